@@ -1,0 +1,270 @@
+//! Reading a tool's JSON arguments, with errors that name the JSON path.
+//!
+//! Generated dispatch code reads each parameter by name and then calls
+//! [`ArgReader::finish`], so every problem is found before the method runs:
+//! a non-object, a missing required property, a wrong type (with the path
+//! inside the value, `/filter/0/id`), and properties the tool does not take.
+//! All of them are reported at once, so a model can fix a call in one go.
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+/// One problem with one argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgProblem {
+    /// A JSON pointer to the offending value (`/limit`, `/rows/0/id`); empty
+    /// for the argument object itself.
+    pub path: String,
+    /// What is wrong, e.g. `expected u32, found string "ten"`.
+    pub message: String,
+}
+
+impl fmt::Display for ArgProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = if self.path.is_empty() {
+            "/"
+        } else {
+            &self.path
+        };
+        write!(f, "{path}: {}", self.message)
+    }
+}
+
+/// Why a tool's arguments were refused. The method was not called.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", display_problems(.problems))]
+pub struct ArgError {
+    problems: Vec<ArgProblem>,
+}
+
+fn display_problems(problems: &[ArgProblem]) -> String {
+    let mut out = String::new();
+    for (i, p) in problems.iter().enumerate() {
+        if i > 0 {
+            out.push_str("; ");
+        }
+        out.push_str(&p.to_string());
+    }
+    out
+}
+
+impl ArgError {
+    /// An error with one problem.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            problems: vec![ArgProblem {
+                path: path.into(),
+                message: message.into(),
+            }],
+        }
+    }
+
+    /// Every problem found, in parameter order.
+    pub fn problems(&self) -> &[ArgProblem] {
+        &self.problems
+    }
+
+    #[doc(hidden)]
+    pub fn __unknown_tool(index: usize) -> Self {
+        Self::new("", format!("no tool with index {index} in this toolset"))
+    }
+}
+
+/// Reads parameters out of an argument object. Used by generated code.
+#[derive(Debug)]
+pub struct ArgReader {
+    map: Map<String, Value>,
+    problems: Vec<ArgProblem>,
+}
+
+impl ArgReader {
+    /// Starts reading; `null` counts as an empty object, since many clients
+    /// send it for tools without parameters.
+    pub fn new(args: Value) -> Result<Self, ArgError> {
+        match args {
+            Value::Object(map) => Ok(Self {
+                map,
+                problems: Vec::new(),
+            }),
+            Value::Null => Ok(Self {
+                map: Map::new(),
+                problems: Vec::new(),
+            }),
+            other => Err(ArgError::new(
+                "",
+                format!(
+                    "arguments must be a JSON object, found {}",
+                    describe_value(&other)
+                ),
+            )),
+        }
+    }
+
+    /// Takes parameter `name`. A missing optional parameter reads as JSON
+    /// `null` (so `Option<T>` becomes `None`); a missing required one is a
+    /// problem. Returns `None` after recording a problem.
+    pub fn take<T: DeserializeOwned>(&mut self, name: &str, required: bool) -> Option<T> {
+        let value = match self.map.remove(name) {
+            Some(v) => v,
+            None if required => {
+                self.problems.push(ArgProblem {
+                    path: pointer_segment(name),
+                    message: "missing required property".to_owned(),
+                });
+                return None;
+            }
+            None => Value::Null,
+        };
+        match serde_path_to_error::deserialize::<_, T>(value) {
+            Ok(v) => Some(v),
+            Err(err) => {
+                let mut path = pointer_segment(name);
+                for seg in err.path().iter() {
+                    use serde_path_to_error::Segment;
+                    match seg {
+                        Segment::Seq { index } => {
+                            path.push('/');
+                            path.push_str(&index.to_string());
+                        }
+                        Segment::Map { key } | Segment::Enum { variant: key } => {
+                            path.push_str(&pointer_segment(key));
+                        }
+                        Segment::Unknown => {}
+                    }
+                }
+                self.problems.push(ArgProblem {
+                    path,
+                    message: humanize(&err.into_inner().to_string()),
+                });
+                None
+            }
+        }
+    }
+
+    /// Ends reading: properties nobody took are problems too.
+    pub fn finish(mut self) -> Result<(), ArgError> {
+        for key in self.map.keys() {
+            self.problems.push(ArgProblem {
+                path: pointer_segment(key),
+                message: "unknown property".to_owned(),
+            });
+        }
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ArgError {
+                problems: self.problems,
+            })
+        }
+    }
+}
+
+/// `/` plus the key escaped as RFC 6901 says.
+fn pointer_segment(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 1);
+    out.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Turns serde's `invalid type: string "ten", expected u32` into
+/// `expected u32, found string "ten"`: what to send first, then what came.
+fn humanize(message: &str) -> String {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = message.strip_prefix(prefix)
+            && let Some((found, expected)) = rest.rsplit_once(", expected ")
+        {
+            return format!("expected {expected}, found {found}");
+        }
+    }
+    message.to_owned()
+}
+
+fn describe_value(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    struct Row {
+        id: u32,
+    }
+
+    fn read(args: Value) -> Result<(String, Option<u32>, Vec<Row>), ArgError> {
+        let mut r = ArgReader::new(args)?;
+        let a = r.take::<String>("query", true);
+        let b = r.take::<Option<u32>>("limit", false);
+        let c = r.take::<Vec<Row>>("rows", false);
+        r.finish()?;
+        match (a, b, c) {
+            (Some(a), Some(b), Some(c)) => Ok((a, b, c)),
+            _ => unreachable!("finish reports every missing value"),
+        }
+    }
+
+    #[test]
+    fn reads_and_defaults_optionals() {
+        let got = read(json!({"query": "x", "rows": []})).unwrap();
+        assert_eq!(got, ("x".into(), None, vec![]));
+    }
+
+    #[test]
+    fn wrong_type_names_the_path() {
+        let err = read(json!({"query": "x", "limit": "ten", "rows": []})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"/limit: expected u32, found string "ten""#
+        );
+    }
+
+    #[test]
+    fn nested_paths_are_json_pointers() {
+        let err = read(json!({"query": "x", "rows": [{"id": 1}, {"id": -1}]})).unwrap_err();
+        assert_eq!(err.problems()[0].path, "/rows/1/id");
+    }
+
+    #[test]
+    fn all_problems_are_reported() {
+        let err = read(json!({"limit": true, "extra": 1, "a/b": 2})).unwrap_err();
+        let paths: Vec<_> = err.problems().iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(paths, ["/query", "/limit", "/rows", "/a~1b", "/extra"]);
+        assert!(err.problems()[0].message.contains("missing required"));
+        assert!(err.problems()[3].message.contains("unknown property"));
+    }
+
+    #[test]
+    fn non_objects_are_refused_and_null_is_empty() {
+        let err = ArgReader::new(json!([1])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/: arguments must be a JSON object, found an array"
+        );
+        assert!(ArgReader::new(Value::Null).unwrap().finish().is_ok());
+    }
+
+    #[test]
+    fn rows_without_required_fields_get_a_path() {
+        let err = read(json!({"query": "q", "rows": [{}]})).unwrap_err();
+        assert_eq!(err.problems()[0].path, "/rows/0");
+        assert!(err.problems()[0].message.contains("missing field `id`"));
+    }
+}

@@ -1,0 +1,259 @@
+//! What plugins see of the host: the user, credentials, HTTP, tracing.
+//!
+//! A toolset factory gets an [`AgentPluginContext`] for one user; provider
+//! factories get a [`ProviderContext`], which has no credential access at
+//! all, since providers are shared by every user. Credentials come out only
+//! as [`SecretString`], whose `Debug` prints no value, and every value the
+//! resolver hands out is added to the user scope's redactor.
+
+use std::fmt;
+use std::sync::Arc;
+
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::http::HttpClient;
+use crate::process::ProcessSpawnPolicy;
+use crate::redact::Redactor;
+
+/// Who a user scope is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserInfo {
+    id: String,
+    time_zone: Option<String>,
+}
+
+impl UserInfo {
+    /// A user with no time zone set.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            time_zone: None,
+        }
+    }
+
+    /// Sets the user's IANA time zone (for example `Europe/Berlin`).
+    pub fn time_zone(mut self, zone: impl Into<String>) -> Self {
+        self.time_zone = Some(zone.into());
+        self
+    }
+
+    /// The user's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The user's time zone, when the host set one.
+    pub fn zone(&self) -> Option<&str> {
+        self.time_zone.as_deref()
+    }
+}
+
+/// Looks up a user's credentials. Hosts implement it; plugins reach it
+/// only through [`Credentials`].
+pub trait CredentialResolver: Send + Sync + 'static {
+    /// The credential `key` (for example `acme.api_key`) of `user`, if any.
+    fn resolve(&self, user: &UserInfo, key: &str) -> Option<SecretString>;
+}
+
+impl<F> CredentialResolver for F
+where
+    F: Fn(&UserInfo, &str) -> Option<SecretString> + Send + Sync + 'static,
+{
+    fn resolve(&self, user: &UserInfo, key: &str) -> Option<SecretString> {
+        self(user, key)
+    }
+}
+
+/// The resolver a host gets when it configured none: it knows no secret.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoCredentials;
+
+impl CredentialResolver for NoCredentials {
+    fn resolve(&self, _user: &UserInfo, _key: &str) -> Option<SecretString> {
+        None
+    }
+}
+
+/// A user's credentials, as a toolset sees them. Cheap to clone; keep it
+/// in the toolset if a tool resolves credentials while it runs.
+#[derive(Clone)]
+pub struct Credentials {
+    resolver: Arc<dyn CredentialResolver>,
+    user: Arc<UserInfo>,
+    redactor: Redactor,
+}
+
+impl Credentials {
+    pub(crate) fn new(
+        resolver: Arc<dyn CredentialResolver>,
+        user: Arc<UserInfo>,
+        redactor: Redactor,
+    ) -> Self {
+        Self {
+            resolver,
+            user,
+            redactor,
+        }
+    }
+
+    /// The credential `key`, or `None`. The value is registered with the
+    /// scope's redactor, so a tool that echoes it shows `[REDACTED]`.
+    pub fn get(&self, key: &str) -> Option<SecretString> {
+        let secret = self.resolver.resolve(&self.user, key)?;
+        self.redactor.add(secret.expose_secret());
+        Some(secret)
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user.id())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A plugin's view of one user, handed to each toolset factory.
+#[derive(Clone)]
+pub struct AgentPluginContext {
+    plugin_id: &'static str,
+    user: Arc<UserInfo>,
+    credentials: Credentials,
+    http: HttpClient,
+    spawn: ProcessSpawnPolicy,
+}
+
+impl AgentPluginContext {
+    pub(crate) fn new(
+        plugin_id: &'static str,
+        user: Arc<UserInfo>,
+        credentials: Credentials,
+        http: HttpClient,
+        spawn: ProcessSpawnPolicy,
+    ) -> Self {
+        Self {
+            plugin_id,
+            user,
+            credentials,
+            http,
+            spawn,
+        }
+    }
+
+    /// A context for tests and hand-built hosts: no credentials, the
+    /// default HTTP client and spawn policy.
+    pub fn for_user(plugin_id: &'static str, user: UserInfo) -> Self {
+        let user = Arc::new(user);
+        let credentials = Credentials::new(Arc::new(NoCredentials), user.clone(), Redactor::new());
+        Self::new(
+            plugin_id,
+            user,
+            credentials,
+            HttpClient::shared_default(),
+            ProcessSpawnPolicy::new(),
+        )
+    }
+
+    /// The id of the plugin this context belongs to.
+    pub fn plugin_id(&self) -> &'static str {
+        self.plugin_id
+    }
+
+    /// The user's id.
+    pub fn user_id(&self) -> &str {
+        self.user.id()
+    }
+
+    /// The user.
+    pub fn user(&self) -> &UserInfo {
+        &self.user
+    }
+
+    /// The user's IANA time zone, when the host set one.
+    pub fn time_zone(&self) -> Option<&str> {
+        self.user.zone()
+    }
+
+    /// The user's credentials.
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    /// The host-managed HTTP client. It enforces the network scope of the
+    /// tool that is running when a request is sent.
+    pub fn http_client(&self) -> HttpClient {
+        self.http.clone()
+    }
+
+    /// The process spawn policy for processes this plugin starts.
+    pub fn spawn_policy(&self) -> &ProcessSpawnPolicy {
+        &self.spawn
+    }
+
+    /// A tracing span named after the plugin and the user.
+    pub fn span(&self) -> tracing::Span {
+        tracing::info_span!(
+            "oscova.plugin",
+            plugin = self.plugin_id,
+            user = self.user.id()
+        )
+    }
+}
+
+impl fmt::Debug for AgentPluginContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentPluginContext")
+            .field("plugin_id", &self.plugin_id)
+            .field("user", &self.user.id())
+            .field("time_zone", &self.user.zone())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A plugin's view of the host when its providers are built. Providers are
+/// shared by every user, so this has no user and no credentials.
+#[derive(Clone)]
+pub struct ProviderContext {
+    plugin_id: &'static str,
+    http: HttpClient,
+    spawn: ProcessSpawnPolicy,
+}
+
+impl ProviderContext {
+    /// A context for `plugin_id` with the given client and spawn policy.
+    pub fn new(plugin_id: &'static str, http: HttpClient, spawn: ProcessSpawnPolicy) -> Self {
+        Self {
+            plugin_id,
+            http,
+            spawn,
+        }
+    }
+
+    /// The id of the plugin whose providers are being built.
+    pub fn plugin_id(&self) -> &'static str {
+        self.plugin_id
+    }
+
+    /// The host-managed HTTP client (unscoped: providers are not tools).
+    pub fn http_client(&self) -> HttpClient {
+        self.http.clone()
+    }
+
+    /// The process spawn policy.
+    pub fn spawn_policy(&self) -> &ProcessSpawnPolicy {
+        &self.spawn
+    }
+
+    /// A tracing span named after the plugin.
+    pub fn span(&self) -> tracing::Span {
+        tracing::info_span!("oscova.provider", plugin = self.plugin_id)
+    }
+}
+
+impl fmt::Debug for ProviderContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderContext")
+            .field("plugin_id", &self.plugin_id)
+            .finish_non_exhaustive()
+    }
+}

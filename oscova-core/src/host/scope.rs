@@ -1,0 +1,484 @@
+//! User scopes and invocation.
+//!
+//! A scope owns only its toolset instances; the catalog and metadata are the
+//! host's, shared by every user. Invocation is the hot path: a name lookup,
+//! the approval check, argument parsing into the method's parameters, the
+//! call (sync methods inline, async ones awaited under the call's network
+//! scope, with panics caught and cancellation honoured even when the body
+//! ignores it), and redaction of known secrets before anything leaves.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::diagnostic::panic_message;
+use super::{
+    ApprovalDecision, ApprovalRequest, Diagnostic, DiagnosticKind, HostInner, PublishedTool,
+    Severity, ToolCallEvent, ToolResultEvent,
+};
+use crate::args::ArgError;
+use crate::context::{AgentPluginContext, Credentials, UserInfo};
+use crate::http;
+use crate::invocation::{ProgressSink, ToolInvocation, ToolProgress};
+use crate::redact::Redactor;
+use crate::result::ToolResult;
+use crate::tool::{ToolCall, Toolset};
+
+/// One user's tools.
+#[derive(Clone)]
+pub struct UserScope {
+    inner: Arc<ScopeInner>,
+}
+
+struct ScopeInner {
+    host: Arc<HostInner>,
+    user: Arc<UserInfo>,
+    toolsets: Box<[Option<Arc<dyn Toolset>>]>,
+    redactor: Redactor,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl fmt::Debug for UserScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UserScope")
+            .field("user", &self.inner.user.id())
+            .field(
+                "toolsets",
+                &self.inner.toolsets.iter().filter(|t| t.is_some()).count(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-call options for [`UserScope::call`].
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Cancels the call; the host stops awaiting it at once.
+    pub cancel: Option<CancellationToken>,
+    /// Receives progress updates (already redacted).
+    pub progress: Option<ProgressSink>,
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// Why a call did not produce the tool's own result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvokeError {
+    /// No published tool has this name.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// The tool exists but its toolset failed to build for this user.
+    #[error("tool `{0}` is not available for this user: its toolset failed to start")]
+    Unavailable(String),
+    /// Approval was denied (or nobody could be asked).
+    #[error("tool `{tool}` was not approved{}", reason_suffix(.reason))]
+    Denied {
+        /// The tool.
+        tool: String,
+        /// Why, when given.
+        reason: Option<String>,
+    },
+    /// A host hook blocked the call.
+    #[error("tool `{tool}` was blocked: {reason}")]
+    Blocked {
+        /// The tool.
+        tool: String,
+        /// The hook's reason.
+        reason: String,
+    },
+    /// The arguments did not fit the tool's parameters.
+    #[error("invalid arguments for tool `{tool}`: {error}")]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// Every problem, with JSON paths.
+        error: ArgError,
+    },
+    /// The tool's body panicked.
+    #[error("tool `{tool}` failed unexpectedly: {message}")]
+    Panicked {
+        /// The tool.
+        tool: String,
+        /// The panic message.
+        message: String,
+    },
+    /// The call was cancelled.
+    #[error("tool `{0}` was cancelled")]
+    Cancelled(String),
+}
+
+fn reason_suffix(reason: &Option<String>) -> String {
+    reason
+        .as_ref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default()
+}
+
+impl InvokeError {
+    /// A short machine-readable kind: `unknown_tool`, `denied`, ...
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::UnknownTool(_) => "unknown_tool",
+            Self::Unavailable(_) => "unavailable",
+            Self::Denied { .. } => "denied",
+            Self::Blocked { .. } => "blocked",
+            Self::InvalidArguments { .. } => "invalid_arguments",
+            Self::Panicked { .. } => "panicked",
+            Self::Cancelled(_) => "cancelled",
+        }
+    }
+
+    /// Whether the host refused the call (approval or a hook) rather than
+    /// the tool failing.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Self::Denied { .. } | Self::Blocked { .. })
+    }
+
+    /// The error as a result the model can act on.
+    pub fn into_tool_result(self) -> ToolResult {
+        let details = json!({ "error": self.kind() });
+        ToolResult::error(self.to_string()).with_details(details)
+    }
+}
+
+/// Polls a future, turning a panic into an error.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(fut).poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+impl UserScope {
+    pub(crate) fn build(host: Arc<HostInner>, user: UserInfo) -> Self {
+        let user = Arc::new(user);
+        let redactor = Redactor::new();
+        let mut diagnostics = Vec::new();
+        let mut toolsets: Vec<Option<Arc<dyn Toolset>>> = Vec::with_capacity(host.slots.len());
+        for plugin in &host.plugins {
+            if plugin.slots == 0 {
+                continue;
+            }
+            let credentials =
+                Credentials::new(host.credentials.clone(), user.clone(), redactor.clone());
+            let ctx = AgentPluginContext::new(
+                plugin.manifest.id,
+                user.clone(),
+                credentials,
+                host.http.clone(),
+                host.spawn.clone(),
+            );
+            let slots = host
+                .slots
+                .get(plugin.first_slot..plugin.first_slot + plugin.slots)
+                .unwrap_or_default();
+            for slot in slots {
+                let outcome = catch_unwind(AssertUnwindSafe(|| (slot.registration.factory)(&ctx)));
+                let reason = match outcome {
+                    Ok(Ok(toolset)) => {
+                        toolsets.push(Some(toolset));
+                        continue;
+                    }
+                    Ok(Err(e)) => format!("failed: {e}"),
+                    Err(payload) => format!("panicked: {}", panic_message(&*payload)),
+                };
+                toolsets.push(None);
+                diagnostics.push(Diagnostic::new(
+                    Severity::Warning,
+                    DiagnosticKind::ToolsetFailed,
+                    Some(plugin.manifest.id),
+                    format!(
+                        "toolset `{}` of plugin `{}` skipped for user `{}`: its factory {reason}",
+                        slot.registration.type_name(),
+                        plugin.manifest.id,
+                        user.id()
+                    ),
+                ));
+            }
+        }
+        Self {
+            inner: Arc::new(ScopeInner {
+                host,
+                user,
+                toolsets: toolsets.into_boxed_slice(),
+                redactor,
+                diagnostics,
+            }),
+        }
+    }
+
+    /// The user this scope is for.
+    pub fn user(&self) -> &UserInfo {
+        &self.inner.user
+    }
+
+    /// Toolsets that failed to build for this user, with reasons.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.inner.diagnostics
+    }
+
+    /// The secrets this scope redacts (the user's resolved credentials, plus
+    /// whatever the host adds).
+    pub fn redactor(&self) -> &Redactor {
+        &self.inner.redactor
+    }
+
+    /// The tools this user can call, in publication order.
+    pub fn tools(&self) -> impl Iterator<Item = &PublishedTool> + '_ {
+        self.inner
+            .host
+            .tools
+            .iter()
+            .filter(|t| matches!(self.inner.toolsets.get(t.slot), Some(Some(_))))
+    }
+
+    /// A tool this user can call, by wire name.
+    pub fn tool(&self, wire_name: &str) -> Option<&PublishedTool> {
+        let tool = self
+            .inner
+            .host
+            .tools
+            .get(*self.inner.host.by_name.get(wire_name)?)?;
+        matches!(self.inner.toolsets.get(tool.slot), Some(Some(_))).then_some(tool)
+    }
+
+    /// Calls a tool and returns its result; host refusals and failures come
+    /// back as error results the model can act on.
+    pub async fn invoke(&self, wire_name: &str, args: Value) -> ToolResult {
+        self.invoke_with(wire_name, args, CallOptions::default())
+            .await
+    }
+
+    /// [`invoke`](Self::invoke) with cancellation and progress.
+    pub async fn invoke_with(
+        &self,
+        wire_name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> ToolResult {
+        match self.call(wire_name, args, options).await {
+            Ok(result) => result,
+            Err(e) => {
+                let mut result = e.into_tool_result();
+                self.redact(&mut result);
+                result
+            }
+        }
+    }
+
+    /// Calls a tool, telling host refusals and failures apart from the
+    /// tool's own result (which may itself be an error result).
+    pub async fn call(
+        &self,
+        wire_name: &str,
+        mut args: Value,
+        options: CallOptions,
+    ) -> Result<ToolResult, InvokeError> {
+        let scope = &*self.inner;
+        let host = &*scope.host;
+        let Some(&index) = host.by_name.get(wire_name) else {
+            return Err(InvokeError::UnknownTool(wire_name.to_owned()));
+        };
+        let Some(tool) = host.tools.get(index) else {
+            return Err(InvokeError::UnknownTool(wire_name.to_owned()));
+        };
+        let Some(Some(toolset)) = scope.toolsets.get(tool.slot) else {
+            return Err(InvokeError::Unavailable(wire_name.to_owned()));
+        };
+
+        if !host.before.is_empty() {
+            self.run_before_hooks(tool, &mut args)?;
+        }
+
+        let info = tool.info();
+        if host.approval.needs_approval(info.approval()) {
+            let decision = match &host.approval.handler {
+                None => ApprovalDecision::Deny(Some(
+                    "this host has no approval handler, and the tool requires approval".to_owned(),
+                )),
+                Some(handler) => {
+                    let request = ApprovalRequest {
+                        wire_name: tool.wire_name(),
+                        description: info.description(),
+                        mode: info.approval(),
+                        user: &scope.user,
+                        arguments: &args,
+                    };
+                    handler.approve(&request).await
+                }
+            };
+            if let ApprovalDecision::Deny(reason) = decision {
+                return Err(InvokeError::Denied {
+                    tool: wire_name.to_owned(),
+                    reason,
+                });
+            }
+        }
+
+        let mut invocation =
+            ToolInvocation::new(scope.user.clone()).with_spawn_policy(host.spawn.clone());
+        if let Some(token) = &options.cancel {
+            if token.is_cancelled() {
+                return Err(InvokeError::Cancelled(wire_name.to_owned()));
+            }
+            invocation = invocation.with_cancellation(token.clone());
+        }
+        if let Some(sink) = options.progress {
+            invocation = invocation.with_progress(self.redacting_sink(sink));
+        }
+
+        let network = info.network_scope();
+        let started = catch_unwind(AssertUnwindSafe(|| {
+            http::scoped_sync(network, || toolset.call_tool(tool.index, args, &invocation))
+        }));
+        let mut result = match started {
+            Err(payload) => return Err(panicked(wire_name, &*payload)),
+            Ok(Err(error)) => {
+                return Err(InvokeError::InvalidArguments {
+                    tool: wire_name.to_owned(),
+                    error,
+                });
+            }
+            Ok(Ok(ToolCall::Ready(result))) => result,
+            Ok(Ok(ToolCall::Pending(fut))) => {
+                let running = http::scoped(network, CatchUnwind(fut));
+                let outcome = match &options.cancel {
+                    None => running.await,
+                    Some(token) => tokio::select! {
+                        biased;
+                        () = token.cancelled() => {
+                            return Err(InvokeError::Cancelled(wire_name.to_owned()));
+                        }
+                        outcome = running => outcome,
+                    },
+                };
+                match outcome {
+                    Ok(result) => result,
+                    Err(payload) => return Err(panicked(wire_name, &*payload)),
+                }
+            }
+        };
+
+        self.redact(&mut result);
+        if !host.after.is_empty() {
+            self.run_after_hooks(tool, &mut result);
+        }
+        Ok(result)
+    }
+
+    fn redact(&self, result: &mut ToolResult) {
+        for redactor in [&self.inner.redactor, &self.inner.host.redactor] {
+            if redactor.is_empty() {
+                continue;
+            }
+            if let std::borrow::Cow::Owned(clean) = redactor.redact(&result.content) {
+                result.content = clean;
+            }
+            redactor.redact_json(&mut result.details);
+        }
+    }
+
+    fn redacting_sink(&self, sink: ProgressSink) -> ProgressSink {
+        let scope = self.inner.redactor.clone();
+        let host = self.inner.host.redactor.clone();
+        Arc::new(move |mut progress: ToolProgress| {
+            for redactor in [&scope, &host] {
+                if let std::borrow::Cow::Owned(clean) = redactor.redact(&progress.message) {
+                    progress.message = clean;
+                }
+            }
+            sink(progress);
+        })
+    }
+
+    fn run_before_hooks(&self, tool: &PublishedTool, args: &mut Value) -> Result<(), InvokeError> {
+        let mut event = ToolCallEvent {
+            wire_name: tool.wire_name(),
+            user: &self.inner.user,
+            arguments: args,
+            blocked: None,
+        };
+        for hook in &self.inner.host.before {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
+                let message = panic_message(&*payload);
+                Diagnostic::new(
+                    Severity::Error,
+                    DiagnosticKind::HookFailed,
+                    None,
+                    format!(
+                        "a before-tool-call hook panicked on `{}`: {message}",
+                        tool.wire_name()
+                    ),
+                );
+                event.blocked = Some(format!("a host hook failed: {message}"));
+            }
+            if event.blocked.is_some() {
+                break;
+            }
+        }
+        match event.blocked {
+            Some(reason) => Err(InvokeError::Blocked {
+                tool: tool.wire_name().to_owned(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn run_after_hooks(&self, tool: &PublishedTool, result: &mut ToolResult) {
+        for hook in &self.inner.host.after {
+            let mut event = ToolResultEvent {
+                wire_name: tool.wire_name(),
+                user: &self.inner.user,
+                result,
+            };
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
+                let message = panic_message(&*payload);
+                Diagnostic::new(
+                    Severity::Error,
+                    DiagnosticKind::HookFailed,
+                    None,
+                    format!(
+                        "an after-tool-call hook panicked on `{}`: {message}",
+                        tool.wire_name()
+                    ),
+                );
+                *result = ToolResult::error(format!(
+                    "tool `{}` was blocked: a host hook failed: {message}",
+                    tool.wire_name()
+                ));
+                return;
+            }
+        }
+    }
+}
+
+fn panicked(wire_name: &str, payload: &(dyn Any + Send)) -> InvokeError {
+    InvokeError::Panicked {
+        tool: wire_name.to_owned(),
+        message: panic_message(payload),
+    }
+}

@@ -1,0 +1,182 @@
+//! The per-call handle a tool may take as `&ToolInvocation`.
+//!
+//! Creating one is cheap on purpose (it sits on every call's path): the
+//! cancellation token is created lazily when nobody supplied one, because a
+//! token no caller holds can never be cancelled anyway.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::UserInfo;
+use crate::process::{ProcessSpawnPolicy, ProcessSpawnRequest};
+
+/// A unique id of one tool call within this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CallId(u64);
+
+impl CallId {
+    /// A fresh id.
+    pub fn next() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The number behind the id.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for CallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "call-{}", self.0)
+    }
+}
+
+/// A progress update from a running tool.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolProgress {
+    /// What is happening, for a person.
+    pub message: String,
+    /// Work done so far, in any unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<f64>,
+    /// Total work, in the same unit, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+}
+
+impl ToolProgress {
+    /// A message with no figures.
+    pub fn message(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            progress: None,
+            total: None,
+        }
+    }
+
+    /// A message with `done` of `total`.
+    pub fn ratio(message: impl Into<String>, done: f64, total: Option<f64>) -> Self {
+        Self {
+            message: message.into(),
+            progress: Some(done),
+            total,
+        }
+    }
+}
+
+/// Receives progress updates; the host supplies one per call.
+pub type ProgressSink = Arc<dyn Fn(ToolProgress) + Send + Sync>;
+
+/// The per-call handle: call id, user, cancellation, progress, processes.
+pub struct ToolInvocation {
+    call_id: CallId,
+    user: Arc<UserInfo>,
+    cancel: OnceLock<CancellationToken>,
+    progress: Option<ProgressSink>,
+    spawn: Option<ProcessSpawnPolicy>,
+}
+
+impl ToolInvocation {
+    /// A handle for a call made by `user`. Hosts build these; tests may too.
+    ///
+    /// ```
+    /// use oscova_core::{ToolInvocation, UserInfo};
+    /// let inv = ToolInvocation::new(UserInfo::new("alice").into());
+    /// assert_eq!(inv.user_id(), "alice");
+    /// assert!(!inv.is_cancelled());
+    /// ```
+    pub fn new(user: Arc<UserInfo>) -> Self {
+        Self {
+            call_id: CallId::next(),
+            user,
+            cancel: OnceLock::new(),
+            progress: None,
+            spawn: None,
+        }
+    }
+
+    /// Uses `token` for cancellation.
+    pub fn with_cancellation(self, token: CancellationToken) -> Self {
+        let cancel = OnceLock::new();
+        let _ = cancel.set(token);
+        Self { cancel, ..self }
+    }
+
+    /// Sends progress updates to `sink`.
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// Uses `policy` for processes started by this call.
+    pub fn with_spawn_policy(mut self, policy: ProcessSpawnPolicy) -> Self {
+        self.spawn = Some(policy);
+        self
+    }
+
+    /// This call's id.
+    pub fn call_id(&self) -> CallId {
+        self.call_id
+    }
+
+    /// The calling user's id.
+    pub fn user_id(&self) -> &str {
+        self.user.id()
+    }
+
+    /// The calling user.
+    pub fn user(&self) -> &UserInfo {
+        &self.user
+    }
+
+    /// The call's cancellation token. Long-running tools should watch it;
+    /// the host stops awaiting a cancelled call either way.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        self.cancel.get_or_init(CancellationToken::new)
+    }
+
+    /// Whether the call was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel
+            .get()
+            .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// Reports progress to the host (dropped when nobody listens).
+    pub fn report(&self, progress: ToolProgress) {
+        if let Some(sink) = &self.progress {
+            sink(progress);
+        }
+    }
+
+    /// The process spawn policy for this call: processes a tool starts get
+    /// a filtered environment and the user's `TZ`.
+    pub fn spawn_policy(&self) -> ProcessSpawnPolicy {
+        self.spawn.clone().unwrap_or_default()
+    }
+
+    /// A spawn request for `command` already carrying the user's time zone.
+    pub fn process(&self, command: impl Into<std::ffi::OsString>) -> ProcessSpawnRequest {
+        let request = ProcessSpawnRequest::new(command);
+        match self.user.zone() {
+            Some(tz) => request.time_zone(tz),
+            None => request,
+        }
+    }
+}
+
+impl fmt::Debug for ToolInvocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolInvocation")
+            .field("call_id", &self.call_id)
+            .field("user", &self.user.id())
+            .field("cancelled", &self.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}

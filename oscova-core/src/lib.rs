@@ -1,0 +1,239 @@
+//! Oscova for Rust: a plugin framework for AI-agent hosts.
+//!
+//! Plugin authors annotate plain structs; hosts link plugin crates and get,
+//! per user, a catalog of callable tools with JSON Schemas, plus shared model
+//! and speech providers.
+//!
+//! # 1. Write a toolset
+//!
+//! Every `pub fn` of a `#[toolset]` impl block is a tool. Its doc comment is
+//! the description, its parameters the argument object, and what it returns
+//! the result.
+//!
+//! ```
+//! use oscova_core::prelude::*;
+//!
+//! /// Echo tools.
+//! pub struct ExampleToolset;
+//!
+//! #[toolset]
+//! impl ExampleToolset {
+//!     /// Returns the supplied text unchanged.
+//!     #[tool(name = "example_echo")]
+//!     pub fn echo(
+//!         /// The text to return.
+//!         text: String,
+//!     ) -> String {
+//!         text
+//!     }
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! # 2. Declare a plugin
+//!
+//! ```
+//! # use oscova_core::prelude::*;
+//! # pub struct ExampleToolset;
+//! # #[toolset] impl ExampleToolset { pub fn echo(text: String) -> String { text } }
+//! #[plugin(id = "acme.search", name = "Acme Search", framework = ">=0.1")]
+//! pub struct ExampleAgentPlugin;
+//!
+//! impl AgentPlugin for ExampleAgentPlugin {
+//!     fn configure(&self, builder: &mut AgentPluginBuilder) {
+//!         builder.add_toolset(|_ctx: &AgentPluginContext| ExampleToolset);
+//!     }
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! # 3. Host it
+//!
+//! ```
+//! # use oscova_core::prelude::*;
+//! # pub struct ExampleToolset;
+//! # #[toolset] impl ExampleToolset { #[tool(name = "example_echo")] pub fn echo(text: String) -> String { text } }
+//! # #[plugin(id = "acme.search")] pub struct ExampleAgentPlugin;
+//! # impl AgentPlugin for ExampleAgentPlugin {
+//! #     fn configure(&self, b: &mut AgentPluginBuilder) { b.add_toolset(|_: &AgentPluginContext| ExampleToolset); }
+//! # }
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let host = PluginHost::builder().build()?; // every linked plugin
+//! let scope = host.user_scope(UserInfo::new("alice").time_zone("Europe/Berlin"))?;
+//! let result = scope
+//!     .invoke("acme_search__example__example_echo", serde_json::json!({"text": "hi"}))
+//!     .await;
+//! assert_eq!(result.content, "hi");
+//! host.shutdown().await;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! See `DESIGN.md` in the repository for the whole flow, the wire-name
+//! rules and the failure semantics.
+
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod args;
+mod builder;
+mod context;
+mod host;
+mod http;
+mod invocation;
+mod locality;
+mod plugin;
+mod process;
+mod redact;
+mod result;
+mod schema;
+mod tool;
+mod wire;
+
+pub mod provider;
+
+pub use args::{ArgError, ArgProblem, ArgReader};
+pub use builder::{
+    AgentPluginBuilder, BoxError, IntoModelProvider, IntoRecognitionProvider,
+    IntoSynthesisProvider, IntoToolset, ProviderRegistration, ToolsetRegistration,
+};
+pub use context::{
+    AgentPluginContext, CredentialResolver, Credentials, NoCredentials, ProviderContext, UserInfo,
+};
+pub use host::{
+    AfterToolCallHook, ApprovalDecision, ApprovalHandler, ApprovalRequest, BeforeToolCallHook,
+    CallOptions, DefaultApproval, Diagnostic, DiagnosticKind, FRAMEWORK_VERSION, HostError,
+    InvokeError, PluginHost, PluginHostBuilder, PublicationError, PublishedProvider, PublishedTool,
+    Severity, ToolCallEvent, ToolResultEvent, UserScope,
+};
+pub use http::{HttpClient, HttpError, HttpRequestBuilder, current_network_scope};
+pub use invocation::{CallId, ProgressSink, ToolInvocation, ToolProgress};
+pub use locality::{is_local_endpoint, is_local_host, is_loopback_ip};
+pub use plugin::{AgentPlugin, PluginInfo, PluginManifest, PluginRegistration};
+pub use process::{
+    ProcessOutput, ProcessSpawnContext, ProcessSpawnHook, ProcessSpawnPolicy, ProcessSpawnRequest,
+    SpawnError,
+};
+pub use redact::{REDACTED, Redactor};
+pub use result::ToolResult;
+pub use schema::{InputSchemaBuilder, SCHEMA_DIALECT};
+pub use tool::{
+    NetworkScope, SchemaFn, ToolApprovalMode, ToolCall, ToolFuture, ToolInfo, Toolset, ToolsetInfo,
+};
+pub use wire::{
+    MAX_WIRE_NAME_LEN, SEGMENT_SEPARATOR, WireName, WireNameError, normalize_segment, owner_segment,
+};
+
+pub use secrecy::{ExposeSecret, SecretString};
+pub use tokio_util::sync::CancellationToken;
+
+/// The attribute macros, re-exported from `oscova-macros`.
+#[cfg(feature = "macros")]
+pub use oscova_macros::{plugin, toolset};
+
+/// The serde, serde_json and schemars this crate uses, for authors who want
+/// the same versions.
+pub use {schemars, serde, serde_json};
+
+/// What a plugin author usually needs.
+pub mod prelude {
+    pub use crate::{
+        AgentPlugin, AgentPluginBuilder, AgentPluginContext, CancellationToken, HttpClient,
+        NetworkScope, PluginHost, ProviderContext, ToolApprovalMode, ToolInvocation, ToolProgress,
+        ToolResult, Toolset, UserInfo,
+    };
+    #[cfg(feature = "macros")]
+    pub use crate::{plugin, toolset};
+}
+
+#[doc(hidden)]
+/// Not public API. Used by generated code.
+pub mod __private {
+    pub use crate::args::{ArgError, ArgReader};
+    pub use crate::invocation::ToolInvocation;
+    pub use crate::plugin::{AgentPlugin, PluginInfo, PluginManifest, PluginRegistration};
+    pub use crate::result::ToolResult;
+    pub use crate::schema::InputSchemaBuilder;
+    pub use crate::tool::{
+        NetworkScope, ToolApprovalMode, ToolCall, ToolInfo, Toolset, ToolsetInfo,
+    };
+    pub use inventory;
+    pub use tokio_util::sync::CancellationToken;
+    pub use {schemars, serde, serde_json};
+
+    use std::fmt::Display;
+    use std::future::Future;
+
+    /// A type a tool parameter may have.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool parameter",
+        label = "this parameter's type must implement `serde::Deserialize` and `schemars::JsonSchema`",
+        note = "derive both on your own types: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+    )]
+    pub trait ToolArgument: serde::de::DeserializeOwned + schemars::JsonSchema {}
+    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+
+    /// A type a tool may return.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be returned from a tool",
+        label = "a tool returns `T: serde::Serialize`, `Result<T, E: Display>` or `ToolResult`"
+    )]
+    pub trait ToolOutput: serde::Serialize {}
+    impl<T: serde::Serialize + ?Sized> ToolOutput for T {}
+
+    /// An error type a tool may return.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool's error type",
+        label = "a tool's error type must implement `std::fmt::Display`"
+    )]
+    pub trait ToolErrorOutput: Display {}
+    impl<T: Display + ?Sized> ToolErrorOutput for T {}
+
+    /// Reads one parameter.
+    #[inline]
+    pub fn take<T: ToolArgument>(reader: &mut ArgReader, name: &str, required: bool) -> Option<T> {
+        reader.take::<T>(name, required)
+    }
+
+    /// Adds one parameter to a schema.
+    #[inline]
+    pub fn param<T: ToolArgument>(
+        b: &mut InputSchemaBuilder,
+        name: &str,
+        doc: &str,
+        required: bool,
+    ) {
+        b.param::<T>(name, doc, required);
+    }
+
+    /// A serialisable output as a result.
+    #[inline]
+    pub fn output<T: ToolOutput + ?Sized>(value: &T) -> ToolResult {
+        ToolResult::from_output(value)
+    }
+
+    /// An error as a result.
+    #[inline]
+    pub fn error<E: ToolErrorOutput + ?Sized>(error: &E) -> ToolResult {
+        ToolResult::from_error(error)
+    }
+
+    /// A result returned as is.
+    #[inline]
+    pub fn result(result: ToolResult) -> ToolResult {
+        result
+    }
+
+    /// A pending call.
+    #[inline]
+    pub fn pending<'a>(fut: impl Future<Output = ToolResult> + Send + 'a) -> ToolCall<'a> {
+        ToolCall::Pending(Box::pin(fut))
+    }
+
+    /// The plugin created for a registration.
+    pub fn boxed<P: AgentPlugin>(plugin: P) -> Box<dyn AgentPlugin> {
+        Box::new(plugin)
+    }
+}

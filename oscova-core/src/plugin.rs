@@ -1,0 +1,141 @@
+//! Plugins: a manifest, a `configure` method, and a link-time registration.
+//!
+//! `#[plugin(id = "...")]` implements [`PluginInfo`] for a type that
+//! implements [`AgentPlugin`] and submits its [`PluginRegistration`] to
+//! `inventory`, so every linked plugin crate is found without a list.
+//! A linker drops a crate that nothing references, registration and all;
+//! [`linked_plugins!`](crate::linked_plugins) references each crate so the
+//! host can register it explicitly whatever the linker did.
+
+use std::fmt;
+
+use crate::builder::AgentPluginBuilder;
+
+/// What a plugin says about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PluginManifest {
+    /// A stable, unique id such as `acme.search`; the wire-name prefix.
+    pub id: &'static str,
+    /// A display name.
+    pub name: &'static str,
+    /// The plugin's version (semver).
+    pub version: &'static str,
+    /// What the plugin does.
+    pub description: &'static str,
+    /// The framework versions it works with, as a semver requirement
+    /// (`>=0.1`); empty means any.
+    pub framework: &'static str,
+}
+
+impl PluginManifest {
+    /// A manifest with only an id; the rest empty.
+    pub const fn new(id: &'static str) -> Self {
+        Self {
+            id,
+            name: id,
+            version: "0.0.0",
+            description: "",
+            framework: "",
+        }
+    }
+}
+
+/// A plugin: declares the toolsets and providers it contributes.
+///
+/// `configure` only records factories; nothing is created, started or
+/// called while it runs. A panic in it skips the plugin with a diagnostic.
+pub trait AgentPlugin: Send + Sync + 'static {
+    /// Records this plugin's contributions.
+    fn configure(&self, builder: &mut AgentPluginBuilder);
+}
+
+/// Implemented by `#[plugin]`: the manifest and registration of a type.
+pub trait PluginInfo: AgentPlugin + Sized {
+    /// The manifest.
+    fn manifest() -> &'static PluginManifest;
+    /// The registration the host uses to create the plugin.
+    fn registration() -> PluginRegistration;
+}
+
+/// How the host finds and creates one plugin.
+#[derive(Clone, Copy)]
+pub struct PluginRegistration {
+    manifest: &'static PluginManifest,
+    type_name: &'static str,
+    create: fn() -> Box<dyn AgentPlugin>,
+}
+
+impl PluginRegistration {
+    /// A registration; `#[plugin]` writes these.
+    pub const fn new(
+        manifest: &'static PluginManifest,
+        type_name: &'static str,
+        create: fn() -> Box<dyn AgentPlugin>,
+    ) -> Self {
+        Self {
+            manifest,
+            type_name,
+            create,
+        }
+    }
+
+    /// The registration of a plugin type.
+    pub fn of<P: PluginInfo>() -> Self {
+        P::registration()
+    }
+
+    /// The manifest.
+    pub fn manifest(&self) -> &'static PluginManifest {
+        self.manifest
+    }
+
+    /// The Rust type behind the plugin.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// Creates the plugin value.
+    pub fn create(&self) -> Box<dyn AgentPlugin> {
+        (self.create)()
+    }
+
+    /// Every registration linked into this binary, in link order.
+    pub fn linked() -> impl Iterator<Item = &'static PluginRegistration> {
+        inventory::iter::<PluginRegistration>.into_iter()
+    }
+}
+
+impl fmt::Debug for PluginRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PluginRegistration")
+            .field("id", &self.manifest.id)
+            .field("type_name", &self.type_name)
+            .finish_non_exhaustive()
+    }
+}
+
+inventory::collect!(PluginRegistration);
+
+/// Registrations of plugin types, referenced by path so the linker keeps
+/// their crates. Hand the list to
+/// [`PluginHostBuilder::plugins`](crate::PluginHostBuilder::plugins) or
+/// [`PluginHostBuilder::expect_linked`](crate::PluginHostBuilder::expect_linked).
+///
+/// ```
+/// use oscova_core::prelude::*;
+///
+/// #[plugin(id = "demo.one")]
+/// pub struct One;
+/// impl AgentPlugin for One {
+///     fn configure(&self, _: &mut AgentPluginBuilder) {}
+/// }
+///
+/// let list = oscova_core::linked_plugins![One];
+/// assert_eq!(list[0].manifest().id, "demo.one");
+/// ```
+#[macro_export]
+macro_rules! linked_plugins {
+    ($($plugin:path),* $(,)?) => {
+        [$(<$plugin as $crate::PluginInfo>::registration()),*]
+    };
+}

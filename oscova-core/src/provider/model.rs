@@ -1,0 +1,373 @@
+//! Model provider contracts: chat with tools, and optional model downloads.
+//!
+//! The types here are provider-neutral; back ends translate them to their
+//! wire formats. Streaming is a callback on the request, so a provider that
+//! cannot stream simply never calls it. Endpoint scope follows the Oscova
+//! rule: a saved [`EndpointScope`] in the configuration wins over
+//! [`ModelProvider::default_is_local_endpoint`].
+
+use std::fmt;
+
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{BoxFuture, ProviderTypeKey, ready};
+use crate::locality::is_local_endpoint;
+
+/// Where a configured endpoint runs, as a user saved it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointScope {
+    /// On this machine.
+    Local,
+    /// Anywhere else.
+    Remote,
+}
+
+/// Which model provider to use and how.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ModelProviderConfig {
+    /// The provider type key.
+    #[serde(rename = "type")]
+    pub provider: String,
+    /// The service endpoint; `None` means the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The model to use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// A saved endpoint-scope choice; wins over the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint_scope: Option<EndpointScope>,
+    /// Provider-specific settings.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub options: Map<String, Value>,
+}
+
+impl ModelProviderConfig {
+    /// A configuration for provider `key`.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self {
+            provider: key.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Whether calls with this configuration stay on this machine.
+    ///
+    /// An explicit endpoint is judged by its text alone (no DNS); a saved
+    /// [`EndpointScope::Remote`] makes even a local-looking endpoint remote,
+    /// and a saved `Local` is believed only when the endpoint text agrees,
+    /// so a mistaken setting can never send data off the machine.
+    pub fn is_local(&self, default_is_local: bool) -> bool {
+        match (self.endpoint_scope, &self.endpoint) {
+            (Some(EndpointScope::Remote), _) => false,
+            (_, Some(endpoint)) => is_local_endpoint(endpoint),
+            (Some(EndpointScope::Local), None) => default_is_local,
+            (None, None) => default_is_local,
+        }
+    }
+}
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChatRole {
+    /// Instructions.
+    System,
+    /// The person.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRequest {
+    /// The provider's id for the call, echoed back with the result.
+    pub id: String,
+    /// The wire name of the tool.
+    pub name: String,
+    /// The arguments (an object).
+    pub arguments: Value,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who said it.
+    pub role: ChatRole,
+    /// The text.
+    pub content: String,
+    /// Tool calls (assistant messages only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRequest>,
+    /// The call this answers (tool messages only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl ChatMessage {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::plain(ChatRole::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::plain(ChatRole::User, content)
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCallRequest>) -> Self {
+        Self {
+            role: ChatRole::Assistant,
+            content: content.into(),
+            tool_calls,
+            tool_call_id: None,
+        }
+    }
+
+    /// A tool result answering `call_id`.
+    pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            role: ChatRole::Tool,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.into()),
+        }
+    }
+
+    fn plain(role: ChatRole, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The wire name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The input schema, in the profile the provider needs.
+    pub parameters: Value,
+}
+
+/// A piece of a streamed answer.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ChatStreamEvent {
+    /// More answer text.
+    Text(String),
+    /// The model started a tool call.
+    ToolCallStarted {
+        /// The call id.
+        id: String,
+        /// The tool's wire name.
+        name: String,
+    },
+}
+
+/// Receives streamed pieces as they arrive.
+pub type ChatStreamSink<'a> = &'a (dyn Fn(ChatStreamEvent) + Send + Sync);
+
+/// A chat call.
+#[derive(Clone)]
+pub struct ChatRequest<'a> {
+    /// The selected configuration.
+    pub config: &'a ModelProviderConfig,
+    /// The plaintext API key, if any.
+    pub api_key: Option<&'a SecretString>,
+    /// The model to use.
+    pub model: &'a str,
+    /// The conversation so far.
+    pub messages: &'a [ChatMessage],
+    /// Tools the model may call.
+    pub tools: &'a [ToolSpec],
+    /// Where to send streamed pieces; `None` asks for one whole answer.
+    pub stream: Option<ChatStreamSink<'a>>,
+    /// Cancellation for the call.
+    pub cancel: CancellationToken,
+}
+
+impl fmt::Debug for ChatRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChatRequest")
+            .field("config", &self.config)
+            .field("api_key", &self.api_key.map(|_| "[REDACTED]"))
+            .field("model", &self.model)
+            .field("messages", &self.messages.len())
+            .field("tools", &self.tools.len())
+            .field("stream", &self.stream.is_some())
+            .finish()
+    }
+}
+
+/// The model's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The assistant message, with any tool calls.
+    pub message: ChatMessage,
+    /// Why the model stopped (`stop`, `tool_calls`, `length`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+}
+
+/// A model a provider can download.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// The model name.
+    pub name: String,
+    /// Its size in bytes, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Whether it is already on the machine.
+    #[serde(default)]
+    pub installed: bool,
+}
+
+/// Download progress.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DownloadProgress {
+    /// What is happening (`pulling manifest`, `downloading`, ...).
+    pub status: String,
+    /// Bytes done of the current part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed: Option<u64>,
+    /// Bytes of the current part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+}
+
+/// Why a model call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// Offline operation is required and the endpoint is not local.
+    #[error("offline operation is required, but endpoint `{endpoint}` is not on this machine")]
+    NotLocal {
+        /// The refused endpoint.
+        endpoint: String,
+    },
+    /// The server could not be reached.
+    #[error("cannot reach {url}: {message}")]
+    Unreachable {
+        /// The URL tried.
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// The server refused the API key.
+    #[error(
+        "the server at {url} refused the API key (401); check the key configured for this provider"
+    )]
+    Unauthorized {
+        /// The URL tried.
+        url: String,
+    },
+    /// The model does not exist on the server.
+    #[error("model `{model}` was not found; the server has: {}", available.join(", "))]
+    ModelNotFound {
+        /// The model asked for.
+        model: String,
+        /// The models the server has.
+        available: Vec<String>,
+    },
+    /// The server sent something that is not its documented format.
+    #[error("malformed response from the server: {message} (in: {line})")]
+    Malformed {
+        /// What was wrong.
+        message: String,
+        /// The offending line or chunk.
+        line: String,
+    },
+    /// The server answered with an error status.
+    #[error("the server answered {status}: {body}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// The call was cancelled.
+    #[error("the model call was cancelled")]
+    Cancelled,
+    /// Something else failed.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A chat model back end.
+pub trait ModelProvider: Send + Sync + 'static {
+    /// The stable type key.
+    fn type_key(&self) -> ProviderTypeKey;
+    /// A name for people.
+    fn display_name(&self) -> &str;
+    /// Whether the provider is local by design (for example Ollama).
+    fn default_is_local_endpoint(&self) -> bool {
+        false
+    }
+    /// Sends a conversation and returns the answer.
+    fn chat<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>>;
+    /// The download side, when the provider's service manages models.
+    fn downloads(&self) -> Option<&dyn ModelDownloadProvider> {
+        None
+    }
+    /// Releases resources; called once at host shutdown.
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        ready(())
+    }
+}
+
+/// A provider whose service owns model acquisition.
+pub trait ModelDownloadProvider: Send + Sync {
+    /// The models that can be downloaded (or already are).
+    fn catalog<'a>(
+        &'a self,
+        config: &'a ModelProviderConfig,
+        api_key: Option<&'a SecretString>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<ModelInfo>, ModelError>>;
+
+    /// Downloads `model`, reporting progress; cancellation stops the transfer.
+    fn download<'a>(
+        &'a self,
+        config: &'a ModelProviderConfig,
+        api_key: Option<&'a SecretString>,
+        model: &'a str,
+        progress: &'a (dyn Fn(DownloadProgress) + Send + Sync),
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<(), ModelError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_scope_wins_but_never_makes_remote_local() {
+        let mut c = ModelProviderConfig::new("ollama");
+        assert!(c.is_local(true));
+        assert!(!c.is_local(false));
+        c.endpoint_scope = Some(EndpointScope::Remote);
+        assert!(!c.is_local(true));
+        c.endpoint_scope = Some(EndpointScope::Local);
+        c.endpoint = Some("https://api.example.com".into());
+        assert!(!c.is_local(true));
+        c.endpoint = Some("http://127.0.0.1:11434".into());
+        assert!(c.is_local(false));
+    }
+}

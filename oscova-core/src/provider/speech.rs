@@ -1,0 +1,274 @@
+//! Speech provider contracts: recognition (audio to text) and synthesis
+//! (text to audio), selected by a [`SpeechProviderConfig`]'s type key.
+//!
+//! Routers in `oscova-speech` resolve the provider and check offline
+//! requirements before a provider is entered; providers themselves only do
+//! the work. Audio crosses this boundary as WAV bytes.
+
+use std::fmt;
+
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{BoxFuture, ProviderTypeKey, ready};
+
+/// Well-known speech provider type keys. Not an allow-list: any stable,
+/// unique key a plugin registers routes the same way.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct SpeechProviderKeys;
+
+impl SpeechProviderKeys {
+    /// Local synthesis with the `flite` program.
+    pub const FLITE: &'static str = "flite";
+    /// Local recognition with CMU pocketsphinx.
+    pub const POCKETSPHINX: &'static str = "pocketsphinx";
+    /// OpenAI-compatible remote recognition and synthesis.
+    pub const OPENAI: &'static str = "openai";
+}
+
+/// Which provider to use and how. Hosts store and edit these.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SpeechProviderConfig {
+    /// The provider type key to route by.
+    #[serde(rename = "type")]
+    pub provider: String,
+    /// The service endpoint, for providers that call one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The model name, where the provider has several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The default voice for synthesis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voice: Option<String>,
+    /// A language tag such as `en-US`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// Provider-specific settings.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub options: Map<String, Value>,
+}
+
+impl SpeechProviderConfig {
+    /// A configuration for provider `key` with nothing else set.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self {
+            provider: key.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the endpoint.
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Sets the model.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Sets the voice.
+    pub fn voice(mut self, voice: impl Into<String>) -> Self {
+        self.voice = Some(voice.into());
+        self
+    }
+}
+
+/// Why a speech operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpeechError {
+    /// No provider has this type key.
+    #[error("no speech provider has type `{key}`; known types: {}", known.join(", "))]
+    UnknownProvider {
+        /// The key asked for.
+        key: String,
+        /// The keys that are registered.
+        known: Vec<String>,
+    },
+    /// Offline operation is required and the endpoint is not local.
+    #[error("offline operation is required, but {what} `{endpoint}` is not on this machine")]
+    NotLocal {
+        /// `endpoint` or `download URL`.
+        what: &'static str,
+        /// The refused endpoint.
+        endpoint: String,
+    },
+    /// Offline operation is required and the provider calls out by default.
+    #[error("offline operation is required, but provider `{key}` has no local endpoint configured")]
+    NoLocalEndpoint {
+        /// The provider's key.
+        key: String,
+    },
+    /// The audio could not be used.
+    #[error("invalid audio: {0}")]
+    InvalidAudio(String),
+    /// The voice is not one the provider has.
+    #[error("unknown voice `{voice}`; available voices: {}", known.join(", "))]
+    UnknownVoice {
+        /// The voice asked for.
+        voice: String,
+        /// The voices available.
+        known: Vec<String>,
+    },
+    /// The operation was cancelled.
+    #[error("the speech operation was cancelled")]
+    Cancelled,
+    /// The provider failed.
+    #[error("{message}")]
+    Provider {
+        /// What failed, for a person.
+        message: String,
+        /// The underlying error, if any.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+}
+
+impl SpeechError {
+    /// A provider failure with a message only.
+    pub fn provider(message: impl Into<String>) -> Self {
+        Self::Provider {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A provider failure with a source.
+    pub fn provider_with(
+        message: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Self::Provider {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+}
+
+/// A recognition call, as a router hands it to a provider.
+#[derive(Clone)]
+pub struct RecognitionRequest<'a> {
+    /// The selected configuration.
+    pub config: &'a SpeechProviderConfig,
+    /// The resolved API key, if the provider needs one.
+    pub api_key: Option<&'a SecretString>,
+    /// Where to download a model from, if the provider needs one.
+    pub download_url: Option<&'a str>,
+    /// Whether the host requires offline operation (already checked).
+    pub offline: bool,
+    /// The audio, as WAV bytes.
+    pub audio: &'a [u8],
+    /// Cancellation for the whole operation.
+    pub cancel: CancellationToken,
+}
+
+impl fmt::Debug for RecognitionRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecognitionRequest")
+            .field("config", &self.config)
+            .field("api_key", &self.api_key.map(|_| "[REDACTED]"))
+            .field("download_url", &self.download_url)
+            .field("offline", &self.offline)
+            .field("audio_bytes", &self.audio.len())
+            .finish()
+    }
+}
+
+/// A synthesis call, as a router hands it to a provider.
+#[derive(Clone)]
+pub struct SynthesisRequest<'a> {
+    /// The selected configuration.
+    pub config: &'a SpeechProviderConfig,
+    /// The resolved API key, if the provider needs one.
+    pub api_key: Option<&'a SecretString>,
+    /// Where to download a voice from, if the provider needs one.
+    pub download_url: Option<&'a str>,
+    /// Whether the host requires offline operation (already checked).
+    pub offline: bool,
+    /// The text to speak.
+    pub text: &'a str,
+    /// The voice; `None` means the configuration's or the provider's default.
+    pub voice: Option<&'a str>,
+    /// Cancellation for the whole operation.
+    pub cancel: CancellationToken,
+}
+
+impl fmt::Debug for SynthesisRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SynthesisRequest")
+            .field("config", &self.config)
+            .field("api_key", &self.api_key.map(|_| "[REDACTED]"))
+            .field("download_url", &self.download_url)
+            .field("offline", &self.offline)
+            .field("text", &self.text)
+            .field("voice", &self.voice)
+            .finish()
+    }
+}
+
+/// Recognised text.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Transcript {
+    /// The words heard.
+    pub text: String,
+}
+
+/// Synthesised audio.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SynthesizedAudio {
+    /// WAV bytes.
+    pub wav: Vec<u8>,
+}
+
+/// Turns audio into text.
+pub trait SpeechRecognitionProvider: Send + Sync + 'static {
+    /// The stable type key the router matches.
+    fn type_key(&self) -> ProviderTypeKey;
+    /// A name for people.
+    fn display_name(&self) -> &str;
+    /// Whether the provider runs on this machine when no endpoint is set.
+    fn default_is_local_endpoint(&self) -> bool {
+        false
+    }
+    /// Recognises the request's audio.
+    fn recognize<'a>(
+        &'a self,
+        request: RecognitionRequest<'a>,
+    ) -> BoxFuture<'a, Result<Transcript, SpeechError>>;
+    /// Releases resources; called once at host shutdown.
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        ready(())
+    }
+}
+
+/// Turns text into audio.
+pub trait SpeechSynthesisProvider: Send + Sync + 'static {
+    /// The stable type key the router matches.
+    fn type_key(&self) -> ProviderTypeKey;
+    /// A name for people.
+    fn display_name(&self) -> &str;
+    /// Whether the provider runs on this machine when no endpoint is set.
+    fn default_is_local_endpoint(&self) -> bool {
+        false
+    }
+    /// The voices the provider has, when it knows them.
+    fn voices(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Synthesises the request's text.
+    fn synthesize<'a>(
+        &'a self,
+        request: SynthesisRequest<'a>,
+    ) -> BoxFuture<'a, Result<SynthesizedAudio, SpeechError>>;
+    /// Releases resources; called once at host shutdown.
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        ready(())
+    }
+}

@@ -1,0 +1,257 @@
+//! Tool metadata and the toolset contract that `#[toolset]` implements.
+//!
+//! Metadata is static: the macro emits one `static` [`ToolsetInfo`] per
+//! toolset type, so publication reads it without creating an instance and
+//! every user scope shares it. Input schemas are built on first use and
+//! cached in the metadata itself.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::args::ArgError;
+use crate::invocation::ToolInvocation;
+use crate::result::ToolResult;
+
+/// Whether a host must ask before running a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolApprovalMode {
+    /// Defer to the host's policy.
+    #[default]
+    Default,
+    /// The host must get approval before running the tool.
+    Required,
+    /// The host may run the tool unasked.
+    NotRequired,
+}
+
+/// What a tool may reach over the network. The host enforces it on the
+/// HTTP client a toolset gets from its context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkScope {
+    /// No network access.
+    #[default]
+    None,
+    /// This machine only (loopback and `localhost`).
+    Local,
+    /// Anything.
+    Internet,
+}
+
+impl fmt::Display for ToolApprovalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Default => "default",
+            Self::Required => "required",
+            Self::NotRequired => "not_required",
+        })
+    }
+}
+
+impl fmt::Display for NetworkScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::None => "none",
+            Self::Local => "local",
+            Self::Internet => "internet",
+        })
+    }
+}
+
+/// Builds a tool's input schema. Generated code supplies one per tool.
+pub type SchemaFn = fn() -> Value;
+
+/// Static metadata of one tool.
+pub struct ToolInfo {
+    method: &'static str,
+    name: &'static str,
+    display_name: &'static str,
+    description: &'static str,
+    approval: ToolApprovalMode,
+    network: NetworkScope,
+    schema_fn: SchemaFn,
+    schema: OnceLock<Value>,
+}
+
+impl ToolInfo {
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub const fn __new(
+        method: &'static str,
+        name: &'static str,
+        display_name: &'static str,
+        description: &'static str,
+        approval: ToolApprovalMode,
+        network: NetworkScope,
+        schema_fn: SchemaFn,
+    ) -> Self {
+        Self {
+            method,
+            name,
+            display_name,
+            description,
+            approval,
+            network,
+            schema_fn,
+            schema: OnceLock::new(),
+        }
+    }
+
+    /// The Rust method name.
+    pub fn method(&self) -> &'static str {
+        self.method
+    }
+
+    /// The normalised tool segment of the wire name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The name as the author wrote it (`#[tool(name = ...)]` or the method).
+    pub fn display_name(&self) -> &'static str {
+        self.display_name
+    }
+
+    /// The description for the model.
+    pub fn description(&self) -> &'static str {
+        self.description
+    }
+
+    /// The approval mode.
+    pub fn approval(&self) -> ToolApprovalMode {
+        self.approval
+    }
+
+    /// The network scope.
+    pub fn network_scope(&self) -> NetworkScope {
+        self.network
+    }
+
+    /// The JSON Schema of the argument object, built once and cached.
+    pub fn input_schema(&self) -> &Value {
+        self.schema.get_or_init(self.schema_fn)
+    }
+}
+
+impl fmt::Debug for ToolInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolInfo")
+            .field("method", &self.method)
+            .field("name", &self.name)
+            .field("approval", &self.approval)
+            .field("network", &self.network)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Static metadata of a toolset type.
+#[derive(Debug)]
+pub struct ToolsetInfo {
+    type_name: &'static str,
+    owner: &'static str,
+    tools: &'static [ToolInfo],
+}
+
+impl ToolsetInfo {
+    #[doc(hidden)]
+    pub const fn __new(
+        type_name: &'static str,
+        owner: &'static str,
+        tools: &'static [ToolInfo],
+    ) -> Self {
+        Self {
+            type_name,
+            owner,
+            tools,
+        }
+    }
+
+    /// The Rust type name as written.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// The normalised owner segment (type name less a trailing `Toolset`).
+    pub fn owner(&self) -> &'static str {
+        self.owner
+    }
+
+    /// The tools, in declaration order.
+    pub fn tools(&self) -> &'static [ToolInfo] {
+        self.tools
+    }
+}
+
+/// A boxed future of a tool call.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
+
+/// What dispatching a tool produced: a finished result (sync methods run
+/// inline, with no allocation for a future) or a future to await.
+pub enum ToolCall<'a> {
+    /// The method already ran.
+    Ready(ToolResult),
+    /// The method is async; await this.
+    Pending(ToolFuture<'a>),
+}
+
+impl fmt::Debug for ToolCall<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Ready(r) => f.debug_tuple("Ready").field(r).finish(),
+            Self::Pending(_) => f.write_str("Pending(..)"),
+        }
+    }
+}
+
+impl<'a> ToolCall<'a> {
+    /// Runs the call to completion.
+    pub async fn finish(self) -> ToolResult {
+        match self {
+            Self::Ready(r) => r,
+            Self::Pending(fut) => fut.await,
+        }
+    }
+}
+
+/// The contract `#[toolset]` implements for a type.
+///
+/// Toolsets serve many concurrent calls through `&self`; keep per-call
+/// state inside the call.
+///
+/// ```
+/// use oscova_core::prelude::*;
+///
+/// pub struct MathToolset;
+///
+/// #[toolset]
+/// impl MathToolset {
+///     /// Adds two numbers.
+///     pub fn add(a: i64, b: i64) -> i64 { a + b }
+/// }
+///
+/// let info = MathToolset::toolset_info();
+/// assert_eq!(info.owner(), "math");
+/// assert_eq!(info.tools()[0].name(), "add");
+/// ```
+pub trait Toolset: Send + Sync + 'static {
+    /// The static metadata of this toolset type.
+    fn toolset_info() -> &'static ToolsetInfo
+    where
+        Self: Sized;
+
+    /// Parses `args` for tool number `index` (into [`ToolsetInfo::tools`])
+    /// and starts the call. Bad arguments are an [`ArgError`] and the method
+    /// is not called.
+    fn call_tool<'a>(
+        &'a self,
+        index: usize,
+        args: Value,
+        invocation: &'a ToolInvocation,
+    ) -> Result<ToolCall<'a>, ArgError>;
+}

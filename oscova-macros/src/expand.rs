@@ -1,0 +1,272 @@
+//! Code generation for `#[toolset]`. Generated code names
+//! `::oscova_core::__private` only, and every trait-bound check is spanned
+//! on the author's own tokens (the parameter type, the return type), so a
+//! wrong type is reported where it was written.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{ImplItem, ItemImpl};
+
+use crate::ast::{Output, Param, Tool, Toolset};
+use crate::attr;
+use crate::ctxt::Ctxt;
+use crate::fallback;
+use crate::valid;
+
+pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::default();
+    if !args.is_empty() {
+        cx.error_spanned_by(
+            &args,
+            "#[toolset] takes no arguments; configure each tool with #[tool(...)]",
+        );
+    }
+    let mut item: ItemImpl = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(_) => {
+            let err = syn::Error::new(
+                first_span(&input),
+                "#[toolset] goes on an inherent impl block: `#[toolset] impl MyToolset { pub fn ... }`",
+            );
+            let mut out = err.to_compile_error();
+            out.extend(input);
+            return out;
+        }
+    };
+    let model = Toolset::from_syn(&mut cx, &item);
+    if let Some(model) = &model {
+        valid::check(&mut cx, model);
+    }
+    strip_helper_attrs(&mut item);
+    match (cx.check(), model) {
+        (Ok(()), Some(model)) => {
+            let generated = generate(&item, &model);
+            quote! { #item #generated }
+        }
+        (Err(errors), model) => {
+            let fallback = fallback::toolset(&item, model.is_some());
+            let errors = errors.to_compile_error();
+            quote! { #item #fallback #errors }
+        }
+        (Ok(()), None) => quote! { #item },
+    }
+}
+
+fn first_span(tokens: &TokenStream) -> Span {
+    tokens
+        .clone()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |t| t.span())
+}
+
+/// Removes `#[tool]` from methods and doc comments from parameters: rustc
+/// accepts neither there once the macro is done.
+fn strip_helper_attrs(item: &mut ItemImpl) {
+    for impl_item in &mut item.items {
+        if let ImplItem::Fn(f) = impl_item {
+            f.attrs.retain(|a| !attr::is_tool_attr(a));
+            for input in &mut f.sig.inputs {
+                if let syn::FnArg::Typed(pt) = input {
+                    pt.attrs.retain(|a| !a.path().is_ident("doc"));
+                }
+            }
+        }
+    }
+}
+
+fn generate(item: &ItemImpl, model: &Toolset) -> TokenStream {
+    let self_ty = &item.self_ty;
+    let type_name = &model.type_name;
+    let owner = &model.owner;
+    let count = model.tools.len();
+
+    let schema_fns = model.tools.iter().enumerate().map(|(i, t)| schema_fn(i, t));
+    let infos = model.tools.iter().enumerate().map(|(i, t)| tool_info(i, t));
+    let arms = model
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| dispatch_arm(i, t));
+
+    quote! {
+        const _: () = {
+            #(#schema_fns)*
+
+            static __OSCOVA_TOOLS: [::oscova_core::__private::ToolInfo; #count] = [#(#infos),*];
+            static __OSCOVA_TOOLSET: ::oscova_core::__private::ToolsetInfo =
+                ::oscova_core::__private::ToolsetInfo::__new(#type_name, #owner, &__OSCOVA_TOOLS);
+
+            #[automatically_derived]
+            impl ::oscova_core::__private::Toolset for #self_ty {
+                fn toolset_info() -> &'static ::oscova_core::__private::ToolsetInfo {
+                    &__OSCOVA_TOOLSET
+                }
+
+                #[allow(unused_variables, unreachable_code, clippy::let_unit_value)]
+                fn call_tool<'__oscova>(
+                    &'__oscova self,
+                    __oscova_index: usize,
+                    __oscova_args: ::oscova_core::__private::serde_json::Value,
+                    __oscova_inv: &'__oscova ::oscova_core::__private::ToolInvocation,
+                ) -> ::core::result::Result<
+                    ::oscova_core::__private::ToolCall<'__oscova>,
+                    ::oscova_core::__private::ArgError,
+                > {
+                    match __oscova_index {
+                        #(#arms)*
+                        _ => ::core::result::Result::Err(
+                            ::oscova_core::__private::ArgError::__unknown_tool(__oscova_index),
+                        ),
+                    }
+                }
+            }
+        };
+    }
+}
+
+fn schema_fn(index: usize, tool: &Tool) -> TokenStream {
+    let name = format_ident!("__oscova_schema_{}", index);
+    let params = tool.params.iter().filter_map(|p| match p {
+        Param::Json {
+            name,
+            ty,
+            doc,
+            required,
+            ..
+        } => Some(quote_spanned! {ty.span()=>
+            ::oscova_core::__private::param::<#ty>(&mut __oscova_builder, #name, #doc, #required);
+        }),
+        _ => None,
+    });
+    quote! {
+        fn #name() -> ::oscova_core::__private::serde_json::Value {
+            #[allow(unused_mut)]
+            let mut __oscova_builder = ::oscova_core::__private::InputSchemaBuilder::new();
+            #(#params)*
+            __oscova_builder.finish()
+        }
+    }
+}
+
+fn tool_info(index: usize, tool: &Tool) -> TokenStream {
+    let schema = format_ident!("__oscova_schema_{}", index);
+    let method = tool.method.to_string();
+    let method = method.strip_prefix("r#").unwrap_or(&method);
+    let name = &tool.name;
+    let display = &tool.display_name;
+    let description = &tool.description;
+    let approval = &tool.approval;
+    let network = &tool.network;
+    quote! {
+        ::oscova_core::__private::ToolInfo::__new(
+            #method,
+            #name,
+            #display,
+            #description,
+            ::oscova_core::__private::ToolApprovalMode::#approval,
+            ::oscova_core::__private::NetworkScope::#network,
+            #schema,
+        )
+    }
+}
+
+fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
+    let json: Vec<_> = tool
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Json {
+                ident,
+                name,
+                ty,
+                required,
+                ..
+            } => Some((ident, name, ty, *required)),
+            _ => None,
+        })
+        .collect();
+    let reads = json.iter().map(|(ident, name, ty, required)| {
+        quote_spanned! {ty.span()=>
+            let #ident = ::oscova_core::__private::take::<#ty>(&mut __oscova_reader, #name, #required);
+        }
+    });
+    let idents: Vec<_> = json.iter().map(|(ident, ..)| *ident).collect();
+    let unwrap = if idents.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            let (#(::core::option::Option::Some(#idents),)*) = (#(#idents,)*) else {
+                return ::core::result::Result::Err(
+                    ::oscova_core::__private::ArgError::new("", "the arguments could not be read"),
+                );
+            };
+        }
+    };
+    let call_args = tool.params.iter().map(|p| match p {
+        Param::Json { ident, .. } => quote!(#ident),
+        Param::Invocation => quote!(__oscova_inv),
+        Param::Cancel => quote!(::core::clone::Clone::clone(
+            __oscova_inv.cancellation_token()
+        )),
+    });
+    let method = &tool.method;
+    let mut call = if tool.has_self {
+        quote!(self.#method(#(#call_args),*))
+    } else {
+        quote!(Self::#method(#(#call_args),*))
+    };
+    if tool.is_async {
+        call = quote!(#call.await);
+    }
+    let convert = convert_output(&tool.output, call);
+    let body = if tool.is_async {
+        quote! {
+            ::core::result::Result::Ok(::oscova_core::__private::pending(async move { #convert }))
+        }
+    } else {
+        quote! {
+            ::core::result::Result::Ok(::oscova_core::__private::ToolCall::Ready(#convert))
+        }
+    };
+    quote! {
+        #index => {
+            #[allow(unused_mut)]
+            let mut __oscova_reader = ::oscova_core::__private::ArgReader::new(__oscova_args)?;
+            #(#reads)*
+            __oscova_reader.finish()?;
+            #unwrap
+            #body
+        }
+    }
+}
+
+fn convert_output(output: &Output, call: TokenStream) -> TokenStream {
+    let span = output.span();
+    match output {
+        Output::Unit => quote! {{
+            #call;
+            ::oscova_core::__private::output(&())
+        }},
+        Output::ToolResult => quote_spanned! {span=>
+            ::oscova_core::__private::result(#call)
+        },
+        Output::Value(_) => quote_spanned! {span=>
+            ::oscova_core::__private::output(&#call)
+        },
+        Output::Result { ok_is_result, .. } => {
+            let ok = if *ok_is_result {
+                quote_spanned!(span=> ::oscova_core::__private::result(__oscova_ok))
+            } else {
+                quote_spanned!(span=> ::oscova_core::__private::output(&__oscova_ok))
+            };
+            quote_spanned! {span=>
+                match #call {
+                    ::core::result::Result::Ok(__oscova_ok) => #ok,
+                    ::core::result::Result::Err(__oscova_err) => ::oscova_core::__private::error(&__oscova_err),
+                }
+            }
+        }
+    }
+}
