@@ -86,6 +86,7 @@ mod invocation;
 mod locality;
 mod plugin;
 mod process;
+mod profiles;
 mod redact;
 mod result;
 mod schema;
@@ -116,6 +117,7 @@ pub use process::{
     ProcessOutput, ProcessSpawnContext, ProcessSpawnHook, ProcessSpawnPolicy, ProcessSpawnRequest,
     SpawnError,
 };
+pub use profiles::{SchemaProfile, SchemaProfileError, export_schema};
 pub use redact::{REDACTED, Redactor};
 pub use result::ToolResult;
 pub use schema::{InputSchemaBuilder, SCHEMA_DIALECT};
