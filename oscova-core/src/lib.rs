@@ -118,6 +118,7 @@ pub use process::{
     SpawnError,
 };
 pub use profiles::{SchemaProfile, SchemaProfileError, export_schema};
+pub use provider::ProviderTypeKey;
 pub use redact::{REDACTED, Redactor};
 pub use result::ToolResult;
 pub use schema::{InputSchemaBuilder, SCHEMA_DIALECT};

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::builder::AgentPluginBuilder;
+use crate::builder::{AgentPluginBuilder, BoxError};
 
 /// What a plugin says about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,10 +43,21 @@ impl PluginManifest {
 /// A plugin: declares the toolsets and providers it contributes.
 ///
 /// `configure` only records factories; nothing is created, started or
-/// called while it runs. A panic in it skips the plugin with a diagnostic.
+/// called while it runs. A plugin whose configuration can fail implements
+/// [`try_configure`](Self::try_configure) instead. An error or a panic
+/// skips the plugin with a diagnostic; other plugins still load.
 pub trait AgentPlugin: Send + Sync + 'static {
     /// Records this plugin's contributions.
-    fn configure(&self, builder: &mut AgentPluginBuilder);
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        let _ = builder;
+    }
+
+    /// Records this plugin's contributions, or says why it cannot. The host
+    /// calls this; the default calls [`configure`](Self::configure).
+    fn try_configure(&self, builder: &mut AgentPluginBuilder) -> Result<(), BoxError> {
+        self.configure(builder);
+        Ok(())
+    }
 }
 
 /// Implemented by `#[plugin]`: the manifest and registration of a type.

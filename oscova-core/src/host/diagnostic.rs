@@ -22,7 +22,7 @@ pub enum Severity {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum DiagnosticKind {
-    /// `configure` returned with a panic; the plugin was skipped.
+    /// `configure` failed or panicked; the plugin was skipped.
     ConfigureFailed,
     /// The plugin's `framework` range excludes this framework version.
     IncompatibleFramework,

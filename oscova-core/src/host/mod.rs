@@ -365,21 +365,21 @@ impl PluginHostBuilder {
             let configured = catch_unwind(AssertUnwindSafe(|| {
                 let plugin = reg.create();
                 let mut builder = AgentPluginBuilder::new();
-                plugin.configure(&mut builder);
-                builder
+                plugin.try_configure(&mut builder).map(|()| builder)
             }));
-            let builder = match configured {
-                Ok(b) => b,
-                Err(payload) => {
+            let reason = match configured {
+                Ok(Ok(builder)) => Ok(builder),
+                Ok(Err(e)) => Err(format!("configure failed: {e}")),
+                Err(payload) => Err(format!("configure panicked: {}", panic_message(&*payload))),
+            };
+            let builder = match reason {
+                Ok(builder) => builder,
+                Err(reason) => {
                     diagnostics.push(Diagnostic::new(
                         Severity::Error,
                         DiagnosticKind::ConfigureFailed,
                         Some(manifest.id),
-                        format!(
-                            "plugin `{}` skipped: configure panicked: {}",
-                            manifest.id,
-                            panic_message(&*payload)
-                        ),
+                        format!("plugin `{}` skipped: {reason}", manifest.id),
                     ));
                     continue;
                 }
