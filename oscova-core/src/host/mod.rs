@@ -29,7 +29,7 @@ pub use scope::{CallOptions, InvokeError, UserScope};
 use crate::builder::{AgentPluginBuilder, ToolsetRegistration};
 use crate::context::{CredentialResolver, NoCredentials};
 use crate::http::HttpClient;
-use crate::plugin::{PluginManifest, PluginRegistration};
+use crate::plugin::{AgentPlugin, PluginInfo, PluginManifest, PluginRegistration};
 use crate::process::ProcessSpawnPolicy;
 use crate::provider::BoxFuture;
 use crate::provider::model::ModelProvider;
@@ -150,6 +150,7 @@ impl fmt::Debug for PluginHost {
 pub struct PluginHostBuilder {
     explicit: Option<Vec<PluginRegistration>>,
     extra: Vec<PluginRegistration>,
+    instances: Vec<(PluginRegistration, Box<dyn AgentPlugin>)>,
     required: Vec<String>,
     strict: bool,
     approval: ApprovalPolicy,
@@ -175,6 +176,7 @@ impl PluginHost {
         PluginHostBuilder {
             explicit: None,
             extra: Vec::new(),
+            instances: Vec::new(),
             required: Vec::new(),
             strict: false,
             approval: ApprovalPolicy {
@@ -284,6 +286,38 @@ impl PluginHostBuilder {
         self
     }
 
+    /// Loads plugin `P` from this value instead of creating it with
+    /// `Default`: how a host configures a plugin (a root directory, a
+    /// clock) before it starts. `P` is loaded as with
+    /// [`expect_linked`](Self::expect_linked); a later value for the same
+    /// type replaces an earlier one.
+    ///
+    /// ```
+    /// use oscova_core::prelude::*;
+    ///
+    /// #[plugin(id = "demo.greet")]
+    /// #[derive(Default)]
+    /// pub struct GreetPlugin { greeting: String }
+    /// impl AgentPlugin for GreetPlugin {
+    ///     fn configure(&self, _: &mut AgentPluginBuilder) { assert_eq!(self.greeting, "hej"); }
+    /// }
+    ///
+    /// let host = PluginHost::builder()
+    ///     .plugins([])
+    ///     .plugin_instance(GreetPlugin { greeting: "hej".into() })
+    ///     .build()?;
+    /// assert_eq!(host.plugins().len(), 1);
+    /// # Ok::<(), oscova_core::HostError>(())
+    /// ```
+    pub fn plugin_instance<P: PluginInfo>(mut self, plugin: P) -> Self {
+        let registration = P::registration();
+        self.instances
+            .retain(|(r, _)| r.type_name() != registration.type_name());
+        self.instances.push((registration, Box::new(plugin)));
+        self.extra.push(registration);
+        self
+    }
+
     /// Fails `build` unless plugins with these ids loaded.
     pub fn require_plugin_ids<I, S>(mut self, ids: I) -> Self
     where
@@ -352,6 +386,7 @@ impl PluginHostBuilder {
     pub fn build(self) -> Result<PluginHost, HostError> {
         let mut diagnostics = Vec::new();
         let registrations = self.collect_registrations();
+        let mut instances = self.instances;
         let http = self.http.unwrap_or_else(HttpClient::shared_default);
 
         let mut plugins = Vec::new();
@@ -362,8 +397,14 @@ impl PluginHostBuilder {
             let Some(segment) = check_manifest(manifest, &plugins, &mut diagnostics) else {
                 continue;
             };
+            let instance = instances
+                .iter()
+                .position(|(r, _)| {
+                    r.manifest().id == manifest.id && r.type_name() == reg.type_name()
+                })
+                .map(|i| instances.swap_remove(i).1);
             let configured = catch_unwind(AssertUnwindSafe(|| {
-                let plugin = reg.create();
+                let plugin = instance.unwrap_or_else(|| reg.create());
                 let mut builder = AgentPluginBuilder::new();
                 plugin.try_configure(&mut builder).map(|()| builder)
             }));
