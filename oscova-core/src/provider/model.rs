@@ -4,7 +4,9 @@
 //! wire formats. Streaming is a callback on the request, so a provider that
 //! cannot stream simply never calls it. Endpoint scope follows the Oscova
 //! rule: a saved [`EndpointScope`] in the configuration wins over
-//! [`ModelProvider::default_is_local_endpoint`].
+//! [`ModelProvider::default_is_local_endpoint`]. The contract carries no
+//! offline flag: hosts call [`check_offline`] before any chat or download
+//! request, so a refusal never reaches the provider.
 
 use std::fmt;
 
@@ -353,6 +355,49 @@ pub trait ModelDownloadProvider: Send + Sync {
     ) -> BoxFuture<'a, Result<(), ModelError>>;
 }
 
+/// Refuses a call that would leave the machine when offline operation is
+/// required. Hosts call it before every chat or download request, so a
+/// refused call makes no connection at all.
+///
+/// The decision is [`ModelProviderConfig::is_local`] with the provider's
+/// [`default_is_local_endpoint`](ModelProvider::default_is_local_endpoint):
+/// a saved [`EndpointScope`] wins, and an explicit endpoint is judged by the
+/// same text-only locality function the speech routers use.
+///
+/// ```
+/// use oscova_core::provider::model::{check_offline, EndpointScope, ModelProviderConfig};
+/// # use oscova_core::provider::model::*;
+/// # use oscova_core::provider::{BoxFuture, ProviderTypeKey};
+/// # struct Local;
+/// # impl ModelProvider for Local {
+/// #     fn type_key(&self) -> ProviderTypeKey { "ollama".into() }
+/// #     fn display_name(&self) -> &str { "Ollama" }
+/// #     fn default_is_local_endpoint(&self) -> bool { true }
+/// #     fn chat<'a>(&'a self, _: ChatRequest<'a>) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+/// #         Box::pin(async { Err(ModelError::Other("unused".into())) })
+/// #     }
+/// # }
+/// let mut config = ModelProviderConfig::new("ollama");
+/// assert!(check_offline(&config, &Local, true).is_ok()); // local by design
+/// config.endpoint_scope = Some(EndpointScope::Remote); // the saved choice wins
+/// assert!(check_offline(&config, &Local, true).is_err());
+/// assert!(check_offline(&config, &Local, false).is_ok()); // offline not required
+/// ```
+pub fn check_offline(
+    config: &ModelProviderConfig,
+    provider: &dyn ModelProvider,
+    offline: bool,
+) -> Result<(), ModelError> {
+    if !offline || config.is_local(provider.default_is_local_endpoint()) {
+        return Ok(());
+    }
+    let endpoint = match &config.endpoint {
+        Some(endpoint) => endpoint.clone(),
+        None => format!("the default endpoint of provider `{}`", provider.type_key()),
+    };
+    Err(ModelError::NotLocal { endpoint })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,5 +414,46 @@ mod tests {
         assert!(!c.is_local(true));
         c.endpoint = Some("http://127.0.0.1:11434".into());
         assert!(c.is_local(false));
+    }
+
+    struct Fixed(bool);
+
+    impl ModelProvider for Fixed {
+        fn type_key(&self) -> ProviderTypeKey {
+            "fixed".into()
+        }
+        fn display_name(&self) -> &str {
+            "Fixed"
+        }
+        fn default_is_local_endpoint(&self) -> bool {
+            self.0
+        }
+        fn chat<'a>(
+            &'a self,
+            _request: ChatRequest<'a>,
+        ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+            ready(Err(ModelError::Other("not used".into())))
+        }
+    }
+
+    #[test]
+    fn check_offline_names_the_refused_endpoint() {
+        let mut c = ModelProviderConfig::new("fixed");
+        assert!(check_offline(&c, &Fixed(true), true).is_ok());
+        let err = check_offline(&c, &Fixed(false), true).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("default endpoint of provider `fixed`")
+        );
+        assert!(check_offline(&c, &Fixed(false), false).is_ok());
+        c.endpoint = Some("https://api.example.com".into());
+        let err = check_offline(&c, &Fixed(true), true).unwrap_err();
+        assert!(
+            matches!(&err, ModelError::NotLocal { endpoint } if endpoint == "https://api.example.com")
+        );
+        c.endpoint = Some("http://127.0.0.1:11434".into());
+        assert!(check_offline(&c, &Fixed(false), true).is_ok());
+        c.endpoint_scope = Some(EndpointScope::Remote);
+        assert!(check_offline(&c, &Fixed(true), true).is_err());
     }
 }
