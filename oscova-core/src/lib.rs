@@ -93,6 +93,7 @@ mod schema;
 mod tool;
 mod wire;
 
+pub mod chat;
 pub mod provider;
 
 pub use args::{ArgError, ArgProblem, ArgReader};
