@@ -1,0 +1,216 @@
+//! Server-sent events, decoded from bytes that arrive split anywhere.
+//!
+//! Rules: bytes are buffered until a whole line is there, and only then
+//! decoded as UTF-8, so a split inside a character or inside `data:` is
+//! invisible. Lines end in `\n` or `\r\n`. Following the SSE format, a line
+//! starting with `:` is a comment, `field: value` sets a field (one space
+//! after the colon dropped), several `data` lines of one event are joined
+//! with `\n`, and a blank line dispatches the event. Only `data` matters
+//! to chat completions; other fields are ignored. A line longer than
+//! [`MAX_LINE`] is an error rather than unbounded memory.
+
+use oscova_core::provider::model::ModelError;
+
+use crate::http::excerpt;
+
+/// The longest line accepted, in bytes.
+pub(crate) const MAX_LINE: usize = 8 * 1024 * 1024;
+
+/// Collects bytes into lines.
+#[derive(Debug, Default)]
+pub(crate) struct LineBuffer {
+    buf: Vec<u8>,
+    /// Bytes before this index hold no newline.
+    scanned: usize,
+}
+
+impl LineBuffer {
+    /// Adds bytes and hands every completed line to `each`.
+    pub(crate) fn push(
+        &mut self,
+        bytes: &[u8],
+        each: &mut dyn FnMut(&str) -> Result<(), ModelError>,
+    ) -> Result<(), ModelError> {
+        self.buf.extend_from_slice(bytes);
+        let mut start = 0;
+        let mut result = Ok(());
+        while let Some(offset) = self
+            .buf
+            .get(self.scanned..)
+            .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
+        {
+            let end = self.scanned + offset;
+            self.scanned = end + 1;
+            let line = self.buf.get(start..end).unwrap_or_default();
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            start = end + 1;
+            result = decode(line).and_then(&mut *each);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.buf.drain(..start);
+        self.scanned = self.buf.len();
+        if result.is_ok() && self.buf.len() > MAX_LINE {
+            return Err(ModelError::Malformed {
+                message: format!("a line is longer than {MAX_LINE} bytes"),
+                line: excerpt(&String::from_utf8_lossy(&self.buf)),
+            });
+        }
+        result
+    }
+
+    /// Hands a last line without a newline to `each`.
+    pub(crate) fn finish(
+        &mut self,
+        each: &mut dyn FnMut(&str) -> Result<(), ModelError>,
+    ) -> Result<(), ModelError> {
+        let rest = std::mem::take(&mut self.buf);
+        self.scanned = 0;
+        let line = rest.strip_suffix(b"\r").unwrap_or(&rest);
+        if line.is_empty() {
+            return Ok(());
+        }
+        each(decode(line)?)
+    }
+}
+
+fn decode(line: &[u8]) -> Result<&str, ModelError> {
+    std::str::from_utf8(line).map_err(|e| ModelError::Malformed {
+        message: format!("a line is not UTF-8 ({e})"),
+        line: excerpt(&String::from_utf8_lossy(line)),
+    })
+}
+
+/// Turns lines into the `data` of each event.
+#[derive(Debug, Default)]
+pub(crate) struct SseParser {
+    lines: LineBuffer,
+    data: String,
+    has_data: bool,
+}
+
+impl SseParser {
+    /// Adds bytes and hands the data of every completed event to `each`.
+    pub(crate) fn push(
+        &mut self,
+        bytes: &[u8],
+        each: &mut dyn FnMut(&str) -> Result<(), ModelError>,
+    ) -> Result<(), ModelError> {
+        let Self {
+            lines,
+            data,
+            has_data,
+        } = self;
+        lines.push(bytes, &mut |line| on_line(line, data, has_data, each))
+    }
+
+    /// Ends the stream, dispatching an event left without its blank line.
+    pub(crate) fn finish(
+        &mut self,
+        each: &mut dyn FnMut(&str) -> Result<(), ModelError>,
+    ) -> Result<(), ModelError> {
+        let Self {
+            lines,
+            data,
+            has_data,
+        } = self;
+        lines.finish(&mut |line| on_line(line, data, has_data, each))?;
+        on_line("", data, has_data, each)
+    }
+}
+
+fn on_line(
+    line: &str,
+    data: &mut String,
+    has_data: &mut bool,
+    each: &mut dyn FnMut(&str) -> Result<(), ModelError>,
+) -> Result<(), ModelError> {
+    if line.is_empty() {
+        if !*has_data {
+            return Ok(());
+        }
+        *has_data = false;
+        let event = std::mem::take(data);
+        return each(&event);
+    }
+    if line.starts_with(':') {
+        return Ok(());
+    }
+    let (field, value) = match line.split_once(':') {
+        Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+        None => (line, ""),
+    };
+    if field == "data" {
+        if *has_data {
+            data.push('\n');
+        }
+        data.push_str(value);
+        *has_data = true;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(pieces: &[&[u8]]) -> Result<Vec<String>, ModelError> {
+        let mut parser = SseParser::default();
+        let mut out = Vec::new();
+        for piece in pieces {
+            parser.push(piece, &mut |d| {
+                out.push(d.to_owned());
+                Ok(())
+            })?;
+        }
+        parser.finish(&mut |d| {
+            out.push(d.to_owned());
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    const STREAM: &str = ": keep-alive\r\n\r\nevent: message\ndata: {\"t\":\"h\u{e9}llo \u{1f600}\"}\n\ndata: first\ndata:second\nid: 7\n\ndata: [DONE]\n\n";
+
+    #[test]
+    fn every_split_point_gives_the_same_events() {
+        let bytes = STREAM.as_bytes();
+        let whole = events(&[bytes]).unwrap();
+        assert_eq!(
+            whole,
+            [
+                "{\"t\":\"h\u{e9}llo \u{1f600}\"}",
+                "first\nsecond",
+                "[DONE]"
+            ]
+        );
+        for cut in 0..=bytes.len() {
+            for cut2 in cut..=bytes.len() {
+                let (a, rest) = bytes.split_at(cut);
+                let (b, c) = rest.split_at(cut2 - cut);
+                assert_eq!(events(&[a, b, c]).unwrap(), whole, "cuts at {cut}, {cut2}");
+            }
+        }
+    }
+
+    #[test]
+    fn one_byte_at_a_time() {
+        let pieces: Vec<&[u8]> = STREAM.as_bytes().chunks(1).collect();
+        assert_eq!(events(&pieces).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_last_event_without_its_blank_line_still_counts() {
+        assert_eq!(events(&[b"data: x"]).unwrap(), ["x"]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_malformed_with_the_line() {
+        let err = events(&[b"data: \xff\xfe\n\n"]).unwrap_err();
+        assert!(
+            matches!(&err, ModelError::Malformed { line, .. } if line.starts_with("data: ")),
+            "{err:?}"
+        );
+    }
+}
