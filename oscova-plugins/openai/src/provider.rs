@@ -163,7 +163,13 @@ impl OpenAiProvider {
         let mut parser = SseParser::default();
         let mut state = StreamState::new(request.stream, &scrub);
         while let Some(chunk) = body.next(&cancel, &scrub).await? {
-            parser.push(chunk.as_ref(), &mut |data| state.on_data(data))?;
+            parser.push(chunk.as_ref(), &mut |data| {
+                // A callback may cancel mid-chunk; the events after it are not read.
+                if cancel.is_cancelled() {
+                    return Err(ModelError::Cancelled);
+                }
+                state.on_data(data)
+            })?;
             if state.is_done() {
                 break;
             }

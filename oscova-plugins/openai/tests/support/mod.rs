@@ -173,20 +173,24 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
         };
         state.requests.lock().unwrap().push(request.clone());
         let reply = (state.handler)(&request);
-        if write_reply(&mut stream, &reply).await.is_err() {
-            return;
-        }
+        let written = write_reply(&mut stream, &reply).await;
         if reply.hang {
-            // The body never ends; wait for the client to give up on it.
-            let mut scratch = [0u8; 1024];
-            loop {
-                match stream.read(&mut scratch).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
+            // The body never ends; wait for the client to give up on it. A
+            // write that failed means it already did.
+            if written.is_ok() {
+                let mut scratch = [0u8; 1024];
+                loop {
+                    match stream.read(&mut scratch).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
                 }
             }
             state.dropped.fetch_add(1, Ordering::SeqCst);
             state.dropped_notify.notify_waiters();
+            return;
+        }
+        if written.is_err() {
             return;
         }
         if reply.framing == Framing::Close {
