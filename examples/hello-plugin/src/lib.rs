@@ -6,6 +6,7 @@
 //! `acme_search__example__example_echo`.
 
 use std::fmt;
+use std::time::Duration;
 
 use oscova_core::prelude::*;
 use serde::Serialize;
@@ -18,6 +19,11 @@ pub struct Record {
     /// The record's title.
     pub title: String,
 }
+
+/// The highest number `slow_count` counts to.
+const MAX_COUNT: u32 = 10_000;
+/// The longest pause `slow_count` makes between steps.
+const MAX_DELAY_MS: u32 = 10_000;
 
 /// Why a search failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +104,41 @@ impl ExampleToolset {
             .collect())
     }
 
+    /// Counts from 1 to `to`, one step every `delay_ms` milliseconds,
+    /// reporting progress at each step; stops early when the call is
+    /// cancelled. A demonstration of progress and cancellation.
+    #[tool(name = "slow_count")]
+    pub async fn slow_count(
+        /// The number to count to (at most 10000).
+        to: u32,
+        /// Milliseconds between steps (default 100, at most 10000).
+        delay_ms: Option<u32>,
+        invocation: &ToolInvocation,
+    ) -> Result<u32, SearchError> {
+        if to > MAX_COUNT {
+            return Err(SearchError(format!(
+                "`to` is {to}; count to at most {MAX_COUNT}"
+            )));
+        }
+        let delay = Duration::from_millis(u64::from(delay_ms.unwrap_or(100).min(MAX_DELAY_MS)));
+        let cancelled = invocation.cancellation_token();
+        for step in 1..=to {
+            // A timeout that completes means the token fired first.
+            if tokio::time::timeout(delay, cancelled.cancelled())
+                .await
+                .is_ok()
+            {
+                return Err(SearchError(format!("cancelled at {}", step - 1)));
+            }
+            invocation.report(ToolProgress::ratio(
+                format!("counted to {step}"),
+                f64::from(step),
+                Some(f64::from(to)),
+            ));
+        }
+        Ok(to)
+    }
+
     fn _helper(&self) -> usize {
         self.records.len()
     }
@@ -131,7 +172,8 @@ mod tests {
             names,
             [
                 "acme_search__example__example_echo",
-                "acme_search__example__search_records"
+                "acme_search__example__search_records",
+                "acme_search__example__slow_count"
             ]
         );
         let r = scope
@@ -146,5 +188,56 @@ mod tests {
             .await;
         assert!(!r.is_error, "{r:?}");
         assert_eq!(r.details, json!([{"id": 1, "title": "Quarterly report"}]));
+    }
+
+    #[tokio::test]
+    async fn slow_count_reports_progress_and_honours_cancellation() {
+        use oscova_core::{CallOptions, InvokeError};
+        use std::sync::{Arc, Mutex};
+
+        let host = PluginHost::builder()
+            .plugins(oscova_core::linked_plugins![ExampleAgentPlugin])
+            .build()
+            .unwrap();
+        let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let options = CallOptions {
+            cancel: None,
+            progress: Some(Arc::new(move |p: ToolProgress| {
+                sink.lock().unwrap().push(p.progress)
+            })),
+        };
+        let r = scope
+            .invoke_with(
+                "acme_search__example__slow_count",
+                json!({"to": 3, "delay_ms": 1}),
+                options,
+            )
+            .await;
+        assert_eq!(r.content, "3");
+        assert_eq!(*seen.lock().unwrap(), [Some(1.0), Some(2.0), Some(3.0)]);
+
+        let too_far = scope
+            .invoke("acme_search__example__slow_count", json!({"to": 10_001}))
+            .await;
+        assert!(too_far.is_error && too_far.content.contains("at most"));
+
+        let token = CancellationToken::new();
+        let cancel = token.clone();
+        let options = CallOptions {
+            cancel: Some(token),
+            progress: None,
+        };
+        let call = scope.call(
+            "acme_search__example__slow_count",
+            json!({"to": 10_000, "delay_ms": 10_000}),
+            options,
+        );
+        let (outcome, ()) = tokio::join!(call, async move { cancel.cancel() });
+        assert!(
+            matches!(outcome, Err(InvokeError::Cancelled(_))),
+            "{outcome:?}"
+        );
     }
 }
