@@ -1,0 +1,199 @@
+//! `oscova tools list|show|call`.
+//!
+//! Rules: `list` and `show` read the published catalog and never run a
+//! tool. `call` runs exactly one tool through the user's scope, so approval,
+//! argument checks, redaction and hooks are the host's; the exit status
+//! follows the result (see [`ExitStatus`]). Progress goes to stderr as one
+//! redrawn line on a terminal and nowhere otherwise. Ctrl-C drops the call
+//! (the host's documented way to cancel) and exits with 130.
+
+use oscova_core::{CallOptions, InvokeError, PublishedTool, SchemaProfile, export_schema};
+use serde_json::{Value, json};
+
+use super::Env;
+use crate::catalog::export_catalog;
+use crate::cli::{CallArgs, ListArgs, ShowArgs, ToolsCommand};
+use crate::error::{CliError, ExitStatus};
+use crate::output::{print_json, print_text, warn};
+use crate::term::ProgressLine;
+
+pub(super) async fn run(env: &Env, command: ToolsCommand) -> Result<ExitStatus, CliError> {
+    match command {
+        ToolsCommand::List(args) => list(env, args),
+        ToolsCommand::Show(args) => show(env, args),
+        ToolsCommand::Call(args) => call(env, args).await,
+    }
+}
+
+fn list(env: &Env, args: ListArgs) -> Result<ExitStatus, CliError> {
+    let profile = SchemaProfile::from(args.profile);
+    let scope = env
+        .host
+        .user_scope(env.config.user(args.user.user.as_deref()))?;
+    let catalog = export_catalog(scope.tools(), profile);
+    if env.json {
+        print_json(&json!({
+            "user": scope.user().id(),
+            "profile": catalog.profile,
+            "tools": catalog.tools,
+            "unsupported": catalog.unsupported,
+            "diagnostics": scope.diagnostics(),
+        }))?;
+        return Ok(ExitStatus::Success);
+    }
+    let tools: Vec<&PublishedTool> = scope.tools().collect();
+    let width = tools.iter().map(|t| t.wire_name().len()).max().unwrap_or(0);
+    let mut text = String::new();
+    if tools.is_empty() {
+        text.push_str("no tools\n");
+    }
+    for t in &tools {
+        if catalog.unsupported.iter().any(|u| u.name == t.wire_name()) {
+            continue;
+        }
+        text.push_str(&format!(
+            "{:width$}  {:12}  {:8}  {}\n",
+            t.wire_name(),
+            t.approval().to_string(),
+            t.network_scope().to_string(),
+            summary(t.description()),
+        ));
+    }
+    if !catalog.unsupported.is_empty() {
+        text.push_str(&format!("\nnot expressible for {}:\n", catalog.profile));
+        for u in &catalog.unsupported {
+            text.push_str(&format!("  {}: {}\n", u.name, u.error));
+        }
+    }
+    if !scope.diagnostics().is_empty() || !env.host.diagnostics().is_empty() {
+        text.push_str("\nsome plugins or toolsets were skipped; `oscova plugins` says why\n");
+        for d in scope.diagnostics() {
+            text.push_str(&format!("  {d}\n"));
+        }
+    }
+    print_text(text.trim_end())?;
+    Ok(ExitStatus::Success)
+}
+
+fn show(env: &Env, args: ShowArgs) -> Result<ExitStatus, CliError> {
+    let Some(tool) = env.host.tool(&args.name) else {
+        return Err(CliError::UnknownTool(args.name));
+    };
+    let profile = SchemaProfile::from(args.profile);
+    let schema = export_schema(tool.input_schema(), profile).map_err(|e| e.to_string());
+    if env.json {
+        let (schema, error) = match schema {
+            Ok(s) => (s, Value::Null),
+            Err(e) => (Value::Null, Value::String(e)),
+        };
+        print_json(&json!({
+            "name": tool.wire_name(),
+            "plugin": tool.plugin_id(),
+            "toolset": tool.toolset_type(),
+            "method": tool.info().method(),
+            "description": tool.description(),
+            "approval": tool.approval(),
+            "network_scope": tool.network_scope(),
+            "profile": profile.as_str(),
+            "input_schema": schema,
+            "error": error,
+        }))?;
+        return Ok(ExitStatus::Success);
+    }
+    let schema = match schema {
+        Ok(s) => serde_json::to_string_pretty(&s).unwrap_or_default(),
+        Err(e) => format!("cannot be exported: {e}"),
+    };
+    print_text(&format!(
+        "{}\n  plugin:        {}\n  toolset:       {}\n  approval:      {}\n  network scope: {}\n\n{}\n\ninput schema ({}):\n{schema}",
+        tool.wire_name(),
+        tool.plugin_id(),
+        tool.toolset_type(),
+        tool.approval(),
+        tool.network_scope(),
+        tool.description(),
+        profile.as_str(),
+    ))?;
+    Ok(ExitStatus::Success)
+}
+
+async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
+    let arguments: Value = serde_json::from_str(&args.args).map_err(CliError::ArgsNotJson)?;
+    if !arguments.is_object() {
+        return Err(CliError::ArgsNotObject(json_type(&arguments)));
+    }
+    let scope = env
+        .host
+        .user_scope(env.config.user(args.user.user.as_deref()))?;
+    let progress = ProgressLine::on_stderr();
+    let options = CallOptions {
+        cancel: None,
+        progress: progress.as_ref().map(ProgressLine::sink),
+    };
+    let outcome = tokio::select! {
+        outcome = scope.call(&args.name, arguments, options) => outcome,
+        () = interrupted() => Err(InvokeError::Cancelled(args.name.clone())),
+    };
+    if let Some(line) = &progress {
+        line.finish();
+    }
+    let result = match outcome {
+        Ok(result) => result,
+        Err(InvokeError::UnknownTool(name)) => return Err(CliError::UnknownTool(name)),
+        Err(error) => {
+            if matches!(error, InvokeError::Unavailable(_)) {
+                for d in scope.diagnostics() {
+                    warn(&d.to_string());
+                }
+            }
+            // Panic messages and hook reasons may quote a secret.
+            let mut message = error.to_string();
+            for redactor in [scope.redactor(), env.host.redactor()] {
+                message = redactor.redact(&message).into_owned();
+            }
+            return Err(CliError::Invoke { error, message });
+        }
+    };
+    if env.json {
+        print_json(&result)?;
+    } else if result.is_error {
+        warn(&format!("tool error: {}", result.content));
+    } else {
+        print_text(&result.content)?;
+    }
+    Ok(if result.is_error {
+        ExitStatus::ToolError
+    } else {
+        ExitStatus::Success
+    })
+}
+
+/// Resolves on Ctrl-C; never, if the signal cannot be watched.
+async fn interrupted() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// The description on one line, cut to fit a listing.
+fn summary(text: &str) -> String {
+    const MAX: usize = 100;
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= MAX {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(MAX - 1).collect();
+    cut.push('…');
+    cut
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,474 @@
+//! The user's configuration: a small TOML file plus `OSCOVA_*` variables.
+//!
+//! Rules: the environment is read once, when the configuration is loaded,
+//! and nothing reads it later. An explicit file (`--config`, then
+//! `OSCOVA_CONFIG`) must exist; the default file may be missing. Unknown
+//! keys in the file are errors, so a typo never silently drops a setting.
+//! Environment values win over the file; a user's own credentials win over
+//! the shared `[credentials]` table. Secrets are held as [`SecretString`]
+//! from the moment they are parsed, and the configuration's `Debug` output
+//! shows no value. The format is documented in the crate docs.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use oscova_core::{CredentialResolver, DefaultApproval, SecretString, UserInfo};
+use serde::Deserialize;
+
+use crate::error::CliError;
+
+/// Names the config file instead of the default location.
+pub const CONFIG_ENV: &str = "OSCOVA_CONFIG";
+/// The user a command runs as, unless `--user` is given.
+pub const USER_ENV: &str = "OSCOVA_USER";
+/// The IANA time zone of the user a command runs as.
+pub const TIME_ZONE_ENV: &str = "OSCOVA_TIME_ZONE";
+/// Prefix of credential variables: `OSCOVA_CREDENTIAL_ACME_API_KEY` holds
+/// the credential `acme.api_key` (see [`credential_env_var`]).
+pub const CREDENTIAL_ENV_PREFIX: &str = "OSCOVA_CREDENTIAL_";
+/// The user id when none is configured anywhere.
+pub const DEFAULT_USER: &str = "local";
+
+/// The file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    default_user: Option<String>,
+    default_approval: Option<String>,
+    #[serde(default)]
+    credentials: BTreeMap<String, String>,
+    #[serde(default)]
+    users: BTreeMap<String, FileUser>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileUser {
+    time_zone: Option<String>,
+    #[serde(default)]
+    credentials: BTreeMap<String, String>,
+}
+
+/// A user's section of the file.
+#[derive(Debug, Default)]
+struct UserEntry {
+    time_zone: Option<String>,
+    credentials: BTreeMap<String, SecretString>,
+}
+
+#[derive(Debug, Default)]
+struct Secrets {
+    /// `[credentials]`: every user.
+    shared: BTreeMap<String, SecretString>,
+    /// `[users.<id>]`.
+    users: BTreeMap<String, UserEntry>,
+    /// `OSCOVA_CREDENTIAL_<SUFFIX>`, keyed by the suffix.
+    env: BTreeMap<String, SecretString>,
+}
+
+/// The loaded configuration: the file (if any) and the `OSCOVA_*`
+/// variables captured when it was loaded.
+///
+/// ```
+/// use oscova_cli::Config;
+///
+/// let config = Config::from_toml_str(
+///     r#"
+///     default_user = "alice"
+///     [users.alice]
+///     time_zone = "Europe/Berlin"
+///     "#,
+///     [("OSCOVA_CREDENTIAL_ACME_API_KEY", "k-123")],
+/// )?;
+/// let user = config.user(None);
+/// assert_eq!(user.id(), "alice");
+/// assert_eq!(user.zone(), Some("Europe/Berlin"));
+/// # Ok::<(), oscova_cli::CliError>(())
+/// ```
+#[derive(Clone)]
+pub struct Config {
+    source: Option<PathBuf>,
+    default_user: Option<String>,
+    env_user: Option<String>,
+    env_time_zone: Option<String>,
+    default_approval: DefaultApproval,
+    secrets: Arc<Secrets>,
+    env_names: Vec<String>,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("source", &self.source)
+            .field("default_user", &self.default_user)
+            .field("env_user", &self.env_user)
+            .field("default_approval", &self.default_approval)
+            .field("users", &self.secrets.users.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Loads the configuration from the process environment and the file
+    /// `explicit` (from `--config`), else `OSCOVA_CONFIG`, else
+    /// [`Config::default_path`] when that file exists.
+    pub fn load(explicit: Option<&Path>) -> Result<Self, CliError> {
+        Self::load_from(explicit, std::env::vars())
+    }
+
+    /// [`load`](Self::load) with a given environment instead of the
+    /// process's.
+    pub fn load_from<I, K, V>(explicit: Option<&Path>, env: I) -> Result<Self, CliError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let env: Vec<(String, String)> =
+            env.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        let from_env = env
+            .iter()
+            .find(|(k, v)| k == CONFIG_ENV && !v.is_empty())
+            .map(|(_, v)| PathBuf::from(v));
+        let (path, required) = match (explicit, from_env) {
+            (Some(p), _) => (Some(p.to_path_buf()), true),
+            (None, Some(p)) => (Some(p), true),
+            (None, None) => (Self::default_path(), false),
+        };
+        let Some(path) = path else {
+            return Self::build(None, FileConfig::default(), env);
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let file = parse(&text, &path)?;
+                Self::build(Some(path), file, env)
+            }
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
+                Self::build(None, FileConfig::default(), env)
+            }
+            Err(source) => Err(CliError::ConfigRead { path, source }),
+        }
+    }
+
+    /// Parses a config file's text, with `env` as the environment.
+    pub fn from_toml_str<I, K, V>(text: &str, env: I) -> Result<Self, CliError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let path = PathBuf::from("<string>");
+        let file = parse(text, &path)?;
+        let env = env.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        Self::build(None, file, env)
+    }
+
+    /// The default config file: `config.toml` in the platform config
+    /// directory (`$XDG_CONFIG_HOME/oscova/` or `~/.config/oscova/` on
+    /// Linux). `None` when the platform has no home directory.
+    pub fn default_path() -> Option<PathBuf> {
+        directories::ProjectDirs::from("", "", "oscova")
+            .map(|dirs| dirs.config_dir().join("config.toml"))
+    }
+
+    fn build(
+        source: Option<PathBuf>,
+        file: FileConfig,
+        env: Vec<(String, String)>,
+    ) -> Result<Self, CliError> {
+        let origin = || source.clone().unwrap_or_else(|| PathBuf::from("<string>"));
+        let default_approval = match file.default_approval.as_deref() {
+            None | Some("not_required") => DefaultApproval::NotRequired,
+            Some("required") => DefaultApproval::Required,
+            Some(other) => {
+                return Err(CliError::ConfigValue {
+                    path: origin(),
+                    message: format!(
+                        "default_approval is {other:?}; use \"not_required\" or \"required\""
+                    ),
+                });
+            }
+        };
+        let secret = |map: BTreeMap<String, String>| {
+            map.into_iter()
+                .map(|(k, v)| (k, SecretString::from(v)))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let users = file
+            .users
+            .into_iter()
+            .map(|(id, u)| {
+                let entry = UserEntry {
+                    time_zone: u.time_zone,
+                    credentials: secret(u.credentials),
+                };
+                (id, entry)
+            })
+            .collect();
+        let mut env_user = None;
+        let mut env_time_zone = None;
+        let mut env_secrets = BTreeMap::new();
+        let mut env_names = Vec::new();
+        for (name, value) in env {
+            if let Some(suffix) = name.strip_prefix(CREDENTIAL_ENV_PREFIX) {
+                env_names.push(name.clone());
+                if !suffix.is_empty() && !value.is_empty() {
+                    env_secrets.insert(suffix.to_ascii_uppercase(), SecretString::from(value));
+                }
+            } else if name == USER_ENV && !value.is_empty() {
+                env_user = Some(value);
+            } else if name == TIME_ZONE_ENV && !value.is_empty() {
+                env_time_zone = Some(value);
+            }
+        }
+        Ok(Self {
+            source,
+            default_user: file.default_user.filter(|u| !u.is_empty()),
+            env_user,
+            env_time_zone,
+            default_approval,
+            secrets: Arc::new(Secrets {
+                shared: secret(file.credentials),
+                users,
+                env: env_secrets,
+            }),
+            env_names,
+        })
+    }
+
+    /// The file that was read, if any.
+    pub fn source(&self) -> Option<&Path> {
+        self.source.as_deref()
+    }
+
+    /// The user a command runs as: `cli` (from `--user`), else
+    /// `OSCOVA_USER`, else the file's `default_user`, else
+    /// [`DEFAULT_USER`]; with the time zone from `OSCOVA_TIME_ZONE`, else
+    /// the user's `time_zone` in the file.
+    pub fn user(&self, cli: Option<&str>) -> UserInfo {
+        let id = cli
+            .filter(|u| !u.is_empty())
+            .or(self.env_user.as_deref())
+            .or(self.default_user.as_deref())
+            .unwrap_or(DEFAULT_USER);
+        let zone = self
+            .env_time_zone
+            .clone()
+            .or_else(|| self.secrets.users.get(id).and_then(|u| u.time_zone.clone()));
+        let user = UserInfo::new(id);
+        match zone {
+            Some(zone) => user.time_zone(zone),
+            None => user,
+        }
+    }
+
+    /// What `ToolApprovalMode::Default` means: the file's
+    /// `default_approval`, `not_required` unless set.
+    pub fn default_approval(&self) -> DefaultApproval {
+        self.default_approval
+    }
+
+    /// A credential resolver over this configuration.
+    pub fn credentials(&self) -> ConfigCredentials {
+        ConfigCredentials {
+            secrets: self.secrets.clone(),
+        }
+    }
+
+    /// Names of the `OSCOVA_CREDENTIAL_*` variables that were set, so the
+    /// host can keep them out of child processes.
+    pub fn credential_env_names(&self) -> &[String] {
+        &self.env_names
+    }
+
+    /// Every configured secret value, so the host can redact them all.
+    pub fn secret_values(&self) -> impl Iterator<Item = &SecretString> + '_ {
+        let s = &*self.secrets;
+        s.shared
+            .values()
+            .chain(s.users.values().flat_map(|u| u.credentials.values()))
+            .chain(s.env.values())
+    }
+}
+
+fn parse(text: &str, path: &Path) -> Result<FileConfig, CliError> {
+    toml::from_str(text).map_err(|e| CliError::ConfigParse {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })
+}
+
+/// The environment variable that holds credential `key`:
+/// [`CREDENTIAL_ENV_PREFIX`] plus the key in upper case with every
+/// character outside `[A-Z0-9]` turned into `_`.
+///
+/// ```
+/// assert_eq!(
+///     oscova_cli::credential_env_var("acme.api_key"),
+///     "OSCOVA_CREDENTIAL_ACME_API_KEY"
+/// );
+/// ```
+pub fn credential_env_var(key: &str) -> String {
+    format!("{CREDENTIAL_ENV_PREFIX}{}", env_suffix(key))
+}
+
+fn env_suffix(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Resolves credentials from a [`Config`]: the `OSCOVA_CREDENTIAL_*`
+/// variable first, then the user's `[users.<id>.credentials]`, then the
+/// shared `[credentials]` table.
+#[derive(Clone)]
+pub struct ConfigCredentials {
+    secrets: Arc<Secrets>,
+}
+
+impl fmt::Debug for ConfigCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConfigCredentials").finish_non_exhaustive()
+    }
+}
+
+impl CredentialResolver for ConfigCredentials {
+    fn resolve(&self, user: &UserInfo, key: &str) -> Option<SecretString> {
+        let s = &*self.secrets;
+        s.env
+            .get(&env_suffix(key))
+            .or_else(|| s.users.get(user.id())?.credentials.get(key))
+            .or_else(|| s.shared.get(key))
+            .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oscova_core::ExposeSecret;
+
+    const FILE: &str = r#"
+default_user = "alice"
+default_approval = "required"
+
+[credentials]
+"acme.api_key" = "shared-key"
+"acme.region" = "eu"
+
+[users.alice]
+time_zone = "Europe/Berlin"
+
+[users.alice.credentials]
+"acme.api_key" = "alice-key"
+
+[users.bob]
+"#;
+
+    fn resolve(config: &Config, user: &str, key: &str) -> Option<String> {
+        config
+            .credentials()
+            .resolve(&UserInfo::new(user), key)
+            .map(|s| s.expose_secret().to_owned())
+    }
+
+    #[test]
+    fn file_values_and_precedence() {
+        let none: [(&str, &str); 0] = [];
+        let config = Config::from_toml_str(FILE, none).unwrap();
+        assert_eq!(config.default_approval(), DefaultApproval::Required);
+        let alice = config.user(None);
+        assert_eq!(alice.id(), "alice");
+        assert_eq!(alice.zone(), Some("Europe/Berlin"));
+        let bob = config.user(Some("bob"));
+        assert_eq!((bob.id(), bob.zone()), ("bob", None));
+        assert_eq!(
+            resolve(&config, "alice", "acme.api_key").unwrap(),
+            "alice-key"
+        );
+        assert_eq!(
+            resolve(&config, "bob", "acme.api_key").unwrap(),
+            "shared-key"
+        );
+        assert_eq!(resolve(&config, "alice", "acme.region").unwrap(), "eu");
+        assert_eq!(resolve(&config, "alice", "missing"), None);
+        assert_eq!(config.secret_values().count(), 3);
+    }
+
+    #[test]
+    fn the_environment_wins() {
+        let env = [
+            ("OSCOVA_USER", "carol"),
+            ("OSCOVA_TIME_ZONE", "Asia/Tokyo"),
+            ("OSCOVA_CREDENTIAL_ACME_API_KEY", "env-key"),
+            ("OSCOVA_CREDENTIAL_EMPTY", ""),
+            ("UNRELATED", "x"),
+        ];
+        let config = Config::from_toml_str(FILE, env).unwrap();
+        let user = config.user(None);
+        assert_eq!((user.id(), user.zone()), ("carol", Some("Asia/Tokyo")));
+        assert_eq!(config.user(Some("dave")).id(), "dave");
+        assert_eq!(
+            resolve(&config, "alice", "acme.api_key").unwrap(),
+            "env-key"
+        );
+        assert_eq!(
+            resolve(&config, "alice", "ACME-API-KEY").unwrap(),
+            "env-key"
+        );
+        assert_eq!(resolve(&config, "alice", "empty"), None);
+        assert_eq!(
+            config.credential_env_names(),
+            ["OSCOVA_CREDENTIAL_ACME_API_KEY", "OSCOVA_CREDENTIAL_EMPTY"]
+        );
+    }
+
+    #[test]
+    fn defaults_with_no_file() {
+        let none: [(&str, &str); 0] = [];
+        let config = Config::from_toml_str("", none).unwrap();
+        let user = config.user(None);
+        assert_eq!((user.id(), user.zone()), (DEFAULT_USER, None));
+        assert_eq!(config.default_approval(), DefaultApproval::NotRequired);
+    }
+
+    #[test]
+    fn mistakes_are_errors_naming_the_problem() {
+        let none: [(&str, &str); 0] = [];
+        let err = Config::from_toml_str("defualt_user = \"x\"", none).unwrap_err();
+        assert!(err.to_string().contains("defualt_user"), "{err}");
+        let err = Config::from_toml_str("default_approval = \"sometimes\"", none).unwrap_err();
+        assert!(err.to_string().contains("sometimes"), "{err}");
+        let err = Config::from_toml_str("[users.a]\ntimezone = \"UTC\"", none).unwrap_err();
+        assert!(err.to_string().contains("timezone"), "{err}");
+    }
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let none: [(&str, &str); 0] = [];
+        let config = Config::from_toml_str(FILE, none).unwrap();
+        let text = format!("{config:?} {:?}", config.credentials());
+        assert!(
+            !text.contains("alice-key") && !text.contains("shared-key"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_explicit_file_must_exist() {
+        let none: [(&str, &str); 0] = [];
+        let missing = Path::new("/nonexistent/oscova/config.toml");
+        let err = Config::load_from(Some(missing), none).unwrap_err();
+        assert!(matches!(err, CliError::ConfigRead { .. }), "{err}");
+        let err = Config::load_from(None, [(CONFIG_ENV, missing.to_str().unwrap())]).unwrap_err();
+        assert!(matches!(err, CliError::ConfigRead { .. }), "{err}");
+    }
+}

@@ -1,0 +1,209 @@
+//! The entry points: [`run`], [`run_with`] and [`Launcher`].
+//!
+//! Rules: parsing, configuration, host start-up and the command all happen
+//! inside [`Launcher::run_from`], which never panics, prints every error
+//! itself (as JSON on stdout with `--json`, else as one line on stderr),
+//! and turns it into the documented exit code. clap's own errors keep
+//! clap's output and code (2; 0 for `--help` and `--version`).
+
+use std::ffi::OsString;
+use std::fmt;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use oscova_core::{
+    ApprovalHandler, ExposeSecret, PluginHost, PluginHostBuilder, PluginRegistration,
+    ProcessSpawnPolicy,
+};
+
+use crate::approval::{Asker, CliApproval};
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+use crate::error::{CliError, ExitStatus};
+
+type Customize = Box<dyn FnOnce(PluginHostBuilder) -> PluginHostBuilder>;
+
+/// Runs the `oscova` command line over every plugin linked into this
+/// binary, with the process arguments.
+///
+/// A linker drops plugin crates that nothing references; name yours with
+/// [`run_with`] so they are kept.
+pub fn run() -> ExitCode {
+    Launcher::new().run()
+}
+
+/// Runs the `oscova` command line over every linked plugin, making sure the
+/// listed ones are loaded even if the linker dropped their registration.
+///
+/// A host binary that links its own plugins is three lines:
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     oscova_cli::run_with(oscova_core::linked_plugins![
+///         example_hello_plugin::ExampleAgentPlugin,
+///     ])
+/// }
+/// ```
+pub fn run_with(plugins: impl IntoIterator<Item = PluginRegistration>) -> ExitCode {
+    Launcher::new().plugins(plugins).run()
+}
+
+/// The `oscova` command line, configured for one host binary.
+///
+/// ```
+/// use oscova_cli::Launcher;
+///
+/// let code = Launcher::new()
+///     .plugins(oscova_core::linked_plugins![example_hello_plugin::ExampleAgentPlugin])
+///     .host_builder(|b| b.strict(true))
+///     .run_from(["oscova", "--config", "/nonexistent.toml", "plugins"]);
+/// assert_eq!(code, oscova_cli::ExitStatus::Usage); // the explicit config file is missing
+/// ```
+pub struct Launcher {
+    plugins: Vec<PluginRegistration>,
+    customize: Option<Customize>,
+    approval: Option<Arc<dyn ApprovalHandler>>,
+}
+
+impl fmt::Debug for Launcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Launcher")
+            .field("plugins", &self.plugins)
+            .field("customize", &self.customize.is_some())
+            .field("approval", &self.approval.is_some())
+            .finish()
+    }
+}
+
+impl Default for Launcher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Launcher {
+    /// A launcher over every linked plugin.
+    pub fn new() -> Self {
+        Self {
+            plugins: Vec::new(),
+            customize: None,
+            approval: None,
+        }
+    }
+
+    /// Loads these plugins too, even if the linker dropped their
+    /// registration ([`PluginHostBuilder::expect_linked`]).
+    pub fn plugins(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
+        self.plugins.extend(plugins);
+        self
+    }
+
+    /// Adjusts the host builder after the CLI has set credentials, the
+    /// default approval policy and the spawn policy from the config (so
+    /// this can override them) and before it installs its approval
+    /// handler (so use [`approval_handler`](Self::approval_handler) for
+    /// approval). For example `|b| b.plugins(list)` loads exactly `list`.
+    pub fn host_builder(
+        mut self,
+        customize: impl FnOnce(PluginHostBuilder) -> PluginHostBuilder + 'static,
+    ) -> Self {
+        self.customize = Some(Box::new(customize));
+        self
+    }
+
+    /// The host's own approval policy. The CLI asks it before it asks the
+    /// terminal; a yes approves the call, a no leaves the decision to the
+    /// command's flags and the terminal.
+    pub fn approval_handler(mut self, handler: impl ApprovalHandler) -> Self {
+        self.approval = Some(Arc::new(handler));
+        self
+    }
+
+    /// Runs with the process arguments.
+    pub fn run(self) -> ExitCode {
+        self.run_from(std::env::args_os()).into()
+    }
+
+    /// Runs with these arguments (the first is the program name).
+    pub fn run_from<I, T>(self, args: I) -> ExitStatus
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let cli = match Cli::try_parse_from(args) {
+            Ok(cli) => cli,
+            Err(e) => {
+                let _ = e.print();
+                return match e.exit_code() {
+                    0 => ExitStatus::Success,
+                    _ => ExitStatus::Usage,
+                };
+            }
+        };
+        let json = cli.json;
+        match self.execute(cli) {
+            Ok(status) => status,
+            Err(e) => {
+                crate::output::print_error(&e, json);
+                e.exit_status()
+            }
+        }
+    }
+
+    fn execute(self, cli: Cli) -> Result<ExitStatus, CliError> {
+        let config = Config::load(cli.config.as_deref())?;
+        let asker = match &cli.command {
+            Command::Tools(crate::cli::ToolsCommand::Call(args)) => {
+                Asker::Terminal { yes: args.yes }
+            }
+            Command::Mcp(args) => Asker::Mcp {
+                allow: args.allow_approval_required,
+            },
+            _ => Asker::Mcp { allow: false },
+        };
+        let host = self.build_host(&config, asker)?;
+        let runtime = match &cli.command {
+            Command::Mcp(_) => tokio::runtime::Builder::new_multi_thread(),
+            _ => tokio::runtime::Builder::new_current_thread(),
+        }
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+        let env = crate::commands::Env {
+            host: host.clone(),
+            config,
+            json: cli.json,
+        };
+        let outcome = runtime.block_on(async {
+            let outcome = crate::commands::run(&env, cli.command).await;
+            host.shutdown().await;
+            outcome
+        });
+        // A blocked stdin read (MCP, the prompt) must not hold the exit.
+        runtime.shutdown_background();
+        outcome
+    }
+
+    fn build_host(self, config: &Config, asker: Asker) -> Result<PluginHost, CliError> {
+        let mut spawn = ProcessSpawnPolicy::new();
+        for name in config.credential_env_names() {
+            spawn = spawn.deny(name.clone());
+        }
+        let mut builder = PluginHost::builder()
+            .expect_linked(self.plugins)
+            .credentials(config.credentials())
+            .default_approval(config.default_approval())
+            .spawn_policy(spawn);
+        if let Some(customize) = self.customize {
+            builder = customize(builder);
+        }
+        let host = builder
+            .approval_handler(CliApproval::new(asker, self.approval))
+            .build()?;
+        for secret in config.secret_values() {
+            host.redactor().add(secret.expose_secret());
+        }
+        Ok(host)
+    }
+}

@@ -1,0 +1,72 @@
+//! Shared helpers: run the real `oscova` binary with a clean environment.
+//!
+//! Every run gets an empty config directory and no `OSCOVA_*` variables,
+//! so a developer's own `~/.config/oscova/config.toml` never leaks in.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_oscova");
+
+/// A fresh directory under the target's test temp dir, unique to this
+/// call (tests run in parallel).
+pub fn temp_dir(name: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("oscova-cli")
+        .join(format!("{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `oscova` with a clean environment, stdin closed.
+pub fn oscova(args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).stdin(Stdio::null());
+    clean_env(&mut cmd);
+    cmd
+}
+
+/// Removes every `OSCOVA_*` variable and points the config dir at an
+/// empty directory.
+pub fn clean_env(cmd: &mut Command) {
+    for (name, _) in std::env::vars() {
+        if name.starts_with("OSCOVA_") {
+            cmd.env_remove(name);
+        }
+    }
+    let home = temp_dir("home");
+    cmd.env("XDG_CONFIG_HOME", home.join("config"));
+    cmd.env("HOME", &home);
+}
+
+/// Runs and returns (exit code, stdout, stderr).
+pub fn run(cmd: &mut Command) -> (i32, String, String) {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = cmd.output().unwrap();
+    (
+        status.code().unwrap_or(-1),
+        String::from_utf8(stdout).unwrap(),
+        String::from_utf8(stderr).unwrap(),
+    )
+}
+
+/// Runs with `--json` and parses stdout.
+pub fn run_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run(&mut oscova(&all));
+    let value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout:?}\nstderr: {stderr}"));
+    (code, value)
+}
