@@ -1,0 +1,186 @@
+//! The `oscova.files` plugin: the user's files, inside one root directory
+//! per user that the host chooses.
+//!
+//! | wire name | does | approval |
+//! |---|---|---|
+//! | `oscova_files__files__list` | lists a directory (optionally recursive) | not required |
+//! | `oscova_files__files__read` | reads a text file or a byte range of it, capped | not required |
+//! | `oscova_files__files__search` | finds files by glob and/or lines by text | not required |
+//! | `oscova_files__files__write` | creates, overwrites or appends to a text file | **required** |
+//!
+//! All tools are `NetworkScope::None`. Paths are relative to the user's
+//! root: absolute paths, `..`, and symbolic links that lead out of the root
+//! are refused with an error saying so (see the `root` module's rules).
+//!
+//! # Tutorial
+//!
+//! A host decides where each user's files live by giving the plugin a root
+//! resolver, then hands the configured plugin to its builder:
+//!
+//! ```
+//! use oscova_core::prelude::*;
+//! use oscova_plugin_files::FilesPlugin;
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let base = tempfile::tempdir()?;
+//! let files = FilesPlugin::per_user(base.path()); // <base>/<user id>/
+//! let host = PluginHost::builder()
+//!     .plugins([])
+//!     .plugin_instance(files)
+//!     .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true) // `write` needs approval
+//!     .build()?;
+//! let scope = host.user_scope(UserInfo::new("alice"))?;
+//!
+//! let w = scope
+//!     .invoke("oscova_files__files__write", json!({"path": "todo.txt", "content": "milk\n"}))
+//!     .await;
+//! assert!(!w.is_error, "{}", w.content);
+//! let r = scope.invoke("oscova_files__files__read", json!({"path": "todo.txt"})).await;
+//! assert_eq!(r.content, "milk\n");
+//! assert!(base.path().join("alice/todo.txt").exists());
+//!
+//! let escape = scope.invoke("oscova_files__files__read", json!({"path": "../x"})).await;
+//! assert!(escape.is_error);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! Any rule works as a resolver, for example a directory from the host's
+//! own user records: `FilesPlugin::with_resolver(|user| lookup(user.id()))`.
+//! A user for whom it returns `None` gets no files tools (the host records
+//! a diagnostic for that scope).
+//!
+//! With no configuration (the plugin created from its registration, as
+//! `PluginHost::builder().build()` does for every linked plugin), the base
+//! directory is `$OSCOVA_FILES_ROOT`, else `./oscova-files`, with one
+//! subdirectory per user; see [`user_dir_name`] for how ids become names.
+
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod error;
+mod ops;
+mod root;
+mod search;
+mod text;
+mod toolset;
+mod walk;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oscova_core::prelude::*;
+
+pub use error::FilesError;
+pub use ops::WriteMode;
+pub use toolset::{FileLimits, FilesToolset};
+
+/// The environment variable naming the default base directory.
+pub const ROOT_ENV: &str = "OSCOVA_FILES_ROOT";
+
+/// The base directory used when [`ROOT_ENV`] is unset.
+pub const DEFAULT_BASE: &str = "oscova-files";
+
+/// Picks a user's root directory, or `None` to give that user no files
+/// tools.
+pub type RootResolver = Arc<dyn Fn(&UserInfo) -> Option<PathBuf> + Send + Sync>;
+
+/// The `oscova.files` plugin: contributes [`FilesToolset`] to every user
+/// its resolver gives a root.
+#[plugin(
+    id = "oscova.files",
+    name = "Files",
+    framework = ">=0.1",
+    description = "List, read, search and write files inside one root directory per user."
+)]
+#[derive(Clone)]
+pub struct FilesPlugin {
+    roots: RootResolver,
+    limits: FileLimits,
+}
+
+impl FilesPlugin {
+    /// Roots chosen by `resolver`.
+    pub fn with_resolver(
+        resolver: impl Fn(&UserInfo) -> Option<PathBuf> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            roots: Arc::new(resolver),
+            limits: FileLimits::default(),
+        }
+    }
+
+    /// One subdirectory of `base` per user, named by [`user_dir_name`].
+    pub fn per_user(base: impl Into<PathBuf>) -> Self {
+        let base = base.into();
+        Self::with_resolver(move |user| user_dir_name(user.id()).map(|name| base.join(name)))
+    }
+
+    /// Uses these caps instead of the defaults.
+    pub fn limits(mut self, limits: FileLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+}
+
+impl Default for FilesPlugin {
+    /// `$OSCOVA_FILES_ROOT/<user>`, else `./oscova-files/<user>`.
+    fn default() -> Self {
+        let base = std::env::var_os(ROOT_ENV)
+            .filter(|v| !v.is_empty())
+            .map_or_else(|| PathBuf::from(DEFAULT_BASE), PathBuf::from);
+        Self::per_user(base)
+    }
+}
+
+impl fmt::Debug for FilesPlugin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FilesPlugin")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentPlugin for FilesPlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        let roots = self.roots.clone();
+        let limits = self.limits.clone();
+        builder.add_toolset(move |ctx: &AgentPluginContext| match roots(ctx.user()) {
+            Some(root) => Ok(FilesToolset::new(root, limits.clone())),
+            None => Err(FilesError::NoRoot {
+                user: ctx.user_id().to_owned(),
+            }),
+        });
+    }
+}
+
+/// The directory name for a user id: ASCII letters, digits, `-` and `_`
+/// are kept, so are dots except a leading one; every other byte becomes
+/// `%XX`. Distinct ids give distinct names (`%` itself is escaped), and no
+/// name is `.`, `..` or contains a separator. `None` for an empty id.
+///
+/// ```
+/// use oscova_plugin_files::user_dir_name;
+/// assert_eq!(user_dir_name("alice").as_deref(), Some("alice"));
+/// assert_eq!(user_dir_name("../bob").as_deref(), Some("%2E.%2Fbob"));
+/// assert_eq!(user_dir_name("a@b.com").as_deref(), Some("a%40b.com"));
+/// assert_eq!(user_dir_name(""), None);
+/// ```
+pub fn user_dir_name(id: &str) -> Option<String> {
+    if id.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(id.len());
+    for (i, byte) in id.bytes().enumerate() {
+        match byte {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' => out.push(char::from(byte)),
+            b'.' if i > 0 => out.push('.'),
+            other => out.push_str(&format!("%{other:02X}")),
+        }
+    }
+    Some(out)
+}

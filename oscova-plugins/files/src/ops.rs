@@ -1,0 +1,241 @@
+//! `list`, `read` and `write`, as plain blocking functions over a [`Root`].
+//!
+//! Rules: every path goes through [`Root::existing`] or
+//! [`Root::for_write`] first; reads never return more than the cap, and a
+//! partial read says where the next one starts; writes are text, capped,
+//! and `create` (the default) never replaces an existing file, opened with
+//! `create_new` so it cannot race another writer or follow a link.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+use oscova_core::CancellationToken;
+use oscova_core::ToolResult;
+use oscova_core::serde_json::json;
+use serde::Serialize;
+
+use crate::FileLimits;
+use crate::error::FilesError;
+use crate::root::Root;
+use crate::text::{decode, looks_binary};
+use crate::walk::{Flow, Kind, walk};
+
+/// How `write` treats an existing file.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteMode {
+    /// Create a new file; fail if it exists (the default).
+    #[default]
+    Create,
+    /// Replace the file's content, creating it if needed.
+    Overwrite,
+    /// Add to the end of the file, creating it if needed.
+    Append,
+}
+
+/// One entry of a listing.
+#[derive(Debug, Serialize)]
+struct Listed {
+    path: String,
+    kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+}
+
+fn shown(rel: &str) -> &str {
+    if rel.is_empty() { "." } else { rel }
+}
+
+/// Lists a directory (blocking).
+pub(crate) fn list(
+    root: &Root,
+    limits: &FileLimits,
+    path: &str,
+    recursive: bool,
+    cancel: &CancellationToken,
+) -> Result<ToolResult, FilesError> {
+    let dir = root.existing(path)?;
+    if !dir.abs.is_dir() {
+        return Err(FilesError::NotADirectory {
+            path: path.to_owned(),
+        });
+    }
+    let canonical_root = root.open()?;
+    let mut entries = Vec::new();
+    let walked = walk(&canonical_root, &dir.abs, recursive, cancel, |entry| {
+        if entries.len() >= limits.max_list_entries {
+            return Flow::Stop;
+        }
+        entries.push(Listed {
+            path: entry.rel.clone(),
+            kind: entry.kind,
+            size: entry.size,
+        });
+        Flow::Continue
+    })?;
+    let mut content = if entries.is_empty() {
+        format!("`{}` is empty.", shown(&dir.rel))
+    } else {
+        format!("`{}` ({} entries):", shown(&dir.rel), entries.len())
+    };
+    for Listed { path, kind, size } in &entries {
+        content.push('\n');
+        content.push_str(&match (kind, size) {
+            (Kind::Dir, _) => format!("{path}/"),
+            (Kind::Symlink, _) => format!("{path} (symbolic link)"),
+            (_, Some(size)) => format!("{path} ({size} bytes)"),
+            _ => path.clone(),
+        });
+    }
+    if walked.stopped {
+        content.push_str(&format!(
+            "\n[stopped at {} entries; list a subdirectory to see more]",
+            limits.max_list_entries
+        ));
+    }
+    Ok(ToolResult::text(content).with_details(json!({
+        "path": dir.rel,
+        "entries": entries,
+        "truncated": walked.stopped,
+        "unreadable_dirs": walked.unreadable,
+    })))
+}
+
+/// Reads a byte range of a text file (blocking).
+pub(crate) fn read(
+    root: &Root,
+    limits: &FileLimits,
+    path: &str,
+    offset: Option<u64>,
+    length: Option<u64>,
+) -> Result<ToolResult, FilesError> {
+    let file = root.existing(path)?;
+    let meta = fs::metadata(&file.abs).map_err(FilesError::io("read", path))?;
+    if meta.is_dir() {
+        return Err(FilesError::IsADirectory {
+            path: path.to_owned(),
+        });
+    }
+    if !meta.is_file() {
+        // A FIFO or device would block or never end.
+        return Err(FilesError::InvalidPath {
+            path: path.to_owned(),
+            reason: "it is not a regular file",
+        });
+    }
+    let size = meta.len();
+    let offset = offset.unwrap_or(0);
+    if offset > size {
+        return Err(FilesError::OffsetPastEnd {
+            path: path.to_owned(),
+            offset,
+            size,
+        });
+    }
+    let wanted = length.unwrap_or(limits.max_read_bytes);
+    let take = wanted.min(limits.max_read_bytes).min(size - offset);
+    let mut bytes = Vec::new();
+    let mut handle = fs::File::open(&file.abs).map_err(FilesError::io("read", path))?;
+    handle
+        .seek(SeekFrom::Start(offset))
+        .and_then(|_| handle.take(take).read_to_end(&mut bytes))
+        .map_err(FilesError::io("read", path))?;
+    if looks_binary(&bytes) {
+        return Err(FilesError::Binary {
+            path: path.to_owned(),
+            size,
+        });
+    }
+    let end = offset + bytes.len() as u64;
+    let decoded = decode(&bytes, end < size);
+    let start = offset + decoded.skipped_front as u64;
+    let end = end - decoded.cut_back as u64;
+    let more = end < size;
+    let capped = more && wanted > take;
+    let mut content = decoded.text;
+    let mut notes = Vec::new();
+    if start > 0 || more {
+        notes.push(format!("bytes {start}..{end} of {size}"));
+    }
+    if more {
+        notes.push(format!("to continue, read again with offset {end}"));
+    }
+    if capped {
+        notes.push(format!(
+            "at most {} bytes are returned per call",
+            limits.max_read_bytes
+        ));
+    }
+    if decoded.lossy {
+        notes.push("the file is not valid UTF-8; undecodable bytes are shown as U+FFFD".to_owned());
+    }
+    if !notes.is_empty() {
+        content.push_str(&format!("\n\n[{}]", notes.join("; ")));
+    }
+    Ok(ToolResult::text(content).with_details(json!({
+        "path": file.rel,
+        "size": size,
+        "offset": start,
+        "end": end,
+        "next_offset": more.then_some(end),
+        "truncated": more,
+        "lossy": decoded.lossy,
+    })))
+}
+
+/// Writes text to a file (blocking).
+pub(crate) fn write(
+    root: &Root,
+    limits: &FileLimits,
+    path: &str,
+    content: &str,
+    mode: WriteMode,
+    create_dirs: bool,
+) -> Result<ToolResult, FilesError> {
+    let size = content.len() as u64;
+    if size > limits.max_write_bytes {
+        return Err(FilesError::TooLarge {
+            size,
+            limit: limits.max_write_bytes,
+        });
+    }
+    let target = root.for_write(path, create_dirs)?;
+    let existed = target.abs.exists();
+    let mut options = OpenOptions::new();
+    match mode {
+        WriteMode::Create => options.write(true).create_new(true),
+        WriteMode::Overwrite => options.write(true).create(true).truncate(true),
+        WriteMode::Append => options.append(true).create(true),
+    };
+    let mut file = options.open(&target.abs).map_err(|e| {
+        if e.kind() == io::ErrorKind::AlreadyExists {
+            FilesError::AlreadyExists {
+                path: path.to_owned(),
+            }
+        } else {
+            FilesError::io("write", path)(e)
+        }
+    })?;
+    file.write_all(content.as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(FilesError::io("write", path))?;
+    let total = file.metadata().map(|m| m.len()).unwrap_or(size);
+    let verb = match (mode, existed) {
+        (WriteMode::Append, true) => "appended",
+        (_, true) => "replaced",
+        (_, false) => "created",
+    };
+    Ok(ToolResult::text(format!(
+        "Wrote {size} bytes to `{}` ({verb}; the file now has {total} bytes).",
+        target.rel
+    ))
+    .with_details(json!({
+        "path": target.rel,
+        "bytes_written": size,
+        "size": total,
+        "mode": mode,
+        "created": !existed,
+    })))
+}

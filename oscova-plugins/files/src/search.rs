@@ -1,0 +1,270 @@
+//! `search`: files by glob, lines by text, or both.
+//!
+//! Rules: a glob with a `/` is matched against the path relative to the
+//! search directory (`*` stays within one directory, `**` crosses them);
+//! a glob without one is matched against the file name, so `*.md` finds
+//! Markdown files at any depth. Text is matched per line, case-insensitive
+//! unless asked otherwise. Files over the per-file cap and binary files
+//! are skipped and counted, links are not followed, and the walk stops at
+//! the result cap or the file cap with `truncated` set.
+
+use std::fs;
+use std::path::Path;
+
+use glob::{MatchOptions, Pattern};
+use oscova_core::CancellationToken;
+use oscova_core::ToolResult;
+use oscova_core::serde_json::json;
+use serde::Serialize;
+
+use crate::FileLimits;
+use crate::error::FilesError;
+use crate::root::{Root, inside};
+use crate::text::{clip, looks_binary};
+use crate::walk::{Flow, Kind, walk};
+
+/// The longest line excerpt a text match shows.
+const EXCERPT_CHARS: usize = 200;
+
+/// What to search for.
+#[derive(Debug, Clone)]
+pub(crate) struct Query {
+    pub(crate) path: String,
+    pub(crate) pattern: Option<String>,
+    pub(crate) text: Option<String>,
+    pub(crate) case_sensitive: bool,
+    pub(crate) max_results: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct Hit {
+    path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+}
+
+struct Matcher {
+    glob: Option<(Pattern, bool)>,
+    needle: Option<String>,
+    case_sensitive: bool,
+}
+
+impl Matcher {
+    fn new(query: &Query) -> Result<Self, FilesError> {
+        let glob = match query
+            .pattern
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            None => None,
+            Some(p) => {
+                let compiled = Pattern::new(p).map_err(|e| FilesError::BadPattern {
+                    pattern: p.to_owned(),
+                    reason: e.msg.to_owned(),
+                })?;
+                Some((compiled, p.contains('/')))
+            }
+        };
+        let needle = query.text.as_deref().filter(|t| !t.is_empty()).map(|t| {
+            if query.case_sensitive {
+                t.to_owned()
+            } else {
+                t.to_lowercase()
+            }
+        });
+        if glob.is_none() && needle.is_none() {
+            return Err(FilesError::NothingToSearch);
+        }
+        Ok(Self {
+            glob,
+            needle,
+            case_sensitive: query.case_sensitive,
+        })
+    }
+
+    fn path_matches(&self, rel_to_base: &str) -> bool {
+        let Some((pattern, with_dirs)) = &self.glob else {
+            return true;
+        };
+        let options = MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: true,
+            require_literal_leading_dot: false,
+        };
+        if *with_dirs {
+            pattern.matches_with(rel_to_base, options)
+        } else {
+            let name = rel_to_base.rsplit('/').next().unwrap_or(rel_to_base);
+            pattern.matches_with(name, options)
+        }
+    }
+
+    fn line_matches(&self, line: &str) -> bool {
+        match &self.needle {
+            None => true,
+            Some(n) if self.case_sensitive => line.contains(n.as_str()),
+            Some(n) => line.to_lowercase().contains(n.as_str()),
+        }
+    }
+}
+
+/// Runs a search (blocking).
+pub(crate) fn run(
+    root: &Root,
+    limits: &FileLimits,
+    query: &Query,
+    cancel: &CancellationToken,
+) -> Result<ToolResult, FilesError> {
+    let matcher = Matcher::new(query)?;
+    let base = root.existing(&query.path)?;
+    if !base.abs.is_dir() {
+        return Err(FilesError::NotADirectory {
+            path: query.path.clone(),
+        });
+    }
+    let canonical_root = root.open()?;
+    let max_results = query.max_results.clamp(1, limits.max_search_results);
+    let mut hits = Vec::new();
+    let (mut files_seen, mut skipped_large, mut skipped_binary) = (0usize, 0usize, 0usize);
+    let (mut results_capped, mut files_capped) = (false, false);
+    let walked = walk(&canonical_root, &base.abs, true, cancel, |entry| {
+        if entry.kind != Kind::File {
+            return Flow::Continue;
+        }
+        files_seen += 1;
+        if files_seen > limits.max_search_files {
+            files_capped = true;
+            return Flow::Stop;
+        }
+        let rel_to_base = inside(&base.abs, &entry.abs).unwrap_or_default();
+        if !matcher.path_matches(&rel_to_base) {
+            return Flow::Continue;
+        }
+        if matcher.needle.is_none() {
+            hits.push(Hit {
+                path: entry.rel.clone(),
+                line: None,
+                text: None,
+                size: entry.size,
+            });
+        } else if entry.size.unwrap_or(0) > limits.max_search_file_bytes {
+            skipped_large += 1;
+        } else {
+            match search_file(&entry.abs, &matcher, max_results - hits.len()) {
+                FileOutcome::Binary => skipped_binary += 1,
+                FileOutcome::Lines(lines) => {
+                    hits.extend(lines.into_iter().map(|(line, text)| Hit {
+                        path: entry.rel.clone(),
+                        line: Some(line),
+                        text: Some(text),
+                        size: None,
+                    }));
+                }
+            }
+        }
+        if hits.len() >= max_results {
+            results_capped = true;
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    })?;
+    let stopped = match (walked.stopped, results_capped, files_capped) {
+        (true, true, _) => Some(format!(
+            "stopped at {max_results} results; there may be more: narrow the search or raise max_results"
+        )),
+        (true, _, true) => Some(format!(
+            "stopped after scanning {} files; search a smaller directory with `path`",
+            limits.max_search_files
+        )),
+        _ => None,
+    };
+    let skipped = Skipped {
+        large: skipped_large,
+        binary: skipped_binary,
+        unreadable_dirs: walked.unreadable,
+    };
+    Ok(render(query, &base.rel, &hits, stopped, &skipped))
+}
+
+enum FileOutcome {
+    Binary,
+    Lines(Vec<(usize, String)>),
+}
+
+fn search_file(path: &Path, matcher: &Matcher, room: usize) -> FileOutcome {
+    let Ok(bytes) = fs::read(path) else {
+        return FileOutcome::Lines(Vec::new());
+    };
+    if looks_binary(&bytes) {
+        return FileOutcome::Binary;
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    FileOutcome::Lines(
+        text.lines()
+            .enumerate()
+            .filter(|(_, line)| matcher.line_matches(line))
+            .take(room)
+            .map(|(i, line)| (i + 1, clip(line, EXCERPT_CHARS)))
+            .collect(),
+    )
+}
+
+#[derive(Debug, Serialize)]
+struct Skipped {
+    large: usize,
+    binary: usize,
+    unreadable_dirs: usize,
+}
+
+fn render(
+    query: &Query,
+    base: &str,
+    hits: &[Hit],
+    stopped: Option<String>,
+    skipped: &Skipped,
+) -> ToolResult {
+    let what = match (&query.pattern, &query.text) {
+        (Some(p), Some(t)) => format!("files matching `{p}` containing {t:?}"),
+        (Some(p), None) => format!("files matching `{p}`"),
+        (None, Some(t)) => format!("lines containing {t:?}"),
+        (None, None) => "files".to_owned(),
+    };
+    let under = if base.is_empty() {
+        ".".to_owned()
+    } else {
+        base.to_owned()
+    };
+    let mut content = if hits.is_empty() {
+        format!("No {what} under `{under}`.")
+    } else {
+        format!("{} result(s) for {what} under `{under}`:", hits.len())
+    };
+    for hit in hits {
+        content.push('\n');
+        match (&hit.line, &hit.text) {
+            (Some(line), Some(text)) => content.push_str(&format!("{}:{line}: {text}", hit.path)),
+            _ => content.push_str(&hit.path),
+        }
+    }
+    if let Some(stopped) = &stopped {
+        content.push_str(&format!("\n[{stopped}]"));
+    }
+    if skipped.large + skipped.binary > 0 {
+        content.push_str(&format!(
+            "\n[skipped {} file(s) over the size cap and {} binary file(s)]",
+            skipped.large, skipped.binary
+        ));
+    }
+    ToolResult::text(content).with_details(json!({
+        "path": base,
+        "results": hits,
+        "truncated": stopped.is_some(),
+        "skipped": skipped,
+    }))
+}

@@ -1,0 +1,98 @@
+//! Turning file bytes into text for the model.
+//!
+//! Rules: a NUL byte means binary, which the tools refuse rather than
+//! return as noise; a byte range that starts or ends inside a UTF-8
+//! character is trimmed to whole characters (the caller reports the range
+//! actually returned, so the next offset continues exactly); whatever is
+//! still not UTF-8 is decoded lossily and flagged.
+
+/// Whether the bytes look binary.
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.contains(&0)
+}
+
+/// Text decoded from a byte range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Decoded {
+    pub(crate) text: String,
+    /// Bytes dropped at the front (the tail of a character cut by the offset).
+    pub(crate) skipped_front: usize,
+    /// Bytes dropped at the back (the head of a character cut by the length).
+    pub(crate) cut_back: usize,
+    /// Some bytes were not UTF-8 and became U+FFFD.
+    pub(crate) lossy: bool,
+}
+
+/// Decodes `bytes`; `more_after` says whether the file goes on after them.
+pub(crate) fn decode(bytes: &[u8], more_after: bool) -> Decoded {
+    let skipped_front = bytes
+        .iter()
+        .take(3)
+        .take_while(|b| (**b & 0b1100_0000) == 0b1000_0000)
+        .count();
+    let body = bytes.get(skipped_front..).unwrap_or_default();
+    let cut_back = if more_after { incomplete_tail(body) } else { 0 };
+    let body = body.get(..body.len() - cut_back).unwrap_or_default();
+    match std::str::from_utf8(body) {
+        Ok(text) => Decoded {
+            text: text.to_owned(),
+            skipped_front,
+            cut_back,
+            lossy: false,
+        },
+        Err(_) => Decoded {
+            text: String::from_utf8_lossy(body).into_owned(),
+            skipped_front,
+            cut_back,
+            lossy: true,
+        },
+    }
+}
+
+/// How many trailing bytes start a character that is not complete.
+fn incomplete_tail(bytes: &[u8]) -> usize {
+    match std::str::from_utf8(bytes) {
+        Err(e) if e.error_len().is_none() => bytes.len() - e.valid_up_to(),
+        _ => 0,
+    }
+}
+
+/// `line` cut to at most `max` characters, marked when cut.
+pub(crate) fn clip(line: &str, max: usize) -> String {
+    let line = line.trim();
+    match line.char_indices().nth(max) {
+        None => line.to_owned(),
+        Some((at, _)) => format!("{}…", line.get(..at).unwrap_or(line)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_characters_are_trimmed() {
+        let bytes = "aé€b".as_bytes(); // 1 + 2 + 3 + 1 bytes
+        let d = decode(bytes.get(2..5).unwrap(), true); // tail of é, first two of €
+        assert_eq!(d.skipped_front, 1);
+        assert_eq!(d.cut_back, 2);
+        assert_eq!(d.text, "");
+        let d = decode(bytes.get(1..).unwrap(), false);
+        assert_eq!(d.text, "é€b");
+        assert!(!d.lossy);
+    }
+
+    #[test]
+    fn invalid_bytes_are_lossy() {
+        let d = decode(b"caf\xe9 ok", false);
+        assert!(d.lossy);
+        assert_eq!(d.text, "caf\u{fffd} ok");
+    }
+
+    #[test]
+    fn clipping_is_char_safe() {
+        assert_eq!(clip("  ééé  ", 2), "éé…");
+        assert_eq!(clip("ab", 2), "ab");
+        assert!(looks_binary(b"a\0b"));
+    }
+}
