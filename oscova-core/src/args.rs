@@ -117,6 +117,20 @@ impl ArgReader {
             }
             None => Value::Null,
         };
+        // A scalar has no inside, so its path is the property's own: read it
+        // without path tracking, which costs as much again as the read.
+        if !matches!(value, Value::Array(_) | Value::Object(_)) {
+            return match T::deserialize(value) {
+                Ok(v) => Some(v),
+                Err(err) => {
+                    self.problems.push(ArgProblem {
+                        path: pointer_segment(name),
+                        message: humanize(&err.to_string()),
+                    });
+                    None
+                }
+            };
+        }
         match serde_path_to_error::deserialize::<_, T>(value) {
             Ok(v) => Some(v),
             Err(err) => {

@@ -73,13 +73,22 @@ impl ToolProgress {
 /// Receives progress updates; the host supplies one per call.
 pub type ProgressSink = Arc<dyn Fn(ToolProgress) + Send + Sync>;
 
+/// What every call of one user scope shares; one reference count per call
+/// instead of one per field.
+#[derive(Debug)]
+pub(crate) struct InvocationShared {
+    pub(crate) user: Arc<UserInfo>,
+    pub(crate) spawn: Option<ProcessSpawnPolicy>,
+}
+
 /// The per-call handle: call id, user, cancellation, progress, processes.
 pub struct ToolInvocation {
-    call_id: CallId,
-    user: Arc<UserInfo>,
+    /// Taken from the process-wide counter on first use only: most calls
+    /// never ask, and the counter is a contended cache line under load.
+    call_id: OnceLock<CallId>,
+    shared: Arc<InvocationShared>,
     cancel: OnceLock<CancellationToken>,
     progress: Option<ProgressSink>,
-    spawn: Option<ProcessSpawnPolicy>,
 }
 
 impl ToolInvocation {
@@ -92,12 +101,15 @@ impl ToolInvocation {
     /// assert!(!inv.is_cancelled());
     /// ```
     pub fn new(user: Arc<UserInfo>) -> Self {
+        Self::from_shared(Arc::new(InvocationShared { user, spawn: None }))
+    }
+
+    pub(crate) fn from_shared(shared: Arc<InvocationShared>) -> Self {
         Self {
-            call_id: CallId::next(),
-            user,
+            call_id: OnceLock::new(),
+            shared,
             cancel: OnceLock::new(),
             progress: None,
-            spawn: None,
         }
     }
 
@@ -116,23 +128,26 @@ impl ToolInvocation {
 
     /// Uses `policy` for processes started by this call.
     pub fn with_spawn_policy(mut self, policy: ProcessSpawnPolicy) -> Self {
-        self.spawn = Some(policy);
+        self.shared = Arc::new(InvocationShared {
+            user: self.shared.user.clone(),
+            spawn: Some(policy),
+        });
         self
     }
 
     /// This call's id.
     pub fn call_id(&self) -> CallId {
-        self.call_id
+        *self.call_id.get_or_init(CallId::next)
     }
 
     /// The calling user's id.
     pub fn user_id(&self) -> &str {
-        self.user.id()
+        self.shared.user.id()
     }
 
     /// The calling user.
     pub fn user(&self) -> &UserInfo {
-        &self.user
+        &self.shared.user
     }
 
     /// The call's cancellation token. Long-running tools should watch it;
@@ -158,13 +173,13 @@ impl ToolInvocation {
     /// The process spawn policy for this call: processes a tool starts get
     /// a filtered environment and the user's `TZ`.
     pub fn spawn_policy(&self) -> ProcessSpawnPolicy {
-        self.spawn.clone().unwrap_or_default()
+        self.shared.spawn.clone().unwrap_or_default()
     }
 
     /// A spawn request for `command` already carrying the user's time zone.
     pub fn process(&self, command: impl Into<std::ffi::OsString>) -> ProcessSpawnRequest {
         let request = ProcessSpawnRequest::new(command);
-        match self.user.zone() {
+        match self.shared.user.zone() {
             Some(tz) => request.time_zone(tz),
             None => request,
         }
@@ -174,8 +189,8 @@ impl ToolInvocation {
 impl fmt::Debug for ToolInvocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolInvocation")
-            .field("call_id", &self.call_id)
-            .field("user", &self.user.id())
+            .field("call_id", &self.call_id.get())
+            .field("user", &self.shared.user.id())
             .field("cancelled", &self.is_cancelled())
             .finish_non_exhaustive()
     }

@@ -14,7 +14,7 @@ mod hooks;
 mod publish;
 mod scope;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -84,7 +84,7 @@ pub(crate) struct HostInner {
     pub(crate) plugins: Vec<LoadedPlugin>,
     pub(crate) slots: Vec<ToolsetSlot>,
     pub(crate) tools: Vec<PublishedTool>,
-    pub(crate) by_name: HashMap<Box<str>, usize>,
+    pub(crate) by_name: FxHashMap<Box<str>, usize>,
     pub(crate) publication_errors: Vec<PublicationError>,
     pub(crate) diagnostics: Vec<Diagnostic>,
     pub(crate) model_providers: Vec<PublishedProvider<dyn ModelProvider>>,

@@ -6,7 +6,7 @@
 //! must stay cheap (10,000 tools in well under 10 ms). A tool whose name is
 //! taken is reported and dropped; the earlier one is never replaced.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -152,7 +152,7 @@ fn check_segment(part: &str, segment: &str) -> Result<(), String> {
 
 pub(crate) struct Published {
     pub(crate) tools: Vec<PublishedTool>,
-    pub(crate) by_name: HashMap<Box<str>, usize>,
+    pub(crate) by_name: FxHashMap<Box<str>, usize>,
     pub(crate) errors: Vec<PublicationError>,
 }
 
@@ -162,7 +162,8 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
         .map(|s| s.registration.info().tools().len())
         .sum();
     let mut tools: Vec<PublishedTool> = Vec::with_capacity(capacity);
-    let mut by_name: HashMap<Box<str>, usize> = HashMap::with_capacity(capacity);
+    let mut by_name: FxHashMap<Box<str>, usize> =
+        FxHashMap::with_capacity_and_hasher(capacity, Default::default());
     let mut errors = Vec::new();
     let mut name = String::with_capacity(MAX_WIRE_NAME_LEN * 2);
 

@@ -26,10 +26,10 @@ use super::{
 use crate::args::ArgError;
 use crate::context::{AgentPluginContext, Credentials, UserInfo};
 use crate::http;
-use crate::invocation::{ProgressSink, ToolInvocation, ToolProgress};
+use crate::invocation::{InvocationShared, ProgressSink, ToolInvocation, ToolProgress};
 use crate::redact::Redactor;
 use crate::result::ToolResult;
-use crate::tool::{ToolCall, Toolset};
+use crate::tool::{NetworkScope, ToolCall, Toolset};
 
 /// One user's tools.
 #[derive(Clone)]
@@ -40,6 +40,7 @@ pub struct UserScope {
 struct ScopeInner {
     host: Arc<HostInner>,
     user: Arc<UserInfo>,
+    shared: Arc<InvocationShared>,
     toolsets: Box<[Option<Arc<dyn Toolset>>]>,
     redactor: Redactor,
     diagnostics: Vec<Diagnostic>,
@@ -219,10 +220,15 @@ impl UserScope {
                 ));
             }
         }
+        let shared = Arc::new(InvocationShared {
+            user: user.clone(),
+            spawn: Some(host.spawn.clone()),
+        });
         Self {
             inner: Arc::new(ScopeInner {
                 host,
                 user,
+                shared,
                 toolsets: toolsets.into_boxed_slice(),
                 redactor,
                 diagnostics,
@@ -338,8 +344,7 @@ impl UserScope {
             }
         }
 
-        let mut invocation =
-            ToolInvocation::new(scope.user.clone()).with_spawn_policy(host.spawn.clone());
+        let mut invocation = ToolInvocation::from_shared(scope.shared.clone());
         if let Some(token) = &options.cancel {
             if token.is_cancelled() {
                 return Err(InvokeError::Cancelled(wire_name.to_owned()));
@@ -351,8 +356,16 @@ impl UserScope {
         }
 
         let network = info.network_scope();
+        // A toolset's client already refuses everything outside a tool call,
+        // so a `None` tool needs no task-local unless it runs inside another
+        // tool's call.
+        let needs_scope = network != NetworkScope::None || http::current_network_scope().is_some();
         let started = catch_unwind(AssertUnwindSafe(|| {
-            http::scoped_sync(network, || toolset.call_tool(tool.index, args, &invocation))
+            if needs_scope {
+                http::scoped_sync(network, || toolset.call_tool(tool.index, args, &invocation))
+            } else {
+                toolset.call_tool(tool.index, args, &invocation)
+            }
         }));
         let mut result = match started {
             Err(payload) => return Err(panicked(wire_name, &*payload)),

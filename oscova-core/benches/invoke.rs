@@ -1,0 +1,85 @@
+//! Invoking a small two-argument tool: directly (the same serde_json parse
+//! and serialisation, no framework), through the `Toolset` contract, and
+//! through a user scope (lookup, approval, redaction, panic isolation).
+//! Budget (DESIGN.md): the scope path costs at most 1.15x the direct call.
+//!
+//! Run with: `cargo bench -p oscova-core --bench invoke`
+
+#![allow(missing_docs)] // bench fixtures
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use oscova_core::prelude::*;
+use serde_json::{Value, json};
+
+pub struct BenchToolset;
+
+#[toolset]
+impl BenchToolset {
+    /// Repeats `text` `times` times.
+    pub fn repeat(text: String, times: u32) -> String {
+        text.repeat(times as usize)
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct RepeatArgs {
+    text: String,
+    times: u32,
+}
+
+/// The baseline: what a hand-wired tool does with the same JSON.
+fn direct(args: Value) -> Result<Value, serde_json::Error> {
+    let a: RepeatArgs = serde_json::from_value(args)?;
+    serde_json::to_value(BenchToolset::repeat(a.text, a.times))
+}
+
+#[plugin(id = "bench")]
+pub struct BenchPlugin;
+
+impl AgentPlugin for BenchPlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        builder.add_toolset(|_: &AgentPluginContext| BenchToolset);
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let args = json!({"text": "abc", "times": 2});
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let host = PluginHost::builder()
+        .plugins(oscova_core::linked_plugins![BenchPlugin])
+        .build()
+        .expect("host");
+    let scope = host.user_scope(UserInfo::new("bench")).expect("scope");
+    let user = Arc::new(UserInfo::new("bench"));
+
+    // Sanity: every path gives the same answer.
+    assert_eq!(direct(args.clone()).ok(), Some(json!("abcabc")));
+    let r = rt.block_on(scope.invoke("bench__bench__repeat", args.clone()));
+    assert_eq!(r.content, "abcabc");
+
+    let mut group = c.benchmark_group("invoke_small_tool");
+    group.bench_function("direct", |b| b.iter(|| direct(black_box(args.clone()))));
+    group.bench_function("contract", |b| {
+        let toolset = BenchToolset;
+        b.iter(|| {
+            let inv = ToolInvocation::new(user.clone());
+            match toolset.call_tool(0, black_box(args.clone()), &inv) {
+                Ok(oscova_core::ToolCall::Ready(r)) => r,
+                _ => ToolResult::error("unexpected"),
+            }
+        })
+    });
+    group.bench_function("scope_invoke", |b| {
+        b.to_async(&rt)
+            .iter(|| scope.invoke("bench__bench__repeat", black_box(args.clone())))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
