@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the local speech providers need (flite,
+# pocketsphinx with its English model and library), only when missing.
+# Runs non-interactively; uses sudo only when not already root.
+set -euo pipefail
+
+packages=(flite pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "missing system packages: ${missing[*]}; install them with your package manager" >&2
+    exit 1
+fi
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    sudo=(sudo)
+fi
+echo "installing: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq </dev/null
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null
