@@ -66,6 +66,15 @@ impl ArgError {
         &self.problems
     }
 
+    /// The same problems with every message (and path) rewritten.
+    pub(crate) fn map_messages(mut self, f: impl Fn(String) -> String) -> Self {
+        for p in &mut self.problems {
+            p.message = f(std::mem::take(&mut p.message));
+            p.path = f(std::mem::take(&mut p.path));
+        }
+        self
+    }
+
     #[doc(hidden)]
     pub fn __unknown_tool(index: usize) -> Self {
         Self::new("", format!("no tool with index {index} in this toolset"))

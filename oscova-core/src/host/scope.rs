@@ -285,19 +285,28 @@ impl UserScope {
         args: Value,
         options: CallOptions,
     ) -> ToolResult {
+        // `call` has already redacted both results and errors.
         match self.call(wire_name, args, options).await {
             Ok(result) => result,
-            Err(e) => {
-                let mut result = e.into_tool_result();
-                self.redact(&mut result);
-                result
-            }
+            Err(e) => e.into_tool_result(),
         }
     }
 
     /// Calls a tool, telling host refusals and failures apart from the
     /// tool's own result (which may itself be an error result).
     pub async fn call(
+        &self,
+        wire_name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> Result<ToolResult, InvokeError> {
+        match self.call_unredacted(wire_name, args, options).await {
+            Ok(result) => Ok(result),
+            Err(e) => Err(self.redact_error(e)),
+        }
+    }
+
+    async fn call_unredacted(
         &self,
         wire_name: &str,
         mut args: Value,
@@ -400,6 +409,39 @@ impl UserScope {
             self.run_after_hooks(tool, &mut result);
         }
         Ok(result)
+    }
+
+    /// Errors carry text from tools too (panic messages, echoed argument
+    /// values), so they are redacted like results.
+    fn redact_error(&self, error: InvokeError) -> InvokeError {
+        let redactors = [&self.inner.redactor, &self.inner.host.redactor];
+        if redactors.iter().all(|r| r.is_empty()) {
+            return error;
+        }
+        let clean = |text: String| {
+            redactors
+                .iter()
+                .fold(text, |text, r| r.redact(&text).into_owned())
+        };
+        match error {
+            InvokeError::Denied { tool, reason } => InvokeError::Denied {
+                tool,
+                reason: reason.map(clean),
+            },
+            InvokeError::Blocked { tool, reason } => InvokeError::Blocked {
+                tool,
+                reason: clean(reason),
+            },
+            InvokeError::Panicked { tool, message } => InvokeError::Panicked {
+                tool,
+                message: clean(message),
+            },
+            InvokeError::InvalidArguments { tool, error } => InvokeError::InvalidArguments {
+                tool,
+                error: error.map_messages(clean),
+            },
+            other => other,
+        }
     }
 
     fn redact(&self, result: &mut ToolResult) {
