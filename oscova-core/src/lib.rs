@@ -96,7 +96,7 @@ mod wire;
 pub mod chat;
 pub mod provider;
 
-pub use args::{ArgError, ArgProblem, ArgReader};
+pub use args::{ArgError, ArgProblem, ArgReader, DEFAULT_MAX_ARGUMENT_BYTES, parse_arguments};
 pub use builder::{
     AgentPluginBuilder, BoxError, IntoModelProvider, IntoRecognitionProvider,
     IntoSynthesisProvider, IntoToolset, ProviderRegistration, ToolsetRegistration,

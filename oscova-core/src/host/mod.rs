@@ -99,6 +99,7 @@ pub(crate) struct HostInner {
     pub(crate) redactor: Redactor,
     pub(crate) before: Vec<BeforeToolCallHook>,
     pub(crate) after: Vec<AfterToolCallHook>,
+    pub(crate) max_argument_bytes: usize,
 }
 
 /// A running host. Cheap to clone; every clone is the same host.
@@ -159,6 +160,7 @@ pub struct PluginHostBuilder {
     spawn: ProcessSpawnPolicy,
     before: Vec<BeforeToolCallHook>,
     after: Vec<AfterToolCallHook>,
+    max_argument_bytes: usize,
 }
 
 impl fmt::Debug for PluginHostBuilder {
@@ -188,6 +190,7 @@ impl PluginHost {
             spawn: ProcessSpawnPolicy::new(),
             before: Vec::new(),
             after: Vec::new(),
+            max_argument_bytes: crate::args::DEFAULT_MAX_ARGUMENT_BYTES,
         }
     }
 
@@ -364,6 +367,13 @@ impl PluginHostBuilder {
         self
     }
 
+    /// The largest argument text [`UserScope::call_json`] accepts, in bytes
+    /// (default [`DEFAULT_MAX_ARGUMENT_BYTES`](crate::DEFAULT_MAX_ARGUMENT_BYTES)).
+    pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.max_argument_bytes = bytes;
+        self
+    }
+
     /// Adds a hook run before every tool call.
     pub fn before_tool_call(
         mut self,
@@ -504,6 +514,7 @@ impl PluginHostBuilder {
                 redactor: Redactor::new(),
                 before: self.before,
                 after: self.after,
+                max_argument_bytes: self.max_argument_bytes,
             }),
         })
     }

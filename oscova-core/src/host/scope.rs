@@ -292,6 +292,40 @@ impl UserScope {
         }
     }
 
+    /// [`invoke_with`](Self::invoke_with) for arguments as JSON text, as
+    /// models and MCP clients send them: parsed strictly (size cap,
+    /// duplicate properties refused, see [`parse_arguments`](crate::parse_arguments)).
+    pub async fn invoke_json(
+        &self,
+        wire_name: &str,
+        args: &str,
+        options: CallOptions,
+    ) -> ToolResult {
+        match self.call_json(wire_name, args, options).await {
+            Ok(result) => result,
+            Err(e) => e.into_tool_result(),
+        }
+    }
+
+    /// [`call`](Self::call) for arguments as JSON text.
+    pub async fn call_json(
+        &self,
+        wire_name: &str,
+        args: &str,
+        options: CallOptions,
+    ) -> Result<ToolResult, InvokeError> {
+        if !self.inner.host.by_name.contains_key(wire_name) {
+            return Err(InvokeError::UnknownTool(wire_name.to_owned()));
+        }
+        match crate::args::parse_arguments(args, self.inner.host.max_argument_bytes) {
+            Ok(value) => self.call(wire_name, value, options).await,
+            Err(error) => Err(self.redact_error(InvokeError::InvalidArguments {
+                tool: wire_name.to_owned(),
+                error,
+            })),
+        }
+    }
+
     /// Calls a tool, telling host refusals and failures apart from the
     /// tool's own result (which may itself be an error result).
     pub async fn call(
