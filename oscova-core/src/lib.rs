@@ -170,58 +170,74 @@ pub mod __private {
     use std::fmt::Display;
     use std::future::Future;
 
+    // The three traits below are what generated code checks an author's
+    // types against, as `<Type as Trait>::method`, with `Type` carrying the
+    // author's span: a wrong type is one error on that type. The blanket
+    // impls are `do_not_recommend`, so rustc reports the trait and its
+    // message once instead of one error per missing serde/schemars bound.
+
     /// A type a tool parameter may have.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot be a tool parameter",
         label = "this parameter's type must implement `serde::Deserialize` and `schemars::JsonSchema`",
         note = "derive both on your own types: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
     )]
-    pub trait ToolArgument: serde::de::DeserializeOwned + schemars::JsonSchema {}
-    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+    pub trait ToolArgument: Sized {
+        /// Reads the parameter `name`.
+        fn __take(reader: &mut ArgReader, name: &str, required: bool) -> Option<Self>;
+        /// Adds the parameter `name` to a schema.
+        fn __param(builder: &mut InputSchemaBuilder, name: &str, doc: &str, required: bool);
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {
+        #[inline]
+        fn __take(reader: &mut ArgReader, name: &str, required: bool) -> Option<Self> {
+            reader.take::<T>(name, required)
+        }
+
+        #[inline]
+        fn __param(builder: &mut InputSchemaBuilder, name: &str, doc: &str, required: bool) {
+            builder.param::<T>(name, doc, required);
+        }
+    }
 
     /// A type a tool may return.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot be returned from a tool",
-        label = "a tool returns `T: serde::Serialize`, `Result<T, E: Display>` or `ToolResult`"
+        label = "a tool returns `T: serde::Serialize`, `Result<T, E: Display>` or `ToolResult`",
+        note = "derive it on your own types: `#[derive(serde::Serialize)]`"
     )]
-    pub trait ToolOutput: serde::Serialize {}
-    impl<T: serde::Serialize + ?Sized> ToolOutput for T {}
+    pub trait ToolOutput {
+        /// The value as a successful result.
+        fn __to_result(&self) -> ToolResult;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<T: serde::Serialize + ?Sized> ToolOutput for T {
+        #[inline]
+        fn __to_result(&self) -> ToolResult {
+            ToolResult::from_output(self)
+        }
+    }
 
     /// An error type a tool may return.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot be a tool's error type",
-        label = "a tool's error type must implement `std::fmt::Display`"
+        label = "a tool's error type must implement `std::fmt::Display`",
+        note = "its `Display` text is what the model sees"
     )]
-    pub trait ToolErrorOutput: Display {}
-    impl<T: Display + ?Sized> ToolErrorOutput for T {}
-
-    /// Reads one parameter.
-    #[inline]
-    pub fn take<T: ToolArgument>(reader: &mut ArgReader, name: &str, required: bool) -> Option<T> {
-        reader.take::<T>(name, required)
+    pub trait ToolError {
+        /// The error as an error result.
+        fn __to_error(&self) -> ToolResult;
     }
 
-    /// Adds one parameter to a schema.
-    #[inline]
-    pub fn param<T: ToolArgument>(
-        b: &mut InputSchemaBuilder,
-        name: &str,
-        doc: &str,
-        required: bool,
-    ) {
-        b.param::<T>(name, doc, required);
-    }
-
-    /// A serialisable output as a result.
-    #[inline]
-    pub fn output<T: ToolOutput + ?Sized>(value: &T) -> ToolResult {
-        ToolResult::from_output(value)
-    }
-
-    /// An error as a result.
-    #[inline]
-    pub fn error<E: ToolErrorOutput + ?Sized>(error: &E) -> ToolResult {
-        ToolResult::from_error(error)
+    #[diagnostic::do_not_recommend]
+    impl<T: Display + ?Sized> ToolError for T {
+        #[inline]
+        fn __to_error(&self) -> ToolResult {
+            ToolResult::from_error(self)
+        }
     }
 
     /// A result returned as is.
@@ -236,8 +252,28 @@ pub mod __private {
         ToolCall::Pending(Box::pin(fut))
     }
 
-    /// The plugin created for a registration.
-    pub fn boxed<P: AgentPlugin>(plugin: P) -> Box<dyn AgentPlugin> {
+    /// How `#[plugin]` creates a plugin that is not a unit struct.
+    #[diagnostic::on_unimplemented(
+        message = "#[plugin] creates `{Self}` with `Default::default()`, but `{Self}` does not implement `Default`",
+        label = "derive or implement `Default` for this type, or make it a unit struct"
+    )]
+    pub trait PluginDefault: Sized {
+        /// The plugin value.
+        fn __create() -> Self;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<T: Default> PluginDefault for T {
+        #[inline]
+        fn __create() -> Self {
+            T::default()
+        }
+    }
+
+    /// The plugin created for a registration. Bounded by `PluginInfo`, not
+    /// `AgentPlugin`: the `PluginInfo` impl `#[plugin]` writes already
+    /// reports a missing `AgentPlugin` impl, once.
+    pub fn boxed<P: PluginInfo>(plugin: P) -> Box<dyn AgentPlugin> {
         Box::new(plugin)
     }
 }

@@ -46,6 +46,11 @@ impl PluginManifest {
 /// called while it runs. A plugin whose configuration can fail implements
 /// [`try_configure`](Self::try_configure) instead. An error or a panic
 /// skips the plugin with a diagnostic; other plugins still load.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `AgentPlugin`",
+    label = "a plugin type must implement `AgentPlugin`",
+    note = "add `impl AgentPlugin for {Self} {{ fn configure(&self, builder: &mut AgentPluginBuilder) {{ ... }} }}`"
+)]
 pub trait AgentPlugin: Send + Sync + 'static {
     /// Records this plugin's contributions.
     fn configure(&self, builder: &mut AgentPluginBuilder) {

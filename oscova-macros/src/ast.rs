@@ -3,7 +3,6 @@
 //! sees all of them at once.
 
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 use syn::{
     FnArg, GenericArgument, Ident, ImplItem, ImplItemFn, ItemImpl, Pat, PathArguments, ReturnType,
     Type, Visibility,
@@ -62,11 +61,17 @@ pub(crate) enum Output {
     Unit,
     /// `ToolResult`.
     ToolResult,
-    /// `Result<T, E>` (or an alias named `Result`); `ok_is_result` when `T`
-    /// is `ToolResult`.
-    Result { ty: Type, ok_is_result: bool },
+    /// `Result<T, E>`, or an alias named `Result` (`io::Result<T>`), whose
+    /// `T` and `E` are given when written out; `ok_is_result` when `T` is
+    /// `ToolResult`.
+    Result {
+        ty: Box<Type>,
+        ok: Option<Box<Type>>,
+        err: Option<Box<Type>>,
+        ok_is_result: bool,
+    },
     /// Any other type: serialised.
-    Value(Type),
+    Value(Box<Type>),
 }
 
 const INTERNAL_PREFIX: &str = "__oscova";
@@ -76,7 +81,10 @@ impl Toolset {
         if let Some((_, path, _)) = &item.trait_ {
             cx.error_spanned_by(
                 path,
-                "#[toolset] goes on an inherent impl block (`impl MyToolset { ... }`), not on a trait impl",
+                format!(
+                    "#[toolset] goes on an inherent impl block, not on a trait impl: write `#[toolset] impl {} {{ pub fn ... }}`",
+                    type_text(&item.self_ty)
+                ),
             );
             return None;
         }
@@ -106,15 +114,34 @@ impl Toolset {
                 ),
             );
         }
-        let tools = item
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                ImplItem::Fn(f) if matches!(f.vis, Visibility::Public(_)) => Some(f),
-                _ => None,
-            })
-            .filter_map(|f| Tool::from_syn(cx, f))
-            .collect();
+        let mut tools = Vec::new();
+        for impl_item in &item.items {
+            match impl_item {
+                ImplItem::Fn(f) if matches!(f.vis, Visibility::Public(_)) => {
+                    tools.push(Tool::from_syn(cx, f));
+                }
+                ImplItem::Fn(f) => {
+                    if let Some(a) = f.attrs.iter().find(|a| attr::is_tool_attr(a)) {
+                        let target: &dyn quote::ToTokens = match &f.vis {
+                            Visibility::Inherited => a,
+                            restricted => restricted,
+                        };
+                        cx.error_spanned_by(
+                            target,
+                            format!(
+                                "only `pub fn`s are tools, and `{}` is not `pub`; make it `pub fn` or remove #[tool]",
+                                f.sig.ident
+                            ),
+                        );
+                    }
+                }
+                other => {
+                    if let Some(a) = item_attrs(other).iter().find(|a| attr::is_tool_attr(a)) {
+                        cx.error_spanned_by(a, "#[tool] goes on a `pub fn` of a #[toolset] impl");
+                    }
+                }
+            }
+        }
         Some(Self {
             type_name,
             owner,
@@ -123,20 +150,21 @@ impl Toolset {
     }
 }
 
-/// The last identifier of a path type, without generics.
-fn type_ident(ty: &Type) -> Option<&Ident> {
-    match ty {
-        Type::Path(p) if p.qself.is_none() => {
-            let last = p.path.segments.last()?;
-            if !matches!(last.arguments, PathArguments::None) {
-                return None;
-            }
-            Some(&last.ident)
-        }
-        Type::Group(g) => type_ident(&g.elem),
-        Type::Paren(p) => type_ident(&p.elem),
-        _ => None,
+/// The attributes of an impl item other than a method.
+fn item_attrs(item: &ImplItem) -> &[syn::Attribute] {
+    match item {
+        ImplItem::Const(c) => &c.attrs,
+        ImplItem::Type(t) => &t.attrs,
+        ImplItem::Macro(m) => &m.attrs,
+        _ => &[],
     }
+}
+
+/// The last identifier of a path type. Generic arguments are allowed here:
+/// `impl Wrapper<u32>` is one concrete type, and a generic impl block is
+/// reported on its own generics, not a second time here.
+fn type_ident(ty: &Type) -> Option<&Ident> {
+    last_segment(ty).map(|s| &s.ident)
 }
 
 /// The last segment's identifier of a path type, generics allowed.
@@ -149,33 +177,48 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     }
 }
 
+/// A type as an author would write it (`Vec<String>`, not `Vec < String >`).
+fn type_text(ty: &Type) -> String {
+    let mut text = quote::quote!(#ty).to_string();
+    for (from, to) in [
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ::", "::"),
+        (":: ", "::"),
+        (" ,", ","),
+    ] {
+        text = text.replace(from, to);
+    }
+    text
+}
+
 fn is_named(ty: &Type, name: &str) -> bool {
     last_segment(ty).is_some_and(|s| s.ident == name)
 }
 
 impl Tool {
-    fn from_syn(cx: &mut Ctxt, f: &ImplItemFn) -> Option<Self> {
+    /// Every `pub fn` becomes a `Tool`, mistakes or not, so checks across
+    /// tools (duplicate names) still see it. Nothing is generated from a
+    /// model that has errors, so the parts of a broken tool that could not
+    /// be read are placeholders.
+    fn from_syn(cx: &mut Ctxt, f: &ImplItemFn) -> Self {
         let sig = &f.sig;
-        let errors_before = cx.count();
         let attr: ToolAttr = attr::parse_tool_attrs(cx, &f.attrs);
-        let fail = |cx: &mut Ctxt, tokens: &dyn quote::ToTokens, msg: &str| {
-            cx.error_spanned_by(tokens, msg);
-        };
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            fail(
-                cx,
+            cx.error_spanned_by(
                 &sig.generics,
                 "tool methods cannot be generic: the argument schema needs concrete types",
             );
         }
         if let Some(u) = &sig.unsafety {
-            fail(cx, u, "tool methods cannot be `unsafe`");
+            cx.error_spanned_by(u, "tool methods cannot be `unsafe`");
         }
         if let Some(abi) = &sig.abi {
-            fail(cx, abi, "tool methods cannot have an `extern` ABI");
+            cx.error_spanned_by(abi, "tool methods cannot have an `extern` ABI");
         }
         if let Some(v) = &sig.variadic {
-            fail(cx, v, "tool methods cannot be variadic");
+            cx.error_spanned_by(v, "tool methods cannot be variadic");
         }
 
         let method = sig.ident.clone();
@@ -204,13 +247,7 @@ impl Tool {
         for input in &sig.inputs {
             match input {
                 FnArg::Receiver(r) => {
-                    if r.reference.is_none() || r.mutability.is_some() || r.colon_token.is_some() {
-                        fail(
-                            cx,
-                            r,
-                            "tools take `&self` or no receiver: a toolset serves concurrent calls through a shared reference",
-                        );
-                    }
+                    check_receiver(cx, r);
                     has_self = true;
                 }
                 FnArg::Typed(pt) => params.extend(Param::from_syn(cx, pt)),
@@ -219,10 +256,10 @@ impl Tool {
 
         let output = match &sig.output {
             ReturnType::Default => Output::Unit,
-            ReturnType::Type(_, ty) => Output::from_type(cx, ty)?,
+            ReturnType::Type(_, ty) => Output::from_type(cx, ty),
         };
 
-        (cx.count() == errors_before).then(|| Self {
+        Self {
             method,
             display_name,
             name,
@@ -238,7 +275,34 @@ impl Tool {
             is_async: sig.asyncness.is_some(),
             params,
             output,
-        })
+        }
+    }
+}
+
+const SHARED: &str = "a toolset serves concurrent calls through a shared reference";
+
+/// Only `&self` is accepted; each other receiver gets an error on the
+/// token that makes it wrong.
+fn check_receiver(cx: &mut Ctxt, r: &syn::Receiver) {
+    if r.colon_token.is_some() {
+        cx.error_spanned_by(
+            &r.ty,
+            format!("tools take `&self` or no receiver, not `self: Type`: {SHARED}"),
+        );
+    } else if let Some((and, _)) = &r.reference {
+        if let Some(m) = &r.mutability {
+            cx.error_spanned_by(
+                quote::quote!(#and #m),
+                format!(
+                    "tools take `&self`, not `&mut self`: {SHARED}; keep mutable state behind a `Mutex` or an atomic"
+                ),
+            );
+        }
+    } else {
+        cx.error_spanned_by(
+            r.self_token,
+            format!("tools take `&self`, not `self` by value: {SHARED}"),
+        );
     }
 }
 
@@ -246,12 +310,28 @@ impl Param {
     fn from_syn(cx: &mut Ctxt, pt: &syn::PatType) -> Option<Self> {
         let ty = &*pt.ty;
         if let Type::Reference(r) = ty {
-            if is_named(&r.elem, "ToolInvocation") && r.mutability.is_none() {
+            if is_named(&r.elem, "ToolInvocation") {
+                if let Some(m) = &r.mutability {
+                    cx.error_spanned_by(
+                        m,
+                        "take the invocation as `&ToolInvocation`, not `&mut ToolInvocation`",
+                    );
+                    return None;
+                }
                 return Some(Self::Invocation);
             }
+            let owned = match &*r.elem {
+                Type::Path(p) if p.qself.is_none() && p.path.is_ident("str") => {
+                    "`String`, not `&str`".to_owned()
+                }
+                Type::Slice(s) => format!("`Vec<{}>`, not a slice", type_text(&s.elem)),
+                elem => format!("`{}`, not a reference", type_text(elem)),
+            };
             cx.error_spanned_by(
                 ty,
-                "tool parameters are owned values read from JSON (take `String`, not `&str`); only `&ToolInvocation` may be borrowed",
+                format!(
+                    "tool parameters are owned values read from JSON: take {owned}; only `&ToolInvocation` may be borrowed"
+                ),
             );
             return None;
         }
@@ -276,8 +356,18 @@ impl Param {
             );
             return None;
         };
-        if pat.by_ref.is_some() || pat.subpat.is_some() {
-            cx.error_spanned_by(&pt.pat, "tool parameters must be plain names");
+        if let Some((at, sub)) = &pat.subpat {
+            cx.error_spanned_by(
+                quote::quote!(#at #sub),
+                "tool parameters must be plain names; each name is a JSON property",
+            );
+            return None;
+        }
+        if let Some(by_ref) = &pat.by_ref {
+            cx.error_spanned_by(
+                by_ref,
+                "tool parameters must be plain names; each name is a JSON property",
+            );
             return None;
         }
         let raw = pat.ident.to_string();
@@ -300,44 +390,48 @@ impl Param {
 }
 
 impl Output {
-    fn from_type(cx: &mut Ctxt, ty: &Type) -> Option<Self> {
+    /// Reads the return type; an `impl Trait` is an error and reads as `()`.
+    fn from_type(cx: &mut Ctxt, ty: &Type) -> Self {
         if let Type::ImplTrait(_) = ty {
             cx.error_spanned_by(
                 ty,
                 "tools cannot return `impl Trait`; write `async fn` for async tools, or return a concrete type",
             );
-            return None;
+            return Self::Unit;
         }
         if let Type::Tuple(t) = ty
             && t.elems.is_empty()
         {
-            return Some(Self::Unit);
+            return Self::Unit;
         }
         if is_named(ty, "ToolResult") {
-            return Some(Self::ToolResult);
+            return Self::ToolResult;
         }
         if let Some(seg) = last_segment(ty)
             && seg.ident == "Result"
         {
-            let ok_is_result = match &seg.arguments {
-                PathArguments::AngleBracketed(args) => args.args.first().is_some_and(
-                    |a| matches!(a, GenericArgument::Type(t) if is_named(t, "ToolResult")),
-                ),
-                _ => false,
-            };
-            return Some(Self::Result {
-                ty: ty.clone(),
+            let mut types = match &seg.arguments {
+                PathArguments::AngleBracketed(args) => args
+                    .args
+                    .iter()
+                    .filter_map(|a| match a {
+                        GenericArgument::Type(t) => Some(Box::new(t.clone())),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            }
+            .into_iter();
+            let ok = types.next();
+            let err = types.next();
+            let ok_is_result = ok.as_ref().is_some_and(|t| is_named(t, "ToolResult"));
+            return Self::Result {
+                ty: Box::new(ty.clone()),
+                ok,
+                err,
                 ok_is_result,
-            });
+            };
         }
-        Some(Self::Value(ty.clone()))
-    }
-
-    /// Where to point trait-bound errors about the output.
-    pub(crate) fn span(&self) -> Span {
-        match self {
-            Self::Unit | Self::ToolResult => Span::call_site(),
-            Self::Result { ty, .. } | Self::Value(ty) => ty.span(),
-        }
+        Self::Value(Box::new(ty.clone()))
     }
 }

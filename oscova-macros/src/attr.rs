@@ -1,6 +1,7 @@
 //! Parsing `#[tool(...)]`. Keywords are constants, not strings scattered
 //! about; every mistake is recorded on its own token and parsing goes on.
 
+use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Attribute, Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Token};
 
@@ -39,21 +40,21 @@ pub(crate) fn is_tool_attr(attr: &Attribute) -> bool {
 pub(crate) fn parse_tool_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ToolAttr {
     let mut out = ToolAttr::default();
     for attr in attrs.iter().filter(|a| is_tool_attr(a)) {
-        if matches!(attr.meta, syn::Meta::Path(_)) {
-            continue; // a bare `#[tool]` only marks the method
+        match &attr.meta {
+            syn::Meta::Path(_) => continue, // a bare `#[tool]` only marks the method
+            syn::Meta::NameValue(nv) => {
+                cx.error_spanned_by(
+                    &nv.value,
+                    "#[tool] takes a list of keys: #[tool(name = \"...\", approval = Required)]",
+                );
+                continue;
+            }
+            syn::Meta::List(_) => {}
         }
         let result = attr.parse_args_with(|input: ParseStream<'_>| {
-            while !input.is_empty() {
-                let key: Ident = input.parse()?;
-                input.parse::<Token![=]>()?;
-                let value: Expr = input.parse()?;
+            parse_key_values(cx, input, TOOL, |cx, key, value| {
                 set_key(cx, &mut out, &key, value);
-                if input.is_empty() {
-                    break;
-                }
-                input.parse::<Token![,]>()?;
-            }
-            Ok(())
+            })
         });
         if let Err(e) = result {
             cx.syn_error(e);
@@ -62,7 +63,67 @@ pub(crate) fn parse_tool_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ToolAttr {
     out
 }
 
-fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Expr) {
+/// Parses `key = value, ...` and hands each pair to `f`, which reports
+/// unknown keys. A key without `= value` comes with `None`; parsing goes on
+/// after the next comma, so later keys are still checked.
+pub(crate) fn parse_key_values(
+    cx: &mut Ctxt,
+    input: ParseStream<'_>,
+    attr: &str,
+    mut f: impl FnMut(&mut Ctxt, Ident, Option<Expr>),
+) -> syn::Result<()> {
+    while !input.is_empty() {
+        let key = input.call(Ident::parse_any)?;
+        if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            let value: Expr = input.parse()?;
+            f(cx, key, Some(value));
+        } else {
+            while !input.is_empty() && !input.peek(Token![,]) {
+                input.parse::<proc_macro2::TokenTree>()?;
+            }
+            f(cx, key, None);
+        }
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected `,` between the keys of #[{attr}(key = value, ...)]"),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The error for a known key written without a value.
+pub(crate) fn missing_value(cx: &mut Ctxt, attr: &str, key: &Ident, example: &str) {
+    cx.error_spanned_by(
+        key,
+        format!("`{key}` needs a value: #[{attr}({key} = {example})]"),
+    );
+}
+
+fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Option<Expr>) {
+    let known = [NAME, DESCRIPTION, APPROVAL, NETWORK];
+    if !known.iter().any(|k| key == k) {
+        cx.error_spanned_by(
+            key,
+            format!("unknown key `{key}` in #[tool]; expected one of {KEYS}"),
+        );
+        return;
+    }
+    let Some(value) = value else {
+        let example = if key == APPROVAL {
+            APPROVAL_MODES[1]
+        } else if key == NETWORK {
+            NETWORK_SCOPES[1]
+        } else {
+            "\"...\""
+        };
+        return missing_value(cx, TOOL, key, example);
+    };
     let duplicate =
         |cx: &mut Ctxt| cx.error_spanned_by(key, format!("duplicate `{key}` in #[tool]"));
     if key == NAME {
@@ -80,16 +141,11 @@ fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Expr) {
             return duplicate(cx);
         }
         out.approval = variant_value(cx, key, value, "ToolApprovalMode", APPROVAL_MODES);
-    } else if key == NETWORK {
+    } else {
         if out.network.is_some() {
             return duplicate(cx);
         }
         out.network = variant_value(cx, key, value, "NetworkScope", NETWORK_SCOPES);
-    } else {
-        cx.error_spanned_by(
-            key,
-            format!("unknown key `{key}` in #[tool]; expected one of {KEYS}"),
-        );
     }
 }
 
@@ -109,7 +165,8 @@ fn string_value(cx: &mut Ctxt, key: &Ident, value: Expr) -> Option<LitStr> {
 }
 
 /// Accepts `Required` or `ToolApprovalMode::Required` (any path ending in a
-/// known variant, whose other segments name the enum).
+/// known variant, whose other segments name the enum). A mistake is
+/// reported on the offending part: the variant, or the enum it names.
 fn variant_value(
     cx: &mut Ctxt,
     key: &Ident,
@@ -122,29 +179,53 @@ fn variant_value(
         .map(|v| format!("`{v}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    let Expr::Path(ExprPath {
-        path, qself: None, ..
-    }) = &value
-    else {
+    let path = match &value {
+        Expr::Path(ExprPath {
+            path, qself: None, ..
+        }) => path,
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => {
+            let text = s.value();
+            let example = variants
+                .iter()
+                .find(|v| v.eq_ignore_ascii_case(&text.replace(['_', '-', ' '], "")))
+                .unwrap_or(&variants[1]);
+            cx.error_spanned_by(
+                s,
+                format!(
+                    "`{key}` takes a `{enum_name}` variant, not a string: #[tool({key} = {example})]"
+                ),
+            );
+            return None;
+        }
+        other => {
+            cx.error_spanned_by(
+                other,
+                format!(
+                    "`{key}` takes one of {expected}: #[tool({key} = {})]",
+                    variants[1]
+                ),
+            );
+            return None;
+        }
+    };
+    let last = path.segments.last()?;
+    if let Some(prefix) = path.segments.iter().rev().nth(1)
+        && prefix.ident != enum_name
+    {
         cx.error_spanned_by(
-            &value,
+            &prefix.ident,
             format!(
-                "`{key}` takes one of {expected}: #[tool({key} = {})]",
-                variants[1]
+                "`{key}` takes a `{enum_name}`, not a `{}`: #[tool({key} = {enum_name}::{})]",
+                prefix.ident, variants[1]
             ),
         );
         return None;
-    };
-    let last = path.segments.last()?;
-    let prefix_ok = path
-        .segments
-        .iter()
-        .rev()
-        .nth(1)
-        .is_none_or(|s| s.ident == enum_name);
-    if !prefix_ok || !variants.iter().any(|v| last.ident == v) {
+    }
+    if !variants.iter().any(|v| last.ident == v) || !last.arguments.is_none() {
         cx.error_spanned_by(
-            path,
+            &last.ident,
             format!(
                 "unknown {key} value `{}`; expected one of {expected}",
                 last.ident

@@ -9,7 +9,6 @@ use quote::ToTokens;
 #[derive(Default)]
 pub(crate) struct Ctxt {
     errors: Option<syn::Error>,
-    count: usize,
 }
 
 impl Ctxt {
@@ -20,21 +19,10 @@ impl Ctxt {
 
     /// Records a syn error.
     pub(crate) fn syn_error(&mut self, err: syn::Error) {
-        self.count += 1;
         match &mut self.errors {
             Some(all) => all.combine(err),
             None => self.errors = Some(err),
         }
-    }
-
-    /// How many errors were recorded so far.
-    pub(crate) fn count(&self) -> usize {
-        self.count
-    }
-
-    /// Whether anything was recorded.
-    pub(crate) fn has_errors(&self) -> bool {
-        self.errors.is_some()
     }
 
     /// The combined errors, if any.

@@ -6,7 +6,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{ImplItem, ItemImpl};
+use syn::{ImplItem, Item, ItemImpl};
 
 use crate::ast::{Output, Param, Tool, Toolset};
 use crate::attr;
@@ -22,13 +22,10 @@ pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
             "#[toolset] takes no arguments; configure each tool with #[tool(...)]",
         );
     }
-    let mut item: ItemImpl = match syn::parse2(input.clone()) {
-        Ok(item) => item,
-        Err(_) => {
-            let err = syn::Error::new(
-                first_span(&input),
-                "#[toolset] goes on an inherent impl block: `#[toolset] impl MyToolset { pub fn ... }`",
-            );
+    let mut item: ItemImpl = match syn::parse2::<Item>(input.clone()) {
+        Ok(Item::Impl(item)) => item,
+        other => {
+            let err = not_an_impl(other.ok().as_ref(), &input);
             let mut out = err.to_compile_error();
             out.extend(input);
             return out;
@@ -53,6 +50,38 @@ pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     }
 }
 
+/// The error for `#[toolset]` on something other than an impl block, on the
+/// item's keyword and name (`struct SearchToolset`), never its doc comment.
+fn not_an_impl(item: Option<&Item>, input: &TokenStream) -> syn::Error {
+    let (keyword, what, name): (&dyn quote::ToTokens, _, _) = match item {
+        Some(Item::Struct(s)) => (&s.struct_token, "a struct", &s.ident),
+        Some(Item::Enum(e)) => (&e.enum_token, "an enum", &e.ident),
+        Some(Item::Union(u)) => (&u.union_token, "a union", &u.ident),
+        Some(Item::Trait(t)) => (&t.trait_token, "a trait", &t.ident),
+        Some(Item::Fn(f)) => {
+            let (fn_token, ident) = (&f.sig.fn_token, &f.sig.ident);
+            return syn::Error::new_spanned(
+                quote!(#fn_token #ident),
+                format!(
+                    "#[toolset] goes on an impl block, not on a function: put `pub fn {ident}` inside `#[toolset] impl MyToolset {{ ... }}`"
+                ),
+            );
+        }
+        _ => {
+            return syn::Error::new(
+                first_span(input),
+                "#[toolset] goes on an inherent impl block: `#[toolset] impl MyToolset { pub fn ... }`",
+            );
+        }
+    };
+    syn::Error::new_spanned(
+        quote!(#keyword #name),
+        format!(
+            "#[toolset] goes on an impl block, not on {what}: write `#[toolset] impl {name} {{ pub fn ... }}`"
+        ),
+    )
+}
+
 fn first_span(tokens: &TokenStream) -> Span {
     tokens
         .clone()
@@ -61,18 +90,25 @@ fn first_span(tokens: &TokenStream) -> Span {
         .map_or_else(Span::call_site, |t| t.span())
 }
 
-/// Removes `#[tool]` from methods and doc comments from parameters: rustc
-/// accepts neither there once the macro is done.
+/// Removes `#[tool]` from impl items and doc comments from parameters:
+/// rustc accepts neither there once the macro is done.
 fn strip_helper_attrs(item: &mut ItemImpl) {
     for impl_item in &mut item.items {
-        if let ImplItem::Fn(f) = impl_item {
-            f.attrs.retain(|a| !attr::is_tool_attr(a));
-            for input in &mut f.sig.inputs {
-                if let syn::FnArg::Typed(pt) = input {
-                    pt.attrs.retain(|a| !a.path().is_ident("doc"));
+        let attrs = match impl_item {
+            ImplItem::Fn(f) => {
+                for input in &mut f.sig.inputs {
+                    if let syn::FnArg::Typed(pt) = input {
+                        pt.attrs.retain(|a| !a.path().is_ident("doc"));
+                    }
                 }
+                &mut f.attrs
             }
-        }
+            ImplItem::Const(c) => &mut c.attrs,
+            ImplItem::Type(t) => &mut t.attrs,
+            ImplItem::Macro(m) => &mut m.attrs,
+            _ => continue,
+        };
+        attrs.retain(|a| !attr::is_tool_attr(a));
     }
 }
 
@@ -135,8 +171,10 @@ fn schema_fn(index: usize, tool: &Tool) -> TokenStream {
             doc,
             required,
             ..
-        } => Some(quote_spanned! {ty.span()=>
-            ::oscova_core::__private::param::<#ty>(&mut __oscova_builder, #name, #doc, #required);
+        } => Some(quote! {
+            <#ty as ::oscova_core::__private::ToolArgument>::__param(
+                &mut __oscova_builder, #name, #doc, #required,
+            );
         }),
         _ => None,
     });
@@ -188,8 +226,10 @@ fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
         })
         .collect();
     let reads = json.iter().map(|(ident, name, ty, required)| {
-        quote_spanned! {ty.span()=>
-            let #ident = ::oscova_core::__private::take::<#ty>(&mut __oscova_reader, #name, #required);
+        quote! {
+            let #ident = <#ty as ::oscova_core::__private::ToolArgument>::__take(
+                &mut __oscova_reader, #name, #required,
+            );
         }
     });
     let idents: Vec<_> = json.iter().map(|(ident, ..)| *ident).collect();
@@ -242,29 +282,44 @@ fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
     }
 }
 
+/// Turns the method's return value into a `ToolResult`. Each conversion
+/// names the author's own type (`<Vec<Row> as ToolOutput>`), so a type
+/// that does not fit is reported on that type: the `E` of `Result<T, E>`
+/// for a non-`Display` error, the `T` for a non-`Serialize` value.
 fn convert_output(output: &Output, call: TokenStream) -> TokenStream {
-    let span = output.span();
+    let private = quote!(::oscova_core::__private);
     match output {
         Output::Unit => quote! {{
             #call;
-            ::oscova_core::__private::output(&())
+            <() as #private::ToolOutput>::__to_result(&())
         }},
-        Output::ToolResult => quote_spanned! {span=>
-            ::oscova_core::__private::result(#call)
+        Output::ToolResult => quote!(#private::result(#call)),
+        Output::Value(ty) => quote! {
+            <#ty as #private::ToolOutput>::__to_result(&#call)
         },
-        Output::Value(_) => quote_spanned! {span=>
-            ::oscova_core::__private::output(&#call)
-        },
-        Output::Result { ok_is_result, .. } => {
-            let ok = if *ok_is_result {
-                quote_spanned!(span=> ::oscova_core::__private::result(__oscova_ok))
-            } else {
-                quote_spanned!(span=> ::oscova_core::__private::output(&__oscova_ok))
+        Output::Result {
+            ty,
+            ok,
+            err,
+            ok_is_result,
+        } => {
+            // An alias such as `io::Result<T>` does not spell out every
+            // type; the check then falls back to inference, on the whole
+            // return type.
+            let span = ty.span();
+            let ok = match ok {
+                _ if *ok_is_result => quote!(#private::result(__oscova_ok)),
+                Some(t) => quote!(<#t as #private::ToolOutput>::__to_result(&__oscova_ok)),
+                None => quote_spanned!(span=> #private::ToolOutput::__to_result(&__oscova_ok)),
             };
-            quote_spanned! {span=>
+            let err = match err {
+                Some(e) => quote!(<#e as #private::ToolError>::__to_error(&__oscova_err)),
+                None => quote_spanned!(span=> #private::ToolError::__to_error(&__oscova_err)),
+            };
+            quote! {
                 match #call {
                     ::core::result::Result::Ok(__oscova_ok) => #ok,
-                    ::core::result::Result::Err(__oscova_err) => ::oscova_core::__private::error(&__oscova_err),
+                    ::core::result::Result::Err(__oscova_err) => #err,
                 }
             }
         }

@@ -6,11 +6,12 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::parse::{ParseStream, Parser};
-use syn::{Expr, ExprLit, Fields, Ident, Item, Lit, LitStr, Token};
+use syn::{Expr, ExprLit, Fields, Ident, Item, Lit, LitStr};
 
-use crate::attr::doc_text;
+use crate::attr::{doc_text, missing_value, parse_key_values};
 use crate::ctxt::Ctxt;
 
+const PLUGIN: &str = "plugin";
 const ID: &str = "id";
 const NAME: &str = "name";
 const VERSION: &str = "version";
@@ -20,6 +21,8 @@ const KEYS: &str = "`id`, `name`, `version`, `description`, `framework`";
 
 #[derive(Default)]
 struct PluginAttr {
+    /// Whether an `id` key was written at all (even with a bad value).
+    id_written: bool,
     id: Option<LitStr>,
     name: Option<LitStr>,
     version: Option<LitStr>,
@@ -30,49 +33,9 @@ struct PluginAttr {
 fn parse_args(cx: &mut Ctxt, args: TokenStream) -> PluginAttr {
     let mut out = PluginAttr::default();
     let parser = |input: ParseStream<'_>| {
-        while !input.is_empty() {
-            let key: Ident = input.parse()?;
-            input.parse::<Token![=]>()?;
-            let value: Expr = input.parse()?;
-            let lit = match value {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) => Some(s),
-                other => {
-                    cx.error_spanned_by(&other, format!("`{key}` takes a string literal"));
-                    None
-                }
-            };
-            let slot = if key == ID {
-                Some(&mut out.id)
-            } else if key == NAME {
-                Some(&mut out.name)
-            } else if key == VERSION {
-                Some(&mut out.version)
-            } else if key == DESCRIPTION {
-                Some(&mut out.description)
-            } else if key == FRAMEWORK {
-                Some(&mut out.framework)
-            } else {
-                cx.error_spanned_by(
-                    &key,
-                    format!("unknown key `{key}` in #[plugin]; expected one of {KEYS}"),
-                );
-                None
-            };
-            if let (Some(slot), Some(lit)) = (slot, lit) {
-                if slot.is_some() {
-                    cx.error_spanned_by(&key, format!("duplicate `{key}` in #[plugin]"));
-                } else {
-                    *slot = Some(lit);
-                }
-            }
-            if input.is_empty() {
-                break;
-            }
-            input.parse::<Token![,]>()?;
-        }
-        Ok(())
+        parse_key_values(cx, input, PLUGIN, |cx, key, value| {
+            set_key(cx, &mut out, &key, value);
+        })
     };
     if let Err(e) = parser.parse2(args) {
         cx.syn_error(e);
@@ -80,28 +43,103 @@ fn parse_args(cx: &mut Ctxt, args: TokenStream) -> PluginAttr {
     out
 }
 
+fn set_key(cx: &mut Ctxt, out: &mut PluginAttr, key: &Ident, value: Option<Expr>) {
+    let slot = if key == ID {
+        out.id_written = true;
+        &mut out.id
+    } else if key == NAME {
+        &mut out.name
+    } else if key == VERSION {
+        &mut out.version
+    } else if key == DESCRIPTION {
+        &mut out.description
+    } else if key == FRAMEWORK {
+        &mut out.framework
+    } else {
+        cx.error_spanned_by(
+            key,
+            format!("unknown key `{key}` in #[plugin]; expected one of {KEYS}"),
+        );
+        return;
+    };
+    let Some(value) = value else {
+        return missing_value(cx, PLUGIN, key, "\"...\"");
+    };
+    let lit = match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => s,
+        other => {
+            cx.error_spanned_by(
+                &other,
+                format!("`{key}` takes a string literal: #[plugin({key} = \"...\")]"),
+            );
+            return;
+        }
+    };
+    if slot.is_some() {
+        cx.error_spanned_by(key, format!("duplicate `{key}` in #[plugin]"));
+    } else {
+        *slot = Some(lit);
+    }
+}
+
+const ID_RULE: &str = "plugin ids are lowercase letters and digits separated by single `.`, `-` or `_`, starting with a letter (for example \"acme.search\")";
+
 /// The id rule: lowercase ASCII letters and digits, with `.`, `-` or `_`
 /// between them, starting with a letter; no `__`, which is the wire-name
-/// separator.
+/// separator. The message names the first thing that breaks it.
 fn check_id(id: &str) -> Result<(), String> {
-    let first_ok = id.chars().next().is_some_and(|c| c.is_ascii_lowercase());
-    let chars_ok = id
+    let is_sep = |c: char| matches!(c, '.' | '-' | '_');
+    let problem = if id.is_empty() {
+        return Err("plugin id is empty; use a stable id such as \"acme.search\"".into());
+    } else if let Some(c) = id
         .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '-' | '_'));
-    let last_ok = id.chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
-    let separators_ok = !id.contains("__")
-        && !id.as_bytes().windows(2).any(
-            |w| matches!(w, [a, b] if !a.is_ascii_alphanumeric() && !b.is_ascii_alphanumeric()),
-        );
-    if id.is_empty() {
-        Err("plugin id is empty; use a stable id such as \"acme.search\"".into())
-    } else if !(first_ok && chars_ok && last_ok && separators_ok) {
-        Err(format!(
-            "invalid plugin id {id:?}: use lowercase letters and digits separated by single `.`, `-` or `_`, starting with a letter (for example \"acme.search\")"
-        ))
+        .find(|&c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || is_sep(c)))
+    {
+        if c.is_uppercase() {
+            format!("uppercase `{c}` is not allowed")
+        } else if c.is_whitespace() {
+            "spaces are not allowed".to_owned()
+        } else {
+            format!("`{c}` is not allowed")
+        }
+    } else if id.contains("__") {
+        "`__` separates the segments of wire names, so it cannot appear in an id".to_owned()
+    } else if !id.starts_with(|c: char| c.is_ascii_lowercase()) {
+        "it must start with a letter".to_owned()
+    } else if id.ends_with(is_sep) {
+        "it must end with a letter or digit".to_owned()
+    } else if id
+        .as_bytes()
+        .windows(2)
+        .any(|w| is_sep(char::from(w[0])) && is_sep(char::from(w[1])))
+    {
+        "separators cannot follow each other".to_owned()
     } else {
-        Ok(())
-    }
+        return Ok(());
+    };
+    Err(format!("invalid plugin id {id:?}: {problem}; {ID_RULE}"))
+}
+
+/// The error for `#[plugin]` on something other than a struct or enum, on
+/// the item's keyword and name rather than the whole item.
+fn not_a_type(item: &Item) -> syn::Error {
+    let (keyword, ident): (&dyn quote::ToTokens, &dyn quote::ToTokens) = match item {
+        Item::Fn(f) => (&f.sig.fn_token, &f.sig.ident),
+        Item::Trait(t) => (&t.trait_token, &t.ident),
+        Item::Union(u) => (&u.union_token, &u.ident),
+        Item::Mod(m) => (&m.mod_token, &m.ident),
+        Item::Const(c) => (&c.const_token, &c.ident),
+        Item::Static(s) => (&s.static_token, &s.ident),
+        Item::Type(t) => (&t.type_token, &t.ident),
+        Item::Impl(i) => (&i.impl_token, &i.self_ty),
+        other => (other, &quote!()),
+    };
+    syn::Error::new_spanned(
+        quote!(#keyword #ident),
+        "#[plugin] goes on the struct or enum that implements `AgentPlugin`: `#[plugin(id = \"acme.search\")] pub struct AcmePlugin;`",
+    )
 }
 
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -120,20 +158,23 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         ),
         Item::Enum(e) => (&e.ident, &e.generics, false, &e.attrs),
         other => {
-            let err = syn::Error::new_spanned(
-                other,
-                "#[plugin] goes on a struct or enum that implements `AgentPlugin`",
-            );
-            let mut out = err.to_compile_error();
+            let mut out = not_a_type(other).to_compile_error();
+            if let Err(e) = cx.check() {
+                out.extend(e.to_compile_error());
+            }
             out.extend(input);
             return out;
         }
     };
-    if !generics.params.is_empty() {
-        cx.error_spanned_by(generics, "#[plugin] types cannot be generic");
+    let generic = !generics.params.is_empty() || generics.where_clause.is_some();
+    if generic {
+        cx.error_spanned_by(
+            generics,
+            "#[plugin] types cannot be generic: the host creates one plugin of one concrete type",
+        );
     }
     match &attr.id {
-        None if !cx.has_errors() => cx.syn_error(syn::Error::new(
+        None if !attr.id_written => cx.syn_error(syn::Error::new(
             proc_macro2::Span::call_site(),
             "#[plugin] needs an id: #[plugin(id = \"acme.search\")]",
         )),
@@ -160,12 +201,28 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             format!("`framework` must be a semver requirement such as \">=0.1\": {e}"),
         );
     }
-    if let Err(errors) = cx.check() {
-        let errors = errors.to_compile_error();
-        return quote! { #item #errors };
-    }
-    let Some(id) = attr.id else {
-        return quote! { #item };
+    // A unit struct is its own value; anything else is made by `Default`,
+    // checked through a trait whose message says so, on the type's name.
+    let construct = if unit {
+        quote!(#ident)
+    } else {
+        quote!(<#ident as ::oscova_core::__private::PluginDefault>::__create())
+    };
+    let id = match (cx.check(), attr.id) {
+        (Ok(()), Some(id)) => id,
+        (result, _) => {
+            // Fallback: a `PluginInfo` impl with an empty manifest and no
+            // registration, so code naming the plugin (`linked_plugins!`)
+            // raises no follow-on error. Nothing runs: the crate does not
+            // compile.
+            let errors = result.err().map(|e| e.to_compile_error());
+            if generic {
+                return quote! { #item #errors };
+            }
+            let empty = quote!("");
+            let fallback = info_impl(ident, &construct, &empty, &empty, &empty, "", "", false);
+            return quote! { #item #fallback #errors };
+        }
     };
     let name = attr.name.unwrap_or_else(|| id.clone());
     let version = match attr.version {
@@ -177,14 +234,47 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         None => doc_text(attrs),
     };
     let framework = attr.framework.map(|f| f.value()).unwrap_or_default();
-    let construct = if unit {
-        quote!(#ident)
-    } else {
-        quote!(<#ident as ::core::default::Default>::default())
-    };
+    let registration = info_impl(
+        ident,
+        &construct,
+        &quote!(#id),
+        &quote!(#name),
+        &version,
+        &description,
+        &framework,
+        true,
+    );
     quote! {
         #item
+        #registration
+    }
+}
 
+/// The manifest, the `PluginInfo` impl and (when `submit`) the inventory
+/// registration of a plugin type.
+#[allow(clippy::too_many_arguments)]
+fn info_impl(
+    ident: &Ident,
+    construct: &TokenStream,
+    id: &TokenStream,
+    name: &TokenStream,
+    version: &TokenStream,
+    description: &str,
+    framework: &str,
+    submit: bool,
+) -> TokenStream {
+    let submit = submit.then(|| {
+        quote! {
+            ::oscova_core::__private::inventory::submit! {
+                ::oscova_core::__private::PluginRegistration::new(
+                    &__OSCOVA_MANIFEST,
+                    ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#ident)),
+                    __oscova_create,
+                )
+            }
+        }
+    });
+    quote! {
         const _: () = {
             static __OSCOVA_MANIFEST: ::oscova_core::__private::PluginManifest =
                 ::oscova_core::__private::PluginManifest {
@@ -214,13 +304,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
                 }
             }
 
-            ::oscova_core::__private::inventory::submit! {
-                ::oscova_core::__private::PluginRegistration::new(
-                    &__OSCOVA_MANIFEST,
-                    ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#ident)),
-                    __oscova_create,
-                )
-            }
+            #submit
         };
     }
 }
