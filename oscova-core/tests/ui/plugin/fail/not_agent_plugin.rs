@@ -1,0 +1,6 @@
+use oscova_core::prelude::*;
+
+#[plugin(id = "acme.search")]
+pub struct AcmePlugin;
+
+fn main() {}
