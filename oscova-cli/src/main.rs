@@ -6,9 +6,10 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // Reserved: the first-party plugins (`oscova-plugin-time`, `-files`,
-    // `-web`) join this list once they build.
     oscova_cli::run_with(oscova_core::linked_plugins![
         example_hello_plugin::ExampleAgentPlugin,
+        oscova_plugin_time::TimePlugin,
+        oscova_plugin_files::FilesPlugin,
+        oscova_plugin_web::WebPlugin,
     ])
 }

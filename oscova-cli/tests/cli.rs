@@ -240,3 +240,35 @@ fn progress_stays_off_a_non_terminal() {
     let (code, out, err) = run(&mut oscova(&args));
     assert_eq!((code, out.as_str(), err.as_str()), (0, "3\n", ""));
 }
+
+#[test]
+fn the_time_zone_reaches_the_tools() {
+    const NOW: &str = "oscova_time__time__now";
+    let mut cmd = oscova(&["--json", "tools", "call", NOW]);
+    cmd.env("OSCOVA_TIME_ZONE", "Asia/Tokyo");
+    let (code, out, err) = run(&mut cmd);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["details"]["time"]["zone"], "Asia/Tokyo", "{doc}");
+    assert_eq!(doc["details"]["zone_source"], "user");
+
+    let config = config_file("[users.alice]\ntime_zone = \"America/New_York\"\n");
+    let (code, doc) = run_json(&["--config", &config, "tools", "call", NOW, "--user", "alice"]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["details"]["time"]["zone"], "America/New_York", "{doc}");
+}
+
+#[test]
+fn the_first_party_plugins_are_linked() {
+    let (_, doc) = run_json(&["plugins"]);
+    let ids: Vec<&str> = doc["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["acme.search", "oscova.time", "oscova.files", "oscova.web"]
+    );
+}

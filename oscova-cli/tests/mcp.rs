@@ -92,6 +92,16 @@ async fn lists_tools_with_schemas_and_hints() {
     );
     assert_eq!(hints.read_only_hint, None);
     assert_eq!(hints.destructive_hint, None);
+    let fetch = tools
+        .iter()
+        .find(|t| t.name == "oscova_web__web__fetch")
+        .unwrap();
+    let hints = fetch.annotations.as_ref().unwrap();
+    assert_eq!(
+        hints.open_world_hint,
+        Some(true),
+        "a NetworkScope::Internet tool"
+    );
     client.cancel().await.unwrap();
 }
 
