@@ -183,8 +183,12 @@ pub mod __private {
         note = "derive both on your own types: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
     )]
     pub trait ToolArgument: Sized {
-        /// Reads the parameter `name`.
-        fn __take(reader: &mut ArgReader, name: &str, required: bool) -> Option<Self>;
+        /// Reads parameter number `index`.
+        fn __take<const N: usize>(
+            reader: &mut ArgReader<N>,
+            index: usize,
+            required: bool,
+        ) -> Option<Self>;
         /// Adds the parameter `name` to a schema.
         fn __param(builder: &mut InputSchemaBuilder, name: &str, doc: &str, required: bool);
     }
@@ -192,8 +196,12 @@ pub mod __private {
     #[diagnostic::do_not_recommend]
     impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {
         #[inline]
-        fn __take(reader: &mut ArgReader, name: &str, required: bool) -> Option<Self> {
-            reader.take::<T>(name, required)
+        fn __take<const N: usize>(
+            reader: &mut ArgReader<N>,
+            index: usize,
+            required: bool,
+        ) -> Option<Self> {
+            reader.take::<T>(index, required)
         }
 
         #[inline]

@@ -225,13 +225,17 @@ fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
             _ => None,
         })
         .collect();
-    let reads = json.iter().map(|(ident, name, ty, required)| {
-        quote! {
-            let #ident = <#ty as ::oscova_core::__private::ToolArgument>::__take(
-                &mut __oscova_reader, #name, #required,
-            );
-        }
-    });
+    let names = json.iter().map(|(_, name, ..)| name);
+    let reads = json
+        .iter()
+        .enumerate()
+        .map(|(i, (ident, _, ty, required))| {
+            quote! {
+                let #ident = <#ty as ::oscova_core::__private::ToolArgument>::__take(
+                    &mut __oscova_reader, #i, #required,
+                );
+            }
+        });
     let idents: Vec<_> = json.iter().map(|(ident, ..)| *ident).collect();
     let unwrap = if idents.is_empty() {
         quote!()
@@ -273,7 +277,7 @@ fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
     quote! {
         #index => {
             #[allow(unused_mut)]
-            let mut __oscova_reader = ::oscova_core::__private::ArgReader::new(__oscova_args)?;
+            let mut __oscova_reader = ::oscova_core::__private::ArgReader::new(__oscova_args, &[#(#names),*])?;
             #(#reads)*
             __oscova_reader.finish()?;
             #unwrap
