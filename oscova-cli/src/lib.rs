@@ -26,7 +26,8 @@
 //! ```
 //!
 //! `--json` (anywhere on the line) prints one JSON document on stdout,
-//! errors included (`{"error": {"kind", "message", "exit_code"}}`).
+//! errors included (`{"error": {"kind", "message", "exit_code"}}`); only
+//! command-line parse errors stay clap's text on stderr (exit code 2).
 //! `--config PATH` names the config file.
 //!
 //! `tools list --profile P` exports every tool's input schema with
