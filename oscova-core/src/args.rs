@@ -270,7 +270,7 @@ pub fn parse_arguments(text: &str, max_bytes: usize) -> Result<Value, ArgError> 
         ));
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    let parsed = serde_path_to_error::deserialize::<_, StrictValue>(&mut de)
+    serde_path_to_error::deserialize::<_, StrictValue>(&mut de)
         .map_err(|err| {
             let path = json_pointer(err.path());
             ArgError::new(path, shorten(&err.into_inner().to_string()))
@@ -279,8 +279,7 @@ pub fn parse_arguments(text: &str, max_bytes: usize) -> Result<Value, ArgError> 
             de.end()
                 .map(|()| v.0)
                 .map_err(|e| ArgError::new("", shorten(&e.to_string())))
-        });
-    parsed
+        })
 }
 
 fn json_pointer(path: &serde_path_to_error::Path) -> String {
