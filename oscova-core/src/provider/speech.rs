@@ -109,6 +109,9 @@ pub enum SpeechError {
     /// The audio could not be used.
     #[error("invalid audio: {0}")]
     InvalidAudio(String),
+    /// The text could not be used (empty, or not speakable by the provider).
+    #[error("invalid text: {0}")]
+    InvalidText(String),
     /// The voice is not one the provider has.
     #[error("unknown voice `{voice}`; available voices: {}", known.join(", "))]
     UnknownVoice {
@@ -169,6 +172,45 @@ pub struct RecognitionRequest<'a> {
     pub cancel: CancellationToken,
 }
 
+impl<'a> RecognitionRequest<'a> {
+    /// A request to recognize `audio` (WAV bytes) with `config`: no API key,
+    /// no download URL, offline not required, a fresh cancellation token.
+    pub fn new(config: &'a SpeechProviderConfig, audio: &'a [u8]) -> Self {
+        Self {
+            config,
+            api_key: None,
+            download_url: None,
+            offline: false,
+            audio,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Sets the resolved API key.
+    pub fn api_key(mut self, key: Option<&'a SecretString>) -> Self {
+        self.api_key = key;
+        self
+    }
+
+    /// Sets the model download URL.
+    pub fn download_url(mut self, url: Option<&'a str>) -> Self {
+        self.download_url = url;
+        self
+    }
+
+    /// Sets whether offline operation is required.
+    pub fn offline(mut self, offline: bool) -> Self {
+        self.offline = offline;
+        self
+    }
+
+    /// Sets the cancellation token.
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+}
+
 impl fmt::Debug for RecognitionRequest<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecognitionRequest")
@@ -198,6 +240,53 @@ pub struct SynthesisRequest<'a> {
     pub voice: Option<&'a str>,
     /// Cancellation for the whole operation.
     pub cancel: CancellationToken,
+}
+
+impl<'a> SynthesisRequest<'a> {
+    /// A request to speak `text` with `config`: the default voice, no API
+    /// key, no download URL, offline not required, a fresh cancellation
+    /// token.
+    pub fn new(config: &'a SpeechProviderConfig, text: &'a str) -> Self {
+        Self {
+            config,
+            api_key: None,
+            download_url: None,
+            offline: false,
+            text,
+            voice: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Sets the voice; `None` keeps the configuration's or provider's default.
+    pub fn voice(mut self, voice: Option<&'a str>) -> Self {
+        self.voice = voice;
+        self
+    }
+
+    /// Sets the resolved API key.
+    pub fn api_key(mut self, key: Option<&'a SecretString>) -> Self {
+        self.api_key = key;
+        self
+    }
+
+    /// Sets the voice download URL.
+    pub fn download_url(mut self, url: Option<&'a str>) -> Self {
+        self.download_url = url;
+        self
+    }
+
+    /// Sets whether offline operation is required.
+    pub fn offline(mut self, offline: bool) -> Self {
+        self.offline = offline;
+        self
+    }
+
+    /// Sets the cancellation token.
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
 }
 
 impl fmt::Debug for SynthesisRequest<'_> {
