@@ -1,0 +1,172 @@
+//! Speech for Oscova: routers that pick a recognition or synthesis provider by
+//! its stable type key, refuse to leave the machine when offline operation is
+//! required, and the built-in providers behind them.
+//!
+//! | type key | provider | direction | local |
+//! |---|---|---|---|
+//! | `flite` | [`FliteSynthesizer`] (the `flite` program) | synthesis | yes |
+//! | `pocketsphinx` | [`PocketsphinxRecognizer`] (libpocketsphinx, US English) | recognition | yes |
+//! | `openai` | [`OpenAiSpeech`] (any OpenAI-compatible server) | both | only with a local endpoint |
+//!
+//! Any other key a plugin registers routes the same way; [`SpeechProviderKeys`]
+//! is a list of well-known keys, not an allow-list.
+//!
+//! # 1. Route a synthesis
+//!
+//! A host builds the routers once from its [`PluginHost`](oscova_core::PluginHost),
+//! then hands each operation its configuration and session input. With
+//! `offline(true)` a provider that would leave the machine is refused before
+//! it is called.
+//!
+//! ```no_run
+//! use oscova_core::PluginHost;
+//! use oscova_speech::{SpeechProviderConfig, SpeechRouters, SynthesisRequest};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let host = PluginHost::builder().build()?;
+//! let routers = SpeechRouters::from_host(&host);
+//!
+//! let config = SpeechProviderConfig::new("flite");
+//! let audio = routers
+//!     .synthesis()
+//!     .synthesize(SynthesisRequest::new(&config, "Hello from Oscova.").voice(Some("slt")).offline(true))
+//!     .await?;
+//! std::fs::write("hello.wav", &audio.wav)?;
+//! # Ok(()) }
+//! ```
+//!
+//! # 2. Route a recognition
+//!
+//! The host resolves the API key (a [`SecretString`]) for remote providers;
+//! local ones ignore it. Audio is WAV bytes in any common PCM layout.
+//!
+//! ```no_run
+//! use oscova_core::PluginHost;
+//! use oscova_speech::{RecognitionRequest, SecretString, SpeechProviderConfig, SpeechRouters};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let host = PluginHost::builder().build()?;
+//! let routers = SpeechRouters::from_host(&host);
+//! let wav = std::fs::read("hello.wav")?;
+//!
+//! // Locally:
+//! let local = SpeechProviderConfig::new("pocketsphinx");
+//! let heard = routers.recognition().recognize(RecognitionRequest::new(&local, &wav)).await?;
+//! println!("pocketsphinx heard: {}", heard.text);
+//!
+//! // Remotely, with a key; offline this would be refused before any request.
+//! let key = SecretString::from(std::env::var("OPENAI_API_KEY")?);
+//! let remote = SpeechProviderConfig::new("openai").model("whisper-1");
+//! let heard = routers
+//!     .recognition()
+//!     .recognize(RecognitionRequest::new(&remote, &wav).api_key(Some(&key)))
+//!     .await?;
+//! println!("openai heard: {}", heard.text);
+//! # Ok(()) }
+//! ```
+//!
+//! # 3. Add a custom provider through a plugin
+//!
+//! Implement the provider trait, register it in your plugin's `configure`,
+//! and it is routable by its key with no other wiring. Built-in providers win
+//! a key collision; between plugins the first registration wins; each dropped
+//! provider is a warning in the router's `diagnostics()`.
+//!
+//! ```
+//! use oscova_core::prelude::*;
+//! use oscova_speech::{
+//!     BoxFuture, Pcm16kMono, ProviderTypeKey, SpeechError, SpeechProviderConfig,
+//!     SpeechSynthesisProvider, SpeechSynthesisRouter, SynthesisRequest, SynthesizedAudio,
+//!     encode_wav,
+//! };
+//!
+//! /// Speaks every text as a moment of silence.
+//! struct Silence;
+//!
+//! impl SpeechSynthesisProvider for Silence {
+//!     fn type_key(&self) -> ProviderTypeKey {
+//!         ProviderTypeKey::from_static("acme.silence")
+//!     }
+//!     fn display_name(&self) -> &str {
+//!         "Acme silence"
+//!     }
+//!     fn default_is_local_endpoint(&self) -> bool {
+//!         true // nothing leaves the machine
+//!     }
+//!     fn synthesize<'a>(
+//!         &'a self,
+//!         request: SynthesisRequest<'a>,
+//!     ) -> BoxFuture<'a, Result<SynthesizedAudio, SpeechError>> {
+//!         let samples = vec![0; 160 * request.text.len()];
+//!         Box::pin(async move { Ok(SynthesizedAudio { wav: encode_wav(&Pcm16kMono { samples }) }) })
+//!     }
+//! }
+//!
+//! #[plugin(id = "acme.silence")]
+//! pub struct SilencePlugin;
+//!
+//! impl AgentPlugin for SilencePlugin {
+//!     fn configure(&self, builder: &mut AgentPluginBuilder) {
+//!         builder.add_speech_synthesis_provider(|_: &ProviderContext| Silence);
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+//! let host = PluginHost::builder().build()?;
+//! let router = SpeechSynthesisRouter::from_host(&host);
+//! let config = SpeechProviderConfig::new("acme.silence");
+//! let audio = router.synthesize(SynthesisRequest::new(&config, "hi").offline(true)).await?;
+//! assert_eq!(audio.wav.len(), 44 + 2 * 320);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What routing checks
+//!
+//! [`SpeechRecognitionRouter::resolve`] and [`SpeechSynthesisRouter::resolve`]
+//! are the whole decision, made before a provider runs: the exact type key
+//! (an unknown key is [`SpeechError::UnknownProvider`] listing the known
+//! ones), then, when offline operation is required, the configured endpoint
+//! and download URL must pass [`oscova_core::is_local_endpoint`], and a
+//! configuration without an endpoint is accepted only for a provider that is
+//! local by design. The table is precomputed, so this costs well under a
+//! microsecond.
+
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod error;
+mod flite;
+mod openai;
+mod pocketsphinx;
+mod router;
+mod sphinx;
+mod wav;
+
+pub use flite::{FLITE_DEFAULT_VOICE, FLITE_VOICES, FliteSynthesizer};
+pub use openai::{
+    OPENAI_DEFAULT_ENDPOINT, OPENAI_DEFAULT_SPEECH_MODEL, OPENAI_DEFAULT_TRANSCRIPTION_MODEL,
+    OPENAI_DEFAULT_VOICE, OpenAiSpeech,
+};
+pub use pocketsphinx::PocketsphinxRecognizer;
+pub use router::{
+    ProviderOrigin, SpeechRecognitionRouter, SpeechRecognitionRouterBuilder, SpeechRouters,
+    SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
+};
+pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
+pub use wav::{
+    MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE, Pcm16kMono, SAMPLE_RATE, decode_wav,
+    encode_wav,
+};
+
+/// The speech contracts of `oscova-core`, so provider authors need one import.
+pub use oscova_core::provider::speech::{
+    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechProviderKeys,
+    SpeechRecognitionProvider, SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio,
+    Transcript,
+};
+pub use oscova_core::provider::{BoxFuture, ProviderTypeKey};
+pub use oscova_core::{CancellationToken, SecretString};

@@ -1,0 +1,202 @@
+//! [`SpeechSynthesisRouter`]: text in, audio out, through the provider whose
+//! type key the configuration names.
+//!
+//! Rules: see the parent module; this file only gives the registry its
+//! synthesis-typed API.
+
+use std::sync::Arc;
+
+use oscova_core::provider::speech::{
+    SpeechError, SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio,
+};
+use oscova_core::{Diagnostic, PluginHost, PublishedProvider};
+
+use super::{ProviderOrigin, Registry, RegistryBuilder};
+use crate::{FliteSynthesizer, OpenAiSpeech};
+
+/// Routes synthesis requests to the provider whose type key matches the
+/// request's [`SpeechProviderConfig`], refusing non-local endpoints before the
+/// provider is entered when offline operation is required.
+///
+/// ```no_run
+/// use oscova_speech::{SpeechProviderConfig, SpeechSynthesisRouter, SynthesisRequest};
+///
+/// # async fn demo(host: &oscova_core::PluginHost) -> Result<(), oscova_speech::SpeechError> {
+/// let router = SpeechSynthesisRouter::from_host(host);
+/// let config = SpeechProviderConfig::new("flite").voice("slt");
+/// let audio = router
+///     .synthesize(SynthesisRequest::new(&config, "hello world").offline(true))
+///     .await?;
+/// assert_eq!(&audio.wav[..4], b"RIFF");
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct SpeechSynthesisRouter {
+    registry: Registry<dyn SpeechSynthesisProvider>,
+}
+
+impl SpeechSynthesisRouter {
+    /// An empty builder.
+    pub fn builder() -> SpeechSynthesisRouterBuilder {
+        SpeechSynthesisRouterBuilder {
+            inner: RegistryBuilder::default(),
+        }
+    }
+
+    /// The built-in providers (`flite` with the host's spawn policy, and
+    /// `openai` on the host's HTTP client) plus the synthesis providers of
+    /// the host's plugins.
+    pub fn from_host(host: &PluginHost) -> Self {
+        Self::builder()
+            .builtin(FliteSynthesizer::new().with_policy(host.spawn_policy().clone()))
+            .builtin(OpenAiSpeech::new(host.http_client()))
+            .host_plugins(host)
+            .build()
+    }
+
+    /// The provider for `config`, after the offline checks: this is all the
+    /// routing there is, done before [`synthesize`](Self::synthesize) enters the
+    /// provider.
+    ///
+    /// # Errors
+    ///
+    /// [`SpeechError::UnknownProvider`] listing the known keys;
+    /// when `offline` is set, [`SpeechError::NotLocal`] for a non-local
+    /// endpoint or download URL and [`SpeechError::NoLocalEndpoint`] for a
+    /// provider that is not local by design and has no endpoint configured.
+    pub fn resolve(
+        &self,
+        config: &SpeechProviderConfig,
+        offline: bool,
+        download_url: Option<&str>,
+    ) -> Result<&Arc<dyn SpeechSynthesisProvider>, SpeechError> {
+        Ok(&self
+            .registry
+            .resolve(config, offline, download_url)?
+            .provider)
+    }
+
+    /// Resolves the request's provider (see [`resolve`](Self::resolve)) and
+    /// lets it speak the request's text.
+    ///
+    /// # Errors
+    ///
+    /// The routing errors of [`resolve`](Self::resolve), with the provider
+    /// never entered, or the provider's own error.
+    pub async fn synthesize(
+        &self,
+        request: SynthesisRequest<'_>,
+    ) -> Result<SynthesizedAudio, SpeechError> {
+        let provider = self.resolve(request.config, request.offline, request.download_url)?;
+        provider.synthesize(request).await
+    }
+
+    /// The provider that holds `key`, if any (no offline checks).
+    pub fn get(&self, key: &str) -> Option<&Arc<dyn SpeechSynthesisProvider>> {
+        self.registry.get(key).map(|route| &route.provider)
+    }
+
+    /// Where the provider that holds `key` came from.
+    pub fn origin(&self, key: &str) -> Option<&ProviderOrigin> {
+        self.registry.get(key).map(|route| &route.origin)
+    }
+
+    /// The routable type keys, sorted.
+    pub fn keys(&self) -> &[String] {
+        self.registry.keys()
+    }
+
+    /// One warning per provider dropped in a type-key collision.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        self.registry.diagnostics()
+    }
+}
+
+/// Collects synthesis providers for a [`SpeechSynthesisRouter`].
+///
+/// Built-in providers take precedence over plugin providers whatever the call
+/// order; within each group the first registration of a key wins.
+///
+/// ```
+/// use std::sync::Arc;
+/// use oscova_speech::{FliteSynthesizer, OpenAiSpeech, SpeechSynthesisRouter};
+///
+/// let router = SpeechSynthesisRouter::builder()
+///     .plugin("acme.dup", "acme::Dup", Arc::new(FliteSynthesizer::new()))
+///     .builtin(FliteSynthesizer::new())
+///     .builtin(OpenAiSpeech::default())
+///     .build();
+/// assert_eq!(router.keys(), ["flite", "openai"]);
+/// assert!(router.origin("flite").is_some_and(|o| o.plugin_id().is_none()));
+/// assert_eq!(router.diagnostics().len(), 1); // acme.dup's provider was dropped
+/// ```
+pub struct SpeechSynthesisRouterBuilder {
+    inner: RegistryBuilder<dyn SpeechSynthesisProvider>,
+}
+
+impl SpeechSynthesisRouterBuilder {
+    /// Adds a built-in provider.
+    #[must_use]
+    pub fn builtin<T: SpeechSynthesisProvider>(self, provider: T) -> Self {
+        self.builtin_shared(Arc::new(provider))
+    }
+
+    /// Adds a built-in provider that is shared with something else (the
+    /// other router, say).
+    #[must_use]
+    pub fn builtin_shared<T: SpeechSynthesisProvider>(mut self, provider: Arc<T>) -> Self {
+        let provider: Arc<dyn SpeechSynthesisProvider> = provider;
+        self.inner.builtin(provider, std::any::type_name::<T>());
+        self
+    }
+
+    /// Adds a provider registered by plugin `plugin_id`; `type_name` names
+    /// its implementation in warnings.
+    #[must_use]
+    pub fn plugin(
+        mut self,
+        plugin_id: impl Into<String>,
+        type_name: impl Into<String>,
+        provider: Arc<dyn SpeechSynthesisProvider>,
+    ) -> Self {
+        self.inner
+            .plugin(provider, plugin_id.into(), type_name.into());
+        self
+    }
+
+    /// Adds providers a host published, in order.
+    #[must_use]
+    pub fn published<'a>(
+        mut self,
+        providers: impl IntoIterator<Item = &'a PublishedProvider<dyn SpeechSynthesisProvider>>,
+    ) -> Self {
+        for published in providers {
+            self = self.plugin(
+                published.plugin_id(),
+                published.type_name(),
+                Arc::clone(published.provider()),
+            );
+        }
+        self
+    }
+
+    /// Adds every synthesis provider `host` built from its plugins.
+    #[must_use]
+    pub fn host_plugins(self, host: &PluginHost) -> Self {
+        self.published(host.speech_synthesis_providers())
+    }
+
+    /// Ranks the providers and builds the routing table.
+    pub fn build(self) -> SpeechSynthesisRouter {
+        SpeechSynthesisRouter {
+            registry: self.inner.build(),
+        }
+    }
+}
+
+impl std::fmt::Debug for SpeechSynthesisRouterBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpeechSynthesisRouterBuilder")
+            .finish_non_exhaustive()
+    }
+}
