@@ -315,7 +315,7 @@ impl UserScope {
         options: CallOptions,
     ) -> Result<ToolResult, InvokeError> {
         if !self.inner.host.by_name.contains_key(wire_name) {
-            return Err(InvokeError::UnknownTool(wire_name.to_owned()));
+            return Err(self.redact_error(InvokeError::UnknownTool(wire_name.to_owned())));
         }
         match crate::args::parse_arguments(args, self.inner.host.max_argument_bytes) {
             Ok(value) => self.call(wire_name, value, options).await,
@@ -457,24 +457,28 @@ impl UserScope {
                 .iter()
                 .fold(text, |text, r| r.redact(&text).into_owned())
         };
+        // Every field, the tool name included: an unknown tool's "name" is
+        // whatever text the model sent.
         match error {
+            InvokeError::UnknownTool(tool) => InvokeError::UnknownTool(clean(tool)),
+            InvokeError::Unavailable(tool) => InvokeError::Unavailable(clean(tool)),
+            InvokeError::Cancelled(tool) => InvokeError::Cancelled(clean(tool)),
             InvokeError::Denied { tool, reason } => InvokeError::Denied {
-                tool,
+                tool: clean(tool),
                 reason: reason.map(clean),
             },
             InvokeError::Blocked { tool, reason } => InvokeError::Blocked {
-                tool,
+                tool: clean(tool),
                 reason: clean(reason),
             },
             InvokeError::Panicked { tool, message } => InvokeError::Panicked {
-                tool,
+                tool: clean(tool),
                 message: clean(message),
             },
             InvokeError::InvalidArguments { tool, error } => InvokeError::InvalidArguments {
-                tool,
+                tool: clean(tool),
                 error: error.map_messages(clean),
             },
-            other => other,
         }
     }
 
