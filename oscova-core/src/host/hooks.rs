@@ -4,7 +4,9 @@
 //! Before-hooks see the wire name and arguments and may patch them or block
 //! the call with a reason the model sees; after-hooks may edit the result.
 //! Hooks run in registration order; a block stops later before-hooks, and a
-//! panicking hook blocks the call and is reported, as in the peer runtime.
+//! panicking before-hook blocks the call and is reported, as in the peer
+//! runtime. A panicking after-hook replaces the result by an error saying the
+//! tool ran but its result was withheld, and later after-hooks do not run.
 
 use std::sync::Arc;
 
@@ -37,7 +39,11 @@ impl ToolCallEvent<'_> {
     }
 }
 
-/// A tool call that ran (or was refused).
+/// A tool call that ran: its body returned a result, error results
+/// included. Calls that never produced one (unknown tool, refused by approval
+/// or a before-hook, bad arguments, a panic, cancellation) come back as
+/// [`InvokeError`](crate::InvokeError) and do not reach after-hooks. The
+/// result is already redacted.
 #[derive(Debug)]
 pub struct ToolResultEvent<'a> {
     /// The wire name.

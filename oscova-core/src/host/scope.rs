@@ -559,10 +559,14 @@ impl UserScope {
                         tool.wire_name()
                     ),
                 );
+                // The tool did run, so the model must not read "blocked" and
+                // retry a call whose side effects already happened.
                 *result = ToolResult::error(format!(
-                    "tool `{}` was blocked: a host hook failed: {message}",
+                    "tool `{}` ran, but its result was withheld: a host hook failed: {message}",
                     tool.wire_name()
-                ));
+                ))
+                .with_details(json!({ "error": "hook_failed" }));
+                self.redact(result);
                 return;
             }
         }
