@@ -25,7 +25,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let scope = host.user_scope(UserInfo::new("alice").time_zone("Europe/Berlin"))?;
     for tool in scope.tools() {
-        println!("{} ({}): {}", tool.wire_name(), tool.approval(), tool.description());
+        println!(
+            "{} ({}): {}",
+            tool.wire_name(),
+            tool.approval(),
+            tool.description()
+        );
     }
 
     let echo = scope
@@ -34,7 +39,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("echo -> {}", echo.content);
 
     let search = scope
-        .invoke("acme_search__example__search_records", json!({"query": "quarterly", "limit": 2}))
+        .invoke(
+            "acme_search__example__search_records",
+            json!({"query": "quarterly", "limit": 2}),
+        )
         .await;
     println!("search -> {} (error: {})", search.content, search.is_error);
 
