@@ -59,11 +59,11 @@ fn runs() -> usize {
 
 // The tests share one counter; each checks the change it causes, under a
 // lock so parallel tests do not interleave.
-static SERIAL: Mutex<()> = Mutex::new(());
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[tokio::test]
 async fn a_denied_call_never_runs_the_method() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.lock().await;
     let asked = Arc::new(Mutex::new(Vec::new()));
     let log = asked.clone();
     let host = builder()
@@ -128,7 +128,7 @@ async fn a_denied_call_never_runs_the_method() {
 
 #[tokio::test]
 async fn an_approved_call_runs() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.lock().await;
     let host = builder()
         .approval_handler(|_: &ApprovalRequest<'_>| true)
         .build()
@@ -144,7 +144,7 @@ async fn an_approved_call_runs() {
 
 #[tokio::test]
 async fn default_tools_follow_the_host_policy() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.lock().await;
     let asked = Arc::new(AtomicUsize::new(0));
     let count = asked.clone();
     let host = builder()
@@ -173,7 +173,7 @@ async fn default_tools_follow_the_host_policy() {
 
 #[tokio::test]
 async fn without_a_handler_required_tools_are_refused() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.lock().await;
     let host = builder().build().unwrap();
     let scope = host.user_scope(UserInfo::new("u")).unwrap();
     let before = runs();
