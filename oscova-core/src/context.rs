@@ -113,31 +113,25 @@ impl fmt::Debug for Credentials {
     }
 }
 
+/// What every plugin's context in one user scope shares: built once per
+/// scope, so handing a context to each plugin costs one reference count.
+pub(crate) struct ScopeShared {
+    pub(crate) user: Arc<UserInfo>,
+    pub(crate) credentials: Credentials,
+    pub(crate) http: HttpClient,
+    pub(crate) spawn: ProcessSpawnPolicy,
+}
+
 /// A plugin's view of one user, handed to each toolset factory.
 #[derive(Clone)]
 pub struct AgentPluginContext {
     plugin_id: &'static str,
-    user: Arc<UserInfo>,
-    credentials: Credentials,
-    http: HttpClient,
-    spawn: ProcessSpawnPolicy,
+    shared: Arc<ScopeShared>,
 }
 
 impl AgentPluginContext {
-    pub(crate) fn new(
-        plugin_id: &'static str,
-        user: Arc<UserInfo>,
-        credentials: Credentials,
-        http: HttpClient,
-        spawn: ProcessSpawnPolicy,
-    ) -> Self {
-        Self {
-            plugin_id,
-            user,
-            credentials,
-            http,
-            spawn,
-        }
+    pub(crate) fn new(plugin_id: &'static str, shared: Arc<ScopeShared>) -> Self {
+        Self { plugin_id, shared }
     }
 
     /// A context for tests and hand-built hosts: no credentials, the
@@ -147,10 +141,12 @@ impl AgentPluginContext {
         let credentials = Credentials::new(Arc::new(NoCredentials), user.clone(), Redactor::new());
         Self::new(
             plugin_id,
-            user,
-            credentials,
-            HttpClient::shared_default(),
-            ProcessSpawnPolicy::new(),
+            Arc::new(ScopeShared {
+                user,
+                credentials,
+                http: HttpClient::shared_default(),
+                spawn: ProcessSpawnPolicy::new(),
+            }),
         )
     }
 
@@ -161,33 +157,33 @@ impl AgentPluginContext {
 
     /// The user's id.
     pub fn user_id(&self) -> &str {
-        self.user.id()
+        self.shared.user.id()
     }
 
     /// The user.
     pub fn user(&self) -> &UserInfo {
-        &self.user
+        &self.shared.user
     }
 
     /// The user's IANA time zone, when the host set one.
     pub fn time_zone(&self) -> Option<&str> {
-        self.user.zone()
+        self.shared.user.zone()
     }
 
     /// The user's credentials.
     pub fn credentials(&self) -> &Credentials {
-        &self.credentials
+        &self.shared.credentials
     }
 
     /// The host-managed HTTP client. It enforces the network scope of the
     /// tool that is running when a request is sent.
     pub fn http_client(&self) -> HttpClient {
-        self.http.clone()
+        self.shared.http.clone()
     }
 
     /// The process spawn policy for processes this plugin starts.
     pub fn spawn_policy(&self) -> &ProcessSpawnPolicy {
-        &self.spawn
+        &self.shared.spawn
     }
 
     /// A tracing span named after the plugin and the user.
@@ -195,7 +191,7 @@ impl AgentPluginContext {
         tracing::info_span!(
             "oscova.plugin",
             plugin = self.plugin_id,
-            user = self.user.id()
+            user = self.shared.user.id()
         )
     }
 }
@@ -204,8 +200,8 @@ impl fmt::Debug for AgentPluginContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentPluginContext")
             .field("plugin_id", &self.plugin_id)
-            .field("user", &self.user.id())
-            .field("time_zone", &self.user.zone())
+            .field("user", &self.shared.user.id())
+            .field("time_zone", &self.shared.user.zone())
             .finish_non_exhaustive()
     }
 }

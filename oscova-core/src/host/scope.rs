@@ -24,7 +24,7 @@ use super::{
     Severity, ToolCallEvent, ToolResultEvent,
 };
 use crate::args::ArgError;
-use crate::context::{AgentPluginContext, Credentials, UserInfo};
+use crate::context::{AgentPluginContext, Credentials, ScopeShared, UserInfo};
 use crate::http;
 use crate::invocation::{InvocationShared, ProgressSink, ToolInvocation, ToolProgress};
 use crate::redact::Redactor;
@@ -179,19 +179,17 @@ impl UserScope {
         let redactor = Redactor::new();
         let mut diagnostics = Vec::new();
         let mut toolsets: Vec<Option<Arc<dyn Toolset>>> = Vec::with_capacity(host.slots.len());
+        let shared = Arc::new(ScopeShared {
+            user: user.clone(),
+            credentials: Credentials::new(host.credentials.clone(), user.clone(), redactor.clone()),
+            http: host.http.clone(),
+            spawn: host.spawn.clone(),
+        });
         for plugin in &host.plugins {
             if plugin.slots == 0 {
                 continue;
             }
-            let credentials =
-                Credentials::new(host.credentials.clone(), user.clone(), redactor.clone());
-            let ctx = AgentPluginContext::new(
-                plugin.manifest.id,
-                user.clone(),
-                credentials,
-                host.http.clone(),
-                host.spawn.clone(),
-            );
+            let ctx = AgentPluginContext::new(plugin.manifest.id, shared.clone());
             let slots = host
                 .slots
                 .get(plugin.first_slot..plugin.first_slot + plugin.slots)
