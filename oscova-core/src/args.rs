@@ -176,9 +176,18 @@ impl<const N: usize> ArgReader<N> {
                         Segment::Unknown => {}
                     }
                 }
+                let message = err.into_inner().to_string();
+                // serde reports a missing field at the struct that lacks it;
+                // point at the field itself, as a missing parameter is.
+                if let Some(field) = message
+                    .strip_prefix("missing field `")
+                    .and_then(|rest| rest.strip_suffix('`'))
+                {
+                    path.push_str(&pointer_segment(field));
+                }
                 self.problems.push(ArgProblem {
                     path,
-                    message: humanize(&err.into_inner().to_string()),
+                    message: humanize(&message),
                 });
                 None
             }
@@ -482,7 +491,7 @@ mod tests {
     #[test]
     fn rows_without_required_fields_get_a_path() {
         let err = read(json!({"query": "q", "rows": [{}]})).unwrap_err();
-        assert_eq!(err.problems()[0].path, "/rows/0");
+        assert_eq!(err.problems()[0].path, "/rows/0/id");
         assert!(err.problems()[0].message.contains("missing field `id`"));
     }
 }

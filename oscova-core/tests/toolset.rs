@@ -215,7 +215,7 @@ fn bad_inputs() -> Vec<(&'static str, Value, &'static str)> {
         (
             "search_records",
             json!({"query": "q", "filters": [{"field": "a"}]}),
-            "/filters/0: missing field `min`",
+            "/filters/0/min: missing field `min`",
         ),
         (
             "search_records",
