@@ -194,12 +194,23 @@ impl<const N: usize> ArgReader<N> {
         }
     }
 
-    /// Ends reading: properties no parameter has are problems too.
+    /// Ends reading: properties no parameter has are problems too. The
+    /// first 20 are reported one by one and the rest
+    /// counted in one more problem, so ten thousand stray properties make a
+    /// short error, not a long one.
     pub fn finish(mut self) -> Result<(), ArgError> {
-        for key in &self.unknown {
+        for key in self.unknown.iter().take(MAX_UNKNOWN_REPORTED) {
             self.problems.push(ArgProblem {
                 path: pointer_segment(key),
                 message: "unknown property".to_owned(),
+            });
+        }
+        if let Some(more) = self.unknown.len().checked_sub(MAX_UNKNOWN_REPORTED)
+            && more > 0
+        {
+            self.problems.push(ArgProblem {
+                path: String::new(),
+                message: format!("{more} more unknown properties"),
             });
         }
         if self.problems.is_empty() {
@@ -212,16 +223,29 @@ impl<const N: usize> ArgReader<N> {
     }
 }
 
-/// `/` plus the key escaped as RFC 6901 says.
+/// Unknown properties reported one by one; the rest are counted.
+const MAX_UNKNOWN_REPORTED: usize = 20;
+
+/// `/` plus the key escaped as RFC 6901 says. A key longer than 200 bytes
+/// is cut there and marked with `…`: the path names it well enough, and a
+/// 100 KB key must not make a 100 KB error.
 fn pointer_segment(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 1);
+    let mut end = key.len().min(MAX_QUOTED);
+    while !key.is_char_boundary(end) {
+        end -= 1;
+    }
+    let (kept, cut) = key.split_at(end);
+    let mut out = String::with_capacity(kept.len() + 4);
     out.push('/');
-    for c in key.chars() {
+    for c in kept.chars() {
         match c {
             '~' => out.push_str("~0"),
             '/' => out.push_str("~1"),
             c => out.push(c),
         }
+    }
+    if !cut.is_empty() {
+        out.push('…');
     }
     out
 }
@@ -493,5 +517,29 @@ mod tests {
         let err = read(json!({"query": "q", "rows": [{}]})).unwrap_err();
         assert_eq!(err.problems()[0].path, "/rows/0/id");
         assert!(err.problems()[0].message.contains("missing field `id`"));
+    }
+
+    #[test]
+    fn long_keys_are_cut_in_paths() {
+        let key = "é".repeat(1_000);
+        let err = read(json!({"query": "q", "rows": [], key: 1})).unwrap_err();
+        let path = &err.problems()[0].path;
+        assert!(path.len() <= MAX_QUOTED + 4, "{}", path.len());
+        assert!(path.starts_with("/é") && path.ends_with('…'), "{path}");
+        assert_eq!(pointer_segment("a~b/c"), "/a~0b~1c");
+    }
+
+    #[test]
+    fn many_unknown_properties_are_counted_not_listed() {
+        let mut args = json!({"query": "q", "rows": []});
+        for i in 0..1_000 {
+            args[format!("x{i:04}")] = json!(i);
+        }
+        let err = read(args).unwrap_err();
+        assert_eq!(err.problems().len(), MAX_UNKNOWN_REPORTED + 1);
+        assert_eq!(err.problems()[0].path, "/x0000");
+        let last = &err.problems()[MAX_UNKNOWN_REPORTED];
+        assert_eq!(last.to_string(), "/: 980 more unknown properties");
+        assert!(err.to_string().len() < 1_000, "{err}");
     }
 }
