@@ -7,11 +7,34 @@
 //! non-loopback address and whose redirect policy refuses non-local hops,
 //! `Internet` sends anything. Refusals happen before a connection is made.
 //!
-//! What this does not stop: a tool that opens sockets itself
-//! (`std::net::TcpStream`, another HTTP library) or spawns a task that
-//! outlives the call. Outside a tool call a toolset's client acts as `None`,
-//! which is why a task spawned from a tool cannot use it; provider clients
-//! are unscoped, since providers are not tools.
+//! The scope is read when a request is sent, not when it is built, so a
+//! request built earlier (in a factory, say) is checked against the tool
+//! that sends it. It lives in a task-local: outside a tool call, and in a
+//! task a tool spawns (`tokio::spawn` does not carry task-locals), a
+//! toolset's client acts as `None` and refuses everything.
+//!
+//! # What this does not stop
+//!
+//! The scope guards the client the host hands out; it is not a sandbox. A
+//! tool is not stopped when it:
+//!
+//! - opens sockets or resolves names itself (`std::net::TcpStream`,
+//!   `tokio::net`, its own `reqwest::Client` or another HTTP library);
+//! - starts a process (`curl`, a helper program): the spawn policy decides
+//!   a child's environment, not its network;
+//! - calls [`HttpClient::with_fixed_scope`] on its client, which replaces
+//!   the running tool's scope by a fixed one; providers use it to be
+//!   unscoped, and nothing keeps a tool from doing the same;
+//! - reaches the network through something unscoped the host gave it: a
+//!   provider, or the host's own client ([`crate::PluginHost::http_client`]);
+//! - is `Internet`: that means anything, including services on loopback
+//!   and on private networks;
+//! - is `Local` and talks to a loopback service that itself forwards
+//!   requests elsewhere (a proxy, a tunnel).
+//!
+//! `Local` also trusts the system resolver to answer for `localhost` and
+//! `*.localhost`; every answer is checked, so a name that resolves to
+//! another machine is refused, never connected to.
 
 use std::fmt;
 use std::future::Future;
@@ -341,6 +364,41 @@ mod tests {
                 }
             ),
             "{err}"
+        );
+    }
+
+    /// A refusal from the resolver travels through hyper's connector errors;
+    /// it must still come out as a scope error, not a generic request error.
+    #[tokio::test]
+    async fn resolver_refusals_map_to_scope_denied() {
+        #[derive(Debug)]
+        struct Refuse;
+        impl Resolve for Refuse {
+            fn resolve(&self, name: Name) -> Resolving {
+                let host = name.as_str().to_owned();
+                Box::pin(async move {
+                    Err(Box::new(ScopeRefusal(host)) as Box<dyn std::error::Error + Send + Sync>)
+                })
+            }
+        }
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .dns_resolver(Arc::new(Refuse))
+            .build()
+            .unwrap();
+        let err = client
+            .get("http://refused.localhost/")
+            .send()
+            .await
+            .unwrap_err();
+        let err = HttpError::from(err);
+        assert!(
+            matches!(
+                &err,
+                HttpError::ScopeDenied { scope: NetworkScope::Local, target }
+                    if target == "refused.localhost"
+            ),
+            "{err:?}"
         );
     }
 }
