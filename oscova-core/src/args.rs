@@ -132,6 +132,7 @@ impl<const N: usize> ArgReader<N> {
     /// Takes parameter number `index`. A missing optional parameter reads
     /// as JSON `null` (so `Option<T>` becomes `None`); a missing required
     /// one is a problem. Returns `None` after recording a problem.
+    #[inline]
     pub fn take<T: DeserializeOwned>(&mut self, index: usize, required: bool) -> Option<T> {
         let name = self.names.get(index).copied().unwrap_or_default();
         let value = match self.slots.get_mut(index).and_then(Option::take) {
@@ -198,6 +199,7 @@ impl<const N: usize> ArgReader<N> {
     /// first 20 are reported one by one and the rest
     /// counted in one more problem, so ten thousand stray properties make a
     /// short error, not a long one.
+    #[inline]
     pub fn finish(mut self) -> Result<(), ArgError> {
         for key in self.unknown.iter().take(MAX_UNKNOWN_REPORTED) {
             self.problems.push(ArgProblem {
