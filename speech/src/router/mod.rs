@@ -193,10 +193,14 @@ fn dropped<P: ?Sized + Routed>(
     } else {
         "the first registration of a type key is kept"
     };
-    let message = format!(
-        "{kind} provider {loser} was dropped: type key `{key}` is already taken by {winner} ({rule})",
-        kind = P::KIND,
-    );
+    let dropped = match loser {
+        ProviderOrigin::BuiltIn { type_name } => {
+            format!("built-in {} provider `{type_name}`", P::KIND)
+        }
+        ProviderOrigin::Plugin { .. } => format!("{} provider {loser}", P::KIND),
+    };
+    let message =
+        format!("{dropped} was dropped: type key `{key}` is already taken by {winner} ({rule})");
     Diagnostic::warning(DiagnosticKind::ProviderDropped, loser.plugin_id(), message)
 }
 
