@@ -1,0 +1,267 @@
+//! Starting processes on a tool's behalf without handing them the host's secrets.
+//!
+//! A process started for a plugin or tool must not inherit the host's environment as it
+//! is: that is how `OPENAI_API_KEY` ends up in tool output. Every spawn therefore goes
+//! through a [`ProcessSpawnPolicy`], which computes the complete environment itself; the
+//! child starts from an emptied environment plus exactly that map. The rules, in the
+//! order they apply:
+//!
+//! 1. The base environment (the host's, read at each spawn, or one given to
+//!    [`ProcessSpawnPolicy::with_base_env`]) loses every deny-listed name
+//!    ([`ProcessSpawnPolicy::is_denied`]). Over-denying is cheap, because a request can
+//!    still pass the variable explicitly; under-denying leaks, so the rule errs wide.
+//! 2. Variables the request sets or removes explicitly are applied next and never
+//!    filtered: the caller decided that this one process sees this value, and no other
+//!    process does.
+//! 3. The request's time zone sets `TZ`, so it wins over an explicit `TZ`.
+//! 4. Host hooks run last, in order, and see the final context. A failing hook fails the
+//!    spawn: falling back to the inherited environment is the very leak this module
+//!    exists to stop.
+//!
+//! Arguments are passed as a list and never through a shell, so nothing in them is
+//! interpreted. The child is killed when a run is cancelled or its future is dropped, so
+//! an abandoned tool call leaves no process behind; only the direct child is killed, so a
+//! program that forks helpers into the background must clean them up itself.
+
+mod denylist;
+mod error;
+mod request;
+mod run;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::sync::Arc;
+
+pub use error::SpawnError;
+pub use request::{ProcessSpawnContext, ProcessSpawnHook, ProcessSpawnRequest};
+pub use run::ProcessOutput;
+
+use denylist::is_secret_name;
+
+/// Where the base environment comes from.
+#[derive(Clone)]
+enum BaseEnv {
+    /// The host process environment, read at each spawn so it matches what the host sees.
+    Host,
+    /// A fixed environment given by the embedding host.
+    Fixed(BTreeMap<OsString, OsString>),
+}
+
+#[derive(Clone)]
+struct PolicyInner {
+    base: BaseEnv,
+    /// Host-added names; compared ignoring ASCII case.
+    denied: Vec<String>,
+    hooks: Vec<ProcessSpawnHook>,
+}
+
+/// Decides the environment of every process started on a tool's behalf, and starts it.
+///
+/// Cheap to clone: the configuration sits behind an [`Arc`], so clones share it.
+#[derive(Clone)]
+pub struct ProcessSpawnPolicy {
+    inner: Arc<PolicyInner>,
+}
+
+impl ProcessSpawnPolicy {
+    /// Starts from the host process environment.
+    ///
+    /// The environment is read each time a process is prepared, not captured here.
+    pub fn new() -> Self {
+        Self::from_base(BaseEnv::Host)
+    }
+
+    /// Starts from a given base environment instead (tests, embedding hosts).
+    pub fn with_base_env<I, K, V>(vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        let vars = vars
+            .into_iter()
+            .map(|(name, value)| (name.into(), value.into()))
+            .collect();
+        Self::from_base(BaseEnv::Fixed(vars))
+    }
+
+    fn from_base(base: BaseEnv) -> Self {
+        Self {
+            inner: Arc::new(PolicyInner {
+                base,
+                denied: Vec::new(),
+                hooks: Vec::new(),
+            }),
+        }
+    }
+
+    /// Also deny these exact names (case-insensitive).
+    #[must_use]
+    pub fn deny(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        let inner = Arc::make_mut(&mut self.inner);
+        if !inner.denied.iter().any(|d| d.eq_ignore_ascii_case(&name)) {
+            inner.denied.push(name);
+        }
+        self
+    }
+
+    /// Append a host hook; hooks run in order after everything else.
+    #[must_use]
+    pub fn hook(
+        mut self,
+        hook: impl Fn(&mut ProcessSpawnContext) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        Arc::make_mut(&mut self.inner).hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// Whether a variable name is removed by the deny-list.
+    ///
+    /// Names compare ignoring ASCII case. A name is denied when it:
+    /// - is `API_KEY`, `TOKEN`, `SECRET` or `PASSWORD`;
+    /// - ends with `_API_KEY`, `_TOKEN`, `_SECRET` or `_PASSWORD`;
+    /// - has the `Section__Key` form (as .NET-style configuration binds nested keys) and
+    ///   its last `__`-separated part ends with `ApiKey`, `API_KEY`, `Token`, `Secret` or
+    ///   `Password`. No underscore is required there, so `Telegram__BotToken` and
+    ///   `Auth__ClientSecret` are denied along with `OpenAI__ApiKey`;
+    /// - was added with [`deny`](Self::deny).
+    ///
+    /// Names such as `AWS_SECRET_ACCESS_KEY` or `DATABASE_URL` carry secrets without
+    /// matching these rules; hosts that have them add them with [`deny`](Self::deny).
+    pub fn is_denied(&self, name: &str) -> bool {
+        is_secret_name(name)
+            || self
+                .inner
+                .denied
+                .iter()
+                .any(|denied| denied.eq_ignore_ascii_case(name))
+    }
+
+    fn is_denied_os(&self, name: &OsStr) -> bool {
+        // A name that is not UTF-8 is judged on its readable part; the replacement
+        // character never hides a suffix.
+        self.is_denied(&name.to_string_lossy())
+    }
+
+    /// Builds the context: the base environment minus the deny-list, plus the request's
+    /// explicit variables (a value sets, `None` removes), then `TZ` from the time zone, then
+    /// the hooks in order.
+    ///
+    /// A hook error fails with [`SpawnError::Hook`] (`process environment hook failed:
+    /// <message>`), never falling back to the inherited environment, and later hooks do
+    /// not run. Base variables whose names could not be passed on are dropped; an invalid
+    /// explicit or hook-set variable fails with [`SpawnError::InvalidEnv`], and a time zone
+    /// that is not an IANA name with [`SpawnError::InvalidTimeZone`].
+    pub fn prepare(&self, request: ProcessSpawnRequest) -> Result<ProcessSpawnContext, SpawnError> {
+        let ProcessSpawnRequest {
+            command,
+            args,
+            cwd,
+            env: explicit,
+            time_zone,
+            origin,
+        } = request;
+
+        let keep = |name: &OsStr| valid_env_name(name) && !self.is_denied_os(name);
+        let mut env: BTreeMap<OsString, OsString> = match &self.inner.base {
+            BaseEnv::Host => std::env::vars_os().filter(|(name, _)| keep(name)).collect(),
+            BaseEnv::Fixed(vars) => vars
+                .iter()
+                .filter(|(name, _)| keep(name))
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect(),
+        };
+
+        for (name, value) in explicit {
+            if !valid_env_name(OsStr::new(&name)) {
+                return Err(SpawnError::InvalidEnv { name, origin });
+            }
+            match value {
+                Some(value) => {
+                    env.insert(name.into(), value.into());
+                }
+                None => {
+                    env.remove(OsStr::new(&name));
+                }
+            }
+        }
+
+        if let Some(time_zone) = time_zone {
+            if !valid_time_zone(&time_zone) {
+                return Err(SpawnError::InvalidTimeZone { time_zone, origin });
+            }
+            env.insert("TZ".into(), time_zone.into());
+        }
+
+        let mut context = ProcessSpawnContext {
+            command,
+            args,
+            cwd,
+            env,
+            origin,
+        };
+        for hook in &self.inner.hooks {
+            hook(&mut context).map_err(|message| SpawnError::Hook {
+                message,
+                origin: context.origin.clone(),
+            })?;
+        }
+
+        // Hooks and explicit values are checked here rather than left to the spawn, whose
+        // error would not say which variable was wrong.
+        if let Some((name, _)) = context
+            .env
+            .iter()
+            .find(|(name, value)| !valid_env_name(name) || value.as_encoded_bytes().contains(&0))
+        {
+            return Err(SpawnError::InvalidEnv {
+                name: name.to_string_lossy().into_owned(),
+                origin: context.origin,
+            });
+        }
+        Ok(context)
+    }
+}
+
+impl Default for ProcessSpawnPolicy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for ProcessSpawnPolicy {
+    // The base environment holds the host's secrets; show only its shape.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let base = match &self.inner.base {
+            BaseEnv::Host => "host".to_owned(),
+            BaseEnv::Fixed(vars) => format!("{} fixed variables", vars.len()),
+        };
+        f.debug_struct("ProcessSpawnPolicy")
+            .field("base", &base)
+            .field("denied", &self.inner.denied)
+            .field("hooks", &self.inner.hooks.len())
+            .finish()
+    }
+}
+
+fn valid_env_name(name: &OsStr) -> bool {
+    let bytes = name.as_encoded_bytes();
+    !bytes.is_empty() && !bytes.contains(&b'=') && !bytes.contains(&0)
+}
+
+/// Accepts the shape of IANA names (`UTC`, `Europe/Berlin`, `Etc/GMT+5`) and nothing else:
+/// `TZ` can also name a file, so `..` and absolute paths are kept out.
+fn valid_time_zone(tz: &str) -> bool {
+    !tz.is_empty()
+        && tz.len() <= 64
+        && tz.split('/').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+'))
+        })
+}
