@@ -269,7 +269,7 @@ fn humanize(message: &str) -> String {
 /// string whole, and a 50 MB argument must not become a 50 MB error.
 const MAX_QUOTED: usize = 200;
 
-fn shorten(text: &str) -> String {
+pub(crate) fn shorten(text: &str) -> String {
     if text.len() <= MAX_QUOTED {
         return text.to_owned();
     }

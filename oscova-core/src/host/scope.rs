@@ -444,8 +444,18 @@ impl UserScope {
     }
 
     /// Errors carry text from tools too (panic messages, echoed argument
-    /// values), so they are redacted like results.
+    /// values), so they are redacted like results. An unknown tool's name is
+    /// then cut to a few hundred bytes: it is whatever the model sent, and a
+    /// 10 MB name must not make a 10 MB error. Redaction comes first, since a
+    /// cut could split a secret and let its first half through.
     fn redact_error(&self, error: InvokeError) -> InvokeError {
+        match self.redact_error_fields(error) {
+            InvokeError::UnknownTool(name) => InvokeError::UnknownTool(crate::args::shorten(&name)),
+            other => other,
+        }
+    }
+
+    fn redact_error_fields(&self, error: InvokeError) -> InvokeError {
         let redactors = [&self.inner.redactor, &self.inner.host.redactor];
         if redactors.iter().all(|r| r.is_empty()) {
             return error;
