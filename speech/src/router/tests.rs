@@ -89,3 +89,18 @@ fn origins_display_their_implementation() {
     assert_eq!(builtin.plugin_id(), None);
     assert_eq!(plugin.type_name(), "acme::Tts");
 }
+
+#[test]
+fn routers_are_shareable_and_their_futures_send() {
+    use oscova_core::provider::speech::{RecognitionRequest, SynthesisRequest};
+
+    fn shareable<T: Send + Sync + 'static>(_: &T) {}
+    fn send<T: Send>(_: T) {}
+    let recognition = SpeechRecognitionRouter::builder().build();
+    let synthesis = SpeechSynthesisRouter::builder().build();
+    shareable(&recognition);
+    shareable(&synthesis);
+    let config = SpeechProviderConfig::new("k");
+    send(recognition.recognize(RecognitionRequest::new(&config, &[])));
+    send(synthesis.synthesize(SynthesisRequest::new(&config, "")));
+}
