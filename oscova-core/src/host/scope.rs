@@ -244,8 +244,16 @@ impl UserScope {
         &self.inner.diagnostics
     }
 
-    /// The secrets this scope redacts (the user's resolved credentials, plus
-    /// whatever the host adds).
+    /// The secrets this scope redacts: every credential its toolsets
+    /// resolved, in their factories or while running. The host's
+    /// [`PluginHost::redactor`](super::PluginHost::redactor) applies on top,
+    /// in every scope.
+    ///
+    /// Redactors are per scope on purpose: a value user A resolved is not
+    /// redacted in user B's scope unless B resolved it too. One redactor for
+    /// all users would tell B, through a `[REDACTED]` in an echo, that a
+    /// string is someone else's secret. Values every scope must hide (API
+    /// keys the host gives providers) belong in the host's redactor.
     pub fn redactor(&self) -> &Redactor {
         &self.inner.redactor
     }
