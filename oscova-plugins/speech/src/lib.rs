@@ -1,0 +1,297 @@
+//! The `oscova.speech` plugin: text to speech into the user's files, and
+//! speech in the user's files to text, through the speech routers.
+//!
+//! | wire name | does | approval |
+//! |---|---|---|
+//! | `oscova_speech__speech__speak` | speaks `text` into a WAV file at `path` (`voice`, `provider`, `overwrite`, `create_dirs` optional) | **required** |
+//! | `oscova_speech__speech__transcribe` | returns the words in the WAV file at `path` (`provider` optional) | not required |
+//!
+//! Paths follow the `oscova.files` rules, in the same per-user root by
+//! default: relative to the root, no `..`, no absolute paths, no symbolic
+//! links that lead out, parent directories checked. Each user's
+//! [`SpeechSettings`] choose the providers and whether speech must stay on
+//! this machine; the default is flite (`kal16`) and pocketsphinx with
+//! offline operation required.
+//!
+//! # Tutorial
+//!
+//! Give the plugin a root per user, hand it to the host builder, and call
+//! the tools by wire name. `speak` writes a file, so it needs approval:
+//!
+//! ```no_run
+//! use oscova_core::prelude::*;
+//! use oscova_plugin_speech::SpeechPlugin;
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let base = tempfile::tempdir()?;
+//! let speech = SpeechPlugin::per_user(base.path()); // <base>/<user id>/
+//! let host = PluginHost::builder()
+//!     .plugins([])
+//!     .plugin_instance(speech)
+//!     .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true)
+//!     .build()?;
+//! let scope = host.user_scope(UserInfo::new("alice"))?;
+//!
+//! let spoken = scope
+//!     .invoke("oscova_speech__speech__speak", json!({"text": "please call stella", "path": "stella.wav"}))
+//!     .await;
+//! assert!(!spoken.is_error, "{}", spoken.content);
+//! println!("{} seconds", spoken.details["duration_seconds"]);
+//!
+//! let heard = scope
+//!     .invoke("oscova_speech__speech__transcribe", json!({"path": "stella.wav"}))
+//!     .await;
+//! println!("heard: {}", heard.content); // "please call stella", give or take a word
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! ## Per-user settings
+//!
+//! A settings resolver is asked at every call, so a change (a user going
+//! offline) applies to the next call. API keys are named, not stored: the
+//! named credential is resolved through the host's credential resolver.
+//!
+//! ```
+//! use oscova_plugin_speech::{SpeechPlugin, SpeechSettings};
+//! use oscova_speech::SpeechProviderConfig;
+//!
+//! let speech = SpeechPlugin::per_user("/srv/oscova-files").settings(|user| {
+//!     if user.id() == "bob" {
+//!         // Bob allows a hosted service for transcription.
+//!         SpeechSettings::default()
+//!             .offline(false)
+//!             .recognition(SpeechProviderConfig::new("openai").model("whisper-1"))
+//!             .recognition_credential("openai.api_key")
+//!     } else {
+//!         SpeechSettings::default() // local providers, offline required
+//!     }
+//! });
+//! # drop(speech);
+//! ```
+//!
+//! ## Routing plugin speech providers
+//!
+//! Without more wiring the tools route to the built-in providers (`flite`,
+//! `pocketsphinx`, `openai`). To route the speech providers of the host's
+//! plugins too, keep a clone of the plugin (clones share their routers) and
+//! give it the host's routers once the host is built:
+//!
+//! ```no_run
+//! use oscova_core::prelude::*;
+//! use oscova_plugin_speech::SpeechPlugin;
+//!
+//! let speech = SpeechPlugin::default();
+//! let host = PluginHost::builder().plugin_instance(speech.clone()).build()?;
+//! speech.set_routers_from_host(&host); // SpeechRouters::from_host, shared by every scope
+//! # Ok::<(), oscova_core::HostError>(())
+//! ```
+//!
+//! # Network scope
+//!
+//! Both tools declare `NetworkScope::Internet`: a host may configure a
+//! remote provider for a user who allows it, and static metadata must
+//! cover that. What keeps speech on the machine is the user's offline
+//! setting (on by default), which the router checks before any provider
+//! is entered.
+
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod audio;
+mod error;
+mod root;
+mod routers;
+mod settings;
+mod toolset;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oscova_core::PluginHost;
+use oscova_core::prelude::*;
+use oscova_speech::SpeechRouters;
+
+pub use error::SpeechToolError;
+pub use settings::{SpeechLimits, SpeechSettings};
+pub use toolset::SpeechToolset;
+
+use root::Root;
+use routers::RouterSlot;
+
+/// The environment variable naming the default base directory; the same
+/// one `oscova.files` reads, so both plugins share each user's root.
+pub const ROOT_ENV: &str = "OSCOVA_FILES_ROOT";
+
+/// The base directory used when [`ROOT_ENV`] is unset (as for `oscova.files`).
+pub const DEFAULT_BASE: &str = "oscova-files";
+
+/// Picks a user's root directory, or `None` to give that user no speech
+/// tools.
+pub type RootResolver = Arc<dyn Fn(&UserInfo) -> Option<PathBuf> + Send + Sync>;
+
+/// Picks a user's [`SpeechSettings`]; asked at every call.
+pub type SettingsResolver = Arc<dyn Fn(&UserInfo) -> SpeechSettings + Send + Sync>;
+
+/// The `oscova.speech` plugin: contributes [`SpeechToolset`] to every user
+/// its root resolver gives a root. Clones share their routers (see
+/// [`set_routers`](Self::set_routers)).
+#[plugin(
+    id = "oscova.speech",
+    name = "Speech",
+    framework = ">=0.1",
+    description = "Speak text into WAV files and transcribe WAV files, inside one root directory per user."
+)]
+#[derive(Clone)]
+pub struct SpeechPlugin {
+    roots: RootResolver,
+    settings: SettingsResolver,
+    routers: RouterSlot,
+    limits: SpeechLimits,
+}
+
+impl SpeechPlugin {
+    /// Roots chosen by `resolver`; default settings for everyone.
+    ///
+    /// ```
+    /// use std::path::PathBuf;
+    /// let speech = oscova_plugin_speech::SpeechPlugin::with_resolver(|user| {
+    ///     (user.id() != "guest").then(|| PathBuf::from("/srv/speech").join(user.id()))
+    /// });
+    /// # drop(speech);
+    /// ```
+    pub fn with_resolver(
+        resolver: impl Fn(&UserInfo) -> Option<PathBuf> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            roots: Arc::new(resolver),
+            settings: Arc::new(|_| SpeechSettings::default()),
+            routers: RouterSlot::default(),
+            limits: SpeechLimits::default(),
+        }
+    }
+
+    /// One subdirectory of `base` per user, named by [`user_dir_name`]
+    /// (the names `oscova.files` uses, so both plugins can share `base`).
+    pub fn per_user(base: impl Into<PathBuf>) -> Self {
+        let base = base.into();
+        Self::with_resolver(move |user| user_dir_name(user.id()).map(|name| base.join(name)))
+    }
+
+    /// Each user's settings, from `resolver` (asked at every call).
+    #[must_use]
+    pub fn settings(
+        mut self,
+        resolver: impl Fn(&UserInfo) -> SpeechSettings + Send + Sync + 'static,
+    ) -> Self {
+        self.settings = Arc::new(resolver);
+        self
+    }
+
+    /// Uses these caps instead of the defaults.
+    #[must_use]
+    pub fn limits(mut self, limits: SpeechLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Routes through `routers` (builder form of [`set_routers`](Self::set_routers)).
+    #[must_use]
+    pub fn routers(self, routers: Arc<SpeechRouters>) -> Self {
+        self.set_routers(routers);
+        self
+    }
+
+    /// Routes every later call, in every scope and through every clone of
+    /// this plugin, through `routers` instead of the built-in-only routers.
+    /// Call it after building the host, with routers built from it, to
+    /// route the host's plugin speech providers too.
+    pub fn set_routers(&self, routers: Arc<SpeechRouters>) {
+        self.routers.set(routers);
+    }
+
+    /// [`set_routers`](Self::set_routers) with
+    /// [`SpeechRouters::from_host`]: the built-in providers (on the host's
+    /// HTTP client and spawn policy) and every speech provider the host's
+    /// plugins registered. Returns the routers, whose `diagnostics()` list
+    /// providers dropped in type-key collisions.
+    pub fn set_routers_from_host(&self, host: &PluginHost) -> Arc<SpeechRouters> {
+        let routers = routers::host_routers(host);
+        self.set_routers(Arc::clone(&routers));
+        routers
+    }
+}
+
+impl Default for SpeechPlugin {
+    /// `$OSCOVA_FILES_ROOT/<user>`, else `./oscova-files/<user>`; default
+    /// settings (local providers, offline required) for everyone.
+    fn default() -> Self {
+        let base = std::env::var_os(ROOT_ENV)
+            .filter(|v| !v.is_empty())
+            .map_or_else(|| PathBuf::from(DEFAULT_BASE), PathBuf::from);
+        Self::per_user(base)
+    }
+}
+
+impl fmt::Debug for SpeechPlugin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpeechPlugin")
+            .field("routers", &self.routers)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentPlugin for SpeechPlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        let plugin = self.clone();
+        builder.add_toolset(
+            move |ctx: &AgentPluginContext| match (plugin.roots)(ctx.user()) {
+                Some(root) => Ok(SpeechToolset {
+                    root: Root::new(root),
+                    user: ctx.user().clone(),
+                    settings: Arc::clone(&plugin.settings),
+                    credentials: ctx.credentials().clone(),
+                    fallback: plugin.routers.fallback(ctx),
+                    routers: plugin.routers.clone(),
+                    limits: plugin.limits.clone(),
+                }),
+                None => Err(SpeechToolError::NoRoot {
+                    user: ctx.user_id().to_owned(),
+                }),
+            },
+        );
+    }
+}
+
+/// The directory name for a user id, exactly as `oscova.files` names it:
+/// ASCII letters, digits, `-` and `_` are kept, so are dots except a
+/// leading one; every other byte becomes `%XX`. Distinct ids give distinct
+/// names, and no name is `.`, `..` or contains a separator. `None` for an
+/// empty id.
+///
+/// ```
+/// use oscova_plugin_speech::user_dir_name;
+/// assert_eq!(user_dir_name("alice").as_deref(), Some("alice"));
+/// assert_eq!(user_dir_name("../bob").as_deref(), Some("%2E.%2Fbob"));
+/// assert_eq!(user_dir_name("a@b.com").as_deref(), Some("a%40b.com"));
+/// assert_eq!(user_dir_name(""), None);
+/// ```
+pub fn user_dir_name(id: &str) -> Option<String> {
+    if id.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(id.len());
+    for (i, byte) in id.bytes().enumerate() {
+        match byte {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' => out.push(char::from(byte)),
+            b'.' if i > 0 => out.push('.'),
+            other => out.push_str(&format!("%{other:02X}")),
+        }
+    }
+    Some(out)
+}

@@ -1,0 +1,141 @@
+//! What a host decides per user ([`SpeechSettings`]) and per plugin
+//! ([`SpeechLimits`]).
+//!
+//! Rules: the defaults keep everything on this machine — flite with the
+//! 16 kHz `kal16` voice, pocketsphinx, and offline operation required — so
+//! a host that configures nothing never sends a user's text or audio
+//! anywhere. API keys are never stored here: a setting names a credential,
+//! which is resolved through the user's credential resolver when a tool
+//! runs (so its value is also redacted from every result).
+
+use oscova_speech::{FLITE_DEFAULT_VOICE, SpeechProviderConfig, SpeechProviderKeys};
+
+/// One user's speech settings: which providers speak and listen, and
+/// whether speech must stay on this machine.
+///
+/// ```
+/// use oscova_plugin_speech::SpeechSettings;
+/// use oscova_speech::SpeechProviderConfig;
+///
+/// let local = SpeechSettings::default();
+/// assert!(local.offline);
+/// assert_eq!(local.synthesis.provider, "flite");
+/// assert_eq!(local.recognition.provider, "pocketsphinx");
+///
+/// // A user who allows a hosted service for transcription:
+/// let hosted = SpeechSettings::default()
+///     .offline(false)
+///     .recognition(SpeechProviderConfig::new("openai").model("whisper-1"))
+///     .recognition_credential("openai.api_key");
+/// assert_eq!(hosted.recognition_credential.as_deref(), Some("openai.api_key"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SpeechSettings {
+    /// Require offline operation: a provider whose endpoint (or, without
+    /// one, whose design) is not on this machine is refused by the router
+    /// before it is entered. Default `true`.
+    pub offline: bool,
+    /// The provider `speak` uses (default `flite`, voice `kal16`).
+    pub synthesis: SpeechProviderConfig,
+    /// The provider `transcribe` uses (default `pocketsphinx`).
+    pub recognition: SpeechProviderConfig,
+    /// The name of the user's credential holding the synthesis provider's
+    /// API key, if it needs one (for example `openai.api_key`).
+    pub synthesis_credential: Option<String>,
+    /// The name of the user's credential holding the recognition
+    /// provider's API key, if it needs one.
+    pub recognition_credential: Option<String>,
+}
+
+impl Default for SpeechSettings {
+    fn default() -> Self {
+        Self {
+            offline: true,
+            synthesis: SpeechProviderConfig::new(SpeechProviderKeys::FLITE)
+                .voice(FLITE_DEFAULT_VOICE),
+            recognition: SpeechProviderConfig::new(SpeechProviderKeys::POCKETSPHINX),
+            synthesis_credential: None,
+            recognition_credential: None,
+        }
+    }
+}
+
+impl SpeechSettings {
+    /// Sets whether offline operation is required.
+    #[must_use]
+    pub fn offline(mut self, offline: bool) -> Self {
+        self.offline = offline;
+        self
+    }
+
+    /// Sets the synthesis provider.
+    #[must_use]
+    pub fn synthesis(mut self, config: SpeechProviderConfig) -> Self {
+        self.synthesis = config;
+        self
+    }
+
+    /// Sets the recognition provider.
+    #[must_use]
+    pub fn recognition(mut self, config: SpeechProviderConfig) -> Self {
+        self.recognition = config;
+        self
+    }
+
+    /// Names the credential holding the synthesis provider's API key.
+    #[must_use]
+    pub fn synthesis_credential(mut self, name: impl Into<String>) -> Self {
+        self.synthesis_credential = Some(name.into());
+        self
+    }
+
+    /// Names the credential holding the recognition provider's API key.
+    #[must_use]
+    pub fn recognition_credential(mut self, name: impl Into<String>) -> Self {
+        self.recognition_credential = Some(name.into());
+        self
+    }
+}
+
+/// Size caps of the speech tools.
+///
+/// ```
+/// let limits = oscova_plugin_speech::SpeechLimits::default();
+/// assert_eq!(limits.max_text_chars, 5_000);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SpeechLimits {
+    /// The most characters one `speak` call accepts (default 5,000, a few
+    /// minutes of speech).
+    pub max_text_chars: usize,
+    /// The largest WAV file one `transcribe` call reads (default 64 MiB,
+    /// five minutes of 48 kHz 16-bit stereo with room to spare).
+    pub max_audio_bytes: u64,
+}
+
+impl Default for SpeechLimits {
+    fn default() -> Self {
+        Self {
+            max_text_chars: 5_000,
+            max_audio_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl SpeechLimits {
+    /// Sets the text cap.
+    #[must_use]
+    pub fn max_text_chars(mut self, chars: usize) -> Self {
+        self.max_text_chars = chars;
+        self
+    }
+
+    /// Sets the audio size cap.
+    #[must_use]
+    pub fn max_audio_bytes(mut self, bytes: u64) -> Self {
+        self.max_audio_bytes = bytes;
+        self
+    }
+}
