@@ -7,11 +7,13 @@
 
 use std::path::PathBuf;
 
+use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use oscova_core::SchemaProfile;
+use oscova_core::chat::DEFAULT_MAX_ROUNDS;
 
-/// Lists, shows and calls the tools of the linked Oscova plugins, and
-/// serves them over MCP.
+/// Lists, shows and calls the tools of the linked Oscova plugins, serves
+/// them over MCP, and chats with a model that can call them.
 #[derive(Debug, Parser)]
 #[command(name = "oscova", version, propagate_version = true)]
 pub(crate) struct Cli {
@@ -41,6 +43,13 @@ pub(crate) enum Command {
 
     /// Serve a user's tools over MCP on stdin and stdout.
     Mcp(McpArgs),
+
+    /// Chat with a model that can call the user's tools.
+    Chat(ChatArgs),
+
+    /// List and download a model provider's models.
+    #[command(subcommand)]
+    Models(ModelsCommand),
     //
     // Reserved (speech, issue 6, crate `oscova-speech`):
     //     /// Synthesise and recognise speech through the routers.
@@ -50,13 +59,6 @@ pub(crate) enum Command {
     // [--offline]` and `hear FILE [--provider KEY] [--endpoint URL]
     // [--offline]`, dispatched in `commands::run` to
     // `commands/speech.rs`.
-    //
-    // Reserved (models, issue 7, `oscova_core::chat`):
-    //     Chat(crate::commands::chat::ChatArgs),
-    //     #[command(subcommand)]
-    //     Models(crate::commands::models::ModelsCommand),
-    // dispatched in `commands::run` to `commands/chat.rs` and
-    // `commands/models.rs`.
 }
 
 /// `oscova tools ...`
@@ -126,6 +128,81 @@ pub(crate) struct McpArgs {
     pub(crate) allow_approval_required: bool,
 }
 
+/// Which model provider to use, where, and whether it must be local.
+#[derive(Debug, Args)]
+pub(crate) struct ProviderArgs {
+    /// The model provider's type key: `ollama`, `openai`, or one a linked
+    /// plugin registers.
+    #[arg(long, value_name = "KEY", default_value = "ollama")]
+    pub(crate) provider: String,
+    /// The server, instead of the config's `[providers.<KEY>] endpoint` or
+    /// the provider's default.
+    #[arg(long, value_name = "URL")]
+    pub(crate) endpoint: Option<String>,
+    /// Require the endpoint to be on this machine; anything else is
+    /// refused before a connection is made (exit code 3).
+    #[arg(long)]
+    pub(crate) offline: bool,
+}
+
+/// `oscova chat`
+#[derive(Debug, Args)]
+pub(crate) struct ChatArgs {
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
+    /// The model (default: the config's `[providers.<KEY>] model`).
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) model: Option<String>,
+    #[command(flatten)]
+    pub(crate) user: UserArg,
+    /// Send this one message and exit. Without it, read one message per
+    /// line from stdin until end of input.
+    #[arg(long, short = 'm', value_name = "TEXT")]
+    pub(crate) message: Option<String>,
+    /// The most model calls one message may take.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = DEFAULT_MAX_ROUNDS,
+        value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000)
+    )]
+    pub(crate) max_rounds: usize,
+    /// Approve every tool call that needs approval without asking.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+}
+
+/// `oscova models ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum ModelsCommand {
+    /// List the provider's models: installed ones (and the config's
+    /// `catalog`) for `ollama`, the server's offer for `openai`.
+    List(ModelsListArgs),
+    /// Download a model, with progress (providers that manage models, such
+    /// as `ollama`).
+    Pull(PullArgs),
+}
+
+/// `oscova models list`
+#[derive(Debug, Args)]
+pub(crate) struct ModelsListArgs {
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
+    #[command(flatten)]
+    pub(crate) user: UserArg,
+}
+
+/// `oscova models pull`
+#[derive(Debug, Args)]
+pub(crate) struct PullArgs {
+    /// The model to download (`llama3.2`, `qwen3:8b`, ...).
+    pub(crate) name: String,
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
+    #[command(flatten)]
+    pub(crate) user: UserArg,
+}
+
 /// A schema profile, as a flag value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Profile {
@@ -167,6 +244,45 @@ mod tests {
         assert!(cli.json);
         match cli.command {
             Command::Tools(ToolsCommand::List(args)) => assert_eq!(args.profile, Profile::Gemini),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn chat_and_models_flags() {
+        let cli = Cli::try_parse_from([
+            "oscova",
+            "chat",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "-m",
+            "hi",
+            "--yes",
+            "--offline",
+            "--max-rounds",
+            "3",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Chat(args) => {
+                assert_eq!(args.provider.provider, "openai");
+                assert_eq!(args.message.as_deref(), Some("hi"));
+                assert_eq!(args.max_rounds, 3);
+                assert!(args.yes && args.provider.offline);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["oscova", "chat", "--max-rounds", "0"]).is_err());
+        let cli = Cli::try_parse_from(["oscova", "models", "pull", "llama3.2", "--json"]).unwrap();
+        match cli.command {
+            Command::Models(ModelsCommand::Pull(args)) => {
+                assert_eq!(
+                    (args.name.as_str(), args.provider.provider.as_str()),
+                    ("llama3.2", "ollama")
+                );
+            }
             other => panic!("{other:?}"),
         }
     }

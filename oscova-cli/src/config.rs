@@ -7,14 +7,19 @@
 //! Environment values win over the file; a user's own credentials win over
 //! the shared `[credentials]` table. Secrets are held as [`SecretString`]
 //! from the moment they are parsed, and the configuration's `Debug` output
-//! shows no value. The format is documented in the crate docs.
+//! shows no value. The format is documented in the crate docs; the
+//! provider tables and the files root follow the rules in [`providers`].
+
+mod providers;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use oscova_core::provider::model::ModelProviderConfig;
 use oscova_core::{CredentialResolver, DefaultApproval, SecretString, UserInfo};
+use providers::ProviderTable;
 use serde::Deserialize;
 
 use crate::error::CliError;
@@ -30,6 +35,9 @@ pub const TIME_ZONE_ENV: &str = "OSCOVA_TIME_ZONE";
 pub const CREDENTIAL_ENV_PREFIX: &str = "OSCOVA_CREDENTIAL_";
 /// The user id when none is configured anywhere.
 pub const DEFAULT_USER: &str = "local";
+/// The base directory of the files plugin's per-user roots; wins over the
+/// file's `files_root` (the plugin's own variable, read here once).
+pub const FILES_ROOT_ENV: &str = oscova_plugin_files::ROOT_ENV;
 
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
@@ -37,10 +45,13 @@ pub const DEFAULT_USER: &str = "local";
 struct FileConfig {
     default_user: Option<String>,
     default_approval: Option<String>,
+    files_root: Option<PathBuf>,
     #[serde(default)]
     credentials: BTreeMap<String, String>,
     #[serde(default)]
     users: BTreeMap<String, FileUser>,
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderTable>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -94,6 +105,8 @@ pub struct Config {
     env_user: Option<String>,
     env_time_zone: Option<String>,
     default_approval: DefaultApproval,
+    files_root: Option<PathBuf>,
+    providers: Arc<BTreeMap<String, ProviderTable>>,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
 }
@@ -105,6 +118,8 @@ impl fmt::Debug for Config {
             .field("default_user", &self.default_user)
             .field("env_user", &self.env_user)
             .field("default_approval", &self.default_approval)
+            .field("files_root", &self.files_root)
+            .field("providers", &self.providers.keys().collect::<Vec<_>>())
             .field("users", &self.secrets.users.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -209,6 +224,7 @@ impl Config {
             .collect();
         let mut env_user = None;
         let mut env_time_zone = None;
+        let mut env_files_root = None;
         let mut env_secrets = BTreeMap::new();
         let mut env_names = Vec::new();
         for (name, value) in env {
@@ -221,14 +237,23 @@ impl Config {
                 env_user = Some(value);
             } else if name == TIME_ZONE_ENV && !value.is_empty() {
                 env_time_zone = Some(value);
+            } else if name == FILES_ROOT_ENV && !value.is_empty() {
+                env_files_root = Some(value);
             }
         }
+        let files_root = providers::files_root(
+            env_files_root.as_deref(),
+            file.files_root.as_deref(),
+            source.as_deref(),
+        );
         Ok(Self {
             source,
             default_user: file.default_user.filter(|u| !u.is_empty()),
             env_user,
             env_time_zone,
             default_approval,
+            files_root,
+            providers: Arc::new(file.providers),
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
                 users,
@@ -268,6 +293,52 @@ impl Config {
     /// `default_approval`, `not_required` unless set.
     pub fn default_approval(&self) -> DefaultApproval {
         self.default_approval
+    }
+
+    /// The base directory of the files plugin's per-user roots (each user
+    /// gets a subdirectory): `OSCOVA_FILES_ROOT`, else the file's
+    /// `files_root` (a relative path is relative to the config file's
+    /// directory), else `files` in the platform data directory
+    /// (`~/.local/share/oscova/files` on Linux, honouring
+    /// `XDG_DATA_HOME`). `None` only when there is no home directory.
+    ///
+    /// ```
+    /// let none: [(&str, &str); 0] = [];
+    /// let config = oscova_cli::Config::from_toml_str(r#"files_root = "/srv/oscova""#, none)?;
+    /// assert_eq!(config.files_root(), Some(std::path::Path::new("/srv/oscova")));
+    /// # Ok::<(), oscova_cli::CliError>(())
+    /// ```
+    pub fn files_root(&self) -> Option<&Path> {
+        self.files_root.as_deref()
+    }
+
+    /// The configuration of model provider `key`: its `[providers.<key>]`
+    /// table (endpoint, model, endpoint scope, options), or only the key
+    /// when the file has no such table.
+    ///
+    /// ```
+    /// use oscova_core::provider::model::EndpointScope;
+    ///
+    /// let none: [(&str, &str); 0] = [];
+    /// let config = oscova_cli::Config::from_toml_str(
+    ///     r#"
+    ///     [providers.ollama]
+    ///     endpoint = "http://gpu-box:11434"
+    ///     model = "llama3.2"
+    ///     endpoint_scope = "remote"
+    ///     "#,
+    ///     none,
+    /// )?;
+    /// let ollama = config.model_provider("ollama");
+    /// assert_eq!(ollama.model.as_deref(), Some("llama3.2"));
+    /// assert_eq!(ollama.endpoint_scope, Some(EndpointScope::Remote));
+    /// assert_eq!(config.model_provider("openai").endpoint, None);
+    /// # Ok::<(), oscova_cli::CliError>(())
+    /// ```
+    pub fn model_provider(&self, key: &str) -> ModelProviderConfig {
+        self.providers
+            .get(key)
+            .map_or_else(|| ModelProviderConfig::new(key), |t| t.to_config(key))
     }
 
     /// A credential resolver over this configuration.
@@ -449,6 +520,20 @@ time_zone = "Europe/Berlin"
         assert!(err.to_string().contains("sometimes"), "{err}");
         let err = Config::from_toml_str("[users.a]\ntimezone = \"UTC\"", none).unwrap_err();
         assert!(err.to_string().contains("timezone"), "{err}");
+    }
+
+    #[test]
+    fn provider_tables_and_the_files_root() {
+        let none: [(&str, &str); 0] = [];
+        let text = "files_root = \"/srv/f\"\n[providers.ollama]\nmodel = \"m\"\n";
+        let config = Config::from_toml_str(text, none).unwrap();
+        assert_eq!(config.files_root(), Some(Path::new("/srv/f")));
+        assert_eq!(config.model_provider("ollama").model.as_deref(), Some("m"));
+        assert_eq!(config.model_provider("openai").model, None);
+        let config = Config::from_toml_str(text, [(FILES_ROOT_ENV, "/env")]).unwrap();
+        assert_eq!(config.files_root(), Some(Path::new("/env")));
+        let err = Config::from_toml_str("[providers.ollama]\nmodle = \"m\"", none).unwrap_err();
+        assert!(err.to_string().contains("modle"), "{err}");
     }
 
     #[test]

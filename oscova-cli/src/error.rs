@@ -4,12 +4,18 @@
 //! variant maps to exactly one [`ExitStatus`]; the mapping lives here and
 //! nowhere else, so the documented exit codes cannot drift from the code.
 //! Tool results with `is_error` are not errors of the CLI: the command that
-//! ran the tool returns [`ExitStatus::ToolError`] itself.
+//! ran the tool returns [`ExitStatus::ToolError`] itself. Model calls map
+//! the same way: an offline refusal is a refusal (3), a cancellation an
+//! interruption (130), a missing model or provider a usage error (2), and
+//! every other model failure (unreachable, 401, unknown model, malformed
+//! stream, round bound) a failure (1).
 
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use oscova_core::chat::ChatError;
+use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
 
 /// How an `oscova` command ended, as a process exit code.
@@ -19,16 +25,22 @@ pub enum ExitStatus {
     /// `0`: the command did what was asked.
     Success,
     /// `1`: the tool ran and returned an error result, or the tool (or the
-    /// host) failed while running it.
+    /// host) failed while running it, or a model call failed (server
+    /// unreachable, key refused, unknown model, malformed answer, the bound
+    /// on rounds reached).
     ToolError,
     /// `2`: a usage or configuration error: bad flags (clap's own code), an
     /// unknown tool, arguments that are not JSON or do not fit the tool, an
-    /// unreadable or invalid config file. Nothing ran.
+    /// unreadable or invalid config file, an unknown model provider, no
+    /// model to use, an operation the provider does not offer. Nothing ran.
     Usage,
     /// `3`: the host refused the call: approval denied or impossible to ask
-    /// for, or a host hook blocked it. The tool did not run.
+    /// for, or a host hook blocked it (the tool did not run); or offline
+    /// operation was required and the model endpoint is not on this
+    /// machine (no connection was made).
     Refused,
-    /// `130`: the call was interrupted (Ctrl-C) and cancelled.
+    /// `130`: the call, chat or download was interrupted (Ctrl-C) and
+    /// cancelled.
     Interrupted,
 }
 
@@ -102,6 +114,50 @@ pub enum CliError {
         /// The error's text with known secrets redacted.
         message: String,
     },
+    /// No loaded plugin registered a model provider with this type key.
+    #[error("no model provider `{key}` is loaded; {}", choices(available))]
+    UnknownProvider {
+        /// The type key asked for.
+        key: String,
+        /// The type keys that are loaded.
+        available: Vec<String>,
+    },
+    /// The provider does not offer this operation.
+    #[error("model provider `{provider}` cannot {operation}")]
+    Unsupported {
+        /// The provider type key.
+        provider: String,
+        /// What was asked, as a verb phrase (`download models`).
+        operation: &'static str,
+    },
+    /// Neither `--model` nor the config names a model.
+    #[error(
+        "no model given for provider `{provider}`: pass --model, or set `model` in \
+         [providers.{provider}] of the config file"
+    )]
+    NoModel {
+        /// The provider type key.
+        provider: String,
+    },
+    /// A model provider call failed.
+    #[error("{message}")]
+    Model {
+        /// What happened.
+        error: ModelError,
+        /// The error's text with known secrets redacted.
+        message: String,
+    },
+    /// A chat failed.
+    #[error("{message}")]
+    Chat {
+        /// What happened.
+        error: ChatError,
+        /// The error's text with known secrets redacted.
+        message: String,
+    },
+    /// Reading the chat's input failed.
+    #[error("cannot read the input: {0}")]
+    Input(#[source] io::Error),
     /// The MCP server could not start or stopped with an error.
     #[error("MCP server: {0}")]
     Mcp(String),
@@ -129,7 +185,17 @@ impl CliError {
             | Self::ConfigValue { .. }
             | Self::ArgsNotJson(_)
             | Self::ArgsNotObject(_)
-            | Self::UnknownTool(_) => ExitStatus::Usage,
+            | Self::UnknownTool(_)
+            | Self::UnknownProvider { .. }
+            | Self::Unsupported { .. }
+            | Self::NoModel { .. } => ExitStatus::Usage,
+            Self::Model { error, .. } => model_status(error),
+            Self::Chat { error, .. } => match error {
+                ChatError::Model(error) => model_status(error),
+                ChatError::Cancelled => ExitStatus::Interrupted,
+                ChatError::NoModel { .. } | ChatError::ProviderMismatch { .. } => ExitStatus::Usage,
+                _ => ExitStatus::ToolError,
+            },
             Self::Invoke { error, .. } => match error {
                 InvokeError::UnknownTool(_) | InvokeError::InvalidArguments { .. } => {
                     ExitStatus::Usage
@@ -138,7 +204,7 @@ impl CliError {
                 e if e.is_refusal() => ExitStatus::Refused,
                 _ => ExitStatus::ToolError,
             },
-            Self::Host(_) | Self::Mcp(_) | Self::Runtime(_) | Self::Output(_) => {
+            Self::Host(_) | Self::Mcp(_) | Self::Runtime(_) | Self::Output(_) | Self::Input(_) => {
                 ExitStatus::ToolError
             }
         }
@@ -154,10 +220,86 @@ impl CliError {
             Self::UnknownTool(_) => "unknown_tool",
             Self::Host(_) => "host",
             Self::Invoke { error, .. } => error.kind(),
+            Self::UnknownProvider { .. } => "unknown_provider",
+            Self::Unsupported { .. } => "unsupported",
+            Self::NoModel { .. } => "no_model",
+            Self::Model { error, .. } => model_kind(error),
+            Self::Chat { error, .. } => match error {
+                ChatError::Model(error) => model_kind(error),
+                ChatError::Cancelled => "cancelled",
+                ChatError::RoundLimit { .. } => "round_limit",
+                ChatError::NoModel { .. } => "no_model",
+                _ => "chat",
+            },
+            Self::Input(_) => "input",
             Self::Mcp(_) => "mcp",
             Self::Runtime(_) => "runtime",
             Self::Output(_) => "output",
         }
+    }
+}
+
+impl From<ModelError> for CliError {
+    fn from(error: ModelError) -> Self {
+        let message = error.to_string();
+        Self::Model { error, message }
+    }
+}
+
+impl From<ChatError> for CliError {
+    fn from(error: ChatError) -> Self {
+        match error {
+            ChatError::Model(error) => error.into(),
+            error => {
+                let message = error.to_string();
+                Self::Chat { error, message }
+            }
+        }
+    }
+}
+
+impl CliError {
+    /// This error with every known secret in its message replaced by
+    /// `[REDACTED]` (model and chat errors; others carry no server text).
+    pub(crate) fn redacted(mut self, redactors: &[&oscova_core::Redactor]) -> Self {
+        if let Self::Model { message, .. }
+        | Self::Chat { message, .. }
+        | Self::Invoke { message, .. } = &mut self
+        {
+            for redactor in redactors {
+                *message = redactor.redact(message).into_owned();
+            }
+        }
+        self
+    }
+}
+
+fn choices(available: &[String]) -> String {
+    if available.is_empty() {
+        "this host has none".to_owned()
+    } else {
+        format!("use one of: {}", available.join(", "))
+    }
+}
+
+fn model_status(error: &ModelError) -> ExitStatus {
+    match error {
+        ModelError::NotLocal { .. } => ExitStatus::Refused,
+        ModelError::Cancelled => ExitStatus::Interrupted,
+        _ => ExitStatus::ToolError,
+    }
+}
+
+fn model_kind(error: &ModelError) -> &'static str {
+    match error {
+        ModelError::NotLocal { .. } => "not_local",
+        ModelError::Unreachable { .. } => "unreachable",
+        ModelError::Unauthorized { .. } => "unauthorized",
+        ModelError::ModelNotFound { .. } => "model_not_found",
+        ModelError::Malformed { .. } => "malformed_response",
+        ModelError::Status { .. } => "server_status",
+        ModelError::Cancelled => "cancelled",
+        _ => "model",
     }
 }
 
@@ -184,5 +326,68 @@ mod tests {
         });
         assert_eq!(panicked.exit_status().code(), 1);
         assert_eq!(panicked.kind(), "panicked");
+    }
+
+    #[test]
+    fn model_errors_map_to_refused_failed_usage_and_interrupted() {
+        let refused = CliError::from(ModelError::NotLocal {
+            endpoint: "https://api.example.com".into(),
+        });
+        assert_eq!(
+            (refused.exit_status().code(), refused.kind()),
+            (3, "not_local")
+        );
+        let via_chat = CliError::from(ChatError::Model(ModelError::NotLocal {
+            endpoint: "x".into(),
+        }));
+        assert_eq!(via_chat.exit_status().code(), 3);
+        let unreachable = CliError::from(ModelError::Unreachable {
+            url: "http://127.0.0.1:9/api/chat".into(),
+            message: "refused".into(),
+        });
+        assert_eq!(unreachable.exit_status().code(), 1);
+        assert!(
+            unreachable
+                .to_string()
+                .contains("http://127.0.0.1:9/api/chat")
+        );
+        assert_eq!(
+            CliError::from(ChatError::Cancelled).exit_status().code(),
+            130
+        );
+        assert_eq!(
+            CliError::from(ModelError::Cancelled).exit_status().code(),
+            130
+        );
+        let limit = CliError::from(ChatError::RoundLimit {
+            max_rounds: 2,
+            pending: vec!["t".into()],
+        });
+        assert_eq!(
+            (limit.exit_status().code(), limit.kind()),
+            (1, "round_limit")
+        );
+        let no_model = CliError::NoModel {
+            provider: "ollama".into(),
+        };
+        assert_eq!(no_model.exit_status().code(), 2);
+        let unknown = CliError::UnknownProvider {
+            key: "x".into(),
+            available: vec!["ollama".into(), "openai".into()],
+        };
+        assert_eq!(unknown.exit_status().code(), 2);
+        assert!(unknown.to_string().contains("ollama, openai"), "{unknown}");
+    }
+
+    #[test]
+    fn redaction_covers_server_text() {
+        let redactor = oscova_core::Redactor::new();
+        redactor.add("sk-secret-123");
+        let error = CliError::from(ModelError::Status {
+            status: 500,
+            body: "bad key sk-secret-123".into(),
+        })
+        .redacted(&[&redactor]);
+        assert!(!error.to_string().contains("sk-secret-123"), "{error}");
     }
 }

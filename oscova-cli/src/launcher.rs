@@ -4,7 +4,10 @@
 //! inside [`Launcher::run_from`], which never panics, prints every error
 //! itself (as JSON on stdout with `--json`, else as one line on stderr),
 //! and turns it into the documented exit code. clap's own errors keep
-//! clap's output and code (2; 0 for `--help` and `--version`).
+//! clap's output and code (2; 0 for `--help` and `--version`). The files
+//! plugin, when the launcher's plugin list names it, is rooted where the
+//! configuration says ([`Config::files_root`]), never in the working
+//! directory; the host's own builder settings come after and can change it.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -13,9 +16,10 @@ use std::sync::Arc;
 
 use clap::Parser;
 use oscova_core::{
-    ApprovalHandler, ExposeSecret, PluginHost, PluginHostBuilder, PluginRegistration,
+    ApprovalHandler, ExposeSecret, PluginHost, PluginHostBuilder, PluginInfo, PluginRegistration,
     ProcessSpawnPolicy,
 };
+use oscova_plugin_files::FilesPlugin;
 
 use crate::approval::{Asker, CliApproval};
 use crate::cli::{Cli, Command};
@@ -93,7 +97,15 @@ impl Launcher {
     }
 
     /// Loads these plugins too, even if the linker dropped their
-    /// registration ([`PluginHostBuilder::expect_linked`]).
+    /// registration (as [`PluginHostBuilder::expect_linked`] does), first
+    /// and in this order, then every other linked plugin: the order decides
+    /// the catalog's order and, for two tools with one wire name, which is
+    /// kept (the earlier).
+    ///
+    /// When the list names `oscova_plugin_files::FilesPlugin`, the launcher
+    /// configures it with one directory per user under
+    /// [`Config::files_root`] (`OSCOVA_FILES_ROOT`, the config's
+    /// `files_root`, else the platform data directory).
     pub fn plugins(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
         self.plugins.extend(plugins);
         self
@@ -157,6 +169,7 @@ impl Launcher {
             Command::Tools(crate::cli::ToolsCommand::Call(args)) => {
                 Asker::Terminal { yes: args.yes }
             }
+            Command::Chat(args) => Asker::Terminal { yes: args.yes },
             Command::Mcp(args) => Asker::Mcp {
                 allow: args.allow_approval_required,
             },
@@ -190,11 +203,26 @@ impl Launcher {
         for name in config.credential_env_names() {
             spawn = spawn.deny(name.clone());
         }
+        let files = self.names(&FilesPlugin::registration());
+        // The named plugins load first, in the order given, then every other
+        // linked one: what the linker happened to keep must not decide the
+        // order, nor with it which of two duplicate wire names is kept.
+        let mut order = self.plugins;
+        for linked in PluginRegistration::linked() {
+            if !order.iter().any(|r| same_plugin(r, linked)) {
+                order.push(*linked);
+            }
+        }
         let mut builder = PluginHost::builder()
-            .expect_linked(self.plugins)
+            .plugins(order)
             .credentials(config.credentials())
             .default_approval(config.default_approval())
             .spawn_policy(spawn);
+        if let Some(root) = config.files_root()
+            && files
+        {
+            builder = builder.plugin_instance(FilesPlugin::per_user(root));
+        }
         if let Some(customize) = self.customize {
             builder = customize(builder);
         }
@@ -206,4 +234,13 @@ impl Launcher {
         }
         Ok(host)
     }
+
+    /// Whether [`plugins`](Self::plugins) listed this plugin.
+    fn names(&self, plugin: &PluginRegistration) -> bool {
+        self.plugins.iter().any(|r| same_plugin(r, plugin))
+    }
+}
+
+fn same_plugin(a: &PluginRegistration, b: &PluginRegistration) -> bool {
+    a.type_name() == b.type_name() && a.manifest().id == b.manifest().id
 }

@@ -13,7 +13,10 @@
 //! ```
 //!
 //! [`Launcher`] adds a host's own builder settings (hooks, spawn policy, an
-//! exact plugin list) and approval policy.
+//! exact plugin list) and approval policy. The plugins named in
+//! [`run_with`] load first, in that order; when they include
+//! `oscova_plugin_files::FilesPlugin`, it is rooted at
+//! [`Config::files_root`].
 //!
 //! # Commands
 //!
@@ -23,12 +26,20 @@
 //! oscova tools show NAME [--profile P]   description, approval, network scope, schema
 //! oscova tools call NAME --args JSON [--user U] [--yes]
 //! oscova mcp [--user U] [--allow-approval-required]   MCP server over stdio
+//! oscova chat [--provider KEY] [--model M] [--user U] [--endpoint URL] [--offline]
+//!             [--max-rounds N] [--message TEXT] [--yes]
+//! oscova models list [--provider KEY] [--endpoint URL] [--offline] [--user U]
+//! oscova models pull NAME [--provider KEY] [--endpoint URL] [--offline] [--user U]
 //! ```
 //!
 //! `--json` (anywhere on the line) prints one JSON document on stdout,
-//! errors included (`{"error": {"kind", "message", "exit_code"}}`); only
-//! command-line parse errors stay clap's text on stderr (exit code 2).
-//! `--config PATH` names the config file.
+//! errors included (`{"error": {"kind", "message", "exit_code"}}`, always
+//! on one line); only command-line parse errors stay clap's text on stderr
+//! (exit code 2). The two commands that report as they go print JSON Lines
+//! instead (one compact document per line): the `chat` REPL, one outcome
+//! per message, and `models pull`, one `{"event": "progress", ...}` per
+//! step and a final `{"event": "done", ...}`. `--config PATH` names the
+//! config file.
 //!
 //! `tools list --profile P` exports every tool's input schema with
 //! [`oscova_core::export_schema`] in the shape that API takes (see
@@ -45,16 +56,52 @@
 //! terminal and no `--yes`, the call is refused without running (exit 3).
 //! `oscova mcp` never asks: such tools are refused unless the server was
 //! started with `--allow-approval-required` or the host's handler approves.
+//! `oscova chat` asks like `tools call` (`--yes` approves every call); a
+//! refused call does not run, and the model is told so and carries on.
+//!
+//! # Models
+//!
+//! `oscova chat` runs [`oscova_core::chat::run_chat`] with the user's
+//! scope and a model provider the host loaded (`--provider`, default
+//! `ollama`; the binary links `oscova.ollama` and `oscova.openai`). With
+//! `--message` it sends one message; without, it reads one message per
+//! line from stdin until end of input (a REPL on a terminal, a script
+//! otherwise), keeping the conversation. The answer streams to stdout as
+//! it arrives; each tool call (wire name, shortened arguments) and its
+//! result summary go to stderr as they happen. With `--json` it prints the
+//! outcome instead: `{user, provider, model, answer, finish_reason, rounds,
+//! tool_calls: [{id, name, arguments, result, refused}]}`. Ctrl-C cancels
+//! the message in progress (the REPL then reads the next line; Ctrl-C
+//! while it waits for a line, or a second one while a message winds down,
+//! ends the chat with 130); at most `--max-rounds` model calls (default 8)
+//! are made per message. In the REPL a failed message is reported (an
+//! error line with `--json`) and the next line is read; the exit status is
+//! the last failure's, 0 if none.
+//!
+//! `oscova models list` shows what the provider has (for `ollama` the
+//! installed models, plus the names in its `catalog` option; for `openai`
+//! the server's `GET /v1/models`). `oscova models pull NAME` downloads
+//! through a provider that manages models (`ollama`): an indicatif bar with
+//! bytes, rate and time left on a terminal, a plain line per step
+//! otherwise, JSON lines with `--json`; Ctrl-C drops the connection and
+//! exits 130.
+//!
+//! With `--offline` (every model command) an endpoint that is not on this
+//! machine (see [`oscova_core::is_local_endpoint`], and a saved
+//! `endpoint_scope`) is refused before any connection, with exit code 3.
+//! The API key is the user's credential `<provider>.api_key`
+//! (`OSCOVA_CREDENTIAL_OPENAI_API_KEY` for `openai`), sent only to the
+//! provider and never printed.
 //!
 //! # Exit codes
 //!
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | the tool returned an error result, or failed (panicked, unavailable for this user) |
-//! | 2 | usage or configuration error: bad flags, **unknown tool**, `--args` not a JSON object or not fitting the tool, an unreadable or invalid config file; nothing ran |
-//! | 3 | refused by the host: approval denied or impossible to ask for, or a host hook blocked the call; the tool did not run |
-//! | 130 | interrupted with Ctrl-C; the call was cancelled |
+//! | 1 | the tool returned an error result, or failed (panicked, unavailable for this user); a model call failed (server unreachable, with the URL; key refused; unknown model, with the server's names; malformed answer; a pull the server failed; the bound on rounds reached) |
+//! | 2 | usage or configuration error: bad flags, **unknown tool**, `--args` not a JSON object or not fitting the tool, an unreadable or invalid config file, an unknown model provider, no model to chat with, `pull` on a provider that cannot download; nothing ran |
+//! | 3 | refused by the host: approval denied or impossible to ask for, or a host hook blocked the call (the tool did not run); or `--offline` and the model endpoint is not on this machine (no connection was made) |
+//! | 130 | interrupted with Ctrl-C; the call, chat or download was cancelled |
 //!
 //! An unknown tool is a usage error (2) like an unknown subcommand: the
 //! caller named something that does not exist, and `oscova tools list`
@@ -74,6 +121,10 @@
 //! default_user = "alice"
 //! # What ToolApprovalMode::Default means: "not_required" (the default) or "required".
 //! default_approval = "not_required"
+//! # Where the files plugin keeps each user's files (<files_root>/<user>/): absolute, or
+//! # relative to this file. Default: files in the platform data directory
+//! # (~/.local/share/oscova/files on Linux); never the working directory.
+//! files_root = "/srv/oscova/files"
 //!
 //! # Credentials for every user, by the key plugins ask for.
 //! [credentials]
@@ -85,14 +136,32 @@
 //!
 //! [users.alice.credentials]
 //! "acme.api_key" = "alice-key"  # wins over [credentials]
+//! "openai.api_key" = "sk-..."   # a model provider's key: "<provider>.api_key"
+//!
+//! # One table per model provider, by type key; the flags win over it.
+//! [providers.ollama]
+//! endpoint = "http://127.0.0.1:11434"  # default: the provider's own
+//! model = "llama3.2"                   # what `oscova chat` uses without --model
+//! endpoint_scope = "local"             # or "remote": a saved choice, wins over the provider's default
+//! options = { keep_alive = "5m", catalog = ["qwen3:8b"] }  # provider-specific, passed on
+//!
+//! [providers.openai]
+//! endpoint = "https://api.openai.com"
+//! model = "gpt-4o-mini"
 //! ```
+//!
+//! `endpoint_scope` is how `--offline` judges the endpoint: `"remote"`
+//! makes even a loopback endpoint (a tunnel) non-local, and `"local"` is
+//! believed only when the endpoint's text agrees. It stays in force when
+//! `--endpoint` replaces the endpoint.
 //!
 //! | variable | meaning |
 //! |---|---|
 //! | `OSCOVA_CONFIG` | the config file, when `--config` is not given |
 //! | `OSCOVA_USER` | the user, when `--user` is not given (wins over `default_user`) |
 //! | `OSCOVA_TIME_ZONE` | the user's time zone (wins over the file) |
-//! | `OSCOVA_CREDENTIAL_<KEY>` | credential `<key>`: upper case, every character outside `A-Z0-9` as `_` (`acme.api_key` → `OSCOVA_CREDENTIAL_ACME_API_KEY`); wins over the file, for whichever user the command runs as |
+//! | `OSCOVA_FILES_ROOT` | the files plugin's base directory (wins over `files_root`) |
+//! | `OSCOVA_CREDENTIAL_<KEY>` | credential `<key>`: upper case, every character outside `A-Z0-9` as `_` (`acme.api_key` → `OSCOVA_CREDENTIAL_ACME_API_KEY`, `openai.api_key` → `OSCOVA_CREDENTIAL_OPENAI_API_KEY`); wins over the file, for whichever user the command runs as |
 //!
 //! Credentials reach plugins only through [`ConfigCredentials`] (a
 //! [`CredentialResolver`](oscova_core::CredentialResolver)); every
@@ -128,8 +197,8 @@ mod term;
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
 pub use commands::{McpServer, serve_stdio};
 pub use config::{
-    CONFIG_ENV, CREDENTIAL_ENV_PREFIX, Config, ConfigCredentials, DEFAULT_USER, TIME_ZONE_ENV,
-    USER_ENV, credential_env_var,
+    CONFIG_ENV, CREDENTIAL_ENV_PREFIX, Config, ConfigCredentials, DEFAULT_USER, FILES_ROOT_ENV,
+    TIME_ZONE_ENV, USER_ENV, credential_env_var,
 };
 pub use error::{CliError, ExitStatus};
 pub use launcher::{Launcher, run, run_with};

@@ -1,10 +1,14 @@
 //! Printing: one JSON document on stdout with `--json`, text otherwise.
 //!
 //! Rules: with `--json` stdout holds exactly one JSON document (errors
-//! included, as `{"error": {"kind", "message"}}`) and stderr only what a
-//! person needs; without it results go to stdout and errors to stderr as
-//! `oscova: error: ...`. Writing to a pipe its reader closed ends the output
-//! quietly, as other Unix tools do.
+//! included, as `{"error": {"kind", "message", "exit_code"}}`) and stderr
+//! only what a person needs; without it results go to stdout and errors to
+//! stderr as `oscova: error: ...`. Commands that report as they go (the
+//! `chat` REPL, `models pull`) print JSON Lines instead: one compact
+//! document per line, the last one the outcome or the error. Error
+//! documents are always one line, so they end either kind of output.
+//! Writing to a pipe its reader closed ends the output quietly, as other
+//! Unix tools do.
 
 use std::io::Write;
 
@@ -17,6 +21,13 @@ use crate::error::CliError;
 pub(crate) fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+    print_text(&text)
+}
+
+/// Prints `value` as compact JSON on one line of stdout.
+pub(crate) fn print_json_line<T: Serialize + ?Sized>(value: &T) -> Result<(), CliError> {
+    let text =
+        serde_json::to_string(value).map_err(|e| CliError::Output(std::io::Error::other(e)))?;
     print_text(&text)
 }
 
@@ -45,7 +56,7 @@ pub(crate) fn print_error(error: &CliError, json: bool) {
                 "exit_code": error.exit_status().code(),
             }
         });
-        if print_json(&doc).is_ok() {
+        if print_json_line(&doc).is_ok() {
             return;
         }
     }

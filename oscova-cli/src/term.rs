@@ -79,9 +79,13 @@ impl ProgressLine {
         })
     }
 
-    /// Erases the line, if anything was drawn.
+    /// Erases the line, if anything was drawn since the last erase (so a
+    /// second call cannot wipe text written after the first).
     pub(crate) fn finish(&self) {
-        if self.drawn.lock().is_ok_and(|d| *d) {
+        let Ok(mut drawn) = self.drawn.lock() else {
+            return;
+        };
+        if std::mem::take(&mut *drawn) {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[2K");
             let _ = err.flush();

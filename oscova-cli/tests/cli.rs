@@ -267,8 +267,16 @@ fn the_first_party_plugins_are_linked() {
         .iter()
         .map(|p| p["id"].as_str().unwrap())
         .collect();
+    // In the order `main.rs` names them, whatever the linker kept.
     assert_eq!(
         ids,
-        ["acme.search", "oscova.time", "oscova.files", "oscova.web"]
+        [
+            "acme.search",
+            "oscova.time",
+            "oscova.files",
+            "oscova.web",
+            "oscova.openai",
+            "oscova.ollama"
+        ]
     );
 }

@@ -4,15 +4,22 @@
 //! output format in [`Env`], prints its own output through
 //! `crate::output`, and returns the exit status or a `CliError`; it never
 //! exits the process itself. The host is shut down by the caller after the
-//! command returns.
+//! command returns. Ctrl-C is watched only while a command waits on work
+//! it can cancel ([`cancellable`]); the work winds down through its
+//! cancellation token, so connections close and conversations stay valid.
 
+mod chat;
 mod mcp;
+mod models;
 mod plugins;
+mod provider;
 mod tools;
 
 pub use mcp::{McpServer, serve_stdio};
 
-use oscova_core::PluginHost;
+use std::future::Future;
+
+use oscova_core::{CancellationToken, PluginHost};
 
 use crate::cli::Command;
 use crate::config::Config;
@@ -34,10 +41,36 @@ pub(crate) async fn run(env: &Env, command: Command) -> Result<ExitStatus, CliEr
         Command::Plugins => plugins::run(env),
         Command::Tools(command) => tools::run(env, command).await,
         Command::Mcp(args) => mcp::run(env, args).await,
+        Command::Chat(args) => chat::run(env, args).await,
+        Command::Models(command) => models::run(env, command).await,
         // Reserved: `Command::Speech(c) => speech::run(env, c).await` (issue 6,
-        // `oscova-speech`), and `Command::Chat(a) => chat::run(env, a).await` /
-        // `Command::Models(c) => models::run(env, c).await` (issue 7). Speech
-        // refusals (offline with a non-local endpoint) map to
-        // `ExitStatus::Refused` through a new `CliError` variant.
+        // `oscova-speech`). Speech refusals (offline with a non-local
+        // endpoint) map to `ExitStatus::Refused` through a new `CliError`
+        // variant.
+    }
+}
+
+/// Resolves on Ctrl-C; never, if the signal cannot be watched.
+pub(super) async fn interrupted() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Runs `work` to its end. On Ctrl-C it cancels `cancel` and keeps waiting
+/// for `work`, which then ends with its own "cancelled" outcome after
+/// closing what it opened; a second Ctrl-C stops waiting and gives `None`.
+pub(super) async fn cancellable<T>(
+    work: impl Future<Output = T>,
+    cancel: &CancellationToken,
+) -> Option<T> {
+    tokio::pin!(work);
+    tokio::select! {
+        outcome = &mut work => return Some(outcome),
+        () = interrupted() => cancel.cancel(),
+    }
+    tokio::select! {
+        outcome = &mut work => Some(outcome),
+        () = interrupted() => None,
     }
 }

@@ -10,7 +10,7 @@
 use oscova_core::{CallOptions, InvokeError, PublishedTool, SchemaProfile, export_schema};
 use serde_json::{Value, json};
 
-use super::Env;
+use super::{Env, interrupted};
 use crate::catalog::export_catalog;
 use crate::cli::{CallArgs, ListArgs, ShowArgs, ToolsCommand};
 use crate::error::{CliError, ExitStatus};
@@ -166,13 +166,6 @@ async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
     } else {
         ExitStatus::Success
     })
-}
-
-/// Resolves on Ctrl-C; never, if the signal cannot be watched.
-async fn interrupted() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
-    }
 }
 
 /// The description on one line, cut to fit a listing.

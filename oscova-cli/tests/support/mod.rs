@@ -1,7 +1,8 @@
 //! Shared helpers: run the real `oscova` binary with a clean environment.
 //!
-//! Every run gets an empty config directory and no `OSCOVA_*` variables,
-//! so a developer's own `~/.config/oscova/config.toml` never leaks in.
+//! Every run gets an empty config directory, an empty data directory and
+//! no `OSCOVA_*` variables, so a developer's own
+//! `~/.config/oscova/config.toml` (or files root) never leaks in.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -34,8 +35,8 @@ pub fn oscova(args: &[&str]) -> Command {
     cmd
 }
 
-/// Removes every `OSCOVA_*` variable and points the config dir at an
-/// empty directory.
+/// Removes every `OSCOVA_*` variable and points the config and data
+/// dirs at an empty directory.
 pub fn clean_env(cmd: &mut Command) {
     for (name, _) in std::env::vars() {
         if name.starts_with("OSCOVA_") {
@@ -44,6 +45,7 @@ pub fn clean_env(cmd: &mut Command) {
     }
     let home = temp_dir("home");
     cmd.env("XDG_CONFIG_HOME", home.join("config"));
+    cmd.env("XDG_DATA_HOME", home.join("data"));
     cmd.env("HOME", &home);
 }
 
@@ -69,4 +71,45 @@ pub fn run_json(args: &[&str]) -> (i32, Value) {
     let value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout:?}\nstderr: {stderr}"));
     (code, value)
+}
+
+/// Runs `cmd` without blocking the test's runtime (a loopback server in the
+/// same test keeps serving), with `input` on stdin, and returns
+/// (exit code, stdout, stderr).
+pub async fn run_async(cmd: Command, input: Option<&str>) -> (i32, String, String) {
+    let mut cmd = tokio::process::Command::from(cmd);
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    if let Some(input) = input {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).await.unwrap();
+        drop(stdin);
+    }
+    let output = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("oscova finished within a minute")
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+/// Sends SIGINT (Ctrl-C) to process `pid`.
+#[cfg(unix)]
+pub fn interrupt(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -INT {pid}");
 }

@@ -1,0 +1,210 @@
+//! `oscova chat`: a tool-calling chat with one model provider, for one
+//! user.
+//!
+//! Rules: the provider, its configuration, its key and the offline check
+//! come from `provider::select` before any input is read or any request
+//! made, and a missing model is a usage error at the same point. Every
+//! message runs through [`run_chat`] over the user's scope, so approval
+//! (the CLI's: `--yes`, else the terminal, else refused), hooks, argument
+//! checks and redaction are the host's; the conversation carries over from
+//! one message to the next. What is shown while it runs is `view`'s
+//! business. With `--message` the exit status is that message's; without
+//! it, the REPL reads one message per line until end of input, reports a
+//! failed message and goes on, and ends with the status of the last
+//! failure (0 if none; a message cancelled with Ctrl-C is not a failure).
+//! Ctrl-C cancels the message in progress, and the conversation stays
+//! valid; a second Ctrl-C, or one while waiting for input, ends the chat
+//! (130). `--json` prints one outcome document for `--message`, and one
+//! compact document per line in the REPL (failures as `{"error": ...}`).
+
+mod view;
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use oscova_core::chat::{ChatError, ChatLoopOptions, run_chat};
+use oscova_core::provider::model::{ChatMessage, ModelProvider, ModelProviderConfig};
+use oscova_core::{CancellationToken, SecretString, UserScope};
+use serde_json::{Value, json};
+
+use super::provider::select;
+use super::{Env, cancellable, interrupted};
+use crate::cli::ChatArgs;
+use crate::error::{CliError, ExitStatus};
+use crate::output::{print_error, print_json, print_json_line};
+use view::View;
+
+pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliError> {
+    let selected = select(env, &args.provider, args.user.user.as_deref())?;
+    let mut config = selected.config;
+    if let Some(model) = args.model.as_deref().map(str::trim) {
+        config.model = Some(model.to_owned()).filter(|m| !m.is_empty());
+    }
+    if config.model.is_none() {
+        return Err(CliError::NoModel {
+            provider: config.provider,
+        });
+    }
+    let scope = env.host.user_scope(selected.user)?;
+    let mut chat = Chat {
+        env,
+        scope,
+        provider: selected.provider,
+        config,
+        api_key: selected.api_key,
+        offline: selected.offline,
+        max_rounds: args.max_rounds,
+        messages: Vec::new(),
+    };
+    match args.message {
+        Some(text) => match chat.turn(text).await? {
+            Turn::Answered(outcome) => {
+                if env.json {
+                    print_json(&outcome)?;
+                }
+                Ok(ExitStatus::Success)
+            }
+            Turn::Abandoned => Err(ChatError::Cancelled.into()),
+        },
+        None => chat.repl().await,
+    }
+}
+
+/// How one message ended, when it did not fail.
+enum Turn {
+    /// The model answered; the outcome document.
+    Answered(Value),
+    /// A second Ctrl-C stopped waiting for the cancelled message.
+    Abandoned,
+}
+
+struct Chat<'a> {
+    env: &'a Env,
+    scope: UserScope,
+    provider: Arc<dyn ModelProvider>,
+    config: ModelProviderConfig,
+    api_key: Option<SecretString>,
+    offline: bool,
+    max_rounds: usize,
+    messages: Vec<ChatMessage>,
+}
+
+impl Chat<'_> {
+    /// Sends one message and runs the chat loop until the model answers.
+    async fn turn(&mut self, text: String) -> Result<Turn, CliError> {
+        self.messages.push(ChatMessage::user(text));
+        let cancel = CancellationToken::new();
+        let view = Arc::new(View::new(self.env.json));
+        let sink = view.clone();
+        let options = ChatLoopOptions::new()
+            .max_rounds(self.max_rounds)
+            .offline(self.offline)
+            .cancel(cancel.clone())
+            .on_event(move |event| sink.on_event(event));
+        let chat = run_chat(
+            &self.scope,
+            &*self.provider,
+            &self.config,
+            self.api_key.as_ref(),
+            &mut self.messages,
+            options,
+        );
+        let outcome = cancellable(chat, &cancel).await;
+        view.finish();
+        let outcome = match outcome {
+            Some(Ok(outcome)) => outcome,
+            Some(Err(error)) => {
+                let redactors = [self.scope.redactor(), self.env.host.redactor()];
+                return Err(CliError::from(error).redacted(&redactors));
+            }
+            None => return Ok(Turn::Abandoned),
+        };
+        Ok(Turn::Answered(json!({
+            "user": self.scope.user().id(),
+            "provider": self.config.provider,
+            "model": self.config.model,
+            "answer": outcome.message.content,
+            "finish_reason": outcome.finish_reason,
+            "rounds": outcome.rounds,
+            "tool_calls": view.calls(),
+        })))
+    }
+
+    /// One message per line of stdin until end of input.
+    async fn repl(&mut self) -> Result<ExitStatus, CliError> {
+        let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        if interactive {
+            note(&format!(
+                "chatting with {} through `{}` as {}; one message per line, Ctrl-D to end",
+                self.config.model.as_deref().unwrap_or_default(),
+                self.config.provider,
+                self.scope.user().id(),
+            ));
+        }
+        let mut status = ExitStatus::Success;
+        loop {
+            if interactive {
+                prompt();
+            }
+            let line = tokio::select! {
+                line = read_line() => line?,
+                () = interrupted() => {
+                    if interactive {
+                        note("");
+                    }
+                    return Ok(ExitStatus::Interrupted);
+                }
+            };
+            let Some(line) = line else {
+                return Ok(status);
+            };
+            let text = line.trim();
+            if text.is_empty() {
+                continue;
+            }
+            match self.turn(text.to_owned()).await {
+                Ok(Turn::Answered(outcome)) => {
+                    if self.env.json {
+                        print_json_line(&outcome)?;
+                    }
+                }
+                Ok(Turn::Abandoned) => return Ok(ExitStatus::Interrupted),
+                Err(error) => {
+                    print_error(&error, self.env.json);
+                    if error.exit_status() != ExitStatus::Interrupted {
+                        status = error.exit_status();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The next line of stdin, without its line end; `None` at end of input.
+/// The read blocks a thread of its own; an abandoned one ends with the
+/// process.
+async fn read_line() -> Result<Option<String>, CliError> {
+    let read = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map(|n| (n > 0).then_some(line))
+    })
+    .await;
+    match read {
+        Ok(line) => line.map_err(CliError::Input),
+        Err(e) => Err(CliError::Input(std::io::Error::other(e))),
+    }
+}
+
+fn prompt() {
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "> ");
+    let _ = err.flush();
+}
+
+fn note(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+}

@@ -1,0 +1,161 @@
+//! `oscova models list|pull`.
+//!
+//! Rules: the provider and the offline check come from `provider::select`,
+//! so a refused endpoint gets no request. `list` asks the provider's
+//! download side for its catalog (for `ollama`: the installed models plus
+//! the config's `catalog` option and `model`); a provider without one is
+//! listed through the OpenAI-compatible `GET /v1/models` when its key is
+//! `openai`, and is a usage error otherwise. `pull` needs a download side
+//! (a usage error without one) and shows progress as `progress` says; it
+//! succeeds only when the provider reports the download complete. Ctrl-C
+//! cancels the request's token: the provider drops the connection and
+//! returns "cancelled" (130).
+
+mod progress;
+
+use indicatif::HumanBytes;
+use oscova_core::CancellationToken;
+use oscova_core::provider::model::{
+    DownloadProgress, ModelDownloadProvider, ModelError, ModelInfo,
+};
+use oscova_plugin_openai::{OPENAI_PROVIDER_KEY, OpenAiProvider};
+use serde_json::json;
+
+use super::provider::{Selected, select};
+use super::{Env, cancellable};
+use crate::cli::{ModelsCommand, ModelsListArgs, PullArgs};
+use crate::error::{CliError, ExitStatus};
+use crate::output::{print_json, print_json_line, print_text};
+use progress::PullProgress;
+
+pub(super) async fn run(env: &Env, command: ModelsCommand) -> Result<ExitStatus, CliError> {
+    match command {
+        ModelsCommand::List(args) => list(env, args).await,
+        ModelsCommand::Pull(args) => pull(env, args).await,
+    }
+}
+
+async fn list(env: &Env, args: ModelsListArgs) -> Result<ExitStatus, CliError> {
+    let selected = select(env, &args.provider, args.user.user.as_deref())?;
+    let Selected {
+        provider,
+        config,
+        api_key,
+        ..
+    } = &selected;
+    let key = config.provider.as_str();
+    let lister = match provider.downloads() {
+        Some(downloads) => Lister::Catalog(downloads),
+        None if key == OPENAI_PROVIDER_KEY => {
+            Lister::OpenAi(OpenAiProvider::new(env.host.http_client()))
+        }
+        None => {
+            return Err(CliError::Unsupported {
+                provider: key.to_owned(),
+                operation: "list models",
+            });
+        }
+    };
+    let cancel = CancellationToken::new();
+    let work = async {
+        match &lister {
+            Lister::Catalog(downloads) => {
+                downloads
+                    .catalog(config, api_key.as_ref(), cancel.clone())
+                    .await
+            }
+            Lister::OpenAi(openai) => {
+                let names = openai
+                    .list_models(config, api_key.as_ref(), cancel.clone())
+                    .await?;
+                Ok(names.into_iter().map(offered).collect())
+            }
+        }
+    };
+    let models = finish(env, cancellable(work, &cancel).await)?;
+    if env.json {
+        print_json(&json!({
+            "provider": key,
+            "endpoint": config.endpoint,
+            "models": models,
+        }))?;
+        return Ok(ExitStatus::Success);
+    }
+    if models.is_empty() {
+        print_text("no models")?;
+        return Ok(ExitStatus::Success);
+    }
+    let width = models.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    let mut text = String::new();
+    for m in &models {
+        let size = m
+            .size
+            .map_or_else(|| "-".to_owned(), |s| HumanBytes(s).to_string());
+        let state = if m.installed {
+            "installed"
+        } else {
+            "not installed"
+        };
+        text.push_str(&format!("{:width$}  {size:>10}  {state}\n", m.name));
+    }
+    print_text(text.trim_end())?;
+    Ok(ExitStatus::Success)
+}
+
+/// Where a model list comes from.
+enum Lister<'a> {
+    /// The provider's download side.
+    Catalog(&'a dyn ModelDownloadProvider),
+    /// `GET /v1/models` of an OpenAI-compatible server.
+    OpenAi(OpenAiProvider),
+}
+
+/// A model an OpenAI-compatible server offers: usable, so "installed".
+fn offered(name: String) -> ModelInfo {
+    ModelInfo {
+        name,
+        size: None,
+        installed: true,
+    }
+}
+
+async fn pull(env: &Env, args: PullArgs) -> Result<ExitStatus, CliError> {
+    let selected = select(env, &args.provider, args.user.user.as_deref())?;
+    let key = selected.config.provider.clone();
+    let Some(downloads) = selected.provider.downloads() else {
+        return Err(CliError::Unsupported {
+            provider: key,
+            operation: "download models",
+        });
+    };
+    let name = args.name.trim();
+    let display = PullProgress::new(env.json);
+    let on_progress = |p: DownloadProgress| display.update(&p);
+    let cancel = CancellationToken::new();
+    let work = downloads.download(
+        &selected.config,
+        selected.api_key.as_ref(),
+        name,
+        &on_progress,
+        cancel.clone(),
+    );
+    let outcome = cancellable(work, &cancel).await;
+    display.finish();
+    finish(env, outcome)?;
+    if env.json {
+        print_json_line(&json!({"event": "done", "provider": key, "model": name}))?;
+    } else {
+        print_text(&format!("pulled {name}"))?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// The provider's result as the CLI's, redacted; `None` (a second Ctrl-C)
+/// is a cancellation.
+fn finish<T>(env: &Env, outcome: Option<Result<T, ModelError>>) -> Result<T, CliError> {
+    match outcome {
+        Some(Ok(value)) => Ok(value),
+        Some(Err(error)) => Err(CliError::from(error).redacted(&[env.host.redactor()])),
+        None => Err(ModelError::Cancelled.into()),
+    }
+}

@@ -1,0 +1,95 @@
+//! What `chat` and `models` share: the model provider, its configuration,
+//! its key, and the offline check.
+//!
+//! Rules: the provider is one the host loaded (the first registered under
+//! the type key); an unknown key is a usage error listing the loaded ones.
+//! The configuration is the config file's `[providers.<key>]` table with
+//! `--endpoint` laid over it; the saved `endpoint_scope` is kept whatever
+//! the endpoint. The key is the user's credential `<key>.api_key`
+//! (`OSCOVA_CREDENTIAL_<KEY>_API_KEY`, the user's or the shared
+//! `[credentials]`), resolved like any credential and never printed: the
+//! host's redactor already holds every configured secret. `check_offline`
+//! runs here, before the command reads input or makes any request, so a
+//! refusal makes no connection.
+
+use std::sync::Arc;
+
+use oscova_core::chat::model_provider;
+use oscova_core::provider::model::{ModelProvider, ModelProviderConfig, check_offline};
+use oscova_core::{CredentialResolver, SecretString, UserInfo};
+
+use super::Env;
+use crate::cli::ProviderArgs;
+use crate::error::CliError;
+
+/// A provider ready to call.
+pub(super) struct Selected {
+    /// The provider the host built.
+    pub(super) provider: Arc<dyn ModelProvider>,
+    /// Its configuration, flags applied.
+    pub(super) config: ModelProviderConfig,
+    /// The user's key for it, if one is configured.
+    pub(super) api_key: Option<SecretString>,
+    /// The user the command acts for.
+    pub(super) user: UserInfo,
+    /// `--offline` was given.
+    pub(super) offline: bool,
+}
+
+/// Picks the provider and its configuration, and refuses a non-local
+/// endpoint when `--offline` was given.
+pub(super) fn select(
+    env: &Env,
+    args: &ProviderArgs,
+    user: Option<&str>,
+) -> Result<Selected, CliError> {
+    let key = args.provider.trim();
+    let Some(provider) = model_provider(&env.host, key) else {
+        let mut available: Vec<String> = env
+            .host
+            .model_providers()
+            .iter()
+            .map(|p| p.provider().type_key().to_string())
+            .collect();
+        available.sort();
+        available.dedup();
+        return Err(CliError::UnknownProvider {
+            key: key.to_owned(),
+            available,
+        });
+    };
+    let mut config = env.config.model_provider(key);
+    if let Some(endpoint) = args.endpoint.as_deref().map(str::trim) {
+        config.endpoint = Some(endpoint.to_owned()).filter(|e| !e.is_empty());
+    }
+    check_offline(&config, &*provider, args.offline)
+        .map_err(|e| CliError::from(e).redacted(&[env.host.redactor()]))?;
+    let user = env.config.user(user);
+    let api_key = env
+        .config
+        .credentials()
+        .resolve(&user, &api_key_credential(key));
+    Ok(Selected {
+        provider,
+        config,
+        api_key,
+        user,
+        offline: args.offline,
+    })
+}
+
+/// The credential holding provider `key`'s API key: `<key>.api_key`.
+pub(super) fn api_key_credential(key: &str) -> String {
+    format!("{key}.api_key")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_key_credential_has_a_documented_variable() {
+        assert_eq!(
+            crate::config::credential_env_var(&super::api_key_credential("openai")),
+            "OSCOVA_CREDENTIAL_OPENAI_API_KEY"
+        );
+    }
+}
