@@ -382,7 +382,17 @@ impl UserScope {
                         user: &scope.user,
                         arguments: &args,
                     };
-                    handler.approve(&request).await
+                    // A cancelled call stops waiting for a person's answer.
+                    match &options.cancel {
+                        None => handler.approve(&request).await,
+                        Some(token) => tokio::select! {
+                            biased;
+                            () = token.cancelled() => {
+                                return Err(InvokeError::Cancelled(wire_name.to_owned()));
+                            }
+                            decision = handler.approve(&request) => decision,
+                        },
+                    }
                 }
             };
             if let ApprovalDecision::Deny(reason) = decision {

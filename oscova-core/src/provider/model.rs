@@ -261,6 +261,15 @@ pub enum ModelError {
         /// The refused endpoint.
         endpoint: String,
     },
+    /// Offline operation is required and the provider's default endpoint
+    /// is not on this machine.
+    #[error(
+        "offline operation is required, but provider `{provider}` calls a remote service by default; configure a local endpoint"
+    )]
+    NoLocalEndpoint {
+        /// The provider's type key.
+        provider: String,
+    },
     /// The server could not be reached.
     #[error("cannot reach {url}: {message}")]
     Unreachable {
@@ -391,11 +400,14 @@ pub fn check_offline(
     if !offline || config.is_local(provider.default_is_local_endpoint()) {
         return Ok(());
     }
-    let endpoint = match &config.endpoint {
-        Some(endpoint) => endpoint.clone(),
-        None => format!("the default endpoint of provider `{}`", provider.type_key()),
-    };
-    Err(ModelError::NotLocal { endpoint })
+    Err(match &config.endpoint {
+        Some(endpoint) => ModelError::NotLocal {
+            endpoint: endpoint.clone(),
+        },
+        None => ModelError::NoLocalEndpoint {
+            provider: provider.type_key().to_string(),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -442,8 +454,12 @@ mod tests {
         assert!(check_offline(&c, &Fixed(true), true).is_ok());
         let err = check_offline(&c, &Fixed(false), true).unwrap_err();
         assert!(
+            matches!(&err, ModelError::NoLocalEndpoint { provider } if provider == "fixed"),
+            "{err}"
+        );
+        assert!(
             err.to_string()
-                .contains("default endpoint of provider `fixed`")
+                .contains("provider `fixed` calls a remote service by default")
         );
         assert!(check_offline(&c, &Fixed(false), false).is_ok());
         c.endpoint = Some("https://api.example.com".into());
