@@ -38,6 +38,10 @@ impl SearchToolset {
     #[tool]
     pub(crate) fn h() {}
 
+    /// Not a method at all.
+    #[tool]
+    pub const LIMIT: u32 = 10;
+
     /// A missing comma.
     #[tool(name = "i" approval = Required)]
     pub fn i() {}
