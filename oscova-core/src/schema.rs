@@ -1,7 +1,7 @@
 //! Input schemas: one JSON Schema object per tool.
 //!
 //! The object form is fixed so every model API can take it: `type: object`,
-//! `properties` in parameter order, `required` for every non-`Option`
+//! `properties` (keyed by parameter name), `required` for every non-`Option`
 //! parameter, `additionalProperties: false` (unknown properties are refused
 //! at call time too), and parameter doc comments as `description`s. Types
 //! that schemars does not inline land in `$defs`.
