@@ -20,10 +20,12 @@ oscova tools list
 echo
 echo "== a tool call"
 oscova tools call acme_search__example__example_echo --args '{"text": "Hello from Oscova"}'
-if oscova speech --help >/dev/null 2>&1; then
-    echo
-    echo "== offline speech round trip"
-    out="$(mktemp -d)/hello.wav"
-    oscova speech say "open the door and turn on the light" -o "$out" --offline
-    oscova speech hear "$out" --offline
-fi
+echo
+echo "== offline speech round trip (flite to pocketsphinx, no network)"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+sentence="open the door and turn on the light"
+echo "said:  $sentence"
+oscova speech say "$sentence" -o "$dir/hello.wav" --offline
+heard="$(oscova speech hear "$dir/hello.wav" --offline)" # an assignment, so set -e sees a failure
+echo "heard: $heard"

@@ -13,7 +13,8 @@ use oscova_core::SchemaProfile;
 use oscova_core::chat::DEFAULT_MAX_ROUNDS;
 
 /// Lists, shows and calls the tools of the linked Oscova plugins, serves
-/// them over MCP, and chats with a model that can call them.
+/// them over MCP, chats with a model that can call them, and speaks and
+/// hears speech.
 #[derive(Debug, Parser)]
 #[command(name = "oscova", version, propagate_version = true)]
 pub(crate) struct Cli {
@@ -50,15 +51,11 @@ pub(crate) enum Command {
     /// List and download a model provider's models.
     #[command(subcommand)]
     Models(ModelsCommand),
-    //
-    // Reserved (speech, issue 6, crate `oscova-speech`):
-    //     /// Synthesise and recognise speech through the routers.
-    //     #[command(subcommand)]
-    //     Speech(crate::commands::speech::SpeechCommand),
-    // with `say TEXT -o FILE [--provider KEY] [--voice V] [--endpoint URL]
-    // [--offline]` and `hear FILE [--provider KEY] [--endpoint URL]
-    // [--offline]`, dispatched in `commands::run` to
-    // `commands/speech.rs`.
+
+    /// Speak text into a WAV file and hear the words in one, through the
+    /// speech routers (local flite and pocketsphinx by default).
+    #[command(subcommand)]
+    Speech(SpeechCommand),
 }
 
 /// `oscova tools ...`
@@ -203,6 +200,64 @@ pub(crate) struct PullArgs {
     pub(crate) user: UserArg,
 }
 
+/// `oscova speech ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum SpeechCommand {
+    /// Speak TEXT into a WAV file (default provider: flite, voice kal16).
+    Say(SayArgs),
+    /// Print the words spoken in a WAV file (default provider: pocketsphinx).
+    Hear(HearArgs),
+    /// List the speech providers: type keys, names, voices, where they come from.
+    Providers,
+}
+
+/// Which speech provider to use, where, and whether it must be local.
+#[derive(Debug, Args)]
+pub(crate) struct SpeechRouteArgs {
+    /// The speech provider's type key: `flite` or `pocketsphinx` (local),
+    /// `openai`, or one a linked plugin registers (default: the config's
+    /// `[speech.say]` / `[speech.hear]` provider, else the local one).
+    #[arg(long, value_name = "KEY")]
+    pub(crate) provider: Option<String>,
+    /// The provider's server, instead of the config's or the provider's
+    /// default.
+    #[arg(long, value_name = "URL")]
+    pub(crate) endpoint: Option<String>,
+    /// Require the provider to run on this machine; a non-local endpoint is
+    /// refused before a connection is made (exit code 3).
+    #[arg(long)]
+    pub(crate) offline: bool,
+}
+
+/// `oscova speech say`
+#[derive(Debug, Args)]
+pub(crate) struct SayArgs {
+    /// The words to speak.
+    pub(crate) text: String,
+    /// The WAV file to write (replaced if it exists).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(crate) output: PathBuf,
+    /// The voice (flite: kal16, slt, rms, awb, kal; `oscova speech
+    /// providers` lists them).
+    #[arg(long, value_name = "VOICE")]
+    pub(crate) voice: Option<String>,
+    #[command(flatten)]
+    pub(crate) route: SpeechRouteArgs,
+    #[command(flatten)]
+    pub(crate) user: UserArg,
+}
+
+/// `oscova speech hear`
+#[derive(Debug, Args)]
+pub(crate) struct HearArgs {
+    /// The WAV file to listen to.
+    pub(crate) file: PathBuf,
+    #[command(flatten)]
+    pub(crate) route: SpeechRouteArgs,
+    #[command(flatten)]
+    pub(crate) user: UserArg,
+}
+
 /// A schema profile, as a flag value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Profile {
@@ -285,5 +340,51 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn speech_flags() {
+        let cli = Cli::try_parse_from([
+            "oscova",
+            "speech",
+            "say",
+            "hello",
+            "-o",
+            "h.wav",
+            "--voice",
+            "slt",
+            "--offline",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Speech(SpeechCommand::Say(args)) => {
+                assert_eq!(args.text, "hello");
+                assert_eq!(args.output, PathBuf::from("h.wav"));
+                assert_eq!(args.voice.as_deref(), Some("slt"));
+                assert!(args.route.offline && args.route.provider.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::try_parse_from([
+            "oscova",
+            "speech",
+            "hear",
+            "h.wav",
+            "--provider",
+            "openai",
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--json",
+        ])
+        .unwrap();
+        assert!(cli.json);
+        match cli.command {
+            Command::Speech(SpeechCommand::Hear(args)) => {
+                assert_eq!(args.route.provider.as_deref(), Some("openai"));
+                assert_eq!(args.route.endpoint.as_deref(), Some("http://127.0.0.1:9"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["oscova", "speech", "say", "hello"]).is_err());
     }
 }

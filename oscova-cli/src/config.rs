@@ -8,9 +8,11 @@
 //! the shared `[credentials]` table. Secrets are held as [`SecretString`]
 //! from the moment they are parsed, and the configuration's `Debug` output
 //! shows no value. The format is documented in the crate docs; the
-//! provider tables and the files root follow the rules in [`providers`].
+//! provider tables and the files root follow the rules in [`providers`],
+//! the `[speech]` section those in [`speech`].
 
 mod providers;
+mod speech;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -21,6 +23,7 @@ use oscova_core::provider::model::ModelProviderConfig;
 use oscova_core::{CredentialResolver, DefaultApproval, SecretString, UserInfo};
 use providers::ProviderTable;
 use serde::Deserialize;
+use speech::SpeechSection;
 
 use crate::error::CliError;
 
@@ -52,6 +55,8 @@ struct FileConfig {
     users: BTreeMap<String, FileUser>,
     #[serde(default)]
     providers: BTreeMap<String, ProviderTable>,
+    #[serde(default)]
+    speech: SpeechSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,6 +112,7 @@ pub struct Config {
     default_approval: DefaultApproval,
     files_root: Option<PathBuf>,
     providers: Arc<BTreeMap<String, ProviderTable>>,
+    speech: Arc<SpeechSection>,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
 }
@@ -206,6 +212,12 @@ impl Config {
                 });
             }
         };
+        file.speech
+            .check()
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         let secret = |map: BTreeMap<String, String>| {
             map.into_iter()
                 .map(|(k, v)| (k, SecretString::from(v)))
@@ -254,6 +266,7 @@ impl Config {
             default_approval,
             files_root,
             providers: Arc::new(file.providers),
+            speech: Arc::new(file.speech),
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
                 users,

@@ -8,7 +8,9 @@
 //! the same way: an offline refusal is a refusal (3), a cancellation an
 //! interruption (130), a missing model or provider a usage error (2), and
 //! every other model failure (unreachable, 401, unknown model, malformed
-//! stream, round bound) a failure (1).
+//! stream, round bound) a failure (1). Speech follows suit: an offline
+//! refusal is 3, a cancellation 130, an unknown provider or voice and
+//! unusable text or audio 2, a provider failure 1.
 
 use std::io;
 use std::path::PathBuf;
@@ -17,6 +19,7 @@ use std::process::ExitCode;
 use oscova_core::chat::ChatError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
+use oscova_speech::SpeechError;
 
 /// How an `oscova` command ended, as a process exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,16 +34,18 @@ pub enum ExitStatus {
     ToolError,
     /// `2`: a usage or configuration error: bad flags (clap's own code), an
     /// unknown tool, arguments that are not JSON or do not fit the tool, an
-    /// unreadable or invalid config file, an unknown model provider, no
-    /// model to use, an operation the provider does not offer. Nothing ran.
+    /// unreadable or invalid config file, an unknown model or speech
+    /// provider, no model to use, an operation the provider does not offer,
+    /// an unknown voice, empty text, an audio file that is missing or not
+    /// WAV. Nothing ran.
     Usage,
     /// `3`: the host refused the call: approval denied or impossible to ask
     /// for, or a host hook blocked it (the tool did not run); or offline
-    /// operation was required and the model endpoint is not on this
-    /// machine (no connection was made).
+    /// operation was required and the model or speech endpoint is not on
+    /// this machine (no connection was made).
     Refused,
-    /// `130`: the call, chat or download was interrupted (Ctrl-C) and
-    /// cancelled.
+    /// `130`: the call, chat, download or speech operation was interrupted
+    /// (Ctrl-C) and cancelled.
     Interrupted,
 }
 
@@ -155,6 +160,33 @@ pub enum CliError {
         /// The error's text with known secrets redacted.
         message: String,
     },
+    /// A speech operation was refused or failed.
+    #[error("{message}")]
+    Speech {
+        /// What happened.
+        error: SpeechError,
+        /// The error's text with known secrets redacted.
+        message: String,
+    },
+    /// A file named on the command line cannot be used: the audio for
+    /// `speech hear` is missing, unreadable or not WAV, or the folder of
+    /// `speech say -o` does not exist. Nothing ran.
+    #[error("cannot use {}: {reason}", .path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why, for a person.
+        reason: String,
+    },
+    /// Writing a result file failed after the work was done.
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
     /// Reading the chat's input failed.
     #[error("cannot read the input: {0}")]
     Input(#[source] io::Error),
@@ -188,8 +220,10 @@ impl CliError {
             | Self::UnknownTool(_)
             | Self::UnknownProvider { .. }
             | Self::Unsupported { .. }
-            | Self::NoModel { .. } => ExitStatus::Usage,
+            | Self::NoModel { .. }
+            | Self::File { .. } => ExitStatus::Usage,
             Self::Model { error, .. } => model_status(error),
+            Self::Speech { error, .. } => speech_status(error),
             Self::Chat { error, .. } => match error {
                 ChatError::Model(error) => model_status(error),
                 ChatError::Cancelled => ExitStatus::Interrupted,
@@ -204,9 +238,12 @@ impl CliError {
                 e if e.is_refusal() => ExitStatus::Refused,
                 _ => ExitStatus::ToolError,
             },
-            Self::Host(_) | Self::Mcp(_) | Self::Runtime(_) | Self::Output(_) | Self::Input(_) => {
-                ExitStatus::ToolError
-            }
+            Self::Host(_)
+            | Self::Mcp(_)
+            | Self::Runtime(_)
+            | Self::Output(_)
+            | Self::Input(_)
+            | Self::Write { .. } => ExitStatus::ToolError,
         }
     }
 
@@ -231,6 +268,9 @@ impl CliError {
                 ChatError::NoModel { .. } => "no_model",
                 _ => "chat",
             },
+            Self::Speech { error, .. } => speech_kind(error),
+            Self::File { .. } => "file",
+            Self::Write { .. } => "write",
             Self::Input(_) => "input",
             Self::Mcp(_) => "mcp",
             Self::Runtime(_) => "runtime",
@@ -258,13 +298,22 @@ impl From<ChatError> for CliError {
     }
 }
 
+impl From<SpeechError> for CliError {
+    fn from(error: SpeechError) -> Self {
+        let message = error.to_string();
+        Self::Speech { error, message }
+    }
+}
+
 impl CliError {
     /// This error with every known secret in its message replaced by
-    /// `[REDACTED]` (model and chat errors; others carry no server text).
+    /// `[REDACTED]` (model, chat, tool and speech errors; others carry no
+    /// server text).
     pub(crate) fn redacted(mut self, redactors: &[&oscova_core::Redactor]) -> Self {
         if let Self::Model { message, .. }
         | Self::Chat { message, .. }
-        | Self::Invoke { message, .. } = &mut self
+        | Self::Invoke { message, .. }
+        | Self::Speech { message, .. } = &mut self
         {
             for redactor in redactors {
                 *message = redactor.redact(message).into_owned();
@@ -300,6 +349,31 @@ fn model_kind(error: &ModelError) -> &'static str {
         ModelError::Status { .. } => "server_status",
         ModelError::Cancelled => "cancelled",
         _ => "model",
+    }
+}
+
+fn speech_status(error: &SpeechError) -> ExitStatus {
+    match error {
+        SpeechError::NotLocal { .. } | SpeechError::NoLocalEndpoint { .. } => ExitStatus::Refused,
+        SpeechError::UnknownProvider { .. }
+        | SpeechError::InvalidAudio(_)
+        | SpeechError::InvalidText(_)
+        | SpeechError::UnknownVoice { .. } => ExitStatus::Usage,
+        SpeechError::Cancelled => ExitStatus::Interrupted,
+        _ => ExitStatus::ToolError,
+    }
+}
+
+fn speech_kind(error: &SpeechError) -> &'static str {
+    match error {
+        SpeechError::NotLocal { .. } => "not_local",
+        SpeechError::NoLocalEndpoint { .. } => "no_local_endpoint",
+        SpeechError::UnknownProvider { .. } => "unknown_provider",
+        SpeechError::InvalidAudio(_) => "invalid_audio",
+        SpeechError::InvalidText(_) => "invalid_text",
+        SpeechError::UnknownVoice { .. } => "unknown_voice",
+        SpeechError::Cancelled => "cancelled",
+        _ => "speech",
     }
 }
 
@@ -377,6 +451,61 @@ mod tests {
         };
         assert_eq!(unknown.exit_status().code(), 2);
         assert!(unknown.to_string().contains("ollama, openai"), "{unknown}");
+    }
+
+    #[test]
+    fn speech_errors_map_to_refused_usage_failed_and_interrupted() {
+        let cases = [
+            (
+                SpeechError::NotLocal {
+                    what: "endpoint",
+                    endpoint: "http://192.0.2.1:9".into(),
+                },
+                3,
+                "not_local",
+            ),
+            (
+                SpeechError::NoLocalEndpoint {
+                    key: "openai".into(),
+                },
+                3,
+                "no_local_endpoint",
+            ),
+            (
+                SpeechError::UnknownProvider {
+                    key: "x".into(),
+                    known: vec!["flite".into()],
+                },
+                2,
+                "unknown_provider",
+            ),
+            (
+                SpeechError::InvalidAudio("empty".into()),
+                2,
+                "invalid_audio",
+            ),
+            (SpeechError::InvalidText("empty".into()), 2, "invalid_text"),
+            (
+                SpeechError::UnknownVoice {
+                    voice: "v".into(),
+                    known: vec![],
+                },
+                2,
+                "unknown_voice",
+            ),
+            (SpeechError::Cancelled, 130, "cancelled"),
+            (SpeechError::provider("flite crashed"), 1, "speech"),
+        ];
+        for (error, code, kind) in cases {
+            let error = CliError::from(error);
+            assert_eq!((error.exit_status().code(), error.kind()), (code, kind));
+        }
+        let file = CliError::File {
+            path: "a.wav".into(),
+            reason: "it is empty".into(),
+        };
+        assert_eq!(file.exit_status().code(), 2);
+        assert_eq!(file.to_string(), "cannot use a.wav: it is empty");
     }
 
     #[test]

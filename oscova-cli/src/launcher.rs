@@ -5,9 +5,13 @@
 //! itself (as JSON on stdout with `--json`, else as one line on stderr),
 //! and turns it into the documented exit code. clap's own errors keep
 //! clap's output and code (2; 0 for `--help` and `--version`). The files
-//! plugin, when the launcher's plugin list names it, is rooted where the
-//! configuration says ([`Config::files_root`]), never in the working
-//! directory; the host's own builder settings come after and can change it.
+//! and speech plugins, when the launcher's plugin list names them, are
+//! rooted where the configuration says ([`Config::files_root`]), never in
+//! the working directory; the host's own builder settings come after and
+//! can change that. Once the host is built the speech plugin gets the
+//! host's speech routers, so the speech providers of every loaded plugin
+//! are routable from its tools as from `oscova speech`, and the command
+//! reuses those routers.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -20,6 +24,8 @@ use oscova_core::{
     ProcessSpawnPolicy,
 };
 use oscova_plugin_files::FilesPlugin;
+use oscova_plugin_speech::SpeechPlugin;
+use oscova_speech::SpeechRouters;
 
 use crate::approval::{Asker, CliApproval};
 use crate::cli::{Cli, Command};
@@ -102,10 +108,13 @@ impl Launcher {
     /// the catalog's order and, for two tools with one wire name, which is
     /// kept (the earlier).
     ///
-    /// When the list names `oscova_plugin_files::FilesPlugin`, the launcher
-    /// configures it with one directory per user under
-    /// [`Config::files_root`] (`OSCOVA_FILES_ROOT`, the config's
-    /// `files_root`, else the platform data directory).
+    /// When the list names `oscova_plugin_files::FilesPlugin` or
+    /// `oscova_plugin_speech::SpeechPlugin`, the launcher configures it
+    /// with one directory per user under [`Config::files_root`]
+    /// (`OSCOVA_FILES_ROOT`, the config's `files_root`, else the platform
+    /// data directory), the same one for both; the speech plugin then
+    /// routes through the host's speech routers (built-in and plugin
+    /// providers).
     pub fn plugins(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
         self.plugins.extend(plugins);
         self
@@ -175,7 +184,7 @@ impl Launcher {
             },
             _ => Asker::Mcp { allow: false },
         };
-        let host = self.build_host(&config, asker)?;
+        let (host, speech) = self.build_host(&config, asker)?;
         let runtime = match &cli.command {
             Command::Mcp(_) => tokio::runtime::Builder::new_multi_thread(),
             _ => tokio::runtime::Builder::new_current_thread(),
@@ -185,6 +194,7 @@ impl Launcher {
         .map_err(CliError::Runtime)?;
         let env = crate::commands::Env {
             host: host.clone(),
+            speech,
             config,
             json: cli.json,
         };
@@ -198,12 +208,19 @@ impl Launcher {
         outcome
     }
 
-    fn build_host(self, config: &Config, asker: Asker) -> Result<PluginHost, CliError> {
+    /// The host, and the speech routers it gave the speech plugin (when
+    /// the plugin list names it).
+    fn build_host(
+        self,
+        config: &Config,
+        asker: Asker,
+    ) -> Result<(PluginHost, Option<Arc<SpeechRouters>>), CliError> {
         let mut spawn = ProcessSpawnPolicy::new();
         for name in config.credential_env_names() {
             spawn = spawn.deny(name.clone());
         }
         let files = self.names(&FilesPlugin::registration());
+        let speech_named = self.names(&SpeechPlugin::registration());
         // The named plugins load first, in the order given, then every other
         // linked one: what the linker happened to keep must not decide the
         // order, nor with it which of two duplicate wire names is kept.
@@ -223,6 +240,16 @@ impl Launcher {
         {
             builder = builder.plugin_instance(FilesPlugin::per_user(root));
         }
+        // Kept so the routers can be handed over once the host exists;
+        // clones share them.
+        let speech = match config.files_root() {
+            Some(root) if speech_named => {
+                let plugin = SpeechPlugin::per_user(root);
+                builder = builder.plugin_instance(plugin.clone());
+                Some(plugin)
+            }
+            _ => None,
+        };
         if let Some(customize) = self.customize {
             builder = customize(builder);
         }
@@ -232,7 +259,8 @@ impl Launcher {
         for secret in config.secret_values() {
             host.redactor().add(secret.expose_secret());
         }
-        Ok(host)
+        let routers = speech.map(|plugin| plugin.set_routers_from_host(&host));
+        Ok((host, routers))
     }
 
     /// Whether [`plugins`](Self::plugins) listed this plugin.

@@ -15,8 +15,9 @@
 //! [`Launcher`] adds a host's own builder settings (hooks, spawn policy, an
 //! exact plugin list) and approval policy. The plugins named in
 //! [`run_with`] load first, in that order; when they include
-//! `oscova_plugin_files::FilesPlugin`, it is rooted at
-//! [`Config::files_root`].
+//! `oscova_plugin_files::FilesPlugin` or `oscova_plugin_speech::SpeechPlugin`,
+//! they are rooted at [`Config::files_root`] (one folder per user, shared),
+//! and the speech plugin routes through the host's speech routers.
 //!
 //! # Commands
 //!
@@ -30,6 +31,9 @@
 //!             [--max-rounds N] [--message TEXT] [--yes]
 //! oscova models list [--provider KEY] [--endpoint URL] [--offline] [--user U]
 //! oscova models pull NAME [--provider KEY] [--endpoint URL] [--offline] [--user U]
+//! oscova speech say TEXT -o FILE [--provider KEY] [--voice V] [--endpoint URL] [--offline] [--user U]
+//! oscova speech hear FILE [--provider KEY] [--endpoint URL] [--offline] [--user U]
+//! oscova speech providers                speech type keys, names, voices, origin
 //! ```
 //!
 //! `--json` (anywhere on the line) prints one JSON document on stdout,
@@ -93,15 +97,37 @@
 //! (`OSCOVA_CREDENTIAL_OPENAI_API_KEY` for `openai`), sent only to the
 //! provider and never printed.
 //!
+//! # Speech
+//!
+//! `oscova speech say` and `hear` go through the speech routers built from
+//! the host (`oscova_speech::SpeechRouters::from_host`: the built-in
+//! `flite`, `pocketsphinx` and `openai` providers plus any a linked plugin
+//! registers; collisions are reported on stderr). Without `--provider` they
+//! use the config's `[speech.say]` / `[speech.hear]` provider, else flite
+//! (voice `kal16`) and pocketsphinx, which run on this machine with no key
+//! and no network. `say` writes the WAV file once the provider has
+//! answered and prints its duration (`--json`: `{provider, file, bytes,
+//! duration_seconds}`); `hear` prints the words (`--json`: `{provider,
+//! text}`). The input must be a WAV file (checked before any provider
+//! runs); `oscova speech providers` lists the routable keys with their
+//! display names, voices, origin and which is the default. With
+//! `--offline` (or `[speech] offline = true`) an endpoint not on this
+//! machine, or a remote provider with no endpoint, is refused before any
+//! file is read or connection made (exit 3). The API key of a remote
+//! provider is the credential `<provider>.api_key`, as for models. Ctrl-C
+//! cancels (130). `[speech]` configures these commands only: the
+//! `oscova.speech` tools keep the plugin's per-user defaults (flite and
+//! pocketsphinx, offline required).
+//!
 //! # Exit codes
 //!
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | the tool returned an error result, or failed (panicked, unavailable for this user); a model call failed (server unreachable, with the URL; key refused; unknown model, with the server's names; malformed answer; a pull the server failed; the bound on rounds reached) |
-//! | 2 | usage or configuration error: bad flags, **unknown tool**, `--args` not a JSON object or not fitting the tool, an unreadable or invalid config file, an unknown model provider, no model to chat with, `pull` on a provider that cannot download; nothing ran |
-//! | 3 | refused by the host: approval denied or impossible to ask for, or a host hook blocked the call (the tool did not run); or `--offline` and the model endpoint is not on this machine (no connection was made) |
-//! | 130 | interrupted with Ctrl-C; the call, chat or download was cancelled |
+//! | 1 | the tool returned an error result, or failed (panicked, unavailable for this user); a model call failed (server unreachable, with the URL; key refused; unknown model, with the server's names; malformed answer; a pull the server failed; the bound on rounds reached); a speech provider failed (flite missing, server unreachable or refusing), or `say` could not write its file |
+//! | 2 | usage or configuration error: bad flags, **unknown tool**, `--args` not a JSON object or not fitting the tool, an unreadable or invalid config file, an unknown model or speech provider, no model to chat with, `pull` on a provider that cannot download, an unknown voice, empty text, an audio file that is missing, too large or not WAV, a `say -o` folder that does not exist; nothing ran |
+//! | 3 | refused by the host: approval denied or impossible to ask for, or a host hook blocked the call (the tool did not run); or `--offline` and the model or speech endpoint is not on this machine (no connection was made) |
+//! | 130 | interrupted with Ctrl-C; the call, chat, download or speech operation was cancelled |
 //!
 //! An unknown tool is a usage error (2) like an unknown subcommand: the
 //! caller named something that does not exist, and `oscova tools list`
@@ -148,7 +174,25 @@
 //! [providers.openai]
 //! endpoint = "https://api.openai.com"
 //! model = "gpt-4o-mini"
+//!
+//! # `oscova speech`: all optional; without it, flite and pocketsphinx.
+//! [speech]
+//! offline = false                      # true: always as if --offline were given
+//!
+//! [speech.say]                         # the provider `say` uses without --provider
+//! provider = "openai"                  # default "flite"
+//! endpoint = "http://127.0.0.1:8000"   # an OpenAI-compatible server
+//! model = "tts-1"
+//! voice = "nova"
+//!
+//! [speech.hear]                        # the provider `hear` uses without --provider
+//! provider = "pocketsphinx"            # also: endpoint, model, language, options
 //! ```
+//!
+//! A `[speech.say]` or `[speech.hear]` table applies only to its own
+//! provider: `--provider` naming another one gets that provider's
+//! defaults. Keys are credentials (`"openai.api_key"`), never in these
+//! tables.
 //!
 //! `endpoint_scope` is how `--offline` judges the endpoint: `"remote"`
 //! makes even a loopback endpoint (a tunnel) non-local, and `"local"` is

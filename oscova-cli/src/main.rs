@@ -11,6 +11,7 @@ fn main() -> ExitCode {
         oscova_plugin_time::TimePlugin,
         oscova_plugin_files::FilesPlugin,
         oscova_plugin_web::WebPlugin,
+        oscova_plugin_speech::SpeechPlugin,
         oscova_plugin_openai::OpenAiPlugin,
         oscova_plugin_ollama::OllamaPlugin,
     ])

@@ -275,6 +275,7 @@ fn the_first_party_plugins_are_linked() {
             "oscova.time",
             "oscova.files",
             "oscova.web",
+            "oscova.speech",
             "oscova.openai",
             "oscova.ollama"
         ]

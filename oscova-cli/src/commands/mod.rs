@@ -13,13 +13,16 @@ mod mcp;
 mod models;
 mod plugins;
 mod provider;
+mod speech;
 mod tools;
 
 pub use mcp::{McpServer, serve_stdio};
 
 use std::future::Future;
+use std::sync::Arc;
 
 use oscova_core::{CancellationToken, PluginHost};
+use oscova_speech::SpeechRouters;
 
 use crate::cli::Command;
 use crate::config::Config;
@@ -29,6 +32,9 @@ use crate::error::{CliError, ExitStatus};
 pub(crate) struct Env {
     /// The started host.
     pub(crate) host: PluginHost,
+    /// The speech routers the launcher built from the host for the speech
+    /// plugin, if it did; `speech` builds its own otherwise.
+    pub(crate) speech: Option<Arc<SpeechRouters>>,
     /// The loaded configuration.
     pub(crate) config: Config,
     /// `--json` was given.
@@ -43,10 +49,7 @@ pub(crate) async fn run(env: &Env, command: Command) -> Result<ExitStatus, CliEr
         Command::Mcp(args) => mcp::run(env, args).await,
         Command::Chat(args) => chat::run(env, args).await,
         Command::Models(command) => models::run(env, command).await,
-        // Reserved: `Command::Speech(c) => speech::run(env, c).await` (issue 6,
-        // `oscova-speech`). Speech refusals (offline with a non-local
-        // endpoint) map to `ExitStatus::Refused` through a new `CliError`
-        // variant.
+        Command::Speech(command) => speech::run(env, command).await,
     }
 }
 

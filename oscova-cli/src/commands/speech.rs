@@ -1,0 +1,240 @@
+//! `oscova speech say|hear|providers`.
+//!
+//! Rules: everything goes through the speech routers of the host
+//! (`SpeechRouters::from_host`: the built-in flite, pocketsphinx and
+//! OpenAI-compatible providers plus those of the loaded plugins; the same
+//! routers the launcher gave the speech plugin, when it did), and their
+//! diagnostics (providers dropped in a type-key collision) go to stderr.
+//! The provider's configuration is the config's `[speech.say]` or
+//! `[speech.hear]` when it is that provider's, with `--endpoint` laid over
+//! it. The checks run in an order that makes a refusal cheap and
+//! harmless: first the route (unknown provider, and with `--offline` or
+//! `[speech] offline` a non-local endpoint, refused before any file is
+//! read or connection made), then the input (the text, the voice the
+//! provider lists, the output folder for `say`, the audio file for `hear`),
+//! and only then the provider. The API key is the user's credential
+//! `<provider>.api_key`, as for model providers; errors are redacted with
+//! the host's redactor. `say` writes the file only once the provider has
+//! returned WAV audio, so a failure leaves an existing file as it was.
+//! Ctrl-C cancels the request's token; the provider stops (flite is
+//! killed, a connection dropped) and the command exits 130.
+
+mod audio;
+mod list;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use oscova_core::{CancellationToken, CredentialResolver, SecretString};
+use oscova_plugin_speech::SpeechLimits;
+use oscova_speech::{
+    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters, SynthesisRequest,
+};
+use serde_json::json;
+
+use super::provider::api_key_credential;
+use super::{Env, cancellable};
+use crate::cli::{HearArgs, SayArgs, SpeechCommand, SpeechRouteArgs};
+use crate::error::{CliError, ExitStatus};
+use crate::output::{print_json, print_text, warn};
+
+pub(super) async fn run(env: &Env, command: SpeechCommand) -> Result<ExitStatus, CliError> {
+    let routers = routers(env);
+    match command {
+        SpeechCommand::Say(args) => say(env, &routers, args).await,
+        SpeechCommand::Hear(args) => hear(env, &routers, args).await,
+        SpeechCommand::Providers => list::providers(env, &routers),
+    }
+}
+
+/// The launcher's routers, else routers built from the host; their
+/// warnings on stderr either way.
+fn routers(env: &Env) -> Arc<SpeechRouters> {
+    let routers = env
+        .speech
+        .clone()
+        .unwrap_or_else(|| Arc::new(SpeechRouters::from_host(&env.host)));
+    for diagnostic in routers.diagnostics() {
+        warn(&diagnostic.to_string());
+    }
+    routers
+}
+
+/// `--endpoint` over the configuration's, and whether offline operation is
+/// required.
+fn apply_route(env: &Env, config: &mut SpeechProviderConfig, route: &SpeechRouteArgs) -> bool {
+    if let Some(endpoint) = route.endpoint.as_deref().map(str::trim) {
+        config.endpoint = Some(endpoint.to_owned()).filter(|e| !e.is_empty());
+    }
+    route.offline || env.config.speech_offline()
+}
+
+/// The user's API key for `provider`, if one is configured.
+fn api_key(env: &Env, user: Option<&str>, provider: &str) -> Option<SecretString> {
+    let user = env.config.user(user);
+    env.config
+        .credentials()
+        .resolve(&user, &api_key_credential(provider))
+}
+
+fn speech_error(env: &Env, error: SpeechError) -> CliError {
+    CliError::from(error).redacted(&[env.host.redactor()])
+}
+
+/// The provider's result as the CLI's; `None` (a second Ctrl-C) is a
+/// cancellation.
+fn finish<T>(env: &Env, outcome: Option<Result<T, SpeechError>>) -> Result<T, CliError> {
+    match outcome {
+        Some(Ok(value)) => Ok(value),
+        Some(Err(error)) => Err(speech_error(env, error)),
+        None => Err(SpeechError::Cancelled.into()),
+    }
+}
+
+async fn say(env: &Env, routers: &SpeechRouters, args: SayArgs) -> Result<ExitStatus, CliError> {
+    let mut config = env.config.speech_synthesis(args.route.provider.as_deref());
+    let offline = apply_route(env, &mut config, &args.route);
+    let router = routers.synthesis();
+    let provider = router
+        .resolve(&config, offline, None)
+        .map_err(|e| speech_error(env, e))?;
+    if args.text.trim().is_empty() {
+        return Err(SpeechError::InvalidText("there is nothing to say".into()).into());
+    }
+    let voice = args
+        .voice
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty());
+    check_voice(voice.or(config.voice.as_deref()), &provider.voices())?;
+    check_output(&args.output)?;
+    let key = api_key(env, args.user.user.as_deref(), &config.provider);
+    let cancel = CancellationToken::new();
+    let request = SynthesisRequest::new(&config, &args.text)
+        .voice(voice)
+        .api_key(key.as_ref())
+        .offline(offline)
+        .cancel(cancel.clone());
+    let audio = finish(env, cancellable(router.synthesize(request), &cancel).await)?;
+    let info = audio::inspect(&audio.wav).map_err(|reason| {
+        speech_error(
+            env,
+            SpeechError::provider(format!(
+                "speech provider `{}` returned audio that is not WAV: {reason}",
+                config.provider
+            )),
+        )
+    })?;
+    std::fs::write(&args.output, &audio.wav).map_err(|source| CliError::Write {
+        path: args.output.clone(),
+        source,
+    })?;
+    let file = args.output.to_string_lossy();
+    let bytes = audio.wav.len();
+    let seconds = (info.duration_seconds * 1000.0).round() / 1000.0;
+    if env.json {
+        print_json(&json!({
+            "provider": config.provider,
+            "file": file,
+            "bytes": bytes,
+            "duration_seconds": seconds,
+        }))?;
+    } else {
+        print_text(&format!(
+            "{file}: {seconds:.2} s of speech, {bytes} bytes ({})",
+            config.provider
+        ))?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+async fn hear(env: &Env, routers: &SpeechRouters, args: HearArgs) -> Result<ExitStatus, CliError> {
+    let mut config = env
+        .config
+        .speech_recognition(args.route.provider.as_deref());
+    let offline = apply_route(env, &mut config, &args.route);
+    let router = routers.recognition();
+    router
+        .resolve(&config, offline, None)
+        .map_err(|e| speech_error(env, e))?;
+    let wav = read_audio(&args.file)?;
+    let key = api_key(env, args.user.user.as_deref(), &config.provider);
+    let cancel = CancellationToken::new();
+    let request = RecognitionRequest::new(&config, &wav)
+        .api_key(key.as_ref())
+        .offline(offline)
+        .cancel(cancel.clone());
+    let transcript = finish(env, cancellable(router.recognize(request), &cancel).await)?;
+    let text = env.host.redactor().redact(&transcript.text).into_owned();
+    if env.json {
+        print_json(&json!({"provider": config.provider, "text": text}))?;
+    } else if text.trim().is_empty() {
+        warn("no words heard");
+    } else {
+        print_text(&text)?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// A voice the provider does not list is refused before it runs; providers
+/// that list none (remote services) accept any name.
+fn check_voice(voice: Option<&str>, known: &[String]) -> Result<(), CliError> {
+    match voice {
+        Some(voice) if !known.is_empty() && !known.iter().any(|k| k == voice) => {
+            Err(SpeechError::UnknownVoice {
+                voice: voice.to_owned(),
+                known: known.to_vec(),
+            }
+            .into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `say -o FILE` must name a file in an existing folder.
+fn check_output(path: &Path) -> Result<(), CliError> {
+    let refuse = |reason: String| CliError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if path.as_os_str().is_empty() {
+        return Err(refuse("the file name is empty".into()));
+    }
+    if path.is_dir() {
+        return Err(refuse("it is a folder; name a .wav file".into()));
+    }
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !folder.is_dir() {
+        return Err(refuse(format!(
+            "the folder {} does not exist",
+            folder.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The WAV file for `hear`, read whole after its size and header are
+/// checked.
+fn read_audio(path: &Path) -> Result<Vec<u8>, CliError> {
+    let refuse = |reason: String| CliError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let limit = SpeechLimits::default().max_audio_bytes;
+    let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
+    if meta.is_dir() {
+        return Err(refuse("it is a folder, not a WAV file".into()));
+    }
+    if meta.len() > limit {
+        return Err(refuse(format!(
+            "it is {} bytes; the most `hear` reads is {limit} bytes",
+            meta.len()
+        )));
+    }
+    let wav = std::fs::read(path).map_err(|e| refuse(e.to_string()))?;
+    audio::inspect(&wav).map_err(|reason| refuse(format!("it is not a WAV file: {reason}")))?;
+    Ok(wav)
+}

@@ -1,0 +1,220 @@
+//! The `[speech]` section: which speech provider `oscova speech say` and
+//! `oscova speech hear` use when `--provider` is not given, how it is
+//! configured, and whether speech must stay on this machine.
+//!
+//! Rules: the section is optional and so is every key in it; without it
+//! `say` uses flite (voice `kal16`) and `hear` pocketsphinx, both local,
+//! so nothing is configured to leave the machine. `[speech.say]` and
+//! `[speech.hear]` each describe one provider (the local one when
+//! `provider` is left out); a `--provider` naming another key gets a bare
+//! configuration, never the table of a different provider. Like the model
+//! provider tables they hold no secret: an API key is the credential
+//! `<provider>.api_key`. `offline = true` makes every speech command act
+//! as if `--offline` were given; no flag turns it off for one command.
+
+use oscova_speech::{FLITE_DEFAULT_VOICE, SpeechProviderConfig, SpeechProviderKeys};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::Config;
+
+/// `[speech]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SpeechSection {
+    /// Require local providers for every speech command.
+    #[serde(default)]
+    offline: bool,
+    /// `[speech.say]`: the synthesis provider.
+    say: Option<SpeechTable>,
+    /// `[speech.hear]`: the recognition provider.
+    hear: Option<SpeechTable>,
+}
+
+/// `[speech.say]` or `[speech.hear]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpeechTable {
+    /// The provider's type key (default: the local provider).
+    provider: Option<String>,
+    /// The provider's server, instead of its default.
+    endpoint: Option<String>,
+    /// The model, where the provider has several.
+    model: Option<String>,
+    /// The voice (`say` only).
+    voice: Option<String>,
+    /// A language tag such as `en-US`.
+    language: Option<String>,
+    /// Provider-specific settings, passed on as they are.
+    #[serde(default)]
+    options: Map<String, Value>,
+}
+
+impl SpeechSection {
+    /// What is wrong with the section, if anything.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.hear.as_ref().is_some_and(|t| t.voice.is_some()) {
+            return Err("[speech.hear] has a voice; voices belong in [speech.say]".to_owned());
+        }
+        Ok(())
+    }
+}
+
+impl SpeechTable {
+    /// The configuration this table describes, `default_key` when it names
+    /// no provider.
+    fn to_config(&self, default_key: &str) -> SpeechProviderConfig {
+        let key = non_empty(self.provider.as_deref()).unwrap_or_else(|| default_key.to_owned());
+        let mut config = SpeechProviderConfig::new(key);
+        config.endpoint = non_empty(self.endpoint.as_deref());
+        config.model = non_empty(self.model.as_deref());
+        config.voice = non_empty(self.voice.as_deref());
+        config.language = non_empty(self.language.as_deref());
+        config.options = self.options.clone();
+        config
+    }
+}
+
+fn non_empty(text: Option<&str>) -> Option<String> {
+    text.map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+}
+
+/// The configured provider when `asked` is absent or names it; else a bare
+/// configuration for `asked`.
+fn pick(configured: SpeechProviderConfig, asked: Option<&str>) -> SpeechProviderConfig {
+    match asked.map(str::trim).filter(|k| !k.is_empty()) {
+        Some(key) if key != configured.provider => SpeechProviderConfig::new(key),
+        _ => configured,
+    }
+}
+
+impl Config {
+    /// Whether the config's `[speech] offline` is `true`: every speech
+    /// command then requires providers on this machine, as `--offline`
+    /// does.
+    pub fn speech_offline(&self) -> bool {
+        self.speech.offline
+    }
+
+    /// The configuration `oscova speech say` uses with `--provider key`
+    /// (`None`: no flag): the `[speech.say]` table when `key` is absent or
+    /// names its provider, else a bare configuration for `key`. Without a
+    /// table the default is flite with voice `kal16`.
+    ///
+    /// ```
+    /// let none: [(&str, &str); 0] = [];
+    /// let config = oscova_cli::Config::from_toml_str(
+    ///     r#"
+    ///     [speech.say]
+    ///     provider = "openai"
+    ///     endpoint = "http://127.0.0.1:8000"
+    ///     voice = "nova"
+    ///     "#,
+    ///     none,
+    /// )?;
+    /// let say = config.speech_synthesis(None);
+    /// assert_eq!((say.provider.as_str(), say.voice.as_deref()), ("openai", Some("nova")));
+    /// assert_eq!(config.speech_synthesis(Some("flite")).endpoint, None);
+    /// assert_eq!(config.speech_recognition(None).provider, "pocketsphinx");
+    /// # Ok::<(), oscova_cli::CliError>(())
+    /// ```
+    pub fn speech_synthesis(&self, key: Option<&str>) -> SpeechProviderConfig {
+        let configured = match &self.speech.say {
+            Some(table) => table.to_config(SpeechProviderKeys::FLITE),
+            None => SpeechProviderConfig::new(SpeechProviderKeys::FLITE).voice(FLITE_DEFAULT_VOICE),
+        };
+        pick(configured, key)
+    }
+
+    /// The configuration `oscova speech hear` uses with `--provider key`:
+    /// the `[speech.hear]` table when `key` is absent or names its
+    /// provider, else a bare configuration for `key`. Without a table the
+    /// default is pocketsphinx.
+    pub fn speech_recognition(&self, key: Option<&str>) -> SpeechProviderConfig {
+        let configured = match &self.speech.hear {
+            Some(table) => table.to_config(SpeechProviderKeys::POCKETSPHINX),
+            None => SpeechProviderConfig::new(SpeechProviderKeys::POCKETSPHINX),
+        };
+        pick(configured, key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Result<Config, crate::CliError> {
+        let none: [(&str, &str); 0] = [];
+        Config::from_toml_str(text, none)
+    }
+
+    #[test]
+    fn without_a_section_speech_is_local() {
+        let config = config("").unwrap();
+        assert!(!config.speech_offline());
+        let say = config.speech_synthesis(None);
+        assert_eq!(
+            (say.provider.as_str(), say.voice.as_deref()),
+            ("flite", Some("kal16"))
+        );
+        assert_eq!(config.speech_recognition(None).provider, "pocketsphinx");
+        assert_eq!(
+            config.speech_recognition(Some(" ")).provider,
+            "pocketsphinx"
+        );
+        assert_eq!(
+            config.speech_synthesis(Some("openai")),
+            SpeechProviderConfig::new("openai")
+        );
+    }
+
+    #[test]
+    fn tables_apply_to_their_own_provider_only() {
+        let config = config(
+            r#"
+            [speech]
+            offline = true
+            [speech.say]
+            voice = "slt"
+            [speech.hear]
+            provider = "openai"
+            endpoint = "http://127.0.0.1:8000"
+            model = "whisper-large-v3"
+            language = "en-US"
+            options = { temperature = 0 }
+            "#,
+        )
+        .unwrap();
+        assert!(config.speech_offline());
+        assert_eq!(config.speech_synthesis(None).voice.as_deref(), Some("slt"));
+        assert_eq!(
+            config.speech_synthesis(Some("flite")).voice.as_deref(),
+            Some("slt")
+        );
+        let hear = config.speech_recognition(Some("openai"));
+        assert_eq!(hear.endpoint.as_deref(), Some("http://127.0.0.1:8000"));
+        assert_eq!(hear.model.as_deref(), Some("whisper-large-v3"));
+        assert_eq!(hear.language.as_deref(), Some("en-US"));
+        assert_eq!(hear.options["temperature"], 0);
+        assert_eq!(
+            config.speech_recognition(Some("pocketsphinx")),
+            SpeechProviderConfig::new("pocketsphinx")
+        );
+    }
+
+    #[test]
+    fn mistakes_are_errors() {
+        for (text, named) in [
+            ("[speech]\nofline = true", "ofline"),
+            ("[speech.say]\napi_key = \"x\"", "api_key"),
+            ("[speech.hear]\nvoice = \"slt\"", "voice"),
+            ("[speech]\noffline = \"yes\"", "offline"),
+        ] {
+            let err = config(text).unwrap_err();
+            assert!(err.to_string().contains(named), "{text}: {err}");
+            assert_eq!(err.exit_status().code(), 2);
+        }
+    }
+}
