@@ -333,7 +333,7 @@ fn choices(available: &[String]) -> String {
 
 fn model_status(error: &ModelError) -> ExitStatus {
     match error {
-        ModelError::NotLocal { .. } => ExitStatus::Refused,
+        ModelError::NotLocal { .. } | ModelError::NoLocalEndpoint { .. } => ExitStatus::Refused,
         ModelError::Cancelled => ExitStatus::Interrupted,
         _ => ExitStatus::ToolError,
     }
@@ -342,6 +342,7 @@ fn model_status(error: &ModelError) -> ExitStatus {
 fn model_kind(error: &ModelError) -> &'static str {
     match error {
         ModelError::NotLocal { .. } => "not_local",
+        ModelError::NoLocalEndpoint { .. } => "no_local_endpoint",
         ModelError::Unreachable { .. } => "unreachable",
         ModelError::Unauthorized { .. } => "unauthorized",
         ModelError::ModelNotFound { .. } => "model_not_found",
@@ -415,6 +416,16 @@ mod tests {
             endpoint: "x".into(),
         }));
         assert_eq!(via_chat.exit_status().code(), 3);
+        let default_endpoint = CliError::from(ModelError::NoLocalEndpoint {
+            provider: "openai".into(),
+        });
+        assert_eq!(
+            (
+                default_endpoint.exit_status().code(),
+                default_endpoint.kind()
+            ),
+            (3, "no_local_endpoint")
+        );
         let unreachable = CliError::from(ModelError::Unreachable {
             url: "http://127.0.0.1:9/api/chat".into(),
             message: "refused".into(),
