@@ -94,6 +94,7 @@ mod tool;
 mod wire;
 
 pub mod chat;
+pub mod fs;
 pub mod provider;
 
 pub use args::{ArgError, ArgProblem, ArgReader, DEFAULT_MAX_ARGUMENT_BYTES, parse_arguments};
