@@ -1,0 +1,73 @@
+//! Helpers for Oscova's own tests, shared by the workspace's crates so
+//! that each test keeps only its assertions and its data.
+//!
+//! **For tests only.** Use it as a `[dev-dependencies]` entry; it is not
+//! published. A helper that finds something wrong panics with a message,
+//! because in a test that is the failure to report; that is why this crate,
+//! unlike the library crates, asserts and unwraps.
+//!
+//! It does not depend on `oscova-core`, because `oscova-core`'s own unit
+//! tests use it: it speaks JSON, HTTP and plain text only.
+//!
+//! # A server a test talks to
+//!
+//! [`http::TestServer`] listens on 127.0.0.1 with an ephemeral port,
+//! records every request and answers with what the test's handler returns:
+//!
+//! ```
+//! use oscova_test_support::http::{Framing, Reply, TestServer, awkward};
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let server = TestServer::start(|request| match request.path.as_str() {
+//!     "/api/tags" => Reply::json(200, json!({"models": []})),
+//!     // A streamed body, cut at awkward byte boundaries.
+//!     _ => Reply::stream("application/x-ndjson", Framing::Chunked, awkward(b"{\"done\":true}\n")),
+//! })
+//! .await;
+//! let url = format!("{}/api/tags", server.url());
+//! # let _ = url;
+//! // ... point the code under test at `url`, then check what it sent:
+//! assert!(server.requests().is_empty());
+//! # });
+//! ```
+//!
+//! # The rules of each model API's schemas
+//!
+//! [`schema_rules`] lists, for a JSON Schema or a whole exported tool entry,
+//! every rule of the OpenAI, Gemini or Anthropic tool format it breaks:
+//!
+//! ```
+//! use oscova_test_support::schema_rules;
+//! use serde_json::json;
+//!
+//! let schema = json!({
+//!     "type": "object",
+//!     "properties": {"when": {"type": "string", "format": "date"}},
+//!     "required": ["when"],
+//!     "additionalProperties": false
+//! });
+//! assert_eq!(schema_rules::openai_problems(&schema), Vec::<String>::new());
+//! assert_eq!(
+//!     schema_rules::gemini_problems(&schema),
+//!     [
+//!         // The root's pointer is the empty string.
+//!         ": keyword `additionalProperties` not in the Gemini Schema",
+//!         r#"/properties/when: format `date` not documented for Some("string")"#,
+//!     ],
+//! );
+//! ```
+//!
+//! # Counting a recognizer's mistakes
+//!
+//! [`text::words`] and [`text::word_errors`] give a word error count:
+//!
+//! ```
+//! use oscova_test_support::text::{word_errors, words};
+//!
+//! assert_eq!(word_errors(&words("Open the door."), &words("open a door")), 1);
+//! ```
+
+pub mod http;
+pub mod schema_rules;
+pub mod text;
