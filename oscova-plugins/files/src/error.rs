@@ -6,6 +6,8 @@
 
 use std::io;
 
+use oscova_core::fs::RootPathError;
+
 /// Why a files tool refused or failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -156,6 +158,46 @@ impl FilesError {
             action,
             path,
             source,
+        }
+    }
+}
+
+impl From<RootPathError> for FilesError {
+    /// The root's refusal in this plugin's words.
+    fn from(error: RootPathError) -> Self {
+        match error {
+            RootPathError::Absolute { path } => Self::Absolute { path },
+            RootPathError::ParentDir { path } => Self::ParentDir { path },
+            RootPathError::NulByte { path } => Self::InvalidPath {
+                path,
+                reason: "it contains a NUL byte",
+            },
+            RootPathError::NoFileName { path } => Self::InvalidPath {
+                path,
+                reason: "it names no file; give a file name such as `notes.txt`",
+            },
+            RootPathError::Escapes { path } => Self::Escapes { path },
+            RootPathError::DanglingSymlink { path } => Self::DanglingSymlink { path },
+            RootPathError::NotFound { path } => Self::NotFound { path },
+            RootPathError::MissingParent { path } => Self::MissingParent { path },
+            RootPathError::NotADirectory { path } => Self::NotADirectory { path },
+            RootPathError::IsADirectory { path } => Self::IsADirectory { path },
+            RootPathError::RootUnavailable { source } => Self::RootUnavailable { source },
+            RootPathError::Io {
+                action,
+                path,
+                source,
+            } => Self::Io {
+                action,
+                path,
+                source,
+            },
+            // A refusal added to oscova-core after this plugin was written.
+            other => Self::Io {
+                action: "use",
+                path: other.path().unwrap_or_default().to_owned(),
+                source: io::Error::other(other),
+            },
         }
     }
 }

@@ -10,7 +10,7 @@
 //!
 //! All tools are `NetworkScope::None`. Paths are relative to the user's
 //! root: absolute paths, `..`, and symbolic links that lead out of the root
-//! are refused with an error saying so (see the `root` module's rules).
+//! are refused with an error saying so (the rules of [`oscova_core::fs`]).
 //!
 //! # Tutorial
 //!
@@ -63,7 +63,6 @@
 
 mod error;
 mod ops;
-mod root;
 mod search;
 mod text;
 mod toolset;
@@ -73,21 +72,16 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use oscova_core::fs;
 use oscova_core::prelude::*;
 
 pub use error::FilesError;
 pub use ops::WriteMode;
 pub use toolset::{FileLimits, FilesToolset};
 
-/// The environment variable naming the default base directory.
-pub const ROOT_ENV: &str = "OSCOVA_FILES_ROOT";
-
-/// The base directory used when [`ROOT_ENV`] is unset.
-pub const DEFAULT_BASE: &str = "oscova-files";
-
-/// Picks a user's root directory, or `None` to give that user no files
-/// tools.
-pub type RootResolver = Arc<dyn Fn(&UserInfo) -> Option<PathBuf> + Send + Sync>;
+/// The per-user root rules and defaults this plugin shares with
+/// `oscova.speech`, from [`oscova_core::fs`].
+pub use oscova_core::fs::{DEFAULT_BASE, ROOT_ENV, RootResolver, user_dir_name};
 
 /// The `oscova.files` plugin: contributes [`FilesToolset`] to every user
 /// its resolver gives a root.
@@ -116,8 +110,7 @@ impl FilesPlugin {
 
     /// One subdirectory of `base` per user, named by [`user_dir_name`].
     pub fn per_user(base: impl Into<PathBuf>) -> Self {
-        let base = base.into();
-        Self::with_resolver(move |user| user_dir_name(user.id()).map(|name| base.join(name)))
+        Self::with_resolver(fs::per_user_roots(base))
     }
 
     /// Uses these caps instead of the defaults.
@@ -130,10 +123,7 @@ impl FilesPlugin {
 impl Default for FilesPlugin {
     /// `$OSCOVA_FILES_ROOT/<user>`, else `./oscova-files/<user>`.
     fn default() -> Self {
-        let base = std::env::var_os(ROOT_ENV)
-            .filter(|v| !v.is_empty())
-            .map_or_else(|| PathBuf::from(DEFAULT_BASE), PathBuf::from);
-        Self::per_user(base)
+        Self::per_user(fs::default_base())
     }
 }
 
@@ -156,31 +146,4 @@ impl AgentPlugin for FilesPlugin {
             }),
         });
     }
-}
-
-/// The directory name for a user id: ASCII letters, digits, `-` and `_`
-/// are kept, so are dots except a leading one; every other byte becomes
-/// `%XX`. Distinct ids give distinct names (`%` itself is escaped), and no
-/// name is `.`, `..` or contains a separator. `None` for an empty id.
-///
-/// ```
-/// use oscova_plugin_files::user_dir_name;
-/// assert_eq!(user_dir_name("alice").as_deref(), Some("alice"));
-/// assert_eq!(user_dir_name("../bob").as_deref(), Some("%2E.%2Fbob"));
-/// assert_eq!(user_dir_name("a@b.com").as_deref(), Some("a%40b.com"));
-/// assert_eq!(user_dir_name(""), None);
-/// ```
-pub fn user_dir_name(id: &str) -> Option<String> {
-    if id.is_empty() {
-        return None;
-    }
-    let mut out = String::with_capacity(id.len());
-    for (i, byte) in id.bytes().enumerate() {
-        match byte {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' => out.push(char::from(byte)),
-            b'.' if i > 0 => out.push('.'),
-            other => out.push_str(&format!("%{other:02X}")),
-        }
-    }
-    Some(out)
 }

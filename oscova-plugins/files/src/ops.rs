@@ -1,8 +1,9 @@
-//! `list`, `read` and `write`, as plain blocking functions over a [`Root`].
+//! `list`, `read` and `write`, as plain blocking functions over a
+//! [`UserRoot`].
 //!
-//! Rules: every path goes through [`Root::existing`] or
-//! [`Root::for_write`] first; reads never return more than the cap, and a
-//! partial read says where the next one starts; writes are text, capped,
+//! Rules: every path goes through [`UserRoot::resolve_existing`] or
+//! [`UserRoot::resolve_for_write`] first; reads never return more than the
+//! cap, and a partial read says where the next one starts; writes are text, capped,
 //! and `create` (the default) never replaces an existing file, opened with
 //! `create_new` so it cannot race another writer or follow a link.
 
@@ -11,12 +12,12 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use oscova_core::CancellationToken;
 use oscova_core::ToolResult;
+use oscova_core::fs::UserRoot;
 use oscova_core::serde_json::json;
 use serde::Serialize;
 
 use crate::FileLimits;
 use crate::error::FilesError;
-use crate::root::Root;
 use crate::text::{decode, looks_binary};
 use crate::walk::{Flow, Kind, walk};
 
@@ -50,13 +51,13 @@ fn shown(rel: &str) -> &str {
 
 /// Lists a directory (blocking).
 pub(crate) fn list(
-    root: &Root,
+    root: &UserRoot,
     limits: &FileLimits,
     path: &str,
     recursive: bool,
     cancel: &CancellationToken,
 ) -> Result<ToolResult, FilesError> {
-    let dir = root.existing(path)?;
+    let dir = root.resolve_existing(path)?;
     if !dir.abs.is_dir() {
         return Err(FilesError::NotADirectory {
             path: path.to_owned(),
@@ -105,13 +106,13 @@ pub(crate) fn list(
 
 /// Reads a byte range of a text file (blocking).
 pub(crate) fn read(
-    root: &Root,
+    root: &UserRoot,
     limits: &FileLimits,
     path: &str,
     offset: Option<u64>,
     length: Option<u64>,
 ) -> Result<ToolResult, FilesError> {
-    let file = root.existing(path)?;
+    let file = root.resolve_existing(path)?;
     let meta = fs::metadata(&file.abs).map_err(FilesError::io("read", path))?;
     if meta.is_dir() {
         return Err(FilesError::IsADirectory {
@@ -187,7 +188,7 @@ pub(crate) fn read(
 
 /// Writes text to a file (blocking).
 pub(crate) fn write(
-    root: &Root,
+    root: &UserRoot,
     limits: &FileLimits,
     path: &str,
     content: &str,
@@ -201,7 +202,7 @@ pub(crate) fn write(
             limit: limits.max_write_bytes,
         });
     }
-    let target = root.for_write(path, create_dirs)?;
+    let target = root.resolve_for_write(path, create_dirs)?;
     let existed = target.abs.exists();
     let mut options = OpenOptions::new();
     match mode {

@@ -14,12 +14,12 @@ use std::path::Path;
 use glob::{MatchOptions, Pattern};
 use oscova_core::CancellationToken;
 use oscova_core::ToolResult;
+use oscova_core::fs::{UserRoot, relative_inside};
 use oscova_core::serde_json::json;
 use serde::Serialize;
 
 use crate::FileLimits;
 use crate::error::FilesError;
-use crate::root::{Root, inside};
 use crate::text::{clip, looks_binary};
 use crate::walk::{Flow, Kind, walk};
 
@@ -115,13 +115,13 @@ impl Matcher {
 
 /// Runs a search (blocking).
 pub(crate) fn run(
-    root: &Root,
+    root: &UserRoot,
     limits: &FileLimits,
     query: &Query,
     cancel: &CancellationToken,
 ) -> Result<ToolResult, FilesError> {
     let matcher = Matcher::new(query)?;
-    let base = root.existing(&query.path)?;
+    let base = root.resolve_existing(&query.path)?;
     if !base.abs.is_dir() {
         return Err(FilesError::NotADirectory {
             path: query.path.clone(),
@@ -141,7 +141,7 @@ pub(crate) fn run(
             files_capped = true;
             return Flow::Stop;
         }
-        let rel_to_base = inside(&base.abs, &entry.abs).unwrap_or_default();
+        let rel_to_base = relative_inside(&base.abs, &entry.abs).unwrap_or_default();
         if !matcher.path_matches(&rel_to_base) {
             return Flow::Continue;
         }

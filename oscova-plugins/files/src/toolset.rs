@@ -8,11 +8,11 @@
 
 use std::path::PathBuf;
 
+use oscova_core::fs::UserRoot;
 use oscova_core::prelude::*;
 
 use crate::error::FilesError;
 use crate::ops::{self, WriteMode};
-use crate::root::Root;
 use crate::search::{self, Query};
 
 /// Size and count caps of the files tools.
@@ -49,7 +49,7 @@ impl Default for FileLimits {
 /// File tools over one user's root directory.
 #[derive(Debug, Clone)]
 pub struct FilesToolset {
-    root: Root,
+    root: UserRoot,
     limits: FileLimits,
 }
 
@@ -57,7 +57,7 @@ impl FilesToolset {
     /// A toolset confined to `root` (created on first use if missing).
     pub fn new(root: impl Into<PathBuf>, limits: FileLimits) -> Self {
         Self {
-            root: Root::new(root.into()),
+            root: UserRoot::new(root),
             limits,
         }
     }

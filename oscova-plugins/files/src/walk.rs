@@ -10,10 +10,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use oscova_core::CancellationToken;
+use oscova_core::fs::relative_inside;
 use serde::Serialize;
 
 use crate::error::FilesError;
-use crate::root::inside;
 
 /// What an entry is (links are not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -62,7 +62,7 @@ pub(crate) fn walk(
 ) -> Result<Walked, FilesError> {
     let first = read_sorted(root, start).map_err(|source| FilesError::Io {
         action: "list",
-        path: inside(root, start).unwrap_or_default(),
+        path: relative_inside(root, start).unwrap_or_default(),
         source,
     })?;
     let mut walked = Walked::default();
@@ -94,7 +94,7 @@ fn read_sorted(root: &Path, dir: &Path) -> std::io::Result<Vec<Entry>> {
     for item in fs::read_dir(dir)? {
         let item = item?;
         let abs = item.path();
-        let Some(rel) = inside(root, &abs) else {
+        let Some(rel) = relative_inside(root, &abs) else {
             continue;
         };
         let meta = fs::symlink_metadata(&abs)?;
