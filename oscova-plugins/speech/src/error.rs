@@ -8,6 +8,7 @@
 
 use std::io;
 
+use oscova_core::fs::RootPathError;
 use oscova_speech::SpeechError;
 
 /// Why a speech tool refused or failed.
@@ -201,6 +202,46 @@ impl SpeechToolError {
                 action,
                 provider: provider.to_owned(),
                 source,
+            },
+        }
+    }
+}
+
+impl From<RootPathError> for SpeechToolError {
+    /// The root's refusal in this plugin's words.
+    fn from(error: RootPathError) -> Self {
+        match error {
+            RootPathError::Absolute { path } => Self::Absolute { path },
+            RootPathError::ParentDir { path } => Self::ParentDir { path },
+            RootPathError::NulByte { path } => Self::InvalidPath {
+                path,
+                reason: "it contains a NUL byte",
+            },
+            RootPathError::NoFileName { path } => Self::InvalidPath {
+                path,
+                reason: "it names no file; give a file name such as `hello.wav`",
+            },
+            RootPathError::Escapes { path } => Self::Escapes { path },
+            RootPathError::DanglingSymlink { path } => Self::DanglingSymlink { path },
+            RootPathError::NotFound { path } => Self::NotFound { path },
+            RootPathError::MissingParent { path } => Self::MissingParent { path },
+            RootPathError::NotADirectory { path } => Self::NotADirectory { path },
+            RootPathError::IsADirectory { path } => Self::IsADirectory { path },
+            RootPathError::RootUnavailable { source } => Self::RootUnavailable { source },
+            RootPathError::Io {
+                action,
+                path,
+                source,
+            } => Self::Io {
+                action,
+                path,
+                source,
+            },
+            // A refusal added to oscova-core after this plugin was written.
+            other => Self::Io {
+                action: "use",
+                path: other.path().unwrap_or_default().to_owned(),
+                source: io::Error::other(other),
             },
         }
     }

@@ -6,9 +6,10 @@
 //! | `oscova_speech__speech__speak` | speaks `text` into a WAV file at `path` (`voice`, `provider`, `overwrite`, `create_dirs` optional) | **required** |
 //! | `oscova_speech__speech__transcribe` | returns the words in the WAV file at `path` (`provider` optional) | not required |
 //!
-//! Paths follow the `oscova.files` rules, in the same per-user root by
-//! default: relative to the root, no `..`, no absolute paths, no symbolic
-//! links that lead out, parent directories checked. Each user's
+//! Paths follow the rules of [`oscova_core::fs`], as for `oscova.files`,
+//! in the same per-user root by default: relative to the root, no `..`, no
+//! absolute paths, no symbolic links that lead out, parent directories
+//! checked. Each user's
 //! [`SpeechSettings`] choose the providers and whether speech must stay on
 //! this machine; the default is flite (`kal16`) and pocketsphinx with
 //! offline operation required.
@@ -103,7 +104,6 @@
 
 mod audio;
 mod error;
-mod root;
 mod routers;
 mod settings;
 mod toolset;
@@ -113,6 +113,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oscova_core::PluginHost;
+use oscova_core::fs::{self, UserRoot};
 use oscova_core::prelude::*;
 use oscova_speech::SpeechRouters;
 
@@ -120,19 +121,12 @@ pub use error::SpeechToolError;
 pub use settings::{SpeechLimits, SpeechSettings};
 pub use toolset::SpeechToolset;
 
-use root::Root;
 use routers::RouterSlot;
 
-/// The environment variable naming the default base directory; the same
-/// one `oscova.files` reads, so both plugins share each user's root.
-pub const ROOT_ENV: &str = "OSCOVA_FILES_ROOT";
-
-/// The base directory used when [`ROOT_ENV`] is unset (as for `oscova.files`).
-pub const DEFAULT_BASE: &str = "oscova-files";
-
-/// Picks a user's root directory, or `None` to give that user no speech
-/// tools.
-pub type RootResolver = Arc<dyn Fn(&UserInfo) -> Option<PathBuf> + Send + Sync>;
+/// The per-user root rules and defaults this plugin shares with
+/// `oscova.files` (the same variable, base and directory names, so both
+/// plugins share each user's root), from [`oscova_core::fs`].
+pub use oscova_core::fs::{DEFAULT_BASE, ROOT_ENV, RootResolver, user_dir_name};
 
 /// Picks a user's [`SpeechSettings`]; asked at every call.
 pub type SettingsResolver = Arc<dyn Fn(&UserInfo) -> SpeechSettings + Send + Sync>;
@@ -178,8 +172,7 @@ impl SpeechPlugin {
     /// One subdirectory of `base` per user, named by [`user_dir_name`]
     /// (the names `oscova.files` uses, so both plugins can share `base`).
     pub fn per_user(base: impl Into<PathBuf>) -> Self {
-        let base = base.into();
-        Self::with_resolver(move |user| user_dir_name(user.id()).map(|name| base.join(name)))
+        Self::with_resolver(fs::per_user_roots(base))
     }
 
     /// Each user's settings, from `resolver` (asked at every call).
@@ -230,10 +223,7 @@ impl Default for SpeechPlugin {
     /// `$OSCOVA_FILES_ROOT/<user>`, else `./oscova-files/<user>`; default
     /// settings (local providers, offline required) for everyone.
     fn default() -> Self {
-        let base = std::env::var_os(ROOT_ENV)
-            .filter(|v| !v.is_empty())
-            .map_or_else(|| PathBuf::from(DEFAULT_BASE), PathBuf::from);
-        Self::per_user(base)
+        Self::per_user(fs::default_base())
     }
 }
 
@@ -252,7 +242,7 @@ impl AgentPlugin for SpeechPlugin {
         builder.add_toolset(
             move |ctx: &AgentPluginContext| match (plugin.roots)(ctx.user()) {
                 Some(root) => Ok(SpeechToolset {
-                    root: Root::new(root),
+                    root: UserRoot::new(root),
                     user: ctx.user().clone(),
                     settings: Arc::clone(&plugin.settings),
                     credentials: ctx.credentials().clone(),
@@ -266,32 +256,4 @@ impl AgentPlugin for SpeechPlugin {
             },
         );
     }
-}
-
-/// The directory name for a user id, exactly as `oscova.files` names it:
-/// ASCII letters, digits, `-` and `_` are kept, so are dots except a
-/// leading one; every other byte becomes `%XX`. Distinct ids give distinct
-/// names, and no name is `.`, `..` or contains a separator. `None` for an
-/// empty id.
-///
-/// ```
-/// use oscova_plugin_speech::user_dir_name;
-/// assert_eq!(user_dir_name("alice").as_deref(), Some("alice"));
-/// assert_eq!(user_dir_name("../bob").as_deref(), Some("%2E.%2Fbob"));
-/// assert_eq!(user_dir_name("a@b.com").as_deref(), Some("a%40b.com"));
-/// assert_eq!(user_dir_name(""), None);
-/// ```
-pub fn user_dir_name(id: &str) -> Option<String> {
-    if id.is_empty() {
-        return None;
-    }
-    let mut out = String::with_capacity(id.len());
-    for (i, byte) in id.bytes().enumerate() {
-        match byte {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' => out.push(char::from(byte)),
-            b'.' if i > 0 => out.push('.'),
-            other => out.push_str(&format!("%{other:02X}")),
-        }
-    }
-    Some(out)
 }

@@ -25,6 +25,7 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::sync::Arc;
 
+use oscova_core::fs::{ResolvedPath, UserRoot};
 use oscova_core::prelude::*;
 use oscova_core::serde_json::json;
 use oscova_core::{Credentials, SecretString, ToolProgress};
@@ -35,7 +36,6 @@ use oscova_speech::{
 use crate::SettingsResolver;
 use crate::audio;
 use crate::error::SpeechToolError;
-use crate::root::{Resolved, Root};
 use crate::routers::RouterSlot;
 use crate::settings::{SpeechLimits, SpeechSettings};
 
@@ -43,7 +43,7 @@ use crate::settings::{SpeechLimits, SpeechSettings};
 /// Built by [`SpeechPlugin`](crate::SpeechPlugin) for each user scope.
 #[derive(Clone)]
 pub struct SpeechToolset {
-    pub(crate) root: Root,
+    pub(crate) root: UserRoot,
     pub(crate) user: UserInfo,
     pub(crate) settings: SettingsResolver,
     pub(crate) credentials: Credentials,
@@ -208,7 +208,7 @@ impl SpeechToolset {
         let overwrite = overwrite.unwrap_or(false);
         let (root, rel) = (self.root.clone(), path.clone());
         let target = blocking(move || {
-            let target = root.for_write(&rel, create_dirs.unwrap_or(false))?;
+            let target = root.resolve_for_write(&rel, create_dirs.unwrap_or(false))?;
             if !overwrite && fs::symlink_metadata(&target.abs).is_ok() {
                 return Err(SpeechToolError::AlreadyExists { path: rel });
             }
@@ -343,7 +343,7 @@ impl SpeechToolset {
 
 /// Writes the audio; returns whether a file was replaced (blocking).
 fn write_wav(
-    target: &Resolved,
+    target: &ResolvedPath,
     path: &str,
     wav: &[u8],
     overwrite: bool,
@@ -373,8 +373,12 @@ fn write_wav(
 
 /// Reads a regular file inside the root, refusing one over `limit` bytes
 /// (blocking).
-fn read_audio(root: &Root, path: &str, limit: u64) -> Result<(Resolved, Vec<u8>), SpeechToolError> {
-    let file = root.existing(path)?;
+fn read_audio(
+    root: &UserRoot,
+    path: &str,
+    limit: u64,
+) -> Result<(ResolvedPath, Vec<u8>), SpeechToolError> {
+    let file = root.resolve_existing(path)?;
     let meta = fs::metadata(&file.abs).map_err(SpeechToolError::io("read", path))?;
     if meta.is_dir() {
         return Err(SpeechToolError::IsADirectory {
