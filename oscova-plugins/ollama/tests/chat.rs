@@ -1,16 +1,14 @@
 //! A two-round tool-calling chat through a real host, user scope and HTTP
 //! server speaking Ollama's `/api/chat` (NDJSON), streamed and whole.
 
-mod support;
-
 use std::sync::{Arc, Mutex};
 
 use oscova_core::chat::{ChatEvent, ChatLoopOptions, model_provider, run_chat};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{ChatMessage, ChatRole, ModelProviderConfig};
 use oscova_plugin_ollama::OllamaPlugin;
+use oscova_test_support::http::{Framing, Reply, Request, TestServer, awkward};
 use serde_json::{Value, json};
-use support::{Framing, Reply, Request, TestServer, awkward};
 
 /// Weather tools.
 pub struct WeatherToolset;

@@ -2,8 +2,6 @@
 //! several layers with progress, a cancellation in the middle, errors, and
 //! the offline refusal with zero connections.
 
-mod support;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,8 +11,8 @@ use oscova_core::provider::model::{
 };
 use oscova_core::{CancellationToken, SecretString};
 use oscova_plugin_ollama::OllamaProvider;
+use oscova_test_support::http::{Framing, Reply, TestServer, awkward, closed_port_url};
 use serde_json::{Value, json};
-use support::{Framing, Reply, TestServer, awkward, closed_port_url};
 
 fn config(server: &TestServer) -> ModelProviderConfig {
     let mut config = ModelProviderConfig::new("ollama");

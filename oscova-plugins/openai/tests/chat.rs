@@ -1,8 +1,6 @@
 //! A two-round tool-calling chat through a real host, user scope and HTTP
 //! server speaking the chat completions format, streamed and whole.
 
-mod support;
-
 use std::sync::{Arc, Mutex};
 
 use oscova_core::SecretString;
@@ -10,8 +8,8 @@ use oscova_core::chat::{ChatEvent, ChatLoopOptions, model_provider, run_chat};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{ChatMessage, ChatRole, ModelProviderConfig};
 use oscova_plugin_openai::OpenAiPlugin;
+use oscova_test_support::http::{Framing, Reply, Request, TestServer, awkward};
 use serde_json::{Value, json};
-use support::{Framing, Reply, Request, TestServer, awkward};
 
 /// Weather tools.
 pub struct WeatherToolset;

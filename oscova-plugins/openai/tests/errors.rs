@@ -1,8 +1,6 @@
 //! Every error a user can act on, over real HTTP on 127.0.0.1, and the
 //! offline refusal that makes no connection at all.
 
-mod support;
-
 use std::time::Duration;
 
 use oscova_core::chat::{ChatError, ChatLoopOptions, run_chat};
@@ -13,8 +11,8 @@ use oscova_core::provider::model::{
 };
 use oscova_core::{CancellationToken, SecretString};
 use oscova_plugin_openai::OpenAiProvider;
+use oscova_test_support::http::{Framing, Reply, TestServer, awkward, closed_port_url};
 use serde_json::json;
-use support::{Framing, Reply, TestServer, awkward, closed_port_url};
 
 const KEY: &str = "sk-test-secret-key-42";
 
