@@ -3,12 +3,11 @@
 //! completions stream (SSE), split at awkward byte boundaries. Nothing
 //! here connects anywhere but 127.0.0.1.
 
-mod loopback;
 mod support;
 
 use std::time::Duration;
 
-use loopback::{Framing, Reply, Request, TestServer, awkward, closed_port_url};
+use oscova_test_support::http::{Framing, Reply, Request, TestServer, awkward, closed_port_url};
 use serde_json::{Value, json};
 use support::{oscova, run_async, temp_dir};
 

@@ -6,13 +6,12 @@
 //! connects anywhere but 127.0.0.1 (192.0.2.1 is refused before any
 //! connection, which is the point of those tests).
 
-mod loopback;
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use loopback::{Framing, Reply, Request, TestServer};
+use oscova_test_support::http::{Framing, Reply, Request, TestServer};
 use serde_json::{Value, json};
 use support::{oscova, run, run_async, run_json, temp_dir};
 
