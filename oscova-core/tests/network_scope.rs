@@ -10,16 +10,13 @@
 
 #![allow(missing_docs)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use oscova_core::prelude::*;
 use oscova_core::{HttpError, HttpRequestBuilder, UserScope, current_network_scope};
+use oscova_test_support::http::{Reply, TestServer};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
 
 /// How long a refusal may take. A connect attempt to TEST-NET would take far
 /// longer (it is unroutable, so it waits for a timeout).
@@ -27,70 +24,11 @@ const PROMPT: Duration = Duration::from_millis(900);
 
 // ------------------------------------------------------------------ server
 
-/// A loopback HTTP/1.1 server on an ephemeral port. Every accepted
-/// connection is counted; each gets one response and is closed. Dropping it
-/// stops it.
-struct TestServer {
-    port: u16,
-    connections: Arc<AtomicUsize>,
-    task: JoinHandle<()>,
-}
-
-impl TestServer {
-    /// A server answering every request with `response` (a whole HTTP
-    /// response, head and body).
-    async fn start(response: impl Into<Arc<str>>) -> Self {
-        let response: Arc<str> = response.into();
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let connections = Arc::new(AtomicUsize::new(0));
-        let counter = connections.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((mut socket, _)) = listener.accept().await else {
-                    return;
-                };
-                counter.fetch_add(1, Ordering::SeqCst);
-                let response = response.clone();
-                tokio::spawn(async move {
-                    let mut request = Vec::new();
-                    let mut buf = [0_u8; 1024];
-                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match socket.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => request.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    let _ = socket.write_all(response.as_bytes()).await;
-                    let _ = socket.shutdown().await;
-                });
-            }
-        });
-        Self {
-            port,
-            connections,
-            task,
-        }
-    }
-
-    /// A server that answers `200 OK` with the body `hello`.
-    async fn ok() -> Self {
-        Self::start("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello").await
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/", self.port)
-    }
-
-    fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+/// A loopback server answering every request with `200 OK` and the body
+/// `hello`. Every accepted connection is counted; each gets one response and
+/// is closed, so every request a tool sends shows as a connection.
+async fn ok_server() -> TestServer {
+    TestServer::start(|_| Reply::bytes(200, "text/plain", "hello").closing()).await
 }
 
 // ---------------------------------------------------------------- fixtures
@@ -289,7 +227,7 @@ fn kind(result: &ToolResult) -> &str {
 
 #[tokio::test]
 async fn none_tool_is_refused_and_the_server_sees_nothing() {
-    let server = TestServer::ok().await;
+    let server = ok_server().await;
     let (_host, scope) = scope();
     let (result, took) = get(&scope, "get_none", &server.url()).await;
     assert!(result.is_error, "{result:?}");
@@ -304,7 +242,7 @@ async fn none_tool_is_refused_and_the_server_sees_nothing() {
     let (result, _) = get(
         &scope,
         "get_none",
-        &format!("http://localhost:{}/", server.port),
+        &format!("http://localhost:{}/", server.port()),
     )
     .await;
     assert_eq!(kind(&result), "scope_denied:none", "{result:?}");
@@ -314,7 +252,7 @@ async fn none_tool_is_refused_and_the_server_sees_nothing() {
 
 #[tokio::test]
 async fn local_tool_reaches_the_loopback_server() {
-    let server = TestServer::ok().await;
+    let server = ok_server().await;
     let (_host, scope) = scope();
     let (result, _) = get(&scope, "get_local", &server.url()).await;
     assert!(!result.is_error, "{result:?}");
@@ -324,9 +262,9 @@ async fn local_tool_reaches_the_loopback_server() {
 
 #[tokio::test]
 async fn local_tool_reaches_localhost_by_name() {
-    let server = TestServer::ok().await;
+    let server = ok_server().await;
     let (_host, scope) = scope();
-    let url = format!("http://localhost:{}/", server.port);
+    let url = format!("http://localhost:{}/", server.port());
     let (result, _) = get(&scope, "get_local", &url).await;
     assert!(!result.is_error, "{result:?}");
     assert_eq!(result.content, "hello");
@@ -353,10 +291,7 @@ async fn local_tool_refuses_non_loopback_literals_without_connecting() {
 
 #[tokio::test]
 async fn redirect_to_a_forbidden_target_is_refused_and_not_followed() {
-    let server = TestServer::start(
-        "HTTP/1.1 302 Found\r\nLocation: http://192.0.2.1/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-    )
-    .await;
+    let server = TestServer::start(|_| Reply::redirect(302, "http://192.0.2.1/").closing()).await;
     let (_host, scope) = scope();
     let (result, took) = get(&scope, "get_local", &server.url()).await;
     assert!(result.is_error, "{result:?}");
@@ -372,12 +307,9 @@ async fn redirect_to_a_forbidden_target_is_refused_and_not_followed() {
 
 #[tokio::test]
 async fn redirect_to_another_loopback_url_is_followed() {
-    let target = TestServer::ok().await;
-    let location = format!(
-        "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://localhost:{}/next\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        target.port
-    );
-    let redirecting = TestServer::start(location).await;
+    let target = ok_server().await;
+    let location = format!("http://localhost:{}/next", target.port());
+    let redirecting = TestServer::start(move |_| Reply::redirect(307, &location).closing()).await;
     let (_host, scope) = scope();
     let (result, _) = get(&scope, "get_local", &redirecting.url()).await;
     assert!(!result.is_error, "{result:?}");
@@ -388,7 +320,7 @@ async fn redirect_to_another_loopback_url_is_followed() {
 
 #[tokio::test]
 async fn internet_tool_reaches_loopback_too() {
-    let server = TestServer::ok().await;
+    let server = ok_server().await;
     let (_host, scope) = scope();
     let (result, _) = get(&scope, "get_internet", &server.url()).await;
     assert!(!result.is_error, "{result:?}");
@@ -398,7 +330,7 @@ async fn internet_tool_reaches_loopback_too() {
 
 #[tokio::test]
 async fn a_request_built_outside_the_call_is_checked_when_sent() {
-    let server = TestServer::ok().await;
+    let server = ok_server().await;
     let plugin = || NetPlugin {
         prebuilt_url: Some(server.url()),
         prebuilt: Prebuilt::default(),
@@ -419,7 +351,7 @@ async fn a_request_built_outside_the_call_is_checked_when_sent() {
 
 #[tokio::test]
 async fn a_task_spawned_by_a_tool_gets_no_network() {
-    let server = TestServer::ok().await;
+    let server = ok_server().await;
     let (_host, scope) = scope();
     let (result, _) = get(&scope, "get_from_spawned_task", &server.url()).await;
     assert_eq!(kind(&result), "scope_denied:none", "{result:?}");
@@ -457,7 +389,7 @@ async fn the_declared_scope_is_in_force_inside_sync_and_async_bodies() {
 
 #[tokio::test]
 async fn a_nested_call_runs_under_the_inner_tools_scope() {
-    let server = TestServer::ok().await;
+    let server = ok_server().await;
     let (_host, scope) = scope();
     let (result, _) = get(&scope, "nested_none_inside_local", &server.url()).await;
     assert_eq!(kind(&result), "scope_denied:none", "{result:?}");
@@ -469,7 +401,7 @@ async fn a_nested_call_runs_under_the_inner_tools_scope() {
 
 #[tokio::test]
 async fn the_hosts_own_client_is_unscoped() {
-    let server = TestServer::ok().await;
+    let server = ok_server().await;
     let (host, _scope) = scope();
     let response = host.http_client().get(&server.url()).send().await.unwrap();
     assert_eq!(response.text().await.unwrap(), "hello");

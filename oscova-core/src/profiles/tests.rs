@@ -1,9 +1,10 @@
 //! Tests of the schema profiles: fixtures from schemars, a validator per
 //! API, and golden snapshots under `tests/golden/profiles/`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 
+use oscova_test_support::schema_rules;
 use schemars::{JsonSchema, schema_for};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -126,231 +127,15 @@ fn fixtures() -> Vec<(&'static str, Value)> {
 
 // ----- validators: one per API, walking the whole output -----
 
-/// Calls `f` on every schema node, with its JSON pointer.
-fn walk(v: &Value, path: &str, f: &mut dyn FnMut(&Map<String, Value>, &str)) {
-    let Some(m) = v.as_object() else { return };
-    f(m, path);
-    for key in ["properties", "$defs", "definitions", "patternProperties"] {
-        if let Some(Value::Object(children)) = m.get(key) {
-            for (name, c) in children {
-                walk(c, &format!("{path}/{key}/{name}"), f);
-            }
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-        if let Some(Value::Array(children)) = m.get(key) {
-            for (i, c) in children.iter().enumerate() {
-                walk(c, &format!("{path}/{key}/{i}"), f);
-            }
-        }
-    }
-    for key in ["items", "additionalProperties", "not"] {
-        if let Some(c) = m.get(key) {
-            walk(c, &format!("{path}/{key}"), f);
-        }
-    }
-}
-
-fn type_list(m: &Map<String, Value>) -> Vec<String> {
-    match m.get("type") {
-        Some(Value::String(t)) => vec![t.clone()],
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .filter_map(|t| t.as_str().map(str::to_owned))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn key_set(v: Option<&Value>) -> BTreeSet<String> {
-    match v {
-        Some(Value::Object(m)) => m.keys().cloned().collect(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(|s| s.as_str().map(str::to_owned))
-            .collect(),
-        _ => BTreeSet::new(),
-    }
-}
-
-fn root_is_object(v: &Value, problems: &mut Vec<String>) {
-    if v.get("type") != Some(&json!("object")) {
-        problems.push("root: not `type: object`".into());
-    }
-    if v.get("anyOf").is_some() || v.get("oneOf").is_some() {
-        problems.push("root: is a union".into());
-    }
-}
-
-fn openai_problems(v: &Value) -> Vec<String> {
-    const ALLOWED: [&str; 19] = [
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "const",
-        "anyOf",
-        "description",
-        "title",
-        "pattern",
-        "format",
-        "multipleOf",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minItems",
-        "maxItems",
-    ];
-    const FORMATS: [&str; 9] = [
-        "date-time",
-        "time",
-        "date",
-        "duration",
-        "email",
-        "hostname",
-        "ipv4",
-        "ipv6",
-        "uuid",
-    ];
-    let mut problems = Vec::new();
-    root_is_object(v, &mut problems);
-    walk(v, "", &mut |m, path| {
-        for k in m.keys() {
-            if !ALLOWED.contains(&k.as_str()) {
-                problems.push(format!("{path}: keyword `{k}` not in the strict subset"));
-            }
-        }
-        let types = type_list(m);
-        if types.iter().any(|t| t == "object") || m.contains_key("properties") {
-            if m.get("additionalProperties") != Some(&json!(false)) {
-                problems.push(format!(
-                    "{path}: object without additionalProperties: false"
-                ));
-            }
-            if !m.contains_key("properties")
-                || key_set(m.get("required")) != key_set(m.get("properties"))
-            {
-                problems.push(format!("{path}: required differs from the property keys"));
-            }
-        }
-        if types.iter().any(|t| t == "array") && !m.contains_key("items") {
-            problems.push(format!("{path}: array without items"));
-        }
-        if let Some(f) = m.get("format").and_then(Value::as_str)
-            && !FORMATS.contains(&f)
-        {
-            problems.push(format!("{path}: format `{f}` not supported"));
-        }
-        if !["type", "anyOf", "enum", "const"]
-            .iter()
-            .any(|k| m.contains_key(*k))
-        {
-            problems.push(format!("{path}: untyped schema"));
-        }
-    });
-    problems
-}
-
-fn gemini_problems(v: &Value) -> Vec<String> {
-    const ALLOWED: [&str; 21] = [
-        "type",
-        "format",
-        "title",
-        "description",
-        "nullable",
-        "enum",
-        "items",
-        "minItems",
-        "maxItems",
-        "properties",
-        "required",
-        "minProperties",
-        "maxProperties",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "minimum",
-        "maximum",
-        "anyOf",
-        "default",
-        "example",
-    ];
-    let mut problems = Vec::new();
-    root_is_object(v, &mut problems);
-    walk(v, "", &mut |m, path| {
-        for k in m.keys() {
-            if !ALLOWED.contains(&k.as_str()) {
-                problems.push(format!("{path}: keyword `{k}` not in the Gemini Schema"));
-            }
-        }
-        let ty = match m.get("type") {
-            None => None,
-            Some(Value::String(t)) if t != "null" => Some(t.as_str()),
-            Some(other) => {
-                problems.push(format!(
-                    "{path}: type {other} is not a single non-null name"
-                ));
-                None
-            }
-        };
-        if ty.is_none() && !m.contains_key("anyOf") {
-            problems.push(format!("{path}: neither type nor anyOf"));
-        }
-        if let Some(Value::Array(values)) = m.get("enum")
-            && !values.iter().all(Value::is_string)
-        {
-            problems.push(format!("{path}: non-string enum value"));
-        }
-        if let Some(f) = m.get("format").and_then(Value::as_str) {
-            let ok = match ty {
-                Some("integer") => ["int32", "int64"].contains(&f),
-                Some("number") => ["float", "double"].contains(&f),
-                Some("string") => ["date-time", "enum"].contains(&f),
-                _ => false,
-            };
-            if !ok {
-                problems.push(format!("{path}: format `{f}` not documented for {ty:?}"));
-            }
-        }
-        if m.contains_key("properties") && ty != Some("object") {
-            problems.push(format!("{path}: properties on a non-object"));
-        }
-        let props = key_set(m.get("properties"));
-        if !key_set(m.get("required")).is_subset(&props) {
-            problems.push(format!("{path}: required names a missing property"));
-        }
-    });
-    problems
-}
-
-fn anthropic_problems(v: &Value) -> Vec<String> {
-    let mut problems = Vec::new();
-    if v.get("type") != Some(&json!("object")) {
-        problems.push("root: not `type: object`".into());
-    }
-    if v.get("$schema").is_some() {
-        problems.push("root: `$schema` present".into());
-    }
-    walk(v, "", &mut |m, path| {
-        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-            let target = r.strip_prefix('#').and_then(|p| v.pointer(p));
-            if target.is_none() {
-                problems.push(format!("{path}: `$ref` {r} does not resolve in the output"));
-            }
-        }
-    });
-    problems
-}
-
+/// Panics with every rule of `profile`'s API that `out` breaks; the rules
+/// are written out in `oscova_test_support::schema_rules`, not taken from
+/// the exporter under test.
 fn check(profile: SchemaProfile, out: &Value) {
     let problems = match profile {
         SchemaProfile::Raw => Vec::new(),
-        SchemaProfile::OpenAi => openai_problems(out),
-        SchemaProfile::Gemini => gemini_problems(out),
-        SchemaProfile::Anthropic => anthropic_problems(out),
+        SchemaProfile::OpenAi => schema_rules::openai_problems(out),
+        SchemaProfile::Gemini => schema_rules::gemini_problems(out),
+        SchemaProfile::Anthropic => schema_rules::anthropic_problems(out),
     };
     assert!(
         problems.is_empty(),
