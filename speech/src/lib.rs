@@ -158,8 +158,8 @@ pub use router::{
 };
 pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
 pub use wav::{
-    MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE, Pcm16kMono, SAMPLE_RATE, decode_wav,
-    encode_wav,
+    AudioKind, MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE, Pcm16kMono, SAMPLE_RATE,
+    WavHeader, WavHeaderError, check_wav_header, decode_wav, encode_wav, sniff_audio,
 };
 
 /// The speech contracts of `oscova-core`, so provider authors need one import.

@@ -20,6 +20,10 @@ use oscova_core::provider::speech::SpeechError;
 
 use crate::error::EngineError;
 
+mod header;
+
+pub use header::{AudioKind, WavHeader, WavHeaderError, check_wav_header, sniff_audio};
+
 /// The sample rate of [`Pcm16kMono`], in Hz.
 pub const SAMPLE_RATE: u32 = 16_000;
 
