@@ -19,7 +19,6 @@
 //! Ctrl-C cancels the request's token; the provider stops (flite is
 //! killed, a connection dropped) and the command exits 130.
 
-mod audio;
 mod list;
 
 use std::path::Path;
@@ -29,6 +28,7 @@ use oscova_core::{CancellationToken, CredentialResolver, SecretString};
 use oscova_plugin_speech::SpeechLimits;
 use oscova_speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters, SynthesisRequest,
+    check_wav_header,
 };
 use serde_json::json;
 
@@ -116,7 +116,7 @@ async fn say(env: &Env, routers: &SpeechRouters, args: SayArgs) -> Result<ExitSt
         .offline(offline)
         .cancel(cancel.clone());
     let audio = finish(env, cancellable(router.synthesize(request), &cancel).await)?;
-    let info = audio::inspect(&audio.wav).map_err(|reason| {
+    let info = check_wav_header(&audio.wav).map_err(|reason| {
         speech_error(
             env,
             SpeechError::provider(format!(
@@ -235,6 +235,6 @@ fn read_audio(path: &Path) -> Result<Vec<u8>, CliError> {
         )));
     }
     let wav = std::fs::read(path).map_err(|e| refuse(e.to_string()))?;
-    audio::inspect(&wav).map_err(|reason| refuse(format!("it is not a WAV file: {reason}")))?;
+    check_wav_header(&wav).map_err(|reason| refuse(format!("it is not a WAV file: {reason}")))?;
     Ok(wav)
 }

@@ -102,7 +102,6 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod audio;
 mod error;
 mod routers;
 mod settings;

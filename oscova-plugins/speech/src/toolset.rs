@@ -31,10 +31,10 @@ use oscova_core::serde_json::json;
 use oscova_core::{Credentials, SecretString, ToolProgress};
 use oscova_speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters, SynthesisRequest,
+    check_wav_header,
 };
 
 use crate::SettingsResolver;
-use crate::audio;
 use crate::error::SpeechToolError;
 use crate::routers::RouterSlot;
 use crate::settings::{SpeechLimits, SpeechSettings};
@@ -230,11 +230,10 @@ impl SpeechToolset {
             )
             .await
             .map_err(|e| SpeechToolError::speech("speaking", key, e))?;
-        let info =
-            audio::inspect(&audio.wav).map_err(|reason| SpeechToolError::BadProviderAudio {
-                provider: key.clone(),
-                reason,
-            })?;
+        let info = check_wav_header(&audio.wav).map_err(|e| SpeechToolError::BadProviderAudio {
+            provider: key.clone(),
+            reason: e.to_string(),
+        })?;
         if invocation.is_cancelled() {
             return Err(SpeechToolError::Cancelled);
         }
@@ -301,9 +300,9 @@ impl SpeechToolset {
             .map_err(|e| SpeechToolError::speech("transcribing", key, e))?;
         let (root, rel, limit) = (self.root.clone(), path.clone(), self.limits.max_audio_bytes);
         let (file, wav) = blocking(move || read_audio(&root, &rel, limit)).await?;
-        let info = audio::inspect(&wav).map_err(|reason| SpeechToolError::NotWav {
+        let info = check_wav_header(&wav).map_err(|e| SpeechToolError::NotWav {
             path: path.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
 
         invocation.report(ToolProgress::message(format!(
