@@ -7,11 +7,12 @@ use std::io::Cursor;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{SENTENCES, recognition_router, speak, word_errors, words};
+use common::{SENTENCES, recognition_router, speak};
 use oscova_speech::{
     Pcm16kMono, RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRecognitionRouter,
     Transcript, decode_wav, encode_wav,
 };
+use oscova_test_support::text::{word_errors, words};
 
 const SENTENCE: &str = "open the door and turn on the light";
 

@@ -6,12 +6,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::http::{KEY, Reply, json_reply, multipart_parts, serve_once};
+use common::http::{KEY, json_reply, multipart_parts, serve_once};
 use common::{recognition_router, synthesis_router};
 use oscova_speech::{
     CancellationToken, OpenAiSpeech, Pcm16kMono, RecognitionRequest, SecretString, SpeechError,
     SpeechProviderConfig, SpeechRecognitionProvider, SynthesisRequest, encode_wav,
 };
+use oscova_test_support::http::{Reply, closed_port_url};
 
 fn key() -> SecretString {
     SecretString::from(KEY)
@@ -38,7 +39,7 @@ fn assert_key_hidden(err: &SpeechError) {
 
 #[tokio::test]
 async fn transcription_sends_the_exact_multipart_request() {
-    let (base, server) = serve_once(json_reply("200 OK", r#"{"text":"hello world"}"#)).await;
+    let (base, server) = serve_once(json_reply(200, r#"{"text":"hello world"}"#)).await;
     let wav = sample_wav();
     let config = SpeechProviderConfig::new("openai").endpoint(&base);
     let key = key();
@@ -52,9 +53,9 @@ async fn transcription_sends_the_exact_multipart_request() {
         .unwrap();
     assert_eq!(transcript.text, "hello world");
 
-    let request = server.await.unwrap();
+    let request = server.only_request();
     assert_eq!(request.method, "POST");
-    assert_eq!(request.target, "/v1/audio/transcriptions");
+    assert_eq!(request.path, "/v1/audio/transcriptions");
     assert_eq!(request.version, "HTTP/1.1");
     assert_eq!(
         request.header("authorization"),
@@ -103,7 +104,7 @@ async fn transcription_sends_the_exact_multipart_request() {
 
 #[tokio::test]
 async fn configured_model_and_language_are_sent() {
-    let (base, server) = serve_once(json_reply("200 OK", r#"{"text":"hallo"}"#)).await;
+    let (base, server) = serve_once(json_reply(200, r#"{"text":"hallo"}"#)).await;
     let mut config = SpeechProviderConfig::new("openai")
         .endpoint(&base)
         .model("whisper-large-v3");
@@ -113,7 +114,7 @@ async fn configured_model_and_language_are_sent() {
         .recognize(RecognitionRequest::new(&config, &wav))
         .await
         .unwrap();
-    let request = server.await.unwrap();
+    let request = server.only_request();
     let boundary = request
         .header("content-type")
         .and_then(|v| v.strip_prefix("multipart/form-data; boundary="))
@@ -131,7 +132,7 @@ async fn configured_model_and_language_are_sent() {
 
 #[tokio::test]
 async fn no_key_means_no_authorization_header_and_trailing_slash_is_joined() {
-    let (base, server) = serve_once(json_reply("200 OK", r#"{"text":""}"#)).await;
+    let (base, server) = serve_once(json_reply(200, r#"{"text":""}"#)).await;
     let config = SpeechProviderConfig::new("openai").endpoint(format!("{base}/"));
     let wav = sample_wav();
     let transcript = recognition_router()
@@ -139,20 +140,15 @@ async fn no_key_means_no_authorization_header_and_trailing_slash_is_joined() {
         .await
         .unwrap();
     assert_eq!(transcript.text, "");
-    let request = server.await.unwrap();
-    assert_eq!(request.target, "/v1/audio/transcriptions");
+    let request = server.only_request();
+    assert_eq!(request.path, "/v1/audio/transcriptions");
     assert_eq!(request.header("authorization"), None);
 }
 
 #[tokio::test]
 async fn synthesis_sends_the_exact_json_body() {
     let audio = sample_wav();
-    let (base, server) = serve_once(Reply::Answer {
-        status: "200 OK",
-        content_type: "audio/wav",
-        body: audio.clone(),
-    })
-    .await;
+    let (base, server) = serve_once(Reply::bytes(200, "audio/wav", audio.clone())).await;
     let config = SpeechProviderConfig::new("openai").endpoint(format!("{base}/proxy/"));
     let text = "Say \"hi\" – naïvely\n-o";
     let key = key();
@@ -166,9 +162,9 @@ async fn synthesis_sends_the_exact_json_body() {
         .unwrap();
     assert_eq!(result.wav, audio);
 
-    let request = server.await.unwrap();
+    let request = server.only_request();
     assert_eq!(request.method, "POST");
-    assert_eq!(request.target, "/proxy/v1/audio/speech");
+    assert_eq!(request.path, "/proxy/v1/audio/speech");
     assert_eq!(
         request.header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
@@ -181,12 +177,7 @@ async fn synthesis_sends_the_exact_json_body() {
 #[tokio::test]
 async fn voice_comes_from_the_request_then_the_configuration() {
     for (request_voice, expected) in [(Some("onyx"), "onyx"), (None, "nova")] {
-        let (base, server) = serve_once(Reply::Answer {
-            status: "200 OK",
-            content_type: "audio/wav",
-            body: sample_wav(),
-        })
-        .await;
+        let (base, server) = serve_once(Reply::bytes(200, "audio/wav", sample_wav())).await;
         let config = SpeechProviderConfig::new("openai")
             .endpoint(&base)
             .model("gpt-4o-mini-tts")
@@ -195,7 +186,7 @@ async fn voice_comes_from_the_request_then_the_configuration() {
             .synthesize(SynthesisRequest::new(&config, "hi").voice(request_voice))
             .await
             .unwrap();
-        let body: serde_json::Value = serde_json::from_slice(&server.await.unwrap().body).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&server.only_request().body).unwrap();
         assert_eq!(body["voice"], expected);
         assert_eq!(body["model"], "gpt-4o-mini-tts");
     }
@@ -203,11 +194,11 @@ async fn voice_comes_from_the_request_then_the_configuration() {
 
 #[tokio::test]
 async fn audio_that_is_not_wav_is_an_error() {
-    let (base, _server) = serve_once(Reply::Answer {
-        status: "200 OK",
-        content_type: "audio/mpeg",
-        body: b"ID3\x04\x00mp3 frames".to_vec(),
-    })
+    let (base, _server) = serve_once(Reply::bytes(
+        200,
+        "audio/mpeg",
+        b"ID3\x04\x00mp3 frames".to_vec(),
+    ))
     .await;
     let config = SpeechProviderConfig::new("openai").endpoint(&base);
     let err = synthesis_router()
@@ -221,7 +212,7 @@ async fn audio_that_is_not_wav_is_an_error() {
 #[tokio::test]
 async fn unauthorized_mentions_the_api_key_without_leaking_it() {
     let (base, _server) = serve_once(json_reply(
-        "401 Unauthorized",
+        401,
         &format!(r#"{{"error":{{"message":"Incorrect API key provided: {KEY}"}}}}"#),
     ))
     .await;
@@ -244,7 +235,7 @@ async fn unauthorized_mentions_the_api_key_without_leaking_it() {
 #[tokio::test]
 async fn server_error_quotes_status_and_body_start_without_the_key() {
     let long = format!("model overloaded, key {KEY} {}", "x".repeat(5_000));
-    let (base, _server) = serve_once(json_reply("500 Internal Server Error", &long)).await;
+    let (base, _server) = serve_once(json_reply(500, &long)).await;
     let config = SpeechProviderConfig::new("openai").endpoint(&base);
     let key = key();
     let err = synthesis_router()
@@ -263,7 +254,7 @@ async fn server_error_quotes_status_and_body_start_without_the_key() {
 #[tokio::test]
 async fn malformed_json_is_reported() {
     for body in [r#"{"txt":"hello"}"#, "<html>not json</html>", ""] {
-        let (base, _server) = serve_once(json_reply("200 OK", body)).await;
+        let (base, _server) = serve_once(json_reply(200, body)).await;
         let config = SpeechProviderConfig::new("openai").endpoint(&base);
         let key = key();
         let wav = sample_wav();
@@ -286,9 +277,7 @@ async fn malformed_json_is_reported() {
 
 #[tokio::test]
 async fn unreachable_port_is_a_connect_error_with_the_url() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    drop(listener);
+    let base = closed_port_url().await;
     let config = SpeechProviderConfig::new("openai").endpoint(&base);
     let key = key();
     let wav = sample_wav();
@@ -308,7 +297,7 @@ async fn unreachable_port_is_a_connect_error_with_the_url() {
 
 #[tokio::test]
 async fn cancellation_returns_promptly_when_the_server_never_answers() {
-    let (base, server) = serve_once(Reply::Never).await;
+    let (base, server) = serve_once(Reply::silent()).await;
     let config = SpeechProviderConfig::new("openai").endpoint(&base);
     let cancel = CancellationToken::new();
     let canceller = cancel.clone();
@@ -323,7 +312,7 @@ async fn cancellation_returns_promptly_when_the_server_never_answers() {
         .unwrap_err();
     assert!(matches!(err, SpeechError::Cancelled), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(2));
-    server.abort();
+    drop(server);
 }
 
 #[tokio::test]

@@ -4,8 +4,9 @@
 
 mod common;
 
-use common::{SENTENCES, recognition_router, synthesis_router, word_errors, words};
+use common::{SENTENCES, recognition_router, synthesis_router};
 use oscova_speech::{RecognitionRequest, SpeechProviderConfig, SynthesisRequest};
+use oscova_test_support::text::{word_errors, words};
 
 #[tokio::test]
 async fn flite_kal16_to_pocketsphinx_word_error_rate_is_at_most_20_percent() {

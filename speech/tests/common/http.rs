@@ -1,132 +1,25 @@
-//! A real HTTP server on 127.0.0.1 with an ephemeral port: a tiny HTTP/1.1
-//! responder on tokio's `TcpListener` that serves one request, records it
-//! (request line, headers, `Content-Length` body) and answers like an
-//! OpenAI-compatible speech service would.
+//! The OpenAI-compatible speech service the `openai` tests talk to: the
+//! shared loopback server (`oscova_test_support::http`) answering each test
+//! with one canned reply on a connection it then closes, and a byte-exact
+//! reader of the multipart bodies it receives.
 
-use std::time::Duration;
-
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
+use oscova_test_support::http::{Reply, TestServer};
 
 pub const KEY: &str = "sk-test-0123456789abcdef";
 
-/// One request as the server saw it.
-#[derive(Debug)]
-pub struct Recorded {
-    pub method: String,
-    pub target: String,
-    pub version: String,
-    /// Names lowercased, values as sent, in order.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
+/// `status` with `body` as `application/json`; the body need not be valid
+/// JSON, as the tests of malformed answers need.
+pub fn json_reply(status: u16, body: &str) -> Reply {
+    Reply::bytes(status, "application/json", body)
 }
 
-impl Recorded {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        let mut values = self.headers.iter().filter(|(n, _)| n == name);
-        let value = values.next().map(|(_, v)| v.as_str());
-        assert!(values.next().is_none(), "header {name} sent twice");
-        value
-    }
-}
-
-/// What the server does after reading the request.
-pub enum Reply {
-    Answer {
-        status: &'static str,
-        content_type: &'static str,
-        body: Vec<u8>,
-    },
-    Never,
-}
-
-pub fn json_reply(status: &'static str, body: &str) -> Reply {
-    Reply::Answer {
-        status,
-        content_type: "application/json",
-        body: body.as_bytes().to_vec(),
-    }
-}
-
-/// Serves exactly one request; the handle yields what was received.
-pub async fn serve_once(reply: Reply) -> (String, JoinHandle<Recorded>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let handle = tokio::spawn(async move {
-        let (mut stream, _) = listener.accept().await.unwrap();
-        let request = read_request(&mut stream).await;
-        match reply {
-            Reply::Answer {
-                status,
-                content_type,
-                body,
-            } => {
-                let head = format!(
-                    "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                stream.write_all(head.as_bytes()).await.unwrap();
-                stream.write_all(&body).await.unwrap();
-                stream.shutdown().await.unwrap();
-            }
-            Reply::Never => {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-            }
-        }
-        request
-    });
-    (base, handle)
-}
-
-async fn read_request(stream: &mut tokio::net::TcpStream) -> Recorded {
-    let mut buf = Vec::new();
-    let head_end = loop {
-        if let Some(pos) = find(&buf, b"\r\n\r\n") {
-            break pos;
-        }
-        let mut chunk = [0u8; 4096];
-        let n = stream.read(&mut chunk).await.unwrap();
-        assert!(n > 0, "connection closed inside the request head");
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = std::str::from_utf8(&buf[..head_end]).unwrap().to_owned();
-    let mut lines = head.split("\r\n");
-    let mut request_line = lines.next().unwrap().split(' ');
-    let (method, target, version) = (
-        request_line.next().unwrap().to_owned(),
-        request_line.next().unwrap().to_owned(),
-        request_line.next().unwrap().to_owned(),
-    );
-    let headers: Vec<(String, String)> = lines
-        .map(|line| {
-            let (name, value) = line.split_once(':').unwrap();
-            (name.trim().to_ascii_lowercase(), value.trim().to_owned())
-        })
-        .collect();
-    assert!(
-        !headers.iter().any(|(n, _)| n == "transfer-encoding"),
-        "expected a Content-Length body, got {headers:?}"
-    );
-    let length: usize = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .map_or(0, |(_, v)| v.parse().unwrap());
-    let mut body = buf[head_end + 4..].to_vec();
-    while body.len() < length {
-        let mut chunk = [0u8; 65536];
-        let n = stream.read(&mut chunk).await.unwrap();
-        assert!(n > 0, "connection closed inside the body");
-        body.extend_from_slice(&chunk[..n]);
-    }
-    assert_eq!(body.len(), length, "more body bytes than Content-Length");
-    Recorded {
-        method,
-        target,
-        version,
-        headers,
-        body,
-    }
+/// A server answering with `reply` and closing the connection; a test
+/// reads the one request it expects with [`TestServer::only_request`],
+/// which fails if there was any other.
+pub async fn serve_once(reply: Reply) -> (String, TestServer) {
+    let reply = reply.closing();
+    let server = TestServer::start(move |_| reply.clone()).await;
+    (server.url(), server)
 }
 
 pub fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests: routers over the built-in
-//! providers, flite audio, word error rate, a spy provider, a loopback HTTP
-//! server and a tracing collector.
+//! providers, flite audio, a spy provider, a loopback HTTP server and a
+//! tracing collector. Word errors come from `oscova_test_support::text`.
 
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
@@ -46,31 +46,4 @@ pub async fn speak(text: &str) -> Vec<u8> {
         .await
         .expect("flite synthesis")
         .wav
-}
-
-/// Lowercase words with punctuation stripped.
-pub fn words(text: &str) -> Vec<String> {
-    text.split_whitespace()
-        .map(|w| {
-            w.chars()
-                .filter(|c| c.is_alphanumeric() || *c == '\'')
-                .collect::<String>()
-                .to_lowercase()
-        })
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-/// Word-level Levenshtein distance: substitutions + deletions + insertions.
-pub fn word_errors(reference: &[String], hypothesis: &[String]) -> usize {
-    let mut previous: Vec<usize> = (0..=hypothesis.len()).collect();
-    for (i, r) in reference.iter().enumerate() {
-        let mut current = vec![i + 1; hypothesis.len() + 1];
-        for (j, h) in hypothesis.iter().enumerate() {
-            let substitution = previous[j] + usize::from(r != h);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        previous = current;
-    }
-    previous[hypothesis.len()]
 }
