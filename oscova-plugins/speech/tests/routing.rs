@@ -16,7 +16,7 @@ use oscova_speech::{
     SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio, encode_wav,
 };
 use serde_json::json;
-use support::{Fixture, KEY, Loopback, SPEAK, TRANSCRIBE, tone_wav};
+use support::{Fixture, KEY, SPEAK, TRANSCRIBE, loopback, tone_wav};
 
 /// A remote endpoint on TEST-NET-1 (RFC 5737): never routed, never connected.
 const TEST_NET: &str = "http://192.0.2.1:9";
@@ -35,13 +35,13 @@ fn fixture(settings: impl Fn() -> SpeechSettings + Send + Sync + 'static) -> Fix
 
 #[tokio::test]
 async fn offline_users_are_refused_remote_providers_before_any_connection() {
-    let server = Loopback::start("should never be heard").await;
+    let server = loopback("should never be heard").await;
     // `127.1` and `2130706433` are 127.0.0.1 to an HTTP client, but not
     // local by the offline rule (it is decided on the text, without
     // guessing at shorthand forms), so a call that got past the router
     // would land on the counting server.
-    let shorthand = server.url("127.1");
-    let decimal = server.url("2130706433");
+    let shorthand = server.url_via("127.1");
+    let decimal = server.url_via("2130706433");
     for endpoint in [TEST_NET, shorthand.as_str(), decimal.as_str()] {
         let config = openai(endpoint);
         let f = fixture(move || {
@@ -83,7 +83,7 @@ async fn offline_users_are_refused_remote_providers_before_any_connection() {
         assert!(!f.root().join("new").exists());
         assert!(!spoken.content.contains(KEY) && !heard.content.contains(KEY));
     }
-    assert_eq!(server.connections(), 0, "{:?}", server.seen());
+    assert_eq!(server.connections(), 0, "{:?}", server.requests());
 
     // A remote provider with no endpoint at all is refused too.
     let f = fixture(|| SpeechSettings::default().recognition(SpeechProviderConfig::new("openai")));
@@ -100,10 +100,10 @@ async fn offline_users_are_refused_remote_providers_before_any_connection() {
 async fn the_same_endpoint_is_reached_once_the_user_allows_the_network() {
     // The control for the test above: the refused endpoint does reach the
     // counting server when offline operation is not required.
-    let server = Loopback::start("hello from the loopback service").await;
+    let server = loopback("hello from the loopback service").await;
     let offline = Arc::new(AtomicBool::new(true));
     let flag = offline.clone();
-    let config = openai(&server.url("127.1"));
+    let config = openai(&server.url_via("127.1"));
     let f = fixture(move || {
         SpeechSettings::default()
             .offline(flag.load(Ordering::SeqCst))
@@ -126,18 +126,18 @@ async fn the_same_endpoint_is_reached_once_the_user_allows_the_network() {
     assert_eq!(heard.details["provider"], "openai");
     assert_eq!(heard.details["offline"], false);
     assert_eq!(server.connections(), 1);
-    let seen = server.seen();
-    assert_eq!(seen[0].target, "/v1/audio/transcriptions");
+    let seen = server.requests();
+    assert_eq!(seen[0].path, "/v1/audio/transcriptions");
     assert_eq!(
-        seen[0].authorization.as_deref(),
+        seen[0].header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
 }
 
 #[tokio::test]
 async fn a_local_openai_compatible_server_is_allowed_offline() {
-    let server = Loopback::start("local whisper heard this").await;
-    let config = openai(&server.url("127.0.0.1"));
+    let server = loopback("local whisper heard this").await;
+    let config = openai(&server.url_via("127.0.0.1"));
     let f = fixture(move || {
         SpeechSettings::default()
             .synthesis(config.clone())
@@ -156,14 +156,14 @@ async fn a_local_openai_compatible_server_is_allowed_offline() {
     let heard = f.ok(TRANSCRIBE, json!({"path": "served.wav"})).await;
     assert_eq!(heard.content, "local whisper heard this");
     assert_eq!(server.connections(), 2);
-    let seen = server.seen();
-    assert_eq!(seen[0].target, "/v1/audio/speech");
+    let seen = server.requests();
+    assert_eq!(seen[0].path, "/v1/audio/speech");
     assert_eq!(
-        seen[0].authorization.as_deref(),
+        seen[0].header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
     // No credential was named for recognition, so no key was sent.
-    assert_eq!(seen[1].authorization, None);
+    assert_eq!(seen[1].header("authorization"), None);
 }
 
 #[tokio::test]

@@ -8,8 +8,9 @@ use std::os::unix::fs::symlink;
 
 use oscova_core::prelude::*;
 use oscova_plugin_speech::{SpeechLimits, SpeechPlugin};
+use oscova_test_support::text::{word_errors, words};
 use serde_json::json;
-use support::{Fixture, SPEAK, TRANSCRIBE, tone_wav, word_errors, words};
+use support::{Fixture, SPEAK, TRANSCRIBE, tone_wav};
 
 #[test]
 fn catalog_has_both_tools_with_their_approval_and_scope() {
