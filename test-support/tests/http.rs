@@ -218,3 +218,15 @@ async fn a_dropped_server_and_a_closed_port_refuse_connections() {
     let addr = url.strip_prefix("http://").unwrap();
     assert!(TcpStream::connect(addr).await.is_err());
 }
+
+#[tokio::test]
+async fn a_bare_body_goes_out_without_a_content_type() {
+    let server = TestServer::start(|_| Reply::new(200).body("hello").closing()).await;
+    let mut client = connect(&server).await;
+    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+    let got = read_until(&mut client, b"\0").await;
+    assert_eq!(
+        String::from_utf8(got).unwrap(),
+        "HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello"
+    );
+}

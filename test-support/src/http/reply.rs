@@ -39,6 +39,8 @@ pub enum Framing {
 /// let _ = Reply::stream("text/plain", Framing::Length, vec![b"tick\n".to_vec(); 50])
 ///     .paused(Duration::from_millis(100));
 /// let _ = Reply::new(200).delayed(Duration::from_secs(5));
+/// // No `content-type`, for a client that has to sniff:
+/// let _ = Reply::new(200).body("<!DOCTYPE html><p>sniffed</p>");
 /// ```
 #[derive(Debug, Clone)]
 pub struct Reply {
@@ -110,6 +112,12 @@ impl Reply {
         }
     }
 
+    /// Replaces the body with `body`, in one piece.
+    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.pieces = vec![body.into()];
+        self
+    }
+
     /// Adds a header line besides `content-type` and the framing.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_owned(), value.to_owned()));
@@ -137,7 +145,8 @@ impl Reply {
         self
     }
 
-    /// Pauses `pause` after each piece instead of a millisecond.
+    /// Pauses `pause` after each piece instead of a millisecond (none for
+    /// zero).
     pub fn paused(mut self, pause: Duration) -> Self {
         self.pause = pause;
         self
@@ -202,7 +211,9 @@ pub(super) async fn write(stream: &mut TcpStream, reply: &Reply) -> std::io::Res
             stream.write_all(piece).await?;
         }
         stream.flush().await?;
-        tokio::time::sleep(reply.pause).await;
+        if !reply.pause.is_zero() {
+            tokio::time::sleep(reply.pause).await;
+        }
     }
     if chunked && !reply.hang {
         stream.write_all(b"0\r\n\r\n").await?;
