@@ -28,7 +28,7 @@ const PROMPT: Duration = Duration::from_millis(900);
 /// `hello`. Every accepted connection is counted; each gets one response and
 /// is closed, so every request a tool sends shows as a connection.
 async fn ok_server() -> TestServer {
-    TestServer::start(|_| Reply::bytes(200, "text/plain", "hello").closing()).await
+    TestServer::start(|_| Reply::new(200).body("hello").closing()).await
 }
 
 // ---------------------------------------------------------------- fixtures

@@ -8,6 +8,7 @@ use std::time::Duration;
 use oscova_core::prelude::*;
 use oscova_core::{CallOptions, UserScope};
 use oscova_plugin_web::{WebLimits, WebPlugin};
+use oscova_test_support::http::closed_port_url;
 use serde_json::{Value, json};
 use server::Server;
 
@@ -287,16 +288,8 @@ async fn bad_arguments_are_explained() {
 
 #[tokio::test]
 async fn a_refused_connection_is_reported() {
-    // Bind then drop a listener so the port is (very likely) closed.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let r = fetch(
-        &scope(),
-        json!({"url": format!("http://127.0.0.1:{port}/")}),
-    )
-    .await;
+    let url = closed_port_url().await;
+    let r = fetch(&scope(), json!({"url": format!("{url}/")})).await;
     assert!(r.is_error);
     assert!(
         r.content.starts_with("fetching `http://127.0.0.1"),
