@@ -29,6 +29,16 @@ async fn read_until(stream: &mut TcpStream, end: &[u8]) -> Vec<u8> {
     got
 }
 
+/// Sends `request` on a new connection and returns what came back until
+/// `end` (or the connection's end: `b"\0"` never comes).
+async fn exchange(server: &TestServer, request: &[u8], end: &[u8]) -> String {
+    let mut client = connect(server).await;
+    client.write_all(request).await.unwrap();
+    String::from_utf8(read_until(&mut client, end).await).unwrap()
+}
+
+const GET: &[u8] = b"GET / HTTP/1.1\r\n\r\n";
+
 #[tokio::test]
 async fn requests_are_recorded_and_connections_kept_alive() {
     let server = TestServer::start(|r| Reply::json(200, json!({"path": r.path}))).await;
@@ -68,11 +78,8 @@ async fn pieces_go_out_as_chunks_and_a_closing_reply_ends_the_connection() {
         Reply::stream("text/plain", Framing::Chunked, pieces.clone()).closing()
     })
     .await;
-    let mut client = connect(&server).await;
-    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
-    let got = read_until(&mut client, b"\0").await;
     assert_eq!(
-        String::from_utf8(got).unwrap(),
+        exchange(&server, GET, b"\0").await,
         "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n2\r\nab\r\n3\r\ncde\r\n0\r\n\r\n"
     );
 }
@@ -88,11 +95,8 @@ async fn a_close_delimited_body_has_no_length() {
         .header("x-extra", "1")
     })
     .await;
-    let mut client = connect(&server).await;
-    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
-    let got = read_until(&mut client, b"\0").await;
     assert_eq!(
-        String::from_utf8(got).unwrap(),
+        exchange(&server, GET, b"\0").await,
         "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nx-extra: 1\r\nconnection: close\r\n\r\nxy"
     );
 }
@@ -100,11 +104,8 @@ async fn a_close_delimited_body_has_no_length() {
 #[tokio::test]
 async fn a_redirect_has_an_empty_body_and_no_content_type() {
     let server = TestServer::start(|_| Reply::redirect(302, "/page")).await;
-    let mut client = connect(&server).await;
-    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
-    let got = read_until(&mut client, b"\r\n\r\n").await;
     assert_eq!(
-        String::from_utf8(got).unwrap(),
+        exchange(&server, GET, b"\r\n\r\n").await,
         "HTTP/1.1 302 Found\r\nlocation: /page\r\ncontent-length: 0\r\n\r\n"
     );
 }
@@ -114,7 +115,7 @@ async fn a_hanging_body_is_chunked_and_its_drop_is_noticed() {
     let server =
         TestServer::start(|_| Reply::bytes(200, "application/x-ndjson", "{}\n").hanging()).await;
     let mut client = connect(&server).await;
-    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+    client.write_all(GET).await.unwrap();
     let got = read_until(&mut client, b"{}\n\r\n").await;
     assert!(
         got.ends_with(b"transfer-encoding: chunked\r\n\r\n3\r\n{}\n\r\n"),
@@ -130,7 +131,7 @@ async fn a_hanging_body_is_chunked_and_its_drop_is_noticed() {
 async fn a_silent_reply_sends_nothing_until_the_client_gives_up() {
     let server = TestServer::start(|_| Reply::silent()).await;
     let mut client = connect(&server).await;
-    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+    client.write_all(GET).await.unwrap();
     let mut scratch = [0u8; 16];
     let read = tokio::time::timeout(Duration::from_millis(100), client.read(&mut scratch)).await;
     assert!(read.is_err(), "the server said something: {read:?}");
@@ -147,7 +148,7 @@ async fn a_delayed_reply_waits_before_its_head() {
     .await;
     let mut client = connect(&server).await;
     let started = std::time::Instant::now();
-    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+    client.write_all(GET).await.unwrap();
     let got = read_until(&mut client, b"late").await;
     assert!(started.elapsed() >= Duration::from_millis(200));
     assert!(got.starts_with(b"HTTP/1.1 200 OK\r\n"));
@@ -157,13 +158,13 @@ async fn a_delayed_reply_waits_before_its_head() {
 #[should_panic(expected = "expected a Content-Length body")]
 async fn a_chunked_request_body_is_reported() {
     let server = TestServer::start(|_| Reply::new(204)).await;
-    let mut client = connect(&server).await;
-    client
-        .write_all(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n")
-        .await
-        .unwrap();
     // The server gives the connection up.
-    read_until(&mut client, b"\0").await;
+    exchange(
+        &server,
+        b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n",
+        b"\0",
+    )
+    .await;
     server.requests();
 }
 
@@ -171,12 +172,12 @@ async fn a_chunked_request_body_is_reported() {
 #[should_panic(expected = "more body bytes than Content-Length")]
 async fn bytes_past_the_body_are_reported() {
     let server = TestServer::start(|_| Reply::new(204)).await;
-    let mut client = connect(&server).await;
-    client
-        .write_all(b"POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nab")
-        .await
-        .unwrap();
-    read_until(&mut client, b"\0").await;
+    exchange(
+        &server,
+        b"POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nab",
+        b"\0",
+    )
+    .await;
     server.requests();
 }
 
@@ -184,12 +185,12 @@ async fn bytes_past_the_body_are_reported() {
 #[should_panic(expected = "header x-twice sent twice")]
 async fn a_repeated_header_is_refused_when_asked_for() {
     let server = TestServer::start(|_| Reply::new(204)).await;
-    let mut client = connect(&server).await;
-    client
-        .write_all(b"GET / HTTP/1.1\r\nX-Twice: 1\r\nX-Twice: 2\r\n\r\n")
-        .await
-        .unwrap();
-    read_until(&mut client, b"\r\n\r\n").await;
+    exchange(
+        &server,
+        b"GET / HTTP/1.1\r\nX-Twice: 1\r\nX-Twice: 2\r\n\r\n",
+        b"\r\n\r\n",
+    )
+    .await;
     server.only_request().header("x-twice");
 }
 
@@ -222,11 +223,8 @@ async fn a_dropped_server_and_a_closed_port_refuse_connections() {
 #[tokio::test]
 async fn a_bare_body_goes_out_without_a_content_type() {
     let server = TestServer::start(|_| Reply::new(200).body("hello").closing()).await;
-    let mut client = connect(&server).await;
-    client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
-    let got = read_until(&mut client, b"\0").await;
     assert_eq!(
-        String::from_utf8(got).unwrap(),
+        exchange(&server, GET, b"\0").await,
         "HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello"
     );
 }
