@@ -6,7 +6,12 @@
 //! the selected plaintext API key and a cancellation token. A provider that
 //! owns resources releases them in `shutdown`, which the host calls once,
 //! in reverse order of creation.
+//!
+//! [`http`] is not a contract but a toolkit for implementing one: the
+//! sending, body reading, line splitting and error texts that HTTP model
+//! back ends share.
 
+pub mod http;
 pub mod model;
 pub mod speech;
 
