@@ -12,15 +12,15 @@
 //! goes away.
 
 use oscova_core::provider::BoxFuture;
+use oscova_core::provider::http::{Body, Scrub, authorized, check_status, excerpt, send};
 use oscova_core::provider::model::{
     DownloadProgress, ModelDownloadProvider, ModelError, ModelInfo, ModelProviderConfig,
 };
 use oscova_core::{CancellationToken, SecretString};
 use serde_json::{Value, json};
 
-use crate::http::{Body, Scrub, check_status, excerpt, send};
 use crate::lines::{Flow, read_lines};
-use crate::provider::{OllamaProvider, authorized, plain_failure};
+use crate::provider::{OllamaProvider, plain_failure};
 use crate::wire::{
     CATALOG, INSECURE, PullLine, canonical, error_text, is_missing_model, parse_line, pull_line,
 };

@@ -77,7 +77,6 @@
 //! true` is passed to pulls.
 
 mod download;
-mod http;
 mod lines;
 mod provider;
 mod wire;

@@ -10,16 +10,16 @@
 //! dropping the response closes the connection. An unknown model is looked
 //! up in `/api/tags`, so the error lists the models the server has.
 
+use oscova_core::provider::http::{
+    Body, Failure, Scrub, authorized, check_status, endpoint_url, send,
+};
 use oscova_core::provider::model::{
     ChatRequest, ChatResponse, ModelDownloadProvider, ModelError, ModelInfo, ModelProvider,
     ModelProviderConfig,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_core::{
-    CancellationToken, ExposeSecret, HttpClient, HttpRequestBuilder, NetworkScope, SecretString,
-};
+use oscova_core::{CancellationToken, HttpClient, NetworkScope, SecretString};
 
-use crate::http::{Body, Failure, Scrub, check_status, send};
 use crate::lines::read_lines;
 use crate::wire::{ChatStream, chat_body, error_text, is_missing_model, parse_line, parse_tags};
 
@@ -66,18 +66,7 @@ impl OllamaProvider {
     /// [`DEFAULT_OLLAMA_ENDPOINT`]) without trailing `/`, with `http://`
     /// added when no scheme is given (as `OLLAMA_HOST` is often written).
     pub fn base_url(config: &ModelProviderConfig) -> String {
-        let endpoint = config
-            .endpoint
-            .as_deref()
-            .map(str::trim)
-            .filter(|e| !e.is_empty())
-            .unwrap_or(DEFAULT_OLLAMA_ENDPOINT)
-            .trim_end_matches('/');
-        if endpoint.contains("://") {
-            endpoint.to_owned()
-        } else {
-            format!("http://{endpoint}")
-        }
+        endpoint_url(config, DEFAULT_OLLAMA_ENDPOINT)
     }
 
     /// The models installed on the server (`GET /api/tags`), by name.
@@ -167,16 +156,6 @@ impl Default for OllamaProvider {
     /// A provider over the process-wide HTTP pools.
     fn default() -> Self {
         Self::new(HttpClient::shared_default())
-    }
-}
-
-pub(crate) fn authorized(
-    request: HttpRequestBuilder,
-    api_key: Option<&SecretString>,
-) -> HttpRequestBuilder {
-    match api_key {
-        Some(key) => request.bearer_auth(key.expose_secret()),
-        None => request,
     }
 }
 

@@ -12,13 +12,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use oscova_core::provider::http::excerpt;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink,
     DownloadProgress, ModelError, ModelInfo, ToolCallRequest, ToolSpec,
 };
 use serde_json::{Map, Value, json};
 
-use crate::http::excerpt;
 use crate::lines::Flow;
 
 /// Option keys the provider reads itself; the rest go into the chat body.
