@@ -62,7 +62,6 @@
 //! # }
 //! ```
 
-mod http;
 mod provider;
 mod sse;
 mod wire;

@@ -8,14 +8,16 @@
 //! server cannot be reached, the key on 401, the server's model names on
 //! an unknown model, the offending line on a malformed stream.
 
+use oscova_core::provider::http::{
+    Body, Failure, Scrub, authorized, check_status, endpoint_url, excerpt, send,
+};
 use oscova_core::provider::model::{
     ChatRequest, ChatResponse, ChatStreamEvent, ModelError, ModelProvider, ModelProviderConfig,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_core::{CancellationToken, ExposeSecret, HttpClient, NetworkScope, SecretString};
+use oscova_core::{CancellationToken, HttpClient, NetworkScope, SecretString};
 use serde_json::Value;
 
-use crate::http::{Body, Failure, Scrub, check_status, send};
 use crate::sse::SseParser;
 use crate::wire::{StreamState, parse_response, request_body};
 
@@ -62,18 +64,7 @@ impl OpenAiProvider {
     /// added when no scheme is given, and `/v1` added unless it already
     /// ends with it.
     pub fn base_url(config: &ModelProviderConfig) -> String {
-        let endpoint = config
-            .endpoint
-            .as_deref()
-            .map(str::trim)
-            .filter(|e| !e.is_empty())
-            .unwrap_or(DEFAULT_OPENAI_ENDPOINT)
-            .trim_end_matches('/');
-        let endpoint = if endpoint.contains("://") {
-            endpoint.to_owned()
-        } else {
-            format!("http://{endpoint}")
-        };
+        let endpoint = endpoint_url(config, DEFAULT_OPENAI_ENDPOINT);
         if endpoint.ends_with("/v1") {
             endpoint
         } else {
@@ -101,7 +92,7 @@ impl OpenAiProvider {
             .await?;
         let value: Value = serde_json::from_str(&body).map_err(|e| ModelError::Malformed {
             message: format!("the model list is not JSON ({e})"),
-            line: crate::http::excerpt(&body),
+            line: excerpt(&body),
         })?;
         let mut names: Vec<String> = value
             .get("data")
@@ -207,16 +198,6 @@ impl Default for OpenAiProvider {
     /// A provider over the process-wide HTTP pools.
     fn default() -> Self {
         Self::new(HttpClient::shared_default())
-    }
-}
-
-fn authorized(
-    request: oscova_core::HttpRequestBuilder,
-    api_key: Option<&SecretString>,
-) -> oscova_core::HttpRequestBuilder {
-    match api_key {
-        Some(key) => request.bearer_auth(key.expose_secret()),
-        None => request,
     }
 }
 

@@ -1,91 +1,23 @@
 //! Server-sent events, decoded from bytes that arrive split anywhere.
 //!
-//! Rules: bytes are buffered until a whole line is there, and only then
-//! decoded as UTF-8, so a split inside a character or inside `data:` is
-//! invisible. Lines end in `\n` or `\r\n`. Following the SSE format, a line
+//! Rules: the bytes become lines through core's [`LineSplitter`], which
+//! buffers until a whole line is there and only then decodes it, so a split
+//! inside a character or inside `data:` is invisible; lines end in `\n` or
+//! `\r\n`. Following the SSE format, a line
 //! starting with `:` is a comment, `field: value` sets a field (one space
 //! after the colon dropped), several `data` lines of one event are joined
 //! with `\n`, and a blank line dispatches the event. Only `data` matters
 //! to chat completions; other fields are ignored. A line longer than
-//! [`MAX_LINE`] is an error rather than unbounded memory.
+//! [`MAX_LINE`](oscova_core::provider::http::MAX_LINE) is an error rather
+//! than unbounded memory.
 
+use oscova_core::provider::http::LineSplitter;
 use oscova_core::provider::model::ModelError;
-
-use crate::http::excerpt;
-
-/// The longest line accepted, in bytes.
-pub(crate) const MAX_LINE: usize = 8 * 1024 * 1024;
-
-/// Collects bytes into lines.
-#[derive(Debug, Default)]
-pub(crate) struct LineBuffer {
-    buf: Vec<u8>,
-    /// Bytes before this index hold no newline.
-    scanned: usize,
-}
-
-impl LineBuffer {
-    /// Adds bytes and hands every completed line to `each`.
-    pub(crate) fn push(
-        &mut self,
-        bytes: &[u8],
-        each: &mut dyn FnMut(&str) -> Result<(), ModelError>,
-    ) -> Result<(), ModelError> {
-        self.buf.extend_from_slice(bytes);
-        let mut start = 0;
-        let mut result = Ok(());
-        while let Some(offset) = self
-            .buf
-            .get(self.scanned..)
-            .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
-        {
-            let end = self.scanned + offset;
-            self.scanned = end + 1;
-            let line = self.buf.get(start..end).unwrap_or_default();
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            start = end + 1;
-            result = decode(line).and_then(&mut *each);
-            if result.is_err() {
-                break;
-            }
-        }
-        self.buf.drain(..start);
-        self.scanned = self.buf.len();
-        if result.is_ok() && self.buf.len() > MAX_LINE {
-            return Err(ModelError::Malformed {
-                message: format!("a line is longer than {MAX_LINE} bytes"),
-                line: excerpt(&String::from_utf8_lossy(&self.buf)),
-            });
-        }
-        result
-    }
-
-    /// Hands a last line without a newline to `each`.
-    pub(crate) fn finish(
-        &mut self,
-        each: &mut dyn FnMut(&str) -> Result<(), ModelError>,
-    ) -> Result<(), ModelError> {
-        let rest = std::mem::take(&mut self.buf);
-        self.scanned = 0;
-        let line = rest.strip_suffix(b"\r").unwrap_or(&rest);
-        if line.is_empty() {
-            return Ok(());
-        }
-        each(decode(line)?)
-    }
-}
-
-fn decode(line: &[u8]) -> Result<&str, ModelError> {
-    std::str::from_utf8(line).map_err(|e| ModelError::Malformed {
-        message: format!("a line is not UTF-8 ({e})"),
-        line: excerpt(&String::from_utf8_lossy(line)),
-    })
-}
 
 /// Turns lines into the `data` of each event.
 #[derive(Debug, Default)]
 pub(crate) struct SseParser {
-    lines: LineBuffer,
+    lines: LineSplitter,
     data: String,
     has_data: bool,
 }

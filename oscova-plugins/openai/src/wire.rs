@@ -13,13 +13,12 @@
 
 use std::collections::BTreeMap;
 
+use oscova_core::provider::http::{Scrub, excerpt};
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError,
     ToolCallRequest, ToolSpec,
 };
 use serde_json::{Map, Value, json};
-
-use crate::http::{Scrub, excerpt};
 
 /// Option keys the provider reads itself; the rest go into the body.
 const STRICT_TOOLS: &str = "strict_tools";
