@@ -134,12 +134,11 @@ impl<const N: usize> ArgReader<N> {
     /// one is a problem. Returns `None` after recording a problem.
     #[inline]
     pub fn take<T: DeserializeOwned>(&mut self, index: usize, required: bool) -> Option<T> {
-        let name = self.names.get(index).copied().unwrap_or_default();
         let value = match self.slots.get_mut(index).and_then(Option::take) {
             Some(v) => v,
             None if required => {
                 self.problems.push(ArgProblem {
-                    path: pointer_segment(name),
+                    path: pointer_segment(self.name(index)),
                     message: "missing required property".to_owned(),
                 });
                 return None;
@@ -153,7 +152,7 @@ impl<const N: usize> ArgReader<N> {
                 Ok(v) => Some(v),
                 Err(err) => {
                     self.problems.push(ArgProblem {
-                        path: pointer_segment(name),
+                        path: pointer_segment(self.name(index)),
                         message: humanize(&err.to_string()),
                     });
                     None
@@ -163,7 +162,7 @@ impl<const N: usize> ArgReader<N> {
         match serde_path_to_error::deserialize::<_, T>(value) {
             Ok(v) => Some(v),
             Err(err) => {
-                let mut path = pointer_segment(name);
+                let mut path = pointer_segment(self.name(index));
                 for seg in err.path().iter() {
                     use serde_path_to_error::Segment;
                     match seg {
@@ -193,6 +192,11 @@ impl<const N: usize> ArgReader<N> {
                 None
             }
         }
+    }
+
+    /// The name of parameter `index`; looked up only to report a problem.
+    fn name(&self, index: usize) -> &'static str {
+        self.names.get(index).copied().unwrap_or_default()
     }
 
     /// Ends reading: properties no parameter has are problems too. The

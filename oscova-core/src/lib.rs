@@ -249,6 +249,12 @@ pub mod __private {
         }
     }
 
+    /// A `String` output: the content as it stands.
+    #[inline]
+    pub fn text(content: String) -> ToolResult {
+        ToolResult::text(content)
+    }
+
     /// A result returned as is.
     #[inline]
     pub fn result(result: ToolResult) -> ToolResult {

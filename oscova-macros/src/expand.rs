@@ -290,6 +290,18 @@ fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
 /// names the author's own type (`<Vec<Row> as ToolOutput>`), so a type
 /// that does not fit is reported on that type: the `E` of `Result<T, E>`
 /// for a non-`Display` error, the `T` for a non-`Serialize` value.
+/// Whether `ty` is written as `String` (or `std::string::String`).
+fn is_string(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "String" && s.arguments.is_none()),
+        _ => false,
+    }
+}
+
 fn convert_output(output: &Output, call: TokenStream) -> TokenStream {
     let private = quote!(::oscova_core::__private);
     match output {
@@ -298,6 +310,9 @@ fn convert_output(output: &Output, call: TokenStream) -> TokenStream {
             <() as #private::ToolOutput>::__to_result(&())
         }},
         Output::ToolResult => quote!(#private::result(#call)),
+        // A `String` is the content as it stands: moved, not serialised
+        // into a JSON string and copied back out.
+        Output::Value(ty) if is_string(ty) => quote!(#private::text(#call)),
         Output::Value(ty) => quote! {
             <#ty as #private::ToolOutput>::__to_result(&#call)
         },
@@ -313,6 +328,7 @@ fn convert_output(output: &Output, call: TokenStream) -> TokenStream {
             let span = ty.span();
             let ok = match ok {
                 _ if *ok_is_result => quote!(#private::result(__oscova_ok)),
+                Some(t) if is_string(t) => quote!(#private::text(__oscova_ok)),
                 Some(t) => quote!(<#t as #private::ToolOutput>::__to_result(&__oscova_ok)),
                 None => quote_spanned!(span=> #private::ToolOutput::__to_result(&__oscova_ok)),
             };
