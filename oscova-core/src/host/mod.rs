@@ -9,6 +9,7 @@
 //! [`PluginHost::diagnostics`].
 
 mod approval;
+mod call;
 mod diagnostic;
 mod hooks;
 mod publish;
@@ -21,10 +22,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest, DefaultApproval};
+pub use call::{CallOptions, InvokeError};
 pub use diagnostic::{Diagnostic, DiagnosticKind, Severity};
 pub use hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
 pub use publish::{PublicationError, PublishedProvider, PublishedTool};
-pub use scope::{CallOptions, InvokeError, UserScope};
+pub use scope::UserScope;
 
 use crate::builder::{AgentPluginBuilder, ToolsetRegistration};
 use crate::context::{CredentialResolver, NoCredentials};

@@ -1,0 +1,184 @@
+//! What a call takes and returns around the tool itself: per-call
+//! options, the host's own failures (`InvokeError`), and the small futures
+//! wrapped around a call — panic isolation, error redaction, errors as
+//! results. They are hand-written, pin-projected futures rather than more
+//! `async fn` layers, because each layer would copy the call's whole state.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::diagnostic::panic_message;
+use super::scope::UserScope;
+use crate::args::ArgError;
+use crate::invocation::ProgressSink;
+use crate::result::ToolResult;
+
+/// Per-call options for [`UserScope::call`].
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Cancels the call; the host stops awaiting it at once.
+    pub cancel: Option<CancellationToken>,
+    /// Receives progress updates (already redacted).
+    pub progress: Option<ProgressSink>,
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// Why a call did not produce the tool's own result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvokeError {
+    /// No published tool has this name.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// The tool exists but its toolset failed to build for this user.
+    #[error("tool `{0}` is not available for this user: its toolset failed to start")]
+    Unavailable(String),
+    /// Approval was denied (or nobody could be asked).
+    #[error("tool `{tool}` was not approved{}", reason_suffix(.reason))]
+    Denied {
+        /// The tool.
+        tool: String,
+        /// Why, when given.
+        reason: Option<String>,
+    },
+    /// A host hook blocked the call.
+    #[error("tool `{tool}` was blocked: {reason}")]
+    Blocked {
+        /// The tool.
+        tool: String,
+        /// The hook's reason.
+        reason: String,
+    },
+    /// The arguments did not fit the tool's parameters.
+    #[error("invalid arguments for tool `{tool}`: {error}")]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// Every problem, with JSON paths.
+        error: ArgError,
+    },
+    /// The tool's body panicked.
+    #[error("tool `{tool}` failed unexpectedly: {message}")]
+    Panicked {
+        /// The tool.
+        tool: String,
+        /// The panic message.
+        message: String,
+    },
+    /// The call was cancelled.
+    #[error("tool `{0}` was cancelled")]
+    Cancelled(String),
+}
+
+fn reason_suffix(reason: &Option<String>) -> String {
+    reason
+        .as_ref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default()
+}
+
+impl InvokeError {
+    /// A short machine-readable kind: `unknown_tool`, `denied`, ...
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::UnknownTool(_) => "unknown_tool",
+            Self::Unavailable(_) => "unavailable",
+            Self::Denied { .. } => "denied",
+            Self::Blocked { .. } => "blocked",
+            Self::InvalidArguments { .. } => "invalid_arguments",
+            Self::Panicked { .. } => "panicked",
+            Self::Cancelled(_) => "cancelled",
+        }
+    }
+
+    /// Whether the host refused the call (approval or a hook) rather than
+    /// the tool failing.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Self::Denied { .. } | Self::Blocked { .. })
+    }
+
+    /// The error as a result the model can act on.
+    pub fn into_tool_result(self) -> ToolResult {
+        let details = json!({ "error": self.kind() });
+        ToolResult::error(self.to_string()).with_details(details)
+    }
+}
+
+/// Polls a future, turning a panic into an error.
+pub(super) struct CatchUnwind<F>(pub(super) F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(fut).poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// Redacts the error of a call when it finishes.
+    pub(super) struct RedactErrors<'a, F> {
+        pub(super) scope: &'a UserScope,
+        #[pin]
+        pub(super) inner: F,
+    }
+}
+
+impl<F: Future<Output = Result<ToolResult, InvokeError>>> Future for RedactErrors<'_, F> {
+    type Output = Result<ToolResult, InvokeError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        match this.inner.poll(cx) {
+            Poll::Ready(Err(e)) => Poll::Ready(Err(this.scope.redact_error(e))),
+            other => other,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// Turns a call's error into an error result.
+    pub(super) struct AsResult<F> {
+        #[pin]
+        pub(super) inner: F,
+    }
+}
+
+impl<F: Future<Output = Result<ToolResult, InvokeError>>> Future for AsResult<F> {
+    type Output = ToolResult;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolResult> {
+        match self.project().inner.poll(cx) {
+            Poll::Ready(Ok(result)) => Poll::Ready(result),
+            Poll::Ready(Err(e)) => Poll::Ready(e.into_tool_result()),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+pub(super) fn panicked(wire_name: &str, payload: &(dyn Any + Send)) -> InvokeError {
+    InvokeError::Panicked {
+        tool: wire_name.to_owned(),
+        message: panic_message(payload),
+    }
+}
