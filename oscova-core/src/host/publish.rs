@@ -20,6 +20,7 @@ use crate::builder::ProviderRegistration;
 use crate::context::ProviderContext;
 use crate::http::HttpClient;
 use crate::process::ProcessSpawnPolicy;
+use crate::provider::BoxFuture;
 use crate::provider::model::ModelProvider;
 use crate::provider::speech::{SpeechRecognitionProvider, SpeechSynthesisProvider};
 use crate::tool::{NetworkScope, ToolApprovalMode, ToolInfo};
@@ -323,6 +324,44 @@ fn build_one<P: ?Sized>(
     None
 }
 
+/// How one kind of provider is shut down.
+type StopFn<P> = for<'p> fn(&'p P) -> BoxFuture<'p, ()>;
+
+fn stop_model(p: &dyn ModelProvider) -> BoxFuture<'_, ()> {
+    p.shutdown()
+}
+
+fn stop_recognition(p: &dyn SpeechRecognitionProvider) -> BoxFuture<'_, ()> {
+    p.shutdown()
+}
+
+fn stop_synthesis(p: &dyn SpeechSynthesisProvider) -> BoxFuture<'_, ()> {
+    p.shutdown()
+}
+
+/// Builds every provider of one kind, recording each built one's shutdown
+/// in creation order (the host runs them in reverse).
+fn build_all<P: ?Sized + Send + Sync + 'static>(
+    registrations: &[ProviderRegistration<P>],
+    ctx: &ProviderContext,
+    what: &str,
+    stop: StopFn<P>,
+    built: &mut Vec<PublishedProvider<P>>,
+    shutdown: &mut Vec<ShutdownFn>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for reg in registrations {
+        if let Some(p) = build_one(reg, ctx, what, diagnostics) {
+            let provider = p.provider.clone();
+            shutdown.push(Box::new(move || {
+                let provider = provider.clone();
+                Box::pin(async move { stop(&provider).await })
+            }));
+            built.push(p);
+        }
+    }
+}
+
 pub(crate) fn build_providers(
     parts: Vec<ProviderParts>,
     http: &HttpClient,
@@ -339,36 +378,33 @@ pub(crate) fn build_providers(
     for (plugin_id, model, recognition, synthesis) in parts {
         // One context per plugin, shared by all its provider factories.
         let ctx = ProviderContext::new(plugin_id, unscoped.clone(), spawn.clone());
-        for reg in &model {
-            if let Some(p) = build_one(reg, &ctx, "model", diagnostics) {
-                let provider = p.provider.clone();
-                out.shutdown.push(Box::new(move || {
-                    let provider = provider.clone();
-                    Box::pin(async move { provider.shutdown().await })
-                }));
-                out.model.push(p);
-            }
-        }
-        for reg in &recognition {
-            if let Some(p) = build_one(reg, &ctx, "speech recognition", diagnostics) {
-                let provider = p.provider.clone();
-                out.shutdown.push(Box::new(move || {
-                    let provider = provider.clone();
-                    Box::pin(async move { provider.shutdown().await })
-                }));
-                out.recognition.push(p);
-            }
-        }
-        for reg in &synthesis {
-            if let Some(p) = build_one(reg, &ctx, "speech synthesis", diagnostics) {
-                let provider = p.provider.clone();
-                out.shutdown.push(Box::new(move || {
-                    let provider = provider.clone();
-                    Box::pin(async move { provider.shutdown().await })
-                }));
-                out.synthesis.push(p);
-            }
-        }
+        build_all(
+            &model,
+            &ctx,
+            "model",
+            stop_model,
+            &mut out.model,
+            &mut out.shutdown,
+            diagnostics,
+        );
+        build_all(
+            &recognition,
+            &ctx,
+            "speech recognition",
+            stop_recognition,
+            &mut out.recognition,
+            &mut out.shutdown,
+            diagnostics,
+        );
+        build_all(
+            &synthesis,
+            &ctx,
+            "speech synthesis",
+            stop_synthesis,
+            &mut out.synthesis,
+            &mut out.shutdown,
+            diagnostics,
+        );
     }
     out
 }
