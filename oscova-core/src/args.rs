@@ -98,6 +98,19 @@ impl<const N: usize> ArgReader<N> {
     /// Starts reading for parameters `names`; `null` counts as an empty
     /// object, since many clients send it for tools without parameters.
     pub fn new(args: Value, names: &'static [&'static str; N]) -> Result<Self, ArgError> {
+        Self::with_lookup(args, names, |key| names.iter().position(|n| *n == key))
+    }
+
+    /// [`new`](Self::new) with the parameter lookup given as a function
+    /// from a property name to its parameter's index. Generated code passes
+    /// a `match` on the names, which compiles to inline comparisons where
+    /// a search through `names` would call `memcmp` for each one.
+    #[inline]
+    pub fn with_lookup(
+        args: Value,
+        names: &'static [&'static str; N],
+        lookup: impl Fn(&str) -> Option<usize>,
+    ) -> Result<Self, ArgError> {
         let mut reader = Self {
             names,
             slots: [const { None }; N],
@@ -107,12 +120,8 @@ impl<const N: usize> ArgReader<N> {
         match args {
             Value::Object(map) => {
                 for (key, value) in map {
-                    match names.iter().position(|n| *n == key) {
-                        Some(i) => {
-                            if let Some(slot) = reader.slots.get_mut(i) {
-                                *slot = Some(value);
-                            }
-                        }
+                    match lookup(&key).and_then(|i| reader.slots.get_mut(i)) {
+                        Some(slot) => *slot = Some(value),
                         None => reader.unknown.push(key),
                     }
                 }
@@ -474,6 +483,25 @@ mod tests {
         assert_eq!(paths, ["/query", "/limit", "/rows", "/a~1b", "/extra"]);
         assert!(err.problems()[0].message.contains("missing required"));
         assert!(err.problems()[3].message.contains("unknown property"));
+    }
+
+    #[test]
+    fn a_lookup_function_reads_like_the_name_list() {
+        let lookup = |key: &str| match key {
+            "query" => Some(0),
+            "limit" => Some(1),
+            // A lookup naming a slot past the end is an unknown property,
+            // not a panic.
+            "broken" => Some(7),
+            _ => None,
+        };
+        let args = json!({"query": "x", "limit": 3, "broken": 1, "other": 2});
+        let mut r = ArgReader::with_lookup(args, &["query", "limit"], lookup).unwrap();
+        assert_eq!(r.take::<String>(0, true).as_deref(), Some("x"));
+        assert_eq!(r.take::<u32>(1, true), Some(3));
+        let err = r.finish().unwrap_err();
+        let paths: Vec<_> = err.problems().iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(paths, ["/broken", "/other"]);
     }
 
     #[test]

@@ -225,7 +225,8 @@ fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
             _ => None,
         })
         .collect();
-    let names = json.iter().map(|(_, name, ..)| name);
+    let names: Vec<_> = json.iter().map(|(_, name, ..)| name).collect();
+    let slots = 0..names.len();
     let reads = json
         .iter()
         .enumerate()
@@ -277,7 +278,14 @@ fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
     quote! {
         #index => {
             #[allow(unused_mut)]
-            let mut __oscova_reader = ::oscova_core::__private::ArgReader::new(__oscova_args, &[#(#names),*])?;
+            let mut __oscova_reader = ::oscova_core::__private::ArgReader::with_lookup(
+                __oscova_args,
+                &[#(#names),*],
+                |__oscova_key| match __oscova_key {
+                    #(#names => ::core::option::Option::Some(#slots),)*
+                    _ => ::core::option::Option::None,
+                },
+            )?;
             #(#reads)*
             __oscova_reader.finish()?;
             #unwrap
