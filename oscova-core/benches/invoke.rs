@@ -7,8 +7,11 @@
 
 #![allow(missing_docs)] // bench fixtures
 
+use std::future::Future;
 use std::hint::black_box;
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oscova_core::prelude::*;
@@ -84,6 +87,18 @@ fn bench(c: &mut Criterion) {
     group.bench_function("scope_invoke", |b| {
         b.to_async(&rt)
             .iter(|| scope.invoke("bench__bench__repeat", black_box(args.clone())))
+    });
+    // The same call polled once by hand: a synchronous tool finishes in the
+    // first poll, so this is the scope's own cost without tokio's.
+    group.bench_function("scope_invoke_poll", |b| {
+        let mut cx = Context::from_waker(Waker::noop());
+        b.iter(|| {
+            let call = pin!(scope.invoke("bench__bench__repeat", black_box(args.clone())));
+            match call.poll(&mut cx) {
+                Poll::Ready(result) => result,
+                Poll::Pending => panic!("a synchronous tool finishes in its first poll"),
+            }
+        })
     });
     group.finish();
 }

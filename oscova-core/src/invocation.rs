@@ -4,6 +4,7 @@
 //! cancellation token is created lazily when nobody supplied one, because a
 //! token no caller holds can never be cancelled anyway.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -73,25 +74,30 @@ impl ToolProgress {
 /// Receives progress updates; the host supplies one per call.
 pub type ProgressSink = Arc<dyn Fn(ToolProgress) + Send + Sync>;
 
-/// What every call of one user scope shares; one reference count per call
-/// instead of one per field.
-#[derive(Debug)]
+/// What every call of one user scope shares. A call borrows it from its
+/// scope, so starting a call touches no reference count.
+#[derive(Debug, Clone)]
 pub(crate) struct InvocationShared {
     pub(crate) user: Arc<UserInfo>,
     pub(crate) spawn: Option<ProcessSpawnPolicy>,
 }
 
 /// The per-call handle: call id, user, cancellation, progress, processes.
-pub struct ToolInvocation {
+///
+/// It lives as long as the call and borrows the user scope's part for
+/// `'a`, the way [`std::task::Context`] borrows its waker; tools take it as
+/// `&ToolInvocation<'_>` (or `&ToolInvocation`, where the
+/// `elided_lifetimes_in_paths` lint is not enabled).
+pub struct ToolInvocation<'a> {
     /// Taken from the process-wide counter on first use only: most calls
     /// never ask, and the counter is a contended cache line under load.
     call_id: OnceLock<CallId>,
-    shared: Arc<InvocationShared>,
+    shared: Cow<'a, InvocationShared>,
     cancel: OnceLock<CancellationToken>,
     progress: Option<ProgressSink>,
 }
 
-impl ToolInvocation {
+impl ToolInvocation<'static> {
     /// A handle for a call made by `user`. Hosts build these; tests may too.
     ///
     /// ```
@@ -101,10 +107,17 @@ impl ToolInvocation {
     /// assert!(!inv.is_cancelled());
     /// ```
     pub fn new(user: Arc<UserInfo>) -> Self {
-        Self::from_shared(Arc::new(InvocationShared { user, spawn: None }))
+        Self::with_shared(Cow::Owned(InvocationShared { user, spawn: None }))
+    }
+}
+
+impl<'a> ToolInvocation<'a> {
+    /// A handle borrowing a user scope's shared part.
+    pub(crate) fn borrowing(shared: &'a InvocationShared) -> Self {
+        Self::with_shared(Cow::Borrowed(shared))
     }
 
-    pub(crate) fn from_shared(shared: Arc<InvocationShared>) -> Self {
+    fn with_shared(shared: Cow<'a, InvocationShared>) -> Self {
         Self {
             call_id: OnceLock::new(),
             shared,
@@ -128,7 +141,7 @@ impl ToolInvocation {
 
     /// Uses `policy` for processes started by this call.
     pub fn with_spawn_policy(mut self, policy: ProcessSpawnPolicy) -> Self {
-        self.shared = Arc::new(InvocationShared {
+        self.shared = Cow::Owned(InvocationShared {
             user: self.shared.user.clone(),
             spawn: Some(policy),
         });
@@ -186,7 +199,7 @@ impl ToolInvocation {
     }
 }
 
-impl fmt::Debug for ToolInvocation {
+impl fmt::Debug for ToolInvocation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolInvocation")
             .field("call_id", &self.call_id.get())

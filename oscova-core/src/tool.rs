@@ -75,11 +75,15 @@ pub struct ToolInfo {
     description: &'static str,
     approval: ToolApprovalMode,
     network: NetworkScope,
+    is_async: bool,
     schema_fn: SchemaFn,
     schema: OnceLock<Value>,
 }
 
 impl ToolInfo {
+    /// Built by `#[toolset]` only. `is_async` must say whether
+    /// [`Toolset::call_tool`] returns [`ToolCall::Pending`] for this tool:
+    /// hosts take a path without any future for tools that never do.
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
     pub const fn __new(
@@ -89,6 +93,7 @@ impl ToolInfo {
         description: &'static str,
         approval: ToolApprovalMode,
         network: NetworkScope,
+        is_async: bool,
         schema_fn: SchemaFn,
     ) -> Self {
         Self {
@@ -98,6 +103,7 @@ impl ToolInfo {
             description,
             approval,
             network,
+            is_async,
             schema_fn,
             schema: OnceLock::new(),
         }
@@ -133,6 +139,13 @@ impl ToolInfo {
         self.network
     }
 
+    /// Whether the method is `async`: its calls return
+    /// [`ToolCall::Pending`]; a synchronous method's calls are always
+    /// [`ToolCall::Ready`].
+    pub fn is_async(&self) -> bool {
+        self.is_async
+    }
+
     /// The JSON Schema of the argument object, built once and cached.
     pub fn input_schema(&self) -> &Value {
         self.schema.get_or_init(self.schema_fn)
@@ -146,6 +159,7 @@ impl fmt::Debug for ToolInfo {
             .field("name", &self.name)
             .field("approval", &self.approval)
             .field("network", &self.network)
+            .field("is_async", &self.is_async)
             .finish_non_exhaustive()
     }
 }
@@ -252,6 +266,6 @@ pub trait Toolset: Send + Sync + 'static {
         &'a self,
         index: usize,
         args: Value,
-        invocation: &'a ToolInvocation,
+        invocation: &'a ToolInvocation<'_>,
     ) -> Result<ToolCall<'a>, ArgError>;
 }

@@ -56,7 +56,10 @@ pub struct ShellToolset {
 
 /// Runs `env` with the call's policy and request; the output, or the spawn
 /// error as an error result.
-async fn run_env(invocation: &ToolInvocation, extra: &[(&str, &str)]) -> Result<String, String> {
+async fn run_env(
+    invocation: &ToolInvocation<'_>,
+    extra: &[(&str, &str)],
+) -> Result<String, String> {
     let mut request = invocation.process("env");
     for (name, value) in extra {
         request = request.env(*name, *value);

@@ -167,13 +167,13 @@ async fn call_direct(
     toolset: &SearchToolset,
     name: &str,
     args: Value,
-    invocation: &ToolInvocation,
+    invocation: &ToolInvocation<'_>,
 ) -> Result<ToolResult, ArgError> {
     let (index, _) = info(name);
     Ok(toolset.call_tool(index, args, invocation)?.finish().await)
 }
 
-fn invocation() -> ToolInvocation {
+fn invocation() -> ToolInvocation<'static> {
     ToolInvocation::new(Arc::new(UserInfo::new("direct")))
 }
 
@@ -374,6 +374,45 @@ async fn cancellation_returns_promptly_even_if_the_body_ignores_it() {
     assert!(r.is_error);
     assert_eq!(r.details, json!({"error": "cancelled"}));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_synchronous_tool_finishes_in_the_first_poll() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    let (_host, scope, calls) = scope("first-poll");
+    let mut cx = Context::from_waker(Waker::noop());
+    // No runtime at all: nothing in a synchronous tool's call waits.
+    let name = wire("count");
+    let call = std::pin::pin!(scope.invoke(&name, json!({"limit": 4})));
+    match call.poll(&mut cx) {
+        Poll::Ready(r) => assert_eq!(r.content, "4"),
+        Poll::Pending => panic!("a synchronous tool's call must not wait"),
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // Nor does a refusal.
+    let call = std::pin::pin!(scope.invoke("no_such_tool", json!({})));
+    match call.poll(&mut cx) {
+        Poll::Ready(r) => assert_eq!(r.details, json!({"error": "unknown_tool"})),
+        Poll::Pending => panic!("an unknown tool is refused at once"),
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_token_stops_a_synchronous_tool_before_it_runs() {
+    let (_host, scope, calls) = scope("cancel-sync");
+    let token = CancellationToken::new();
+    token.cancel();
+    let options = CallOptions {
+        cancel: Some(token),
+        ..CallOptions::default()
+    };
+    let outcome = scope
+        .call(&wire("count"), json!({"limit": 1}), options)
+        .await;
+    assert_eq!(outcome, Err(InvokeError::Cancelled(wire("count"))));
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
@@ -654,7 +693,7 @@ fn toolsets_scopes_and_calls_are_send_and_sync() {
     send_sync::<NamesToolset>();
     send_sync::<PluginHost>();
     send_sync::<UserScope>();
-    send_sync::<ToolInvocation>();
+    send_sync::<ToolInvocation<'static>>();
     send_sync::<Box<dyn oscova_core::Toolset>>();
     let (_host, scope, _) = scope("send");
     let call = scope.invoke("anything", json!({}));

@@ -91,7 +91,9 @@ fn first_span(tokens: &TokenStream) -> Span {
 }
 
 /// Removes `#[tool]` from impl items and doc comments from parameters:
-/// rustc accepts neither there once the macro is done.
+/// rustc accepts neither there once the macro is done. Also spells out the
+/// lifetime of a `&ToolInvocation` parameter (`&ToolInvocation<'_>`), which
+/// an `async fn` may not leave out, so authors never have to.
 fn strip_helper_attrs(item: &mut ItemImpl) {
     for impl_item in &mut item.items {
         let attrs = match impl_item {
@@ -99,6 +101,7 @@ fn strip_helper_attrs(item: &mut ItemImpl) {
                 for input in &mut f.sig.inputs {
                     if let syn::FnArg::Typed(pt) = input {
                         pt.attrs.retain(|a| !a.path().is_ident("doc"));
+                        fill_invocation_lifetime(&mut pt.ty);
                     }
                 }
                 &mut f.attrs
@@ -109,6 +112,27 @@ fn strip_helper_attrs(item: &mut ItemImpl) {
             _ => continue,
         };
         attrs.retain(|a| !attr::is_tool_attr(a));
+    }
+}
+
+/// `&ToolInvocation` becomes `&ToolInvocation<'_>`; any other type, and a
+/// `ToolInvocation` that already has arguments, is left as written.
+fn fill_invocation_lifetime(ty: &mut syn::Type) {
+    let syn::Type::Reference(r) = ty else {
+        return;
+    };
+    let syn::Type::Path(p) = &mut *r.elem else {
+        return;
+    };
+    if p.qself.is_some() {
+        return;
+    }
+    if let Some(last) = p.path.segments.last_mut()
+        && last.ident == "ToolInvocation"
+        && last.arguments.is_none()
+    {
+        let lifetime = syn::Lifetime::new("'_", last.ident.span());
+        last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#lifetime>));
     }
 }
 
@@ -145,7 +169,7 @@ fn generate(item: &ItemImpl, model: &Toolset) -> TokenStream {
                     &'__oscova self,
                     __oscova_index: usize,
                     __oscova_args: ::oscova_core::__private::serde_json::Value,
-                    __oscova_inv: &'__oscova ::oscova_core::__private::ToolInvocation,
+                    __oscova_inv: &'__oscova ::oscova_core::__private::ToolInvocation<'_>,
                 ) -> ::core::result::Result<
                     ::oscova_core::__private::ToolCall<'__oscova>,
                     ::oscova_core::__private::ArgError,
@@ -197,6 +221,7 @@ fn tool_info(index: usize, tool: &Tool) -> TokenStream {
     let description = &tool.description;
     let approval = &tool.approval;
     let network = &tool.network;
+    let is_async = tool.is_async;
     quote! {
         ::oscova_core::__private::ToolInfo::__new(
             #method,
@@ -205,6 +230,7 @@ fn tool_info(index: usize, tool: &Tool) -> TokenStream {
             #description,
             ::oscova_core::__private::ToolApprovalMode::#approval,
             ::oscova_core::__private::NetworkScope::#network,
+            #is_async,
             #schema,
         )
     }

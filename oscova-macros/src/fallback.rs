@@ -26,7 +26,7 @@ pub(crate) fn toolset(item: &ItemImpl, type_is_usable: bool) -> TokenStream {
                     &'__oscova self,
                     __oscova_index: usize,
                     _: ::oscova_core::__private::serde_json::Value,
-                    _: &'__oscova ::oscova_core::__private::ToolInvocation,
+                    _: &'__oscova ::oscova_core::__private::ToolInvocation<'_>,
                 ) -> ::core::result::Result<
                     ::oscova_core::__private::ToolCall<'__oscova>,
                     ::oscova_core::__private::ArgError,

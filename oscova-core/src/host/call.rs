@@ -11,7 +11,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::diagnostic::panic_message;
@@ -135,24 +135,66 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// Redacts the error of a call when it finishes.
-    pub(super) struct RedactErrors<'a, F> {
-        pub(super) scope: &'a UserScope,
-        #[pin]
-        pub(super) inner: F,
-    }
+/// A boxed call that could not finish in place.
+pub(super) type SlowCall<'a> =
+    Pin<Box<dyn Future<Output = Result<ToolResult, InvokeError>> + Send + 'a>>;
+
+/// How [`UserScope::start`] left a call.
+pub(super) enum Started<'a> {
+    /// It ran to completion (or was refused) in place.
+    Done(Result<ToolResult, InvokeError>),
+    /// It continues in this future.
+    Slow(SlowCall<'a>),
 }
 
-impl<F: Future<Output = Result<ToolResult, InvokeError>>> Future for RedactErrors<'_, F> {
+/// Where a [`Call`] is.
+pub(super) enum CallState<'a> {
+    /// Not polled yet.
+    Start {
+        /// The arguments.
+        args: Value,
+        /// The caller's options.
+        options: CallOptions,
+    },
+    /// Waiting on hooks, approval or an async tool.
+    Slow(SlowCall<'a>),
+    /// Finished.
+    Done,
+}
+
+/// The future of [`UserScope::call`]: small, so that moving it costs
+/// little; its errors are redacted before they leave.
+pub(super) struct Call<'a> {
+    pub(super) scope: &'a UserScope,
+    pub(super) wire_name: &'a str,
+    pub(super) state: CallState<'a>,
+}
+
+impl Future for Call<'_> {
     type Output = Result<ToolResult, InvokeError>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        match this.inner.poll(cx) {
-            Poll::Ready(Err(e)) => Poll::Ready(Err(this.scope.redact_error(e))),
-            other => other,
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let scope = this.scope;
+        let mut fut = match std::mem::replace(&mut this.state, CallState::Done) {
+            CallState::Start { args, options } => {
+                match scope.start(this.wire_name, args, options) {
+                    Started::Done(outcome) => {
+                        return Poll::Ready(outcome.map_err(|e| scope.redact_error(e)));
+                    }
+                    Started::Slow(fut) => fut,
+                }
+            }
+            CallState::Slow(fut) => fut,
+            // The `Future` contract lets this panic, as an `async fn` does.
+            #[allow(clippy::panic)]
+            CallState::Done => panic!("a tool call's future was polled after it completed"),
+        };
+        let poll = fut.as_mut().poll(cx);
+        if poll.is_pending() {
+            this.state = CallState::Slow(fut);
         }
+        poll.map(|outcome| outcome.map_err(|e| scope.redact_error(e)))
     }
 }
 

@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::call::{AsResult, CallOptions, CatchUnwind, InvokeError, RedactErrors, panicked};
+use super::call::{
+    AsResult, Call, CallOptions, CallState, CatchUnwind, InvokeError, SlowCall, Started, panicked,
+};
 use super::diagnostic::panic_message;
 use super::{
     ApprovalDecision, ApprovalRequest, Diagnostic, DiagnosticKind, HostInner, PublishedTool,
@@ -27,6 +29,17 @@ use crate::redact::Redactor;
 use crate::result::ToolResult;
 use crate::tool::{NetworkScope, ToolCall, Toolset};
 
+/// `#[toolset]` marks every async method, so a synchronous tool returning a
+/// future has a hand-made `ToolInfo` that does not match its dispatch.
+#[cold]
+fn not_synchronous(wire_name: &str) -> InvokeError {
+    InvokeError::Panicked {
+        tool: wire_name.to_owned(),
+        message: "the toolset declared this tool synchronous, but calling it returned a future"
+            .to_owned(),
+    }
+}
+
 /// One user's tools.
 #[derive(Clone)]
 pub struct UserScope {
@@ -36,7 +49,7 @@ pub struct UserScope {
 struct ScopeInner {
     host: Arc<HostInner>,
     user: Arc<UserInfo>,
-    shared: Arc<InvocationShared>,
+    shared: InvocationShared,
     toolsets: Box<[Option<Arc<dyn Toolset>>]>,
     redactor: Redactor,
     diagnostics: Vec<Diagnostic>,
@@ -99,10 +112,10 @@ impl UserScope {
                 ));
             }
         }
-        let shared = Arc::new(InvocationShared {
+        let shared = InvocationShared {
             user: user.clone(),
             spawn: Some(host.spawn.clone()),
-        });
+        };
         Self {
             inner: Arc::new(ScopeInner {
                 host,
@@ -217,40 +230,97 @@ impl UserScope {
     /// Calls a tool, telling host refusals and failures apart from the
     /// tool's own result (which may itself be an error result).
     ///
-    /// The returned future is the call's one state machine plus two thin
-    /// wrappers, not a stack of `async fn`s: each layer would copy the whole
-    /// state, and that copying showed up as a third of a small tool's
-    /// overhead in the invoke bench.
+    /// Nothing happens until the future is first polled. A synchronous tool
+    /// with no before-hooks and no approval to ask then runs to completion
+    /// inside that first poll, with no further future allocated; every other
+    /// call (async tools, hooks, approval) continues in one boxed state
+    /// machine.
     pub fn call<'a>(
         &'a self,
         wire_name: &'a str,
         args: Value,
         options: CallOptions,
     ) -> impl Future<Output = Result<ToolResult, InvokeError>> + Send + 'a {
-        RedactErrors {
+        Call {
             scope: self,
-            inner: self.call_unredacted(wire_name, args, options),
+            wire_name,
+            state: CallState::Start { args, options },
         }
     }
 
-    async fn call_unredacted(
+    /// Starts a call: finishes it when it can run in place, or hands back
+    /// the future that will.
+    #[inline]
+    pub(super) fn start<'a>(
+        &'a self,
+        wire_name: &'a str,
+        args: Value,
+        options: CallOptions,
+    ) -> Started<'a> {
+        let (tool, toolset) = match self.find(wire_name) {
+            Ok(found) => found,
+            Err(error) => return Started::Done(Err(error)),
+        };
+        let host = &*self.inner.host;
+        let info = tool.info();
+        if info.is_async()
+            || !host.before.is_empty()
+            || host.approval.needs_approval(info.approval())
+        {
+            return Started::Slow(self.slow(wire_name, tool, toolset, args, options));
+        }
+        let outcome = self.invocation(wire_name, options).and_then(|invocation| {
+            match self.dispatch(wire_name, tool, toolset, args, &invocation)? {
+                ToolCall::Ready(result) => Ok(self.finish(tool, result)),
+                ToolCall::Pending(_) => Err(not_synchronous(wire_name)),
+            }
+        });
+        Started::Done(outcome)
+    }
+
+    /// Boxes the slow path, out of line so that the fast path's frame does
+    /// not carry the whole state machine.
+    #[cold]
+    #[inline(never)]
+    fn slow<'a>(
+        &'a self,
+        wire_name: &'a str,
+        tool: &'a PublishedTool,
+        toolset: &'a dyn Toolset,
+        args: Value,
+        options: CallOptions,
+    ) -> SlowCall<'a> {
+        Box::pin(self.call_slow(wire_name, tool, toolset, args, options))
+    }
+
+    /// The published tool and this user's instance of its toolset.
+    #[inline]
+    fn find(&self, wire_name: &str) -> Result<(&PublishedTool, &dyn Toolset), InvokeError> {
+        let host = &*self.inner.host;
+        let tool = host
+            .by_name
+            .get(wire_name)
+            .and_then(|&index| host.tools.get(index))
+            .ok_or_else(|| InvokeError::UnknownTool(wire_name.to_owned()))?;
+        match self.inner.toolsets.get(tool.slot) {
+            Some(Some(toolset)) => Ok((tool, &**toolset)),
+            _ => Err(InvokeError::Unavailable(wire_name.to_owned())),
+        }
+    }
+
+    /// The rest of a call that can wait: before-hooks, approval, async
+    /// tools (awaited under the tool's network scope, with panics caught and
+    /// cancellation honoured even when the body ignores it).
+    async fn call_slow(
         &self,
         wire_name: &str,
+        tool: &PublishedTool,
+        toolset: &dyn Toolset,
         mut args: Value,
         options: CallOptions,
     ) -> Result<ToolResult, InvokeError> {
         let scope = &*self.inner;
         let host = &*scope.host;
-        let Some(&index) = host.by_name.get(wire_name) else {
-            return Err(InvokeError::UnknownTool(wire_name.to_owned()));
-        };
-        let Some(tool) = host.tools.get(index) else {
-            return Err(InvokeError::UnknownTool(wire_name.to_owned()));
-        };
-        let Some(Some(toolset)) = scope.toolsets.get(tool.slot) else {
-            return Err(InvokeError::Unavailable(wire_name.to_owned()));
-        };
-
         if !host.before.is_empty() {
             self.run_before_hooks(tool, &mut args)?;
         }
@@ -290,41 +360,13 @@ impl UserScope {
             }
         }
 
-        let mut invocation = ToolInvocation::from_shared(scope.shared.clone());
-        if let Some(token) = &options.cancel {
-            if token.is_cancelled() {
-                return Err(InvokeError::Cancelled(wire_name.to_owned()));
-            }
-            invocation = invocation.with_cancellation(token.clone());
-        }
-        if let Some(sink) = options.progress {
-            invocation = invocation.with_progress(self.redacting_sink(sink));
-        }
-
-        let network = info.network_scope();
-        // A toolset's client already refuses everything outside a tool call,
-        // so a `None` tool needs no task-local unless it runs inside another
-        // tool's call.
-        let needs_scope = network != NetworkScope::None || http::current_network_scope().is_some();
-        let started = catch_unwind(AssertUnwindSafe(|| {
-            if needs_scope {
-                http::scoped_sync(network, || toolset.call_tool(tool.index, args, &invocation))
-            } else {
-                toolset.call_tool(tool.index, args, &invocation)
-            }
-        }));
-        let mut result = match started {
-            Err(payload) => return Err(panicked(wire_name, &*payload)),
-            Ok(Err(error)) => {
-                return Err(InvokeError::InvalidArguments {
-                    tool: wire_name.to_owned(),
-                    error,
-                });
-            }
-            Ok(Ok(ToolCall::Ready(result))) => result,
-            Ok(Ok(ToolCall::Pending(fut))) => {
-                let running = http::scoped(network, CatchUnwind(fut));
-                let outcome = match &options.cancel {
+        let cancel = options.cancel.clone();
+        let invocation = self.invocation(wire_name, options)?;
+        let result = match self.dispatch(wire_name, tool, toolset, args, &invocation)? {
+            ToolCall::Ready(result) => result,
+            ToolCall::Pending(fut) => {
+                let running = http::scoped(info.network_scope(), CatchUnwind(fut));
+                let outcome = match &cancel {
                     None => running.await,
                     Some(token) => tokio::select! {
                         biased;
@@ -334,18 +376,73 @@ impl UserScope {
                         outcome = running => outcome,
                     },
                 };
-                match outcome {
-                    Ok(result) => result,
-                    Err(payload) => return Err(panicked(wire_name, &*payload)),
-                }
+                outcome.map_err(|payload| panicked(wire_name, &*payload))?
             }
         };
+        Ok(self.finish(tool, result))
+    }
 
+    /// The call's handle, with the caller's cancellation and progress.
+    #[inline]
+    fn invocation(
+        &self,
+        wire_name: &str,
+        options: CallOptions,
+    ) -> Result<ToolInvocation<'_>, InvokeError> {
+        let mut invocation = ToolInvocation::borrowing(&self.inner.shared);
+        if let Some(token) = options.cancel {
+            if token.is_cancelled() {
+                return Err(InvokeError::Cancelled(wire_name.to_owned()));
+            }
+            invocation = invocation.with_cancellation(token);
+        }
+        if let Some(sink) = options.progress {
+            invocation = invocation.with_progress(self.redacting_sink(sink));
+        }
+        Ok(invocation)
+    }
+
+    /// Parses the arguments and starts the method under the tool's network
+    /// scope, a panic becoming an error.
+    #[inline]
+    fn dispatch<'a>(
+        &self,
+        wire_name: &str,
+        tool: &PublishedTool,
+        toolset: &'a dyn Toolset,
+        args: Value,
+        invocation: &'a ToolInvocation<'_>,
+    ) -> Result<ToolCall<'a>, InvokeError> {
+        let network = tool.info().network_scope();
+        // A toolset's client already refuses everything outside a tool call,
+        // so a `None` tool needs no task-local unless it runs inside another
+        // tool's call.
+        let needs_scope = network != NetworkScope::None || http::current_network_scope().is_some();
+        let started = catch_unwind(AssertUnwindSafe(|| {
+            if needs_scope {
+                http::scoped_sync(network, || toolset.call_tool(tool.index, args, invocation))
+            } else {
+                toolset.call_tool(tool.index, args, invocation)
+            }
+        }));
+        match started {
+            Err(payload) => Err(panicked(wire_name, &*payload)),
+            Ok(Err(error)) => Err(InvokeError::InvalidArguments {
+                tool: wire_name.to_owned(),
+                error,
+            }),
+            Ok(Ok(call)) => Ok(call),
+        }
+    }
+
+    /// Redacts a finished result and runs the after-hooks on it.
+    #[inline]
+    fn finish(&self, tool: &PublishedTool, mut result: ToolResult) -> ToolResult {
         self.redact(&mut result);
-        if !host.after.is_empty() {
+        if !self.inner.host.after.is_empty() {
             self.run_after_hooks(tool, &mut result);
         }
-        Ok(result)
+        result
     }
 
     /// Errors carry text from tools too (panic messages, echoed argument

@@ -116,7 +116,7 @@ impl WebToolset {
         url: &str,
         cap: u64,
         received: &AtomicU64,
-        invocation: &ToolInvocation,
+        invocation: &ToolInvocation<'_>,
     ) -> Result<(Head, Body), WebError> {
         let request_failed = |e: &(dyn std::error::Error + 'static)| WebError::Request {
             url: url.to_owned(),

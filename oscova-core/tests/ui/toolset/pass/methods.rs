@@ -1,5 +1,6 @@
 // Sync and async tools, with and without `&self`, optional and documented
-// parameters, and the two injected parameters.
+// parameters, and the two injected parameters (`&ToolInvocation` with or
+// without its lifetime spelled out).
 use oscova_core::prelude::*;
 
 pub struct WeatherToolset {
@@ -30,6 +31,16 @@ impl WeatherToolset {
         cancel.is_cancelled()
     }
 
+    /// The handle written out in full, lifetime and path: both accepted.
+    pub async fn who(invocation: &oscova_core::ToolInvocation<'_>) -> String {
+        invocation.user_id().to_owned()
+    }
+
+    /// A synchronous tool taking the handle.
+    pub fn call_id(invocation: &ToolInvocation) -> u64 {
+        invocation.call_id().get()
+    }
+
     /// An async associated function.
     pub async fn ping(
         /// Anything.
@@ -47,7 +58,9 @@ fn main() {
     let info = WeatherToolset::toolset_info();
     assert_eq!(info.owner(), "weather");
     let names: Vec<_> = info.tools().iter().map(|t| t.name()).collect();
-    assert_eq!(names, ["add", "forecast", "slow", "ping"]);
+    assert_eq!(names, ["add", "forecast", "slow", "who", "call_id", "ping"]);
+    let asynchronous: Vec<_> = info.tools().iter().map(|t| t.is_async()).collect();
+    assert_eq!(asynchronous, [false, false, true, true, false, true]);
     let forecast = info.tools()[1].input_schema();
     assert_eq!(forecast["required"], oscova_core::serde_json::json!(["city"]));
     assert_eq!(
