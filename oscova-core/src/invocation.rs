@@ -4,7 +4,6 @@
 //! cancellation token is created lazily when nobody supplied one, because a
 //! token no caller holds can never be cancelled anyway.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -76,10 +75,29 @@ pub type ProgressSink = Arc<dyn Fn(ToolProgress) + Send + Sync>;
 
 /// What every call of one user scope shares. A call borrows it from its
 /// scope, so starting a call touches no reference count.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct InvocationShared {
     pub(crate) user: Arc<UserInfo>,
     pub(crate) spawn: Option<ProcessSpawnPolicy>,
+}
+
+/// A call's view of its scope's shared part: borrowed from a user scope,
+/// owned by a handle built on its own.
+enum Shared<'a> {
+    Borrowed(&'a InvocationShared),
+    Owned(Arc<InvocationShared>),
+}
+
+impl std::ops::Deref for Shared<'_> {
+    type Target = InvocationShared;
+
+    #[inline]
+    fn deref(&self) -> &InvocationShared {
+        match self {
+            Self::Borrowed(shared) => shared,
+            Self::Owned(shared) => shared,
+        }
+    }
 }
 
 /// The per-call handle: call id, user, cancellation, progress, processes.
@@ -92,7 +110,7 @@ pub struct ToolInvocation<'a> {
     /// Taken from the process-wide counter on first use only: most calls
     /// never ask, and the counter is a contended cache line under load.
     call_id: OnceLock<CallId>,
-    shared: Cow<'a, InvocationShared>,
+    shared: Shared<'a>,
     cancel: OnceLock<CancellationToken>,
     progress: Option<ProgressSink>,
 }
@@ -107,17 +125,20 @@ impl ToolInvocation<'static> {
     /// assert!(!inv.is_cancelled());
     /// ```
     pub fn new(user: Arc<UserInfo>) -> Self {
-        Self::with_shared(Cow::Owned(InvocationShared { user, spawn: None }))
+        Self::with_shared(Shared::Owned(Arc::new(InvocationShared {
+            user,
+            spawn: None,
+        })))
     }
 }
 
 impl<'a> ToolInvocation<'a> {
     /// A handle borrowing a user scope's shared part.
     pub(crate) fn borrowing(shared: &'a InvocationShared) -> Self {
-        Self::with_shared(Cow::Borrowed(shared))
+        Self::with_shared(Shared::Borrowed(shared))
     }
 
-    fn with_shared(shared: Cow<'a, InvocationShared>) -> Self {
+    fn with_shared(shared: Shared<'a>) -> Self {
         Self {
             call_id: OnceLock::new(),
             shared,
@@ -127,24 +148,31 @@ impl<'a> ToolInvocation<'a> {
     }
 
     /// Uses `token` for cancellation.
-    pub fn with_cancellation(self, token: CancellationToken) -> Self {
-        let cancel = OnceLock::new();
-        let _ = cancel.set(token);
-        Self { cancel, ..self }
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.set_cancellation(token);
+        self
+    }
+
+    pub(crate) fn set_cancellation(&mut self, token: CancellationToken) {
+        self.cancel = OnceLock::from(token);
     }
 
     /// Sends progress updates to `sink`.
     pub fn with_progress(mut self, sink: ProgressSink) -> Self {
-        self.progress = Some(sink);
+        self.set_progress(sink);
         self
+    }
+
+    pub(crate) fn set_progress(&mut self, sink: ProgressSink) {
+        self.progress = Some(sink);
     }
 
     /// Uses `policy` for processes started by this call.
     pub fn with_spawn_policy(mut self, policy: ProcessSpawnPolicy) -> Self {
-        self.shared = Cow::Owned(InvocationShared {
+        self.shared = Shared::Owned(Arc::new(InvocationShared {
             user: self.shared.user.clone(),
             spawn: Some(policy),
-        });
+        }));
         self
     }
 

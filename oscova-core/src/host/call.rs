@@ -139,23 +139,10 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
 pub(super) type SlowCall<'a> =
     Pin<Box<dyn Future<Output = Result<ToolResult, InvokeError>> + Send + 'a>>;
 
-/// How [`UserScope::start`] left a call.
-pub(super) enum Started<'a> {
-    /// It ran to completion (or was refused) in place.
-    Done(Result<ToolResult, InvokeError>),
-    /// It continues in this future.
-    Slow(SlowCall<'a>),
-}
-
 /// Where a [`Call`] is.
-pub(super) enum CallState<'a> {
+pub(super) enum Stage<'a> {
     /// Not polled yet.
-    Start {
-        /// The arguments.
-        args: Value,
-        /// The caller's options.
-        options: CallOptions,
-    },
+    Start,
     /// Waiting on hooks, approval or an async tool.
     Slow(SlowCall<'a>),
     /// Finished.
@@ -163,11 +150,17 @@ pub(super) enum CallState<'a> {
 }
 
 /// The future of [`UserScope::call`]: small, so that moving it costs
-/// little; its errors are redacted before they leave.
+/// little; its errors are redacted before they leave. The arguments and
+/// options stay in their own fields until the call starts, and are taken
+/// from there straight into the tool's dispatch.
 pub(super) struct Call<'a> {
     pub(super) scope: &'a UserScope,
     pub(super) wire_name: &'a str,
-    pub(super) state: CallState<'a>,
+    /// The arguments, taken (leaving `null`) when the call starts.
+    pub(super) args: Value,
+    /// The caller's options, taken when the call starts.
+    pub(super) options: CallOptions,
+    pub(super) stage: Stage<'a>,
 }
 
 impl Future for Call<'_> {
@@ -176,25 +169,42 @@ impl Future for Call<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let scope = this.scope;
-        let mut fut = match std::mem::replace(&mut this.state, CallState::Done) {
-            CallState::Start { args, options } => {
-                match scope.start(this.wire_name, args, options) {
-                    Started::Done(outcome) => {
-                        return Poll::Ready(outcome.map_err(|e| scope.redact_error(e)));
-                    }
-                    Started::Slow(fut) => fut,
+        let outcome = match &mut this.stage {
+            Stage::Start => match scope.find(this.wire_name) {
+                Ok((tool, toolset)) if scope.runs_in_place(tool) => {
+                    this.stage = Stage::Done;
+                    scope.run_in_place(
+                        this.wire_name,
+                        tool,
+                        toolset,
+                        &mut this.args,
+                        &mut this.options,
+                    )
                 }
-            }
-            CallState::Slow(fut) => fut,
+                Ok((tool, toolset)) => {
+                    let args = std::mem::take(&mut this.args);
+                    let options = std::mem::take(&mut this.options);
+                    let fut = scope.slow(this.wire_name, tool, toolset, args, options);
+                    this.stage = Stage::Slow(fut);
+                    return self.poll(cx);
+                }
+                Err(e) => {
+                    this.stage = Stage::Done;
+                    Err(e)
+                }
+            },
+            Stage::Slow(fut) => match fut.as_mut().poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(outcome) => {
+                    this.stage = Stage::Done;
+                    outcome
+                }
+            },
             // The `Future` contract lets this panic, as an `async fn` does.
             #[allow(clippy::panic)]
-            CallState::Done => panic!("a tool call's future was polled after it completed"),
+            Stage::Done => panic!("a tool call's future was polled after it completed"),
         };
-        let poll = fut.as_mut().poll(cx);
-        if poll.is_pending() {
-            this.state = CallState::Slow(fut);
-        }
-        poll.map(|outcome| outcome.map_err(|e| scope.redact_error(e)))
+        Poll::Ready(outcome.map_err(|e| scope.redact_error(e)))
     }
 }
 

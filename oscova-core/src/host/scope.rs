@@ -13,15 +13,17 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::call::{
-    AsResult, Call, CallOptions, CallState, CatchUnwind, InvokeError, SlowCall, Started, panicked,
+    AsResult, Call, CallOptions, CatchUnwind, InvokeError, SlowCall, Stage, panicked,
 };
 use super::diagnostic::panic_message;
 use super::{
     ApprovalDecision, ApprovalRequest, Diagnostic, DiagnosticKind, HostInner, PublishedTool,
     Severity, ToolCallEvent, ToolResultEvent,
 };
+use crate::args::ArgError;
 use crate::context::{AgentPluginContext, Credentials, ScopeShared, UserInfo};
 use crate::http;
 use crate::invocation::{InvocationShared, ProgressSink, ToolInvocation, ToolProgress};
@@ -37,6 +39,22 @@ fn not_synchronous(wire_name: &str) -> InvokeError {
         tool: wire_name.to_owned(),
         message: "the toolset declared this tool synchronous, but calling it returned a future"
             .to_owned(),
+    }
+}
+
+/// Whether the caller cancelled the call before it started.
+fn is_cancelled(options: &CallOptions) -> bool {
+    options
+        .cancel
+        .as_ref()
+        .is_some_and(CancellationToken::is_cancelled)
+}
+
+#[cold]
+fn invalid_arguments(wire_name: &str, error: ArgError) -> InvokeError {
+    InvokeError::InvalidArguments {
+        tool: wire_name.to_owned(),
+        error,
     }
 }
 
@@ -244,45 +262,53 @@ impl UserScope {
         Call {
             scope: self,
             wire_name,
-            state: CallState::Start { args, options },
+            args,
+            options,
+            stage: Stage::Start,
         }
     }
 
-    /// Starts a call: finishes it when it can run in place, or hands back
-    /// the future that will.
+    /// Whether a call of `tool` can run to completion in place: a
+    /// synchronous method with no before-hooks and no approval to ask.
     #[inline]
-    pub(super) fn start<'a>(
-        &'a self,
-        wire_name: &'a str,
-        args: Value,
-        options: CallOptions,
-    ) -> Started<'a> {
-        let (tool, toolset) = match self.find(wire_name) {
-            Ok(found) => found,
-            Err(error) => return Started::Done(Err(error)),
-        };
+    pub(super) fn runs_in_place(&self, tool: &PublishedTool) -> bool {
         let host = &*self.inner.host;
         let info = tool.info();
-        if info.is_async()
-            || !host.before.is_empty()
-            || host.approval.needs_approval(info.approval())
-        {
-            return Started::Slow(self.slow(wire_name, tool, toolset, args, options));
+        !info.is_async() && host.before.is_empty() && !host.approval.needs_approval(info.approval())
+    }
+
+    /// Runs a call that [`runs_in_place`](Self::runs_in_place), taking the
+    /// arguments and options out of the call's future.
+    #[inline]
+    pub(super) fn run_in_place(
+        &self,
+        wire_name: &str,
+        tool: &PublishedTool,
+        toolset: &dyn Toolset,
+        args: &mut Value,
+        options: &mut CallOptions,
+    ) -> Result<ToolResult, InvokeError> {
+        if is_cancelled(options) {
+            return Err(InvokeError::Cancelled(wire_name.to_owned()));
         }
-        let outcome = self.invocation(wire_name, options).and_then(|invocation| {
-            match self.dispatch(wire_name, tool, toolset, args, &invocation)? {
-                ToolCall::Ready(result) => Ok(self.finish(tool, result)),
-                ToolCall::Pending(_) => Err(not_synchronous(wire_name)),
+        let mut invocation = ToolInvocation::borrowing(&self.inner.shared);
+        self.attach(&mut invocation, std::mem::take(options));
+        match self.dispatch(tool, toolset, std::mem::take(args), &invocation) {
+            Ok(Ok(ToolCall::Ready(mut result))) => {
+                self.finish(tool, &mut result);
+                Ok(result)
             }
-        });
-        Started::Done(outcome)
+            Ok(Ok(ToolCall::Pending(_))) => Err(not_synchronous(wire_name)),
+            Ok(Err(error)) => Err(invalid_arguments(wire_name, error)),
+            Err(payload) => Err(panicked(wire_name, &*payload)),
+        }
     }
 
     /// Boxes the slow path, out of line so that the fast path's frame does
     /// not carry the whole state machine.
     #[cold]
     #[inline(never)]
-    fn slow<'a>(
+    pub(super) fn slow<'a>(
         &'a self,
         wire_name: &'a str,
         tool: &'a PublishedTool,
@@ -295,7 +321,10 @@ impl UserScope {
 
     /// The published tool and this user's instance of its toolset.
     #[inline]
-    fn find(&self, wire_name: &str) -> Result<(&PublishedTool, &dyn Toolset), InvokeError> {
+    pub(super) fn find(
+        &self,
+        wire_name: &str,
+    ) -> Result<(&PublishedTool, &dyn Toolset), InvokeError> {
         let host = &*self.inner.host;
         let tool = host
             .by_name
@@ -360,11 +389,17 @@ impl UserScope {
             }
         }
 
+        if is_cancelled(&options) {
+            return Err(InvokeError::Cancelled(wire_name.to_owned()));
+        }
         let cancel = options.cancel.clone();
-        let invocation = self.invocation(wire_name, options)?;
-        let result = match self.dispatch(wire_name, tool, toolset, args, &invocation)? {
-            ToolCall::Ready(result) => result,
-            ToolCall::Pending(fut) => {
+        let mut invocation = ToolInvocation::borrowing(&scope.shared);
+        self.attach(&mut invocation, options);
+        let mut result = match self.dispatch(tool, toolset, args, &invocation) {
+            Ok(Ok(ToolCall::Ready(result))) => result,
+            Ok(Err(error)) => return Err(invalid_arguments(wire_name, error)),
+            Err(payload) => return Err(panicked(wire_name, &*payload)),
+            Ok(Ok(ToolCall::Pending(fut))) => {
                 let running = http::scoped(info.network_scope(), CatchUnwind(fut));
                 let outcome = match &cancel {
                     None => running.await,
@@ -379,70 +414,54 @@ impl UserScope {
                 outcome.map_err(|payload| panicked(wire_name, &*payload))?
             }
         };
-        Ok(self.finish(tool, result))
+        self.finish(tool, &mut result);
+        Ok(result)
     }
 
-    /// The call's handle, with the caller's cancellation and progress.
+    /// Hands the caller's cancellation and progress to the call's handle.
     #[inline]
-    fn invocation(
-        &self,
-        wire_name: &str,
-        options: CallOptions,
-    ) -> Result<ToolInvocation<'_>, InvokeError> {
-        let mut invocation = ToolInvocation::borrowing(&self.inner.shared);
+    fn attach(&self, invocation: &mut ToolInvocation<'_>, options: CallOptions) {
         if let Some(token) = options.cancel {
-            if token.is_cancelled() {
-                return Err(InvokeError::Cancelled(wire_name.to_owned()));
-            }
-            invocation = invocation.with_cancellation(token);
+            invocation.set_cancellation(token);
         }
         if let Some(sink) = options.progress {
-            invocation = invocation.with_progress(self.redacting_sink(sink));
+            invocation.set_progress(self.redacting_sink(sink));
         }
-        Ok(invocation)
     }
 
     /// Parses the arguments and starts the method under the tool's network
-    /// scope, a panic becoming an error.
+    /// scope, catching a panic. The outcome is handed back as it is: every
+    /// re-wrapping of it would copy the result, which measurably slowed the
+    /// small-tool bench.
     #[inline]
     fn dispatch<'a>(
         &self,
-        wire_name: &str,
         tool: &PublishedTool,
         toolset: &'a dyn Toolset,
         args: Value,
         invocation: &'a ToolInvocation<'_>,
-    ) -> Result<ToolCall<'a>, InvokeError> {
+    ) -> std::thread::Result<Result<ToolCall<'a>, ArgError>> {
         let network = tool.info().network_scope();
         // A toolset's client already refuses everything outside a tool call,
         // so a `None` tool needs no task-local unless it runs inside another
         // tool's call.
         let needs_scope = network != NetworkScope::None || http::current_network_scope().is_some();
-        let started = catch_unwind(AssertUnwindSafe(|| {
+        catch_unwind(AssertUnwindSafe(|| {
             if needs_scope {
                 http::scoped_sync(network, || toolset.call_tool(tool.index, args, invocation))
             } else {
                 toolset.call_tool(tool.index, args, invocation)
             }
-        }));
-        match started {
-            Err(payload) => Err(panicked(wire_name, &*payload)),
-            Ok(Err(error)) => Err(InvokeError::InvalidArguments {
-                tool: wire_name.to_owned(),
-                error,
-            }),
-            Ok(Ok(call)) => Ok(call),
-        }
+        }))
     }
 
     /// Redacts a finished result and runs the after-hooks on it.
     #[inline]
-    fn finish(&self, tool: &PublishedTool, mut result: ToolResult) -> ToolResult {
-        self.redact(&mut result);
+    fn finish(&self, tool: &PublishedTool, result: &mut ToolResult) {
+        self.redact(result);
         if !self.inner.host.after.is_empty() {
-            self.run_after_hooks(tool, &mut result);
+            self.run_after_hooks(tool, result);
         }
-        result
     }
 
     /// Errors carry text from tools too (panic messages, echoed argument
@@ -492,7 +511,17 @@ impl UserScope {
         }
     }
 
+    /// Redacts a result; the check that there is nothing to redact, the
+    /// common case, is inlined into the call path.
+    #[inline]
     fn redact(&self, result: &mut ToolResult) {
+        if !(self.inner.redactor.is_empty() && self.inner.host.redactor.is_empty()) {
+            self.redact_known(result);
+        }
+    }
+
+    #[inline(never)]
+    fn redact_known(&self, result: &mut ToolResult) {
         for redactor in [&self.inner.redactor, &self.inner.host.redactor] {
             if redactor.is_empty() {
                 continue;
