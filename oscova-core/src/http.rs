@@ -64,6 +64,7 @@ pub(crate) fn scoped_sync<R>(scope: NetworkScope, f: impl FnOnce() -> R) -> R {
 }
 
 /// The network scope of the tool running on this task, if any.
+#[inline]
 pub fn current_network_scope() -> Option<NetworkScope> {
     TOOL_SCOPE.try_with(|s| *s).ok()
 }

@@ -87,6 +87,7 @@ impl Redactor {
     }
 
     /// Whether no value is known yet; cheap, takes no lock.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         !self.inner.known.load(Ordering::Acquire)
     }

@@ -149,62 +149,169 @@ pub(super) enum Stage<'a> {
     Done,
 }
 
-/// The future of [`UserScope::call`]: small, so that moving it costs
-/// little; its errors are redacted before they leave. The arguments and
-/// options stay in their own fields until the call starts, and are taken
-/// from there straight into the tool's dispatch.
-pub(super) struct Call<'a> {
+/// What a kind of call takes besides its arguments and how it reports:
+/// [`UserScope::call`] tells refusals apart, [`UserScope::invoke`] turns
+/// them into error results, and a call without options does not carry any,
+/// so its in-place path has no option to check.
+pub(super) trait Mode {
+    /// The options the caller can pass: [`CallOptions`] or nothing.
+    type Options: Default + Send + Unpin;
+    /// What the future yields.
+    type Output;
+    /// The options as the call needs them.
+    fn options(options: Self::Options) -> Option<CallOptions>;
+    /// The tool's result, as the caller wants it.
+    fn ok(result: ToolResult) -> Self::Output;
+    /// A failure, already redacted, as the caller wants it.
+    fn err(error: InvokeError) -> Self::Output;
+}
+
+/// [`UserScope::call`]: options, errors kept apart.
+pub(super) struct Checked;
+
+impl Mode for Checked {
+    type Options = CallOptions;
+    type Output = Result<ToolResult, InvokeError>;
+
+    #[inline]
+    fn options(options: CallOptions) -> Option<CallOptions> {
+        Some(options)
+    }
+
+    #[inline]
+    fn ok(result: ToolResult) -> Self::Output {
+        Ok(result)
+    }
+
+    #[inline]
+    fn err(error: InvokeError) -> Self::Output {
+        Err(error)
+    }
+}
+
+/// [`UserScope::invoke_with`]: options, errors as results.
+pub(super) struct WithOptions;
+
+impl Mode for WithOptions {
+    type Options = CallOptions;
+    type Output = ToolResult;
+
+    #[inline]
+    fn options(options: CallOptions) -> Option<CallOptions> {
+        Some(options)
+    }
+
+    #[inline]
+    fn ok(result: ToolResult) -> ToolResult {
+        result
+    }
+
+    #[inline]
+    fn err(error: InvokeError) -> ToolResult {
+        error.into_tool_result()
+    }
+}
+
+/// [`UserScope::invoke`]: no options, errors as results.
+pub(super) struct Plain;
+
+impl Mode for Plain {
+    type Options = ();
+    type Output = ToolResult;
+
+    #[inline]
+    fn options((): ()) -> Option<CallOptions> {
+        None
+    }
+
+    #[inline]
+    fn ok(result: ToolResult) -> ToolResult {
+        result
+    }
+
+    #[inline]
+    fn err(error: InvokeError) -> ToolResult {
+        error.into_tool_result()
+    }
+}
+
+/// The future of a call: small, so that moving it costs little; its errors
+/// are redacted before they leave. The arguments and options stay in their
+/// own fields until the call starts, and are taken from there straight into
+/// the tool's dispatch.
+pub(super) struct Call<'a, M: Mode> {
     pub(super) scope: &'a UserScope,
     pub(super) wire_name: &'a str,
     /// The arguments, taken (leaving `null`) when the call starts.
     pub(super) args: Value,
     /// The caller's options, taken when the call starts.
-    pub(super) options: CallOptions,
+    pub(super) options: M::Options,
     pub(super) stage: Stage<'a>,
 }
 
-impl Future for Call<'_> {
-    type Output = Result<ToolResult, InvokeError>;
+impl<'a, M: Mode> Call<'a, M> {
+    pub(super) fn new(
+        scope: &'a UserScope,
+        wire_name: &'a str,
+        args: Value,
+        options: M::Options,
+    ) -> Self {
+        Self {
+            scope,
+            wire_name,
+            args,
+            options,
+            stage: Stage::Start,
+        }
+    }
+}
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+impl<M: Mode> Future for Call<'_, M> {
+    type Output = M::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
         let this = &mut *self;
         let scope = this.scope;
-        let outcome = match &mut this.stage {
+        match &mut this.stage {
             Stage::Start => match scope.find(this.wire_name) {
                 Ok((tool, toolset)) if scope.runs_in_place(tool) => {
                     this.stage = Stage::Done;
-                    scope.run_in_place(
+                    let options = M::options(std::mem::take(&mut this.options));
+                    Poll::Ready(scope.run_in_place::<M>(
                         this.wire_name,
                         tool,
                         toolset,
                         &mut this.args,
-                        &mut this.options,
-                    )
+                        options,
+                    ))
                 }
                 Ok((tool, toolset)) => {
                     let args = std::mem::take(&mut this.args);
-                    let options = std::mem::take(&mut this.options);
-                    let fut = scope.slow(this.wire_name, tool, toolset, args, options);
+                    let options = M::options(std::mem::take(&mut this.options));
+                    let fut =
+                        scope.slow(this.wire_name, tool, toolset, args, options.unwrap_or_default());
                     this.stage = Stage::Slow(fut);
-                    return self.poll(cx);
+                    self.poll(cx)
                 }
                 Err(e) => {
                     this.stage = Stage::Done;
-                    Err(e)
+                    Poll::Ready(scope.refuse::<M>(e))
                 }
             },
             Stage::Slow(fut) => match fut.as_mut().poll(cx) {
-                Poll::Pending => return Poll::Pending,
+                Poll::Pending => Poll::Pending,
                 Poll::Ready(outcome) => {
                     this.stage = Stage::Done;
-                    outcome
+                    Poll::Ready(match outcome {
+                        Ok(result) => M::ok(result),
+                        Err(e) => scope.refuse::<M>(e),
+                    })
                 }
             },
             // The `Future` contract lets this panic, as an `async fn` does.
             #[allow(clippy::panic)]
             Stage::Done => panic!("a tool call's future was polled after it completed"),
-        };
-        Poll::Ready(outcome.map_err(|e| scope.redact_error(e)))
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::call::{
-    AsResult, Call, CallOptions, CatchUnwind, InvokeError, SlowCall, Stage, panicked,
+    AsResult, Call, CallOptions, CatchUnwind, Checked, InvokeError, Mode, Plain, SlowCall, WithOptions, panicked,
 };
 use super::diagnostic::panic_message;
 use super::{
@@ -196,7 +196,7 @@ impl UserScope {
         wire_name: &'a str,
         args: Value,
     ) -> impl Future<Output = ToolResult> + Send + 'a {
-        self.invoke_with(wire_name, args, CallOptions::default())
+        Call::<Plain>::new(self, wire_name, args, ())
     }
 
     /// [`invoke`](Self::invoke) with cancellation and progress.
@@ -206,10 +206,7 @@ impl UserScope {
         args: Value,
         options: CallOptions,
     ) -> impl Future<Output = ToolResult> + Send + 'a {
-        // `call` has already redacted both results and errors.
-        AsResult {
-            inner: self.call(wire_name, args, options),
-        }
+        Call::<WithOptions>::new(self, wire_name, args, options)
     }
 
     /// [`invoke_with`](Self::invoke_with) for arguments as JSON text, as
@@ -259,13 +256,7 @@ impl UserScope {
         args: Value,
         options: CallOptions,
     ) -> impl Future<Output = Result<ToolResult, InvokeError>> + Send + 'a {
-        Call {
-            scope: self,
-            wire_name,
-            args,
-            options,
-            stage: Stage::Start,
-        }
+        Call::<Checked>::new(self, wire_name, args, options)
     }
 
     /// Whether a call of `tool` can run to completion in place: a
@@ -280,28 +271,38 @@ impl UserScope {
     /// Runs a call that [`runs_in_place`](Self::runs_in_place), taking the
     /// arguments and options out of the call's future.
     #[inline]
-    pub(super) fn run_in_place(
+    pub(super) fn run_in_place<M: Mode>(
         &self,
         wire_name: &str,
         tool: &PublishedTool,
         toolset: &dyn Toolset,
         args: &mut Value,
-        options: &mut CallOptions,
-    ) -> Result<ToolResult, InvokeError> {
-        if is_cancelled(options) {
-            return Err(InvokeError::Cancelled(wire_name.to_owned()));
-        }
+        options: Option<CallOptions>,
+    ) -> M::Output {
         let mut invocation = ToolInvocation::borrowing(&self.inner.shared);
-        self.attach(&mut invocation, std::mem::take(options));
+        if let Some(options) = options {
+            if is_cancelled(&options) {
+                return self.refuse::<M>(InvokeError::Cancelled(wire_name.to_owned()));
+            }
+            self.attach(&mut invocation, options);
+        }
+        // Each arm hands its value straight to the caller's form: building
+        // a `Result` first would copy the result once more.
         match self.dispatch(tool, toolset, std::mem::take(args), &invocation) {
             Ok(Ok(ToolCall::Ready(mut result))) => {
                 self.finish(tool, &mut result);
-                Ok(result)
+                M::ok(result)
             }
-            Ok(Ok(ToolCall::Pending(_))) => Err(not_synchronous(wire_name)),
-            Ok(Err(error)) => Err(invalid_arguments(wire_name, error)),
-            Err(payload) => Err(panicked(wire_name, &*payload)),
+            Ok(Ok(ToolCall::Pending(_))) => self.refuse::<M>(not_synchronous(wire_name)),
+            Ok(Err(error)) => self.refuse::<M>(invalid_arguments(wire_name, error)),
+            Err(payload) => self.refuse::<M>(panicked(wire_name, &*payload)),
         }
+    }
+
+    /// A call's failure, redacted, in the caller's form.
+    #[cold]
+    pub(super) fn refuse<M: Mode>(&self, error: InvokeError) -> M::Output {
+        M::err(self.redact_error(error))
     }
 
     /// Boxes the slow path, out of line so that the fast path's frame does
