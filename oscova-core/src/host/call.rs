@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::diagnostic::panic_message;
 use super::scope::UserScope;
 use crate::args::ArgError;
-use crate::invocation::ProgressSink;
+use crate::invocation::{ProgressSink, ToolInvocation};
 use crate::result::ToolResult;
 
 /// Per-call options for [`UserScope::call`].
@@ -246,6 +246,8 @@ pub(super) struct Call<'a, M: Mode> {
     pub(super) args: Value,
     /// The caller's options, taken when the call starts.
     pub(super) options: M::Options,
+    /// The handle of a call run in place, kept until the future is dropped.
+    pub(super) handle: Option<ToolInvocation<'a>>,
     pub(super) stage: Stage<'a>,
 }
 
@@ -261,6 +263,7 @@ impl<'a, M: Mode> Call<'a, M> {
             wire_name,
             args,
             options,
+            handle: None,
             stage: Stage::Start,
         }
     }
@@ -283,6 +286,7 @@ impl<M: Mode> Future for Call<'_, M> {
                         toolset,
                         &mut this.args,
                         options,
+                        &mut this.handle,
                     ))
                 }
                 Ok((tool, toolset)) => {

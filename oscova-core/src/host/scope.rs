@@ -269,30 +269,38 @@ impl UserScope {
     }
 
     /// Runs a call that [`runs_in_place`](Self::runs_in_place), taking the
-    /// arguments and options out of the call's future.
+    /// arguments and options out of the call's future. The call's handle is
+    /// left in `handle`, the future's own slot, and dropped with the future:
+    /// dropping it here, between the tool's return and this function's,
+    /// made the result take one more copy.
     #[inline]
-    pub(super) fn run_in_place<M: Mode>(
-        &self,
+    pub(super) fn run_in_place<'s, M: Mode>(
+        &'s self,
         wire_name: &str,
         tool: &PublishedTool,
         toolset: &dyn Toolset,
         args: &mut Value,
         options: Option<CallOptions>,
+        handle: &mut Option<ToolInvocation<'s>>,
     ) -> M::Output {
-        let mut invocation = ToolInvocation::borrowing(&self.inner.shared);
+        let invocation = handle.insert(ToolInvocation::borrowing(&self.inner.shared));
         if let Some(options) = options {
             if is_cancelled(&options) {
                 return self.refuse::<M>(InvokeError::Cancelled(wire_name.to_owned()));
             }
-            self.attach(&mut invocation, options);
+            self.attach(invocation, options);
         }
-        // Each arm hands its value straight to the caller's form: building
-        // a `Result` first would copy the result once more.
-        match self.dispatch(tool, toolset, std::mem::take(args), &invocation) {
-            Ok(Ok(ToolCall::Ready(mut result))) => {
-                self.finish(tool, &mut result);
-                M::ok(result)
-            }
+        let invocation = &*invocation;
+        // The result is finished where the dispatch left it, then handed
+        // straight to the caller's form: every move of it in between (into
+        // a local, into a `Result`) showed up as a copy in the small-tool
+        // bench.
+        let mut outcome = self.dispatch(tool, toolset, std::mem::take(args), invocation);
+        if let Ok(Ok(ToolCall::Ready(result))) = &mut outcome {
+            self.finish(tool, result);
+        }
+        match outcome {
+            Ok(Ok(ToolCall::Ready(result))) => M::ok(result),
             Ok(Ok(ToolCall::Pending(_))) => self.refuse::<M>(not_synchronous(wire_name)),
             Ok(Err(error)) => self.refuse::<M>(invalid_arguments(wire_name, error)),
             Err(payload) => self.refuse::<M>(panicked(wire_name, &*payload)),
