@@ -3,6 +3,10 @@
 //! through a user scope (lookup, approval, redaction, panic isolation).
 //! Budget (DESIGN.md): the scope path costs at most 1.15x the direct call.
 //!
+//! Compare like with like: `scope_invoke_poll` (one poll, no runtime)
+//! against `direct`, and `scope_invoke` (awaited under tokio's `block_on`)
+//! against `direct_async`, the same direct call under that harness.
+//!
 //! Run with: `cargo bench -p oscova-core --bench invoke`
 
 #![allow(missing_docs)] // bench fixtures
