@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::call::{
-    AsResult, Call, CallOptions, CatchUnwind, Checked, InvokeError, Mode, Plain, SlowCall, WithOptions, panicked,
+    AsResult, Call, CallOptions, CatchUnwind, Checked, InvokeError, Mode, Plain, SlowCall,
+    WithOptions, panicked,
 };
 use super::diagnostic::panic_message;
 use super::{
@@ -295,7 +296,7 @@ impl UserScope {
         // straight to the caller's form: every move of it in between (into
         // a local, into a `Result`) showed up as a copy in the small-tool
         // bench.
-        let mut outcome = self.dispatch(tool, toolset, std::mem::take(args), invocation);
+        let mut outcome = self.dispatch(tool, toolset, args, invocation);
         if let Ok(Ok(ToolCall::Ready(result))) = &mut outcome {
             self.finish(tool, result);
         }
@@ -404,7 +405,7 @@ impl UserScope {
         let cancel = options.cancel.clone();
         let mut invocation = ToolInvocation::borrowing(&scope.shared);
         self.attach(&mut invocation, options);
-        let mut result = match self.dispatch(tool, toolset, args, &invocation) {
+        let mut result = match self.dispatch(tool, toolset, &mut args, &invocation) {
             Ok(Ok(ToolCall::Ready(result))) => result,
             Ok(Err(error)) => return Err(invalid_arguments(wire_name, error)),
             Err(payload) => return Err(panicked(wire_name, &*payload)),
@@ -439,15 +440,15 @@ impl UserScope {
     }
 
     /// Parses the arguments and starts the method under the tool's network
-    /// scope, catching a panic. The outcome is handed back as it is: every
-    /// re-wrapping of it would copy the result, which measurably slowed the
-    /// small-tool bench.
+    /// scope, catching a panic. The arguments are taken from where they lie
+    /// only as the method is called, and the outcome is handed back as it
+    /// is: each extra move of either was a copy in the small-tool bench.
     #[inline]
     fn dispatch<'a>(
         &self,
         tool: &PublishedTool,
         toolset: &'a dyn Toolset,
-        args: Value,
+        args: &mut Value,
         invocation: &'a ToolInvocation<'_>,
     ) -> std::thread::Result<Result<ToolCall<'a>, ArgError>> {
         let network = tool.info().network_scope();
@@ -457,9 +458,11 @@ impl UserScope {
         let needs_scope = network != NetworkScope::None || http::current_network_scope().is_some();
         catch_unwind(AssertUnwindSafe(|| {
             if needs_scope {
-                http::scoped_sync(network, || toolset.call_tool(tool.index, args, invocation))
+                http::scoped_sync(network, || {
+                    toolset.call_tool(tool.index, std::mem::take(args), invocation)
+                })
             } else {
-                toolset.call_tool(tool.index, args, invocation)
+                toolset.call_tool(tool.index, std::mem::take(args), invocation)
             }
         }))
     }
