@@ -292,8 +292,13 @@ impl<M: Mode> Future for Call<'_, M> {
                 Ok((tool, toolset)) => {
                     let args = std::mem::take(&mut this.args);
                     let options = M::options(std::mem::take(&mut this.options));
-                    let fut =
-                        scope.slow(this.wire_name, tool, toolset, args, options.unwrap_or_default());
+                    let fut = scope.slow(
+                        this.wire_name,
+                        tool,
+                        toolset,
+                        args,
+                        options.unwrap_or_default(),
+                    );
                     this.stage = Stage::Slow(fut);
                     self.poll(cx)
                 }
