@@ -103,9 +103,10 @@ impl std::ops::Deref for Shared<'_> {
 /// The per-call handle: call id, user, cancellation, progress, processes.
 ///
 /// It lives as long as the call and borrows the user scope's part for
-/// `'a`, the way [`std::task::Context`] borrows its waker; tools take it as
-/// `&ToolInvocation<'_>` (or `&ToolInvocation`, where the
-/// `elided_lifetimes_in_paths` lint is not enabled).
+/// `'a`, the way [`std::task::Context`] borrows its waker, so starting a
+/// call costs no reference count. In a `#[toolset]` impl, take it as
+/// `&ToolInvocation`: the macro fills in the lifetime. A helper `async fn`
+/// elsewhere writes `&ToolInvocation<'_>`, as an `async fn` must.
 pub struct ToolInvocation<'a> {
     /// Taken from the process-wide counter on first use only: most calls
     /// never ask, and the counter is a contended cache line under load.

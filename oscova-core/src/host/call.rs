@@ -235,10 +235,10 @@ impl Mode for Plain {
     }
 }
 
-/// The future of a call: small, so that moving it costs little; its errors
-/// are redacted before they leave. The arguments and options stay in their
-/// own fields until the call starts, and are taken from there straight into
-/// the tool's dispatch.
+/// The future of a call; its errors are redacted before they leave. It
+/// holds no state machine of its own (the slow path is boxed), and the
+/// arguments and options stay in their own fields until the call starts,
+/// taken from there straight into the tool's dispatch.
 pub(super) struct Call<'a, M: Mode> {
     pub(super) scope: &'a UserScope,
     pub(super) wire_name: &'a str,
