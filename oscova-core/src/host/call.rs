@@ -7,6 +7,7 @@
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -149,17 +150,34 @@ pub(super) enum Stage<'a> {
     Done,
 }
 
-/// What a kind of call takes besides its arguments and how it reports:
-/// [`UserScope::call`] tells refusals apart, [`UserScope::invoke`] turns
-/// them into error results, and a call without options does not carry any,
-/// so its in-place path has no option to check.
+/// What a caller passes besides the arguments: [`CallOptions`], or nothing
+/// at all (`()`), so that a call without options has none to check.
+pub(super) trait Passed: Default + Send + Unpin {
+    /// The options as the call needs them.
+    fn into_options(self) -> Option<CallOptions>;
+}
+
+impl Passed for CallOptions {
+    #[inline]
+    fn into_options(self) -> Option<CallOptions> {
+        Some(self)
+    }
+}
+
+impl Passed for () {
+    #[inline]
+    fn into_options(self) -> Option<CallOptions> {
+        None
+    }
+}
+
+/// What a kind of call takes and how it reports: [`UserScope::call`] tells
+/// refusals apart, [`UserScope::invoke`] turns them into error results.
 pub(super) trait Mode {
-    /// The options the caller can pass: [`CallOptions`] or nothing.
-    type Options: Default + Send + Unpin;
+    /// What the caller passes besides the arguments.
+    type Options: Passed;
     /// What the future yields.
     type Output;
-    /// The options as the call needs them.
-    fn options(options: Self::Options) -> Option<CallOptions>;
     /// The tool's result, as the caller wants it.
     fn ok(result: ToolResult) -> Self::Output;
     /// A failure, already redacted, as the caller wants it.
@@ -174,11 +192,6 @@ impl Mode for Checked {
     type Output = Result<ToolResult, InvokeError>;
 
     #[inline]
-    fn options(options: CallOptions) -> Option<CallOptions> {
-        Some(options)
-    }
-
-    #[inline]
     fn ok(result: ToolResult) -> Self::Output {
         Ok(result)
     }
@@ -189,40 +202,13 @@ impl Mode for Checked {
     }
 }
 
-/// [`UserScope::invoke_with`]: options, errors as results.
-pub(super) struct WithOptions;
+/// [`UserScope::invoke`] (`O = ()`) and [`UserScope::invoke_with`]
+/// (`O = CallOptions`): errors as error results.
+pub(super) struct Results<O>(PhantomData<O>);
 
-impl Mode for WithOptions {
-    type Options = CallOptions;
+impl<O: Passed> Mode for Results<O> {
+    type Options = O;
     type Output = ToolResult;
-
-    #[inline]
-    fn options(options: CallOptions) -> Option<CallOptions> {
-        Some(options)
-    }
-
-    #[inline]
-    fn ok(result: ToolResult) -> ToolResult {
-        result
-    }
-
-    #[inline]
-    fn err(error: InvokeError) -> ToolResult {
-        error.into_tool_result()
-    }
-}
-
-/// [`UserScope::invoke`]: no options, errors as results.
-pub(super) struct Plain;
-
-impl Mode for Plain {
-    type Options = ();
-    type Output = ToolResult;
-
-    #[inline]
-    fn options((): ()) -> Option<CallOptions> {
-        None
-    }
 
     #[inline]
     fn ok(result: ToolResult) -> ToolResult {
@@ -279,7 +265,7 @@ impl<M: Mode> Future for Call<'_, M> {
             Stage::Start => match scope.find(this.wire_name) {
                 Ok((tool, toolset)) if scope.runs_in_place(tool) => {
                     this.stage = Stage::Done;
-                    let options = M::options(std::mem::take(&mut this.options));
+                    let options = std::mem::take(&mut this.options).into_options();
                     Poll::Ready(scope.run_in_place::<M>(
                         this.wire_name,
                         tool,
@@ -291,7 +277,7 @@ impl<M: Mode> Future for Call<'_, M> {
                 }
                 Ok((tool, toolset)) => {
                     let args = std::mem::take(&mut this.args);
-                    let options = M::options(std::mem::take(&mut this.options));
+                    let options = std::mem::take(&mut this.options).into_options();
                     let fut = scope.slow(
                         this.wire_name,
                         tool,

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::call::{
-    AsResult, Call, CallOptions, CatchUnwind, Checked, InvokeError, Mode, Plain, SlowCall,
-    WithOptions, panicked,
+    AsResult, Call, CallOptions, CatchUnwind, Checked, InvokeError, Mode, Results, SlowCall,
+    panicked,
 };
 use super::diagnostic::panic_message;
 use super::{
@@ -197,7 +197,7 @@ impl UserScope {
         wire_name: &'a str,
         args: Value,
     ) -> impl Future<Output = ToolResult> + Send + 'a {
-        Call::<Plain>::new(self, wire_name, args, ())
+        Call::<Results<()>>::new(self, wire_name, args, ())
     }
 
     /// [`invoke`](Self::invoke) with cancellation and progress.
@@ -207,7 +207,7 @@ impl UserScope {
         args: Value,
         options: CallOptions,
     ) -> impl Future<Output = ToolResult> + Send + 'a {
-        Call::<WithOptions>::new(self, wire_name, args, options)
+        Call::<Results<CallOptions>>::new(self, wire_name, args, options)
     }
 
     /// [`invoke_with`](Self::invoke_with) for arguments as JSON text, as
