@@ -8,10 +8,13 @@
 //! runtime. A panicking after-hook replaces the result by an error saying the
 //! tool ran but its result was withheld, and later after-hooks do not run.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::call::InvokeError;
+use super::diagnostic::{Diagnostic, DiagnosticKind, Severity, panic_message};
 use crate::context::UserInfo;
 use crate::result::ToolResult;
 
@@ -58,3 +61,77 @@ pub struct ToolResultEvent<'a> {
 pub type BeforeToolCallHook = Arc<dyn Fn(&mut ToolCallEvent<'_>) + Send + Sync>;
 /// A hook run after each tool call.
 pub type AfterToolCallHook = Arc<dyn Fn(&mut ToolResultEvent<'_>) + Send + Sync>;
+
+/// Runs the before-hooks on a call's arguments. A block, or a hook that
+/// panics (reported as a diagnostic), refuses the call.
+pub(super) fn run_before(
+    hooks: &[BeforeToolCallHook],
+    wire_name: &str,
+    user: &UserInfo,
+    args: &mut Value,
+) -> Result<(), InvokeError> {
+    let mut event = ToolCallEvent {
+        wire_name,
+        user,
+        arguments: args,
+        blocked: None,
+    };
+    for hook in hooks {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
+            let message = panic_message(&*payload);
+            Diagnostic::new(
+                Severity::Error,
+                DiagnosticKind::HookFailed,
+                None,
+                format!("a before-tool-call hook panicked on `{wire_name}`: {message}"),
+            );
+            event.blocked = Some(format!("a host hook failed: {message}"));
+        }
+        if event.blocked.is_some() {
+            break;
+        }
+    }
+    match event.blocked {
+        Some(reason) => Err(InvokeError::Blocked {
+            tool: wire_name.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Runs the after-hooks on a result. A hook that panics (reported as a
+/// diagnostic) has the result withheld; the replacement goes through
+/// `redact`, since it quotes the panic message.
+pub(super) fn run_after(
+    hooks: &[AfterToolCallHook],
+    wire_name: &str,
+    user: &UserInfo,
+    result: &mut ToolResult,
+    redact: impl FnOnce(&mut ToolResult),
+) {
+    for hook in hooks {
+        let mut event = ToolResultEvent {
+            wire_name,
+            user,
+            result,
+        };
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
+            let message = panic_message(&*payload);
+            Diagnostic::new(
+                Severity::Error,
+                DiagnosticKind::HookFailed,
+                None,
+                format!("an after-tool-call hook panicked on `{wire_name}`: {message}"),
+            );
+            // The tool did run, so the model must not read "blocked" and
+            // retry a call whose side effects already happened.
+            *result = ToolResult::error(format!(
+                "tool `{wire_name}` ran, but its result was withheld: a host hook failed: {message}"
+            ))
+            .with_details(json!({ "error": "hook_failed" }));
+            redact(result);
+            return;
+        }
+    }
+}

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{
@@ -20,9 +20,10 @@ use super::call::{
     panicked,
 };
 use super::diagnostic::panic_message;
+use super::hooks;
 use super::{
     ApprovalDecision, ApprovalRequest, Diagnostic, DiagnosticKind, HostInner, PublishedTool,
-    Severity, ToolCallEvent, ToolResultEvent,
+    Severity,
 };
 use crate::args::ArgError;
 use crate::context::{AgentPluginContext, Credentials, ScopeShared, UserInfo};
@@ -314,9 +315,8 @@ impl UserScope {
         M::err(self.redact_error(error))
     }
 
-    /// Boxes the slow path, out of line so that the fast path's frame does
-    /// not carry the whole state machine.
-    #[cold]
+    /// Boxes the slow path, out of line so that the in-place path's frame
+    /// does not carry the whole state machine.
     #[inline(never)]
     pub(super) fn slow<'a>(
         &'a self,
@@ -361,7 +361,7 @@ impl UserScope {
         let scope = &*self.inner;
         let host = &*scope.host;
         if !host.before.is_empty() {
-            self.run_before_hooks(tool, &mut args)?;
+            hooks::run_before(&host.before, tool.wire_name(), &scope.user, &mut args)?;
         }
 
         let info = tool.info();
@@ -472,7 +472,8 @@ impl UserScope {
     fn finish(&self, tool: &PublishedTool, result: &mut ToolResult) {
         self.redact(result);
         if !self.inner.host.after.is_empty() {
-            self.run_after_hooks(tool, result);
+            let (hooks, user) = (&self.inner.host.after, &self.inner.user);
+            hooks::run_after(hooks, tool.wire_name(), user, result, |r| self.redact(r));
         }
     }
 
@@ -556,70 +557,5 @@ impl UserScope {
             }
             sink(progress);
         })
-    }
-
-    fn run_before_hooks(&self, tool: &PublishedTool, args: &mut Value) -> Result<(), InvokeError> {
-        let mut event = ToolCallEvent {
-            wire_name: tool.wire_name(),
-            user: &self.inner.user,
-            arguments: args,
-            blocked: None,
-        };
-        for hook in &self.inner.host.before {
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
-                let message = panic_message(&*payload);
-                Diagnostic::new(
-                    Severity::Error,
-                    DiagnosticKind::HookFailed,
-                    None,
-                    format!(
-                        "a before-tool-call hook panicked on `{}`: {message}",
-                        tool.wire_name()
-                    ),
-                );
-                event.blocked = Some(format!("a host hook failed: {message}"));
-            }
-            if event.blocked.is_some() {
-                break;
-            }
-        }
-        match event.blocked {
-            Some(reason) => Err(InvokeError::Blocked {
-                tool: tool.wire_name().to_owned(),
-                reason,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    fn run_after_hooks(&self, tool: &PublishedTool, result: &mut ToolResult) {
-        for hook in &self.inner.host.after {
-            let mut event = ToolResultEvent {
-                wire_name: tool.wire_name(),
-                user: &self.inner.user,
-                result,
-            };
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
-                let message = panic_message(&*payload);
-                Diagnostic::new(
-                    Severity::Error,
-                    DiagnosticKind::HookFailed,
-                    None,
-                    format!(
-                        "an after-tool-call hook panicked on `{}`: {message}",
-                        tool.wire_name()
-                    ),
-                );
-                // The tool did run, so the model must not read "blocked" and
-                // retry a call whose side effects already happened.
-                *result = ToolResult::error(format!(
-                    "tool `{}` ran, but its result was withheld: a host hook failed: {message}",
-                    tool.wire_name()
-                ))
-                .with_details(json!({ "error": "hook_failed" }));
-                self.redact(result);
-                return;
-            }
-        }
     }
 }
