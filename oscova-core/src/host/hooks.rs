@@ -78,13 +78,7 @@ pub(super) fn run_before(
     };
     for hook in hooks {
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
-            let message = panic_message(&*payload);
-            Diagnostic::new(
-                Severity::Error,
-                DiagnosticKind::HookFailed,
-                None,
-                format!("a before-tool-call hook panicked on `{wire_name}`: {message}"),
-            );
+            let message = report_panic("a before-tool-call", wire_name, &*payload);
             event.blocked = Some(format!("a host hook failed: {message}"));
         }
         if event.blocked.is_some() {
@@ -117,13 +111,7 @@ pub(super) fn run_after(
             result,
         };
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
-            let message = panic_message(&*payload);
-            Diagnostic::new(
-                Severity::Error,
-                DiagnosticKind::HookFailed,
-                None,
-                format!("an after-tool-call hook panicked on `{wire_name}`: {message}"),
-            );
+            let message = report_panic("an after-tool-call", wire_name, &*payload);
             // The tool did run, so the model must not read "blocked" and
             // retry a call whose side effects already happened.
             *result = ToolResult::error(format!(
@@ -134,4 +122,16 @@ pub(super) fn run_after(
             return;
         }
     }
+}
+
+/// Reports a hook's panic as a diagnostic; returns the panic message.
+fn report_panic(which: &str, wire_name: &str, payload: &(dyn std::any::Any + Send)) -> String {
+    let message = panic_message(payload);
+    Diagnostic::new(
+        Severity::Error,
+        DiagnosticKind::HookFailed,
+        None,
+        format!("{which} hook panicked on `{wire_name}`: {message}"),
+    );
+    message
 }
