@@ -11,7 +11,7 @@
 //! up in `/api/tags`, so the error lists the models the server has.
 
 use oscova_core::provider::http::{
-    Body, Failure, Scrub, authorized, check_status, endpoint_url, send,
+    Body, Failure, Scrub, authorized, check_status, endpoint_url, get_text, send,
 };
 use oscova_core::provider::model::{
     ChatRequest, ChatResponse, ModelDownloadProvider, ModelError, ModelInfo, ModelProvider,
@@ -78,15 +78,16 @@ impl OllamaProvider {
     ) -> Result<Vec<ModelInfo>, ModelError> {
         let url = format!("{}/api/tags", Self::base_url(config));
         let scrub = Scrub::new(api_key);
-        let request = authorized(self.http.get(&url), api_key);
-        let response = send(request, &url, &cancel, &scrub).await?;
-        let response = match check_status(response, &url, &cancel, &scrub).await? {
-            Ok(response) => response,
-            Err(failure) => return Err(plain_failure(failure, &url, &scrub)),
-        };
-        let body = Body::new(response, &url)
-            .text(MAX_ANSWER, &cancel, &scrub)
-            .await?;
+        let body = get_text(
+            &self.http,
+            &url,
+            api_key,
+            MAX_ANSWER,
+            &cancel,
+            &scrub,
+            |f| plain_failure(f, &url, &scrub),
+        )
+        .await?;
         parse_tags(&body)
     }
 

@@ -9,7 +9,7 @@
 //! an unknown model, the offending line on a malformed stream.
 
 use oscova_core::provider::http::{
-    Body, Failure, Scrub, authorized, check_status, endpoint_url, excerpt, send,
+    Body, Failure, Scrub, authorized, check_status, endpoint_url, excerpt, get_text, send,
 };
 use oscova_core::provider::model::{
     ChatRequest, ChatResponse, ChatStreamEvent, ModelError, ModelProvider, ModelProviderConfig,
@@ -81,15 +81,16 @@ impl OpenAiProvider {
     ) -> Result<Vec<String>, ModelError> {
         let url = format!("{}/models", Self::base_url(config));
         let scrub = Scrub::new(api_key);
-        let request = authorized(self.http.get(&url), api_key);
-        let response = send(request, &url, &cancel, &scrub).await?;
-        let response = match check_status(response, &url, &cancel, &scrub).await? {
-            Ok(response) => response,
-            Err(failure) => return Err(plain_failure(failure, &url, &scrub)),
-        };
-        let body = Body::new(response, &url)
-            .text(MAX_ANSWER, &cancel, &scrub)
-            .await?;
+        let body = get_text(
+            &self.http,
+            &url,
+            api_key,
+            MAX_ANSWER,
+            &cancel,
+            &scrub,
+            |f| plain_failure(f, &url, &scrub),
+        )
+        .await?;
         let value: Value = serde_json::from_str(&body).map_err(|e| ModelError::Malformed {
             message: format!("the model list is not JSON ({e})"),
             line: excerpt(&body),

@@ -83,7 +83,7 @@ pub use scrub::{MAX_EXCERPT, Scrub, excerpt};
 use secrecy::{ExposeSecret, SecretString};
 use tokio_util::sync::CancellationToken;
 
-use crate::http::{HttpError, HttpRequestBuilder};
+use crate::http::{HttpClient, HttpError, HttpRequestBuilder};
 use crate::provider::model::{ModelError, ModelProviderConfig};
 
 /// Bodies of error answers are read up to this many bytes by
@@ -254,6 +254,28 @@ pub async fn check_status(
         status: status.as_u16(),
         body,
     }))
+}
+
+/// GETs `url` (with the API key as a bearer token, when there is one)
+/// and reads a successful answer as text, at most `limit` bytes of it: the
+/// whole of a catalog call such as `GET /v1/models`. A status that is not a
+/// success becomes the error `failed` makes of it, since what a status
+/// means is the back end's call; transport errors and cancels are as for
+/// [`send`] and [`Body::text`].
+pub async fn get_text(
+    http: &HttpClient,
+    url: &str,
+    api_key: Option<&SecretString>,
+    limit: usize,
+    cancel: &CancellationToken,
+    scrub: &Scrub,
+    failed: impl FnOnce(Failure) -> ModelError,
+) -> Result<String, ModelError> {
+    let response = send(authorized(http.get(url), api_key), url, cancel, scrub).await?;
+    match check_status(response, url, cancel, scrub).await? {
+        Ok(response) => Body::new(response, url).text(limit, cancel, scrub).await,
+        Err(failure) => Err(failed(failure)),
+    }
 }
 
 /// Reads a response body piece by piece, under cancellation.
