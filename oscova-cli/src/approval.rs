@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use oscova_core::provider::BoxFuture;
-use oscova_core::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use oscova_core::{ApprovalDecision, ApprovalRequest, host::ApprovalHandler};
 
 /// Where the CLI is running, which decides who can be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

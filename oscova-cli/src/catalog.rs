@@ -7,7 +7,7 @@
 //! [`oscova_core::export_schema`] and nothing else, so the rules of each
 //! profile are the ones documented there.
 
-use oscova_core::{PublishedTool, SchemaProfile, export_schema};
+use oscova_core::{SchemaProfile, export_schema, host::PublishedTool};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -47,7 +47,7 @@ pub struct UnsupportedTool {
 /// let host = PluginHost::builder()
 ///     .plugins(oscova_core::linked_plugins![example_hello_plugin::ExampleAgentPlugin])
 ///     .build()?;
-/// let scope = host.user_scope(UserInfo::new("alice"))?;
+/// let scope = host.user_scope(UserInfo::new("alice"));
 /// let catalog = export_catalog(scope.tools(), SchemaProfile::Anthropic);
 /// assert_eq!(catalog.tools[0]["name"], "acme_search__example__example_echo");
 /// assert_eq!(catalog.tools[0]["input_schema"]["type"], "object");

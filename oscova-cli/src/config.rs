@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use oscova_core::provider::model::ModelProviderConfig;
-use oscova_core::{CredentialResolver, DefaultApproval, SecretString, UserInfo};
+use oscova_core::{SecretString, UserInfo, context::CredentialResolver, host::DefaultApproval};
 use providers::ProviderTable;
 use serde::Deserialize;
 use speech::SpeechSection;
@@ -40,7 +40,7 @@ pub const CREDENTIAL_ENV_PREFIX: &str = "OSCOVA_CREDENTIAL_";
 pub const DEFAULT_USER: &str = "local";
 /// The base directory of the files plugin's per-user roots; wins over the
 /// file's `files_root` (the plugin's own variable, read here once).
-pub const FILES_ROOT_ENV: &str = oscova_plugin_files::ROOT_ENV;
+pub const FILES_ROOT_ENV: &str = oscova_core::fs::ROOT_ENV;
 
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
@@ -100,7 +100,7 @@ struct Secrets {
 /// )?;
 /// let user = config.user(None);
 /// assert_eq!(user.id(), "alice");
-/// assert_eq!(user.zone(), Some("Europe/Berlin"));
+/// assert_eq!(user.time_zone(), Some("Europe/Berlin"));
 /// # Ok::<(), oscova_cli::CliError>(())
 /// ```
 #[derive(Clone)]
@@ -297,7 +297,7 @@ impl Config {
             .or_else(|| self.secrets.users.get(id).and_then(|u| u.time_zone.clone()));
         let user = UserInfo::new(id);
         match zone {
-            Some(zone) => user.time_zone(zone),
+            Some(zone) => user.with_time_zone(zone),
             None => user,
         }
     }
@@ -471,9 +471,9 @@ time_zone = "Europe/Berlin"
         assert_eq!(config.default_approval(), DefaultApproval::Required);
         let alice = config.user(None);
         assert_eq!(alice.id(), "alice");
-        assert_eq!(alice.zone(), Some("Europe/Berlin"));
+        assert_eq!(alice.time_zone(), Some("Europe/Berlin"));
         let bob = config.user(Some("bob"));
-        assert_eq!((bob.id(), bob.zone()), ("bob", None));
+        assert_eq!((bob.id(), bob.time_zone()), ("bob", None));
         assert_eq!(
             resolve(&config, "alice", "acme.api_key").unwrap(),
             "alice-key"
@@ -498,7 +498,7 @@ time_zone = "Europe/Berlin"
         ];
         let config = Config::from_toml_str(FILE, env).unwrap();
         let user = config.user(None);
-        assert_eq!((user.id(), user.zone()), ("carol", Some("Asia/Tokyo")));
+        assert_eq!((user.id(), user.time_zone()), ("carol", Some("Asia/Tokyo")));
         assert_eq!(config.user(Some("dave")).id(), "dave");
         assert_eq!(
             resolve(&config, "alice", "acme.api_key").unwrap(),
@@ -520,7 +520,7 @@ time_zone = "Europe/Berlin"
         let none: [(&str, &str); 0] = [];
         let config = Config::from_toml_str("", none).unwrap();
         let user = config.user(None);
-        assert_eq!((user.id(), user.zone()), (DEFAULT_USER, None));
+        assert_eq!((user.id(), user.time_zone()), (DEFAULT_USER, None));
         assert_eq!(config.default_approval(), DefaultApproval::NotRequired);
     }
 

@@ -281,8 +281,20 @@ impl CliError {
 
 impl From<ModelError> for CliError {
     fn from(error: ModelError) -> Self {
-        let message = error.to_string();
-        Self::Model { error, message }
+        match error {
+            // What a provider cannot do is a usage error, as for speech.
+            ModelError::Unsupported {
+                provider,
+                operation,
+            } => Self::Unsupported {
+                provider,
+                operation,
+            },
+            error => {
+                let message = error.to_string();
+                Self::Model { error, message }
+            }
+        }
     }
 }
 
@@ -309,7 +321,7 @@ impl CliError {
     /// This error with every known secret in its message replaced by
     /// `[REDACTED]` (model, chat, tool and speech errors; others carry no
     /// server text).
-    pub(crate) fn redacted(mut self, redactors: &[&oscova_core::Redactor]) -> Self {
+    pub(crate) fn redacted(mut self, redactors: &[&oscova_core::redact::Redactor]) -> Self {
         if let Self::Model { message, .. }
         | Self::Chat { message, .. }
         | Self::Invoke { message, .. }
@@ -521,7 +533,7 @@ mod tests {
 
     #[test]
     fn redaction_covers_server_text() {
-        let redactor = oscova_core::Redactor::new();
+        let redactor = oscova_core::redact::Redactor::new();
         redactor.add("sk-secret-123");
         let error = CliError::from(ModelError::Status {
             status: 500,

@@ -4,14 +4,11 @@
 //! inside [`Launcher::run_from`], which never panics, prints every error
 //! itself (as JSON on stdout with `--json`, else as one line on stderr),
 //! and turns it into the documented exit code. clap's own errors keep
-//! clap's output and code (2; 0 for `--help` and `--version`). The files
-//! and speech plugins, when the launcher's plugin list names them, are
-//! rooted where the configuration says ([`Config::files_root`]), never in
-//! the working directory; the host's own builder settings come after and
-//! can change that. Once the host is built the speech plugin gets the
-//! host's speech routers, so the speech providers of every loaded plugin
-//! are routable from its tools as from `oscova speech`, and the command
-//! reuses those routers.
+//! clap's output and code (2; 0 for `--help` and `--version`). The
+//! launcher wires no particular plugin: it gives the host each user's files
+//! root ([`Config::files_root`], one folder per user, never the working
+//! directory), which plugins that work on files read from their context;
+//! the host's own builder settings come after and can change that.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -20,12 +17,9 @@ use std::sync::Arc;
 
 use clap::Parser;
 use oscova_core::{
-    ApprovalHandler, ExposeSecret, PluginHost, PluginHostBuilder, PluginInfo, PluginRegistration,
-    ProcessSpawnPolicy,
+    ExposeSecret, PluginHost, PluginHostBuilder, host::ApprovalHandler, plugin::PluginRegistration,
+    process::ProcessSpawnPolicy,
 };
-use oscova_plugin_files::FilesPlugin;
-use oscova_plugin_speech::SpeechPlugin;
-use oscova_speech::SpeechRouters;
 
 use crate::approval::{Asker, CliApproval};
 use crate::cli::{Cli, Command};
@@ -108,13 +102,10 @@ impl Launcher {
     /// the catalog's order and, for two tools with one wire name, which is
     /// kept (the earlier).
     ///
-    /// When the list names `oscova_plugin_files::FilesPlugin` or
-    /// `oscova_plugin_speech::SpeechPlugin`, the launcher configures it
-    /// with one directory per user under [`Config::files_root`]
-    /// (`OSCOVA_FILES_ROOT`, the config's `files_root`, else the platform
-    /// data directory), the same one for both; the speech plugin then
-    /// routes through the host's speech routers (built-in and plugin
-    /// providers).
+    /// Every user's files root is a directory under
+    /// [`Config::files_root`] (`OSCOVA_FILES_ROOT`, the config's
+    /// `files_root`, else the platform data directory), handed to plugins
+    /// through their context.
     pub fn plugins(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
         self.plugins.extend(plugins);
         self
@@ -184,7 +175,7 @@ impl Launcher {
             },
             _ => Asker::Mcp { allow: false },
         };
-        let (host, speech) = self.build_host(&config, asker)?;
+        let host = self.build_host(&config, asker)?;
         let runtime = match &cli.command {
             Command::Mcp(_) => tokio::runtime::Builder::new_multi_thread(),
             _ => tokio::runtime::Builder::new_current_thread(),
@@ -194,7 +185,6 @@ impl Launcher {
         .map_err(CliError::Runtime)?;
         let env = crate::commands::Env {
             host: host.clone(),
-            speech,
             config,
             json: cli.json,
         };
@@ -208,19 +198,12 @@ impl Launcher {
         outcome
     }
 
-    /// The host, and the speech routers it gave the speech plugin (when
-    /// the plugin list names it).
-    fn build_host(
-        self,
-        config: &Config,
-        asker: Asker,
-    ) -> Result<(PluginHost, Option<Arc<SpeechRouters>>), CliError> {
+    /// The host, over the named plugins and every other linked one.
+    fn build_host(self, config: &Config, asker: Asker) -> Result<PluginHost, CliError> {
         let mut spawn = ProcessSpawnPolicy::new();
         for name in config.credential_env_names() {
             spawn = spawn.deny(name.clone());
         }
-        let files = self.names(&FilesPlugin::registration());
-        let speech_named = self.names(&SpeechPlugin::registration());
         // The named plugins load first, in the order given, then every other
         // linked one: what the linker happened to keep must not decide the
         // order, nor with it which of two duplicate wire names is kept.
@@ -235,21 +218,9 @@ impl Launcher {
             .credentials(config.credentials())
             .default_approval(config.default_approval())
             .spawn_policy(spawn);
-        if let Some(root) = config.files_root()
-            && files
-        {
-            builder = builder.plugin_instance(FilesPlugin::per_user(root));
+        if let Some(root) = config.files_root() {
+            builder = builder.files_roots_under(root);
         }
-        // Kept so the routers can be handed over once the host exists;
-        // clones share them.
-        let speech = match config.files_root() {
-            Some(root) if speech_named => {
-                let plugin = SpeechPlugin::per_user(root);
-                builder = builder.plugin_instance(plugin.clone());
-                Some(plugin)
-            }
-            _ => None,
-        };
         if let Some(customize) = self.customize {
             builder = customize(builder);
         }
@@ -259,13 +230,7 @@ impl Launcher {
         for secret in config.secret_values() {
             host.redactor().add(secret.expose_secret());
         }
-        let routers = speech.map(|plugin| plugin.set_routers_from_host(&host));
-        Ok((host, routers))
-    }
-
-    /// Whether [`plugins`](Self::plugins) listed this plugin.
-    fn names(&self, plugin: &PluginRegistration) -> bool {
-        self.plugins.iter().any(|r| same_plugin(r, plugin))
+        Ok(host)
     }
 }
 

@@ -91,7 +91,7 @@
 //! exits 130.
 //!
 //! With `--offline` (every model command) an endpoint that is not on this
-//! machine (see [`oscova_core::is_local_endpoint`], and a saved
+//! machine (see [`oscova_core::locality::is_local_endpoint`], and a saved
 //! `endpoint_scope`) is refused before any connection, with exit code 3.
 //! The API key is the user's credential `<provider>.api_key`
 //! (`OSCOVA_CREDENTIAL_OPENAI_API_KEY` for `openai`), sent only to the
@@ -208,7 +208,7 @@
 //! | `OSCOVA_CREDENTIAL_<KEY>` | credential `<key>`: upper case, every character outside `A-Z0-9` as `_` (`acme.api_key` → `OSCOVA_CREDENTIAL_ACME_API_KEY`, `openai.api_key` → `OSCOVA_CREDENTIAL_OPENAI_API_KEY`); wins over the file, for whichever user the command runs as |
 //!
 //! Credentials reach plugins only through [`ConfigCredentials`] (a
-//! [`CredentialResolver`](oscova_core::CredentialResolver)); every
+//! [`CredentialResolver`](oscova_core::context::CredentialResolver)); every
 //! configured value is redacted from tool output, and the
 //! `OSCOVA_CREDENTIAL_*` variables are kept out of processes tools start.
 //!

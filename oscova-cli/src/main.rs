@@ -5,8 +5,11 @@
 
 use std::process::ExitCode;
 
-fn main() -> ExitCode {
-    oscova_cli::run_with(oscova_core::linked_plugins![
+/// The first-party plugins and the seed example, with the default
+/// `first-party` feature; none without it.
+#[cfg(feature = "first-party")]
+fn plugins() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration> {
+    oscova_core::linked_plugins![
         example_hello_plugin::ExampleAgentPlugin,
         oscova_plugin_time::TimePlugin,
         oscova_plugin_files::FilesPlugin,
@@ -14,5 +17,14 @@ fn main() -> ExitCode {
         oscova_plugin_speech::SpeechPlugin,
         oscova_plugin_openai::OpenAiPlugin,
         oscova_plugin_ollama::OllamaPlugin,
-    ])
+    ]
+}
+
+#[cfg(not(feature = "first-party"))]
+fn plugins() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration> {
+    []
+}
+
+fn main() -> ExitCode {
+    oscova_cli::run_with(plugins())
 }

@@ -10,7 +10,7 @@
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
-use oscova_core::{ProgressSink, ToolProgress};
+use oscova_core::{ToolProgress, tool::ProgressSink};
 
 /// Asks a yes/no question on the terminal. `None` when there is no
 /// terminal to ask on. Blocks; call it off the async threads.

@@ -136,7 +136,7 @@ fn shapes_catalog(profile: SchemaProfile) -> Catalog {
         .strict(true)
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("golden")).unwrap();
+    let scope = host.user_scope(UserInfo::new("golden"));
     export_catalog(scope.tools(), profile)
 }
 

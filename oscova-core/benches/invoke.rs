@@ -61,7 +61,7 @@ fn bench(c: &mut Criterion) {
         .plugins(oscova_core::linked_plugins![BenchPlugin])
         .build()
         .expect("host");
-    let scope = host.user_scope(UserInfo::new("bench")).expect("scope");
+    let scope = host.user_scope(UserInfo::new("bench"));
     let user = Arc::new(UserInfo::new("bench"));
 
     // Sanity: every path gives the same answer.
@@ -77,7 +77,7 @@ fn bench(c: &mut Criterion) {
         let inv = ToolInvocation::new(user.clone());
         b.iter(
             || match toolset.call_tool(0, black_box(args.clone()), &inv) {
-                Ok(oscova_core::ToolCall::Ready(r)) => r,
+                Ok(oscova_core::tool::ToolCall::Ready(r)) => r,
                 _ => ToolResult::error("unexpected"),
             },
         )

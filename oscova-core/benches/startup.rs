@@ -13,7 +13,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oscova_core::prelude::*;
-use oscova_core::{PluginManifest, PluginRegistration};
+use oscova_core::{plugin::PluginManifest, plugin::PluginRegistration};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -87,9 +87,9 @@ fn bench(c: &mut Criterion) {
 
     // Heap of one scope, beyond the 100 toolset instances (an `Arc` of a
     // zero-sized toolset is its two counters: 16 bytes each).
-    let user = UserInfo::new("alice").time_zone("Europe/Berlin");
+    let user = UserInfo::new("alice").with_time_zone("Europe/Berlin");
     let region = Region::new(GLOBAL);
-    let scope = host.user_scope(user.clone()).expect("scope");
+    let scope = host.user_scope(user.clone());
     let stats = region.change();
     let instances = 100 * std::mem::size_of::<[usize; 2]>();
     println!(

@@ -42,10 +42,7 @@ fn bench(c: &mut Criterion) {
         .build()
         .expect("host");
     let scopes: Vec<_> = (0..USERS)
-        .map(|i| {
-            host.user_scope(UserInfo::new(format!("user{i}")))
-                .expect("scope")
-        })
+        .map(|i| host.user_scope(UserInfo::new(format!("user{i}"))))
         .collect();
 
     let mut group = c.benchmark_group("concurrent");

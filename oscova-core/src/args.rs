@@ -87,6 +87,7 @@ impl ArgError {
 /// the parameter with its name (`N` parameters, names given up front), so
 /// reading costs no more than a derived `Deserialize` would.
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct ArgReader<const N: usize> {
     names: &'static [&'static str; N],
     slots: [Option<Value>; N],
@@ -302,7 +303,7 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;
 /// would resolve silently by keeping the last one).
 ///
 /// ```
-/// use oscova_core::parse_arguments;
+/// use oscova_core::args::parse_arguments;
 /// assert!(parse_arguments(r#"{"a": 1}"#, 1024).is_ok());
 /// let err = parse_arguments(r#"{"a": 1, "a": 2}"#, 1024).unwrap_err();
 /// assert_eq!(err.to_string(), "/: duplicate property `a` at line 1 column 12");

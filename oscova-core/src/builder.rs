@@ -1,66 +1,48 @@
-//! The builder a plugin's `configure` fills: four read-only lists of
+//! The builder a plugin's `configure` fills: read-only lists of
 //! factories, in call order, never deduplicated.
 //!
-//! Factories may return the value or a `Result`; nothing runs until the
-//! host publishes (providers) or builds a user scope (toolsets).
+//! Factories may return the value or a `Result`; nothing runs while
+//! `configure` does. Provider and service factories run once when the host
+//! starts (providers first, then services, each in load order); toolset
+//! factories run once per user scope.
 
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 
-use crate::context::{AgentPluginContext, ProviderContext};
+use crate::context::{AgentPluginContext, ProviderContext, ServiceContext};
+use crate::provider::kind::{BoxError, IntoProvider, ProviderKind};
 use crate::provider::model::ModelProvider;
 use crate::provider::speech::{SpeechRecognitionProvider, SpeechSynthesisProvider};
+use crate::shared::PublishFn;
 use crate::tool::{Toolset, ToolsetInfo};
 
-/// A boxed error from a factory.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
-
-macro_rules! factory_output {
-    ($(#[$doc:meta])* $name:ident, $bound:path) => {
-        $(#[$doc])*
-        pub trait $name {
-            /// What the factory produces.
-            type Output: $bound;
-            /// The value, or the factory's error.
-            fn into_output(self) -> Result<Self::Output, BoxError>;
-        }
-
-        impl<T: $bound> $name for T {
-            type Output = T;
-            fn into_output(self) -> Result<T, BoxError> {
-                Ok(self)
-            }
-        }
-
-        impl<T: $bound, E: Into<BoxError>> $name for Result<T, E> {
-            type Output = T;
-            fn into_output(self) -> Result<T, BoxError> {
-                self.map_err(Into::into)
-            }
-        }
-    };
+/// What a toolset factory may return: a toolset or a `Result` of one.
+#[diagnostic::on_unimplemented(
+    message = "a toolset factory returned `{Self}`, which is not a toolset",
+    label = "return a `#[toolset]` type, or a `Result` of one",
+    note = "a factory that may not produce a toolset for some users returns `Result<T, E>`: an `Err` skips that toolset for that user, with a diagnostic"
+)]
+pub trait IntoToolset {
+    /// What the factory produces.
+    type Output: Toolset;
+    /// The toolset, or the factory's error.
+    fn into_toolset(self) -> Result<Self::Output, BoxError>;
 }
 
-factory_output!(
-    /// What a toolset factory may return: a toolset or a `Result` of one.
-    IntoToolset,
-    Toolset
-);
-factory_output!(
-    /// What a model provider factory may return.
-    IntoModelProvider,
-    ModelProvider
-);
-factory_output!(
-    /// What a speech recognition provider factory may return.
-    IntoRecognitionProvider,
-    SpeechRecognitionProvider
-);
-factory_output!(
-    /// What a speech synthesis provider factory may return.
-    IntoSynthesisProvider,
-    SpeechSynthesisProvider
-);
+impl<T: Toolset> IntoToolset for T {
+    type Output = T;
+    fn into_toolset(self) -> Result<T, BoxError> {
+        Ok(self)
+    }
+}
+
+impl<T: Toolset, E: Into<BoxError>> IntoToolset for Result<T, E> {
+    type Output = T;
+    fn into_toolset(self) -> Result<T, BoxError> {
+        self.map_err(Into::into)
+    }
+}
 
 pub(crate) type ToolsetFactory =
     Box<dyn Fn(&AgentPluginContext) -> Result<Arc<dyn Toolset>, BoxError> + Send + Sync>;
@@ -92,25 +74,105 @@ impl fmt::Debug for ToolsetRegistration {
     }
 }
 
-pub(crate) type ProviderFactory<P> =
-    Box<dyn Fn(&ProviderContext) -> Result<Arc<P>, BoxError> + Send + Sync>;
+/// A built provider, type-erased: an `Arc<K>` for the registration's kind.
+pub(crate) type AnyProvider = Box<dyn Any + Send + Sync>;
 
-/// A recorded provider factory.
-pub struct ProviderRegistration<P: ?Sized> {
+pub(crate) type ProviderFactory =
+    Box<dyn Fn(&ProviderContext) -> Result<AnyProvider, BoxError> + Send + Sync>;
+
+/// A recorded provider factory, of any [`ProviderKind`].
+pub struct ProviderRegistration {
+    kind: TypeId,
+    kind_name: &'static str,
     type_name: &'static str,
-    pub(crate) factory: ProviderFactory<P>,
+    publish: PublishFn,
+    pub(crate) factory: ProviderFactory,
 }
 
-impl<P: ?Sized> ProviderRegistration<P> {
+impl ProviderRegistration {
     /// The Rust type the factory produces.
     pub fn type_name(&self) -> &'static str {
         self.type_name
     }
+
+    /// The kind's name, as [`ProviderKind::NAME`] gives it.
+    pub fn kind_name(&self) -> &'static str {
+        self.kind_name
+    }
+
+    /// Whether this factory builds a provider of kind `K`.
+    pub fn is<K: ProviderKind + ?Sized>(&self) -> bool {
+        self.kind == TypeId::of::<K>()
+    }
+
+    pub(crate) fn publish_fn(&self) -> PublishFn {
+        self.publish
+    }
 }
 
-impl<P: ?Sized> fmt::Debug for ProviderRegistration<P> {
+impl fmt::Debug for ProviderRegistration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProviderRegistration")
+            .field("kind", &self.kind_name)
+            .field("type_name", &self.type_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A built service, type-erased: an `Arc<T>`.
+pub(crate) type AnyService = Arc<dyn Any + Send + Sync>;
+
+pub(crate) type ServiceFactory =
+    Box<dyn Fn(&ServiceContext<'_>) -> Result<AnyService, BoxError> + Send + Sync>;
+
+/// A recorded service factory.
+pub struct ServiceRegistration {
+    type_id: TypeId,
+    type_name: &'static str,
+    pub(crate) factory: ServiceFactory,
+}
+
+impl ServiceRegistration {
+    pub(crate) fn new<T, F, E>(factory: F) -> Self
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&ServiceContext<'_>) -> Result<T, E> + Send + Sync + 'static,
+        E: Into<BoxError>,
+    {
+        Self {
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+            factory: Box::new(move |ctx| {
+                factory(ctx)
+                    .map(|s| Arc::new(s) as AnyService)
+                    .map_err(Into::into)
+            }),
+        }
+    }
+
+    /// A service that is already built.
+    pub(crate) fn value<T: Send + Sync + 'static>(service: T) -> Self {
+        let service: AnyService = Arc::new(service);
+        Self {
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+            factory: Box::new(move |_| Ok(service.clone())),
+        }
+    }
+
+    /// The Rust type of the service.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    pub(crate) fn type_id(&self) -> TypeId {
+        self.type_id
+    }
+}
+
+impl fmt::Debug for ServiceRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceRegistration")
             .field("type_name", &self.type_name)
             .finish_non_exhaustive()
     }
@@ -137,9 +199,8 @@ impl<P: ?Sized> fmt::Debug for ProviderRegistration<P> {
 #[derive(Debug, Default)]
 pub struct AgentPluginBuilder {
     toolsets: Vec<ToolsetRegistration>,
-    model_providers: Vec<ProviderRegistration<dyn ModelProvider>>,
-    recognition: Vec<ProviderRegistration<dyn SpeechRecognitionProvider>>,
-    synthesis: Vec<ProviderRegistration<dyn SpeechSynthesisProvider>>,
+    providers: Vec<ProviderRegistration>,
+    services: Vec<ServiceRegistration>,
 }
 
 impl AgentPluginBuilder {
@@ -159,8 +220,31 @@ impl AgentPluginBuilder {
             type_name: std::any::type_name::<R::Output>(),
             factory: Box::new(move |ctx| {
                 factory(ctx)
-                    .into_output()
+                    .into_toolset()
                     .map(|t| Arc::new(t) as Arc<dyn Toolset>)
+            }),
+        });
+        self
+    }
+
+    /// Records a provider factory of kind `K`, called once at start-up.
+    /// The named forms below ([`add_model_provider`](Self::add_model_provider)
+    /// and the speech ones) are this method for their kind.
+    pub fn add_provider<K, F, R>(&mut self, factory: F) -> &mut Self
+    where
+        K: ProviderKind + ?Sized,
+        F: Fn(&ProviderContext) -> R + Send + Sync + 'static,
+        R: IntoProvider<K>,
+    {
+        self.providers.push(ProviderRegistration {
+            kind: TypeId::of::<K>(),
+            kind_name: K::NAME,
+            type_name: std::any::type_name::<R::Output>(),
+            publish: crate::shared::publish_provider::<K>,
+            factory: Box::new(move |ctx| {
+                factory(ctx)
+                    .into_provider()
+                    .map(|p| Box::new(p) as AnyProvider)
             }),
         });
         self
@@ -170,50 +254,53 @@ impl AgentPluginBuilder {
     pub fn add_model_provider<F, R>(&mut self, factory: F) -> &mut Self
     where
         F: Fn(&ProviderContext) -> R + Send + Sync + 'static,
-        R: IntoModelProvider,
+        R: IntoProvider<dyn ModelProvider>,
     {
-        self.model_providers.push(ProviderRegistration {
-            type_name: std::any::type_name::<R::Output>(),
-            factory: Box::new(move |ctx| {
-                factory(ctx)
-                    .into_output()
-                    .map(|p| Arc::new(p) as Arc<dyn ModelProvider>)
-            }),
-        });
-        self
+        self.add_provider::<dyn ModelProvider, F, R>(factory)
     }
 
     /// Records a speech recognition provider factory.
     pub fn add_speech_recognition_provider<F, R>(&mut self, factory: F) -> &mut Self
     where
         F: Fn(&ProviderContext) -> R + Send + Sync + 'static,
-        R: IntoRecognitionProvider,
+        R: IntoProvider<dyn SpeechRecognitionProvider>,
     {
-        self.recognition.push(ProviderRegistration {
-            type_name: std::any::type_name::<R::Output>(),
-            factory: Box::new(move |ctx| {
-                factory(ctx)
-                    .into_output()
-                    .map(|p| Arc::new(p) as Arc<dyn SpeechRecognitionProvider>)
-            }),
-        });
-        self
+        self.add_provider::<dyn SpeechRecognitionProvider, F, R>(factory)
     }
 
     /// Records a speech synthesis provider factory.
     pub fn add_speech_synthesis_provider<F, R>(&mut self, factory: F) -> &mut Self
     where
         F: Fn(&ProviderContext) -> R + Send + Sync + 'static,
-        R: IntoSynthesisProvider,
+        R: IntoProvider<dyn SpeechSynthesisProvider>,
     {
-        self.synthesis.push(ProviderRegistration {
-            type_name: std::any::type_name::<R::Output>(),
-            factory: Box::new(move |ctx| {
-                factory(ctx)
-                    .into_output()
-                    .map(|p| Arc::new(p) as Arc<dyn SpeechSynthesisProvider>)
-            }),
-        });
+        self.add_provider::<dyn SpeechSynthesisProvider, F, R>(factory)
+    }
+
+    /// Records a service factory, called once at start-up after every
+    /// provider is built. The service is shared by every user: toolset
+    /// factories reach it with
+    /// [`AgentPluginContext::service`](crate::AgentPluginContext::service).
+    /// One service per type: the host's own come first, then plugins' in
+    /// load order; a later one of the same type is dropped with a
+    /// diagnostic.
+    pub fn add_service<T, F>(&mut self, factory: F) -> &mut Self
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&ServiceContext<'_>) -> T + Send + Sync + 'static,
+    {
+        self.try_add_service(move |ctx| Ok::<T, std::convert::Infallible>(factory(ctx)))
+    }
+
+    /// [`add_service`](Self::add_service) for a factory that can fail: an
+    /// `Err` leaves the service out, with a diagnostic.
+    pub fn try_add_service<T, F, E>(&mut self, factory: F) -> &mut Self
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&ServiceContext<'_>) -> Result<T, E> + Send + Sync + 'static,
+        E: Into<BoxError>,
+    {
+        self.services.push(ServiceRegistration::new(factory));
         self
     }
 
@@ -222,38 +309,27 @@ impl AgentPluginBuilder {
         &self.toolsets
     }
 
-    /// The recorded model providers, in call order.
-    pub fn model_providers(&self) -> &[ProviderRegistration<dyn ModelProvider>] {
-        &self.model_providers
+    /// The recorded providers of every kind, in call order.
+    pub fn providers(&self) -> &[ProviderRegistration] {
+        &self.providers
     }
 
-    /// The recorded speech recognition providers, in call order.
-    pub fn speech_recognition_providers(
-        &self,
-    ) -> &[ProviderRegistration<dyn SpeechRecognitionProvider>] {
-        &self.recognition
-    }
-
-    /// The recorded speech synthesis providers, in call order.
-    pub fn speech_synthesis_providers(
-        &self,
-    ) -> &[ProviderRegistration<dyn SpeechSynthesisProvider>] {
-        &self.synthesis
+    /// The recorded services, in call order.
+    pub fn services(&self) -> &[ServiceRegistration] {
+        &self.services
     }
 
     pub(crate) fn into_parts(self) -> BuilderParts {
         BuilderParts {
             toolsets: self.toolsets,
-            model_providers: self.model_providers,
-            recognition: self.recognition,
-            synthesis: self.synthesis,
+            providers: self.providers,
+            services: self.services,
         }
     }
 }
 
 pub(crate) struct BuilderParts {
     pub(crate) toolsets: Vec<ToolsetRegistration>,
-    pub(crate) model_providers: Vec<ProviderRegistration<dyn ModelProvider>>,
-    pub(crate) recognition: Vec<ProviderRegistration<dyn SpeechRecognitionProvider>>,
-    pub(crate) synthesis: Vec<ProviderRegistration<dyn SpeechSynthesisProvider>>,
+    pub(crate) providers: Vec<ProviderRegistration>,
+    pub(crate) services: Vec<ServiceRegistration>,
 }

@@ -23,8 +23,9 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::host::{CallOptions, InvokeError, PluginHost, UserScope};
+use crate::host::{PluginHost, UserScope};
 use crate::invocation::{ProgressSink, ToolProgress};
+use crate::invoke::InvokeError;
 use crate::profiles::{SchemaProfile, export_schema};
 use crate::provider::model::{
     ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError, ModelProvider,
@@ -243,7 +244,7 @@ impl From<ModelError> for ChatError {
 /// The first model provider whose type key is `key`, among those `host`
 /// built (creation order, so the first registration wins).
 pub fn model_provider(host: &PluginHost, key: &str) -> Option<Arc<dyn ModelProvider>> {
-    host.model_providers()
+    host.providers::<dyn ModelProvider>()
         .iter()
         .find(|p| p.provider().type_key() == key)
         .map(|p| p.provider().clone())
@@ -441,11 +442,14 @@ async fn run_tool(
             });
         }) as ProgressSink
     });
-    let call_options = CallOptions {
-        cancel: Some(options.cancel.clone()),
-        progress,
+    let invoke = scope
+        .invoke(&call.name, args)
+        .cancel_on(options.cancel.clone());
+    let invoke = match progress {
+        Some(sink) => invoke.progress_sink(sink),
+        None => invoke,
     };
-    match scope.call(&call.name, args, call_options).await {
+    match invoke.checked().await {
         Ok(result) => Some((result, false)),
         Err(InvokeError::Cancelled(_)) => None,
         Err(error) => {

@@ -1,39 +1,71 @@
-//! What plugins see of the host: the user, credentials, HTTP, tracing.
+//! What plugins see of the host: the user, credentials, HTTP, tracing,
+//! and what the host built (providers and services).
 //!
 //! A toolset factory gets an [`AgentPluginContext`] for one user; provider
 //! factories get a [`ProviderContext`], which has no credential access at
-//! all, since providers are shared by every user. Credentials come out only
-//! as [`SecretString`], whose `Debug` prints no value, and every value the
-//! resolver hands out is added to the user scope's redactor.
+//! all, since providers are shared by every user; service factories get a
+//! [`ServiceContext`], which sees the built providers and earlier services
+//! but no user. Credentials come out only as [`SecretString`], whose
+//! `Debug` prints no value, and every value the resolver hands out is added
+//! to the user scope's redactor. What the host built is handed in typed,
+//! the way axum hands handlers their `State`: `ctx.service::<T>()` and
+//! `ctx.providers::<dyn K>()`, so no host wires a particular plugin by hand.
 
+use std::cell::RefCell;
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use secrecy::{ExposeSecret, SecretString};
 
+use crate::diagnostic::Diagnostic;
 use crate::http::HttpClient;
 use crate::process::ProcessSpawnPolicy;
+use crate::provider::kind::ProviderKind;
 use crate::redact::Redactor;
+use crate::shared::{PublishedProvider, Shared};
 
 /// Who a user scope is for.
+///
+/// ```
+/// use oscova_core::UserInfo;
+///
+/// let alice = UserInfo::new("alice")
+///     .with_time_zone("Europe/Berlin")
+///     .with_files_root("/srv/files/alice");
+/// assert_eq!(alice.time_zone(), Some("Europe/Berlin"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserInfo {
     id: String,
     time_zone: Option<String>,
+    files_root: Option<PathBuf>,
 }
 
 impl UserInfo {
-    /// A user with no time zone set.
+    /// A user with no time zone and no files root set.
     pub fn new(id: impl Into<String>) -> Self {
         Self {
             id: id.into(),
             time_zone: None,
+            files_root: None,
         }
     }
 
     /// Sets the user's IANA time zone (for example `Europe/Berlin`).
-    pub fn time_zone(mut self, zone: impl Into<String>) -> Self {
+    #[must_use]
+    pub fn with_time_zone(mut self, zone: impl Into<String>) -> Self {
         self.time_zone = Some(zone.into());
+        self
+    }
+
+    /// Sets the directory the user's files live in: plugins that work on
+    /// files (`oscova.files`, `oscova.speech`) stay inside it, under the
+    /// rules of [`fs`](crate::fs). Overrides the host's
+    /// [`files_roots`](crate::PluginHostBuilder::files_roots) for this user.
+    #[must_use]
+    pub fn with_files_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.files_root = Some(root.into());
         self
     }
 
@@ -43,8 +75,13 @@ impl UserInfo {
     }
 
     /// The user's time zone, when the host set one.
-    pub fn zone(&self) -> Option<&str> {
+    pub fn time_zone(&self) -> Option<&str> {
         self.time_zone.as_deref()
+    }
+
+    /// The user's files root, when the host set one.
+    pub fn files_root(&self) -> Option<&Path> {
+        self.files_root.as_deref()
     }
 }
 
@@ -120,6 +157,7 @@ pub(crate) struct ScopeShared {
     pub(crate) credentials: Credentials,
     pub(crate) http: HttpClient,
     pub(crate) spawn: ProcessSpawnPolicy,
+    pub(crate) host: Arc<Shared>,
 }
 
 /// A plugin's view of one user, handed to each toolset factory.
@@ -135,7 +173,7 @@ impl AgentPluginContext {
     }
 
     /// A context for tests and hand-built hosts: no credentials, the
-    /// default HTTP client and spawn policy.
+    /// default HTTP client and spawn policy, no providers and no services.
     pub fn for_user(plugin_id: &'static str, user: UserInfo) -> Self {
         let user = Arc::new(user);
         let credentials = Credentials::new(Arc::new(NoCredentials), user.clone(), Redactor::new());
@@ -146,6 +184,7 @@ impl AgentPluginContext {
                 credentials,
                 http: HttpClient::shared_default(),
                 spawn: ProcessSpawnPolicy::new(),
+                host: Arc::default(),
             }),
         )
     }
@@ -167,7 +206,26 @@ impl AgentPluginContext {
 
     /// The user's IANA time zone, when the host set one.
     pub fn time_zone(&self) -> Option<&str> {
-        self.shared.user.zone()
+        self.shared.user.time_zone()
+    }
+
+    /// The user's files root, when the host set one (see
+    /// [`UserInfo::with_files_root`]).
+    pub fn files_root(&self) -> Option<&Path> {
+        self.shared.user.files_root()
+    }
+
+    /// The host's service of type `T`, when the host or a plugin registered
+    /// one ([`PluginHostBuilder::service`](crate::PluginHostBuilder::service),
+    /// [`AgentPluginBuilder::add_service`](crate::AgentPluginBuilder::add_service)).
+    pub fn service<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.shared.host.service::<T>()
+    }
+
+    /// The providers of kind `K` the host built, in creation order, for
+    /// example `ctx.providers::<dyn ModelProvider>()`.
+    pub fn providers<K: ProviderKind + ?Sized>(&self) -> &[PublishedProvider<K>] {
+        self.shared.host.providers::<K>()
     }
 
     /// The user's credentials.
@@ -201,7 +259,7 @@ impl fmt::Debug for AgentPluginContext {
         f.debug_struct("AgentPluginContext")
             .field("plugin_id", &self.plugin_id)
             .field("user", &self.shared.user.id())
-            .field("time_zone", &self.shared.user.zone())
+            .field("time_zone", &self.shared.user.time_zone())
             .finish_non_exhaustive()
     }
 }
@@ -249,6 +307,82 @@ impl ProviderContext {
 impl fmt::Debug for ProviderContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProviderContext")
+            .field("plugin_id", &self.plugin_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a service factory sees: the host's providers and the services built
+/// before it, the host's HTTP client and spawn policy. Like a
+/// [`ProviderContext`], it has no user and no credentials.
+pub struct ServiceContext<'a> {
+    plugin_id: Option<&'static str>,
+    shared: &'a Shared,
+    http: &'a HttpClient,
+    spawn: &'a ProcessSpawnPolicy,
+    /// Where [`report`](Self::report) collects, while the host starts.
+    reports: Option<&'a RefCell<Vec<Diagnostic>>>,
+}
+
+impl<'a> ServiceContext<'a> {
+    pub(crate) fn new(
+        plugin_id: Option<&'static str>,
+        shared: &'a Shared,
+        http: &'a HttpClient,
+        spawn: &'a ProcessSpawnPolicy,
+        reports: Option<&'a RefCell<Vec<Diagnostic>>>,
+    ) -> Self {
+        Self {
+            plugin_id,
+            shared,
+            http,
+            spawn,
+            reports,
+        }
+    }
+
+    /// Records something the service dropped or worked around (a provider
+    /// that lost a type-key collision, say) among the host's
+    /// [`diagnostics`](crate::PluginHost::diagnostics), so operators see it
+    /// with everything else skipped at start-up. Every diagnostic is also
+    /// logged when it is created; after start-up that is all this does.
+    pub fn report(&self, diagnostic: Diagnostic) {
+        if let Some(reports) = self.reports
+            && let Ok(mut reports) = reports.try_borrow_mut()
+        {
+            reports.push(diagnostic);
+        }
+    }
+
+    /// The plugin registering the service, or `None` for the host's own.
+    pub fn plugin_id(&self) -> Option<&'static str> {
+        self.plugin_id
+    }
+
+    /// The providers of kind `K` the host built, in creation order.
+    pub fn providers<K: ProviderKind + ?Sized>(&self) -> &'a [PublishedProvider<K>] {
+        self.shared.providers::<K>()
+    }
+
+    /// A service built before this one.
+    pub fn service<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.shared.service::<T>()
+    }
+
+    /// The host's HTTP client, as providers get it.
+    pub fn http_client(&self) -> HttpClient {
+        self.http.clone()
+    }
+
+    /// The host's process spawn policy.
+    pub fn spawn_policy(&self) -> &'a ProcessSpawnPolicy {
+        self.spawn
+    }
+}
+
+impl fmt::Debug for ServiceContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceContext")
             .field("plugin_id", &self.plugin_id)
             .finish_non_exhaustive()
     }

@@ -221,7 +221,7 @@ impl<'a> ToolInvocation<'a> {
     /// A spawn request for `command` already carrying the user's time zone.
     pub fn process(&self, command: impl Into<std::ffi::OsString>) -> ProcessSpawnRequest {
         let request = ProcessSpawnRequest::new(command);
-        match self.shared.user.zone() {
+        match self.shared.user.time_zone() {
             Some(tz) => request.time_zone(tz),
             None => request,
         }

@@ -59,7 +59,7 @@
 //! # }
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let host = PluginHost::builder().build()?; // every linked plugin
-//! let scope = host.user_scope(UserInfo::new("alice").time_zone("Europe/Berlin"))?;
+//! let scope = host.user_scope(UserInfo::new("alice").with_time_zone("Europe/Berlin"));
 //! let result = scope
 //!     .invoke("acme_search__example__example_echo", serde_json::json!({"text": "hi"}))
 //!     .await;
@@ -69,67 +69,58 @@
 //! # }).unwrap();
 //! ```
 //!
-//! See `DESIGN.md` in the repository for the whole flow, the wire-name
-//! rules and the failure semantics.
+//! `ARCHITECTURE.md` in the repository describes the crates, the flow from
+//! annotation to invocation, the wire-name rules, the failure semantics and
+//! the boundaries.
 
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod args;
+pub mod args;
 mod builder;
-mod context;
-mod host;
-mod http;
+pub mod context;
+pub mod diagnostic;
+pub mod fs;
+pub mod host;
+pub mod http;
 mod invocation;
-mod locality;
-mod plugin;
-mod process;
-mod profiles;
-mod redact;
+pub mod locality;
+pub mod plugin;
+pub mod process;
+pub mod provider;
+pub mod redact;
 mod result;
 mod schema;
-mod tool;
-mod wire;
+mod shared;
+pub mod tool;
+pub mod wire;
 
+// Host-side conveniences, on their way out of the contract crate.
 pub mod chat;
-pub mod fs;
-pub mod provider;
-
-pub use args::{ArgError, ArgProblem, ArgReader, DEFAULT_MAX_ARGUMENT_BYTES, parse_arguments};
-pub use builder::{
-    AgentPluginBuilder, BoxError, IntoModelProvider, IntoRecognitionProvider,
-    IntoSynthesisProvider, IntoToolset, ProviderRegistration, ToolsetRegistration,
-};
-pub use context::{
-    AgentPluginContext, CredentialResolver, Credentials, NoCredentials, ProviderContext, UserInfo,
-};
-pub use host::{
-    AfterToolCallHook, ApprovalDecision, ApprovalHandler, ApprovalRequest, BeforeToolCallHook,
-    CallOptions, DefaultApproval, Diagnostic, DiagnosticKind, FRAMEWORK_VERSION, HostError,
-    InvokeError, PluginHost, PluginHostBuilder, PublicationError, PublishedProvider, PublishedTool,
-    Severity, ToolCallEvent, ToolResultEvent, UserScope,
-};
-pub use http::{HttpClient, HttpError, HttpRequestBuilder, current_network_scope};
-pub use invocation::{CallId, ProgressSink, ToolInvocation, ToolProgress};
-pub use locality::{is_local_endpoint, is_local_host, is_loopback_ip};
-pub use plugin::{AgentPlugin, PluginInfo, PluginManifest, PluginRegistration};
-pub use process::{
-    ProcessOutput, ProcessSpawnContext, ProcessSpawnHook, ProcessSpawnPolicy, ProcessSpawnRequest,
-    SpawnError,
-};
+mod profiles;
 pub use profiles::{SchemaProfile, SchemaProfileError, export_schema};
-pub use provider::ProviderTypeKey;
-pub use redact::{REDACTED, Redactor};
-pub use result::ToolResult;
-pub use schema::{InputSchemaBuilder, SCHEMA_DIALECT};
-pub use tool::{
-    NetworkScope, SchemaFn, ToolApprovalMode, ToolCall, ToolFuture, ToolInfo, Toolset, ToolsetInfo,
+
+pub mod invoke {
+    //! Invoking a tool: [`UserScope::invoke`](crate::UserScope::invoke)
+    //! returns an [`Invoke`] builder (options: progress, cancellation, a
+    //! per-call approval handler; arguments as a value or JSON text), and
+    //! awaiting it runs the call.
+    pub use crate::host::invoke::{Arguments, CallOptions, Invoke, InvokeError, sealed};
+}
+
+// The front door: what most plugin authors and hosts name. Everything
+// else lives in the modules above, named by concept.
+pub use context::{AgentPluginContext, ProviderContext, UserInfo};
+pub use diagnostic::Diagnostic;
+pub use host::{
+    ApprovalDecision, ApprovalRequest, HostError, PluginHost, PluginHostBuilder, UserScope,
 };
-pub use wire::{
-    MAX_WIRE_NAME_LEN, SEGMENT_SEPARATOR, WireName, WireNameError, normalize_segment, owner_segment,
-};
+pub use http::HttpClient;
+pub use invoke::InvokeError;
+pub use plugin::{AgentPlugin, AgentPluginBuilder};
+pub use tool::{NetworkScope, ToolApprovalMode, ToolInvocation, ToolProgress, ToolResult, Toolset};
 
 pub use secrecy::{ExposeSecret, SecretString};
 pub use tokio_util::sync::CancellationToken;
@@ -144,13 +135,15 @@ pub use {schemars, serde, serde_json};
 
 /// What a plugin author usually needs.
 pub mod prelude {
+    pub use crate::plugin::IntoToolset;
     pub use crate::{
-        AgentPlugin, AgentPluginBuilder, AgentPluginContext, CancellationToken, HttpClient,
-        NetworkScope, PluginHost, ProviderContext, ToolApprovalMode, ToolInvocation, ToolProgress,
-        ToolResult, Toolset, UserInfo,
+        AgentPlugin, AgentPluginBuilder, AgentPluginContext, ApprovalDecision, ApprovalRequest,
+        CancellationToken, HttpClient, NetworkScope, PluginHost, ProviderContext, ToolApprovalMode,
+        ToolInvocation, ToolProgress, ToolResult, Toolset, UserInfo, linked_plugins,
     };
     #[cfg(feature = "macros")]
     pub use crate::{plugin, toolset};
+    pub use serde_json::json;
 }
 
 #[doc(hidden)]
@@ -158,7 +151,9 @@ pub mod prelude {
 pub mod __private {
     pub use crate::args::{ArgError, ArgReader};
     pub use crate::invocation::ToolInvocation;
-    pub use crate::plugin::{AgentPlugin, PluginInfo, PluginManifest, PluginRegistration};
+    pub use crate::plugin::{AgentPlugin, PluginManifest, PluginRegistration};
+    // The name generated code uses for `RegisteredPlugin`.
+    pub use crate::plugin::RegisteredPlugin as PluginInfo;
     pub use crate::result::ToolResult;
     pub use crate::schema::InputSchemaBuilder;
     pub use crate::tool::{
@@ -285,10 +280,10 @@ pub mod __private {
         }
     }
 
-    /// The plugin created for a registration. Bounded by `PluginInfo`, not
-    /// `AgentPlugin`: the `PluginInfo` impl `#[plugin]` writes already
+    /// The plugin created for a registration. Bounded by `RegisteredPlugin`, not
+    /// `AgentPlugin`: the `RegisteredPlugin` impl `#[plugin]` writes already
     /// reports a missing `AgentPlugin` impl, once.
-    pub fn boxed<P: PluginInfo>(plugin: P) -> Box<dyn AgentPlugin> {
+    pub fn boxed<P: crate::plugin::RegisteredPlugin>(plugin: P) -> Box<dyn AgentPlugin> {
         Box::new(plugin)
     }
 }

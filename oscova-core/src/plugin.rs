@@ -1,6 +1,6 @@
 //! Plugins: a manifest, a `configure` method, and a link-time registration.
 //!
-//! `#[plugin(id = "...")]` implements [`PluginInfo`] for a type that
+//! `#[plugin(id = "...")]` implements [`RegisteredPlugin`] for a type that
 //! implements [`AgentPlugin`] and submits its [`PluginRegistration`] to
 //! `inventory`, so every linked plugin crate is found without a list.
 //! A linker drops a crate that nothing references, registration and all;
@@ -9,7 +9,10 @@
 
 use std::fmt;
 
-use crate::builder::{AgentPluginBuilder, BoxError};
+pub use crate::builder::{
+    AgentPluginBuilder, IntoToolset, ProviderRegistration, ServiceRegistration, ToolsetRegistration,
+};
+use crate::provider::kind::BoxError;
 
 /// What a plugin says about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +69,7 @@ pub trait AgentPlugin: Send + Sync + 'static {
 }
 
 /// Implemented by `#[plugin]`: the manifest and registration of a type.
-pub trait PluginInfo: AgentPlugin + Sized {
+pub trait RegisteredPlugin: AgentPlugin + Sized {
     /// The manifest.
     fn manifest() -> &'static PluginManifest;
     /// The registration the host uses to create the plugin.
@@ -96,7 +99,7 @@ impl PluginRegistration {
     }
 
     /// The registration of a plugin type.
-    pub fn of<P: PluginInfo>() -> Self {
+    pub fn of<P: RegisteredPlugin>() -> Self {
         P::registration()
     }
 
@@ -152,6 +155,6 @@ inventory::collect!(PluginRegistration);
 #[macro_export]
 macro_rules! linked_plugins {
     ($($plugin:path),* $(,)?) => {
-        [$(<$plugin as $crate::PluginInfo>::registration()),*]
+        [$(<$plugin as $crate::plugin::RegisteredPlugin>::registration()),*]
     };
 }

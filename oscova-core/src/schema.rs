@@ -17,7 +17,7 @@ pub const SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 /// uses it; hosts and hand-written toolsets may too.
 ///
 /// ```
-/// use oscova_core::InputSchemaBuilder;
+/// use oscova_core::tool::InputSchemaBuilder;
 /// let mut b = InputSchemaBuilder::new();
 /// b.param::<String>("query", "Words to look for.", true);
 /// b.param::<Option<u32>>("limit", "", false);
@@ -26,6 +26,7 @@ pub const SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 /// assert_eq!(schema["additionalProperties"], false);
 /// ```
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct InputSchemaBuilder {
     generator: SchemaGenerator,
     properties: Map<String, Value>,

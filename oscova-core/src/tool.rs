@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::args::ArgError;
-use crate::invocation::ToolInvocation;
-use crate::result::ToolResult;
+pub use crate::invocation::{CallId, ProgressSink, ToolInvocation, ToolProgress};
+pub use crate::result::ToolResult;
+pub use crate::schema::{InputSchemaBuilder, SCHEMA_DIALECT};
 
 /// Whether a host must ask before running a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -234,6 +235,11 @@ impl<'a> ToolCall<'a> {
 }
 
 /// The contract `#[toolset]` implements for a type.
+///
+/// `#[toolset]` is the supported way to implement it: the metadata
+/// constructors it needs are not public API (they live in `__private`), so
+/// a hand-written implementation may break with any release. Tools known
+/// only at run time are a separate, planned path.
 ///
 /// Toolsets serve many concurrent calls through `&self`; keep per-call
 /// state inside the call.

@@ -21,7 +21,7 @@ pub const SEGMENT_SEPARATOR: &str = "__";
 /// Normalises one wire-name segment.
 ///
 /// ```
-/// use oscova_core::normalize_segment;
+/// use oscova_core::wire::normalize_segment;
 /// assert_eq!(normalize_segment("acme.search"), "acme_search");
 /// assert_eq!(normalize_segment("SearchRecords"), "search_records");
 /// assert_eq!(normalize_segment("  --Weird..Name--  "), "weird_name");
@@ -81,10 +81,10 @@ pub enum WireNameError {
 /// A validated, normalised tool name as models see it.
 ///
 /// ```
-/// use oscova_core::WireName;
+/// use oscova_core::wire::WireName;
 /// let name = WireName::compose("acme.search", "ExampleToolset", "search_records")?;
 /// assert_eq!(name.as_str(), "acme_search__example_toolset__search_records");
-/// # Ok::<(), oscova_core::WireNameError>(())
+/// # Ok::<(), oscova_core::wire::WireNameError>(())
 /// ```
 ///
 /// `compose` normalises every segment as given; stripping the `Toolset`
@@ -158,7 +158,7 @@ impl Borrow<str> for WireName {
 /// `Toolset` removed (kept whole if nothing would be left), normalised.
 ///
 /// ```
-/// use oscova_core::owner_segment;
+/// use oscova_core::wire::owner_segment;
 /// assert_eq!(owner_segment("ExampleToolset"), "example");
 /// assert_eq!(owner_segment("Toolset"), "toolset");
 /// assert_eq!(owner_segment("WeatherToolsetToolset"), "weather_toolset");

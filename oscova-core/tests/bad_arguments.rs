@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oscova_core::prelude::*;
-use oscova_core::{CallOptions, DEFAULT_MAX_ARGUMENT_BYTES, UserScope};
+use oscova_core::{UserScope, args::DEFAULT_MAX_ARGUMENT_BYTES, invoke::Arguments};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------- fixtures
@@ -108,7 +108,7 @@ fn scope() -> (PluginHost, UserScope, Arc<AtomicUsize>) {
         .strict(true)
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("bad")).unwrap();
+    let scope = host.user_scope(UserInfo::new("bad"));
     assert!(scope.diagnostics().is_empty(), "{:?}", scope.diagnostics());
     (host, scope, calls)
 }
@@ -388,7 +388,7 @@ async fn every_bad_input_is_an_error_naming_tool_and_path() {
 
     // The fixture works with good input.
     let ok = scope
-        .invoke_json(TOOL, &valid().to_string(), CallOptions::default())
+        .invoke(TOOL, Arguments::json(&valid().to_string()))
         .await;
     assert!(!ok.is_error, "{ok:?}");
     assert_eq!(calls.swap(0, Ordering::SeqCst), 1);
@@ -398,7 +398,7 @@ async fn every_bad_input_is_an_error_naming_tool_and_path() {
     let mut failures = Vec::new();
     for case in cases {
         let result = match case.input {
-            Input::Text(args) => scope.invoke_json(TOOL, &args, CallOptions::default()).await,
+            Input::Text(args) => scope.invoke(TOOL, Arguments::json(&args)).await,
             Input::Value(args) => scope.invoke(TOOL, args).await,
         };
         let content = &result.content;
@@ -445,7 +445,7 @@ async fn an_unknown_tool_with_a_huge_name_gives_a_short_error() {
     for result in [
         scope.invoke(&name, valid()).await,
         scope
-            .invoke_json(&name, &valid().to_string(), CallOptions::default())
+            .invoke(&name, Arguments::json(&valid().to_string()))
             .await,
     ] {
         assert!(result.is_error);
@@ -475,9 +475,9 @@ async fn a_smaller_cap_is_honoured() {
         .max_argument_bytes(64)
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("small-cap")).unwrap();
+    let scope = host.user_scope(UserInfo::new("small-cap"));
     let result = scope
-        .invoke_json(TOOL, &valid().to_string(), CallOptions::default())
+        .invoke(TOOL, Arguments::json(&valid().to_string()))
         .await;
     assert!(result.is_error);
     assert!(

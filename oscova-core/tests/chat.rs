@@ -170,7 +170,7 @@ fn recorder() -> (Arc<Mutex<Vec<ChatEvent>>>, ChatLoopOptions) {
 #[tokio::test]
 async fn two_rounds_run_the_tool_and_send_its_result_back() {
     let host = host(true);
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = Scripted::new([
         ChatMessage::assistant(
             "Let me look.",
@@ -236,7 +236,7 @@ async fn two_rounds_run_the_tool_and_send_its_result_back() {
 #[tokio::test]
 async fn a_refused_call_is_reported_to_the_model_and_the_chat_goes_on() {
     let host = host(false);
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = Scripted::new([
         ChatMessage::assistant("", vec![call("w", WIPE, json!({}))]),
         ChatMessage::assistant("I was not allowed to.", vec![]),
@@ -263,7 +263,7 @@ async fn a_refused_call_is_reported_to_the_model_and_the_chat_goes_on() {
 #[tokio::test]
 async fn unknown_tools_and_string_arguments_are_handled() {
     let host = host(true);
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = Scripted::new([
         ChatMessage::assistant(
             "",
@@ -293,7 +293,7 @@ async fn unknown_tools_and_string_arguments_are_handled() {
 #[tokio::test]
 async fn the_round_bound_is_an_error_naming_it_and_the_history_stays_valid() {
     let host = host(true);
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = Scripted {
         forever: Some(call("again", ECHO, json!({"text": "x"}))),
         ..Scripted::default()
@@ -321,7 +321,7 @@ async fn the_round_bound_is_an_error_naming_it_and_the_history_stays_valid() {
 #[tokio::test]
 async fn offline_refusal_makes_no_model_call() {
     let host = host(true);
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = Scripted::new([ChatMessage::assistant("hi", vec![])]);
     let mut config = config();
     config.endpoint = Some("http://127.0.0.1:1".into());
@@ -342,7 +342,7 @@ async fn offline_refusal_makes_no_model_call() {
 #[tokio::test]
 async fn cancelling_a_running_tool_cancels_the_chat() {
     let host = host(true);
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = Scripted::new([ChatMessage::assistant(
         "",
         vec![
@@ -376,7 +376,7 @@ async fn cancelling_a_running_tool_cancels_the_chat() {
 #[tokio::test]
 async fn the_api_key_is_redacted_from_tool_results() {
     let host = host(true);
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = Scripted::new([
         ChatMessage::assistant(
             "",
@@ -402,7 +402,7 @@ async fn the_api_key_is_redacted_from_tool_results() {
 #[tokio::test]
 async fn configuration_mistakes_are_reported_before_any_call() {
     let host = host(true);
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = Scripted::default();
     let mut messages = vec![ChatMessage::user("hi")];
     let mut config = config();
@@ -436,7 +436,7 @@ async fn configuration_mistakes_are_reported_before_any_call() {
 #[test]
 fn tool_specs_follow_the_profile() {
     let host = host(true);
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let raw = tool_specs(&scope, SchemaProfile::Raw);
     let openai = tool_specs(&scope, SchemaProfile::OpenAi);
     assert_eq!(raw.len(), openai.len() + 1, "only the map tool is left out");

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use oscova_core::prelude::*;
 use oscova_core::{
-    CallOptions, InvokeError, PluginHostBuilder, REDACTED, ToolCallEvent, ToolResultEvent,
-    UserScope,
+    InvokeError, PluginHostBuilder, UserScope, host::ToolCallEvent, host::ToolResultEvent,
+    redact::REDACTED,
 };
 use serde_json::{Value, json};
 
@@ -67,7 +67,7 @@ fn builder() -> PluginHostBuilder {
 }
 
 fn scope(host: &PluginHost, user: &str) -> (UserScope, Arc<AtomicUsize>) {
-    let scope = host.user_scope(UserInfo::new(user)).unwrap();
+    let scope = host.user_scope(UserInfo::new(user));
     assert!(scope.diagnostics().is_empty(), "{:?}", scope.diagnostics());
     (scope, counter_for(user))
 }
@@ -159,7 +159,8 @@ async fn a_block_reaches_the_model_and_the_method_never_runs() {
     );
     assert_eq!(result.details, json!({"error": "blocked"}));
     let err = scope
-        .call(GREET, json!({"name": "mallory"}), CallOptions::default())
+        .invoke(GREET, json!({"name": "mallory"}))
+        .checked()
         .await
         .unwrap_err();
     assert!(err.is_refusal());

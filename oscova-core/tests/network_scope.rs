@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use oscova_core::prelude::*;
-use oscova_core::{HttpError, HttpRequestBuilder, UserScope, current_network_scope};
+use oscova_core::{
+    UserScope, http::HttpError, http::HttpRequestBuilder, http::current_network_scope,
+};
 use oscova_test_support::http::{Reply, TestServer};
 use serde_json::{Value, json};
 
@@ -197,7 +199,7 @@ fn host_with(plugin: NetPlugin) -> (PluginHost, UserScope) {
         .strict(true)
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("net")).unwrap();
+    let scope = host.user_scope(UserInfo::new("net"));
     assert!(scope.diagnostics().is_empty(), "{:?}", scope.diagnostics());
     // A cycle (scope → toolset → scope), leaked on purpose in a test.
     let _ = nested.set(scope.clone());

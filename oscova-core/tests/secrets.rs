@@ -18,8 +18,8 @@ use oscova_core::prelude::*;
 use oscova_core::provider::model::{ChatMessage, ChatRequest, ModelProviderConfig};
 use oscova_core::provider::speech::{RecognitionRequest, SpeechProviderConfig, SynthesisRequest};
 use oscova_core::{
-    CallOptions, Credentials, ExposeSecret, InvokeError, ProcessSpawnPolicy, REDACTED,
-    SecretString, UserScope,
+    ExposeSecret, InvokeError, SecretString, UserScope, context::Credentials,
+    process::ProcessSpawnPolicy, redact::REDACTED,
 };
 use serde_json::{Value, json};
 
@@ -162,7 +162,7 @@ fn host(plugin: LeakyPlugin) -> PluginHost {
 }
 
 fn scope_for(host: &PluginHost, user: &str) -> UserScope {
-    let scope = host.user_scope(UserInfo::new(user)).unwrap();
+    let scope = host.user_scope(UserInfo::new(user));
     assert!(scope.diagnostics().is_empty(), "{:?}", scope.diagnostics());
     scope
 }
@@ -321,14 +321,9 @@ async fn progress_is_redacted() {
     let scope = scope_for(&host, "a");
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
-    let options = CallOptions {
-        progress: Some(Arc::new(move |p: ToolProgress| {
-            sink.lock().unwrap().push(p)
-        })),
-        ..CallOptions::default()
-    };
     let result = scope
-        .invoke_with(&wire("in_progress"), Value::Null, options)
+        .invoke(&wire("in_progress"), Value::Null)
+        .progress(move |p: ToolProgress| sink.lock().unwrap().push(p))
         .await;
     assert_eq!(result.content, "done");
     let seen = seen.lock().unwrap();
@@ -358,7 +353,8 @@ async fn panics_are_redacted_in_results_and_call_errors() {
         assert!(result.content.contains(REDACTED), "{}", result.content);
 
         let err = scope
-            .call(&wire(tool), Value::Null, CallOptions::default())
+            .invoke(&wire(tool), Value::Null)
+            .checked()
             .await
             .unwrap_err();
         assert!(matches!(err, InvokeError::Panicked { .. }), "{err:?}");
@@ -398,18 +394,15 @@ async fn argument_errors_quoting_a_secret_are_redacted() {
     // The same through argument text: a duplicate property named by it.
     let text = format!(r#"{{"count": 1, "{KEY_A}": 1, "{KEY_A}": 2}}"#);
     let result = scope
-        .invoke_json(&wire("typed"), &text, CallOptions::default())
+        .invoke(&wire("typed"), oscova_core::invoke::Arguments::json(&text))
         .await;
     assert!(result.is_error);
     assert_clean(&result.content, &all_secrets());
 
     // And through `call`, whose error is typed.
     let err = scope
-        .call(
-            &wire("typed"),
-            json!({ "count": KEY_A }),
-            CallOptions::default(),
-        )
+        .invoke(&wire("typed"), json!({ "count": KEY_A }))
+        .checked()
         .await
         .unwrap_err();
     assert!(matches!(err, InvokeError::InvalidArguments { .. }));
@@ -424,10 +417,13 @@ async fn an_unknown_tool_named_by_a_secret_is_redacted() {
     let result = scope.invoke(KEY_A, Value::Null).await;
     assert!(result.is_error);
     assert_clean(&result.content, &all_secrets());
-    let result = scope.invoke_json(KEY_A, "{}", CallOptions::default()).await;
+    let result = scope
+        .invoke(KEY_A, oscova_core::invoke::Arguments::json("{}"))
+        .await;
     assert_clean(&result.content, &all_secrets());
     let err = scope
-        .call_json(KEY_A, "{}", CallOptions::default())
+        .invoke(KEY_A, oscova_core::invoke::Arguments::json("{}"))
+        .checked()
         .await
         .unwrap_err();
     assert!(matches!(err, InvokeError::UnknownTool(_)), "{err:?}");

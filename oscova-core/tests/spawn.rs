@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 
 use oscova_core::prelude::*;
 use oscova_core::{
-    Credentials, ExposeSecret, ProcessSpawnPolicy, REDACTED, SecretString, UserScope,
+    ExposeSecret, SecretString, UserScope, context::Credentials, process::ProcessSpawnPolicy,
+    redact::REDACTED,
 };
 use serde_json::{Value, json};
 
@@ -127,7 +128,7 @@ fn host(policy: ProcessSpawnPolicy) -> PluginHost {
 }
 
 fn scope(host: &PluginHost, user: UserInfo) -> UserScope {
-    let scope = host.user_scope(user).unwrap();
+    let scope = host.user_scope(user);
     assert!(scope.diagnostics().is_empty(), "{:?}", scope.diagnostics());
     scope
 }
@@ -230,8 +231,8 @@ async fn a_credential_handed_to_a_child_is_redacted_in_what_it_prints() {
 #[tokio::test]
 async fn tz_is_the_users_zone() {
     let host = host(policy());
-    let berlin = scope(&host, UserInfo::new("a").time_zone("Europe/Berlin"));
-    let tokyo = scope(&host, UserInfo::new("b").time_zone("Asia/Tokyo"));
+    let berlin = scope(&host, UserInfo::new("a").with_time_zone("Europe/Berlin"));
+    let tokyo = scope(&host, UserInfo::new("b").with_time_zone("Asia/Tokyo"));
     let env = wire("env");
     let (berlin, tokyo) = tokio::join!(
         berlin.invoke(&env, Value::Null),
@@ -240,7 +241,7 @@ async fn tz_is_the_users_zone() {
     assert_eq!(parse_env(&berlin)["TZ"], "Europe/Berlin");
     assert_eq!(parse_env(&tokyo)["TZ"], "Asia/Tokyo");
     // An explicit `TZ` loses to the user's zone.
-    let scope2 = scope(&host, UserInfo::new("c").time_zone("Europe/Berlin"));
+    let scope2 = scope(&host, UserInfo::new("c").with_time_zone("Europe/Berlin"));
     let result = scope2
         .invoke(
             &wire("env_with"),
@@ -272,7 +273,7 @@ async fn host_hooks_see_and_rewrite_the_final_environment() {
         ctx.env.insert("FROM_HOOK".into(), "1".into());
         Ok(())
     }));
-    let scope = scope(&host, UserInfo::new("a").time_zone("UTC"));
+    let scope = scope(&host, UserInfo::new("a").with_time_zone("UTC"));
     let env = parse_env(&scope.invoke(&wire("env"), Value::Null).await);
     assert_eq!(env["FROM_HOOK"], "1");
     assert_eq!(env["TZ"], "UTC");

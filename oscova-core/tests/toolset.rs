@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use oscova_core::prelude::*;
 use oscova_core::{
-    ArgError, CallOptions, InvokeError, ToolInfo, UserScope, normalize_segment, owner_segment,
+    InvokeError, UserScope, args::ArgError, tool::ToolInfo, wire::normalize_segment,
+    wire::owner_segment,
 };
 use serde_json::{Value, json};
 
@@ -144,7 +145,7 @@ fn scope(user: &str) -> (PluginHost, UserScope, Arc<AtomicUsize>) {
         .strict(true)
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new(user)).unwrap();
+    let scope = host.user_scope(UserInfo::new(user));
     assert!(scope.diagnostics().is_empty(), "{:?}", scope.diagnostics());
     (host, scope, counter_for(user))
 }
@@ -262,10 +263,7 @@ async fn bad_arguments_never_call_the_method_through_a_scope() {
     let (_host, scope, calls) = scope("args-scope");
     for (tool, args, expected) in bad_inputs() {
         let name = wire(tool);
-        match scope
-            .call(&name, args.clone(), CallOptions::default())
-            .await
-        {
+        match scope.invoke(&name, args.clone()).checked().await {
             Err(InvokeError::InvalidArguments { tool: t, error }) => {
                 assert_eq!(t, name);
                 assert_eq!(error.to_string(), expected, "{tool} with {args}");
@@ -353,11 +351,12 @@ async fn cancellation_returns_promptly_even_if_the_body_ignores_it() {
         canceller.cancel();
     });
     let started = Instant::now();
-    let options = CallOptions {
-        cancel: Some(token),
-        ..CallOptions::default()
-    };
-    let outcome = scope.call(&wire("sleepy"), json!({}), options).await;
+    let cancel = token;
+    let outcome = scope
+        .invoke(&wire("sleepy"), json!({}))
+        .cancel_on(cancel)
+        .checked()
+        .await;
     let elapsed = started.elapsed();
     assert_eq!(outcome, Err(InvokeError::Cancelled(wire("sleepy"))));
     assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
@@ -366,11 +365,11 @@ async fn cancellation_returns_promptly_even_if_the_body_ignores_it() {
     // An already cancelled token stops the call before the method runs.
     let token = CancellationToken::new();
     token.cancel();
-    let options = CallOptions {
-        cancel: Some(token),
-        ..CallOptions::default()
-    };
-    let r = scope.invoke_with(&wire("sleepy"), json!({}), options).await;
+    let cancel = token;
+    let r = scope
+        .invoke(&wire("sleepy"), json!({}))
+        .cancel_on(cancel)
+        .await;
     assert!(r.is_error);
     assert_eq!(r.details, json!({"error": "cancelled"}));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -404,12 +403,11 @@ async fn a_cancelled_token_stops_a_synchronous_tool_before_it_runs() {
     let (_host, scope, calls) = scope("cancel-sync");
     let token = CancellationToken::new();
     token.cancel();
-    let options = CallOptions {
-        cancel: Some(token),
-        ..CallOptions::default()
-    };
+    let cancel = token;
     let outcome = scope
-        .call(&wire("count"), json!({"limit": 1}), options)
+        .invoke(&wire("count"), json!({"limit": 1}))
+        .cancel_on(cancel)
+        .checked()
         .await;
     assert_eq!(outcome, Err(InvokeError::Cancelled(wire("count"))));
     assert_eq!(calls.load(Ordering::SeqCst), 0);
@@ -419,12 +417,10 @@ async fn a_cancelled_token_stops_a_synchronous_tool_before_it_runs() {
 async fn the_injected_token_and_invocation_are_the_callers() {
     let (_host, scope, _) = scope("token-owner");
     let token = CancellationToken::new();
-    let options = CallOptions {
-        cancel: Some(token.clone()),
-        ..CallOptions::default()
-    };
+    let cancel = token.clone();
     let r = scope
-        .invoke_with(&wire("cancel_own"), json!({}), options)
+        .invoke(&wire("cancel_own"), json!({}))
+        .cancel_on(cancel)
         .await;
     assert_eq!(r, ToolResult::text("token-owner"));
     assert!(
@@ -451,14 +447,12 @@ async fn progress_reports_arrive_at_the_sink() {
     let (_host, scope, _) = scope("progress");
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
-    let options = CallOptions {
-        progress: Some(Arc::new(move |p: ToolProgress| {
-            sink.lock().unwrap().push(p);
-        })),
-        ..CallOptions::default()
+    let on_progress = move |p: ToolProgress| {
+        sink.lock().unwrap().push(p);
     };
     let r = scope
-        .invoke_with(&wire("progress"), json!({"steps": 3}), options)
+        .invoke(&wire("progress"), json!({"steps": 3}))
+        .progress(on_progress)
         .await;
     assert_eq!(r.content, "3");
     let seen = seen.lock().unwrap();

@@ -1,4 +1,4 @@
-//! The wire-name segment rule, identical to `oscova_core::normalize_segment`
+//! The wire-name segment rule, identical to `oscova_core::wire::normalize_segment`
 //! (a test in `oscova-core` checks the two agree): heck snake_case, then
 //! `[a-z0-9]` kept and everything else `_`, runs collapsed, ends trimmed.
 

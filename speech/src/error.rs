@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 
 use oscova_core::provider::speech::SpeechError;
-use oscova_core::{HttpError, SpawnError};
+use oscova_core::{http::HttpError, process::SpawnError};
 
 /// An error from one of the speech engines.
 #[derive(Debug, thiserror::Error)]

@@ -19,7 +19,10 @@ use oscova_core::provider::speech::{
     SpeechError, SpeechProviderKeys, SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_core::{CancellationToken, ProcessSpawnPolicy, ProcessSpawnRequest, SpawnError};
+use oscova_core::{
+    CancellationToken, process::ProcessSpawnPolicy, process::ProcessSpawnRequest,
+    process::SpawnError,
+};
 
 use crate::error::EngineError;
 

@@ -128,7 +128,7 @@
 //! are the whole decision, made before a provider runs: the exact type key
 //! (an unknown key is [`SpeechError::UnknownProvider`] listing the known
 //! ones), then, when offline operation is required, the configured endpoint
-//! and download URL must pass [`oscova_core::is_local_endpoint`], and a
+//! and download URL must pass [`oscova_core::locality::is_local_endpoint`], and a
 //! configuration without an endpoint is accepted only for a provider that is
 //! local by design. The table is precomputed, so this costs well under a
 //! microsecond.
@@ -158,8 +158,9 @@ pub use router::{
 };
 pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
 pub use wav::{
-    AudioKind, MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE, Pcm16kMono, SAMPLE_RATE,
-    WavHeader, WavHeaderError, check_wav_header, decode_wav, encode_wav, sniff_audio,
+    AudioKind, DEFAULT_MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE,
+    Pcm16kMono, SAMPLE_RATE, WavHeader, WavHeaderError, check_wav_header, decode_wav, encode_wav,
+    sniff_audio,
 };
 
 /// The speech contracts of `oscova-core`, so provider authors need one import.

@@ -20,8 +20,8 @@ use oscova_core::provider::speech::{
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use oscova_core::{
-    CancellationToken, ExposeSecret, HttpClient, HttpError, HttpRequestBuilder, NetworkScope,
-    is_local_endpoint,
+    CancellationToken, ExposeSecret, HttpClient, NetworkScope, http::HttpError,
+    http::HttpRequestBuilder, locality::is_local_endpoint,
 };
 use reqwest::{StatusCode, Url};
 use serde::{Deserialize, Serialize};

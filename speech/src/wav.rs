@@ -30,6 +30,10 @@ pub const SAMPLE_RATE: u32 = 16_000;
 /// The longest audio [`decode_wav`] accepts, in seconds.
 pub const MAX_AUDIO_SECONDS: u32 = 300;
 
+/// The largest WAV file hosts read for recognition by default (64 MiB: five
+/// minutes of 48 kHz 16-bit stereo with room to spare).
+pub const DEFAULT_MAX_AUDIO_BYTES: u64 = 64 * 1024 * 1024;
+
 /// The lowest input sample rate accepted, in Hz (below it is no usable speech).
 pub const MIN_INPUT_RATE: u32 = 4_000;
 

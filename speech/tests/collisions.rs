@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::spy::Spy;
 use common::warnings::Warnings;
-use oscova_core::{DiagnosticKind, Severity};
+use oscova_core::{diagnostic::DiagnosticKind, diagnostic::Severity};
 use oscova_speech::{
     FliteSynthesizer, OpenAiSpeech, PocketsphinxRecognizer, ProviderOrigin, RecognitionRequest,
     SpeechProviderConfig, SpeechRecognitionRouter, SpeechSynthesisRouter, SynthesisRequest,

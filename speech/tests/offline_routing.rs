@@ -14,7 +14,7 @@ use oscova_speech::{
 };
 
 /// (endpoint, local). Where a form is ambiguous between URL parsers it is
-/// "not local"; `oscova_core::is_local_endpoint` documents each rule.
+/// "not local"; `oscova_core::locality::is_local_endpoint` documents each rule.
 const ENDPOINTS: &[(&str, bool)] = &[
     // Local.
     ("http://127.0.0.1", true),

@@ -6,7 +6,7 @@ mod common;
 
 use common::spy::Spy;
 use oscova_core::prelude::*;
-use oscova_core::{DiagnosticKind, HostError};
+use oscova_core::{HostError, diagnostic::DiagnosticKind};
 use oscova_speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRecognitionRouter, SpeechRouters,
     SpeechSynthesisRouter, SynthesisRequest,

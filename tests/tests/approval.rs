@@ -9,7 +9,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use oscova_core::prelude::*;
 use oscova_core::{
-    ApprovalDecision, ApprovalRequest, DefaultApproval, InvokeError, PluginHostBuilder,
+    ApprovalDecision, ApprovalRequest, InvokeError, PluginHostBuilder, host::DefaultApproval,
     linked_plugins,
 };
 use serde_json::json;
@@ -75,14 +75,11 @@ async fn a_denied_call_never_runs_the_method() {
         })
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("u")).unwrap();
+    let scope = host.user_scope(UserInfo::new("u"));
     let before = runs();
     let err = scope
-        .call(
-            "guarded__guarded__wipe",
-            json!({"target": "/"}),
-            Default::default(),
-        )
+        .invoke("guarded__guarded__wipe", json!({"target": "/"}))
+        .checked()
         .await
         .unwrap_err();
     assert!(err.is_refusal());
@@ -133,7 +130,7 @@ async fn an_approved_call_runs() {
         .approval_handler(|_: &ApprovalRequest<'_>| true)
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("u")).unwrap();
+    let scope = host.user_scope(UserInfo::new("u"));
     let before = runs();
     let r = scope
         .invoke("guarded__guarded__wipe", json!({"target": "tmp"}))
@@ -155,7 +152,7 @@ async fn default_tools_follow_the_host_policy() {
         })
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("u")).unwrap();
+    let scope = host.user_scope(UserInfo::new("u"));
     let before = runs();
     let r = scope.invoke("guarded__guarded__peek", json!({})).await;
     assert!(r.is_error, "{r:?}");
@@ -175,14 +172,11 @@ async fn default_tools_follow_the_host_policy() {
 async fn without_a_handler_required_tools_are_refused() {
     let _serial = SERIAL.lock().await;
     let host = builder().build().unwrap();
-    let scope = host.user_scope(UserInfo::new("u")).unwrap();
+    let scope = host.user_scope(UserInfo::new("u"));
     let before = runs();
     let err = scope
-        .call(
-            "guarded__guarded__wipe",
-            json!({"target": "/"}),
-            Default::default(),
-        )
+        .invoke("guarded__guarded__wipe", json!({"target": "/"}))
+        .checked()
         .await
         .unwrap_err();
     match err {

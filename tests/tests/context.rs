@@ -60,10 +60,8 @@ async fn each_user_gets_their_own_context_and_secrets_stay_hidden() {
         .credentials(resolver)
         .build()
         .unwrap();
-    let alice = host
-        .user_scope(User::new("alice").time_zone("Europe/Berlin"))
-        .unwrap();
-    let bob = host.user_scope(User::new("bob")).unwrap();
+    let alice = host.user_scope(User::new("alice").with_time_zone("Europe/Berlin"));
+    let bob = host.user_scope(User::new("bob"));
 
     let a = alice.invoke("ctx_probe__who__who", json!({})).await;
     assert_eq!(

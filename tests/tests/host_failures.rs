@@ -7,8 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oscova_core::prelude::*;
 use oscova_core::{
-    DiagnosticKind, ProviderTypeKey, PublicationError, linked_plugins,
+    diagnostic::DiagnosticKind,
+    host::PublicationError,
+    linked_plugins,
     provider::BoxFuture,
+    provider::ProviderTypeKey,
     provider::speech::{RecognitionRequest, SpeechError, SpeechRecognitionProvider, Transcript},
 };
 use serde_json::json;
@@ -45,7 +48,10 @@ impl AgentPlugin for PanickingPlugin {
 #[plugin(id = "bad.errs")]
 pub struct ErringPlugin;
 impl AgentPlugin for ErringPlugin {
-    fn try_configure(&self, _: &mut AgentPluginBuilder) -> Result<(), oscova_core::BoxError> {
+    fn try_configure(
+        &self,
+        _: &mut AgentPluginBuilder,
+    ) -> Result<(), oscova_core::provider::BoxError> {
         Err("the acme licence file is missing".into())
     }
 }
@@ -65,7 +71,7 @@ impl AgentPlugin for ImpostorPlugin {}
 
 // ---- rows ----------------------------------------------------------------
 
-fn build(plugins: impl IntoIterator<Item = oscova_core::PluginRegistration>) -> PluginHost {
+fn build(plugins: impl IntoIterator<Item = oscova_core::plugin::PluginRegistration>) -> PluginHost {
     PluginHost::builder().plugins(plugins).build().unwrap()
 }
 
@@ -97,7 +103,7 @@ async fn configure_panicking_or_erring_skips_only_that_plugin() {
             .contains("licence file is missing")
     );
     // Nothing the panicking plugin recorded before panicking is published.
-    let scope = host.user_scope(UserInfo::new("u")).unwrap();
+    let scope = host.user_scope(UserInfo::new("u"));
     let names: Vec<_> = scope.tools().map(|t| t.wire_name().to_owned()).collect();
     assert_eq!(names, ["good_one__ping__ping"]);
     assert_eq!(
@@ -169,9 +175,9 @@ impl AgentPlugin for PerUserPlugin {
 #[tokio::test]
 async fn a_toolset_factory_failing_for_one_user_drops_it_for_that_user_only() {
     let host = build(linked_plugins![PerUserPlugin]);
-    let alice = host.user_scope(UserInfo::new("alice")).unwrap();
-    let bob = host.user_scope(UserInfo::new("bob")).unwrap();
-    let mallory = host.user_scope(UserInfo::new("mallory")).unwrap();
+    let alice = host.user_scope(UserInfo::new("alice"));
+    let bob = host.user_scope(UserInfo::new("bob"));
+    let mallory = host.user_scope(UserInfo::new("mallory"));
 
     assert_eq!(alice.tools().count(), 2);
     assert!(alice.diagnostics().is_empty());
@@ -277,7 +283,7 @@ impl AgentPlugin for ProviderPlugin {
 async fn a_provider_factory_panicking_skips_it_and_later_ones_are_built() {
     let host = build(linked_plugins![ProviderPlugin]);
     let keys: Vec<_> = host
-        .speech_recognition_providers()
+        .providers::<dyn oscova_core::provider::speech::SpeechRecognitionProvider>()
         .iter()
         .map(|p| p.provider().type_key().to_string())
         .collect();
@@ -336,7 +342,7 @@ async fn duplicate_wire_names_are_all_reported_and_the_earlier_tool_kept() {
             .count(),
         2
     );
-    let scope = host.user_scope(UserInfo::new("u")).unwrap();
+    let scope = host.user_scope(UserInfo::new("u"));
     assert_eq!(scope.tools().count(), 1);
     assert_eq!(
         scope.invoke("twice__user__whoami", json!({})).await.content,
@@ -420,7 +426,7 @@ impl AgentPlugin for FragilePlugin {
 #[tokio::test]
 async fn tool_errors_panics_and_bad_arguments_are_error_results() {
     let host = build(linked_plugins![FragilePlugin]);
-    let scope = host.user_scope(UserInfo::new("u")).unwrap();
+    let scope = host.user_scope(UserInfo::new("u"));
 
     let r = scope
         .invoke("fragile__fragile__divide", json!({"a": 1, "b": 0}))

@@ -2,7 +2,8 @@
 //! through `inventory`, and a host can insist on the ids it expects.
 
 use oscova_core::{
-    DiagnosticKind, HostError, PluginHost, PluginRegistration, UserInfo, linked_plugins,
+    HostError, PluginHost, UserInfo, diagnostic::DiagnosticKind, linked_plugins,
+    plugin::PluginRegistration,
 };
 use oscova_tests::example_hello_plugin::ExampleAgentPlugin;
 use oscova_tests::oscova_test_plugin_alpha::AlphaPlugin;
@@ -41,7 +42,7 @@ async fn a_default_host_loads_every_linked_plugin_once() {
     }
     assert!(host.diagnostics().is_empty(), "{:?}", host.diagnostics());
 
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let hello = scope
         .invoke(
             "test_alpha__greet__hello",
@@ -70,12 +71,12 @@ fn a_missing_expected_plugin_fails_the_start_check() {
 
 #[test]
 fn metadata_comes_from_the_manifest() {
-    let manifest = <AlphaPlugin as oscova_core::PluginInfo>::manifest();
+    let manifest = <AlphaPlugin as oscova_core::plugin::RegisteredPlugin>::manifest();
     assert_eq!(manifest.id, "test.alpha");
     assert_eq!(manifest.name, "test.alpha");
     assert_eq!(manifest.version, env!("CARGO_PKG_VERSION"));
     assert_eq!(manifest.framework, ">=0.1");
-    let seed = <ExampleAgentPlugin as oscova_core::PluginInfo>::manifest();
+    let seed = <ExampleAgentPlugin as oscova_core::plugin::RegisteredPlugin>::manifest();
     assert_eq!(seed.name, "Acme Search");
     assert_eq!(seed.description, "The seed plugin.");
     let _ = DiagnosticKind::MissingPlugin;

@@ -23,7 +23,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("{diagnostic}");
     }
 
-    let scope = host.user_scope(UserInfo::new("alice").time_zone("Europe/Berlin"))?;
+    let scope = host.user_scope(UserInfo::new("alice").with_time_zone("Europe/Berlin"));
     for tool in scope.tools() {
         println!(
             "{} ({}): {}",

@@ -11,7 +11,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let host = PluginHost::builder()
         .expect_linked(oscova_core::linked_plugins![ExampleAgentPlugin])
         .build()?;
-    let scope = host.user_scope(UserInfo::new("alice"))?;
+    let scope = host.user_scope(UserInfo::new("alice"));
     for tool in scope.tools() {
         println!("{}: {}", tool.wire_name(), tool.description());
     }

@@ -166,7 +166,7 @@ mod tests {
             .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true)
             .build()
             .unwrap();
-        let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+        let scope = host.user_scope(UserInfo::new("alice"));
         let names: Vec<_> = scope.tools().map(|t| t.wire_name().to_owned()).collect();
         assert_eq!(
             names,
@@ -192,28 +192,22 @@ mod tests {
 
     #[tokio::test]
     async fn slow_count_reports_progress_and_honours_cancellation() {
-        use oscova_core::{CallOptions, InvokeError};
+        use oscova_core::InvokeError;
         use std::sync::{Arc, Mutex};
 
         let host = PluginHost::builder()
             .plugins(oscova_core::linked_plugins![ExampleAgentPlugin])
             .build()
             .unwrap();
-        let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+        let scope = host.user_scope(UserInfo::new("alice"));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
-        let options = CallOptions {
-            cancel: None,
-            progress: Some(Arc::new(move |p: ToolProgress| {
-                sink.lock().unwrap().push(p.progress)
-            })),
-        };
         let r = scope
-            .invoke_with(
+            .invoke(
                 "acme_search__example__slow_count",
                 json!({"to": 3, "delay_ms": 1}),
-                options,
             )
+            .progress(move |p: ToolProgress| sink.lock().unwrap().push(p.progress))
             .await;
         assert_eq!(r.content, "3");
         assert_eq!(*seen.lock().unwrap(), [Some(1.0), Some(2.0), Some(3.0)]);
@@ -225,15 +219,13 @@ mod tests {
 
         let token = CancellationToken::new();
         let cancel = token.clone();
-        let options = CallOptions {
-            cancel: Some(token),
-            progress: None,
-        };
-        let call = scope.call(
-            "acme_search__example__slow_count",
-            json!({"to": 10_000, "delay_ms": 10_000}),
-            options,
-        );
+        let call = scope
+            .invoke(
+                "acme_search__example__slow_count",
+                json!({"to": 10_000, "delay_ms": 10_000}),
+            )
+            .cancel_on(token)
+            .checked();
         let (outcome, ()) = tokio::join!(call, async move { cancel.cancel() });
         assert!(
             matches!(outcome, Err(InvokeError::Cancelled(_))),

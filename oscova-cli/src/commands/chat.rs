@@ -45,7 +45,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
             provider: config.provider,
         });
     }
-    let scope = env.host.user_scope(selected.user)?;
+    let scope = env.host.user_scope(selected.user);
     let mut chat = Chat {
         env,
         scope,

@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use oscova_core::{CallOptions, NetworkScope, PublishedTool, ToolProgress, ToolResult, UserScope};
+use oscova_core::{NetworkScope, ToolProgress, ToolResult, UserScope, host::PublishedTool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
@@ -37,7 +37,7 @@ use crate::output::warn;
 pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError> {
     let scope = env
         .host
-        .user_scope(env.config.user(args.user.user.as_deref()))?;
+        .user_scope(env.config.user(args.user.user.as_deref()));
     for d in scope.diagnostics() {
         warn(&d.to_string());
     }
@@ -176,16 +176,16 @@ impl ServerHandler for McpServer {
                 last: 0.0,
                 sent: 0,
             });
-        let options = CallOptions {
-            cancel: Some(context.ct.clone()),
-            progress: relay.is_some().then(|| {
-                let sink: oscova_core::ProgressSink = Arc::new(move |p| {
-                    let _ = tx.send(p);
-                });
-                sink
-            }),
-        };
-        let call = self.scope.invoke_with(name, arguments, options);
+        let call = self
+            .scope
+            .invoke(name, arguments)
+            .cancel_on(context.ct.clone());
+        let call = call.progress_sink(relay.is_some().then(|| {
+            let sink: oscova_core::tool::ProgressSink = Arc::new(move |p| {
+                let _ = tx.send(p);
+            });
+            sink
+        }));
         tokio::pin!(call);
         let result = loop {
             tokio::select! {

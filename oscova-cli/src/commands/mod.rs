@@ -19,10 +19,8 @@ mod tools;
 pub use mcp::{McpServer, serve_stdio};
 
 use std::future::Future;
-use std::sync::Arc;
 
 use oscova_core::{CancellationToken, PluginHost};
-use oscova_speech::SpeechRouters;
 
 use crate::cli::Command;
 use crate::config::Config;
@@ -32,9 +30,6 @@ use crate::error::{CliError, ExitStatus};
 pub(crate) struct Env {
     /// The started host.
     pub(crate) host: PluginHost,
-    /// The speech routers the launcher built from the host for the speech
-    /// plugin, if it did; `speech` builds its own otherwise.
-    pub(crate) speech: Option<Arc<SpeechRouters>>,
     /// The loaded configuration.
     pub(crate) config: Config,
     /// `--json` was given.

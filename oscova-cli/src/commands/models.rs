@@ -1,11 +1,11 @@
 //! `oscova models list|pull`.
 //!
 //! Rules: the provider and the offline check come from `provider::select`,
-//! so a refused endpoint gets no request. `list` asks the provider's
-//! download side for its catalog (for `ollama`: the installed models plus
-//! the config's `catalog` option and `model`); a provider without one is
-//! listed through the OpenAI-compatible `GET /v1/models` when its key is
-//! `openai`, and is a usage error otherwise. `pull` needs a download side
+//! so a refused endpoint gets no request. `list` asks the provider through
+//! the contract (`ModelProvider::list_models`: for `ollama` the installed
+//! models plus the config's `catalog` option and `model`, for `openai` the
+//! server's `GET /v1/models`); a provider that cannot list is a usage
+//! error. `pull` needs a download side
 //! (a usage error without one) and shows progress as `progress` says; it
 //! succeeds only when the provider reports the download complete. Ctrl-C
 //! cancels the request's token: the provider drops the connection and
@@ -15,10 +15,7 @@ mod progress;
 
 use indicatif::HumanBytes;
 use oscova_core::CancellationToken;
-use oscova_core::provider::model::{
-    DownloadProgress, ModelDownloadProvider, ModelError, ModelInfo,
-};
-use oscova_plugin_openai::{OPENAI_PROVIDER_KEY, OpenAiProvider};
+use oscova_core::provider::model::{DownloadProgress, ModelError};
 use serde_json::json;
 
 use super::provider::{Selected, select};
@@ -44,34 +41,8 @@ async fn list(env: &Env, args: ModelsListArgs) -> Result<ExitStatus, CliError> {
         ..
     } = &selected;
     let key = config.provider.as_str();
-    let lister = match provider.downloads() {
-        Some(downloads) => Lister::Catalog(downloads),
-        None if key == OPENAI_PROVIDER_KEY => {
-            Lister::OpenAi(OpenAiProvider::new(env.host.http_client()))
-        }
-        None => {
-            return Err(CliError::Unsupported {
-                provider: key.to_owned(),
-                operation: "list models",
-            });
-        }
-    };
     let cancel = CancellationToken::new();
-    let work = async {
-        match &lister {
-            Lister::Catalog(downloads) => {
-                downloads
-                    .catalog(config, api_key.as_ref(), cancel.clone())
-                    .await
-            }
-            Lister::OpenAi(openai) => {
-                let names = openai
-                    .list_models(config, api_key.as_ref(), cancel.clone())
-                    .await?;
-                Ok(names.into_iter().map(offered).collect())
-            }
-        }
-    };
+    let work = provider.list_models(config, api_key.as_ref(), cancel.clone());
     let models = finish(env, cancellable(work, &cancel).await)?;
     if env.json {
         print_json(&json!({
@@ -100,23 +71,6 @@ async fn list(env: &Env, args: ModelsListArgs) -> Result<ExitStatus, CliError> {
     }
     print_text(text.trim_end())?;
     Ok(ExitStatus::Success)
-}
-
-/// Where a model list comes from.
-enum Lister<'a> {
-    /// The provider's download side.
-    Catalog(&'a dyn ModelDownloadProvider),
-    /// `GET /v1/models` of an OpenAI-compatible server.
-    OpenAi(OpenAiProvider),
-}
-
-/// A model an OpenAI-compatible server offers: usable, so "installed".
-fn offered(name: String) -> ModelInfo {
-    ModelInfo {
-        name,
-        size: None,
-        installed: true,
-    }
 }
 
 async fn pull(env: &Env, args: PullArgs) -> Result<ExitStatus, CliError> {

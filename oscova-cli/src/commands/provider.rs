@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use oscova_core::chat::model_provider;
 use oscova_core::provider::model::{ModelProvider, ModelProviderConfig, check_offline};
-use oscova_core::{CredentialResolver, SecretString, UserInfo};
+use oscova_core::{SecretString, UserInfo, context::CredentialResolver};
 
 use super::Env;
 use crate::cli::ProviderArgs;
@@ -47,7 +47,7 @@ pub(super) fn select(
     let Some(provider) = model_provider(&env.host, key) else {
         let mut available: Vec<String> = env
             .host
-            .model_providers()
+            .providers::<dyn ModelProvider>()
             .iter()
             .map(|p| p.provider().type_key().to_string())
             .collect();

@@ -24,8 +24,7 @@ mod list;
 use std::path::Path;
 use std::sync::Arc;
 
-use oscova_core::{CancellationToken, CredentialResolver, SecretString};
-use oscova_plugin_speech::SpeechLimits;
+use oscova_core::{CancellationToken, SecretString, context::CredentialResolver};
 use oscova_speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters, SynthesisRequest,
     check_wav_header,
@@ -47,12 +46,12 @@ pub(super) async fn run(env: &Env, command: SpeechCommand) -> Result<ExitStatus,
     }
 }
 
-/// The launcher's routers, else routers built from the host; their
-/// warnings on stderr either way.
+/// The host's speech routers service (the speech plugin registers one),
+/// else routers built from the host; their warnings on stderr either way.
 fn routers(env: &Env) -> Arc<SpeechRouters> {
     let routers = env
-        .speech
-        .clone()
+        .host
+        .service::<SpeechRouters>()
         .unwrap_or_else(|| Arc::new(SpeechRouters::from_host(&env.host)));
     for diagnostic in routers.diagnostics() {
         warn(&diagnostic.to_string());
@@ -223,7 +222,7 @@ fn read_audio(path: &Path) -> Result<Vec<u8>, CliError> {
         path: path.to_path_buf(),
         reason,
     };
-    let limit = SpeechLimits::default().max_audio_bytes;
+    let limit = oscova_speech::DEFAULT_MAX_AUDIO_BYTES;
     let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
     if meta.is_dir() {
         return Err(refuse("it is a folder, not a WAV file".into()));

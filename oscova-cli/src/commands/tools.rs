@@ -7,7 +7,7 @@
 //! redrawn line on a terminal and nowhere otherwise. Ctrl-C drops the call
 //! (the host's documented way to cancel) and exits with 130.
 
-use oscova_core::{CallOptions, InvokeError, PublishedTool, SchemaProfile, export_schema};
+use oscova_core::{InvokeError, SchemaProfile, export_schema, host::PublishedTool};
 use serde_json::{Value, json};
 
 use super::{Env, interrupted};
@@ -29,7 +29,7 @@ fn list(env: &Env, args: ListArgs) -> Result<ExitStatus, CliError> {
     let profile = SchemaProfile::from(args.profile);
     let scope = env
         .host
-        .user_scope(env.config.user(args.user.user.as_deref()))?;
+        .user_scope(env.config.user(args.user.user.as_deref()));
     let catalog = export_catalog(scope.tools(), profile);
     if env.json {
         print_json(&json!({
@@ -124,14 +124,14 @@ async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
     }
     let scope = env
         .host
-        .user_scope(env.config.user(args.user.user.as_deref()))?;
+        .user_scope(env.config.user(args.user.user.as_deref()));
     let progress = ProgressLine::on_stderr();
-    let options = CallOptions {
-        cancel: None,
-        progress: progress.as_ref().map(ProgressLine::sink),
-    };
+    let call = scope
+        .invoke(&args.name, arguments)
+        .progress_sink(progress.as_ref().map(ProgressLine::sink))
+        .checked();
     let outcome = tokio::select! {
-        outcome = scope.call(&args.name, arguments, options) => outcome,
+        outcome = call => outcome,
         () = interrupted() => Err(InvokeError::Cancelled(args.name.clone())),
     };
     if let Some(line) = &progress {

@@ -60,7 +60,7 @@ mod tests;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::context::UserInfo;
+use crate::context::{AgentPluginContext, UserInfo};
 
 pub use error::RootPathError;
 pub use root::{ResolvedPath, UserRoot, relative_inside};
@@ -87,6 +87,29 @@ pub const DEFAULT_BASE: &str = "oscova-files";
 /// assert_eq!(roots(&UserInfo::new("guest")), None);
 /// ```
 pub type RootResolver = Arc<dyn Fn(&UserInfo) -> Option<PathBuf> + Send + Sync>;
+
+/// The files root of `ctx`'s user for a plugin that works on files:
+/// `own` roots when the plugin was given some, else the user's files root
+/// from the host ([`AgentPluginContext::files_root`]), else the user's
+/// directory under [`default_base`]. `None` when the chosen resolver gives
+/// this user none.
+///
+/// ```
+/// use oscova_core::{AgentPluginContext, UserInfo};
+/// use std::path::Path;
+///
+/// let ctx = AgentPluginContext::for_user("demo", UserInfo::new("ann").with_files_root("/srv/ann"));
+/// assert_eq!(oscova_core::fs::root_for(None, &ctx).as_deref(), Some(Path::new("/srv/ann")));
+/// ```
+pub fn root_for(own: Option<&RootResolver>, ctx: &AgentPluginContext) -> Option<PathBuf> {
+    match own {
+        Some(roots) => roots(ctx.user()),
+        None => match ctx.files_root() {
+            Some(root) => Some(root.to_path_buf()),
+            None => per_user_roots(default_base())(ctx.user()),
+        },
+    }
+}
 
 /// The default base directory: `$OSCOVA_FILES_ROOT` ([`ROOT_ENV`]), else
 /// `./oscova-files` ([`DEFAULT_BASE`]). Read at each call.

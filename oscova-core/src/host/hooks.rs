@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::call::InvokeError;
-use super::diagnostic::{Diagnostic, DiagnosticKind, Severity, panic_message};
+use super::invoke::InvokeError;
 use crate::context::UserInfo;
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, panic_message};
 use crate::result::ToolResult;
 
 /// A tool call about to run.

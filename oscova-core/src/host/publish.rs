@@ -1,5 +1,5 @@
 //! Publication: composing and checking every wire name once, for all
-//! users, and building the shared providers.
+//! users.
 //!
 //! Owner and tool segments arrive normalised from the macro, so they are
 //! only checked here, not recomputed: publication runs at every start and
@@ -8,21 +8,11 @@
 
 use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
-use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::diagnostic::panic_message;
-use super::{Diagnostic, DiagnosticKind, LoadedPlugin, Severity, ShutdownFn, ToolsetSlot};
-use crate::builder::ProviderRegistration;
-use crate::context::ProviderContext;
-use crate::http::HttpClient;
-use crate::process::ProcessSpawnPolicy;
-use crate::provider::BoxFuture;
-use crate::provider::model::ModelProvider;
-use crate::provider::speech::{SpeechRecognitionProvider, SpeechSynthesisProvider};
+use super::load::{LoadedPlugin, ToolsetSlot};
+use crate::diagnostic::DiagnosticKind;
 use crate::tool::{NetworkScope, ToolApprovalMode, ToolInfo};
 use crate::wire::{MAX_WIRE_NAME_LEN, SEGMENT_SEPARATOR, WireName};
 
@@ -232,179 +222,4 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
         by_name,
         errors,
     }
-}
-
-/// A provider built at start-up, shared by every user.
-pub struct PublishedProvider<P: ?Sized> {
-    plugin_id: &'static str,
-    type_name: &'static str,
-    provider: Arc<P>,
-}
-
-impl<P: ?Sized> PublishedProvider<P> {
-    /// The id of the plugin that registered it.
-    pub fn plugin_id(&self) -> &'static str {
-        self.plugin_id
-    }
-
-    /// The Rust type of the provider.
-    pub fn type_name(&self) -> &'static str {
-        self.type_name
-    }
-
-    /// The provider.
-    pub fn provider(&self) -> &Arc<P> {
-        &self.provider
-    }
-}
-
-impl<P: ?Sized> Clone for PublishedProvider<P> {
-    fn clone(&self) -> Self {
-        Self {
-            plugin_id: self.plugin_id,
-            type_name: self.type_name,
-            provider: self.provider.clone(),
-        }
-    }
-}
-
-impl<P: ?Sized> fmt::Debug for PublishedProvider<P> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PublishedProvider")
-            .field("plugin_id", &self.plugin_id)
-            .field("type_name", &self.type_name)
-            .finish_non_exhaustive()
-    }
-}
-
-pub(crate) type ProviderParts = (
-    &'static str,
-    Vec<ProviderRegistration<dyn ModelProvider>>,
-    Vec<ProviderRegistration<dyn SpeechRecognitionProvider>>,
-    Vec<ProviderRegistration<dyn SpeechSynthesisProvider>>,
-);
-
-pub(crate) struct Providers {
-    pub(crate) model: Vec<PublishedProvider<dyn ModelProvider>>,
-    pub(crate) recognition: Vec<PublishedProvider<dyn SpeechRecognitionProvider>>,
-    pub(crate) synthesis: Vec<PublishedProvider<dyn SpeechSynthesisProvider>>,
-    pub(crate) shutdown: Vec<ShutdownFn>,
-}
-
-/// Runs one provider factory with panics caught; `None` (and a diagnostic)
-/// when it fails.
-fn build_one<P: ?Sized>(
-    registration: &ProviderRegistration<P>,
-    ctx: &ProviderContext,
-    what: &str,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<PublishedProvider<P>> {
-    let outcome = catch_unwind(AssertUnwindSafe(|| (registration.factory)(ctx)));
-    let reason = match outcome {
-        Ok(Ok(provider)) => {
-            return Some(PublishedProvider {
-                plugin_id: ctx.plugin_id(),
-                type_name: registration.type_name(),
-                provider,
-            });
-        }
-        Ok(Err(e)) => format!("failed: {e}"),
-        Err(payload) => format!("panicked: {}", panic_message(&*payload)),
-    };
-    diagnostics.push(Diagnostic::new(
-        Severity::Warning,
-        DiagnosticKind::ProviderFailed,
-        Some(ctx.plugin_id()),
-        format!(
-            "{what} provider `{}` of plugin `{}` skipped: its factory {reason}",
-            registration.type_name(),
-            ctx.plugin_id()
-        ),
-    ));
-    None
-}
-
-/// How one kind of provider is shut down.
-type StopFn<P> = for<'p> fn(&'p P) -> BoxFuture<'p, ()>;
-
-fn stop_model(p: &dyn ModelProvider) -> BoxFuture<'_, ()> {
-    p.shutdown()
-}
-
-fn stop_recognition(p: &dyn SpeechRecognitionProvider) -> BoxFuture<'_, ()> {
-    p.shutdown()
-}
-
-fn stop_synthesis(p: &dyn SpeechSynthesisProvider) -> BoxFuture<'_, ()> {
-    p.shutdown()
-}
-
-/// Builds every provider of one kind, recording each built one's shutdown
-/// in creation order (the host runs them in reverse).
-fn build_all<P: ?Sized + Send + Sync + 'static>(
-    registrations: &[ProviderRegistration<P>],
-    ctx: &ProviderContext,
-    what: &str,
-    stop: StopFn<P>,
-    built: &mut Vec<PublishedProvider<P>>,
-    shutdown: &mut Vec<ShutdownFn>,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
-    for reg in registrations {
-        if let Some(p) = build_one(reg, ctx, what, diagnostics) {
-            let provider = p.provider.clone();
-            shutdown.push(Box::new(move || {
-                let provider = provider.clone();
-                Box::pin(async move { stop(&provider).await })
-            }));
-            built.push(p);
-        }
-    }
-}
-
-pub(crate) fn build_providers(
-    parts: Vec<ProviderParts>,
-    http: &HttpClient,
-    spawn: &ProcessSpawnPolicy,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Providers {
-    let mut out = Providers {
-        model: Vec::new(),
-        recognition: Vec::new(),
-        synthesis: Vec::new(),
-        shutdown: Vec::new(),
-    };
-    let unscoped = http.with_fixed_scope(NetworkScope::Internet);
-    for (plugin_id, model, recognition, synthesis) in parts {
-        // One context per plugin, shared by all its provider factories.
-        let ctx = ProviderContext::new(plugin_id, unscoped.clone(), spawn.clone());
-        build_all(
-            &model,
-            &ctx,
-            "model",
-            stop_model,
-            &mut out.model,
-            &mut out.shutdown,
-            diagnostics,
-        );
-        build_all(
-            &recognition,
-            &ctx,
-            "speech recognition",
-            stop_recognition,
-            &mut out.recognition,
-            &mut out.shutdown,
-            diagnostics,
-        );
-        build_all(
-            &synthesis,
-            &ctx,
-            "speech synthesis",
-            stop_synthesis,
-            &mut out.synthesis,
-            &mut out.shutdown,
-            diagnostics,
-        );
-    }
-    out
 }

@@ -1,77 +1,36 @@
-//! User scopes and invocation.
+//! User scopes: one user's toolset instances over the host's catalog.
 //!
-//! A scope owns only its toolset instances; the catalog and metadata are the
-//! host's, shared by every user. Invocation is the hot path: a name lookup,
-//! the approval check, argument parsing into the method's parameters, the
-//! call (sync methods inline, async ones awaited under the call's network
-//! scope, with panics caught and cancellation honoured even when the body
-//! ignores it), and redaction of known secrets before anything leaves.
+//! Rules: a scope owns only its toolset instances; the catalog, metadata,
+//! providers and services are the host's, shared by every user. Building
+//! one calls every toolset factory exactly once, in load order, with that
+//! user's context; a factory that fails or panics drops that toolset for
+//! this user only, with a diagnostic. Invoking lives in `invoke/`, which
+//! builds on this module (never the other way round).
 
 use std::fmt;
-use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use serde_json::Value;
-use tokio_util::sync::CancellationToken;
-
-use super::call::{
-    AsResult, Call, CallOptions, CatchUnwind, Checked, InvokeError, Mode, Results, SlowCall,
-    panicked,
-};
-use super::diagnostic::panic_message;
-use super::hooks;
-use super::{
-    ApprovalDecision, ApprovalRequest, Diagnostic, DiagnosticKind, HostInner, PublishedTool,
-    Severity,
-};
-use crate::args::ArgError;
+use super::HostInner;
+use super::publish::PublishedTool;
 use crate::context::{AgentPluginContext, Credentials, ScopeShared, UserInfo};
-use crate::http;
-use crate::invocation::{InvocationShared, ProgressSink, ToolInvocation, ToolProgress};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, panic_message};
+use crate::invocation::InvocationShared;
 use crate::redact::Redactor;
-use crate::result::ToolResult;
-use crate::tool::{NetworkScope, ToolCall, Toolset};
-
-/// `#[toolset]` marks every async method, so a synchronous tool returning a
-/// future has a hand-made `ToolInfo` that does not match its dispatch.
-#[cold]
-fn not_synchronous(wire_name: &str) -> InvokeError {
-    InvokeError::Panicked {
-        tool: wire_name.to_owned(),
-        message: "the toolset declared this tool synchronous, but calling it returned a future"
-            .to_owned(),
-    }
-}
-
-/// Whether the caller cancelled the call before it started.
-fn is_cancelled(options: &CallOptions) -> bool {
-    options
-        .cancel
-        .as_ref()
-        .is_some_and(CancellationToken::is_cancelled)
-}
-
-#[cold]
-fn invalid_arguments(wire_name: &str, error: ArgError) -> InvokeError {
-    InvokeError::InvalidArguments {
-        tool: wire_name.to_owned(),
-        error,
-    }
-}
+use crate::tool::Toolset;
 
 /// One user's tools.
 #[derive(Clone)]
 pub struct UserScope {
-    inner: Arc<ScopeInner>,
+    pub(in crate::host) inner: Arc<ScopeInner>,
 }
 
-struct ScopeInner {
-    host: Arc<HostInner>,
-    user: Arc<UserInfo>,
-    shared: InvocationShared,
-    toolsets: Box<[Option<Arc<dyn Toolset>>]>,
-    redactor: Redactor,
+pub(in crate::host) struct ScopeInner {
+    pub(in crate::host) host: Arc<HostInner>,
+    pub(in crate::host) user: Arc<UserInfo>,
+    pub(in crate::host) shared: InvocationShared,
+    pub(in crate::host) toolsets: Box<[Option<Arc<dyn Toolset>>]>,
+    pub(in crate::host) redactor: Redactor,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -88,23 +47,35 @@ impl fmt::Debug for UserScope {
 }
 
 impl UserScope {
-    pub(crate) fn build(host: Arc<HostInner>, user: UserInfo) -> Self {
+    pub(super) fn build(host: Arc<HostInner>, mut user: UserInfo) -> Self {
+        if let Some(roots) = &host.env.files_roots
+            && user.files_root().is_none()
+            && let Some(root) = roots(&user)
+        {
+            user = user.with_files_root(root);
+        }
         let user = Arc::new(user);
         let redactor = Redactor::new();
         let mut diagnostics = Vec::new();
-        let mut toolsets: Vec<Option<Arc<dyn Toolset>>> = Vec::with_capacity(host.slots.len());
+        let catalog = &host.catalog;
+        let mut toolsets: Vec<Option<Arc<dyn Toolset>>> = Vec::with_capacity(catalog.slots.len());
         let shared = Arc::new(ScopeShared {
             user: user.clone(),
-            credentials: Credentials::new(host.credentials.clone(), user.clone(), redactor.clone()),
-            http: host.http.clone(),
-            spawn: host.spawn.clone(),
+            credentials: Credentials::new(
+                host.env.credentials.clone(),
+                user.clone(),
+                redactor.clone(),
+            ),
+            http: host.env.http.clone(),
+            spawn: host.env.spawn.clone(),
+            host: host.shared.clone(),
         });
-        for plugin in &host.plugins {
+        for plugin in &catalog.plugins {
             if plugin.slots == 0 {
                 continue;
             }
             let ctx = AgentPluginContext::new(plugin.manifest.id, shared.clone());
-            let slots = host
+            let slots = catalog
                 .slots
                 .get(plugin.first_slot..plugin.first_slot + plugin.slots)
                 .unwrap_or_default();
@@ -134,7 +105,7 @@ impl UserScope {
         }
         let shared = InvocationShared {
             user: user.clone(),
-            spawn: Some(host.spawn.clone()),
+            spawn: Some(host.env.spawn.clone()),
         };
         Self {
             inner: Arc::new(ScopeInner {
@@ -176,6 +147,7 @@ impl UserScope {
     pub fn tools(&self) -> impl Iterator<Item = &PublishedTool> + '_ {
         self.inner
             .host
+            .catalog
             .tools
             .iter()
             .filter(|t| matches!(self.inner.toolsets.get(t.slot), Some(Some(_))))
@@ -183,379 +155,7 @@ impl UserScope {
 
     /// A tool this user can call, by wire name.
     pub fn tool(&self, wire_name: &str) -> Option<&PublishedTool> {
-        let tool = self
-            .inner
-            .host
-            .tools
-            .get(*self.inner.host.by_name.get(wire_name)?)?;
+        let tool = self.inner.host.catalog.tool(wire_name)?;
         matches!(self.inner.toolsets.get(tool.slot), Some(Some(_))).then_some(tool)
-    }
-
-    /// Calls a tool and returns its result; host refusals and failures come
-    /// back as error results the model can act on.
-    pub fn invoke<'a>(
-        &'a self,
-        wire_name: &'a str,
-        args: Value,
-    ) -> impl Future<Output = ToolResult> + Send + 'a {
-        Call::<Results<()>>::new(self, wire_name, args, ())
-    }
-
-    /// [`invoke`](Self::invoke) with cancellation and progress.
-    pub fn invoke_with<'a>(
-        &'a self,
-        wire_name: &'a str,
-        args: Value,
-        options: CallOptions,
-    ) -> impl Future<Output = ToolResult> + Send + 'a {
-        Call::<Results<CallOptions>>::new(self, wire_name, args, options)
-    }
-
-    /// [`invoke_with`](Self::invoke_with) for arguments as JSON text, as
-    /// models and MCP clients send them: parsed strictly (size cap,
-    /// duplicate properties refused, see [`parse_arguments`](crate::parse_arguments)).
-    pub fn invoke_json<'a>(
-        &'a self,
-        wire_name: &'a str,
-        args: &'a str,
-        options: CallOptions,
-    ) -> impl Future<Output = ToolResult> + Send + 'a {
-        AsResult {
-            inner: self.call_json(wire_name, args, options),
-        }
-    }
-
-    /// [`call`](Self::call) for arguments as JSON text.
-    pub async fn call_json(
-        &self,
-        wire_name: &str,
-        args: &str,
-        options: CallOptions,
-    ) -> Result<ToolResult, InvokeError> {
-        if !self.inner.host.by_name.contains_key(wire_name) {
-            return Err(self.redact_error(InvokeError::UnknownTool(wire_name.to_owned())));
-        }
-        match crate::args::parse_arguments(args, self.inner.host.max_argument_bytes) {
-            Ok(value) => self.call(wire_name, value, options).await,
-            Err(error) => Err(self.redact_error(InvokeError::InvalidArguments {
-                tool: wire_name.to_owned(),
-                error,
-            })),
-        }
-    }
-
-    /// Calls a tool, telling host refusals and failures apart from the
-    /// tool's own result (which may itself be an error result).
-    ///
-    /// Nothing happens until the future is first polled. A synchronous tool
-    /// with no before-hooks and no approval to ask then runs to completion
-    /// inside that first poll, with no further future allocated; every other
-    /// call (async tools, hooks, approval) continues in one boxed state
-    /// machine.
-    pub fn call<'a>(
-        &'a self,
-        wire_name: &'a str,
-        args: Value,
-        options: CallOptions,
-    ) -> impl Future<Output = Result<ToolResult, InvokeError>> + Send + 'a {
-        Call::<Checked>::new(self, wire_name, args, options)
-    }
-
-    /// Whether a call of `tool` can run to completion in place: a
-    /// synchronous method with no before-hooks and no approval to ask.
-    #[inline]
-    pub(super) fn runs_in_place(&self, tool: &PublishedTool) -> bool {
-        let host = &*self.inner.host;
-        let info = tool.info();
-        !info.is_async() && host.before.is_empty() && !host.approval.needs_approval(info.approval())
-    }
-
-    /// Runs a call that [`runs_in_place`](Self::runs_in_place), taking the
-    /// arguments and options out of the call's future. The call's handle is
-    /// left in `handle`, the future's own slot, and dropped with the future:
-    /// dropping it here, between the tool's return and this function's,
-    /// made the result take one more copy.
-    #[inline]
-    pub(super) fn run_in_place<'s, M: Mode>(
-        &'s self,
-        wire_name: &str,
-        tool: &PublishedTool,
-        toolset: &dyn Toolset,
-        args: &mut Value,
-        options: Option<CallOptions>,
-        handle: &mut Option<ToolInvocation<'s>>,
-    ) -> M::Output {
-        let invocation = handle.insert(ToolInvocation::borrowing(&self.inner.shared));
-        if let Some(options) = options {
-            if is_cancelled(&options) {
-                return self.refuse::<M>(InvokeError::Cancelled(wire_name.to_owned()));
-            }
-            self.attach(invocation, options);
-        }
-        let invocation = &*invocation;
-        // The result is finished where the dispatch left it, then handed
-        // straight to the caller's form: every move of it in between (into
-        // a local, into a `Result`) showed up as a copy in the small-tool
-        // bench.
-        let mut outcome = self.dispatch(tool, toolset, args, invocation);
-        if let Ok(Ok(ToolCall::Ready(result))) = &mut outcome {
-            self.finish(tool, result);
-        }
-        match outcome {
-            Ok(Ok(ToolCall::Ready(result))) => M::ok(result),
-            Ok(Ok(ToolCall::Pending(_))) => self.refuse::<M>(not_synchronous(wire_name)),
-            Ok(Err(error)) => self.refuse::<M>(invalid_arguments(wire_name, error)),
-            Err(payload) => self.refuse::<M>(panicked(wire_name, &*payload)),
-        }
-    }
-
-    /// A call's failure, redacted, in the caller's form.
-    #[cold]
-    pub(super) fn refuse<M: Mode>(&self, error: InvokeError) -> M::Output {
-        M::err(self.redact_error(error))
-    }
-
-    /// Boxes the slow path, out of line so that the in-place path's frame
-    /// does not carry the whole state machine.
-    #[inline(never)]
-    pub(super) fn slow<'a>(
-        &'a self,
-        wire_name: &'a str,
-        tool: &'a PublishedTool,
-        toolset: &'a dyn Toolset,
-        args: Value,
-        options: CallOptions,
-    ) -> SlowCall<'a> {
-        Box::pin(self.call_slow(wire_name, tool, toolset, args, options))
-    }
-
-    /// The published tool and this user's instance of its toolset.
-    #[inline]
-    pub(super) fn find(
-        &self,
-        wire_name: &str,
-    ) -> Result<(&PublishedTool, &dyn Toolset), InvokeError> {
-        let host = &*self.inner.host;
-        let tool = host
-            .by_name
-            .get(wire_name)
-            .and_then(|&index| host.tools.get(index))
-            .ok_or_else(|| InvokeError::UnknownTool(wire_name.to_owned()))?;
-        match self.inner.toolsets.get(tool.slot) {
-            Some(Some(toolset)) => Ok((tool, &**toolset)),
-            _ => Err(InvokeError::Unavailable(wire_name.to_owned())),
-        }
-    }
-
-    /// The rest of a call that can wait: before-hooks, approval, async
-    /// tools (awaited under the tool's network scope, with panics caught and
-    /// cancellation honoured even when the body ignores it).
-    async fn call_slow(
-        &self,
-        wire_name: &str,
-        tool: &PublishedTool,
-        toolset: &dyn Toolset,
-        mut args: Value,
-        options: CallOptions,
-    ) -> Result<ToolResult, InvokeError> {
-        let scope = &*self.inner;
-        let host = &*scope.host;
-        if !host.before.is_empty() {
-            hooks::run_before(&host.before, tool.wire_name(), &scope.user, &mut args)?;
-        }
-
-        let info = tool.info();
-        if host.approval.needs_approval(info.approval()) {
-            let decision = match &host.approval.handler {
-                None => ApprovalDecision::Deny(Some(
-                    "this host has no approval handler, and the tool requires approval".to_owned(),
-                )),
-                Some(handler) => {
-                    let request = ApprovalRequest {
-                        wire_name: tool.wire_name(),
-                        description: info.description(),
-                        mode: info.approval(),
-                        user: &scope.user,
-                        arguments: &args,
-                    };
-                    // A cancelled call stops waiting for a person's answer.
-                    match &options.cancel {
-                        None => handler.approve(&request).await,
-                        Some(token) => tokio::select! {
-                            biased;
-                            () = token.cancelled() => {
-                                return Err(InvokeError::Cancelled(wire_name.to_owned()));
-                            }
-                            decision = handler.approve(&request) => decision,
-                        },
-                    }
-                }
-            };
-            if let ApprovalDecision::Deny(reason) = decision {
-                return Err(InvokeError::Denied {
-                    tool: wire_name.to_owned(),
-                    reason,
-                });
-            }
-        }
-
-        if is_cancelled(&options) {
-            return Err(InvokeError::Cancelled(wire_name.to_owned()));
-        }
-        let cancel = options.cancel.clone();
-        let mut invocation = ToolInvocation::borrowing(&scope.shared);
-        self.attach(&mut invocation, options);
-        let mut result = match self.dispatch(tool, toolset, &mut args, &invocation) {
-            Ok(Ok(ToolCall::Ready(result))) => result,
-            Ok(Err(error)) => return Err(invalid_arguments(wire_name, error)),
-            Err(payload) => return Err(panicked(wire_name, &*payload)),
-            Ok(Ok(ToolCall::Pending(fut))) => {
-                let running = http::scoped(info.network_scope(), CatchUnwind(fut));
-                let outcome = match &cancel {
-                    None => running.await,
-                    Some(token) => tokio::select! {
-                        biased;
-                        () = token.cancelled() => {
-                            return Err(InvokeError::Cancelled(wire_name.to_owned()));
-                        }
-                        outcome = running => outcome,
-                    },
-                };
-                outcome.map_err(|payload| panicked(wire_name, &*payload))?
-            }
-        };
-        self.finish(tool, &mut result);
-        Ok(result)
-    }
-
-    /// Hands the caller's cancellation and progress to the call's handle.
-    #[inline]
-    fn attach(&self, invocation: &mut ToolInvocation<'_>, options: CallOptions) {
-        if let Some(token) = options.cancel {
-            invocation.set_cancellation(token);
-        }
-        if let Some(sink) = options.progress {
-            invocation.set_progress(self.redacting_sink(sink));
-        }
-    }
-
-    /// Parses the arguments and starts the method under the tool's network
-    /// scope, catching a panic. The arguments are taken from where they lie
-    /// only as the method is called, and the outcome is handed back as it
-    /// is: each extra move of either was a copy in the small-tool bench.
-    #[inline]
-    fn dispatch<'a>(
-        &self,
-        tool: &PublishedTool,
-        toolset: &'a dyn Toolset,
-        args: &mut Value,
-        invocation: &'a ToolInvocation<'_>,
-    ) -> std::thread::Result<Result<ToolCall<'a>, ArgError>> {
-        let network = tool.info().network_scope();
-        // A toolset's client already refuses everything outside a tool call,
-        // so a `None` tool needs no task-local unless it runs inside another
-        // tool's call.
-        let needs_scope = network != NetworkScope::None || http::current_network_scope().is_some();
-        catch_unwind(AssertUnwindSafe(|| {
-            if needs_scope {
-                http::scoped_sync(network, || {
-                    toolset.call_tool(tool.index, std::mem::take(args), invocation)
-                })
-            } else {
-                toolset.call_tool(tool.index, std::mem::take(args), invocation)
-            }
-        }))
-    }
-
-    /// Redacts a finished result and runs the after-hooks on it.
-    #[inline]
-    fn finish(&self, tool: &PublishedTool, result: &mut ToolResult) {
-        self.redact(result);
-        if !self.inner.host.after.is_empty() {
-            let (hooks, user) = (&self.inner.host.after, &self.inner.user);
-            hooks::run_after(hooks, tool.wire_name(), user, result, |r| self.redact(r));
-        }
-    }
-
-    /// Errors carry text from tools too (panic messages, echoed argument
-    /// values), so they are redacted like results. An unknown tool's name is
-    /// then cut to a few hundred bytes: it is whatever the model sent, and a
-    /// 10 MB name must not make a 10 MB error. Redaction comes first, since a
-    /// cut could split a secret and let its first half through.
-    pub(super) fn redact_error(&self, error: InvokeError) -> InvokeError {
-        match self.redact_error_fields(error) {
-            InvokeError::UnknownTool(name) => InvokeError::UnknownTool(crate::args::shorten(&name)),
-            other => other,
-        }
-    }
-
-    fn redact_error_fields(&self, error: InvokeError) -> InvokeError {
-        let redactors = [&self.inner.redactor, &self.inner.host.redactor];
-        if redactors.iter().all(|r| r.is_empty()) {
-            return error;
-        }
-        let clean = |text: String| {
-            redactors
-                .iter()
-                .fold(text, |text, r| r.redact(&text).into_owned())
-        };
-        // Every field, the tool name included: an unknown tool's "name" is
-        // whatever text the model sent.
-        match error {
-            InvokeError::UnknownTool(tool) => InvokeError::UnknownTool(clean(tool)),
-            InvokeError::Unavailable(tool) => InvokeError::Unavailable(clean(tool)),
-            InvokeError::Cancelled(tool) => InvokeError::Cancelled(clean(tool)),
-            InvokeError::Denied { tool, reason } => InvokeError::Denied {
-                tool: clean(tool),
-                reason: reason.map(clean),
-            },
-            InvokeError::Blocked { tool, reason } => InvokeError::Blocked {
-                tool: clean(tool),
-                reason: clean(reason),
-            },
-            InvokeError::Panicked { tool, message } => InvokeError::Panicked {
-                tool: clean(tool),
-                message: clean(message),
-            },
-            InvokeError::InvalidArguments { tool, error } => InvokeError::InvalidArguments {
-                tool: clean(tool),
-                error: error.map_messages(clean),
-            },
-        }
-    }
-
-    /// Redacts a result; the check that there is nothing to redact, the
-    /// common case, is inlined into the call path.
-    #[inline]
-    fn redact(&self, result: &mut ToolResult) {
-        if !(self.inner.redactor.is_empty() && self.inner.host.redactor.is_empty()) {
-            self.redact_known(result);
-        }
-    }
-
-    #[inline(never)]
-    fn redact_known(&self, result: &mut ToolResult) {
-        for redactor in [&self.inner.redactor, &self.inner.host.redactor] {
-            if redactor.is_empty() {
-                continue;
-            }
-            if let std::borrow::Cow::Owned(clean) = redactor.redact(&result.content) {
-                result.content = clean;
-            }
-            redactor.redact_json(&mut result.details);
-        }
-    }
-
-    fn redacting_sink(&self, sink: ProgressSink) -> ProgressSink {
-        let scope = self.inner.redactor.clone();
-        let host = self.inner.host.redactor.clone();
-        Arc::new(move |mut progress: ToolProgress| {
-            for redactor in [&scope, &host] {
-                if let std::borrow::Cow::Owned(clean) = redactor.redact(&progress.message) {
-                    progress.message = clean;
-                }
-            }
-            sink(progress);
-        })
     }
 }

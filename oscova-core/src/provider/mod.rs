@@ -7,13 +7,17 @@
 //! owns resources releases them in `shutdown`, which the host calls once,
 //! in reverse order of creation.
 //!
-//! [`http`] is not a contract but a toolkit for implementing one: the
-//! sending, body reading, line splitting and error texts that HTTP model
-//! back ends share.
+//! Every kind is handled by one mechanism ([`ProviderKind`]): the builder
+//! records factories of any kind in one list, the host builds them once and
+//! hands them out by kind (`host.providers::<dyn ModelProvider>()`).
 
 pub mod http;
+pub mod kind;
 pub mod model;
 pub mod speech;
+
+pub use crate::shared::PublishedProvider;
+pub use kind::{BoxError, IntoProvider, ProviderKind};
 
 use std::borrow::Cow;
 use std::fmt;

@@ -313,6 +313,14 @@ pub enum ModelError {
     /// The call was cancelled.
     #[error("the model call was cancelled")]
     Cancelled,
+    /// The provider cannot do this.
+    #[error("provider `{provider}` cannot {operation}")]
+    Unsupported {
+        /// The provider's type key.
+        provider: String,
+        /// What was asked, as a verb phrase ("list models").
+        operation: &'static str,
+    },
     /// Something else failed.
     #[error("{0}")]
     Other(String),
@@ -336,6 +344,24 @@ pub trait ModelProvider: Send + Sync + 'static {
     /// The download side, when the provider's service manages models.
     fn downloads(&self) -> Option<&dyn ModelDownloadProvider> {
         None
+    }
+    /// The models a person can pick from: by default the download side's
+    /// catalog (installed ones marked), else [`ModelError::Unsupported`].
+    /// A provider whose server lists its models (an OpenAI-compatible
+    /// `GET /v1/models`) overrides this.
+    fn list_models<'a>(
+        &'a self,
+        config: &'a ModelProviderConfig,
+        api_key: Option<&'a SecretString>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<ModelInfo>, ModelError>> {
+        match self.downloads() {
+            Some(downloads) => downloads.catalog(config, api_key, cancel),
+            None => ready(Err(ModelError::Unsupported {
+                provider: self.type_key().to_string(),
+                operation: "list models",
+            })),
+        }
     }
     /// Releases resources; called once at host shutdown.
     fn shutdown(&self) -> BoxFuture<'_, ()> {

@@ -30,7 +30,7 @@
 //!     .plugin_instance(files)
 //!     .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true) // `write` needs approval
 //!     .build()?;
-//! let scope = host.user_scope(UserInfo::new("alice"))?;
+//! let scope = host.user_scope(UserInfo::new("alice"));
 //!
 //! let w = scope
 //!     .invoke("oscova_files__files__write", json!({"path": "todo.txt", "content": "milk\n"}))
@@ -84,7 +84,10 @@ pub use toolset::{FileLimits, FilesToolset};
 pub use oscova_core::fs::{DEFAULT_BASE, ROOT_ENV, RootResolver, user_dir_name};
 
 /// The `oscova.files` plugin: contributes [`FilesToolset`] to every user
-/// its resolver gives a root.
+/// with a files root: the plugin's own roots when it was given some, else
+/// the user's files root from the host (`PluginHostBuilder::files_roots`,
+/// `UserInfo::with_files_root`), else the default base (see
+/// [`oscova_core::fs::root_for`]).
 #[plugin(
     id = "oscova.files",
     name = "Files",
@@ -93,7 +96,7 @@ pub use oscova_core::fs::{DEFAULT_BASE, ROOT_ENV, RootResolver, user_dir_name};
 )]
 #[derive(Clone)]
 pub struct FilesPlugin {
-    roots: RootResolver,
+    roots: Option<RootResolver>,
     limits: FileLimits,
 }
 
@@ -103,7 +106,7 @@ impl FilesPlugin {
         resolver: impl Fn(&UserInfo) -> Option<PathBuf> + Send + Sync + 'static,
     ) -> Self {
         Self {
-            roots: Arc::new(resolver),
+            roots: Some(Arc::new(resolver)),
             limits: FileLimits::default(),
         }
     }
@@ -121,9 +124,13 @@ impl FilesPlugin {
 }
 
 impl Default for FilesPlugin {
+    /// The user's files root from the host; for a user without one,
     /// `$OSCOVA_FILES_ROOT/<user>`, else `./oscova-files/<user>`.
     fn default() -> Self {
-        Self::per_user(fs::default_base())
+        Self {
+            roots: None,
+            limits: FileLimits::default(),
+        }
     }
 }
 
@@ -139,11 +146,13 @@ impl AgentPlugin for FilesPlugin {
     fn configure(&self, builder: &mut AgentPluginBuilder) {
         let roots = self.roots.clone();
         let limits = self.limits.clone();
-        builder.add_toolset(move |ctx: &AgentPluginContext| match roots(ctx.user()) {
-            Some(root) => Ok(FilesToolset::new(root, limits.clone())),
-            None => Err(FilesError::NoRoot {
-                user: ctx.user_id().to_owned(),
-            }),
+        builder.add_toolset(move |ctx: &AgentPluginContext| {
+            match fs::root_for(roots.as_ref(), ctx) {
+                Some(root) => Ok(FilesToolset::new(root, limits.clone())),
+                None => Err(FilesError::NoRoot {
+                    user: ctx.user_id().to_owned(),
+                }),
+            }
         });
     }
 }

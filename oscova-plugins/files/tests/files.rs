@@ -28,7 +28,7 @@ impl Fixture {
             .strict(true)
             .build()
             .unwrap();
-        let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+        let scope = host.user_scope(UserInfo::new("alice"));
         Self { base, scope }
     }
 
@@ -114,7 +114,7 @@ async fn write_needs_an_approval_and_a_denied_write_does_nothing() {
         .plugin_instance(FilesPlugin::per_user(base.path()))
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let r = scope
         .invoke(
             "oscova_files__files__write",
@@ -515,9 +515,9 @@ async fn users_are_isolated_and_odd_ids_stay_inside_the_base() {
         .approval_handler(|_: &ApprovalRequest<'_>| true)
         .build()
         .unwrap();
-    let alice = host.user_scope(UserInfo::new("alice")).unwrap();
-    let bob = host.user_scope(UserInfo::new("bob")).unwrap();
-    let evil = host.user_scope(UserInfo::new("../..")).unwrap();
+    let alice = host.user_scope(UserInfo::new("alice"));
+    let bob = host.user_scope(UserInfo::new("bob"));
+    let evil = host.user_scope(UserInfo::new("../.."));
     let write = json!({"path": "mine.txt", "content": "alice's"});
     assert!(
         !alice
@@ -558,7 +558,7 @@ async fn a_user_without_a_root_gets_no_files_tools() {
         .plugin_instance(plugin)
         .build()
         .unwrap();
-    let guest = host.user_scope(UserInfo::new("guest")).unwrap();
+    let guest = host.user_scope(UserInfo::new("guest"));
     assert_eq!(guest.tools().count(), 0);
     assert!(
         guest.diagnostics()[0]
@@ -571,6 +571,6 @@ async fn a_user_without_a_root_gets_no_files_tools() {
         "{}",
         r.content
     );
-    let alice = host.user_scope(UserInfo::new("alice")).unwrap();
+    let alice = host.user_scope(UserInfo::new("alice"));
     assert_eq!(alice.tools().count(), 4);
 }

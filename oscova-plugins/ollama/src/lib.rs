@@ -61,7 +61,7 @@
 //!     .expect_linked(oscova_core::linked_plugins![OllamaPlugin])
 //!     .build()?;
 //! let provider = model_provider(&host, "ollama").ok_or("no ollama provider")?;
-//! let scope = host.user_scope(UserInfo::new("alice"))?;
+//! let scope = host.user_scope(UserInfo::new("alice"));
 //! let mut config = ModelProviderConfig::new("ollama");
 //! config.model = Some("llama3.2".into());
 //! let mut messages = vec![ChatMessage::user("What time is it in Tokyo?")];

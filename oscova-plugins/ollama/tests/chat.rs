@@ -91,7 +91,7 @@ async fn chat_against(server: &TestServer, stream: bool) -> (Vec<ChatMessage>, V
         .build()
         .unwrap();
     let provider = model_provider(&host, "ollama").unwrap();
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let mut config = ModelProviderConfig::new("ollama");
     config.endpoint = Some(server.url());
     config.model = Some("llama3.2".into());

@@ -226,7 +226,7 @@ async fn offline_refusal_makes_no_connection() {
         .plugins(oscova_core::linked_plugins![OllamaPlugin])
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = model_provider(&host, "ollama").unwrap();
     let mut config = config(&server.url(), "m");
     // Loopback, but the saved scope says remote, and the saved choice wins.

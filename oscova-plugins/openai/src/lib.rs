@@ -47,7 +47,7 @@
 //!     .expect_linked(oscova_core::linked_plugins![OpenAiPlugin])
 //!     .build()?;
 //! let provider = model_provider(&host, "openai").ok_or("no openai provider")?;
-//! let scope = host.user_scope(UserInfo::new("alice"))?;
+//! let scope = host.user_scope(UserInfo::new("alice"));
 //! let mut config = ModelProviderConfig::new("openai");
 //! config.model = Some("gpt-4o-mini".into());
 //! let key = SecretString::from(std::env::var("OPENAI_API_KEY")?);

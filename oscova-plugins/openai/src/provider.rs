@@ -249,4 +249,25 @@ impl ModelProvider for OpenAiProvider {
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         Box::pin(self.complete(request))
     }
+
+    /// What `GET /v1/models` offers; every model offered is usable, so
+    /// each is "installed".
+    fn list_models<'a>(
+        &'a self,
+        config: &'a ModelProviderConfig,
+        api_key: Option<&'a SecretString>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<oscova_core::provider::model::ModelInfo>, ModelError>> {
+        Box::pin(async move {
+            let names = OpenAiProvider::list_models(self, config, api_key, cancel).await?;
+            Ok(names
+                .into_iter()
+                .map(|name| oscova_core::provider::model::ModelInfo {
+                    name,
+                    size: None,
+                    installed: true,
+                })
+                .collect())
+        })
+    }
 }

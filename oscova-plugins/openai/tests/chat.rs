@@ -117,7 +117,7 @@ async fn chat_against(server: &TestServer, stream: bool) -> (Vec<ChatMessage>, V
         .build()
         .unwrap();
     let provider = model_provider(&host, "openai").unwrap();
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let mut config = ModelProviderConfig::new("openai");
     config.endpoint = Some(server.url());
     config.model = Some("gpt-test".into());

@@ -270,7 +270,7 @@ async fn offline_refusal_makes_no_connection() {
         ])
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let provider = oscova_core::chat::model_provider(&host, "openai").unwrap();
     let mut config = config(&server.url(), "m");
     config.endpoint_scope = Some(EndpointScope::Remote); // the saved choice wins

@@ -7,7 +7,9 @@
 //! | `oscova_speech__speech__transcribe` | returns the words in the WAV file at `path` (`provider` optional) | not required |
 //!
 //! Paths follow the rules of [`oscova_core::fs`], as for `oscova.files`,
-//! in the same per-user root by default: relative to the root, no `..`, no
+//! in the user's files root (the host's
+//! `PluginHostBuilder::files_roots`, or `UserInfo::with_files_root`) unless
+//! the plugin was given roots of its own: relative to the root, no `..`, no
 //! absolute paths, no symbolic links that lead out, parent directories
 //! checked. Each user's
 //! [`SpeechSettings`] choose the providers and whether speech must stay on
@@ -32,7 +34,7 @@
 //!     .plugin_instance(speech)
 //!     .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true)
 //!     .build()?;
-//! let scope = host.user_scope(UserInfo::new("alice"))?;
+//! let scope = host.user_scope(UserInfo::new("alice"));
 //!
 //! let spoken = scope
 //!     .invoke("oscova_speech__speech__speak", json!({"text": "please call stella", "path": "stella.wav"}))
@@ -74,20 +76,12 @@
 //!
 //! ## Routing plugin speech providers
 //!
-//! Without more wiring the tools route to the built-in providers (`flite`,
-//! `pocketsphinx`, `openai`). To route the speech providers of the host's
-//! plugins too, keep a clone of the plugin (clones share their routers) and
-//! give it the host's routers once the host is built:
-//!
-//! ```no_run
-//! use oscova_core::prelude::*;
-//! use oscova_plugin_speech::SpeechPlugin;
-//!
-//! let speech = SpeechPlugin::default();
-//! let host = PluginHost::builder().plugin_instance(speech.clone()).build()?;
-//! speech.set_routers_from_host(&host); // SpeechRouters::from_host, shared by every scope
-//! # Ok::<(), oscova_core::HostError>(())
-//! ```
+//! The plugin registers [`SpeechRouters`] as a host service, built once at
+//! start-up over the built-in providers and every speech provider the
+//! host's plugins registered ([`SpeechRouters::from_context`]); every
+//! scope's tools route through that one pair. A host that wants other
+//! routers registers its own `SpeechRouters` with
+//! `PluginHostBuilder::service`, which takes precedence.
 //!
 //! # Network scope
 //!
@@ -103,7 +97,6 @@
 )]
 
 mod error;
-mod routers;
 mod settings;
 mod toolset;
 
@@ -111,7 +104,6 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oscova_core::PluginHost;
 use oscova_core::fs::{self, UserRoot};
 use oscova_core::prelude::*;
 use oscova_speech::SpeechRouters;
@@ -119,8 +111,6 @@ use oscova_speech::SpeechRouters;
 pub use error::SpeechToolError;
 pub use settings::{SpeechLimits, SpeechSettings};
 pub use toolset::SpeechToolset;
-
-use routers::RouterSlot;
 
 /// The per-user root rules and defaults this plugin shares with
 /// `oscova.files` (the same variable, base and directory names, so both
@@ -131,8 +121,7 @@ pub use oscova_core::fs::{DEFAULT_BASE, ROOT_ENV, RootResolver, user_dir_name};
 pub type SettingsResolver = Arc<dyn Fn(&UserInfo) -> SpeechSettings + Send + Sync>;
 
 /// The `oscova.speech` plugin: contributes [`SpeechToolset`] to every user
-/// its root resolver gives a root. Clones share their routers (see
-/// [`set_routers`](Self::set_routers)).
+/// with a files root, and registers the host's [`SpeechRouters`] service.
 #[plugin(
     id = "oscova.speech",
     name = "Speech",
@@ -141,9 +130,10 @@ pub type SettingsResolver = Arc<dyn Fn(&UserInfo) -> SpeechSettings + Send + Syn
 )]
 #[derive(Clone)]
 pub struct SpeechPlugin {
-    roots: RootResolver,
+    /// The plugin's own roots; `None` uses the user's files root from the
+    /// context, else [`fs::default_base`].
+    roots: Option<RootResolver>,
     settings: SettingsResolver,
-    routers: RouterSlot,
     limits: SpeechLimits,
 }
 
@@ -161,10 +151,8 @@ impl SpeechPlugin {
         resolver: impl Fn(&UserInfo) -> Option<PathBuf> + Send + Sync + 'static,
     ) -> Self {
         Self {
-            roots: Arc::new(resolver),
-            settings: Arc::new(|_| SpeechSettings::default()),
-            routers: RouterSlot::default(),
-            limits: SpeechLimits::default(),
+            roots: Some(Arc::new(resolver)),
+            ..Self::default()
         }
     }
 
@@ -190,46 +178,26 @@ impl SpeechPlugin {
         self.limits = limits;
         self
     }
-
-    /// Routes through `routers` (builder form of [`set_routers`](Self::set_routers)).
-    #[must_use]
-    pub fn routers(self, routers: Arc<SpeechRouters>) -> Self {
-        self.set_routers(routers);
-        self
-    }
-
-    /// Routes every later call, in every scope and through every clone of
-    /// this plugin, through `routers` instead of the built-in-only routers.
-    /// Call it after building the host, with routers built from it, to
-    /// route the host's plugin speech providers too.
-    pub fn set_routers(&self, routers: Arc<SpeechRouters>) {
-        self.routers.set(routers);
-    }
-
-    /// [`set_routers`](Self::set_routers) with
-    /// [`SpeechRouters::from_host`]: the built-in providers (on the host's
-    /// HTTP client and spawn policy) and every speech provider the host's
-    /// plugins registered. Returns the routers, whose `diagnostics()` list
-    /// providers dropped in type-key collisions.
-    pub fn set_routers_from_host(&self, host: &PluginHost) -> Arc<SpeechRouters> {
-        let routers = routers::host_routers(host);
-        self.set_routers(Arc::clone(&routers));
-        routers
-    }
 }
 
 impl Default for SpeechPlugin {
-    /// `$OSCOVA_FILES_ROOT/<user>`, else `./oscova-files/<user>`; default
-    /// settings (local providers, offline required) for everyone.
+    /// The user's files root from the context (the host's choice); for a
+    /// user without one, `$OSCOVA_FILES_ROOT/<user>`, else
+    /// `./oscova-files/<user>`. Default settings (local providers, offline
+    /// required) for everyone.
     fn default() -> Self {
-        Self::per_user(fs::default_base())
+        Self {
+            roots: None,
+            settings: Arc::new(|_| SpeechSettings::default()),
+            limits: SpeechLimits::default(),
+        }
     }
 }
 
 impl fmt::Debug for SpeechPlugin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SpeechPlugin")
-            .field("routers", &self.routers)
+            .field("own_roots", &self.roots.is_some())
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
@@ -237,22 +205,31 @@ impl fmt::Debug for SpeechPlugin {
 
 impl AgentPlugin for SpeechPlugin {
     fn configure(&self, builder: &mut AgentPluginBuilder) {
+        builder.add_service(SpeechRouters::from_context);
         let plugin = self.clone();
-        builder.add_toolset(
-            move |ctx: &AgentPluginContext| match (plugin.roots)(ctx.user()) {
-                Some(root) => Ok(SpeechToolset {
-                    root: UserRoot::new(root),
-                    user: ctx.user().clone(),
-                    settings: Arc::clone(&plugin.settings),
-                    credentials: ctx.credentials().clone(),
-                    fallback: plugin.routers.fallback(ctx),
-                    routers: plugin.routers.clone(),
-                    limits: plugin.limits.clone(),
-                }),
-                None => Err(SpeechToolError::NoRoot {
+        builder.add_toolset(move |ctx: &AgentPluginContext| {
+            let Some(root) = fs::root_for(plugin.roots.as_ref(), ctx) else {
+                return Err(SpeechToolError::NoRoot {
                     user: ctx.user_id().to_owned(),
-                }),
-            },
-        );
+                });
+            };
+            // The plugin's own service, unless the host registered its own
+            // routers, which take precedence; a context without services
+            // (a hand-built one) gets routers over the built-in providers.
+            let routers = ctx.service::<SpeechRouters>().unwrap_or_else(|| {
+                Arc::new(SpeechRouters::builtin(
+                    ctx.http_client(),
+                    ctx.spawn_policy().clone(),
+                ))
+            });
+            Ok(SpeechToolset {
+                root: UserRoot::new(root),
+                user: ctx.user().clone(),
+                settings: Arc::clone(&plugin.settings),
+                credentials: ctx.credentials().clone(),
+                routers,
+                limits: plugin.limits.clone(),
+            })
+        });
     }
 }

@@ -119,7 +119,7 @@ impl Default for SpeechLimits {
     fn default() -> Self {
         Self {
             max_text_chars: 5_000,
-            max_audio_bytes: 64 * 1024 * 1024,
+            max_audio_bytes: oscova_speech::DEFAULT_MAX_AUDIO_BYTES,
         }
     }
 }

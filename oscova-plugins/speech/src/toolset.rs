@@ -28,7 +28,7 @@ use std::sync::Arc;
 use oscova_core::fs::{ResolvedPath, UserRoot};
 use oscova_core::prelude::*;
 use oscova_core::serde_json::json;
-use oscova_core::{Credentials, SecretString, ToolProgress};
+use oscova_core::{SecretString, ToolProgress, context::Credentials};
 use oscova_speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters, SynthesisRequest,
     check_wav_header,
@@ -36,7 +36,6 @@ use oscova_speech::{
 
 use crate::SettingsResolver;
 use crate::error::SpeechToolError;
-use crate::routers::RouterSlot;
 use crate::settings::{SpeechLimits, SpeechSettings};
 
 /// Speech tools for one user: their root, settings and credentials.
@@ -47,8 +46,8 @@ pub struct SpeechToolset {
     pub(crate) user: UserInfo,
     pub(crate) settings: SettingsResolver,
     pub(crate) credentials: Credentials,
-    pub(crate) routers: RouterSlot,
-    pub(crate) fallback: Arc<SpeechRouters>,
+    /// The host's routers, shared by every scope.
+    pub(crate) routers: Arc<SpeechRouters>,
     pub(crate) limits: SpeechLimits,
 }
 
@@ -57,7 +56,7 @@ impl std::fmt::Debug for SpeechToolset {
         f.debug_struct("SpeechToolset")
             .field("root", &self.root)
             .field("user", &self.user.id())
-            .field("routers", &self.routers)
+            .field("routers", &"SpeechRouters")
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
@@ -183,8 +182,7 @@ impl SpeechToolset {
             });
         }
         let settings: SpeechSettings = (self.settings)(&self.user);
-        let routers = self.routers.current(&self.fallback);
-        let router = routers.synthesis();
+        let router = self.routers.synthesis();
         let choice = choose(
             provider.as_deref(),
             &settings.synthesis,
@@ -280,8 +278,7 @@ impl SpeechToolset {
         invocation: &ToolInvocation,
     ) -> Result<ToolResult, SpeechToolError> {
         let settings: SpeechSettings = (self.settings)(&self.user);
-        let routers = self.routers.current(&self.fallback);
-        let router = routers.recognition();
+        let router = self.routers.recognition();
         let choice = choose(
             provider.as_deref(),
             &settings.recognition,

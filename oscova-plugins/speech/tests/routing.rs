@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use oscova_core::prelude::*;
 use oscova_plugin_speech::{SpeechPlugin, SpeechSettings};
 use oscova_speech::{
-    BoxFuture, Pcm16kMono, ProviderTypeKey, SpeechError, SpeechProviderConfig,
+    BoxFuture, Pcm16kMono, ProviderTypeKey, SpeechError, SpeechProviderConfig, SpeechRouters,
     SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio, encode_wav,
 };
 use serde_json::json;
@@ -234,35 +234,26 @@ impl AgentPlugin for BeepPlugin {
 }
 
 #[tokio::test]
-async fn routers_from_the_host_route_plugin_providers_in_existing_scopes() {
+async fn the_tools_route_plugin_providers_with_no_wiring() {
     let base = tempfile::tempdir().unwrap();
     let speech = SpeechPlugin::per_user(base.path())
         .settings(|_| SpeechSettings::default().synthesis(SpeechProviderConfig::new("acme.beep")));
     let host = PluginHost::builder()
         .plugins(oscova_core::linked_plugins![BeepPlugin])
-        .plugin_instance(speech.clone())
+        .plugin_instance(speech)
         .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true)
         .strict(true)
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
-
-    // Built-in routers only: the plugin provider is not routable yet.
-    let r = scope
-        .invoke(SPEAK, json!({"text": "beep", "path": "beep.wav"}))
-        .await;
-    assert!(r.is_error);
-    assert!(
-        r.content
-            .contains("no speech provider has type `acme.beep`; known types: flite, openai"),
-        "{}",
-        r.content
-    );
-
-    // The host hands over its routers; the scope built earlier sees them.
-    let routers = speech.set_routers_from_host(&host);
+    // The plugin registered the routers as a host service, built once over
+    // every plugin's speech providers.
+    let routers = host
+        .service::<SpeechRouters>()
+        .expect("the plugin's service");
     assert_eq!(routers.synthesis().keys(), ["acme.beep", "flite", "openai"]);
     assert_eq!(routers.diagnostics().count(), 0);
+
+    let scope = host.user_scope(UserInfo::new("alice"));
     let r = scope
         .invoke(SPEAK, json!({"text": "beep", "path": "beep.wav"}))
         .await;
@@ -280,6 +271,52 @@ async fn routers_from_the_host_route_plugin_providers_in_existing_scopes() {
         )
         .await;
     assert!(!r.is_error, "{}", r.content);
+}
+
+#[tokio::test]
+async fn routers_the_host_registers_take_precedence() {
+    let base = tempfile::tempdir().unwrap();
+    let speech = SpeechPlugin::default()
+        .settings(|_| SpeechSettings::default().synthesis(SpeechProviderConfig::new("acme.beep")));
+    let host = PluginHost::builder()
+        .plugins(oscova_core::linked_plugins![BeepPlugin])
+        .plugin_instance(speech)
+        .service(SpeechRouters::builtin(
+            oscova_core::HttpClient::shared_default(),
+            oscova_core::process::ProcessSpawnPolicy::new(),
+        ))
+        .files_roots_under(base.path())
+        .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true)
+        .build()
+        .unwrap();
+    // The plugin's own routers were dropped, with a diagnostic.
+    assert!(
+        host.diagnostics()
+            .iter()
+            .any(|d| d.kind == oscova_core::diagnostic::DiagnosticKind::DuplicateService),
+        "{:?}",
+        host.diagnostics()
+    );
+    let scope = host.user_scope(UserInfo::new("alice"));
+    let r = scope
+        .invoke(SPEAK, json!({"text": "beep", "path": "beep.wav"}))
+        .await;
+    assert!(r.is_error);
+    assert!(
+        r.content
+            .contains("no speech provider has type `acme.beep`; known types: flite, openai"),
+        "{}",
+        r.content
+    );
+    // The plugin took the user's files root from the host.
+    let r = scope
+        .invoke(
+            SPEAK,
+            json!({"text": "hello", "path": "flite.wav", "provider": "flite"}),
+        )
+        .await;
+    assert!(!r.is_error, "{}", r.content);
+    assert!(base.path().join("alice/flite.wav").is_file());
 }
 
 fn fs_write(f: &Fixture, name: &str, bytes: &[u8]) {

@@ -255,7 +255,7 @@ async fn a_denied_speak_never_writes() {
         .plugin_instance(SpeechPlugin::per_user(base.path()))
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+    let scope = host.user_scope(UserInfo::new("alice"));
     let r = scope
         .invoke(
             SPEAK,
@@ -364,7 +364,7 @@ async fn a_user_without_a_root_gets_no_speech_tools() {
         }))
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("guest")).unwrap();
+    let scope = host.user_scope(UserInfo::new("guest"));
     assert_eq!(scope.tools().count(), 0);
     assert!(
         scope.diagnostics().iter().any(|d| d

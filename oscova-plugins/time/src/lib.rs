@@ -29,7 +29,7 @@
 //! let host = PluginHost::builder()
 //!     .plugins(oscova_core::linked_plugins![TimePlugin])
 //!     .build()?;
-//! let scope = host.user_scope(UserInfo::new("alice").time_zone("Europe/Berlin"))?;
+//! let scope = host.user_scope(UserInfo::new("alice").with_time_zone("Europe/Berlin"));
 //!
 //! let now = scope.invoke("oscova_time__time__now", json!({})).await;
 //! assert_eq!(now.details["time"]["zone"], "Europe/Berlin");

@@ -25,10 +25,10 @@ fn host() -> PluginHost {
 
 fn scope(zone: Option<&str>) -> UserScope {
     let user = match zone {
-        Some(z) => UserInfo::new("alice").time_zone(z),
+        Some(z) => UserInfo::new("alice").with_time_zone(z),
         None => UserInfo::new("alice"),
     };
-    host().user_scope(user).unwrap()
+    host().user_scope(user)
 }
 
 async fn call(scope: &UserScope, tool: &str, args: Value) -> ToolResult {
@@ -341,7 +341,7 @@ async fn the_default_plugin_reads_the_system_clock() {
         .plugins(oscova_core::linked_plugins![TimePlugin])
         .build()
         .unwrap();
-    let scope = host.user_scope(UserInfo::new("bob")).unwrap();
+    let scope = host.user_scope(UserInfo::new("bob"));
     let r = scope.invoke("oscova_time__time__now", json!({})).await;
     let shown = r.details["time"]["unix_seconds"].as_i64().unwrap();
     let real = SystemTime::now()

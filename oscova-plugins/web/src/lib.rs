@@ -24,7 +24,7 @@
 //! let host = PluginHost::builder()
 //!     .plugins(oscova_core::linked_plugins![WebPlugin])
 //!     .build()?;
-//! let scope = host.user_scope(UserInfo::new("alice"))?;
+//! let scope = host.user_scope(UserInfo::new("alice"));
 //! let page = scope
 //!     .invoke(
 //!         "oscova_web__web__fetch",

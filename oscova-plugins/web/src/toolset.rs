@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use oscova_core::prelude::*;
 use oscova_core::serde_json::json;
-use oscova_core::{HttpClient, HttpError};
+use oscova_core::{HttpClient, http::HttpError};
 
 use crate::WebLimits;
 use crate::decode::{self, BodyKind};

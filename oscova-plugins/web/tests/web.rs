@@ -5,8 +5,8 @@ mod server;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use oscova_core::UserScope;
 use oscova_core::prelude::*;
-use oscova_core::{CallOptions, UserScope};
 use oscova_plugin_web::{WebLimits, WebPlugin};
 use oscova_test_support::http::closed_port_url;
 use serde_json::{Value, json};
@@ -21,7 +21,7 @@ fn scope_with(plugin: WebPlugin) -> UserScope {
         .strict(true)
         .build()
         .unwrap();
-    host.user_scope(UserInfo::new("alice")).unwrap()
+    host.user_scope(UserInfo::new("alice"))
 }
 
 fn scope() -> UserScope {
@@ -95,16 +95,9 @@ async fn a_body_over_the_cap_is_cut_and_marked() {
     let srv = Server::start().await;
     let events = Arc::new(Mutex::new(Vec::<ToolProgress>::new()));
     let sink = events.clone();
-    let options = CallOptions {
-        progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p))),
-        ..CallOptions::default()
-    };
     let r = scope()
-        .invoke_with(
-            FETCH,
-            json!({"url": srv.url("/big"), "max_bytes": 100_000}),
-            options,
-        )
+        .invoke(FETCH, json!({"url": srv.url("/big"), "max_bytes": 100_000}))
+        .progress(move |p| sink.lock().unwrap().push(p))
         .await;
     assert!(!r.is_error, "{}", r.content);
     assert_eq!(r.details["bytes"], 100_000);

@@ -20,11 +20,17 @@ mod synthesis;
 use std::fmt;
 use std::sync::Arc;
 
+use oscova_core::HttpClient;
+use oscova_core::context::ServiceContext;
+use oscova_core::process::ProcessSpawnPolicy;
 use oscova_core::provider::ProviderTypeKey;
+use oscova_core::provider::PublishedProvider;
 use oscova_core::provider::speech::{
     SpeechError, SpeechProviderConfig, SpeechRecognitionProvider, SpeechSynthesisProvider,
 };
-use oscova_core::{Diagnostic, DiagnosticKind, PluginHost, is_local_endpoint};
+use oscova_core::{
+    Diagnostic, PluginHost, diagnostic::DiagnosticKind, locality::is_local_endpoint,
+};
 use rustc_hash::FxHashMap;
 
 pub use recognition::{SpeechRecognitionRouter, SpeechRecognitionRouterBuilder};
@@ -331,16 +337,54 @@ pub struct SpeechRouters {
 impl SpeechRouters {
     /// Both routers for `host` (see the type's documentation).
     pub fn from_host(host: &PluginHost) -> Self {
-        let openai = Arc::new(OpenAiSpeech::new(host.http_client()));
+        Self::from_context(&host.service_context())
+    }
+
+    /// Both routers over what a host built, as a service factory sees it:
+    /// the built-in providers on the host's HTTP client and spawn policy,
+    /// then every speech provider the host's plugins registered. This is
+    /// how the `oscova.speech` plugin registers them as a host service
+    /// (`builder.add_service(SpeechRouters::from_context)`), so every
+    /// toolset reaches one shared pair through its context.
+    ///
+    /// Providers dropped in type-key collisions are reported to the host
+    /// too ([`ServiceContext::report`]), so they are among its diagnostics.
+    pub fn from_context(ctx: &ServiceContext<'_>) -> Self {
+        let routers = Self::over(
+            ctx.http_client(),
+            ctx.spawn_policy().clone(),
+            ctx.providers::<dyn SpeechRecognitionProvider>(),
+            ctx.providers::<dyn SpeechSynthesisProvider>(),
+        );
+        for diagnostic in routers.diagnostics() {
+            ctx.report(diagnostic.clone());
+        }
+        routers
+    }
+
+    /// Both routers over the built-in providers only (`flite`,
+    /// `pocketsphinx`, one `openai` shared by both directions), on this
+    /// HTTP client and spawn policy.
+    pub fn builtin(http: HttpClient, spawn: ProcessSpawnPolicy) -> Self {
+        Self::over(http, spawn, &[], &[])
+    }
+
+    fn over(
+        http: HttpClient,
+        spawn: ProcessSpawnPolicy,
+        recognizers: &[PublishedProvider<dyn SpeechRecognitionProvider>],
+        synthesizers: &[PublishedProvider<dyn SpeechSynthesisProvider>],
+    ) -> Self {
+        let openai = Arc::new(OpenAiSpeech::new(http));
         let recognition = SpeechRecognitionRouter::builder()
             .builtin(crate::PocketsphinxRecognizer::new())
             .builtin_shared(Arc::clone(&openai))
-            .host_plugins(host)
+            .published(recognizers)
             .build();
         let synthesis = SpeechSynthesisRouter::builder()
-            .builtin(crate::FliteSynthesizer::new().with_policy(host.spawn_policy().clone()))
+            .builtin(crate::FliteSynthesizer::new().with_policy(spawn))
             .builtin_shared(openai)
-            .host_plugins(host)
+            .published(synthesizers)
             .build();
         Self {
             recognition,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use oscova_core::provider::speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRecognitionProvider, Transcript,
 };
-use oscova_core::{Diagnostic, PluginHost, PublishedProvider};
+use oscova_core::{Diagnostic, PluginHost, provider::PublishedProvider};
 
 use super::{ProviderOrigin, Registry, RegistryBuilder};
 use crate::{OpenAiSpeech, PocketsphinxRecognizer};
@@ -182,7 +182,7 @@ impl SpeechRecognitionRouterBuilder {
     /// Adds every recognition provider `host` built from its plugins.
     #[must_use]
     pub fn host_plugins(self, host: &PluginHost) -> Self {
-        self.published(host.speech_recognition_providers())
+        self.published(host.providers::<dyn SpeechRecognitionProvider>())
     }
 
     /// Ranks the providers and builds the routing table.

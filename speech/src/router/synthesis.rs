@@ -9,7 +9,7 @@ use std::sync::Arc;
 use oscova_core::provider::speech::{
     SpeechError, SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio,
 };
-use oscova_core::{Diagnostic, PluginHost, PublishedProvider};
+use oscova_core::{Diagnostic, PluginHost, provider::PublishedProvider};
 
 use super::{ProviderOrigin, Registry, RegistryBuilder};
 use crate::{FliteSynthesizer, OpenAiSpeech};
@@ -183,7 +183,7 @@ impl SpeechSynthesisRouterBuilder {
     /// Adds every synthesis provider `host` built from its plugins.
     #[must_use]
     pub fn host_plugins(self, host: &PluginHost) -> Self {
-        self.published(host.speech_synthesis_providers())
+        self.published(host.providers::<dyn SpeechSynthesisProvider>())
     }
 
     /// Ranks the providers and builds the routing table.

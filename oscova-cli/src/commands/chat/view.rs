@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use oscova_core::chat::ChatEvent;
 use oscova_core::provider::model::ToolCallRequest;
-use oscova_core::{ProgressSink, ToolResult};
+use oscova_core::{ToolResult, tool::ProgressSink};
 use serde::Serialize;
 use serde_json::Value;
 

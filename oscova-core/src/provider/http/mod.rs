@@ -93,7 +93,7 @@ pub const MAX_ERROR_BODY: usize = 64 * 1024;
 /// The base URL a configuration names: its endpoint, or `default` when it
 /// has none (or a blank one), trimmed, without trailing `/`, and with
 /// `http://` added when no scheme is given (as `OLLAMA_HOST` is often
-/// written, and as [`is_local_endpoint`](crate::is_local_endpoint) reads
+/// written, and as [`is_local_endpoint`](crate::locality::is_local_endpoint) reads
 /// it). Paths are joined to it with `format!("{base}/path")`.
 ///
 /// ```

@@ -4,7 +4,7 @@
 //! (an "Incorrect API key provided: sk-..." answer) and may be megabytes
 //! long (an HTML error page). Every such text passes through [`Scrub`]
 //! before it enters an error: the key replaced by
-//! [`REDACTED`](crate::REDACTED), then the text cut to [`MAX_EXCERPT`]
+//! [`REDACTED`](crate::redact::REDACTED), then the text cut to [`MAX_EXCERPT`]
 //! characters. Cutting counts characters, never bytes, so it cannot split
 //! one.
 //!

@@ -46,7 +46,7 @@ impl Fixture {
             .strict(true)
             .build()
             .unwrap();
-        let scope = host.user_scope(UserInfo::new("alice")).unwrap();
+        let scope = host.user_scope(UserInfo::new("alice"));
         Self { base, host, scope }
     }
 

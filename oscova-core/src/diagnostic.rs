@@ -44,6 +44,13 @@ pub enum DiagnosticKind {
     ProviderDropped,
     /// A host hook panicked.
     HookFailed,
+    /// A service factory failed or panicked; the service was left out.
+    ServiceFailed,
+    /// A service of this type was already registered; the earlier was kept.
+    DuplicateService,
+    /// An operator's saved choice overrides what the framework would
+    /// decide (for example an endpoint saved as local).
+    Override,
 }
 
 /// One thing the host skipped, with the reason.

@@ -1,0 +1,147 @@
+//! Invocation: the one way to run a tool, [`UserScope::invoke`], and the
+//! pipeline behind it.
+//!
+//! `scope.invoke(name, args)` returns an [`Invoke`] builder; options go on
+//! it (progress sink, cancellation, a per-call approval handler), arguments
+//! may be a JSON value or JSON text ([`Arguments::json`]), and awaiting it
+//! runs the call. It yields a [`ToolResult`], host refusals and failures
+//! included as error results the model can act on; after
+//! [`checked`](Invoke::checked) it yields `Result<ToolResult, InvokeError>`
+//! instead, telling them apart.
+//!
+//! Rules of the pipeline (`pipeline.rs`), in order: name lookup, argument
+//! text parsed strictly (size cap, duplicate keys refused), before-hooks,
+//! approval, the method (sync methods inline, async ones awaited under the
+//! tool's network scope, with panics caught and cancellation honoured even
+//! when the body ignores it), redaction of known secrets, after-hooks.
+//! Nothing happens until the future is first polled; a synchronous tool
+//! with no before-hooks and no approval to ask runs to completion inside
+//! that first poll, with no further future allocated.
+
+mod error;
+mod future;
+mod pipeline;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use error::InvokeError;
+
+use super::approval::ApprovalHandler;
+use super::scope::UserScope;
+use crate::invocation::ProgressSink;
+
+/// A tool's arguments: a JSON value, or JSON text as models and MCP
+/// clients send it.
+///
+/// ```
+/// use oscova_core::invoke::Arguments;
+/// use serde_json::json;
+///
+/// let from_value: Arguments<'_> = json!({"text": "hi"}).into();
+/// let from_text = Arguments::json(r#"{"text": "hi"}"#);
+/// # drop((from_value, from_text));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arguments<'a> {
+    /// An argument object.
+    Value(Value),
+    /// JSON text, parsed strictly when the call starts: at most the host's
+    /// [`max_argument_bytes`](crate::PluginHostBuilder::max_argument_bytes),
+    /// duplicate properties refused (see [`crate::args::parse_arguments`]).
+    Json(&'a str),
+}
+
+impl<'a> Arguments<'a> {
+    /// Arguments as JSON text.
+    pub fn json(text: &'a str) -> Self {
+        Self::Json(text)
+    }
+}
+
+impl From<Value> for Arguments<'_> {
+    fn from(value: Value) -> Self {
+        Self::Value(value)
+    }
+}
+
+/// Options set on an [`Invoke`]. The type appears only as a type parameter:
+/// set options with [`Invoke`]'s methods.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    pub(super) cancel: Option<CancellationToken>,
+    pub(super) progress: Option<ProgressSink>,
+    pub(super) approval: Option<Arc<dyn ApprovalHandler>>,
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .field("approval", &self.approval.is_some())
+            .finish()
+    }
+}
+
+/// A call of one tool, being set up; await it to run it.
+///
+/// `O` is `()` until an option is set, then [`CallOptions`], so a call
+/// without options carries none to check; `R` is what awaiting yields,
+/// [`ToolResult`] or, after [`checked`](Self::checked),
+/// `Result<ToolResult, InvokeError>`.
+///
+/// ```
+/// use oscova_core::prelude::*;
+/// use oscova_core::invoke::Arguments;
+///
+/// pub struct EchoToolset;
+/// #[toolset]
+/// impl EchoToolset {
+///     /// Returns the text.
+///     pub fn echo(text: String) -> String { text }
+/// }
+/// #[plugin(id = "demo.echo")]
+/// pub struct EchoPlugin;
+/// impl AgentPlugin for EchoPlugin {
+///     fn configure(&self, b: &mut AgentPluginBuilder) {
+///         b.add_toolset(|_: &AgentPluginContext| EchoToolset);
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let host = PluginHost::builder().plugins(oscova_core::linked_plugins![EchoPlugin]).build()?;
+/// let scope = host.user_scope(UserInfo::new("alice"));
+/// let cancel = CancellationToken::new();
+/// let result = scope
+///     .invoke("demo_echo__echo__echo", Arguments::json(r#"{"text": "hi"}"#))
+///     .cancel_on(cancel)
+///     .progress(|p: ToolProgress| eprintln!("{}", p.message))
+///     .await;
+/// assert_eq!(result.content, "hi");
+///
+/// let refused = scope.invoke("demo_echo__echo__nope", serde_json::json!({})).checked().await;
+/// assert_eq!(refused.unwrap_err().kind(), "unknown_tool");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+pub use future::Invoke;
+
+impl UserScope {
+    /// Calls the tool `wire_name` with `args` (a JSON value, or
+    /// [`Arguments::json`] text); set options on the returned [`Invoke`],
+    /// then await it.
+    #[inline]
+    pub fn invoke<'a>(&'a self, wire_name: &'a str, args: impl Into<Arguments<'a>>) -> Invoke<'a> {
+        Invoke::new(self, wire_name, args.into(), ())
+    }
+}
+
+/// What an [`Invoke`] can be awaited as and what it can carry; implemented
+/// for the types it names, and only for them.
+pub mod sealed {
+    pub use super::future::{Passed, Report};
+}

@@ -1,0 +1,359 @@
+//! [`PluginHostBuilder`]: the host's settings and its start-up sequence.
+//!
+//! Rules: start-up runs in a fixed order — load (manifests, `configure`),
+//! publish (wire names, once for all users), build providers, build
+//! services — and only a missing required plugin or, with `strict`, a
+//! publication error stops it. Every other failure is a diagnostic.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use super::approval::{ApprovalHandler, ApprovalPolicy, DefaultApproval};
+use super::hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
+use super::{
+    CallPolicy, Catalog, FilesRoots, HostError, HostInner, Lifecycle, PluginHost, ScopeEnv, load,
+    publish,
+};
+use crate::builder::ServiceRegistration;
+use crate::context::{CredentialResolver, NoCredentials, ServiceContext, UserInfo};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
+use crate::http::HttpClient;
+use crate::plugin::{AgentPlugin, PluginRegistration, RegisteredPlugin};
+use crate::process::ProcessSpawnPolicy;
+use crate::provider::kind::BoxError;
+use crate::redact::Redactor;
+use crate::shared;
+use crate::tool::NetworkScope;
+
+/// Configures and builds a [`PluginHost`].
+pub struct PluginHostBuilder {
+    explicit: Option<Vec<PluginRegistration>>,
+    extra: Vec<PluginRegistration>,
+    instances: Vec<(PluginRegistration, Box<dyn AgentPlugin>)>,
+    required: Vec<String>,
+    strict: bool,
+    approval: ApprovalPolicy,
+    credentials: Arc<dyn CredentialResolver>,
+    http: Option<HttpClient>,
+    spawn: ProcessSpawnPolicy,
+    before: Vec<BeforeToolCallHook>,
+    after: Vec<AfterToolCallHook>,
+    max_argument_bytes: usize,
+    services: Vec<ServiceRegistration>,
+    files_roots: Option<FilesRoots>,
+}
+
+impl fmt::Debug for PluginHostBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PluginHostBuilder")
+            .field("explicit", &self.explicit.as_ref().map(Vec::len))
+            .field("strict", &self.strict)
+            .field("services", &self.services.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for PluginHostBuilder {
+    fn default() -> Self {
+        Self {
+            explicit: None,
+            extra: Vec::new(),
+            instances: Vec::new(),
+            required: Vec::new(),
+            strict: false,
+            approval: ApprovalPolicy {
+                handler: None,
+                default: DefaultApproval::default(),
+            },
+            credentials: Arc::new(NoCredentials),
+            http: None,
+            spawn: ProcessSpawnPolicy::new(),
+            before: Vec::new(),
+            after: Vec::new(),
+            max_argument_bytes: crate::args::DEFAULT_MAX_ARGUMENT_BYTES,
+            services: Vec::new(),
+            files_roots: None,
+        }
+    }
+}
+
+impl PluginHostBuilder {
+    /// Loads exactly these plugins instead of every linked one.
+    pub fn plugins(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
+        self.explicit = Some(plugins.into_iter().collect());
+        self
+    }
+
+    /// Loads every linked plugin and these too, even if the linker dropped
+    /// their registration (the list references each crate). A plugin both
+    /// linked and listed loads once.
+    pub fn expect_linked(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
+        self.extra.extend(plugins);
+        self
+    }
+
+    /// Loads plugin `P` from this value instead of creating it with
+    /// `Default`: how a host configures a plugin (a root directory, a
+    /// clock) before it starts. `P` is loaded as with
+    /// [`expect_linked`](Self::expect_linked); a later value for the same
+    /// type replaces an earlier one.
+    ///
+    /// ```
+    /// use oscova_core::prelude::*;
+    ///
+    /// #[plugin(id = "demo.greet")]
+    /// #[derive(Default)]
+    /// pub struct GreetPlugin { greeting: String }
+    /// impl AgentPlugin for GreetPlugin {
+    ///     fn configure(&self, _: &mut AgentPluginBuilder) { assert_eq!(self.greeting, "hej"); }
+    /// }
+    ///
+    /// let host = PluginHost::builder()
+    ///     .plugins([])
+    ///     .plugin_instance(GreetPlugin { greeting: "hej".into() })
+    ///     .build()?;
+    /// assert_eq!(host.plugins().len(), 1);
+    /// # Ok::<(), oscova_core::HostError>(())
+    /// ```
+    pub fn plugin_instance<P: RegisteredPlugin>(mut self, plugin: P) -> Self {
+        let registration = P::registration();
+        self.instances
+            .retain(|(r, _)| r.type_name() != registration.type_name());
+        self.instances.push((registration, Box::new(plugin)));
+        self.extra.push(registration);
+        self
+    }
+
+    /// Fails `build` unless plugins with these ids loaded.
+    pub fn require_plugin_ids<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.required.extend(ids.into_iter().map(Into::into));
+        self
+    }
+
+    /// Fails `build` on any publication error instead of recording it.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// The handler asked before tools that need approval run.
+    pub fn approval_handler(mut self, handler: impl ApprovalHandler) -> Self {
+        self.approval.handler = Some(Box::new(handler));
+        self
+    }
+
+    /// What `ToolApprovalMode::Default` means here.
+    pub fn default_approval(mut self, policy: DefaultApproval) -> Self {
+        self.approval.default = policy;
+        self
+    }
+
+    /// Where user credentials come from.
+    pub fn credentials(mut self, resolver: impl CredentialResolver) -> Self {
+        self.credentials = Arc::new(resolver);
+        self
+    }
+
+    /// The HTTP pools shared by toolsets and providers.
+    pub fn http_client(mut self, client: HttpClient) -> Self {
+        self.http = Some(client);
+        self
+    }
+
+    /// The process spawn policy for tools and providers.
+    pub fn spawn_policy(mut self, policy: ProcessSpawnPolicy) -> Self {
+        self.spawn = policy;
+        self
+    }
+
+    /// The largest argument text [`Arguments::json`](crate::invoke::Arguments::json)
+    /// may carry, in bytes (default
+    /// [`DEFAULT_MAX_ARGUMENT_BYTES`](crate::args::DEFAULT_MAX_ARGUMENT_BYTES)).
+    pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.max_argument_bytes = bytes;
+        self
+    }
+
+    /// Adds a hook run before every tool call.
+    pub fn before_tool_call(
+        mut self,
+        hook: impl Fn(&mut ToolCallEvent<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        self.before.push(Arc::new(hook));
+        self
+    }
+
+    /// Adds a hook run after every tool call.
+    pub fn after_tool_call(
+        mut self,
+        hook: impl Fn(&mut ToolResultEvent<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        self.after.push(Arc::new(hook));
+        self
+    }
+
+    /// Adds a service every toolset and provider context can reach by type
+    /// ([`AgentPluginContext::service`](crate::AgentPluginContext::service)).
+    /// The host's services take precedence over plugins' of the same type.
+    ///
+    /// ```
+    /// use oscova_core::prelude::*;
+    ///
+    /// struct Clock(&'static str);
+    ///
+    /// let host = PluginHost::builder().plugins([]).service(Clock("utc")).build()?;
+    /// assert_eq!(host.service::<Clock>().map(|c| c.0), Some("utc"));
+    /// # Ok::<(), oscova_core::HostError>(())
+    /// ```
+    pub fn service<T: Send + Sync + 'static>(mut self, service: T) -> Self {
+        self.services.push(ServiceRegistration::value(service));
+        self
+    }
+
+    /// Adds a service built at start-up, once every provider is built: the
+    /// factory sees them (for example to build routers over them).
+    pub fn service_with<T, F>(self, factory: F) -> Self
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&ServiceContext<'_>) -> T + Send + Sync + 'static,
+    {
+        self.try_service_with(move |ctx| Ok::<T, std::convert::Infallible>(factory(ctx)))
+    }
+
+    /// [`service_with`](Self::service_with) for a factory that can fail: an
+    /// `Err` leaves the service out, with a diagnostic.
+    pub fn try_service_with<T, F, E>(mut self, factory: F) -> Self
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&ServiceContext<'_>) -> Result<T, E> + Send + Sync + 'static,
+        E: Into<BoxError>,
+    {
+        self.services.push(ServiceRegistration::new(factory));
+        self
+    }
+
+    /// Where each user's files live, when the user has none of its own
+    /// ([`UserInfo::with_files_root`]): `roots` is asked once per user
+    /// scope; `None` leaves that user without a files root.
+    pub fn files_roots(
+        mut self,
+        roots: impl Fn(&UserInfo) -> Option<PathBuf> + Send + Sync + 'static,
+    ) -> Self {
+        self.files_roots = Some(Arc::new(roots));
+        self
+    }
+
+    /// One files root per user under `base`, named by
+    /// [`fs::user_dir_name`](crate::fs::user_dir_name): the common case of
+    /// [`files_roots`](Self::files_roots).
+    pub fn files_roots_under(self, base: impl Into<PathBuf>) -> Self {
+        let roots = crate::fs::per_user_roots(base);
+        self.files_roots(move |user| roots(user))
+    }
+
+    /// Loads, configures and publishes, then builds the providers and the
+    /// services.
+    ///
+    /// Plugins load in this order: the [`plugins`](Self::plugins) list in
+    /// its order (or, without one, every linked plugin), then the
+    /// [`expect_linked`](Self::expect_linked) and
+    /// [`plugin_instance`](Self::plugin_instance) ones not already listed.
+    /// The order decides the catalog's order and, wherever two things
+    /// collide (wire names, provider type keys, services), which one is
+    /// kept: the earlier.
+    ///
+    /// # Errors
+    ///
+    /// [`HostError::MissingPlugins`] when a plugin named in
+    /// [`require_plugin_ids`](Self::require_plugin_ids) did not load, and
+    /// with [`strict`](Self::strict), [`HostError::Publication`] for any
+    /// publication error. Everything else a plugin does wrong is a
+    /// diagnostic, not an error.
+    pub fn build(self) -> Result<PluginHost, HostError> {
+        let mut diagnostics = Vec::new();
+        let registrations = load::registrations(self.explicit.as_deref(), &self.extra);
+        let http = self.http.unwrap_or_else(HttpClient::shared_default);
+        let loaded = load::load(registrations, self.instances, &mut diagnostics);
+
+        let missing: Vec<String> = self
+            .required
+            .iter()
+            .filter(|id| !loaded.plugins.iter().any(|p| p.manifest.id == id.as_str()))
+            .cloned()
+            .collect();
+        for id in &missing {
+            diagnostics.push(Diagnostic::new(
+                Severity::Error,
+                DiagnosticKind::MissingPlugin,
+                Some(id),
+                format!(
+                    "plugin `{id}` is required but not loaded: link its crate and name it in `linked_plugins!`"
+                ),
+            ));
+        }
+        if !missing.is_empty() {
+            return Err(HostError::MissingPlugins(missing));
+        }
+
+        let published = publish::publish(&loaded.plugins, &loaded.slots);
+        for err in &published.errors {
+            diagnostics.push(Diagnostic::new(
+                Severity::Error,
+                err.kind(),
+                Some(err.plugin()),
+                err.to_string(),
+            ));
+        }
+        if self.strict && !published.errors.is_empty() {
+            return Err(HostError::Publication(published.errors));
+        }
+
+        // Providers are not tools: their client is not held to a tool's scope.
+        let unscoped = http.with_fixed_scope(NetworkScope::Internet);
+        let built = shared::build(
+            loaded.shares,
+            self.services,
+            &unscoped,
+            &self.spawn,
+            &mut diagnostics,
+        );
+
+        Ok(PluginHost {
+            inner: Arc::new(HostInner {
+                catalog: Catalog {
+                    plugins: loaded.plugins,
+                    slots: loaded.slots,
+                    tools: published.tools,
+                    by_name: published.by_name,
+                    publication_errors: published.errors,
+                },
+                shared: built.shared,
+                policy: CallPolicy {
+                    approval: self.approval,
+                    before: self.before,
+                    after: self.after,
+                    redactor: Redactor::new(),
+                    max_argument_bytes: self.max_argument_bytes,
+                },
+                env: ScopeEnv {
+                    credentials: self.credentials,
+                    http,
+                    unscoped,
+                    spawn: self.spawn,
+                    files_roots: self.files_roots,
+                },
+                diagnostics,
+                lifecycle: Lifecycle {
+                    shutdown: built.shutdown,
+                    shut_down: AtomicBool::new(false),
+                },
+            }),
+        })
+    }
+}
