@@ -69,6 +69,7 @@ impl ReportToolset {
     }
 }
 
+/// Registers two model providers, a service over them and a toolset.
 #[plugin(id = "svc.models")]
 pub struct ModelsPlugin;
 
@@ -154,6 +155,7 @@ async fn the_hosts_service_takes_precedence_and_the_plugins_is_reported() {
 struct Later(usize);
 struct Fragile;
 
+/// Registers services that fail, panic, and succeed.
 #[plugin(id = "svc.fragile")]
 pub struct FragilePlugin;
 
