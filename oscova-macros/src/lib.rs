@@ -18,7 +18,6 @@ mod attr;
 mod ctxt;
 mod expand;
 mod fallback;
-mod normalize;
 mod plugin;
 mod valid;
 
