@@ -14,7 +14,12 @@ use crate::builder::{AgentPluginBuilder, BoxError};
 /// What a plugin says about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PluginManifest {
-    /// A stable, unique id such as `acme.search`; the wire-name prefix.
+    /// A stable, unique id such as `acme.search`. Normalised like every
+    /// wire-name segment, it is the prefix of the plugin's wire names
+    /// (`Oscova.LocalSpeech` publishes `oscova_local_speech__…`); any text
+    /// that normalises to something is an id. Two plugins whose ids
+    /// normalise alike cannot both load: the first in load order is kept
+    /// and the other reported.
     pub id: &'static str,
     /// A display name.
     pub name: &'static str,
