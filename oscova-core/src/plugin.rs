@@ -5,7 +5,10 @@
 //! `inventory`, so every linked plugin crate is found without a list.
 //! A linker drops a crate that nothing references, registration and all;
 //! [`linked_plugins!`](crate::linked_plugins) references each crate so the
-//! host can register it explicitly whatever the linker did.
+//! host can register it explicitly whatever the linker did. Nor does the
+//! order the linker lays crates out in mean anything:
+//! [`PluginRegistration::linked`] sorts what it collected, so load order
+//! (and which of two colliding plugins is kept) is the same in every build.
 
 use std::fmt;
 
@@ -120,9 +123,45 @@ impl PluginRegistration {
         (self.create)()
     }
 
-    /// Every registration linked into this binary, in link order.
+    /// Every registration linked into this binary, sorted by normalised
+    /// id, then type name, then id as written.
+    ///
+    /// `inventory` yields registrations in whatever order the linker laid
+    /// the crates out, which changes with the build; the sort makes the
+    /// order, and with it which of two plugins with one id or wire-name
+    /// prefix is "first", the same in every build that links the same
+    /// plugins.
+    ///
+    /// ```
+    /// use oscova_core::prelude::*;
+    /// use oscova_core::PluginRegistration;
+    ///
+    /// #[plugin(id = "sorted.zeta")]
+    /// pub struct Zeta;
+    /// impl AgentPlugin for Zeta {}
+    ///
+    /// #[plugin(id = "Sorted.Alpha")]
+    /// pub struct Alpha;
+    /// impl AgentPlugin for Alpha {}
+    ///
+    /// let ids: Vec<_> = PluginRegistration::linked()
+    ///     .map(|r| r.manifest().id)
+    ///     .filter(|id| id.to_lowercase().starts_with("sorted."))
+    ///     .collect();
+    /// // `sorted_alpha` before `sorted_zeta`, whatever the linker did.
+    /// assert_eq!(ids, ["Sorted.Alpha", "sorted.zeta"]);
+    /// ```
     pub fn linked() -> impl Iterator<Item = &'static PluginRegistration> {
-        inventory::iter::<PluginRegistration>.into_iter()
+        let mut linked: Vec<&'static PluginRegistration> =
+            inventory::iter::<PluginRegistration>.into_iter().collect();
+        linked.sort_by_cached_key(|r| {
+            (
+                oscova_wire::normalize_segment(r.manifest.id),
+                r.type_name,
+                r.manifest.id,
+            )
+        });
+        linked.into_iter()
     }
 }
 

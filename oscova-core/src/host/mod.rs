@@ -196,7 +196,8 @@ impl PluginHost {
         }
     }
 
-    /// Manifests of the plugins that loaded, in load order.
+    /// Manifests of the plugins that loaded, in load order (see
+    /// [`PluginHostBuilder::build`]).
     pub fn plugins(&self) -> impl ExactSizeIterator<Item = &'static PluginManifest> + '_ {
         self.inner.plugins.iter().map(|p| p.manifest)
     }
@@ -277,7 +278,10 @@ impl PluginHost {
 }
 
 impl PluginHostBuilder {
-    /// Loads exactly these plugins instead of every linked one.
+    /// Loads exactly these plugins instead of every linked one, in this
+    /// order (then any named with [`expect_linked`](Self::expect_linked)
+    /// or [`plugin_instance`](Self::plugin_instance)); see
+    /// [`build`](Self::build) for what the order decides.
     pub fn plugins(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
         self.explicit = Some(plugins.into_iter().collect());
         self
@@ -286,6 +290,12 @@ impl PluginHostBuilder {
     /// Loads every linked plugin and these too, even if the linker dropped
     /// their registration (the list references each crate). A plugin both
     /// linked and listed loads once.
+    ///
+    /// These load first, in this order (several calls append), and then
+    /// every other linked plugin in the order of
+    /// [`PluginRegistration::linked`]: sorted by normalised id, then type
+    /// name, never by how the linker laid the crates out. See
+    /// [`build`](Self::build) for what the order decides.
     pub fn expect_linked(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
         self.extra.extend(plugins);
         self
@@ -395,6 +405,28 @@ impl PluginHostBuilder {
     }
 
     /// Loads, configures and publishes, then builds the providers.
+    ///
+    /// # Load order
+    ///
+    /// Plugins load in one deterministic order:
+    ///
+    /// 1. the list given to [`plugins`](Self::plugins), in its order;
+    /// 2. the plugins named with [`expect_linked`](Self::expect_linked) and
+    ///    [`plugin_instance`](Self::plugin_instance), in call order, each
+    ///    unless already listed;
+    /// 3. unless [`plugins`](Self::plugins) was called, every other linked
+    ///    plugin, sorted by normalised id, then type name
+    ///    ([`PluginRegistration::linked`]), so the same plugins load in the
+    ///    same order whatever the linker did.
+    ///
+    /// "First" always means first in this order: of two plugins with one id
+    /// or with ids that normalise to the same wire-name prefix, the first
+    /// loads and the other is skipped with a
+    /// [`DiagnosticKind::DuplicatePluginId`] diagnostic; of two tools with
+    /// one wire name the first is published; providers are built in this
+    /// order (each plugin's in registration order), which is the order
+    /// [`PluginHost::model_providers`] and the speech accessors list them
+    /// in, and so which plugin wins a speech provider type key.
     pub fn build(self) -> Result<PluginHost, HostError> {
         let mut diagnostics = Vec::new();
         let registrations = self.collect_registrations();
@@ -521,17 +553,21 @@ impl PluginHostBuilder {
         })
     }
 
+    /// The load order [`build`](Self::build) documents. A plugin listed
+    /// twice with `plugins` stays twice, so the second is reported as a
+    /// duplicate id; a named or linked plugin already in the order is not
+    /// added again.
     fn collect_registrations(&self) -> Vec<PluginRegistration> {
-        let mut regs: Vec<PluginRegistration> = match &self.explicit {
-            Some(list) => list.clone(),
-            None => PluginRegistration::linked().copied().collect(),
+        let same = |a: &PluginRegistration, b: &PluginRegistration| {
+            a.manifest().id == b.manifest().id && a.type_name() == b.type_name()
         };
-        for extra in &self.extra {
-            let same = |r: &PluginRegistration| {
-                r.manifest().id == extra.manifest().id && r.type_name() == extra.type_name()
-            };
-            if !regs.iter().any(same) {
-                regs.push(*extra);
+        let (mut regs, linked) = match &self.explicit {
+            Some(list) => (list.clone(), Vec::new()),
+            None => (Vec::new(), PluginRegistration::linked().copied().collect()),
+        };
+        for reg in self.extra.iter().chain(&linked) {
+            if !regs.iter().any(|r| same(r, reg)) {
+                regs.push(*reg);
             }
         }
         regs
