@@ -54,6 +54,59 @@ impl PluginManifest {
 /// called while it runs. A plugin whose configuration can fail implements
 /// [`try_configure`](Self::try_configure) instead. An error or a panic
 /// skips the plugin with a diagnostic; other plugins still load.
+///
+/// # The contract's "null" rows
+///
+/// The Oscova contract has two failure rows about null. Neither can happen
+/// in Rust, and what can happen instead is handled like its neighbours.
+///
+/// *"A null contribution factory throws during Configure."* A factory is a
+/// closure or function taken by value; there is no null one, and `None` is
+/// not a factory, so the mistake does not compile:
+///
+/// ```compile_fail,E0277
+/// # use oscova_core::prelude::*;
+/// # pub struct EchoToolset;
+/// # #[toolset] impl EchoToolset { /** Echoes. */ pub fn echo(text: String) -> String { text } }
+/// # let mut builder = AgentPluginBuilder::new();
+/// let factory: Option<fn(&AgentPluginContext) -> EchoToolset> = None;
+/// builder.add_toolset(factory);
+/// ```
+///
+/// *"A factory that returns null cannot produce a valid toolset and fails
+/// when Oscova publishes the tools."* A factory returns its toolset or
+/// provider, or a `Result` of one; an `Option` is not accepted, so there is
+/// no null to return:
+///
+/// ```compile_fail,E0277
+/// # use oscova_core::prelude::*;
+/// # pub struct EchoToolset;
+/// # #[toolset] impl EchoToolset { /** Echoes. */ pub fn echo(text: String) -> String { text } }
+/// # let mut builder = AgentPluginBuilder::new();
+/// builder.add_toolset(|_: &AgentPluginContext| -> Option<EchoToolset> { None });
+/// ```
+///
+/// A factory that cannot build what it registered returns `Err` (or
+/// panics), with a reason the operator can act on. Publication does not
+/// depend on it: a toolset's tools are known from its type at compile time
+/// and are published before any toolset factory runs. The `Err` is
+/// reported when a user scope is assembled, the factory's first chance to
+/// fail: that toolset is skipped for that user only, with a
+/// `ToolsetFailed` diagnostic on the scope, and its tools answer that user
+/// with an error result. A provider factory's `Err` is the contract's
+/// "provider factory throws or returns null" row: that provider is skipped
+/// with a `ProviderFailed` warning, and later providers are still built.
+///
+/// ```
+/// # use oscova_core::prelude::*;
+/// # pub struct EchoToolset;
+/// # #[toolset] impl EchoToolset { /** Echoes. */ pub fn echo(text: String) -> String { text } }
+/// # let mut builder = AgentPluginBuilder::new();
+/// builder.add_toolset(|ctx: &AgentPluginContext| -> Result<EchoToolset, String> {
+///     Err(format!("{} has no licence for the echo service", ctx.user_id()))
+/// });
+/// assert_eq!(builder.toolsets().len(), 1); // recorded; nothing ran
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not implement `AgentPlugin`",
     label = "a plugin type must implement `AgentPlugin`",
