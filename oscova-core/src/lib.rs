@@ -58,7 +58,10 @@
 //! #     fn configure(&self, b: &mut AgentPluginBuilder) { b.add_toolset(|_: &AgentPluginContext| ExampleToolset); }
 //! # }
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! let host = PluginHost::builder().build()?; // every linked plugin
+//! // Every linked plugin, this one first (and kept by the linker).
+//! let host = PluginHost::builder()
+//!     .expect_linked(oscova_core::linked_plugins![ExampleAgentPlugin])
+//!     .build()?;
 //! let scope = host.user_scope(UserInfo::new("alice").time_zone("Europe/Berlin"))?;
 //! let result = scope
 //!     .invoke("acme_search__example__example_echo", serde_json::json!({"text": "hi"}))
