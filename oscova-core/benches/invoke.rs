@@ -76,8 +76,8 @@ fn bench(c: &mut Criterion) {
         let toolset = BenchToolset;
         let inv = ToolInvocation::new(user.clone());
         b.iter(
-            || match toolset.call_tool(0, black_box(args.clone()), &inv) {
-                Ok(oscova_core::tool::ToolCall::Ready(r)) => r,
+            || match toolset.dispatch(0, black_box(args.clone()), &inv) {
+                Ok(oscova_core::tool::Dispatched::Ready(r)) => r,
                 _ => ToolResult::error("unexpected"),
             },
         )

@@ -28,7 +28,8 @@ pub enum DiagnosticKind {
     IncompatibleFramework,
     /// The manifest is malformed (bad id, version or range).
     InvalidManifest,
-    /// Another plugin already has this id; this one was skipped.
+    /// Another plugin already has this id, or one that normalises to the
+    /// same wire-name prefix; this one, the later in load order, was skipped.
     DuplicatePluginId,
     /// A plugin the host expected is not linked into this binary.
     MissingPlugin,

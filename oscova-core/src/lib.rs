@@ -58,7 +58,10 @@
 //! #     fn configure(&self, b: &mut AgentPluginBuilder) { b.add_toolset(|_: &AgentPluginContext| ExampleToolset); }
 //! # }
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! let host = PluginHost::builder().build()?; // every linked plugin
+//! // Every linked plugin, this one first (and kept by the linker).
+//! let host = PluginHost::builder()
+//!     .expect_linked(oscova_core::linked_plugins![ExampleAgentPlugin])
+//!     .build()?;
 //! let scope = host.user_scope(UserInfo::new("alice").with_time_zone("Europe/Berlin"));
 //! let result = scope
 //!     .invoke("acme_search__example__example_echo", serde_json::json!({"text": "hi"}))
@@ -151,13 +154,11 @@ pub mod prelude {
 pub mod __private {
     pub use crate::args::{ArgError, ArgReader};
     pub use crate::invocation::ToolInvocation;
-    pub use crate::plugin::{AgentPlugin, PluginManifest, PluginRegistration};
-    // The name generated code uses for `RegisteredPlugin`.
-    pub use crate::plugin::RegisteredPlugin as PluginInfo;
+    pub use crate::plugin::{AgentPlugin, PluginManifest, PluginRegistration, RegisteredPlugin};
     pub use crate::result::ToolResult;
     pub use crate::schema::InputSchemaBuilder;
     pub use crate::tool::{
-        NetworkScope, ToolApprovalMode, ToolCall, ToolInfo, Toolset, ToolsetInfo,
+        Dispatched, NetworkScope, ToolApprovalMode, ToolInfo, Toolset, ToolsetInfo,
     };
     pub use inventory;
     pub use tokio_util::sync::CancellationToken;
@@ -258,8 +259,8 @@ pub mod __private {
 
     /// A pending call.
     #[inline]
-    pub fn pending<'a>(fut: impl Future<Output = ToolResult> + Send + 'a) -> ToolCall<'a> {
-        ToolCall::Pending(Box::pin(fut))
+    pub fn pending<'a>(fut: impl Future<Output = ToolResult> + Send + 'a) -> Dispatched<'a> {
+        Dispatched::Pending(Box::pin(fut))
     }
 
     /// How `#[plugin]` creates a plugin that is not a unit struct.

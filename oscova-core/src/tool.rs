@@ -83,7 +83,7 @@ pub struct ToolInfo {
 
 impl ToolInfo {
     /// Built by `#[toolset]` only. `is_async` must say whether
-    /// [`Toolset::call_tool`] returns [`ToolCall::Pending`] for this tool:
+    /// [`Toolset::dispatch`] returns [`Dispatched::Pending`] for this tool:
     /// hosts take a path without any future for tools that never do.
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
@@ -141,8 +141,8 @@ impl ToolInfo {
     }
 
     /// Whether the method is `async`: its calls return
-    /// [`ToolCall::Pending`]; a synchronous method's calls are always
-    /// [`ToolCall::Ready`].
+    /// [`Dispatched::Pending`]; a synchronous method's calls are always
+    /// [`Dispatched::Ready`].
     pub fn is_async(&self) -> bool {
         self.is_async
     }
@@ -208,14 +208,14 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
 
 /// What dispatching a tool produced: a finished result (sync methods run
 /// inline, with no allocation for a future) or a future to await.
-pub enum ToolCall<'a> {
+pub enum Dispatched<'a> {
     /// The method already ran.
     Ready(ToolResult),
     /// The method is async; await this.
     Pending(ToolFuture<'a>),
 }
 
-impl fmt::Debug for ToolCall<'_> {
+impl fmt::Debug for Dispatched<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Ready(r) => f.debug_tuple("Ready").field(r).finish(),
@@ -224,7 +224,7 @@ impl fmt::Debug for ToolCall<'_> {
     }
 }
 
-impl<'a> ToolCall<'a> {
+impl<'a> Dispatched<'a> {
     /// Runs the call to completion.
     pub async fn finish(self) -> ToolResult {
         match self {
@@ -268,10 +268,10 @@ pub trait Toolset: Send + Sync + 'static {
     /// Parses `args` for tool number `index` (into [`ToolsetInfo::tools`])
     /// and starts the call. Bad arguments are an [`ArgError`] and the method
     /// is not called.
-    fn call_tool<'a>(
+    fn dispatch<'a>(
         &'a self,
         index: usize,
         args: Value,
         invocation: &'a ToolInvocation<'_>,
-    ) -> Result<ToolCall<'a>, ArgError>;
+    ) -> Result<Dispatched<'a>, ArgError>;
 }

@@ -2,6 +2,7 @@
 //! it records every mistake in the context and keeps going, so the author
 //! sees all of them at once.
 
+use oscova_wire::{normalize_segment, owner_segment};
 use proc_macro2::Span;
 use syn::{
     FnArg, GenericArgument, Ident, ImplItem, ImplItemFn, ItemImpl, Pat, PathArguments, ReturnType,
@@ -10,7 +11,6 @@ use syn::{
 
 use crate::attr::{self, ToolAttr};
 use crate::ctxt::Ctxt;
-use crate::normalize::{normalize_segment, owner_segment};
 
 /// The whole toolset.
 pub(crate) struct Toolset {

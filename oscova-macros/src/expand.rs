@@ -165,13 +165,13 @@ fn generate(item: &ItemImpl, model: &Toolset) -> TokenStream {
                 }
 
                 #[allow(unused_variables, unreachable_code, clippy::let_unit_value)]
-                fn call_tool<'__oscova>(
+                fn dispatch<'__oscova>(
                     &'__oscova self,
                     __oscova_index: usize,
                     __oscova_args: ::oscova_core::__private::serde_json::Value,
                     __oscova_inv: &'__oscova ::oscova_core::__private::ToolInvocation<'_>,
                 ) -> ::core::result::Result<
-                    ::oscova_core::__private::ToolCall<'__oscova>,
+                    ::oscova_core::__private::Dispatched<'__oscova>,
                     ::oscova_core::__private::ArgError,
                 > {
                     match __oscova_index {
@@ -298,7 +298,7 @@ fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
         }
     } else {
         quote! {
-            ::core::result::Result::Ok(::oscova_core::__private::ToolCall::Ready(#convert))
+            ::core::result::Result::Ok(::oscova_core::__private::Dispatched::Ready(#convert))
         }
     };
     quote! {

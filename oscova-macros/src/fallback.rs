@@ -22,13 +22,13 @@ pub(crate) fn toolset(item: &ItemImpl, type_is_usable: bool) -> TokenStream {
                     &__OSCOVA_TOOLSET
                 }
 
-                fn call_tool<'__oscova>(
+                fn dispatch<'__oscova>(
                     &'__oscova self,
                     __oscova_index: usize,
                     _: ::oscova_core::__private::serde_json::Value,
                     _: &'__oscova ::oscova_core::__private::ToolInvocation<'_>,
                 ) -> ::core::result::Result<
-                    ::oscova_core::__private::ToolCall<'__oscova>,
+                    ::oscova_core::__private::Dispatched<'__oscova>,
                     ::oscova_core::__private::ArgError,
                 > {
                     ::core::result::Result::Err(

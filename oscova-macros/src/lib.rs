@@ -18,7 +18,6 @@ mod attr;
 mod ctxt;
 mod expand;
 mod fallback;
-mod normalize;
 mod plugin;
 mod valid;
 
@@ -37,6 +36,16 @@ use proc_macro::TokenStream;
 ///
 /// `#[tool(...)]` keys: `name`, `description`, `approval` (`Default`,
 /// `Required`, `NotRequired`) and `network` (`None`, `Local`, `Internet`).
+///
+/// The wire name is `{plugin}__{owner}__{tool}`. The owner is the type name
+/// less one trailing `Toolset`; the tool is `name`, else the method name.
+/// Each is normalised at compile time by the rule of the `oscova-wire`
+/// crate (snake_case; every character outside `[a-z0-9]` becomes `_`; runs
+/// of `_` collapse; ends are trimmed), so `#[tool(name = "Search-Records")]`
+/// and `#[tool(name = "search__records")]` are both `search_records`: `__`
+/// inside a name is normalised, not an error. A name that normalises to
+/// nothing is a compile error on it, and so are two tools of one toolset
+/// that normalise to the same name.
 #[proc_macro_attribute]
 pub fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::toolset(args.into(), input.into()).into()
@@ -51,6 +60,17 @@ pub fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// Keys: `id` (required), `name`, `version` (default: the crate's),
 /// `description`, `framework` (a semver requirement on the framework).
+///
+/// The id is the first segment of every wire name the plugin publishes and
+/// is normalised like the others, by the rule of the `oscova-wire` crate:
+/// ids written the Oscova way are fine, `#[plugin(id = "Oscova.LocalSpeech")]`
+/// publishes `oscova_local_speech__…` and `"Ceo.Probe-Tools"` publishes
+/// `ceo_probe_tools__…`. Capitals, dots, dashes, spaces and `__` are
+/// normalised, not refused. The manifest keeps the id as written. An id
+/// that normalises to nothing (`""`, `"..."`) is a compile error on the
+/// literal. Two plugins whose ids normalise alike cannot both load: the host
+/// keeps the first (see `PluginHostBuilder::build` for the order) and
+/// reports the other.
 #[proc_macro_attribute]
 pub fn plugin(args: TokenStream, input: TokenStream) -> TokenStream {
     plugin::expand(args.into(), input.into()).into()

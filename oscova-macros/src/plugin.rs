@@ -1,8 +1,11 @@
-//! `#[plugin(id = "...")]`: a manifest, a `PluginInfo` impl, and an
+//! `#[plugin(id = "...")]`: a manifest, a `RegisteredPlugin` impl, and an
 //! `inventory` registration. The id, version and framework range are
 //! checked here, so a typo is a compile error rather than a plugin that is
-//! silently skipped at start-up.
+//! silently skipped at start-up. The id is kept as written in the manifest
+//! and normalised by the host like every other wire-name segment, so the
+//! only id refused here is one that normalises to nothing.
 
+use oscova_wire::normalize_segment;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::parse::{ParseStream, Parser};
@@ -84,42 +87,21 @@ fn set_key(cx: &mut Ctxt, out: &mut PluginAttr, key: &Ident, value: Option<Expr>
     }
 }
 
-const ID_RULE: &str = "plugin ids are lowercase letters and digits separated by single `.`, `-` or `_`, starting with a letter (for example \"acme.search\")";
-
-/// The id rule: lowercase ASCII letters and digits, with `.`, `-` or `_`
-/// between them, starting with a letter; no `__`, which is the wire-name
-/// separator. The message names the first thing that breaks it.
+/// The id rule: any text is an id, normalised like every other wire-name
+/// segment (`Oscova.LocalSpeech` publishes as `oscova_local_speech__…`);
+/// capitals, dots, dashes, spaces and `__` are normalised, not refused. Only
+/// an id with no ASCII letter or digit, which normalises to nothing, is an
+/// error, since it cannot prefix a wire name.
 fn check_id(id: &str) -> Result<(), String> {
-    let is_sep = |c: char| matches!(c, '.' | '-' | '_');
-    let problem = if id.is_empty() {
-        return Err("plugin id is empty; use a stable id such as \"acme.search\"".into());
-    } else if let Some(c) = id
-        .chars()
-        .find(|&c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || is_sep(c)))
-    {
-        if c.is_uppercase() {
-            format!("uppercase `{c}` is not allowed")
-        } else if c.is_whitespace() {
-            "spaces are not allowed".to_owned()
-        } else {
-            format!("`{c}` is not allowed")
-        }
-    } else if id.contains("__") {
-        "`__` separates the segments of wire names, so it cannot appear in an id".to_owned()
-    } else if !id.starts_with(|c: char| c.is_ascii_lowercase()) {
-        "it must start with a letter".to_owned()
-    } else if id.ends_with(is_sep) {
-        "it must end with a letter or digit".to_owned()
-    } else if id
-        .as_bytes()
-        .windows(2)
-        .any(|w| is_sep(char::from(w[0])) && is_sep(char::from(w[1])))
-    {
-        "separators cannot follow each other".to_owned()
+    if id.is_empty() {
+        Err("plugin id is empty; use a stable id such as \"acme.search\"".into())
+    } else if normalize_segment(id).is_empty() {
+        Err(format!(
+            "plugin id {id:?} normalises to an empty wire-name segment; an id needs at least one ASCII letter or digit, such as \"acme.search\""
+        ))
     } else {
-        return Ok(());
-    };
-    Err(format!("invalid plugin id {id:?}: {problem}; {ID_RULE}"))
+        Ok(())
+    }
 }
 
 /// The error for `#[plugin]` on something other than a struct or enum, on
@@ -211,7 +193,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let id = match (cx.check(), attr.id) {
         (Ok(()), Some(id)) => id,
         (result, _) => {
-            // Fallback: a `PluginInfo` impl with an empty manifest and no
+            // Fallback: a `RegisteredPlugin` impl with an empty manifest and no
             // registration, so code naming the plugin (`linked_plugins!`)
             // raises no follow-on error. Nothing runs: the crate does not
             // compile.
@@ -250,7 +232,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     }
 }
 
-/// The manifest, the `PluginInfo` impl and (when `submit`) the inventory
+/// The manifest, the `RegisteredPlugin` impl and (when `submit`) the inventory
 /// registration of a plugin type.
 #[allow(clippy::too_many_arguments)]
 fn info_impl(
@@ -290,7 +272,7 @@ fn info_impl(
             }
 
             #[automatically_derived]
-            impl ::oscova_core::__private::PluginInfo for #ident {
+            impl ::oscova_core::__private::RegisteredPlugin for #ident {
                 fn manifest() -> &'static ::oscova_core::__private::PluginManifest {
                     &__OSCOVA_MANIFEST
                 }
@@ -315,10 +297,28 @@ mod tests {
 
     #[test]
     fn ids() {
-        for ok in ["acme.search", "a", "oscova.time", "x-y_z.9"] {
+        // Oscova manifest ids, and what used to be refused, are segments
+        // like any other: normalised, not refused.
+        for ok in [
+            "acme.search",
+            "a",
+            "oscova.time",
+            "x-y_z.9",
+            "Oscova.LocalSpeech",
+            "Ceo.Probe-Tools",
+            "Acme",
+            "9a",
+            "a..b",
+            "a__b",
+            "a.",
+            "-a",
+            "a b",
+            "a._b",
+        ] {
             assert!(check_id(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "Acme", "9a", "a..b", "a__b", "a.", "-a", "a b", "a._b"] {
+        // Only an id that normalises to nothing is an error.
+        for bad in ["", "...", "__", " ", "名前"] {
             assert!(check_id(bad).is_err(), "{bad}");
         }
     }

@@ -69,8 +69,11 @@
 //!
 //! Implement the provider trait, register it in your plugin's `configure`,
 //! and it is routable by its key with no other wiring. Built-in providers win
-//! a key collision; between plugins the first registration wins; each dropped
-//! provider is a warning in the router's `diagnostics()`.
+//! a key collision; between plugins the first registration wins, first in
+//! the host's load order, which does not depend on the linker (the host's
+//! explicit plugin list in its order, then every other linked plugin sorted
+//! by normalised id, then type name; see `PluginHostBuilder::build`); each
+//! dropped provider is a warning in the router's `diagnostics()`.
 //!
 //! ```
 //! use oscova_core::prelude::*;

@@ -115,22 +115,25 @@ fn configure_failed(manifest: &PluginManifest, reason: &str) -> Diagnostic {
     )
 }
 
-/// The registrations to load: `explicit` (or every linked plugin) and then
-/// `extra`, each once.
+/// The load order `PluginHostBuilder::build` documents: `explicit` in its
+/// order, then `extra`, then (without `explicit`) every other linked
+/// plugin, sorted. A plugin listed twice in `explicit` stays twice, so the
+/// second is reported as a duplicate id; a named or linked plugin already
+/// in the order is not added again.
 pub(crate) fn registrations(
     explicit: Option<&[PluginRegistration]>,
     extra: &[PluginRegistration],
 ) -> Vec<PluginRegistration> {
-    let mut regs: Vec<PluginRegistration> = match explicit {
-        Some(list) => list.to_vec(),
-        None => PluginRegistration::linked().copied().collect(),
+    let same = |a: &PluginRegistration, b: &PluginRegistration| {
+        a.manifest().id == b.manifest().id && a.type_name() == b.type_name()
     };
-    for extra in extra {
-        let same = |r: &PluginRegistration| {
-            r.manifest().id == extra.manifest().id && r.type_name() == extra.type_name()
-        };
-        if !regs.iter().any(same) {
-            regs.push(*extra);
+    let (mut regs, linked) = match explicit {
+        Some(list) => (list.to_vec(), Vec::new()),
+        None => (Vec::new(), PluginRegistration::linked().copied().collect()),
+    };
+    for reg in extra.iter().chain(&linked) {
+        if !regs.iter().any(|r| same(r, reg)) {
+            regs.push(*reg);
         }
     }
     regs

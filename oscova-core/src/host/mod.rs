@@ -172,7 +172,8 @@ impl PluginHost {
         PluginHostBuilder::default()
     }
 
-    /// Manifests of the plugins that loaded, in load order.
+    /// Manifests of the plugins that loaded, in load order (see
+    /// [`PluginHostBuilder::build`]).
     pub fn plugins(&self) -> impl ExactSizeIterator<Item = &'static PluginManifest> + '_ {
         self.inner.catalog.plugins.iter().map(|p| p.manifest)
     }

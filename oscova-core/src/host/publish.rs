@@ -2,7 +2,8 @@
 //! users.
 //!
 //! Owner and tool segments arrive normalised from the macro, so they are
-//! only checked here, not recomputed: publication runs at every start and
+//! only checked here ([`WireName::from_segments`], the one wire-name rule
+//! of `oscova-wire`), not recomputed: publication runs at every start and
 //! must stay cheap (10,000 tools in well under 10 ms). A tool whose name is
 //! taken is reported and dropped; the earlier one is never replaced.
 
@@ -14,7 +15,7 @@ use serde_json::Value;
 use super::load::{LoadedPlugin, ToolsetSlot};
 use crate::diagnostic::DiagnosticKind;
 use crate::tool::{NetworkScope, ToolApprovalMode, ToolInfo};
-use crate::wire::{MAX_WIRE_NAME_LEN, SEGMENT_SEPARATOR, WireName};
+use crate::wire::WireName;
 
 /// A tool in the host's catalog.
 #[derive(Debug)]
@@ -123,24 +124,6 @@ impl PublicationError {
     }
 }
 
-/// Whether `segment` is already in normal form (what the macro emits).
-fn check_segment(part: &str, segment: &str) -> Result<(), String> {
-    let ok = !segment.is_empty()
-        && !segment.starts_with('_')
-        && !segment.ends_with('_')
-        && !segment.contains(SEGMENT_SEPARATOR)
-        && segment
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "the {part} segment {segment:?} is not a normalised name ([a-z0-9] runs joined by single `_`)"
-        ))
-    }
-}
-
 pub(crate) struct Published {
     pub(crate) tools: Vec<PublishedTool>,
     pub(crate) by_name: FxHashMap<Box<str>, usize>,
@@ -156,7 +139,6 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
     let mut by_name: FxHashMap<Box<str>, usize> =
         FxHashMap::with_capacity_and_hasher(capacity, Default::default());
     let mut errors = Vec::new();
-    let mut name = String::with_capacity(MAX_WIRE_NAME_LEN * 2);
 
     for (slot_index, slot) in slots.iter().enumerate() {
         let Some(plugin) = plugins.get(slot.plugin) else {
@@ -170,30 +152,19 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
                 method: info.method().to_owned(),
                 reason,
             };
-            if let Err(reason) = check_segment("owner", toolset.owner())
-                .and_then(|()| check_segment("tool", info.name()))
-            {
-                errors.push(invalid(reason));
-                continue;
-            }
-            name.clear();
-            name.push_str(&plugin.segment);
-            name.push_str(SEGMENT_SEPARATOR);
-            name.push_str(toolset.owner());
-            name.push_str(SEGMENT_SEPARATOR);
-            name.push_str(info.name());
-            if name.len() > MAX_WIRE_NAME_LEN {
-                errors.push(invalid(format!(
-                    "wire name `{name}` is {} characters long; model APIs accept at most {MAX_WIRE_NAME_LEN}",
-                    name.len()
-                )));
-                continue;
-            }
-            match by_name.entry(name.as_str().into()) {
+            let wire_name =
+                match WireName::from_segments(&plugin.segment, toolset.owner(), info.name()) {
+                    Ok(name) => name,
+                    Err(e) => {
+                        errors.push(invalid(e.to_string()));
+                        continue;
+                    }
+                };
+            match by_name.entry(wire_name.as_str().into()) {
                 Entry::Occupied(kept) => {
                     let kept = &tools[*kept.get()];
                     errors.push(PublicationError::DuplicateWireName {
-                        wire_name: name.clone(),
+                        wire_name: wire_name.to_string(),
                         plugin: plugin.manifest.id.to_owned(),
                         toolset: toolset.type_name().to_owned(),
                         method: info.method().to_owned(),
@@ -203,7 +174,6 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
                     });
                 }
                 Entry::Vacant(slot_entry) => {
-                    let wire_name = WireName::from_checked(slot_entry.key().clone());
                     slot_entry.insert(tools.len());
                     tools.push(PublishedTool {
                         wire_name,

@@ -80,7 +80,10 @@ impl Default for PluginHostBuilder {
 }
 
 impl PluginHostBuilder {
-    /// Loads exactly these plugins instead of every linked one.
+    /// Loads exactly these plugins instead of every linked one, in this
+    /// order (then any named with [`expect_linked`](Self::expect_linked)
+    /// or [`plugin_instance`](Self::plugin_instance)); see
+    /// [`build`](Self::build) for what the order decides.
     pub fn plugins(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
         self.explicit = Some(plugins.into_iter().collect());
         self
@@ -89,6 +92,12 @@ impl PluginHostBuilder {
     /// Loads every linked plugin and these too, even if the linker dropped
     /// their registration (the list references each crate). A plugin both
     /// linked and listed loads once.
+    ///
+    /// These load first, in this order (several calls append), and then
+    /// every other linked plugin in the order of
+    /// [`PluginRegistration::linked`]: sorted by normalised id, then type
+    /// name, never by how the linker laid the crates out. See
+    /// [`build`](Self::build) for what the order decides.
     pub fn expect_linked(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
         self.extra.extend(plugins);
         self
@@ -260,13 +269,27 @@ impl PluginHostBuilder {
     /// Loads, configures and publishes, then builds the providers and the
     /// services.
     ///
-    /// Plugins load in this order: the [`plugins`](Self::plugins) list in
-    /// its order (or, without one, every linked plugin), then the
-    /// [`expect_linked`](Self::expect_linked) and
-    /// [`plugin_instance`](Self::plugin_instance) ones not already listed.
-    /// The order decides the catalog's order and, wherever two things
-    /// collide (wire names, provider type keys, services), which one is
-    /// kept: the earlier.
+    /// # Load order
+    ///
+    /// Plugins load in one deterministic order:
+    ///
+    /// 1. the list given to [`plugins`](Self::plugins), in its order;
+    /// 2. the plugins named with [`expect_linked`](Self::expect_linked) and
+    ///    [`plugin_instance`](Self::plugin_instance), in call order, each
+    ///    unless already listed;
+    /// 3. unless [`plugins`](Self::plugins) was called, every other linked
+    ///    plugin, sorted by normalised id, then type name
+    ///    ([`PluginRegistration::linked`]), so the same plugins load in the
+    ///    same order whatever the linker did.
+    ///
+    /// "First" always means first in this order: of two plugins with one id
+    /// or with ids that normalise to the same wire-name prefix, the first
+    /// loads and the other is skipped with a
+    /// [`DiagnosticKind::DuplicatePluginId`] diagnostic; of two tools with
+    /// one wire name the first is published; providers are built in this
+    /// order (each plugin's in registration order), which is the order
+    /// [`PluginHost::providers`] lists them in, and so which plugin wins a
+    /// speech provider type key; services likewise, after the host's own.
     ///
     /// # Errors
     ///

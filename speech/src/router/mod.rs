@@ -3,7 +3,10 @@
 //! Rules: everything that can be decided ahead is decided when a router is
 //! built. Candidates are ranked then — built-in providers before plugin
 //! providers, each group in registration order — and the first candidate for
-//! a type key wins; every later one is dropped with a
+//! a type key wins (for a router built from a host, plugin providers come in
+//! the host's load order, which `PluginHostBuilder::build` documents and the
+//! linker does not decide, each plugin's in the order it registered them);
+//! every later one is dropped with a
 //! [`DiagnosticKind::ProviderDropped`] warning (logged through `tracing` as it
 //! is created, and kept for [`diagnostics`](SpeechRecognitionRouter::diagnostics))
 //! that names the dropped implementation and the one that kept the key. A

@@ -179,7 +179,10 @@ impl SpeechRecognitionRouterBuilder {
         self
     }
 
-    /// Adds every recognition provider `host` built from its plugins.
+    /// Adds every recognition provider `host` built from its plugins, in the
+    /// order it built them: its plugin load order, which does not depend on
+    /// the linker (see `PluginHostBuilder::build`), so the plugin that keeps
+    /// a contested type key is the same in every build.
     #[must_use]
     pub fn host_plugins(self, host: &PluginHost) -> Self {
         self.published(host.providers::<dyn SpeechRecognitionProvider>())

@@ -25,7 +25,7 @@ use crate::host::scope::UserScope;
 use crate::http;
 use crate::invocation::{ProgressSink, ToolInvocation, ToolProgress};
 use crate::result::ToolResult;
-use crate::tool::{NetworkScope, ToolCall, Toolset};
+use crate::tool::{Dispatched, NetworkScope, Toolset};
 
 /// `#[toolset]` marks every async method, so a synchronous tool returning a
 /// future has a hand-made `ToolInfo` that does not match its dispatch.
@@ -101,12 +101,12 @@ impl UserScope {
         // a local, into a `Result`) showed up as a copy in the small-tool
         // bench.
         let mut outcome = self.dispatch(tool, toolset, args, invocation);
-        if let Ok(Ok(ToolCall::Ready(result))) = &mut outcome {
+        if let Ok(Ok(Dispatched::Ready(result))) = &mut outcome {
             self.finish(tool, result);
         }
         match outcome {
-            Ok(Ok(ToolCall::Ready(result))) => R::ok(result),
-            Ok(Ok(ToolCall::Pending(_))) => self.refuse::<R>(not_synchronous(wire_name)),
+            Ok(Ok(Dispatched::Ready(result))) => R::ok(result),
+            Ok(Ok(Dispatched::Pending(_))) => self.refuse::<R>(not_synchronous(wire_name)),
             Ok(Err(error)) => self.refuse::<R>(invalid_arguments(wire_name, error)),
             Err(payload) => self.refuse::<R>(panicked(wire_name, &*payload)),
         }
@@ -217,10 +217,10 @@ impl UserScope {
         let mut invocation = ToolInvocation::borrowing(&scope.shared);
         self.attach(&mut invocation, options);
         let mut result = match self.dispatch(tool, toolset, &mut args, &invocation) {
-            Ok(Ok(ToolCall::Ready(result))) => result,
+            Ok(Ok(Dispatched::Ready(result))) => result,
             Ok(Err(error)) => return Err(invalid_arguments(wire_name, error)),
             Err(payload) => return Err(panicked(wire_name, &*payload)),
-            Ok(Ok(ToolCall::Pending(fut))) => {
+            Ok(Ok(Dispatched::Pending(fut))) => {
                 let running = http::scoped(info.network_scope(), CatchUnwind(fut));
                 let outcome = match &cancel {
                     None => running.await,
@@ -261,7 +261,7 @@ impl UserScope {
         toolset: &'a dyn Toolset,
         args: &mut Value,
         invocation: &'a ToolInvocation<'_>,
-    ) -> std::thread::Result<Result<ToolCall<'a>, ArgError>> {
+    ) -> std::thread::Result<Result<Dispatched<'a>, ArgError>> {
         let network = tool.info().network_scope();
         // A toolset's client already refuses everything outside a tool call,
         // so a `None` tool needs no task-local unless it runs inside another
@@ -270,10 +270,10 @@ impl UserScope {
         catch_unwind(AssertUnwindSafe(|| {
             if needs_scope {
                 http::scoped_sync(network, || {
-                    toolset.call_tool(tool.index, std::mem::take(args), invocation)
+                    toolset.dispatch(tool.index, std::mem::take(args), invocation)
                 })
             } else {
-                toolset.call_tool(tool.index, std::mem::take(args), invocation)
+                toolset.dispatch(tool.index, std::mem::take(args), invocation)
             }
         }))
     }

@@ -15,6 +15,6 @@ impl AgentPlugin for BarePlugin {
 }
 
 fn main() {
-    // No follow-on error: the types still implement `PluginInfo`.
+    // No follow-on error: the types still implement `RegisteredPlugin`.
     let _ = oscova_core::linked_plugins![AcmePlugin, BarePlugin];
 }
