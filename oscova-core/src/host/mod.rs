@@ -5,13 +5,13 @@
 //! `start` (the builder and the start-up sequence) → `load` (manifests,
 //! `configure`) → `publish` (the catalog) → [`crate::shared`] (providers,
 //! services) → `scope` (one user's toolsets) → `invoke` (the pipeline,
-//! with `hooks` and `approval`). This file is the handle over what they
+//! with its `hooks` and `approval`); a module imports only those before
+//! it, and the data they share (`Catalog`, `CallPolicy`, `ScopeEnv`) is
+//! declared here. This file is the handle over what they
 //! built. Start-up follows the order of ARCHITECTURE.md "The flow":
 //! nothing a plugin does can stop the host from starting; it only shows up
 //! in [`PluginHost::diagnostics`].
 
-mod approval;
-mod hooks;
 pub mod invoke;
 mod load;
 mod publish;
@@ -24,8 +24,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest, DefaultApproval};
-pub use hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
+pub use invoke::approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest, DefaultApproval};
+pub use invoke::hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
 pub use publish::{PublicationError, PublishedTool};
 pub use scope::UserScope;
 pub use start::PluginHostBuilder;
@@ -38,7 +38,7 @@ use crate::process::ProcessSpawnPolicy;
 use crate::provider::kind::ProviderKind;
 use crate::redact::Redactor;
 use crate::shared::{PublishedProvider, Shared, ShutdownFn};
-use approval::ApprovalPolicy;
+use invoke::approval::ApprovalPolicy;
 use load::{LoadedPlugin, ToolsetSlot};
 
 /// The version of this framework, which plugin `framework` ranges are

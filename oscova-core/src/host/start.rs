@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::approval::{ApprovalHandler, ApprovalPolicy, DefaultApproval};
-use super::hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
+use super::invoke::approval::{ApprovalHandler, ApprovalPolicy, DefaultApproval};
+use super::invoke::hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
 use super::{
     CallPolicy, Catalog, FilesRoots, HostError, HostInner, Lifecycle, PluginHost, ScopeEnv, load,
     publish,

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::approval::ApprovalHandler;
 use super::{Arguments, CallOptions, InvokeError};
-use crate::host::approval::ApprovalHandler;
 use crate::host::scope::UserScope;
 use crate::invocation::ToolInvocation;
 use crate::invocation::{ProgressSink, ToolProgress};

@@ -18,8 +18,10 @@
 //! with no before-hooks and no approval to ask runs to completion inside
 //! that first poll, with no further future allocated.
 
+pub(crate) mod approval;
 mod error;
 mod future;
+pub(crate) mod hooks;
 mod pipeline;
 
 use std::fmt;
@@ -30,9 +32,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use error::InvokeError;
 
-use super::approval::ApprovalHandler;
 use super::scope::UserScope;
 use crate::invocation::ProgressSink;
+use approval::ApprovalHandler;
 
 /// A tool's arguments: a JSON value, or JSON text as models and MCP
 /// clients send it.

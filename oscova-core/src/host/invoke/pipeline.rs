@@ -15,11 +15,11 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::{ApprovalDecision, ApprovalRequest};
 use super::future::{CatchUnwind, Report, SlowCall, panicked};
+use super::hooks;
 use super::{CallOptions, InvokeError};
 use crate::args::ArgError;
-use crate::host::approval::{ApprovalDecision, ApprovalRequest};
-use crate::host::hooks;
 use crate::host::publish::PublishedTool;
 use crate::host::scope::UserScope;
 use crate::http;

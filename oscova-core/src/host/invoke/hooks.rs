@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::invoke::InvokeError;
+use super::InvokeError;
 use crate::context::UserInfo;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, panic_message};
 use crate::result::ToolResult;
