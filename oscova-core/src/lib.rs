@@ -111,7 +111,9 @@ pub use host::{
     InvokeError, PluginHost, PluginHostBuilder, PublicationError, PublishedProvider, PublishedTool,
     Severity, ToolCallEvent, ToolResultEvent, UserScope,
 };
-pub use http::{HttpClient, HttpError, HttpRequestBuilder, current_network_scope};
+pub use http::{
+    HttpClient, HttpClientBuilder, HttpError, HttpRequestBuilder, current_network_scope,
+};
 pub use invocation::{CallId, ProgressSink, ToolInvocation, ToolProgress};
 pub use locality::{is_local_endpoint, is_local_host, is_loopback_ip};
 pub use plugin::{AgentPlugin, PluginInfo, PluginManifest, PluginRegistration};

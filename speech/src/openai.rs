@@ -78,12 +78,11 @@ impl OpenAiSpeech {
     /// The client for `endpoint`: `Local` scope for a local endpoint, so a
     /// loopback name that resolves elsewhere fails before connecting.
     fn client_for(&self, endpoint: &str) -> HttpClient {
-        let scope = if is_local_endpoint(endpoint) {
-            NetworkScope::Local
+        if is_local_endpoint(endpoint) {
+            self.http.with_fixed_scope(NetworkScope::Local)
         } else {
-            NetworkScope::Internet
-        };
-        self.http.with_fixed_scope(scope)
+            self.http.unrestricted()
+        }
     }
 }
 

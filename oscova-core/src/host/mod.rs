@@ -250,11 +250,9 @@ impl PluginHost {
         &self.inner.spawn
     }
 
-    /// The host's HTTP client (unscoped, for providers and the host itself).
+    /// The host's HTTP client (unrestricted, for providers and the host itself).
     pub fn http_client(&self) -> HttpClient {
-        self.inner
-            .http
-            .with_fixed_scope(crate::tool::NetworkScope::Internet)
+        self.inner.http.unrestricted()
     }
 
     /// Builds a scope for one user: every toolset factory runs once with

@@ -374,7 +374,7 @@ pub(crate) fn build_providers(
         synthesis: Vec::new(),
         shutdown: Vec::new(),
     };
-    let unscoped = http.with_fixed_scope(NetworkScope::Internet);
+    let unscoped = http.unrestricted();
     for (plugin_id, model, recognition, synthesis) in parts {
         // One context per plugin, shared by all its provider factories.
         let ctx = ProviderContext::new(plugin_id, unscoped.clone(), spawn.clone());

@@ -18,7 +18,7 @@ use oscova_core::provider::model::{
     ModelProviderConfig,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_core::{CancellationToken, HttpClient, NetworkScope, SecretString};
+use oscova_core::{CancellationToken, HttpClient, SecretString};
 
 use crate::lines::read_lines;
 use crate::wire::{ChatStream, chat_body, error_text, is_missing_model, parse_line, parse_tags};
@@ -55,10 +55,11 @@ pub struct OllamaProvider {
 
 impl OllamaProvider {
     /// A provider sending through `http`. A client whose scope follows the
-    /// running tool is switched to an unscoped one: providers are not tools.
+    /// running tool is switched to an unrestricted one: providers are not
+    /// tools, and reach the endpoint an operator configured.
     pub fn new(http: HttpClient) -> Self {
         Self {
-            http: http.with_fixed_scope(NetworkScope::Internet),
+            http: http.unrestricted(),
         }
     }
 

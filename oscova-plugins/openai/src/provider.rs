@@ -15,7 +15,7 @@ use oscova_core::provider::model::{
     ChatRequest, ChatResponse, ChatStreamEvent, ModelError, ModelProvider, ModelProviderConfig,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_core::{CancellationToken, HttpClient, NetworkScope, SecretString};
+use oscova_core::{CancellationToken, HttpClient, SecretString};
 use serde_json::Value;
 
 use crate::sse::SseParser;
@@ -52,10 +52,11 @@ pub struct OpenAiProvider {
 
 impl OpenAiProvider {
     /// A provider sending through `http`. A client whose scope follows the
-    /// running tool is switched to an unscoped one: providers are not tools.
+    /// running tool is switched to an unrestricted one: providers are not
+    /// tools, and reach the endpoint an operator configured.
     pub fn new(http: HttpClient) -> Self {
         Self {
-            http: http.with_fixed_scope(NetworkScope::Internet),
+            http: http.unrestricted(),
         }
     }
 

@@ -23,7 +23,7 @@
 //! ```
 //! use oscova_core::provider::http::{Body, LineSplitter, Scrub, authorized, check_status, send};
 //! use oscova_core::provider::model::ModelError;
-//! use oscova_core::{CancellationToken, HttpClient, NetworkScope, SecretString};
+//! use oscova_core::{CancellationToken, HttpClient, SecretString};
 //!
 //! async fn chat(
 //!     http: &HttpClient,
@@ -66,7 +66,7 @@
 //! # });
 //!
 //! // Providers are not tools: their client is not bound to a tool's scope.
-//! let http = HttpClient::shared_default().with_fixed_scope(NetworkScope::Internet);
+//! let http = HttpClient::shared_default().unrestricted();
 //! let lines = chat(&http, &base, None, &CancellationToken::new()).await?;
 //! assert_eq!(lines, ["{\"n\":1}", "{\"n\":2}"]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -153,10 +153,10 @@ pub fn authorized(
 /// ```
 /// use oscova_core::provider::http::{Scrub, send};
 /// use oscova_core::provider::model::ModelError;
-/// use oscova_core::{CancellationToken, HttpClient, NetworkScope};
+/// use oscova_core::{CancellationToken, HttpClient};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
-/// let http = HttpClient::shared_default().with_fixed_scope(NetworkScope::Internet);
+/// let http = HttpClient::shared_default().unrestricted();
 /// let url = "http://127.0.0.1:9/api/tags";
 /// let cancel = CancellationToken::new();
 /// cancel.cancel();
