@@ -92,7 +92,8 @@
 //!
 //! With `--offline` (every model command) an endpoint that is not on this
 //! machine (see [`oscova_core::is_local_endpoint`], and a saved
-//! `endpoint_scope`) is refused before any connection, with exit code 3.
+//! `endpoint_scope`) is refused before any connection, with exit code 3;
+//! so is one whose name looks local but resolves to another machine.
 //! The API key is the user's credential `<provider>.api_key`
 //! (`OSCOVA_CREDENTIAL_OPENAI_API_KEY` for `openai`), sent only to the
 //! provider and never printed.
@@ -194,10 +195,16 @@
 //! defaults. Keys are credentials (`"openai.api_key"`), never in these
 //! tables.
 //!
-//! `endpoint_scope` is how `--offline` judges the endpoint: `"remote"`
-//! makes even a loopback endpoint (a tunnel) non-local, and `"local"` is
-//! believed only when the endpoint's text agrees. It stays in force when
-//! `--endpoint` replaces the endpoint.
+//! `endpoint_scope` is how `--offline` judges the endpoint, and a saved
+//! choice wins: `"remote"` makes even a loopback endpoint (a tunnel)
+//! non-local, and `"local"` makes an endpoint on your own network
+//! (`http://10.0.0.5:11434`) count as local, with a warning on stderr that
+//! names it each time it is used; the model requests then reach that host
+//! and port only (a redirect elsewhere is refused). Without a saved scope
+//! the endpoint's text decides, and a local-looking name
+//! (`evil.localhost`, `localhost.`) must also resolve to this machine, or
+//! the request is refused before connecting (exit code 3). The saved scope
+//! stays in force when `--endpoint` replaces the endpoint.
 //!
 //! | variable | meaning |
 //! |---|---|

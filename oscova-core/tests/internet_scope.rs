@@ -14,7 +14,6 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use oscova_core::prelude::*;
@@ -274,45 +273,6 @@ async fn a_name_that_resolves_to_an_internal_address_is_refused_unless_allowed()
 
 // ------------------------------------------------------- network namespace
 
-/// A server on `addr` that counts connections and answers `hello`.
-struct Counting {
-    addr: SocketAddr,
-    connections: Arc<AtomicUsize>,
-}
-
-impl Counting {
-    async fn start(ip: &str) -> Self {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind((ip.parse::<IpAddr>().unwrap(), 0))
-            .await
-            .unwrap();
-        let addr = listener.local_addr().unwrap();
-        let connections = Arc::new(AtomicUsize::new(0));
-        let count = connections.clone();
-        tokio::spawn(async move {
-            while let Ok((mut socket, _)) = listener.accept().await {
-                count.fetch_add(1, Ordering::SeqCst);
-                let mut buf = [0u8; 4096];
-                let _ = socket.read(&mut buf).await;
-                let _ = socket
-                    .write_all(
-                        b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
-                    )
-                    .await;
-            }
-        });
-        Self { addr, connections }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/", self.addr)
-    }
-
-    fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
-    }
-}
-
 const INTERNAL: [&str; 4] = [
     "10.0.0.5",
     "169.254.169.254",
@@ -339,7 +299,8 @@ fn private_link_local_and_metadata_addresses_are_refused() {
 async fn internal_addresses_in_a_namespace() {
     let mut servers = Vec::new();
     for ip in INTERNAL {
-        servers.push(Counting::start(ip).await);
+        let ip: IpAddr = ip.parse().unwrap();
+        servers.push(TestServer::start_on(ip, |_| Reply::new(200).body("hello").closing()).await);
     }
     let names = [
         ("metadata.test", "169.254.169.254"),
@@ -353,17 +314,17 @@ async fn internal_addresses_in_a_namespace() {
         "a cloud metadata address",
     ];
     for (server, why) in servers.iter().zip(whys) {
-        assert_refused(&scope, "internet", &server.url(), why).await;
+        assert_refused(&scope, "internet", &format!("{}/", server.url()), why).await;
     }
     let metadata = format!(
         "http://metadata.test:{}/latest/meta-data/",
-        servers[1].addr.port()
+        servers[1].port()
     );
     assert_refused(&scope, "internet", &metadata, "resolves to 169.254.169.254").await;
-    let lan = format!("http://lan.test:{}/", servers[2].addr.port());
+    let lan = format!("http://lan.test:{}/", servers[2].port());
     assert_refused(&scope, "internet", &lan, "resolves to 192.168.1.2").await;
     for server in &servers {
-        assert_eq!(server.connections(), 0, "{}", server.url());
+        assert_eq!(server.connections(), 0, "{}", server.addr);
     }
 
     // Allowing one destination opens exactly that one.

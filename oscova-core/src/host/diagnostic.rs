@@ -44,6 +44,9 @@ pub enum DiagnosticKind {
     ProviderDropped,
     /// A host hook panicked.
     HookFailed,
+    /// A saved endpoint scope of `local` makes an endpoint that does not
+    /// name this machine count as local.
+    EndpointScopeOverride,
 }
 
 /// One thing the host skipped, with the reason.

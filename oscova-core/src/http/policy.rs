@@ -304,7 +304,7 @@ impl Policy {
             (AllowedHost::Ip(ip), Reach::Loopback) if is_loopback_ip(*ip) => Ok(()),
             (AllowedHost::Ip(ip), Reach::Loopback) => Err(self.refuse(
                 &target,
-                format!("{ip} is not a loopback address, and this scope stays on this machine"),
+                format!("{ip} is not a loopback address, and only this machine may be reached"),
             )),
             (AllowedHost::Ip(ip), Reach::Public) => match non_public(*ip) {
                 None => Ok(()),
@@ -338,8 +338,8 @@ impl Policy {
             let why = match self.reach {
                 Reach::Loopback if is_loopback_ip(ip) => continue,
                 Reach::Loopback => format!(
-                    "it resolves to {ip}, which is not a loopback address, and this scope \
-                     stays on this machine"
+                    "it resolves to {ip}, which is not a loopback address, and only this \
+                     machine may be reached"
                 ),
                 Reach::Public => match non_public(canonical_ip(ip)) {
                     None => continue,

@@ -3,7 +3,9 @@
 //!
 //! Rules: local by design (`default_is_local_endpoint` is true), though a
 //! saved endpoint scope still wins, which the host checks with
-//! `check_offline` before calling. The provider holds only its HTTP
+//! `check_offline` before calling. Every request goes through
+//! `HttpClient::for_endpoint`, so an endpoint that looks local is reached
+//! only if it resolves to this machine. The provider holds only its HTTP
 //! client, never a key; a key, when given (an Ollama behind an
 //! authenticating proxy), is sent as a bearer token and kept out of errors.
 //! Cancellation is checked while connecting and between body pieces, and
@@ -50,7 +52,7 @@ pub(crate) const MAX_ANSWER: usize = 32 * 1024 * 1024;
 /// ```
 #[derive(Debug, Clone)]
 pub struct OllamaProvider {
-    pub(crate) http: HttpClient,
+    http: HttpClient,
 }
 
 impl OllamaProvider {
@@ -61,6 +63,14 @@ impl OllamaProvider {
         Self {
             http: http.unrestricted(),
         }
+    }
+
+    /// The client for `config`'s endpoint: a local-looking one is reached
+    /// only if it resolves to this machine, a saved `local` one only at its
+    /// own host and port ([`HttpClient::for_endpoint`]).
+    pub(crate) fn http_for(&self, config: &ModelProviderConfig) -> HttpClient {
+        self.http
+            .for_endpoint(&Self::base_url(config), config.endpoint_scope)
     }
 
     /// The server's base URL: the configured endpoint (or
@@ -80,7 +90,7 @@ impl OllamaProvider {
         let url = format!("{}/api/tags", Self::base_url(config));
         let scrub = Scrub::new(api_key);
         let body = get_text(
-            &self.http,
+            &self.http_for(config),
             &url,
             api_key,
             MAX_ANSWER,
@@ -116,7 +126,10 @@ impl OllamaProvider {
         let scrub = Scrub::new(request.api_key);
         let cancel = request.cancel.clone();
         let body = chat_body(&request, request.stream.is_some());
-        let http = authorized(self.http.post(&url).json(&body), request.api_key);
+        let http = authorized(
+            self.http_for(request.config).post(&url).json(&body),
+            request.api_key,
+        );
 
         let response = send(http, &url, &cancel, &scrub).await?;
         let response = match check_status(response, &url, &cancel, &scrub).await? {

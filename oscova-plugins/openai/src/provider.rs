@@ -2,6 +2,8 @@
 //!
 //! Rules: the provider holds no state but its HTTP client, and never the
 //! key, so it is shared by every user and its `Debug` shows no secret.
+//! Every request goes through `HttpClient::for_endpoint`, so an endpoint
+//! that looks local is reached only if it resolves to this machine.
 //! Each call checks its cancellation token while it connects and between
 //! body pieces, and dropping the response on cancel closes the connection.
 //! Errors are the actionable [`ModelError`] variants: the URL when the
@@ -60,6 +62,14 @@ impl OpenAiProvider {
         }
     }
 
+    /// The client for `config`'s endpoint: a local-looking one is reached
+    /// only if it resolves to this machine, a saved `local` one only at its
+    /// own host and port ([`HttpClient::for_endpoint`]).
+    fn http_for(&self, config: &ModelProviderConfig) -> HttpClient {
+        self.http
+            .for_endpoint(&Self::base_url(config), config.endpoint_scope)
+    }
+
     /// The API base the paths are joined to: the configured endpoint (or
     /// [`DEFAULT_OPENAI_ENDPOINT`]) without trailing `/`, with `http://`
     /// added when no scheme is given, and `/v1` added unless it already
@@ -83,7 +93,7 @@ impl OpenAiProvider {
         let url = format!("{}/models", Self::base_url(config));
         let scrub = Scrub::new(api_key);
         let body = get_text(
-            &self.http,
+            &self.http_for(config),
             &url,
             api_key,
             MAX_ANSWER,
@@ -115,7 +125,7 @@ impl OpenAiProvider {
         let cancel = request.cancel.clone();
         let streaming = request.stream.is_some();
         let body = request_body(&request, streaming);
-        let mut http = self.http.post(&url).json(&body);
+        let mut http = self.http_for(request.config).post(&url).json(&body);
         if streaming {
             http = http.header("accept", "text/event-stream");
         }

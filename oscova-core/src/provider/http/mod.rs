@@ -146,7 +146,9 @@ pub fn authorized(
 /// `url` is the one `request` was built with, for the error texts. A URL
 /// that cannot be used is [`ModelError::Other`] naming it; a server that
 /// cannot be reached is [`ModelError::Unreachable`] with the causes
-/// (refused, DNS, TLS, timeout), scrubbed; a cancel is
+/// (refused, DNS, TLS, timeout), scrubbed; a destination the client's
+/// rule refuses (a local-looking name that resolves elsewhere) is
+/// [`ModelError::Refused`], with no connection made; a cancel is
 /// [`ModelError::Cancelled`]. The status is not looked at: see
 /// [`check_status`].
 ///
@@ -184,6 +186,10 @@ pub async fn send(
         HttpError::Request(e) => ModelError::Unreachable {
             url: url.to_owned(),
             message: scrub.text(&causes(&e)),
+        },
+        HttpError::ScopeDenied { target, reason, .. } => ModelError::Refused {
+            url: url.to_owned(),
+            reason: scrub.text(&format!("{target}: {reason}")),
         },
         other => ModelError::Other(scrub.text(&other.to_string())),
     })
