@@ -9,7 +9,9 @@
 //! from the moment they are parsed, and the configuration's `Debug` output
 //! shows no value. The format is documented in the crate docs; the
 //! provider tables and the files root follow the rules in [`providers`],
-//! the `[speech]` section those in [`speech`].
+//! the `[speech]` section those in [`speech`]. `[network] allow` lists the
+//! internal destinations `Internet` tools may reach, checked when the file
+//! is loaded.
 
 mod providers;
 mod speech;
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use oscova_core::provider::model::ModelProviderConfig;
-use oscova_core::{CredentialResolver, DefaultApproval, SecretString, UserInfo};
+use oscova_core::{CredentialResolver, DefaultApproval, HttpClient, SecretString, UserInfo};
 use providers::ProviderTable;
 use serde::Deserialize;
 use speech::SpeechSection;
@@ -57,6 +59,16 @@ struct FileConfig {
     providers: BTreeMap<String, ProviderTable>,
     #[serde(default)]
     speech: SpeechSection,
+    #[serde(default)]
+    network: NetworkSection,
+}
+
+/// `[network]`: internal destinations `Internet` tools may reach.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NetworkSection {
+    #[serde(default)]
+    allow: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -115,6 +127,8 @@ pub struct Config {
     speech: Arc<SpeechSection>,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
+    network_allow: Arc<[String]>,
+    http: Option<HttpClient>,
 }
 
 impl fmt::Debug for Config {
@@ -127,6 +141,7 @@ impl fmt::Debug for Config {
             .field("files_root", &self.files_root)
             .field("providers", &self.providers.keys().collect::<Vec<_>>())
             .field("users", &self.secrets.users.keys().collect::<Vec<_>>())
+            .field("network_allow", &self.network_allow)
             .finish_non_exhaustive()
     }
 }
@@ -218,6 +233,20 @@ impl Config {
                 path: origin(),
                 message,
             })?;
+        // Built here so a bad entry is a config error naming it, before
+        // anything starts.
+        let http = match file.network.allow.as_slice() {
+            [] => None,
+            allow => Some(
+                HttpClient::builder()
+                    .allow_internal(allow)
+                    .build()
+                    .map_err(|e| CliError::ConfigValue {
+                        path: origin(),
+                        message: format!("[network] allow: {e}"),
+                    })?,
+            ),
+        };
         let secret = |map: BTreeMap<String, String>| {
             map.into_iter()
                 .map(|(k, v)| (k, SecretString::from(v)))
@@ -273,6 +302,8 @@ impl Config {
                 env: env_secrets,
             }),
             env_names,
+            network_allow: file.network.allow.into(),
+            http,
         })
     }
 
@@ -352,6 +383,30 @@ impl Config {
         self.providers
             .get(key)
             .map_or_else(|| ModelProviderConfig::new(key), |t| t.to_config(key))
+    }
+
+    /// The internal destinations (`host[:port]`) the file's
+    /// `[network] allow` lets `Internet` tools reach.
+    ///
+    /// ```
+    /// let none: [(&str, &str); 0] = [];
+    /// let config = oscova_cli::Config::from_toml_str(
+    ///     "[network]\nallow = [\"10.0.0.5:8080\", \"intranet.example\"]",
+    ///     none,
+    /// )?;
+    /// assert_eq!(config.network_allow(), ["10.0.0.5:8080", "intranet.example"]);
+    /// assert!(config.http_client().is_some());
+    /// # Ok::<(), oscova_cli::CliError>(())
+    /// ```
+    pub fn network_allow(&self) -> &[String] {
+        &self.network_allow
+    }
+
+    /// The HTTP client the host hands to toolsets when `[network] allow`
+    /// lists destinations; `None` leaves the host's default, which allows
+    /// none.
+    pub fn http_client(&self) -> Option<HttpClient> {
+        self.http.clone()
     }
 
     /// A credential resolver over this configuration.

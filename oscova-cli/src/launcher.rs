@@ -235,6 +235,9 @@ impl Launcher {
             .credentials(config.credentials())
             .default_approval(config.default_approval())
             .spawn_policy(spawn);
+        if let Some(http) = config.http_client() {
+            builder = builder.http_client(http);
+        }
         if let Some(root) = config.files_root()
             && files
         {

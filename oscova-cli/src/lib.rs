@@ -176,6 +176,12 @@
 //! endpoint = "https://api.openai.com"
 //! model = "gpt-4o-mini"
 //!
+//! # Internal destinations `Internet` tools (the web fetch) may reach; without
+//! # this they reach the public Internet only. `host` or `host:port`, an IP
+//! # address or a DNS name, matched as the URL writes it.
+//! [network]
+//! allow = ["10.0.0.5:8080", "intranet.example"]
+//!
 //! # `oscova speech`: all optional; without it, flite and pocketsphinx.
 //! [speech]
 //! offline = false                      # true: always as if --offline were given
@@ -194,6 +200,14 @@
 //! provider: `--provider` naming another one gets that provider's
 //! defaults. Keys are credentials (`"openai.api_key"`), never in these
 //! tables.
+//!
+//! `[network] allow` is the only way past the `Internet` scope's rule: an
+//! `Internet` tool is refused, before connecting, any destination whose
+//! address is loopback, private, shared, link-local, unique-local,
+//! multicast, reserved, a documentation range or a cloud metadata address,
+//! in any spelling, after a redirect or behind a name that resolves there.
+//! A listed entry lifts that for exactly the host (and port) it names.
+//! `Local` tools stay on this machine whatever is listed.
 //!
 //! `endpoint_scope` is how `--offline` judges the endpoint, and a saved
 //! choice wins: `"remote"` makes even a loopback endpoint (a tunnel)
