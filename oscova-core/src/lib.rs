@@ -123,7 +123,7 @@ pub use process::{
 };
 pub use profiles::{SchemaProfile, SchemaProfileError, export_schema};
 pub use provider::ProviderTypeKey;
-pub use redact::{REDACTED, Redactor};
+pub use redact::{REDACTED, RedactStream, Redactor};
 pub use result::ToolResult;
 pub use schema::{InputSchemaBuilder, SCHEMA_DIALECT};
 pub use tool::{
