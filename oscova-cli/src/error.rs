@@ -84,13 +84,17 @@ pub enum CliError {
         source: io::Error,
     },
     /// The config file is not valid TOML of the documented shape.
-    #[error("the config file {} is not valid: {source}", .path.display())]
+    ///
+    /// The TOML parser's own error is not kept: its text quotes the
+    /// offending line, which may be a credential's. The message names the
+    /// line, column, table and key instead, with any credential value it
+    /// would quote redacted.
+    #[error("the config file {} is not valid: {message}", .path.display())]
     ConfigParse {
         /// The file.
         path: PathBuf,
         /// What is wrong, with the line and column.
-        #[source]
-        source: Box<toml::de::Error>,
+        message: String,
     },
     /// A config value has the right type but a wrong value.
     #[error("the config file {} is not valid: {message}", .path.display())]
