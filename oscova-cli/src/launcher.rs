@@ -21,7 +21,7 @@ use std::sync::Arc;
 use clap::Parser;
 use oscova_core::{
     ApprovalHandler, ExposeSecret, PluginHost, PluginHostBuilder, PluginInfo, PluginRegistration,
-    ProcessSpawnPolicy,
+    ProcessSpawnPolicy, Redactor,
 };
 use oscova_plugin_files::FilesPlugin;
 use oscova_plugin_speech::SpeechPlugin;
@@ -174,6 +174,12 @@ impl Launcher {
 
     fn execute(self, cli: Cli) -> Result<ExitStatus, CliError> {
         let config = Config::load(cli.config.as_deref())?;
+        // From here on nothing printed may show a configured secret.
+        let secrets = Redactor::new();
+        for secret in config.secret_values() {
+            secrets.add(secret.expose_secret());
+        }
+        crate::output::redact_with(&secrets);
         let asker = match &cli.command {
             Command::Tools(crate::cli::ToolsCommand::Call(args)) => {
                 Asker::Terminal { yes: args.yes }
@@ -262,6 +268,7 @@ impl Launcher {
         for secret in config.secret_values() {
             host.redactor().add(secret.expose_secret());
         }
+        crate::output::redact_with(host.redactor());
         let routers = speech.map(|plugin| plugin.set_routers_from_host(&host));
         Ok((host, routers))
     }

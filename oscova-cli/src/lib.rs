@@ -230,8 +230,13 @@
 //!
 //! Credentials reach plugins only through [`ConfigCredentials`] (a
 //! [`CredentialResolver`](oscova_core::CredentialResolver)); every
-//! configured value is redacted from tool output, and the
-//! `OSCOVA_CREDENTIAL_*` variables are kept out of processes tools start.
+//! configured value, and every value a tool resolves, is redacted from
+//! everything the CLI prints or answers (tool results, progress, errors,
+//! chat answers as they stream, `--json` documents, MCP errors), also in
+//! the forms the host derives from it (percent-encoded, lower-cased in a
+//! host name). A config file that does not parse is reported by line,
+//! table and key, never by quoting the line. The `OSCOVA_CREDENTIAL_*`
+//! variables are kept out of processes tools start.
 //!
 //! # MCP
 //!
