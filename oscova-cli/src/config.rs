@@ -13,6 +13,7 @@
 //! internal destinations `Internet` tools may reach, checked when the file
 //! is loaded.
 
+mod parse;
 mod providers;
 mod speech;
 
@@ -23,7 +24,8 @@ use std::sync::Arc;
 
 use oscova_core::provider::model::ModelProviderConfig;
 use oscova_core::{CredentialResolver, DefaultApproval, HttpClient, SecretString, UserInfo};
-use providers::ProviderTable;
+use parse::parse;
+use providers::{NetworkSection, ProviderTable};
 use serde::Deserialize;
 use speech::SpeechSection;
 
@@ -61,14 +63,6 @@ struct FileConfig {
     speech: SpeechSection,
     #[serde(default)]
     network: NetworkSection,
-}
-
-/// `[network]`: internal destinations `Internet` tools may reach.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NetworkSection {
-    #[serde(default)]
-    allow: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -127,7 +121,6 @@ pub struct Config {
     speech: Arc<SpeechSection>,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
-    network_allow: Arc<[String]>,
     http: Option<HttpClient>,
 }
 
@@ -141,7 +134,7 @@ impl fmt::Debug for Config {
             .field("files_root", &self.files_root)
             .field("providers", &self.providers.keys().collect::<Vec<_>>())
             .field("users", &self.secrets.users.keys().collect::<Vec<_>>())
-            .field("network_allow", &self.network_allow)
+            .field("http", &self.http.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -233,20 +226,13 @@ impl Config {
                 path: origin(),
                 message,
             })?;
-        // Built here so a bad entry is a config error naming it, before
-        // anything starts.
-        let http = match file.network.allow.as_slice() {
-            [] => None,
-            allow => Some(
-                HttpClient::builder()
-                    .allow_internal(allow)
-                    .build()
-                    .map_err(|e| CliError::ConfigValue {
-                        path: origin(),
-                        message: format!("[network] allow: {e}"),
-                    })?,
-            ),
-        };
+        let http = file
+            .network
+            .http_client()
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         let secret = |map: BTreeMap<String, String>| {
             map.into_iter()
                 .map(|(k, v)| (k, SecretString::from(v)))
@@ -302,7 +288,6 @@ impl Config {
                 env: env_secrets,
             }),
             env_names,
-            network_allow: file.network.allow.into(),
             http,
         })
     }
@@ -385,26 +370,18 @@ impl Config {
             .map_or_else(|| ModelProviderConfig::new(key), |t| t.to_config(key))
     }
 
-    /// The internal destinations (`host[:port]`) the file's
-    /// `[network] allow` lets `Internet` tools reach.
+    /// The HTTP client the host hands to toolsets when the file's
+    /// `[network] allow` lists internal destinations (`host[:port]`) that
+    /// `Internet` tools may reach; `None` leaves the host's default, which
+    /// allows none.
     ///
     /// ```
     /// let none: [(&str, &str); 0] = [];
-    /// let config = oscova_cli::Config::from_toml_str(
-    ///     "[network]\nallow = [\"10.0.0.5:8080\", \"intranet.example\"]",
-    ///     none,
-    /// )?;
-    /// assert_eq!(config.network_allow(), ["10.0.0.5:8080", "intranet.example"]);
+    /// let text = "[network]\nallow = [\"10.0.0.5:8080\", \"intranet.example\"]";
+    /// let config = oscova_cli::Config::from_toml_str(text, none)?;
     /// assert!(config.http_client().is_some());
     /// # Ok::<(), oscova_cli::CliError>(())
     /// ```
-    pub fn network_allow(&self) -> &[String] {
-        &self.network_allow
-    }
-
-    /// The HTTP client the host hands to toolsets when `[network] allow`
-    /// lists destinations; `None` leaves the host's default, which allows
-    /// none.
     pub fn http_client(&self) -> Option<HttpClient> {
         self.http.clone()
     }
@@ -430,92 +407,6 @@ impl Config {
             .chain(s.users.values().flat_map(|u| u.credentials.values()))
             .chain(s.env.values())
     }
-}
-
-fn parse(text: &str, path: &Path) -> Result<FileConfig, CliError> {
-    toml::from_str(text).map_err(|e| CliError::ConfigParse {
-        path: path.to_path_buf(),
-        message: parse_error_message(&e, text),
-    })
-}
-
-/// A parse error as the operator sees it: where (line, column, table,
-/// key) and the parser's reason, never the offending line itself, and with
-/// every credential value in the file redacted should the reason quote one
-/// (`invalid type: string "…"`).
-fn parse_error_message(error: &toml::de::Error, text: &str) -> String {
-    let redactor = oscova_core::Redactor::new();
-    if let Ok(table) = toml::from_str::<toml::Table>(text) {
-        for value in credential_values(&table) {
-            redactor.add(value);
-        }
-    }
-    let reason = error.message().trim();
-    let Some(start) = error.span().map(|span| span.start) else {
-        return redactor.redact(reason).into_owned();
-    };
-    let before = text.get(..start).unwrap_or(text);
-    let line_number = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .count()
-        + 1;
-    let line = text.lines().nth(line_number - 1).unwrap_or_default();
-    let table = before
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('['))
-        .map(|header| {
-            header
-                .split(']')
-                .next()
-                .unwrap_or(header)
-                .trim_start_matches('[')
-        });
-    let key = line.split_once('=').map(|(key, _)| key.trim());
-    // A value on a credentials line is a secret even when the file does
-    // not parse at all.
-    if let Some((key, value)) = line.split_once('=')
-        && (key.contains("credentials") || table.is_some_and(|t| t.contains("credentials")))
-    {
-        redactor.add(value.trim().trim_matches(['"', '\'']));
-    }
-    let mut place = format!("line {line_number}, column {column}");
-    if let Some(table) = table {
-        place.push_str(&format!(", in [{table}]"));
-    }
-    if let Some(key) = key.filter(|k| !k.is_empty()) {
-        place.push_str(&format!(", key {key}"));
-    }
-    redactor.redact(&format!("{place}: {reason}")).into_owned()
-}
-
-/// Every string under `[credentials]` and `[users.<id>.credentials]`.
-fn credential_values(table: &toml::Table) -> Vec<&str> {
-    fn strings<'a>(value: &'a toml::Value, out: &mut Vec<&'a str>) {
-        match value {
-            toml::Value::String(s) => out.push(s),
-            toml::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-            toml::Value::Table(t) => t.values().for_each(|v| strings(v, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    if let Some(shared) = table.get("credentials") {
-        strings(shared, &mut out);
-    }
-    if let Some(toml::Value::Table(users)) = table.get("users") {
-        for user in users.values() {
-            if let Some(own) = user.get("credentials") {
-                strings(own, &mut out);
-            }
-        }
-    }
-    out
 }
 
 /// The environment variable that holds credential `key`:
@@ -667,38 +558,6 @@ time_zone = "Europe/Berlin"
         assert!(err.to_string().contains("sometimes"), "{err}");
         let err = Config::from_toml_str("[users.a]\ntimezone = \"UTC\"", none).unwrap_err();
         assert!(err.to_string().contains("timezone"), "{err}");
-    }
-
-    /// Issue 13: a parse error quoted the whole line of a credential.
-    #[test]
-    fn parse_errors_never_quote_a_credential() {
-        let none: [(&str, &str); 0] = [];
-        let cases = [
-            // An unterminated string on a credential line.
-            "[credentials]\n\"acme.api_key\" = \"sk-live-unterminated-0123\n",
-            // A user's credential with a stray character after the value.
-            "[users.alice.credentials]\n\"acme.api_key\" = \"sk-live-unterminated-0123\" x\n",
-            // A well-formed file of the wrong shape: the reason quotes the value.
-            "[users.alice]\ncredentials = \"sk-live-unterminated-0123\"\n",
-            // A credential next to the mistake.
-            "[credentials]\n\"a.key\" = \"sk-live-unterminated-0123\"\n[users.bob]\ntime_zone = 5\n",
-        ];
-        for text in cases {
-            let err = Config::from_toml_str(text, none).unwrap_err();
-            let shown = err.to_string();
-            assert!(matches!(err, CliError::ConfigParse { .. }), "{shown}");
-            assert!(!shown.contains("sk-live"), "{text:?}: {shown}");
-            assert!(shown.contains("line "), "{shown}");
-        }
-        let err = Config::from_toml_str(cases[0], none)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("line 2")
-                && err.contains("[credentials]")
-                && err.contains("\"acme.api_key\""),
-            "{err}"
-        );
     }
 
     #[test]

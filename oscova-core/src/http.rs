@@ -68,10 +68,11 @@
 
 mod address;
 mod policy;
+mod pools;
 
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use reqwest::dns::Resolve;
@@ -80,7 +81,8 @@ use serde::Serialize;
 use crate::locality::is_local_endpoint;
 use crate::provider::model::EndpointScope;
 use crate::tool::NetworkScope;
-use policy::{AllowList, CheckedResolver, Delegate, Destination, Policy, Reach, Refusal};
+use policy::{AllowList, Destination, Refusal};
+use pools::{Lane, Pools};
 
 tokio::task_local! {
     static TOOL_SCOPE: NetworkScope;
@@ -155,111 +157,6 @@ impl From<Refusal> for HttpError {
             scope: refusal.scope,
             target: refusal.target,
             reason: refusal.reason,
-        }
-    }
-}
-
-/// One connection pool and the policy its connections were checked
-/// against. Pools are never shared between policies: a connection kept
-/// alive for one would otherwise serve another.
-struct Lane {
-    client: reqwest::Client,
-    /// `None` for the unrestricted lane.
-    policy: Option<Arc<Policy>>,
-}
-
-impl Lane {
-    fn checked(
-        scope: NetworkScope,
-        reach: Reach,
-        allow: AllowList,
-        resolver: &Arc<dyn Resolve>,
-    ) -> Result<Self, String> {
-        let policy = Arc::new(Policy::new(scope, reach, allow));
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .dns_resolver(Arc::new(CheckedResolver {
-                policy: policy.clone(),
-                inner: resolver.clone(),
-            }))
-            .redirect(policy.redirects())
-            .build()
-            .map_err(|e| e.to_string())?;
-        Ok(Self {
-            client,
-            policy: Some(policy),
-        })
-    }
-
-    fn unrestricted(resolver: Option<&Arc<dyn Resolve>>) -> Result<Self, String> {
-        let mut builder = reqwest::Client::builder();
-        if let Some(resolver) = resolver {
-            builder = builder.dns_resolver(Arc::new(Delegate(resolver.clone())));
-        }
-        let client = builder.build().map_err(|e| e.to_string())?;
-        Ok(Self {
-            client,
-            policy: None,
-        })
-    }
-}
-
-struct Pools {
-    local: Arc<Lane>,
-    internet: Arc<Lane>,
-    unrestricted: Arc<Lane>,
-    /// What the checked lanes resolve with.
-    resolver: Arc<dyn Resolve>,
-    /// Lanes for endpoints an operator saved as local (loopback plus
-    /// exactly that destination), made when first asked for.
-    endpoints: Mutex<Vec<(Destination, Arc<Lane>)>>,
-}
-
-impl Pools {
-    fn build(allow: AllowList, resolver: Option<Arc<dyn Resolve>>) -> Result<Self, String> {
-        let checked: Arc<dyn Resolve> = resolver
-            .clone()
-            .unwrap_or_else(|| Arc::new(policy::SystemResolver));
-        Ok(Self {
-            local: Arc::new(Lane::checked(
-                NetworkScope::Local,
-                Reach::Loopback,
-                AllowList::default(),
-                &checked,
-            )?),
-            internet: Arc::new(Lane::checked(
-                NetworkScope::Internet,
-                Reach::Public,
-                allow,
-                &checked,
-            )?),
-            unrestricted: Arc::new(Lane::unrestricted(resolver.as_ref())?),
-            resolver: checked,
-            endpoints: Mutex::new(Vec::new()),
-        })
-    }
-
-    /// The lane for an endpoint saved as local: loopback, plus `saved`.
-    fn saved_local(&self, saved: Destination) -> Arc<Lane> {
-        // The list is only ever appended to, so a poisoned lock still
-        // holds usable lanes.
-        let mut endpoints = self
-            .endpoints
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, lane)) = endpoints.iter().find(|(d, _)| *d == saved) {
-            return lane.clone();
-        }
-        let allow = AllowList::new(vec![saved.clone()]);
-        match Lane::checked(NetworkScope::Local, Reach::Loopback, allow, &self.resolver) {
-            Ok(lane) => {
-                let lane = Arc::new(lane);
-                endpoints.push((saved, lane.clone()));
-                lane
-            }
-            // Building only fails where the other lanes failed to build
-            // too; the plain loopback lane then refuses the endpoint.
-            Err(_) => self.local.clone(),
         }
     }
 }
@@ -608,108 +505,4 @@ impl HttpRequestBuilder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use reqwest::dns::{Name, Resolving};
-
-    #[tokio::test]
-    async fn outside_a_tool_the_toolset_client_refuses() {
-        let client = HttpClient::new();
-        assert_eq!(client.effective_scope(), NetworkScope::None);
-        let err = client.get("http://127.0.0.1:9/").send().await.unwrap_err();
-        assert!(matches!(err, HttpError::ScopeDenied { .. }), "{err}");
-    }
-
-    #[tokio::test]
-    async fn local_scope_refuses_remote_literals_before_connecting() {
-        let client = HttpClient::new();
-        let err = scoped(NetworkScope::Local, client.get("http://10.0.0.5/").send())
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                HttpError::ScopeDenied {
-                    scope: NetworkScope::Local,
-                    ..
-                }
-            ),
-            "{err}"
-        );
-    }
-
-    /// A refusal from the resolver travels through hyper's connector errors;
-    /// it must still come out as a scope error, not a generic request error.
-    #[tokio::test]
-    async fn resolver_refusals_map_to_scope_denied() {
-        #[derive(Debug)]
-        struct Refuse;
-        impl Resolve for Refuse {
-            fn resolve(&self, name: Name) -> Resolving {
-                let target = name.as_str().to_owned();
-                Box::pin(async move {
-                    let refusal = Refusal {
-                        scope: NetworkScope::Internet,
-                        target,
-                        reason: "test".into(),
-                    };
-                    Err(Box::new(refusal) as Box<dyn std::error::Error + Send + Sync>)
-                })
-            }
-        }
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .dns_resolver(Arc::new(Refuse))
-            .build()
-            .unwrap();
-        let err = client
-            .get("http://refused.localhost/")
-            .send()
-            .await
-            .unwrap_err();
-        let err = HttpError::from(err);
-        assert!(
-            matches!(
-                &err,
-                HttpError::ScopeDenied { scope: NetworkScope::Internet, target, .. }
-                    if target == "refused.localhost"
-            ),
-            "{err:?}"
-        );
-    }
-
-    #[test]
-    fn bad_allow_entries_are_named() {
-        let err = HttpClient::builder()
-            .allow_internal(["10.0.0.5:8080", "http://intranet/"])
-            .build()
-            .unwrap_err();
-        assert!(
-            matches!(&err, HttpError::InvalidDestination { entry, .. } if entry == "http://intranet/"),
-            "{err}"
-        );
-        assert!(err.to_string().contains("not a URL"), "{err}");
-    }
-
-    #[test]
-    fn endpoint_clients_follow_the_text_and_the_saved_scope() {
-        let http = HttpClient::new();
-        let scope = |endpoint: &str, saved| http.for_endpoint(endpoint, saved).effective_scope();
-        assert_eq!(scope("http://localhost:11434", None), NetworkScope::Local);
-        assert_eq!(scope("http://evil.localhost:1", None), NetworkScope::Local);
-        assert_eq!(
-            scope("http://10.0.0.5:11434", Some(EndpointScope::Local)),
-            NetworkScope::Local
-        );
-        assert_eq!(scope("http://10.0.0.5:11434", None), NetworkScope::Internet);
-        assert_eq!(
-            scope("https://api.example.com", Some(EndpointScope::Remote)),
-            NetworkScope::Internet
-        );
-        assert!(matches!(
-            http.for_endpoint("https://api.example.com", None).mode,
-            Mode::Unrestricted
-        ));
-    }
-}
+mod tests;
