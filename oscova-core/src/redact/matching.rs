@@ -112,9 +112,7 @@ pub(super) fn occurrences(
     secret: &str,
     spans: &mut Vec<(usize, usize)>,
 ) -> Option<usize> {
-    let Some(&first) = secret.as_bytes().first() else {
-        return None;
-    };
+    let &first = secret.as_bytes().first()?;
     let mut first_partial = None;
     for (start, &byte) in text.as_bytes().iter().enumerate() {
         if !may_start(byte, first) {
