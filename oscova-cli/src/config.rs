@@ -9,8 +9,11 @@
 //! from the moment they are parsed, and the configuration's `Debug` output
 //! shows no value. The format is documented in the crate docs; the
 //! provider tables and the files root follow the rules in [`providers`],
-//! the `[speech]` section those in [`speech`].
+//! the `[speech]` section those in [`speech`]. `[network] allow` lists the
+//! internal destinations `Internet` tools may reach, checked when the file
+//! is loaded.
 
+mod parse;
 mod providers;
 mod speech;
 
@@ -20,8 +23,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use oscova_core::provider::model::ModelProviderConfig;
-use oscova_core::{SecretString, UserInfo, context::CredentialResolver, host::DefaultApproval};
-use providers::ProviderTable;
+use oscova_core::{
+    HttpClient, SecretString, UserInfo, context::CredentialResolver, host::DefaultApproval,
+};
+use parse::parse;
+use providers::{NetworkSection, ProviderTable};
 use serde::Deserialize;
 use speech::SpeechSection;
 
@@ -57,6 +63,8 @@ struct FileConfig {
     providers: BTreeMap<String, ProviderTable>,
     #[serde(default)]
     speech: SpeechSection,
+    #[serde(default)]
+    network: NetworkSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -115,6 +123,7 @@ pub struct Config {
     speech: Arc<SpeechSection>,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
+    http: Option<HttpClient>,
 }
 
 impl fmt::Debug for Config {
@@ -127,6 +136,7 @@ impl fmt::Debug for Config {
             .field("files_root", &self.files_root)
             .field("providers", &self.providers.keys().collect::<Vec<_>>())
             .field("users", &self.secrets.users.keys().collect::<Vec<_>>())
+            .field("http", &self.http.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -218,6 +228,13 @@ impl Config {
                 path: origin(),
                 message,
             })?;
+        let http = file
+            .network
+            .http_client()
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         let secret = |map: BTreeMap<String, String>| {
             map.into_iter()
                 .map(|(k, v)| (k, SecretString::from(v)))
@@ -273,6 +290,7 @@ impl Config {
                 env: env_secrets,
             }),
             env_names,
+            http,
         })
     }
 
@@ -354,6 +372,22 @@ impl Config {
             .map_or_else(|| ModelProviderConfig::new(key), |t| t.to_config(key))
     }
 
+    /// The HTTP client the host hands to toolsets when the file's
+    /// `[network] allow` lists internal destinations (`host[:port]`) that
+    /// `Internet` tools may reach; `None` leaves the host's default, which
+    /// allows none.
+    ///
+    /// ```
+    /// let none: [(&str, &str); 0] = [];
+    /// let text = "[network]\nallow = [\"10.0.0.5:8080\", \"intranet.example\"]";
+    /// let config = oscova_cli::Config::from_toml_str(text, none)?;
+    /// assert!(config.http_client().is_some());
+    /// # Ok::<(), oscova_cli::CliError>(())
+    /// ```
+    pub fn http_client(&self) -> Option<HttpClient> {
+        self.http.clone()
+    }
+
     /// A credential resolver over this configuration.
     pub fn credentials(&self) -> ConfigCredentials {
         ConfigCredentials {
@@ -375,13 +409,6 @@ impl Config {
             .chain(s.users.values().flat_map(|u| u.credentials.values()))
             .chain(s.env.values())
     }
-}
-
-fn parse(text: &str, path: &Path) -> Result<FileConfig, CliError> {
-    toml::from_str(text).map_err(|e| CliError::ConfigParse {
-        path: path.to_path_buf(),
-        source: Box::new(e),
-    })
 }
 
 /// The environment variable that holds credential `key`:

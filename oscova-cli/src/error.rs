@@ -42,7 +42,8 @@ pub enum ExitStatus {
     /// `3`: the host refused the call: approval denied or impossible to ask
     /// for, or a host hook blocked it (the tool did not run); or offline
     /// operation was required and the model or speech endpoint is not on
-    /// this machine (no connection was made).
+    /// this machine, or a model endpoint that looks local resolves to
+    /// another machine (no connection was made).
     Refused,
     /// `130`: the call, chat, download or speech operation was interrupted
     /// (Ctrl-C) and cancelled.
@@ -83,13 +84,17 @@ pub enum CliError {
         source: io::Error,
     },
     /// The config file is not valid TOML of the documented shape.
-    #[error("the config file {} is not valid: {source}", .path.display())]
+    ///
+    /// The TOML parser's own error is not kept: its text quotes the
+    /// offending line, which may be a credential's. The message names the
+    /// line, column, table and key instead, with any credential value it
+    /// would quote redacted.
+    #[error("the config file {} is not valid: {message}", .path.display())]
     ConfigParse {
         /// The file.
         path: PathBuf,
         /// What is wrong, with the line and column.
-        #[source]
-        source: Box<toml::de::Error>,
+        message: String,
     },
     /// A config value has the right type but a wrong value.
     #[error("the config file {} is not valid: {message}", .path.display())]
@@ -345,7 +350,9 @@ fn choices(available: &[String]) -> String {
 
 fn model_status(error: &ModelError) -> ExitStatus {
     match error {
-        ModelError::NotLocal { .. } | ModelError::NoLocalEndpoint { .. } => ExitStatus::Refused,
+        ModelError::NotLocal { .. }
+        | ModelError::NoLocalEndpoint { .. }
+        | ModelError::Refused { .. } => ExitStatus::Refused,
         ModelError::Cancelled => ExitStatus::Interrupted,
         _ => ExitStatus::ToolError,
     }
@@ -355,6 +362,7 @@ fn model_kind(error: &ModelError) -> &'static str {
     match error {
         ModelError::NotLocal { .. } => "not_local",
         ModelError::NoLocalEndpoint { .. } => "no_local_endpoint",
+        ModelError::Refused { .. } => "refused",
         ModelError::Unreachable { .. } => "unreachable",
         ModelError::Unauthorized { .. } => "unauthorized",
         ModelError::ModelNotFound { .. } => "model_not_found",

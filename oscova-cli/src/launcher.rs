@@ -18,7 +18,7 @@ use std::sync::Arc;
 use clap::Parser;
 use oscova_core::{
     ExposeSecret, PluginHost, PluginHostBuilder, host::ApprovalHandler, plugin::PluginRegistration,
-    process::ProcessSpawnPolicy,
+    process::ProcessSpawnPolicy, redact::Redactor,
 };
 
 use crate::approval::{Asker, CliApproval};
@@ -165,6 +165,12 @@ impl Launcher {
 
     fn execute(self, cli: Cli) -> Result<ExitStatus, CliError> {
         let config = Config::load(cli.config.as_deref())?;
+        // From here on nothing printed may show a configured secret.
+        let secrets = Redactor::new();
+        for secret in config.secret_values() {
+            secrets.add(secret.expose_secret());
+        }
+        crate::output::redact_with(&secrets);
         let asker = match &cli.command {
             Command::Tools(crate::cli::ToolsCommand::Call(args)) => {
                 Asker::Terminal { yes: args.yes }
@@ -218,6 +224,9 @@ impl Launcher {
             .credentials(config.credentials())
             .default_approval(config.default_approval())
             .spawn_policy(spawn);
+        if let Some(http) = config.http_client() {
+            builder = builder.http_client(http);
+        }
         if let Some(root) = config.files_root() {
             builder = builder.files_roots_under(root);
         }
@@ -230,6 +239,7 @@ impl Launcher {
         for secret in config.secret_values() {
             host.redactor().add(secret.expose_secret());
         }
+        crate::output::redact_with(host.redactor());
         Ok(host)
     }
 }

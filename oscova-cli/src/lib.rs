@@ -92,7 +92,8 @@
 //!
 //! With `--offline` (every model command) an endpoint that is not on this
 //! machine (see [`oscova_core::locality::is_local_endpoint`], and a saved
-//! `endpoint_scope`) is refused before any connection, with exit code 3.
+//! `endpoint_scope`) is refused before any connection, with exit code 3;
+//! so is one whose name looks local but resolves to another machine.
 //! The API key is the user's credential `<provider>.api_key`
 //! (`OSCOVA_CREDENTIAL_OPENAI_API_KEY` for `openai`), sent only to the
 //! provider and never printed.
@@ -175,6 +176,12 @@
 //! endpoint = "https://api.openai.com"
 //! model = "gpt-4o-mini"
 //!
+//! # Internal destinations `Internet` tools (the web fetch) may reach; without
+//! # this they reach the public Internet only. `host` or `host:port`, an IP
+//! # address or a DNS name, matched as the URL writes it.
+//! [network]
+//! allow = ["10.0.0.5:8080", "intranet.example"]
+//!
 //! # `oscova speech`: all optional; without it, flite and pocketsphinx.
 //! [speech]
 //! offline = false                      # true: always as if --offline were given
@@ -194,10 +201,24 @@
 //! defaults. Keys are credentials (`"openai.api_key"`), never in these
 //! tables.
 //!
-//! `endpoint_scope` is how `--offline` judges the endpoint: `"remote"`
-//! makes even a loopback endpoint (a tunnel) non-local, and `"local"` is
-//! believed only when the endpoint's text agrees. It stays in force when
-//! `--endpoint` replaces the endpoint.
+//! `[network] allow` is the only way past the `Internet` scope's rule: an
+//! `Internet` tool is refused, before connecting, any destination whose
+//! address is loopback, private, shared, link-local, unique-local,
+//! multicast, reserved, a documentation range or a cloud metadata address,
+//! in any spelling, after a redirect or behind a name that resolves there.
+//! A listed entry lifts that for exactly the host (and port) it names.
+//! `Local` tools stay on this machine whatever is listed.
+//!
+//! `endpoint_scope` is how `--offline` judges the endpoint, and a saved
+//! choice wins: `"remote"` makes even a loopback endpoint (a tunnel)
+//! non-local, and `"local"` makes an endpoint on your own network
+//! (`http://10.0.0.5:11434`) count as local, with a warning on stderr that
+//! names it each time it is used; the model requests then reach that host
+//! and port only (a redirect elsewhere is refused). Without a saved scope
+//! the endpoint's text decides, and a local-looking name
+//! (`evil.localhost`, `localhost.`) must also resolve to this machine, or
+//! the request is refused before connecting (exit code 3). The saved scope
+//! stays in force when `--endpoint` replaces the endpoint.
 //!
 //! | variable | meaning |
 //! |---|---|
@@ -209,8 +230,13 @@
 //!
 //! Credentials reach plugins only through [`ConfigCredentials`] (a
 //! [`CredentialResolver`](oscova_core::context::CredentialResolver)); every
-//! configured value is redacted from tool output, and the
-//! `OSCOVA_CREDENTIAL_*` variables are kept out of processes tools start.
+//! configured value, and every value a tool resolves, is redacted from
+//! everything the CLI prints or answers (tool results, progress, errors,
+//! chat answers as they stream, `--json` documents, MCP errors), also in
+//! the forms the host derives from it (percent-encoded, lower-cased in a
+//! host name). A config file that does not parse is reported by line,
+//! table and key, never by quoting the line. The `OSCOVA_CREDENTIAL_*`
+//! variables are kept out of processes tools start.
 //!
 //! # MCP
 //!

@@ -9,31 +9,97 @@
 //! documents are always one line, so they end either kind of output.
 //! Writing to a pipe its reader closed ends the output quietly, as other
 //! Unix tools do.
+//!
+//! Everything the CLI prints passes the redactors registered with
+//! [`redact_with`], wherever it comes from (tool results, chat answers,
+//! errors, warnings, progress): the configured secret values from the
+//! moment the file is loaded, then the host's redactor and each user
+//! scope's, which may learn more values as they run. JSON is redacted
+//! value by value before it is serialised; text streamed in pieces goes
+//! through [`stream`], which catches a secret split across pieces. Output
+//! written elsewhere in the CLI (the chat view, the progress line) uses
+//! [`redacted`] or [`stream`] too.
 
 use std::io::Write;
+use std::sync::{PoisonError, RwLock};
 
+use oscova_core::{redact::RedactStream, redact::Redactor};
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::error::CliError;
 
+/// The redactors every printed text passes. Values are only ever added,
+/// so whatever was once secret stays hidden for the rest of the process.
+static REDACTORS: RwLock<Vec<Redactor>> = RwLock::new(Vec::new());
+
+/// Redacts everything printed from now on with `redactor` (and the values
+/// added to it later) as well.
+pub(crate) fn redact_with(redactor: &Redactor) {
+    // A plain list no panic can leave half-written; hiding secrets matters
+    // more than the poison flag.
+    REDACTORS
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(redactor.clone());
+}
+
+fn redactors() -> Vec<Redactor> {
+    REDACTORS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+/// `text` with every registered secret replaced.
+pub(crate) fn redacted(text: &str) -> String {
+    let mut text = text.to_owned();
+    for redactor in redactors() {
+        if let std::borrow::Cow::Owned(clean) = redactor.redact(&text) {
+            text = clean;
+        }
+    }
+    text
+}
+
+/// A stream that redacts text printed in pieces with every registered
+/// redactor.
+pub(crate) fn stream() -> RedactStream {
+    RedactStream::new(redactors())
+}
+
+/// `value` as JSON with every string redacted.
+fn redacted_json<T: Serialize + ?Sized>(value: &T) -> Result<Value, CliError> {
+    let mut value =
+        serde_json::to_value(value).map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+    for redactor in redactors() {
+        redactor.redact_json(&mut value);
+    }
+    Ok(value)
+}
+
 /// Prints `value` as pretty JSON on stdout.
 pub(crate) fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(value)
+    let text = serde_json::to_string_pretty(&redacted_json(value)?)
         .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
-    print_text(&text)
+    write_stdout(&text)
 }
 
 /// Prints `value` as compact JSON on one line of stdout.
 pub(crate) fn print_json_line<T: Serialize + ?Sized>(value: &T) -> Result<(), CliError> {
-    let text =
-        serde_json::to_string(value).map_err(|e| CliError::Output(std::io::Error::other(e)))?;
-    print_text(&text)
+    let text = serde_json::to_string(&redacted_json(value)?)
+        .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+    write_stdout(&text)
 }
 
-/// Prints `text` and a newline on stdout. A reader that closed the pipe
-/// early (`| head`) has all it wanted, so that is not an error.
+/// Prints `text` and a newline on stdout.
 pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
+    write_stdout(&redacted(text))
+}
+
+/// Writes an already redacted line. A reader that closed the pipe early
+/// (`| head`) has all it wanted, so that is not an error.
+fn write_stdout(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{text}").and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Output(e)),
@@ -43,7 +109,7 @@ pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
 
 /// Prints a line on stderr.
 pub(crate) fn warn(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "oscova: {text}");
+    let _ = writeln!(std::io::stderr().lock(), "oscova: {}", redacted(text));
 }
 
 /// Prints a command's error in the requested format.
@@ -60,5 +126,9 @@ pub(crate) fn print_error(error: &CliError, json: bool) {
             return;
         }
     }
-    let _ = writeln!(std::io::stderr().lock(), "oscova: error: {error}");
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "oscova: error: {}",
+        redacted(&error.to_string())
+    );
 }

@@ -69,7 +69,7 @@ impl ProgressLine {
     pub(crate) fn sink(&self) -> ProgressSink {
         let drawn = self.drawn.clone();
         Arc::new(move |progress: ToolProgress| {
-            let line = format_progress(&progress);
+            let line = crate::output::redacted(&format_progress(&progress));
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[2K{line}");
             let _ = err.flush();

@@ -246,11 +246,8 @@ const MAX_UNKNOWN_REPORTED: usize = 20;
 /// is cut there and marked with `…`: the path names it well enough, and a
 /// 100 KB key must not make a 100 KB error.
 fn pointer_segment(key: &str) -> String {
-    let mut end = key.len().min(MAX_QUOTED);
-    while !key.is_char_boundary(end) {
-        end -= 1;
-    }
-    let (kept, cut) = key.split_at(end);
+    let kept = crate::text::prefix(key, crate::text::Limit::Bytes(MAX_QUOTED));
+    let cut = key.get(kept.len()..).unwrap_or_default();
     let mut out = String::with_capacity(kept.len() + 4);
     out.push('/');
     for c in kept.chars() {
@@ -284,14 +281,10 @@ fn humanize(message: &str) -> String {
 const MAX_QUOTED: usize = 200;
 
 pub(crate) fn shorten(text: &str) -> String {
-    if text.len() <= MAX_QUOTED {
-        return text.to_owned();
+    match crate::text::prefix(text, crate::text::Limit::Bytes(MAX_QUOTED)) {
+        kept if kept.len() == text.len() => text.to_owned(),
+        kept => format!("{kept}… ({} bytes in all)", text.len()),
     }
-    let mut end = MAX_QUOTED;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes in all)", &text[..end], text.len())
 }
 
 /// The default cap on argument text, in bytes.

@@ -49,9 +49,9 @@ pub enum DiagnosticKind {
     ServiceFailed,
     /// A service of this type was already registered; the earlier was kept.
     DuplicateService,
-    /// An operator's saved choice overrides what the framework would
-    /// decide (for example an endpoint saved as local).
-    Override,
+    /// A saved endpoint scope of `local` makes an endpoint that does not
+    /// name this machine count as local.
+    EndpointScopeOverride,
 }
 
 /// One thing the host skipped, with the reason.

@@ -2,16 +2,47 @@
 //!
 //! The host sets the running tool's [`NetworkScope`] in a task-local around
 //! every call. A toolset's [`HttpClient`] reads it when a request is sent:
-//! `None` refuses before anything is built, `Local` sends only to loopback
-//! and `localhost` targets through a client whose DNS resolver refuses any
-//! non-loopback address and whose redirect policy refuses non-local hops,
-//! `Internet` sends anything. Refusals happen before a connection is made.
+//!
+//! - `None` refuses before anything is built;
+//! - `Local` reaches this machine only: loopback addresses, and `localhost`
+//!   and `*.localhost` when every address they resolve to is loopback;
+//! - `Internet` reaches the public Internet only. A destination whose
+//!   address is loopback, unspecified, private (10/8, 172.16/12,
+//!   192.168/16), shared (100.64/10), link-local (169.254/16, fe80::/10),
+//!   unique-local (fc00::/7), multicast, broadcast, reserved, a
+//!   documentation or benchmarking range, an IPv4-mapped, compatible,
+//!   NAT64 or 6to4 form of one of these, or a cloud metadata address
+//!   (169.254.169.254, fd00:ec2::254, 100.100.100.200) is refused, unless
+//!   the host allowed it by name ([`HttpClientBuilder::allow_internal`]).
+//!
+//! These are decided from the addresses a connection would use, never
+//! from the URL text: the target of the request and of every redirect hop
+//! is checked after URL parsing (which turns `2130706433`, `0x7f000001`,
+//! `0177.0.0.1`, `127.1` or `[::ffff:127.0.0.1]` into the address they
+//! mean, and separates userinfo from the host), and a name is checked on
+//! every address its resolution returns, in the resolver `reqwest`
+//! connects with, so a name that resolves to a private address is refused
+//! and what was checked is what is dialled. A refusal is an
+//! [`HttpError::ScopeDenied`] that names the destination and the reason,
+//! and it comes before any connection is made. Scoped requests never go
+//! through a proxy from the environment: through a proxy the destination's
+//! address cannot be checked.
 //!
 //! The scope is read when a request is sent, not when it is built, so a
 //! request built earlier (in a factory, say) is checked against the tool
 //! that sends it. It lives in a task-local: outside a tool call, and in a
 //! task a tool spawns (`tokio::spawn` does not carry task-locals), a
 //! toolset's client acts as `None` and refuses everything.
+//!
+//! Providers and the host are not tools. They use an
+//! [`unrestricted`](HttpClient::unrestricted) client, and reach the
+//! endpoint an operator configured through
+//! [`for_endpoint`](HttpClient::for_endpoint): an endpoint whose text
+//! names this machine is reached under the `Local` rule, so a
+//! `*.localhost` name (or `localhost.`) that resolves to another machine
+//! is refused before connecting, and an offline check that passed on the
+//! text is thereby also a check of the resolved addresses. This is the one
+//! mechanism model, speech and download providers share.
 //!
 //! # What this does not stop
 //!
@@ -22,32 +53,36 @@
 //!   `tokio::net`, its own `reqwest::Client` or another HTTP library);
 //! - starts a process (`curl`, a helper program): the spawn policy decides
 //!   a child's environment, not its network;
-//! - calls [`HttpClient::with_fixed_scope`] on its client, which replaces
-//!   the running tool's scope by a fixed one; providers use it to be
-//!   unscoped, and nothing keeps a tool from doing the same;
+//! - calls [`HttpClient::with_fixed_scope`] or
+//!   [`HttpClient::unrestricted`] on its client, which replace the running
+//!   tool's scope; providers need them, and nothing keeps a tool from
+//!   doing the same;
 //! - reaches the network through something unscoped the host gave it: a
 //!   provider, or the host's own client ([`crate::PluginHost::http_client`]);
-//! - is `Internet`: that means anything, including services on loopback
-//!   and on private networks;
-//! - is `Local` and talks to a loopback service that itself forwards
-//!   requests elsewhere (a proxy, a tunnel).
+//! - talks to an allowed destination, or a public server, or a loopback
+//!   service (under `Local`) that itself forwards requests elsewhere (a
+//!   proxy, a tunnel, a server-side redirect it follows itself).
 //!
-//! `Local` also trusts the system resolver to answer for `localhost` and
-//! `*.localhost`; every answer is checked, so a name that resolves to
-//! another machine is refused, never connected to.
+//! Allowed names are trusted whatever they resolve to: naming one is the
+//! host's decision that it may be reached.
+
+mod address;
+mod policy;
+mod pools;
 
 use std::fmt;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use reqwest::redirect;
+use reqwest::dns::Resolve;
 use serde::Serialize;
 
-use crate::locality::{is_local_endpoint, is_loopback_ip};
+use crate::locality::is_local_endpoint;
+use crate::provider::model::EndpointScope;
 use crate::tool::NetworkScope;
+use policy::{AllowList, Destination, Refusal};
+use pools::{Lane, Pools};
 
 tokio::task_local! {
     static TOOL_SCOPE: NetworkScope;
@@ -73,13 +108,26 @@ pub fn current_network_scope() -> Option<NetworkScope> {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HttpError {
-    /// The running tool's network scope does not allow this target.
-    #[error("network scope `{scope}` does not allow a request to {target}")]
+    /// The running tool's network scope does not allow this destination;
+    /// nothing was sent to it.
+    #[error("network scope `{scope}` does not allow a request to {target}: {reason}")]
     ScopeDenied {
         /// The scope in force.
         scope: NetworkScope,
-        /// The refused URL or address.
+        /// The refused destination (`host:port`, or a name), without the
+        /// URL's userinfo, path or query.
         target: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// An internal destination given to
+    /// [`HttpClientBuilder::allow_internal`] is not `host[:port]`.
+    #[error("`{entry}` cannot be allowed as an internal destination: {reason}")]
+    InvalidDestination {
+        /// The entry as given.
+        entry: String,
+        /// What is wrong with it.
+        reason: String,
     },
     /// The client could not be built (TLS set-up failed).
     #[error("the HTTP client is unavailable: {0}")]
@@ -94,11 +142,8 @@ impl From<reqwest::Error> for HttpError {
         // A refusal from the resolver or redirect policy comes back wrapped.
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&err);
         while let Some(e) = source {
-            if let Some(denied) = e.downcast_ref::<ScopeRefusal>() {
-                return Self::ScopeDenied {
-                    scope: NetworkScope::Local,
-                    target: denied.0.clone(),
-                };
+            if let Some(refusal) = e.downcast_ref::<Refusal>() {
+                return refusal.clone().into();
             }
             source = e.source();
         }
@@ -106,78 +151,55 @@ impl From<reqwest::Error> for HttpError {
     }
 }
 
-#[derive(Debug)]
-struct ScopeRefusal(String);
-
-impl fmt::Display for ScopeRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "network scope `local` does not allow {}", self.0)
+impl From<Refusal> for HttpError {
+    fn from(refusal: Refusal) -> Self {
+        Self::ScopeDenied {
+            scope: refusal.scope,
+            target: refusal.target,
+            reason: refusal.reason,
+        }
     }
 }
 
-impl std::error::Error for ScopeRefusal {}
-
-/// Resolves names and refuses any answer that is not loopback.
-#[derive(Debug)]
-struct LoopbackOnly;
-
-impl Resolve for LoopbackOnly {
-    fn resolve(&self, name: Name) -> Resolving {
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if let Some(bad) = addrs.iter().find(|a| !is_loopback_ip(a.ip())) {
-                return Err(
-                    Box::new(ScopeRefusal(format!("{host} (resolves to {})", bad.ip())))
-                        as Box<dyn std::error::Error + Send + Sync>,
-                );
-            }
-            Ok(Box::new(addrs.into_iter()) as Addrs)
-        })
-    }
-}
-
-struct Clients {
-    local: reqwest::Client,
-    internet: reqwest::Client,
-}
-
-fn build_clients() -> Result<Clients, String> {
-    let local = reqwest::Client::builder()
-        .no_proxy()
-        .dns_resolver(Arc::new(LoopbackOnly))
-        .redirect(redirect::Policy::custom(|attempt| {
-            if attempt.previous().len() >= 10 {
-                attempt.error("too many redirects")
-            } else if is_local_endpoint(attempt.url().as_str()) {
-                attempt.follow()
-            } else {
-                let target = attempt.url().to_string();
-                attempt.error(ScopeRefusal(target))
-            }
-        }))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let internet = reqwest::Client::builder()
-        .build()
-        .map_err(|e| e.to_string())?;
-    Ok(Clients { local, internet })
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 enum Mode {
     /// Follows the running tool's scope; `None` outside a tool call.
     Tool,
     /// Always this scope.
     Fixed(NetworkScope),
+    /// Anything: the host's and providers' own requests.
+    Unrestricted,
+    /// A provider's configured endpoint, under the `Local` rule.
+    Endpoint(Arc<Lane>),
+}
+
+impl fmt::Debug for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Tool => f.write_str("Tool"),
+            Self::Fixed(scope) => f.debug_tuple("Fixed").field(scope).finish(),
+            Self::Unrestricted => f.write_str("Unrestricted"),
+            Self::Endpoint(_) => f.write_str("Endpoint"),
+        }
+    }
 }
 
 /// A cheap-to-clone HTTP client managed by the host. Toolsets keep clones;
 /// they never need to shut it down.
+///
+/// ```
+/// use oscova_core::HttpClient;
+///
+/// // A host that lets its `Internet` tools reach two internal services.
+/// let http = HttpClient::builder()
+///     .allow_internal(["10.0.0.5:8080", "intranet.example"])
+///     .build()?;
+/// # let _ = http;
+/// # Ok::<(), oscova_core::http::HttpError>(())
+/// ```
 #[derive(Clone)]
 pub struct HttpClient {
-    clients: Arc<Result<Clients, String>>,
+    pools: Arc<Result<Pools, String>>,
     mode: Mode,
 }
 
@@ -191,36 +213,112 @@ impl fmt::Debug for HttpClient {
 
 impl HttpClient {
     /// A new set of connection pools whose clients follow the running
-    /// tool's scope.
+    /// tool's scope, with no internal destination allowed.
     pub fn new() -> Self {
-        Self {
-            clients: Arc::new(build_clients()),
-            mode: Mode::Tool,
-        }
+        Self::from_pools(Pools::build(AllowList::default(), None))
+    }
+
+    /// Settings for a new set of pools: internal destinations the
+    /// `Internet` scope may reach, a resolver.
+    pub fn builder() -> HttpClientBuilder {
+        HttpClientBuilder::default()
     }
 
     /// The process-wide default pools, following the running tool's scope.
     pub fn shared_default() -> Self {
-        static SHARED: OnceLock<Arc<Result<Clients, String>>> = OnceLock::new();
+        static SHARED: OnceLock<Arc<Result<Pools, String>>> = OnceLock::new();
         Self {
-            clients: SHARED.get_or_init(|| Arc::new(build_clients())).clone(),
+            pools: SHARED
+                .get_or_init(|| Arc::new(Pools::build(AllowList::default(), None)))
+                .clone(),
             mode: Mode::Tool,
+        }
+    }
+
+    fn from_pools(pools: Result<Pools, String>) -> Self {
+        Self {
+            pools: Arc::new(pools),
+            mode: Mode::Tool,
+        }
+    }
+
+    fn with_mode(&self, mode: Mode) -> Self {
+        Self {
+            pools: self.pools.clone(),
+            mode,
         }
     }
 
     /// The same pools, always with `scope`, whatever is running.
     pub fn with_fixed_scope(&self, scope: NetworkScope) -> Self {
-        Self {
-            clients: self.clients.clone(),
-            mode: Mode::Fixed(scope),
-        }
+        self.with_mode(Mode::Fixed(scope))
     }
 
-    /// The scope a request sent now would be checked against.
+    /// The same pools with no destination check: what the host and
+    /// providers use for the endpoints an operator configured, which may
+    /// well be on a private network. Follows the environment's proxy
+    /// settings, as `reqwest` does.
+    pub fn unrestricted(&self) -> Self {
+        self.with_mode(Mode::Unrestricted)
+    }
+
+    /// The client a provider uses for the endpoint an operator configured
+    /// (`endpoint` as the provider will send to it, with a scheme), given
+    /// the endpoint scope the operator saved, if any.
+    ///
+    /// - An endpoint that [`is_local_endpoint`] accepts is reached under
+    ///   the `Local` rule: if its name resolves (or it redirects) to an
+    ///   address that is not loopback, the request is refused before
+    ///   connecting. An offline check that passed on the endpoint's text is
+    ///   thereby also checked on its resolved addresses.
+    /// - An endpoint saved as [`EndpointScope::Local`] whose text does not
+    ///   name this machine (a LAN server) is the operator's explicit
+    ///   choice, which wins: the `Local` rule plus exactly that endpoint's
+    ///   host and port (a redirect elsewhere is still refused).
+    /// - Any other endpoint is reached [`unrestricted`](Self::unrestricted).
+    ///
+    /// ```
+    /// use oscova_core::HttpClient;
+    /// use oscova_core::provider::model::EndpointScope;
+    ///
+    /// let http = HttpClient::shared_default();
+    /// let ollama = http.for_endpoint("http://localhost:11434", None);
+    /// let lan = http.for_endpoint("http://10.0.0.5:11434", Some(EndpointScope::Local));
+    /// let cloud = http.for_endpoint("https://api.example.com", None);
+    /// # let _ = (ollama, lan, cloud);
+    /// ```
+    pub fn for_endpoint(&self, endpoint: &str, saved: Option<EndpointScope>) -> Self {
+        let Ok(pools) = &*self.pools else {
+            return self.unrestricted();
+        };
+        if is_local_endpoint(endpoint) {
+            return self.with_mode(Mode::Endpoint(pools.local.clone()));
+        }
+        if saved != Some(EndpointScope::Local) {
+            return self.unrestricted();
+        }
+        let url = reqwest::Url::parse(endpoint)
+            .ok()
+            .filter(|u| u.has_host())
+            .or_else(|| reqwest::Url::parse(&format!("http://{endpoint}")).ok());
+        let lane = match url.as_ref().and_then(Destination::of_url) {
+            Some(destination) => pools.saved_local(destination),
+            // Nothing to allow: the loopback rule refuses it, clearly.
+            None => pools.local.clone(),
+        };
+        self.with_mode(Mode::Endpoint(lane))
+    }
+
+    /// The scope a request sent now would be checked against. An
+    /// unrestricted client reports `Internet`, the widest tool scope, though
+    /// it also reaches internal destinations; a provider's endpoint client
+    /// reports `Local`.
     pub fn effective_scope(&self) -> NetworkScope {
         match self.mode {
             Mode::Fixed(scope) => scope,
             Mode::Tool => current_network_scope().unwrap_or(NetworkScope::None),
+            Mode::Unrestricted => NetworkScope::Internet,
+            Mode::Endpoint(_) => NetworkScope::Local,
         }
     }
 
@@ -236,9 +334,9 @@ impl HttpClient {
 
     /// Starts a request. The scope is read, and checked, when it is sent.
     pub fn request(&self, method: reqwest::Method, url: &str) -> HttpRequestBuilder {
-        let inner = match &*self.clients {
+        let inner = match &*self.pools {
             Err(e) => Err(HttpError::Unavailable(e.clone())),
-            Ok(c) => Ok(c.internet.request(method, url)),
+            Ok(p) => Ok(p.unrestricted.client.request(method, url)),
         };
         HttpRequestBuilder {
             inner,
@@ -248,30 +346,98 @@ impl HttpClient {
 
     /// Sends a built request under the scope in force now.
     async fn execute(&self, request: reqwest::Request) -> Result<reqwest::Response, HttpError> {
-        let clients = match &*self.clients {
+        let pools = match &*self.pools {
             Err(e) => return Err(HttpError::Unavailable(e.clone())),
-            Ok(c) => c,
+            Ok(p) => p,
         };
-        let scope = self.effective_scope();
-        let denied = || HttpError::ScopeDenied {
-            scope,
-            target: request.url().to_string(),
+        let lane = match &self.mode {
+            Mode::Unrestricted => &pools.unrestricted,
+            Mode::Endpoint(lane) => lane,
+            Mode::Tool | Mode::Fixed(_) => match self.effective_scope() {
+                NetworkScope::None => {
+                    return Err(HttpError::ScopeDenied {
+                        scope: NetworkScope::None,
+                        target: Destination::of_url(request.url())
+                            .map_or_else(|| request.url().scheme().to_owned(), |d| d.to_string()),
+                        reason: "the tool declares no network access".to_owned(),
+                    });
+                }
+                NetworkScope::Local => &pools.local,
+                NetworkScope::Internet => &pools.internet,
+            },
         };
-        let client = match scope {
-            NetworkScope::None => return Err(denied()),
-            NetworkScope::Local if !is_local_endpoint(request.url().as_str()) => {
-                return Err(denied());
-            }
-            NetworkScope::Local => &clients.local,
-            NetworkScope::Internet => &clients.internet,
-        };
-        Ok(client.execute(request).await?)
+        if let Some(policy) = &lane.policy {
+            policy.check_url(request.url())?;
+        }
+        Ok(lane.client.execute(request).await?)
     }
 }
 
 impl Default for HttpClient {
     fn default() -> Self {
         Self::shared_default()
+    }
+}
+
+/// Settings for a new [`HttpClient`]'s pools.
+#[derive(Default)]
+#[must_use = "a builder does nothing until it is built"]
+pub struct HttpClientBuilder {
+    allow: Vec<String>,
+    resolver: Option<Arc<dyn Resolve>>,
+}
+
+impl fmt::Debug for HttpClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClientBuilder")
+            .field("allow", &self.allow)
+            .field("resolver", &self.resolver.is_some())
+            .finish()
+    }
+}
+
+impl HttpClientBuilder {
+    /// Lets `Internet` tools reach these internal destinations, each
+    /// written `host[:port]`: a dotted-decimal IPv4 address, an IPv6
+    /// address (in brackets when a port follows) or a DNS name. An entry
+    /// matches a URL whose host is written that way (an address matches
+    /// that address literal, a name that name, in any case), on its port,
+    /// or on any port when it has none; a name's resolved addresses are then
+    /// not checked. `Local` tools stay on loopback whatever is listed.
+    /// Entries add up over calls.
+    pub fn allow_internal<I, S>(mut self, destinations: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.allow
+            .extend(destinations.into_iter().map(|d| d.as_ref().to_owned()));
+        self
+    }
+
+    /// Resolves names with `resolver` instead of the system's; the
+    /// answers are checked as the system's would be.
+    pub fn dns_resolver(mut self, resolver: Arc<dyn Resolve>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// The client, following the running tool's scope. Fails on an entry
+    /// that is not `host[:port]`, or when TLS cannot be set up.
+    pub fn build(self) -> Result<HttpClient, HttpError> {
+        let entries = self
+            .allow
+            .iter()
+            .map(|entry| {
+                Destination::parse(entry).map_err(|reason| HttpError::InvalidDestination {
+                    entry: entry.clone(),
+                    reason,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let pools =
+            Pools::build(AllowList::new(entries), self.resolver).map_err(HttpError::Unavailable)?;
+        Ok(HttpClient::from_pools(Ok(pools)))
     }
 }
 
@@ -339,67 +505,4 @@ impl HttpRequestBuilder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn outside_a_tool_the_toolset_client_refuses() {
-        let client = HttpClient::new();
-        assert_eq!(client.effective_scope(), NetworkScope::None);
-        let err = client.get("http://127.0.0.1:9/").send().await.unwrap_err();
-        assert!(matches!(err, HttpError::ScopeDenied { .. }), "{err}");
-    }
-
-    #[tokio::test]
-    async fn local_scope_refuses_remote_literals_before_connecting() {
-        let client = HttpClient::new();
-        let err = scoped(NetworkScope::Local, client.get("http://10.0.0.5/").send())
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                HttpError::ScopeDenied {
-                    scope: NetworkScope::Local,
-                    ..
-                }
-            ),
-            "{err}"
-        );
-    }
-
-    /// A refusal from the resolver travels through hyper's connector errors;
-    /// it must still come out as a scope error, not a generic request error.
-    #[tokio::test]
-    async fn resolver_refusals_map_to_scope_denied() {
-        #[derive(Debug)]
-        struct Refuse;
-        impl Resolve for Refuse {
-            fn resolve(&self, name: Name) -> Resolving {
-                let host = name.as_str().to_owned();
-                Box::pin(async move {
-                    Err(Box::new(ScopeRefusal(host)) as Box<dyn std::error::Error + Send + Sync>)
-                })
-            }
-        }
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .dns_resolver(Arc::new(Refuse))
-            .build()
-            .unwrap();
-        let err = client
-            .get("http://refused.localhost/")
-            .send()
-            .await
-            .unwrap_err();
-        let err = HttpError::from(err);
-        assert!(
-            matches!(
-                &err,
-                HttpError::ScopeDenied { scope: NetworkScope::Local, target }
-                    if target == "refused.localhost"
-            ),
-            "{err:?}"
-        );
-    }
-}
+mod tests;

@@ -97,6 +97,7 @@ pub mod redact;
 mod result;
 mod schema;
 mod shared;
+pub mod text;
 pub mod tool;
 pub mod wire;
 

@@ -5,8 +5,17 @@
 //! not carry them. A [`Redactor`] holds those values and replaces them by [`REDACTED`].
 //! The rules:
 //!
-//! - Matching is by exact value, never by pattern: only what is known to be secret is
-//!   touched, so ordinary text that merely looks like a key survives.
+//! - Matching is by value, never by pattern: only what is known to be secret is touched,
+//!   so ordinary text that merely looks like a key survives. A value is also found in the
+//!   forms the host's own code derives from it (see [`matching`]): percent-encoded in
+//!   either hex case, with `+` for a space, with `/` for `\` (URL parsing), and in any
+//!   ASCII case (URL parsing lower-cases host names). So a passphrase in a URL's query,
+//!   userinfo or path, or a key in a host name, is caught after `reqwest` or `url` has
+//!   serialised it. A text that differs from a secret only in ASCII case is redacted too:
+//!   that errs on the side of hiding.
+//! - Text that arrives in pieces (a streamed model answer) goes through a
+//!   [`RedactStream`], which holds back a tail that could be the start of a secret, so a
+//!   secret split across pieces is still caught.
 //! - Values are trimmed of surrounding whitespace, since a value read from a file or a
 //!   prompt often carries a newline the text will not; values shorter than 4 characters
 //!   are ignored, because redacting `a` or `no` would destroy the text while protecting
@@ -20,6 +29,11 @@
 //! - Values are only ever added: something that was once secret stays redacted.
 //! - When nothing matches, nothing is allocated, and when nothing is known, no lock is
 //!   taken: redaction sits on every output path.
+
+mod matching;
+mod stream;
+
+pub use stream::RedactStream;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -99,27 +113,21 @@ impl Redactor {
         if self.is_empty() || text.is_empty() {
             return Cow::Borrowed(text);
         }
-        let spans = {
-            let secrets = self
-                .inner
-                .secrets
-                .read()
-                .unwrap_or_else(PoisonError::into_inner);
-            covered_spans(text, &secrets)
-        };
+        let spans = self.with_secrets(|secrets| covered_spans(text, secrets).0);
         if spans.is_empty() {
             return Cow::Borrowed(text);
         }
-        let mut redacted = String::with_capacity(text.len());
-        let mut position = 0;
-        for (start, end) in spans {
-            // Spans start and end on character boundaries, so these slices exist.
-            redacted.push_str(text.get(position..start).unwrap_or_default());
-            redacted.push_str(REDACTED);
-            position = end;
-        }
-        redacted.push_str(text.get(position..).unwrap_or_default());
-        Cow::Owned(redacted)
+        Cow::Owned(replace_spans(text, &spans))
+    }
+
+    /// Runs `f` over the known values, longest first.
+    fn with_secrets<R>(&self, f: impl FnOnce(&[Box<str>]) -> R) -> R {
+        let secrets = self
+            .inner
+            .secrets
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        f(&secrets)
     }
 
     /// Redact every string (and object key) inside a JSON value in place; returns whether
@@ -199,22 +207,34 @@ impl fmt::Debug for Redactor {
     }
 }
 
+/// `text` with every span (sorted, disjoint) replaced by [`REDACTED`].
+fn replace_spans(text: &str, spans: &[(usize, usize)]) -> String {
+    let mut redacted = String::with_capacity(text.len());
+    let mut position = 0;
+    for &(start, end) in spans {
+        // Spans start and end on character boundaries, so these slices exist.
+        redacted.push_str(text.get(position..start).unwrap_or_default());
+        redacted.push_str(REDACTED);
+        position = end;
+    }
+    redacted.push_str(text.get(position..).unwrap_or_default());
+    redacted
+}
+
 /// The byte ranges of `text` covered by any occurrence of any secret, sorted, with
-/// overlapping ranges merged. Occurrences of one secret may overlap each other too
-/// (`aaaa` in `aaaaa`), so the search restarts one character after each match.
-fn covered_spans(text: &str, secrets: &[Box<str>]) -> Vec<(usize, usize)> {
+/// overlapping ranges merged, and where the earliest occurrence that the end of the text
+/// cuts short starts, if any. Occurrences of one secret may overlap each other too
+/// (`aaaa` in `aaaaa`), so every position is tried.
+fn covered_spans(text: &str, secrets: &[Box<str>]) -> (Vec<(usize, usize)>, Option<usize>) {
     let mut spans = Vec::new();
+    let mut partial: Option<usize> = None;
     for secret in secrets {
-        let step = secret.chars().next().map_or(1, char::len_utf8);
-        let mut from = 0;
-        while let Some(found) = text.get(from..).and_then(|rest| rest.find(&**secret)) {
-            let start = from + found;
-            spans.push((start, start + secret.len()));
-            from = start + step;
+        if let Some(start) = matching::occurrences(text, secret, &mut spans) {
+            partial = Some(partial.map_or(start, |p| p.min(start)));
         }
     }
     if spans.len() < 2 {
-        return spans;
+        return (spans, partial);
     }
     spans.sort_unstable();
     let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
@@ -224,7 +244,7 @@ fn covered_spans(text: &str, secrets: &[Box<str>]) -> Vec<(usize, usize)> {
             _ => merged.push((start, end)),
         }
     }
-    merged
+    (merged, partial)
 }
 
 /// `key`, or `key (n)` for the first `n` from 2 that the map does not hold yet.
@@ -396,6 +416,89 @@ mod tests {
         let text = format!("{r:?}");
         assert!(!text.contains("sk-very-secret") && !text.contains("another-one"));
         assert!(text.contains('2'));
+    }
+
+    /// The forms the host's own code makes of a secret (percent-encoding in
+    /// both hex cases, `+` for a space, URL normalisation, lower-cased host
+    /// names), each as it reaches a tool result, an error or a log line.
+    #[test]
+    fn derived_forms_table() {
+        let passphrase = "correct horse/Bättery:9@x";
+        let host_key = "TenantKey-7Q2x";
+        let r = redactor(&[passphrase, host_key]);
+        let url = |text: &str| reqwest::Url::parse(text).unwrap().to_string();
+        let cases: Vec<(&str, String)> = vec![
+            ("literal", format!("k={passphrase}")),
+            (
+                "percent, upper hex",
+                "k=correct%20horse%2FB%C3%A4ttery%3A9%40x".into(),
+            ),
+            (
+                "percent, lower hex",
+                "k=correct%20horse%2fb%c3%a4ttery%3a9%40x".into(),
+            ),
+            (
+                "form encoding",
+                "k=correct+horse%2FB%C3%A4ttery%3A9%40x".into(),
+            ),
+            (
+                "partly encoded",
+                "k=correct horse/B%C3%A4ttery:9%40x".into(),
+            ),
+            (
+                "in a query, as reqwest serialises it",
+                url(&format!("http://h/?k={passphrase}")),
+            ),
+            ("in a path", url(&format!("http://h/{passphrase}"))),
+            (
+                "in userinfo",
+                url(&format!(
+                    "http://u:{}@h/",
+                    passphrase.replace('@', "%40").replace('/', "%2F")
+                )),
+            ),
+            (
+                "a host name, lower-cased",
+                url(&format!("http://{host_key}.example/")),
+            ),
+            (
+                "an HTTP error naming the host",
+                format!(
+                    "error sending request for url (http://{}.example/)",
+                    host_key.to_ascii_lowercase()
+                ),
+            ),
+            (
+                "upper case",
+                format!("KEY {}", host_key.to_ascii_uppercase()),
+            ),
+        ];
+        let failures: Vec<String> = cases
+            .iter()
+            .filter_map(|(what, text)| {
+                let redacted = r.redact(text);
+                let leaked = ["horse", "ttery", "enantkey", "ENANTKEY"]
+                    .iter()
+                    .any(|fragment| redacted.contains(fragment));
+                let changed = matches!(redacted, Cow::Owned(_));
+                (leaked || !changed).then(|| format!("{what}: {text:?} -> {redacted:?}"))
+            })
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // Text around an encoded secret is kept as it was.
+        assert_eq!(
+            r.redact("a=1&k=correct+horse%2fb%C3%A4ttery%3A9%40x&b=2"),
+            "a=1&k=[REDACTED]&b=2"
+        );
+        // Near misses are not secrets.
+        for text in [
+            "correct horse/Bättery:9@y",
+            "TenantKey-7Q2",
+            "%%%%",
+            "correct%2",
+        ] {
+            assert!(matches!(r.redact(text), Cow::Borrowed(_)), "{text}");
+        }
     }
 
     #[test]

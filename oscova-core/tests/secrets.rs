@@ -494,3 +494,36 @@ async fn a_second_scope_for_the_same_user_redacts_its_own_resolution() {
         "per scope: the second scope never resolved it"
     );
 }
+
+/// Resolves a key, then fails with an error that quotes it.
+#[plugin(id = "test.blurt")]
+pub struct BlurtingPlugin;
+
+impl AgentPlugin for BlurtingPlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        builder.add_toolset(|ctx: &AgentPluginContext| {
+            let key = ctx.credentials().get("acme.key").ok_or("no key")?;
+            Err::<LeakyToolset, String>(format!("the server refused {}", key.expose_secret()))
+        });
+    }
+}
+
+#[test]
+fn a_failing_factorys_diagnostic_does_not_quote_the_credential_it_resolved() {
+    let host = PluginHost::builder()
+        .plugins(oscova_core::linked_plugins![BlurtingPlugin])
+        .credentials(resolver)
+        .build()
+        .unwrap();
+    let scope = host.user_scope(UserInfo::new("a"));
+    let [diagnostic] = scope.diagnostics() else {
+        panic!("one diagnostic expected: {:?}", scope.diagnostics());
+    };
+    assert!(
+        diagnostic
+            .message
+            .contains(&format!("the server refused {REDACTED}")),
+        "{diagnostic}"
+    );
+    assert_clean(&diagnostic.to_string(), &[KEY_A]);
+}

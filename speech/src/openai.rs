@@ -4,10 +4,10 @@
 //! Rules: the endpoint is the service's base URL without `/v1` (for example
 //! `https://api.openai.com` or `http://127.0.0.1:8000/`); the API paths are
 //! appended to its path with exactly one `/`. Requests go through the host's
-//! [`HttpClient`]: to an endpoint that [`is_local_endpoint`] accepts with the
-//! client's `Local` scope (no proxy, and a name that resolves to another
-//! machine is refused before connecting), to any other with its `Internet`
-//! scope. The router has already refused a non-local endpoint when offline
+//! [`HttpClient::for_endpoint`]: to an endpoint that
+//! [`is_local_endpoint`](oscova_core::locality::is_local_endpoint)
+//! accepts under the `Local` rule (no proxy, and a name that resolves to
+//! another machine is refused before connecting), to any other unrestricted. The router has already refused a non-local endpoint when offline
 //! operation is required. The API key travels only in the `Authorization`
 //! header, which is marked sensitive; it is never stored, never put in an
 //! error, and removed from any response body quoted in an error. URLs in
@@ -20,8 +20,7 @@ use oscova_core::provider::speech::{
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use oscova_core::{
-    CancellationToken, ExposeSecret, HttpClient, NetworkScope, http::HttpError,
-    http::HttpRequestBuilder, locality::is_local_endpoint,
+    CancellationToken, ExposeSecret, HttpClient, http::HttpError, http::HttpRequestBuilder,
 };
 use reqwest::{StatusCode, Url};
 use serde::{Deserialize, Serialize};
@@ -75,15 +74,11 @@ impl OpenAiSpeech {
         Self { http }
     }
 
-    /// The client for `endpoint`: `Local` scope for a local endpoint, so a
-    /// loopback name that resolves elsewhere fails before connecting.
+    /// The client for `endpoint` ([`HttpClient::for_endpoint`]): the
+    /// `Local` rule for a local endpoint, so a loopback name that resolves
+    /// elsewhere fails before connecting.
     fn client_for(&self, endpoint: &str) -> HttpClient {
-        let scope = if is_local_endpoint(endpoint) {
-            NetworkScope::Local
-        } else {
-            NetworkScope::Internet
-        };
-        self.http.with_fixed_scope(scope)
+        self.http.for_endpoint(endpoint, None)
     }
 }
 
@@ -400,6 +395,7 @@ async fn error_body_start(mut response: reqwest::Response, api_key: Option<&str>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oscova_core::NetworkScope;
 
     #[test]
     fn urls_in_errors_lose_credentials() {

@@ -32,6 +32,12 @@
 //! # });
 //! ```
 //!
+//! # Addresses that are not loopback
+//!
+//! [`netns::run`] runs one test again inside a network namespace of its
+//! own, with private, link-local or metadata addresses on its loopback
+//! device, so a test can listen there without touching a real network.
+//!
 //! # The rules of each model API's schemas
 //!
 //! [`schema_rules`] lists, for a JSON Schema or a whole exported tool entry,
@@ -69,5 +75,6 @@
 //! ```
 
 pub mod http;
+pub mod netns;
 pub mod schema_rules;
 pub mod text;

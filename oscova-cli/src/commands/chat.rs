@@ -46,6 +46,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
         });
     }
     let scope = env.host.user_scope(selected.user);
+    crate::output::redact_with(scope.redactor());
     let mut chat = Chat {
         env,
         scope,

@@ -160,10 +160,12 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         if self.scope.tool(name).is_none() {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}`"),
-                None,
-            ));
+            // The name is the client's text, and may be a secret pasted by
+            // mistake; the response passes the scope's and the CLI's
+            // redactors, as results pass the host's.
+            let message = format!("unknown tool `{name}`");
+            let message = crate::output::redacted(&self.scope.redactor().redact(&message));
+            return Err(ErrorData::invalid_params(message, None));
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let (tx, mut rx) = mpsc::unbounded_channel::<ToolProgress>();

@@ -10,7 +10,9 @@
 //! `[credentials]`), resolved like any credential and never printed: the
 //! host's redactor already holds every configured secret. `check_offline`
 //! runs here, before the command reads input or makes any request, so a
-//! refusal makes no connection.
+//! refusal makes no connection. A saved `endpoint_scope = "local"` for an
+//! endpoint that does not name this machine wins, and is said so on
+//! stderr, naming the endpoint, every time it is used.
 
 use std::sync::Arc;
 
@@ -21,6 +23,7 @@ use oscova_core::{SecretString, UserInfo, context::CredentialResolver};
 use super::Env;
 use crate::cli::ProviderArgs;
 use crate::error::CliError;
+use crate::output::warn;
 
 /// A provider ready to call.
 pub(super) struct Selected {
@@ -64,6 +67,9 @@ pub(super) fn select(
     }
     check_offline(&config, &*provider, args.offline)
         .map_err(|e| CliError::from(e).redacted(&[env.host.redactor()]))?;
+    if let Some(warning) = config.scope_override() {
+        warn(&warning.to_string());
+    }
     let user = env.config.user(user);
     let api_key = env
         .config

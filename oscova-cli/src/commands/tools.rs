@@ -125,6 +125,7 @@ async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
     let scope = env
         .host
         .user_scope(env.config.user(args.user.user.as_deref()));
+    crate::output::redact_with(scope.redactor());
     let progress = ProgressLine::on_stderr();
     let call = scope
         .invoke(&args.name, arguments)

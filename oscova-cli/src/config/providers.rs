@@ -1,5 +1,9 @@
-//! The `[providers.<key>]` tables and the files root: the parts of the
-//! configuration that say where services and data live.
+//! The `[providers.<key>]` tables, `[network]` and the files root: the
+//! parts of the configuration that say where services and data live.
+//!
+//! `[network] allow` lists the internal destinations `Internet` tools may
+//! reach; it becomes the host's HTTP client when the file is loaded, so a
+//! bad entry is a config error naming it before anything starts.
 //!
 //! Rules: a provider table is keyed by the provider's type key
 //! (`[providers.ollama]`), holds no secret (keys are credentials,
@@ -15,6 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
+use oscova_core::HttpClient;
 use oscova_core::provider::model::{EndpointScope, ModelProviderConfig};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -43,6 +48,30 @@ impl ProviderTable {
         config.endpoint_scope = self.endpoint_scope;
         config.options = self.options.clone();
         config
+    }
+}
+
+/// `[network]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NetworkSection {
+    /// `host[:port]` entries.
+    #[serde(default)]
+    pub(crate) allow: Vec<String>,
+}
+
+impl NetworkSection {
+    /// The HTTP client allowing these destinations, `None` when none are
+    /// listed; an error names the bad entry.
+    pub(crate) fn http_client(&self) -> Result<Option<HttpClient>, String> {
+        if self.allow.is_empty() {
+            return Ok(None);
+        }
+        HttpClient::builder()
+            .allow_internal(&self.allow)
+            .build()
+            .map(Some)
+            .map_err(|e| format!("[network] allow: {e}"))
     }
 }
 

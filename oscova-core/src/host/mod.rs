@@ -234,7 +234,7 @@ impl PluginHost {
         &self.inner.env.spawn
     }
 
-    /// The host's HTTP client (unscoped, for providers and the host itself).
+    /// The host's HTTP client (unrestricted, for providers and the host itself).
     pub fn http_client(&self) -> HttpClient {
         self.inner.env.unscoped.clone()
     }

@@ -89,6 +89,13 @@ impl UserScope {
                     Ok(Err(e)) => format!("failed: {e}"),
                     Err(payload) => format!("panicked: {}", panic_message(&*payload)),
                 };
+                // A factory's error may quote a credential it resolved: the
+                // diagnostic is logged as it is made, so redact it first.
+                let reason = host
+                    .policy
+                    .redactor
+                    .redact(&redactor.redact(&reason))
+                    .into_owned();
                 toolsets.push(None);
                 diagnostics.push(Diagnostic::new(
                     Severity::Warning,

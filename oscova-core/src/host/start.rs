@@ -25,7 +25,6 @@ use crate::process::ProcessSpawnPolicy;
 use crate::provider::kind::BoxError;
 use crate::redact::Redactor;
 use crate::shared;
-use crate::tool::NetworkScope;
 
 /// Configures and builds a [`PluginHost`].
 pub struct PluginHostBuilder {
@@ -338,7 +337,7 @@ impl PluginHostBuilder {
         }
 
         // Providers are not tools: their client is not held to a tool's scope.
-        let unscoped = http.with_fixed_scope(NetworkScope::Internet);
+        let unscoped = http.unrestricted();
         let built = shared::build(
             loaded.shares,
             self.services,

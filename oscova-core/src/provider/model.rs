@@ -3,10 +3,23 @@
 //! The types here are provider-neutral; back ends translate them to their
 //! wire formats. Streaming is a callback on the request, so a provider that
 //! cannot stream simply never calls it. Endpoint scope follows the Oscova
-//! rule: a saved [`EndpointScope`] in the configuration wins over
-//! [`ModelProvider::default_is_local_endpoint`]. The contract carries no
-//! offline flag: hosts call [`check_offline`] before any chat or download
-//! request, so a refusal never reaches the provider.
+//! rule: a saved [`EndpointScope`] in the configuration wins, over
+//! [`ModelProvider::default_is_local_endpoint`] and over what the
+//! endpoint's text says. The contract carries no offline flag: hosts call
+//! [`check_offline`] before any chat or download request, so a refusal
+//! never reaches the provider.
+//!
+//! Rules for locality: the offline check is decided from the endpoint's
+//! text ([`is_local_endpoint`]) and the saved scope; providers then send
+//! through [`HttpClient::for_endpoint`](crate::HttpClient::for_endpoint),
+//! which reaches a local-looking endpoint under the `Local` rule, so a
+//! name that looks local but resolves to another machine is refused
+//! before connecting ([`ModelError::Refused`]). A saved `local` for an
+//! endpoint that does not name this machine (a LAN server) is the
+//! operator's explicit choice and wins: offline checks pass, the provider
+//! reaches exactly that endpoint's host and port and nothing else, and
+//! [`ModelProviderConfig::scope_override`] is the warning a host shows.
+//! A saved `remote` always wins the other way.
 
 use std::fmt;
 
@@ -16,6 +29,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{BoxFuture, ProviderTypeKey, ready};
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::locality::is_local_endpoint;
 
 /// Where a configured endpoint runs, as a user saved it.
@@ -57,19 +71,77 @@ impl ModelProviderConfig {
         }
     }
 
-    /// Whether calls with this configuration stay on this machine.
+    /// Whether calls with this configuration count as staying on this
+    /// machine.
     ///
-    /// An explicit endpoint is judged by its text alone (no DNS); a saved
-    /// [`EndpointScope::Remote`] makes even a local-looking endpoint remote,
-    /// and a saved `Local` is believed only when the endpoint text agrees,
-    /// so a mistaken setting can never send data off the machine.
+    /// A saved scope wins: [`EndpointScope::Remote`] makes even a
+    /// local-looking endpoint remote, and [`EndpointScope::Local`] makes an
+    /// explicit endpoint local whatever its text says (the operator's
+    /// choice for a server on their own network; see
+    /// [`scope_override`](Self::scope_override)). Without a saved scope an
+    /// explicit endpoint is judged by its text alone (no DNS; the resolved
+    /// addresses are checked when the provider connects). Without an
+    /// endpoint the provider's design decides, even under a saved `Local`:
+    /// that choice was saved for an endpoint, and there is none to hold it
+    /// to.
     pub fn is_local(&self, default_is_local: bool) -> bool {
         match (self.endpoint_scope, &self.endpoint) {
             (Some(EndpointScope::Remote), _) => false,
-            (_, Some(endpoint)) => is_local_endpoint(endpoint),
-            (Some(EndpointScope::Local), None) => default_is_local,
-            (None, None) => default_is_local,
+            (Some(EndpointScope::Local), Some(_)) => true,
+            (None, Some(endpoint)) => is_local_endpoint(endpoint),
+            (_, None) => default_is_local,
         }
+    }
+
+    /// A warning when a saved `local` scope is all that makes the endpoint
+    /// local: its text does not name this machine, so offline operation
+    /// will send data to it. `None` otherwise. Creating it logs it; hosts
+    /// also show it to the operator.
+    ///
+    /// ```
+    /// use oscova_core::provider::model::{EndpointScope, ModelProviderConfig};
+    ///
+    /// let mut config = ModelProviderConfig::new("ollama");
+    /// config.endpoint = Some("http://10.0.0.5:11434".into());
+    /// assert!(config.scope_override().is_none()); // not saved: not local
+    /// config.endpoint_scope = Some(EndpointScope::Local);
+    /// let warning = config.scope_override().unwrap();
+    /// assert!(warning.message.contains("`http://10.0.0.5:11434`"));
+    /// ```
+    pub fn scope_override(&self) -> Option<Diagnostic> {
+        let endpoint = self.endpoint.as_deref()?;
+        if self.endpoint_scope != Some(EndpointScope::Local) || is_local_endpoint(endpoint) {
+            return None;
+        }
+        Some(Diagnostic::warning(
+            DiagnosticKind::EndpointScopeOverride,
+            None,
+            format!(
+                "provider `{}`: endpoint `{}` does not name this machine, but its saved \
+                 endpoint_scope is `local`, so it is treated as local and offline operation \
+                 sends data to it (to that host and port only)",
+                self.provider,
+                shown_endpoint(endpoint)
+            ),
+        ))
+    }
+}
+
+/// An endpoint as a warning shows it: without user info, query or
+/// fragment, which may hold credentials.
+fn shown_endpoint(endpoint: &str) -> String {
+    match reqwest::Url::parse(endpoint) {
+        Ok(mut url) if url.has_host() => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.set_query(None);
+            url.set_fragment(None);
+            url.as_str().trim_end_matches('/').to_owned()
+        }
+        _ => endpoint
+            .rsplit_once('@')
+            .map_or(endpoint, |(_, host)| host)
+            .to_owned(),
     }
 }
 
@@ -270,6 +342,16 @@ pub enum ModelError {
         /// The provider's type key.
         provider: String,
     },
+    /// The request was refused before connecting: the endpoint looks
+    /// local but resolves (or redirects) to another machine, or redirects
+    /// away from the one endpoint a saved `local` scope allows.
+    #[error("the request to {url} was refused before connecting: {reason}")]
+    Refused {
+        /// The URL tried.
+        url: String,
+        /// Why, naming the destination.
+        reason: String,
+    },
     /// The server could not be reached.
     #[error("cannot reach {url}: {message}")]
     Unreachable {
@@ -397,7 +479,11 @@ pub trait ModelDownloadProvider: Send + Sync {
 /// The decision is [`ModelProviderConfig::is_local`] with the provider's
 /// [`default_is_local_endpoint`](ModelProvider::default_is_local_endpoint):
 /// a saved [`EndpointScope`] wins, and an explicit endpoint is judged by the
-/// same text-only locality function the speech routers use.
+/// same text-only locality function the speech routers use. What the text
+/// says is checked again on the resolved addresses when the provider sends
+/// through [`HttpClient::for_endpoint`](crate::HttpClient::for_endpoint). A
+/// check that passes only because of a saved `local` logs
+/// [`ModelProviderConfig::scope_override`]'s warning.
 ///
 /// ```
 /// use oscova_core::provider::model::{check_offline, EndpointScope, ModelProviderConfig};
@@ -423,7 +509,13 @@ pub fn check_offline(
     provider: &dyn ModelProvider,
     offline: bool,
 ) -> Result<(), ModelError> {
-    if !offline || config.is_local(provider.default_is_local_endpoint()) {
+    if !offline {
+        return Ok(());
+    }
+    if config.is_local(provider.default_is_local_endpoint()) {
+        // Created for its log line: the operator's choice is honoured, and
+        // said so.
+        let _ = config.scope_override();
         return Ok(());
     }
     Err(match &config.endpoint {
@@ -448,10 +540,42 @@ mod tests {
         c.endpoint_scope = Some(EndpointScope::Remote);
         assert!(!c.is_local(true));
         c.endpoint_scope = Some(EndpointScope::Local);
-        c.endpoint = Some("https://api.example.com".into());
-        assert!(!c.is_local(true));
+        assert!(!c.is_local(false), "saved local without an endpoint");
         c.endpoint = Some("http://127.0.0.1:11434".into());
         assert!(c.is_local(false));
+        assert!(c.scope_override().is_none(), "the text agrees");
+        c.endpoint_scope = None;
+        c.endpoint = Some("http://evil.localhost:11434".into());
+        assert!(
+            c.is_local(false),
+            "judged by text; resolution is checked later"
+        );
+    }
+
+    /// Issue 12: an operator who saves `local` for a LAN endpoint gets it
+    /// treated as local, with a warning naming the endpoint.
+    #[test]
+    fn a_saved_local_scope_makes_a_lan_endpoint_local_with_a_warning() {
+        let mut c = ModelProviderConfig::new("ollama");
+        c.endpoint = Some("http://user:pw@10.0.0.5:11434/?token=abc".into());
+        assert!(!c.is_local(true));
+        assert!(check_offline(&c, &Fixed(true), true).is_err());
+        assert!(c.scope_override().is_none());
+        c.endpoint_scope = Some(EndpointScope::Local);
+        assert!(c.is_local(false));
+        assert!(check_offline(&c, &Fixed(false), true).is_ok());
+        let warning = c.scope_override().unwrap();
+        assert_eq!(warning.severity, crate::diagnostic::Severity::Warning);
+        assert_eq!(warning.kind, DiagnosticKind::EndpointScopeOverride);
+        assert!(
+            warning.message.contains("`http://10.0.0.5:11434`")
+                && warning.message.contains("provider `ollama`"),
+            "{warning}"
+        );
+        assert!(
+            !warning.message.contains("pw") && !warning.message.contains("abc"),
+            "{warning}"
+        );
     }
 
     struct Fixed(bool);

@@ -162,7 +162,10 @@ pub struct RecognitionRequest<'a> {
     pub config: &'a SpeechProviderConfig,
     /// The resolved API key, if the provider needs one.
     pub api_key: Option<&'a SecretString>,
-    /// Where to download a model from, if the provider needs one.
+    /// Where to download a model from, if the provider needs one. Fetch
+    /// it through [`HttpClient::for_endpoint`](crate::HttpClient::for_endpoint),
+    /// so a URL the router's offline check passed on its text is also
+    /// checked on its resolved addresses.
     pub download_url: Option<&'a str>,
     /// Whether the host requires offline operation (already checked).
     pub offline: bool,
@@ -230,7 +233,10 @@ pub struct SynthesisRequest<'a> {
     pub config: &'a SpeechProviderConfig,
     /// The resolved API key, if the provider needs one.
     pub api_key: Option<&'a SecretString>,
-    /// Where to download a voice from, if the provider needs one.
+    /// Where to download a voice from, if the provider needs one. Fetch
+    /// it through [`HttpClient::for_endpoint`](crate::HttpClient::for_endpoint),
+    /// so a URL the router's offline check passed on its text is also
+    /// checked on its resolved addresses.
     pub download_url: Option<&'a str>,
     /// Whether the host requires offline operation (already checked).
     pub offline: bool,

@@ -74,7 +74,7 @@ impl OllamaProvider {
         if config.options.get(INSECURE).and_then(Value::as_bool) == Some(true) {
             body["insecure"] = json!(true);
         }
-        let request = authorized(self.http.post(&url).json(&body), api_key);
+        let request = authorized(self.http_for(config).post(&url).json(&body), api_key);
         let response = send(request, &url, &cancel, &scrub).await?;
         let response = match check_status(response, &url, &cancel, &scrub).await? {
             Ok(response) => response,

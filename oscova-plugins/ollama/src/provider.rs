@@ -3,7 +3,9 @@
 //!
 //! Rules: local by design (`default_is_local_endpoint` is true), though a
 //! saved endpoint scope still wins, which the host checks with
-//! `check_offline` before calling. The provider holds only its HTTP
+//! `check_offline` before calling. Every request goes through
+//! `HttpClient::for_endpoint`, so an endpoint that looks local is reached
+//! only if it resolves to this machine. The provider holds only its HTTP
 //! client, never a key; a key, when given (an Ollama behind an
 //! authenticating proxy), is sent as a bearer token and kept out of errors.
 //! Cancellation is checked while connecting and between body pieces, and
@@ -18,7 +20,7 @@ use oscova_core::provider::model::{
     ModelProviderConfig,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_core::{CancellationToken, HttpClient, NetworkScope, SecretString};
+use oscova_core::{CancellationToken, HttpClient, SecretString};
 
 use crate::lines::read_lines;
 use crate::wire::{ChatStream, chat_body, error_text, is_missing_model, parse_line, parse_tags};
@@ -50,16 +52,25 @@ pub(crate) const MAX_ANSWER: usize = 32 * 1024 * 1024;
 /// ```
 #[derive(Debug, Clone)]
 pub struct OllamaProvider {
-    pub(crate) http: HttpClient,
+    http: HttpClient,
 }
 
 impl OllamaProvider {
     /// A provider sending through `http`. A client whose scope follows the
-    /// running tool is switched to an unscoped one: providers are not tools.
+    /// running tool is switched to an unrestricted one: providers are not
+    /// tools, and reach the endpoint an operator configured.
     pub fn new(http: HttpClient) -> Self {
         Self {
-            http: http.with_fixed_scope(NetworkScope::Internet),
+            http: http.unrestricted(),
         }
+    }
+
+    /// The client for `config`'s endpoint: a local-looking one is reached
+    /// only if it resolves to this machine, a saved `local` one only at its
+    /// own host and port ([`HttpClient::for_endpoint`]).
+    pub(crate) fn http_for(&self, config: &ModelProviderConfig) -> HttpClient {
+        self.http
+            .for_endpoint(&Self::base_url(config), config.endpoint_scope)
     }
 
     /// The server's base URL: the configured endpoint (or
@@ -79,7 +90,7 @@ impl OllamaProvider {
         let url = format!("{}/api/tags", Self::base_url(config));
         let scrub = Scrub::new(api_key);
         let body = get_text(
-            &self.http,
+            &self.http_for(config),
             &url,
             api_key,
             MAX_ANSWER,
@@ -115,7 +126,10 @@ impl OllamaProvider {
         let scrub = Scrub::new(request.api_key);
         let cancel = request.cancel.clone();
         let body = chat_body(&request, request.stream.is_some());
-        let http = authorized(self.http.post(&url).json(&body), request.api_key);
+        let http = authorized(
+            self.http_for(request.config).post(&url).json(&body),
+            request.api_key,
+        );
 
         let response = send(http, &url, &cancel, &scrub).await?;
         let response = match check_status(response, &url, &cancel, &scrub).await? {

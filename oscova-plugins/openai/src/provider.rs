@@ -2,6 +2,8 @@
 //!
 //! Rules: the provider holds no state but its HTTP client, and never the
 //! key, so it is shared by every user and its `Debug` shows no secret.
+//! Every request goes through `HttpClient::for_endpoint`, so an endpoint
+//! that looks local is reached only if it resolves to this machine.
 //! Each call checks its cancellation token while it connects and between
 //! body pieces, and dropping the response on cancel closes the connection.
 //! Errors are the actionable [`ModelError`] variants: the URL when the
@@ -15,7 +17,7 @@ use oscova_core::provider::model::{
     ChatRequest, ChatResponse, ChatStreamEvent, ModelError, ModelProvider, ModelProviderConfig,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_core::{CancellationToken, HttpClient, NetworkScope, SecretString};
+use oscova_core::{CancellationToken, HttpClient, SecretString};
 use serde_json::Value;
 
 use crate::sse::SseParser;
@@ -52,11 +54,20 @@ pub struct OpenAiProvider {
 
 impl OpenAiProvider {
     /// A provider sending through `http`. A client whose scope follows the
-    /// running tool is switched to an unscoped one: providers are not tools.
+    /// running tool is switched to an unrestricted one: providers are not
+    /// tools, and reach the endpoint an operator configured.
     pub fn new(http: HttpClient) -> Self {
         Self {
-            http: http.with_fixed_scope(NetworkScope::Internet),
+            http: http.unrestricted(),
         }
+    }
+
+    /// The client for `config`'s endpoint: a local-looking one is reached
+    /// only if it resolves to this machine, a saved `local` one only at its
+    /// own host and port ([`HttpClient::for_endpoint`]).
+    fn http_for(&self, config: &ModelProviderConfig) -> HttpClient {
+        self.http
+            .for_endpoint(&Self::base_url(config), config.endpoint_scope)
     }
 
     /// The API base the paths are joined to: the configured endpoint (or
@@ -82,7 +93,7 @@ impl OpenAiProvider {
         let url = format!("{}/models", Self::base_url(config));
         let scrub = Scrub::new(api_key);
         let body = get_text(
-            &self.http,
+            &self.http_for(config),
             &url,
             api_key,
             MAX_ANSWER,
@@ -114,7 +125,7 @@ impl OpenAiProvider {
         let cancel = request.cancel.clone();
         let streaming = request.stream.is_some();
         let body = request_body(&request, streaming);
-        let mut http = self.http.post(&url).json(&body);
+        let mut http = self.http_for(request.config).post(&url).json(&body);
         if streaming {
             http = http.header("accept", "text/event-stream");
         }

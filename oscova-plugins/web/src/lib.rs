@@ -6,7 +6,12 @@
 //!
 //! The tool declares `NetworkScope::Internet` and sends only through the
 //! host's HTTP client from the plugin context, so the host's scope checks
-//! apply. The result's `details` hold the status, the final URL after
+//! apply: it reaches the public Internet only. Loopback, private, shared,
+//! link-local, unique-local and cloud metadata destinations (in any
+//! spelling of the address, behind a redirect, or behind a name that
+//! resolves to one) are refused before connecting, unless the host allowed
+//! that destination by name (`HttpClientBuilder::allow_internal`; the
+//! `oscova` CLI's `[network] allow`). The result's `details` hold the status, the final URL after
 //! redirects, the content type and charset, the byte count and whether
 //! the body was cut at the cap. Progress updates report the bytes
 //! received so far.

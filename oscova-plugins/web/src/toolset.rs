@@ -1,7 +1,8 @@
 //! The `web` toolset: one `fetch` tool.
 //!
 //! Rules: requests go only through the context's [`HttpClient`], so the
-//! host's network scope applies (`Internet` for this tool); one deadline
+//! host's network scope applies (`Internet` for this tool: the public
+//! Internet, plus what the host allowed by name); one deadline
 //! covers connecting, redirects and the body; the body is streamed chunk
 //! by chunk and reading stops at the byte cap (the text is then marked
 //! truncated, not refused); progress reports the bytes received; a

@@ -14,18 +14,27 @@ use server::Server;
 
 const FETCH: &str = "oscova_web__web__fetch";
 
-fn scope_with(plugin: WebPlugin) -> UserScope {
+/// A scope whose host lets `Internet` tools reach `allowed` (`host:port`),
+/// as a host allows an internal service: the test servers are on loopback,
+/// which `Internet` alone does not reach.
+fn scope_with(plugin: WebPlugin, allowed: &[&str]) -> UserScope {
+    let http = HttpClient::builder()
+        .allow_internal(allowed)
+        .build()
+        .unwrap();
     let host = PluginHost::builder()
         .plugins(oscova_core::linked_plugins![WebPlugin])
         .plugin_instance(plugin)
+        .http_client(http)
         .strict(true)
         .build()
         .unwrap();
     host.user_scope(UserInfo::new("alice"))
 }
 
-fn scope() -> UserScope {
-    scope_with(WebPlugin::default())
+/// A scope whose host allows `srv`.
+fn scope(srv: &Server) -> UserScope {
+    scope_with(WebPlugin::default(), &[&srv.authority()])
 }
 
 async fn fetch(scope: &UserScope, args: Value) -> ToolResult {
@@ -34,7 +43,7 @@ async fn fetch(scope: &UserScope, args: Value) -> ToolResult {
 
 #[test]
 fn the_tool_is_published_with_internet_scope() {
-    let s = scope();
+    let s = scope_with(WebPlugin::default(), &[]);
     let tools: Vec<_> = s.tools().collect();
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].wire_name(), FETCH);
@@ -45,7 +54,7 @@ fn the_tool_is_published_with_internet_scope() {
 #[tokio::test]
 async fn html_becomes_readable_text_with_details() {
     let srv = Server::start().await;
-    let r = fetch(&scope(), json!({"url": srv.url("/page")})).await;
+    let r = fetch(&scope(&srv), json!({"url": srv.url("/page")})).await;
     assert!(!r.is_error, "{}", r.content);
     assert!(r.content.contains("Welcome"), "{}", r.content);
     assert!(
@@ -69,7 +78,7 @@ async fn html_becomes_readable_text_with_details() {
 #[tokio::test]
 async fn redirects_are_followed_and_the_final_url_reported() {
     let srv = Server::start().await;
-    let r = fetch(&scope(), json!({"url": srv.url("/redirect-twice")})).await;
+    let r = fetch(&scope(&srv), json!({"url": srv.url("/redirect-twice")})).await;
     assert!(!r.is_error, "{}", r.content);
     assert!(r.content.contains("Welcome"), "{}", r.content);
     assert_eq!(r.details["url"], srv.url("/redirect-twice"));
@@ -80,7 +89,7 @@ async fn redirects_are_followed_and_the_final_url_reported() {
 #[tokio::test]
 async fn a_redirect_loop_is_an_error() {
     let srv = Server::start().await;
-    let r = fetch(&scope(), json!({"url": srv.url("/loop")})).await;
+    let r = fetch(&scope(&srv), json!({"url": srv.url("/loop")})).await;
     assert!(r.is_error);
     assert!(
         r.content.starts_with("fetching `http://127.0.0.1"),
@@ -95,7 +104,7 @@ async fn a_body_over_the_cap_is_cut_and_marked() {
     let srv = Server::start().await;
     let events = Arc::new(Mutex::new(Vec::<ToolProgress>::new()));
     let sink = events.clone();
-    let r = scope()
+    let r = scope(&srv)
         .invoke(FETCH, json!({"url": srv.url("/big"), "max_bytes": 100_000}))
         .progress(move |p| sink.lock().unwrap().push(p))
         .await;
@@ -128,7 +137,7 @@ async fn the_host_cap_limits_what_a_call_may_ask_for() {
     let srv = Server::start().await;
     let mut limits = WebLimits::default();
     limits.max_bytes = 1000;
-    let s = scope_with(WebPlugin::with_limits(limits));
+    let s = scope_with(WebPlugin::with_limits(limits), &[&srv.authority()]);
     let r = fetch(&s, json!({"url": srv.url("/big"), "max_bytes": 1_000_000})).await;
     assert_eq!(r.details["bytes"], 1000);
     assert_eq!(r.details["truncated"], true);
@@ -142,7 +151,7 @@ async fn a_slow_body_hits_the_time_limit() {
     let srv = Server::start().await;
     let started = std::time::Instant::now();
     let r = fetch(
-        &scope(),
+        &scope(&srv),
         json!({"url": srv.url("/slow-body"), "timeout_secs": 0.5}),
     )
     .await;
@@ -164,7 +173,7 @@ async fn a_slow_body_hits_the_time_limit() {
 async fn a_server_that_never_answers_hits_the_time_limit() {
     let srv = Server::start().await;
     let r = fetch(
-        &scope(),
+        &scope(&srv),
         json!({"url": srv.url("/slow-head"), "timeout_secs": 0.3}),
     )
     .await;
@@ -175,7 +184,7 @@ async fn a_server_that_never_answers_hits_the_time_limit() {
 #[tokio::test]
 async fn non_utf8_bodies_are_decoded_by_charset() {
     let srv = Server::start().await;
-    let s = scope();
+    let s = scope(&srv);
     let r = fetch(&s, json!({"url": srv.url("/latin1")})).await;
     assert!(r.content.contains("Café crème brûlée"), "{}", r.content);
     assert_eq!(r.details["charset"], "windows-1252");
@@ -205,7 +214,7 @@ async fn non_utf8_bodies_are_decoded_by_charset() {
 #[tokio::test]
 async fn non_html_text_is_returned_as_is() {
     let srv = Server::start().await;
-    let s = scope();
+    let s = scope(&srv);
     let r = fetch(&s, json!({"url": srv.url("/plain")})).await;
     assert_eq!(r.content, "line one\n<b>not markup</b>");
     assert_eq!(r.details["kind"], "text");
@@ -220,7 +229,7 @@ async fn non_html_text_is_returned_as_is() {
 #[tokio::test]
 async fn binary_bodies_are_refused() {
     let srv = Server::start().await;
-    let s = scope();
+    let s = scope(&srv);
     let r = fetch(&s, json!({"url": srv.url("/png")})).await;
     assert!(r.is_error);
     assert!(
@@ -241,7 +250,7 @@ async fn binary_bodies_are_refused() {
 #[tokio::test]
 async fn an_error_status_is_an_error_result_with_the_page() {
     let srv = Server::start().await;
-    let r = fetch(&scope(), json!({"url": srv.url("/missing")})).await;
+    let r = fetch(&scope(&srv), json!({"url": srv.url("/missing")})).await;
     assert!(r.is_error);
     assert!(
         r.content.contains("answered HTTP 404 Not Found"),
@@ -254,7 +263,7 @@ async fn an_error_status_is_an_error_result_with_the_page() {
 
 #[tokio::test]
 async fn bad_arguments_are_explained() {
-    let s = scope();
+    let s = scope_with(WebPlugin::default(), &[]);
     let r = fetch(&s, json!({"url": "ftp://example.org/file"})).await;
     assert!(
         r.is_error && r.content.contains("not an http(s) URL"),
@@ -282,11 +291,40 @@ async fn bad_arguments_are_explained() {
 #[tokio::test]
 async fn a_refused_connection_is_reported() {
     let url = closed_port_url().await;
-    let r = fetch(&scope(), json!({"url": format!("{url}/")})).await;
+    let allowed = url.trim_start_matches("http://");
+    let r = fetch(
+        &scope_with(WebPlugin::default(), &[allowed]),
+        json!({"url": format!("{url}/")}),
+    )
+    .await;
     assert!(r.is_error);
     assert!(
         r.content.starts_with("fetching `http://127.0.0.1"),
         "{}",
         r.content
     );
+}
+
+/// `Internet` is the public Internet: without the host's allowance the
+/// loopback test server is refused, and never connected to.
+#[tokio::test]
+async fn an_internal_destination_the_host_did_not_allow_is_refused() {
+    let srv = Server::start().await;
+    let s = scope_with(WebPlugin::default(), &[]);
+    for url in [
+        srv.url("/page"),
+        srv.url("/page").replace("127.0.0.1", "localhost"),
+        srv.url("/page").replace("127.0.0.1", "2130706433"),
+        srv.url("/page").replace("127.0.0.1", "[::ffff:127.0.0.1]"),
+    ] {
+        let r = fetch(&s, json!({ "url": url })).await;
+        assert!(r.is_error, "{url}: {}", r.content);
+        assert!(
+            r.content.contains("is not allowed here")
+                && r.content.contains("not on the public Internet"),
+            "{url}: {}",
+            r.content
+        );
+    }
+    assert_eq!(srv.connections(), 0);
 }

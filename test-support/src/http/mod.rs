@@ -1,7 +1,10 @@
 //! A real HTTP/1.1 server for tests, written on tokio's `TcpListener`.
 //!
 //! Rules it keeps:
-//! - It binds 127.0.0.1 with a port the system picks, and nothing else.
+//! - It binds 127.0.0.1 with a port the system picks, and nothing else,
+//!   except inside a network namespace of the test's own
+//!   ([`crate::netns`]), where [`TestServer::start_on`] binds the address
+//!   the test gave that namespace's loopback device.
 //! - It stops by itself: it accepts at most [`MAX_CONNECTIONS`]
 //!   connections, none after [`LIFETIME`], and none once the last handle to
 //!   it is dropped. A reply that waits for the client waits at most
@@ -19,7 +22,7 @@ mod pieces;
 mod reply;
 mod request;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -78,7 +81,8 @@ impl Drop for StopOnDrop {
 /// ```
 #[derive(Clone)]
 pub struct TestServer {
-    /// Where it listens: 127.0.0.1 and an ephemeral port.
+    /// Where it listens: 127.0.0.1 (unless started elsewhere) and an
+    /// ephemeral port.
     pub addr: SocketAddr,
     state: Arc<State>,
     _stop: Arc<StopOnDrop>,
@@ -100,9 +104,20 @@ impl TestServer {
     /// # });
     /// ```
     pub async fn start(handler: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
+        Self::start_on(IpAddr::from([127, 0, 0, 1]), handler).await
+    }
+
+    /// Binds `ip` on a free port and starts answering with `handler`. For
+    /// an address other than loopback, call it only inside
+    /// [`netns::run`](crate::netns::run), where the address exists on
+    /// nothing but the namespace's own loopback device.
+    pub async fn start_on(
+        ip: IpAddr,
+        handler: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        let listener = TcpListener::bind(SocketAddr::new(ip, 0))
             .await
-            .expect("bind 127.0.0.1:0");
+            .unwrap_or_else(|e| panic!("bind {ip}: {e}"));
         let addr = listener.local_addr().expect("the listener's address");
         let state = Arc::new(State {
             handler: Box::new(handler),
@@ -130,7 +145,8 @@ impl TestServer {
         }
     }
 
-    /// `http://127.0.0.1:{port}`, without a trailing slash.
+    /// `http://127.0.0.1:{port}` (or the address it was started on),
+    /// without a trailing slash.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }

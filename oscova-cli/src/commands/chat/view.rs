@@ -8,12 +8,16 @@
 //! the two never share a line on a terminal. Tool progress is the redrawn
 //! progress line, on a terminal only. With `--json` nothing is printed
 //! while the chat runs: the calls are recorded for the outcome document.
+//! Answer text passes a redacting stream (a model may echo a key, split
+//! across streamed pieces) and tool lines the output's redactors, like
+//! everything else the CLI prints.
 
 use std::io::Write;
 use std::sync::Mutex;
 
 use oscova_core::chat::ChatEvent;
 use oscova_core::provider::model::ToolCallRequest;
+use oscova_core::redact::RedactStream;
 use oscova_core::{ToolResult, tool::ProgressSink};
 use serde::Serialize;
 use serde_json::Value;
@@ -37,11 +41,23 @@ pub(super) struct CallRecord {
     refused: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
     /// Answer text on stdout without its line end yet.
     line_open: bool,
     calls: Vec<CallRecord>,
+    /// Redacts answer text as it streams.
+    answer: RedactStream,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self {
+            line_open: false,
+            calls: Vec::new(),
+            answer: crate::output::stream(),
+        }
+    }
 }
 
 /// Shows (or records) one message's events.
@@ -74,9 +90,8 @@ impl View {
         };
         match event {
             ChatEvent::Text(text) if !self.json && !text.is_empty() => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-                state.line_open = !text.ends_with('\n');
+                let shown = state.answer.push(text);
+                write_answer(&mut state, &shown);
             }
             ChatEvent::ToolCallRunning(call) => {
                 state.calls.push(CallRecord {
@@ -142,7 +157,21 @@ impl View {
     }
 }
 
+/// Writes answer text that already passed the redacting stream.
+fn write_answer(state: &mut State, shown: &str) {
+    if shown.is_empty() {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(shown.as_bytes()).and_then(|()| out.flush());
+    state.line_open = !shown.ends_with('\n');
+}
+
+/// Shows what the redacting stream still holds, then ends the answer's
+/// line if one is open.
 fn end_line(state: &mut State) {
+    let rest = state.answer.finish();
+    write_answer(state, &rest);
     if state.line_open {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(b"\n").and_then(|()| out.flush());
@@ -152,7 +181,7 @@ fn end_line(state: &mut State) {
 
 fn tool_line(text: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{text}");
+    let _ = writeln!(err, "{}", crate::output::redacted(text));
 }
 
 /// The arguments as compact JSON on one line, cut to [`MAX_ARGS`].

@@ -69,6 +69,11 @@ impl PullProgress {
 
     /// Shows one update.
     pub(super) fn update(&self, progress: &DownloadProgress) {
+        // The status is server text, shown wherever it goes.
+        let progress = &DownloadProgress {
+            status: crate::output::redacted(&progress.status),
+            ..progress.clone()
+        };
         match self {
             Self::Json => {
                 let _ = print_json_line(&json!({

@@ -23,7 +23,7 @@
 //! ```
 //! use oscova_core::provider::http::{Body, LineSplitter, Scrub, authorized, check_status, send};
 //! use oscova_core::provider::model::ModelError;
-//! use oscova_core::{CancellationToken, HttpClient, NetworkScope, SecretString};
+//! use oscova_core::{CancellationToken, HttpClient, SecretString};
 //!
 //! async fn chat(
 //!     http: &HttpClient,
@@ -66,7 +66,7 @@
 //! # });
 //!
 //! // Providers are not tools: their client is not bound to a tool's scope.
-//! let http = HttpClient::shared_default().with_fixed_scope(NetworkScope::Internet);
+//! let http = HttpClient::shared_default().unrestricted();
 //! let lines = chat(&http, &base, None, &CancellationToken::new()).await?;
 //! assert_eq!(lines, ["{\"n\":1}", "{\"n\":2}"]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -146,17 +146,19 @@ pub fn authorized(
 /// `url` is the one `request` was built with, for the error texts. A URL
 /// that cannot be used is [`ModelError::Other`] naming it; a server that
 /// cannot be reached is [`ModelError::Unreachable`] with the causes
-/// (refused, DNS, TLS, timeout), scrubbed; a cancel is
+/// (refused, DNS, TLS, timeout), scrubbed; a destination the client's
+/// rule refuses (a local-looking name that resolves elsewhere) is
+/// [`ModelError::Refused`], with no connection made; a cancel is
 /// [`ModelError::Cancelled`]. The status is not looked at: see
 /// [`check_status`].
 ///
 /// ```
 /// use oscova_core::provider::http::{Scrub, send};
 /// use oscova_core::provider::model::ModelError;
-/// use oscova_core::{CancellationToken, HttpClient, NetworkScope};
+/// use oscova_core::{CancellationToken, HttpClient};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
-/// let http = HttpClient::shared_default().with_fixed_scope(NetworkScope::Internet);
+/// let http = HttpClient::shared_default().unrestricted();
 /// let url = "http://127.0.0.1:9/api/tags";
 /// let cancel = CancellationToken::new();
 /// cancel.cancel();
@@ -184,6 +186,10 @@ pub async fn send(
         HttpError::Request(e) => ModelError::Unreachable {
             url: url.to_owned(),
             message: scrub.text(&causes(&e)),
+        },
+        HttpError::ScopeDenied { target, reason, .. } => ModelError::Refused {
+            url: url.to_owned(),
+            reason: scrub.text(&format!("{target}: {reason}")),
         },
         other => ModelError::Other(scrub.text(&other.to_string())),
     })

@@ -19,6 +19,16 @@ impl Server {
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.0.url())
     }
+
+    /// `127.0.0.1:port`, as a host allows it.
+    pub(crate) fn authority(&self) -> String {
+        format!("127.0.0.1:{}", self.0.port())
+    }
+
+    /// Connections accepted so far.
+    pub(crate) fn connections(&self) -> usize {
+        self.0.connections()
+    }
 }
 
 pub(crate) const PAGE: &str = "<!doctype html><html><head><title>Test page</title>\
