@@ -12,6 +12,7 @@
 //! the `[speech]` section those in [`speech`].
 
 mod providers;
+mod source;
 mod speech;
 
 use std::collections::BTreeMap;
@@ -134,9 +135,10 @@ impl fmt::Debug for Config {
 impl Config {
     /// Loads the configuration from the process environment and the file
     /// `explicit` (from `--config`), else `OSCOVA_CONFIG`, else
-    /// [`Config::default_path`] when that file exists.
+    /// [`Config::default_path`] when that file exists. A variable whose
+    /// name or value is not UTF-8 is skipped with a warning naming it.
     pub fn load(explicit: Option<&Path>) -> Result<Self, CliError> {
-        Self::load_from(explicit, std::env::vars())
+        Self::load_from(explicit, source::process_env())
     }
 
     /// [`load`](Self::load) with a given environment instead of the
