@@ -493,8 +493,10 @@ impl PluginHostBuilder {
             return Err(HostError::Publication(published.errors));
         }
 
-        let providers =
-            publish::build_providers(provider_parts, &http, &self.spawn, &mut diagnostics);
+        // Children never inherit a value the host knows to be secret.
+        let redactor = Redactor::new();
+        let spawn = self.spawn.redacting(&redactor);
+        let providers = publish::build_providers(provider_parts, &http, &spawn, &mut diagnostics);
 
         Ok(PluginHost {
             inner: Arc::new(HostInner {
@@ -512,8 +514,8 @@ impl PluginHostBuilder {
                 approval: self.approval,
                 credentials: self.credentials,
                 http,
-                spawn: self.spawn,
-                redactor: Redactor::new(),
+                spawn,
+                redactor,
                 before: self.before,
                 after: self.after,
                 max_argument_bytes: self.max_argument_bytes,
