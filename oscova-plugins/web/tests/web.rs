@@ -297,3 +297,20 @@ async fn a_refused_connection_is_reported() {
         r.content
     );
 }
+
+/// `{"timeout_secs": 1e20}` hit `Duration::from_secs_f64` before the clamp
+/// and panicked; it now means the host's maximum.
+#[tokio::test]
+async fn an_enormous_timeout_is_clamped_not_a_panic() {
+    let url = closed_port_url().await;
+    for timeout in [1e20, f64::MAX, 1.8e19] {
+        let r = fetch(
+            &scope(),
+            json!({"url": format!("{url}/"), "timeout_secs": timeout}),
+        )
+        .await;
+        assert!(r.is_error, "{}", r.content);
+        assert!(!r.content.contains("panic"), "{timeout}: {}", r.content);
+        assert!(r.content.contains("fetching"), "{timeout}: {}", r.content);
+    }
+}
