@@ -259,6 +259,7 @@ impl Launcher {
         for secret in config.secret_values() {
             host.redactor().add(secret.expose_secret());
         }
+        crate::panic::install(host.redactor());
         let routers = speech.map(|plugin| plugin.set_routers_from_host(&host));
         Ok((host, routers))
     }

@@ -236,6 +236,7 @@ mod config;
 mod error;
 mod launcher;
 mod output;
+mod panic;
 mod term;
 
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
