@@ -192,6 +192,15 @@ impl From<RootPathError> for FilesError {
                 path,
                 source,
             },
+            RootPathError::AlreadyExists { path } => Self::AlreadyExists { path },
+            RootPathError::NotRegular { path, .. } => Self::InvalidPath {
+                path,
+                reason: "it is not a regular file",
+            },
+            RootPathError::HardLinked { path, .. } => Self::InvalidPath {
+                path,
+                reason: "it has more than one hard link, so it may be a file outside the root",
+            },
             // A refusal added to oscova-core after this plugin was written.
             other => Self::Io {
                 action: "use",

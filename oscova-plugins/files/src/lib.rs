@@ -95,6 +95,7 @@ pub use oscova_core::fs::{DEFAULT_BASE, ROOT_ENV, RootResolver, user_dir_name};
 pub struct FilesPlugin {
     roots: RootResolver,
     limits: FileLimits,
+    hard_links: bool,
 }
 
 impl FilesPlugin {
@@ -105,6 +106,7 @@ impl FilesPlugin {
         Self {
             roots: Arc::new(resolver),
             limits: FileLimits::default(),
+            hard_links: false,
         }
     }
 
@@ -116,6 +118,16 @@ impl FilesPlugin {
     /// Uses these caps instead of the defaults.
     pub fn limits(mut self, limits: FileLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Lets the tools read and write files with more than one hard link
+    /// (default: refused, since another name of such a file may be outside
+    /// the root and no check can tell). Allow it only for roots nobody
+    /// else can link into.
+    #[must_use]
+    pub fn allow_hard_links(mut self, allow: bool) -> Self {
+        self.hard_links = allow;
         self
     }
 }
@@ -131,6 +143,7 @@ impl fmt::Debug for FilesPlugin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FilesPlugin")
             .field("limits", &self.limits)
+            .field("hard_links", &self.hard_links)
             .finish_non_exhaustive()
     }
 }
@@ -138,9 +151,9 @@ impl fmt::Debug for FilesPlugin {
 impl AgentPlugin for FilesPlugin {
     fn configure(&self, builder: &mut AgentPluginBuilder) {
         let roots = self.roots.clone();
-        let limits = self.limits.clone();
+        let (limits, hard_links) = (self.limits.clone(), self.hard_links);
         builder.add_toolset(move |ctx: &AgentPluginContext| match roots(ctx.user()) {
-            Some(root) => Ok(FilesToolset::new(root, limits.clone())),
+            Some(root) => Ok(FilesToolset::new(root, limits.clone()).allow_hard_links(hard_links)),
             None => Err(FilesError::NoRoot {
                 user: ctx.user_id().to_owned(),
             }),

@@ -4,24 +4,24 @@
 //! search directory (`*` stays within one directory, `**` crosses them);
 //! a glob without one is matched against the file name, so `*.md` finds
 //! Markdown files at any depth. Text is matched per line, case-insensitive
-//! unless asked otherwise. Files over the per-file cap and binary files
-//! are skipped and counted, links are not followed, and the walk stops at
-//! the result cap or the file cap with `truncated` set.
-
-use std::fs;
-use std::path::Path;
+//! unless asked otherwise. Files over the per-file cap, binary files and
+//! files with more than one hard link are skipped and counted (a file's
+//! size is checked while it is read, not only as the directory reports
+//! it), links are not followed, and the walk stops at the result cap or
+//! the file cap with `truncated` set. Files are opened from the handle of
+//! the directory being walked, never by path.
 
 use glob::{MatchOptions, Pattern};
 use oscova_core::CancellationToken;
 use oscova_core::ToolResult;
-use oscova_core::fs::{UserRoot, relative_inside};
+use oscova_core::fs::{RootDir, RootPathError, UserRoot};
 use oscova_core::serde_json::json;
 use serde::Serialize;
 
 use crate::FileLimits;
 use crate::error::FilesError;
 use crate::text::{clip, looks_binary};
-use crate::walk::{Flow, Kind, walk};
+use crate::walk::{Entry, Flow, Kind, walk};
 
 /// The longest line excerpt a text match shows.
 const EXCERPT_CHARS: usize = 200;
@@ -121,18 +121,14 @@ pub(crate) fn run(
     cancel: &CancellationToken,
 ) -> Result<ToolResult, FilesError> {
     let matcher = Matcher::new(query)?;
-    let base = root.resolve_existing(&query.path)?;
-    if !base.abs.is_dir() {
-        return Err(FilesError::NotADirectory {
-            path: query.path.clone(),
-        });
-    }
-    let canonical_root = root.open()?;
+    let base = root.open_dir(&query.path)?;
+    let base_rel = base.rel().to_owned();
     let max_results = query.max_results.clamp(1, limits.max_search_results);
     let mut hits = Vec::new();
     let (mut files_seen, mut skipped_large, mut skipped_binary) = (0usize, 0usize, 0usize);
+    let mut skipped_linked = 0usize;
     let (mut results_capped, mut files_capped) = (false, false);
-    let walked = walk(&canonical_root, &base.abs, true, cancel, |entry| {
+    let walked = walk(base, true, cancel, |entry, dir| {
         if entry.kind != Kind::File {
             return Flow::Continue;
         }
@@ -141,8 +137,7 @@ pub(crate) fn run(
             files_capped = true;
             return Flow::Stop;
         }
-        let rel_to_base = relative_inside(&base.abs, &entry.abs).unwrap_or_default();
-        if !matcher.path_matches(&rel_to_base) {
+        if !matcher.path_matches(&entry.below) {
             return Flow::Continue;
         }
         if matcher.needle.is_none() {
@@ -155,8 +150,11 @@ pub(crate) fn run(
         } else if entry.size.unwrap_or(0) > limits.max_search_file_bytes {
             skipped_large += 1;
         } else {
-            match search_file(&entry.abs, &matcher, max_results - hits.len()) {
+            let room = max_results - hits.len();
+            match search_file(dir, entry, &matcher, room, limits.max_search_file_bytes) {
                 FileOutcome::Binary => skipped_binary += 1,
+                FileOutcome::Large => skipped_large += 1,
+                FileOutcome::Linked => skipped_linked += 1,
                 FileOutcome::Lines(lines) => {
                     hits.extend(lines.into_iter().map(|(line, text)| Hit {
                         path: entry.rel.clone(),
@@ -187,19 +185,34 @@ pub(crate) fn run(
     let skipped = Skipped {
         large: skipped_large,
         binary: skipped_binary,
+        hard_linked: skipped_linked,
         unreadable_dirs: walked.unreadable,
     };
-    Ok(render(query, &base.rel, &hits, stopped, &skipped))
+    Ok(render(query, &base_rel, &hits, stopped, &skipped))
 }
 
 enum FileOutcome {
     Binary,
+    Large,
+    Linked,
     Lines(Vec<(usize, String)>),
 }
 
-fn search_file(path: &Path, matcher: &Matcher, room: usize) -> FileOutcome {
-    let Ok(bytes) = fs::read(path) else {
-        return FileOutcome::Lines(Vec::new());
+/// Looks for the matcher's text in the file `entry` of `dir`, reading at
+/// most `cap` bytes of it.
+fn search_file(
+    dir: &RootDir,
+    entry: &Entry,
+    matcher: &Matcher,
+    room: usize,
+    cap: u64,
+) -> FileOutcome {
+    let bytes = match dir.open_file(&entry.name).and_then(|f| f.read_capped(cap)) {
+        Ok(bytes) => bytes,
+        Err(RootPathError::TooLarge { .. }) => return FileOutcome::Large,
+        Err(RootPathError::HardLinked { .. }) => return FileOutcome::Linked,
+        // Gone, swapped for something else, unreadable: nothing to find.
+        Err(_) => return FileOutcome::Lines(Vec::new()),
     };
     if looks_binary(&bytes) {
         return FileOutcome::Binary;
@@ -219,6 +232,7 @@ fn search_file(path: &Path, matcher: &Matcher, room: usize) -> FileOutcome {
 struct Skipped {
     large: usize,
     binary: usize,
+    hard_linked: usize,
     unreadable_dirs: usize,
 }
 
@@ -259,6 +273,12 @@ fn render(
         content.push_str(&format!(
             "\n[skipped {} file(s) over the size cap and {} binary file(s)]",
             skipped.large, skipped.binary
+        ));
+    }
+    if skipped.hard_linked > 0 {
+        content.push_str(&format!(
+            "\n[skipped {} file(s) with more than one hard link]",
+            skipped.hard_linked
         ));
     }
     ToolResult::text(content).with_details(json!({

@@ -145,6 +145,7 @@ pub struct SpeechPlugin {
     settings: SettingsResolver,
     routers: RouterSlot,
     limits: SpeechLimits,
+    hard_links: bool,
 }
 
 impl SpeechPlugin {
@@ -165,6 +166,7 @@ impl SpeechPlugin {
             settings: Arc::new(|_| SpeechSettings::default()),
             routers: RouterSlot::default(),
             limits: SpeechLimits::default(),
+            hard_links: false,
         }
     }
 
@@ -188,6 +190,15 @@ impl SpeechPlugin {
     #[must_use]
     pub fn limits(mut self, limits: SpeechLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Lets the tools read and write files with more than one hard link
+    /// (default: refused, since another name of such a file may be outside
+    /// the root and no check can tell).
+    #[must_use]
+    pub fn allow_hard_links(mut self, allow: bool) -> Self {
+        self.hard_links = allow;
         self
     }
 
@@ -231,6 +242,7 @@ impl fmt::Debug for SpeechPlugin {
         f.debug_struct("SpeechPlugin")
             .field("routers", &self.routers)
             .field("limits", &self.limits)
+            .field("hard_links", &self.hard_links)
             .finish_non_exhaustive()
     }
 }
@@ -241,7 +253,7 @@ impl AgentPlugin for SpeechPlugin {
         builder.add_toolset(
             move |ctx: &AgentPluginContext| match (plugin.roots)(ctx.user()) {
                 Some(root) => Ok(SpeechToolset {
-                    root: UserRoot::new(root),
+                    root: UserRoot::new(root).allow_hard_links(plugin.hard_links),
                     user: ctx.user().clone(),
                     settings: Arc::clone(&plugin.settings),
                     credentials: ctx.credentials().clone(),
