@@ -2,10 +2,11 @@
 //!
 //! Rules: every path in a [`RootPathError`] is relative to the root (the
 //! one the caller gave, or the entry on its way that the error is about),
-//! never the host's absolute path, so a plugin can show it to a model; I/O
-//! errors keep their source. The texts are plain statements; a plugin
-//! wraps the error and may add what the model can do instead
-//! ([`RootPathError::hint`]).
+//! never the host's absolute path, so a plugin can show it to a model; the
+//! root is called "your files root", as the plugins that share it call it
+//! to the model. I/O errors keep their source. The texts are plain
+//! statements; a plugin wraps the error and adds what the model can do
+//! instead ([`RootPathError::hint`], or advice about its own arguments).
 
 use std::fmt;
 use std::io;
@@ -95,13 +96,13 @@ pub enum FileError {
 #[non_exhaustive]
 pub enum RootPathError {
     /// An absolute path (`/etc/passwd`, `C:\x`).
-    #[error("`{path}` is an absolute path; paths are relative to the root")]
+    #[error("`{path}` is an absolute path; paths are relative to your files root")]
     Absolute {
         /// The path as given.
         path: String,
     },
     /// A path with a `..` component.
-    #[error("`{path}` contains `..`; paths must stay inside the root")]
+    #[error("`{path}` contains `..`; paths must stay inside your files root")]
     ParentDir {
         /// The path as given.
         path: String,
@@ -119,7 +120,7 @@ pub enum RootPathError {
         path: String,
     },
     /// A path that leads outside the root through a symbolic link.
-    #[error("`{path}` leads outside the root through a symbolic link")]
+    #[error("`{path}` leads outside your files root through a symbolic link")]
     Escapes {
         /// The path as given.
         path: String,
@@ -166,7 +167,7 @@ pub enum RootPathError {
     /// A file with more than one hard link, and the root does not allow
     /// them ([`UserRoot::allow_hard_links`](super::UserRoot::allow_hard_links)):
     /// another name of it may be outside the root.
-    #[error("`{path}` has {links} hard links, so it may also be a file outside the root")]
+    #[error("`{path}` has {links} hard links, so it may also be a file outside your files root")]
     HardLinked {
         /// The path as given.
         path: String,
@@ -188,7 +189,7 @@ pub enum RootPathError {
         limit: u64,
     },
     /// The root could not be created or opened.
-    #[error("the root is not available: {source}")]
+    #[error("your files root is not available: {source}")]
     RootUnavailable {
         /// The I/O error.
         #[source]
@@ -231,11 +232,11 @@ impl RootPathError {
         }
     }
 
-    /// What a model can do about this refusal, as a clause to append to
-    /// the message (starting with `; `), or `""` when there is nothing to
+    /// What a model can do about this refusal, as text to append to the
+    /// message (starting with `,` or `;`), or `""` when there is nothing to
     /// add or the advice depends on the tool (an existing file: which
     /// argument replaces it). Plugins that show root errors to a model use
-    /// it so every plugin gives the same advice.
+    /// it, so every plugin gives the same advice.
     ///
     /// ```
     /// use oscova_core::fs::RootPathError;
@@ -248,15 +249,12 @@ impl RootPathError {
     /// ```
     pub fn hint(&self) -> &'static str {
         match self {
-            Self::Absolute { .. } => "; give a path relative to the root, like `notes/todo.txt`",
-            Self::ParentDir { .. } | Self::Escapes { .. } => "; use a path inside the root",
+            Self::Absolute { .. } => ", like `notes/todo.txt`",
+            Self::Escapes { .. } => ", so it cannot be used",
+            Self::DanglingSymlink { .. } => "; refusing to use it",
             Self::NoFileName { .. } => "; give a file name such as `notes.txt`",
-            Self::NotFound { .. } => "; list the directory to see what is there",
             Self::MissingParent { .. } => "; pass `create_dirs: true` to create it",
-            Self::IsADirectory { .. } => "; give the path of a file, or list the directory",
-            Self::DanglingSymlink { .. } | Self::NotRegular { .. } | Self::HardLinked { .. } => {
-                "; these tools use regular files only"
-            }
+            Self::NotRegular { .. } => "; only regular files are read or written",
             _ => "",
         }
     }

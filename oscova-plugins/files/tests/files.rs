@@ -196,7 +196,7 @@ async fn write_modes() {
     f.refused(
         "write",
         json!({"path": "log.txt/z", "content": "", "create_dirs": true}),
-        "is a file",
+        "`log.txt` is not a directory",
     )
     .await;
     f.refused(

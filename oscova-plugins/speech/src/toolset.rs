@@ -213,7 +213,7 @@ impl SpeechToolset {
         let target = blocking(move || {
             let target = root.check_write(&rel, create_dirs)?;
             if !overwrite && target.exists {
-                return Err(SpeechToolError::AlreadyExists { path: rel });
+                return Err(RootPathError::AlreadyExists { path: rel }.into());
             }
             Ok(target)
         })
