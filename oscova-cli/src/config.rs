@@ -163,7 +163,7 @@ impl Config {
         let Some(path) = path else {
             return Self::build(None, FileConfig::default(), env);
         };
-        match std::fs::read_to_string(&path) {
+        match source::read_config(&path) {
             Ok(text) => {
                 let file = parse(&text, &path)?;
                 Self::build(Some(path), file, env)

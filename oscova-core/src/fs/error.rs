@@ -48,8 +48,9 @@ impl fmt::Display for FileKind {
     }
 }
 
-/// Why [`open_regular`](super::open_regular) or
-/// [`read_regular`](super::read_regular) refused a file the host named.
+/// Why [`open_regular`](super::open_regular),
+/// [`read_regular`](super::read_regular) or
+/// [`create_regular`](super::create_regular) refused a file the host named.
 ///
 /// ```
 /// use oscova_core::fs::{FileError, FileKind, read_regular};
@@ -78,6 +79,23 @@ pub enum FileError {
     /// The file could not be opened or read.
     #[error(transparent)]
     Io(#[from] io::Error),
+}
+
+impl From<FileError> for io::Error {
+    /// For callers that report I/O errors: the refusal's text, with the
+    /// closest kind.
+    fn from(error: FileError) -> Self {
+        match error {
+            FileError::Io(error) => error,
+            FileError::NotRegular {
+                kind: FileKind::Directory,
+            } => io::Error::new(io::ErrorKind::IsADirectory, error.to_string()),
+            FileError::TooLarge { .. } => {
+                io::Error::new(io::ErrorKind::FileTooLarge, error.to_string())
+            }
+            other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
+        }
+    }
 }
 
 /// Why [`UserRoot`](super::UserRoot) refused or could not resolve a path.

@@ -1,5 +1,6 @@
 //! Files the host names itself (a config file, an audio file given on the
-//! command line): regular files only, reads capped while reading.
+//! command line): regular files only, read or written, and reads capped
+//! while reading.
 //!
 //! Rules: a file is opened non-blocking, so opening a FIFO returns at once
 //! instead of waiting for a writer, and without becoming the controlling
@@ -51,6 +52,54 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), FileError> {
         FileKind::File => Ok((file, meta)),
         kind => Err(FileError::NotRegular { kind }),
     }
+}
+
+/// Opens `path` for writing, creating it when missing, if it is a regular
+/// file; an existing one is emptied only after its handle was checked, so
+/// a FIFO or device is never truncated or written (and a FIFO without a
+/// reader never blocks the open).
+///
+/// ```
+/// use std::io::Write;
+/// # let dir = std::env::temp_dir().join(format!("oscova-create-regular-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("out.wav");
+/// std::fs::write(&path, "old and longer")?;
+/// oscova_core::fs::create_regular(&path)?.write_all(b"new")?;
+/// assert_eq!(std::fs::read(&path)?, b"new");
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// [`FileError::NotRegular`] for anything but a regular file,
+/// [`FileError::Io`] when it cannot be opened or emptied.
+pub fn create_regular(path: &Path) -> Result<File, FileError> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+        options.custom_flags(flags.bits().cast_signed());
+    }
+    let file = options.open(path).map_err(|e| {
+        // A FIFO nobody reads: opening it to write without blocking fails so.
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
+            return FileError::NotRegular {
+                kind: FileKind::Fifo,
+            };
+        }
+        FileError::Io(e)
+    })?;
+    match kind_of(&file.metadata()?) {
+        FileKind::File => {}
+        kind => return Err(FileError::NotRegular { kind }),
+    }
+    file.set_len(0)?;
+    Ok(file)
 }
 
 /// Reads the regular file `path` whole, refusing one of more than `cap`

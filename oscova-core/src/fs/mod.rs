@@ -61,8 +61,9 @@
 //! gap.
 //!
 //! Files the host names itself (a config file, an audio file on the
-//! command line) are not in a root: [`open_regular`] and [`read_regular`]
-//! apply the same regular-file and capped-read rules to them.
+//! command line) are not in a root: [`open_regular`], [`read_regular`]
+//! and [`create_regular`] apply the same regular-file and capped-read
+//! rules to them.
 //!
 //! Where the roots are is the host's choice, made per user by a
 //! [`RootResolver`]. The default, shared by the first-party plugins, is one
@@ -105,7 +106,7 @@ use crate::context::UserInfo;
 
 pub use dir::{Entries, RootDir, RootEntry};
 pub use error::{FileError, FileKind, RootPathError};
-pub use file::{open_regular, read_capped, read_regular};
+pub use file::{create_regular, open_regular, read_capped, read_regular};
 pub use root::{CreateMode, RootFile, UserRoot, WriteCheck};
 
 /// The environment variable naming the default base directory of the
