@@ -87,3 +87,52 @@ fn a_config_file_over_the_cap_is_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("larger than 1048576 bytes"), "{err}");
 }
+
+const ECHO: &str = "acme_search__example__example_echo";
+
+#[tokio::test]
+async fn arguments_come_from_a_file_or_stdin() {
+    let path = temp_dir("args-file").join("args.json");
+    std::fs::write(&path, r#"{"text": "from a file"}"#).unwrap();
+    let path = path.to_str().unwrap();
+    let (code, out, err) = run(&mut oscova(&["tools", "call", ECHO, "--args-file", path]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("from a file"), "{out}");
+
+    let cmd = oscova(&["tools", "call", ECHO, "--args-file", "-"]);
+    let (code, out, err) = support::run_async(cmd, Some(r#"{"text": "from stdin"}"#)).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("from stdin"), "{out}");
+
+    let (code, _, err) = run(&mut oscova(&[
+        "tools",
+        "call",
+        ECHO,
+        "--args",
+        "{}",
+        "--args-file",
+        path,
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
+/// The cap is counted while reading: an endless stdin is refused after
+/// 16 MiB, and `/dev/zero` as a file is refused without reading it.
+#[tokio::test]
+async fn an_endless_argument_source_is_refused() {
+    let mut cmd = oscova(&["tools", "call", ECHO, "--args-file", "-"]);
+    cmd.stdin(std::fs::File::open("/dev/zero").unwrap());
+    let output = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("larger than 16777216 bytes"), "{err}");
+
+    let (code, _, err) = support::run_async(
+        oscova(&["tools", "call", ECHO, "--args-file", "/dev/zero"]),
+        None,
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("character device"), "{err}");
+}
