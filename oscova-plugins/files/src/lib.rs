@@ -62,6 +62,7 @@
 )]
 
 mod error;
+mod glob;
 mod ops;
 mod search;
 mod text;

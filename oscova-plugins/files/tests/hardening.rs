@@ -192,3 +192,28 @@ async fn a_directory_swapped_for_a_link_never_leads_a_call_outside() {
     assert_eq!(escapes, 0, "{rounds} rounds against {swaps} swaps");
     assert_eq!(fs::read_to_string(out.join("f.txt")).unwrap(), "OUTSIDE");
 }
+
+/// `**/*a*a*a*a*a*a*a*a*a*b/**/x` against a long path ran past 120 s with
+/// a backtracking matcher; the search matcher is linear in each pair of
+/// segments, so this takes milliseconds (the ceiling is only a guard).
+#[tokio::test]
+async fn a_pathological_glob_is_matched_in_bounded_time() {
+    let f = Fixture::new(|base| FilesPlugin::per_user(base));
+    let mut dir = f.root();
+    for _ in 0..12 {
+        dir = dir.join("a".repeat(200));
+    }
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("y"), "").unwrap();
+    let started = Instant::now();
+    let r = f
+        .call("search", json!({"pattern": "**/*a*a*a*a*a*a*a*a*a*b/**/x"}))
+        .await;
+    assert!(!r.is_error, "{}", r.content);
+    assert_eq!(r.details["results"], json!([]));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
