@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::FileLimits;
 use crate::error::FilesError;
-use crate::text::{decode, looks_binary};
+use crate::text::{decode, escaped, looks_binary};
 use crate::walk::{Flow, Kind, walk};
 
 /// How `write` treats an existing file.
@@ -60,7 +60,7 @@ pub(crate) fn list(
     cancel: &CancellationToken,
 ) -> Result<ToolResult, FilesError> {
     let dir = root.open_dir(path)?;
-    let shown_dir = shown(dir.rel()).to_owned();
+    let shown_dir = escaped(shown(dir.rel())).into_owned();
     let dir_rel = dir.rel().to_owned();
     let mut entries = Vec::new();
     let walked = walk(dir, recursive, cancel, |entry, _| {
@@ -81,11 +81,13 @@ pub(crate) fn list(
     };
     for Listed { path, kind, size } in &entries {
         content.push('\n');
+        // A name may hold a newline: escaped, it cannot pose as another entry.
+        let path = escaped(path);
         content.push_str(&match (kind, size) {
             (Kind::Dir, _) => format!("{path}/"),
             (Kind::Symlink, _) => format!("{path} (symbolic link)"),
             (_, Some(size)) => format!("{path} ({size} bytes)"),
-            _ => path.clone(),
+            _ => path.into_owned(),
         });
     }
     if walked.stopped {

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::FileLimits;
 use crate::error::FilesError;
 use crate::glob::Glob;
-use crate::text::{clip, looks_binary};
+use crate::text::{clip, escaped, looks_binary};
 use crate::walk::{Entry, Flow, Kind, walk};
 
 /// The longest line excerpt a text match shows.
@@ -275,7 +275,7 @@ fn render(
     let under = if base.is_empty() {
         ".".to_owned()
     } else {
-        base.to_owned()
+        escaped(base).into_owned()
     };
     let mut content = if hits.is_empty() {
         format!("No {what} under `{under}`.")
@@ -285,8 +285,10 @@ fn render(
     for hit in hits {
         content.push('\n');
         match (&hit.line, &hit.text) {
-            (Some(line), Some(text)) => content.push_str(&format!("{}:{line}: {text}", hit.path)),
-            _ => content.push_str(&hit.path),
+            (Some(line), Some(text)) => {
+                content.push_str(&format!("{}:{line}: {text}", escaped(&hit.path)));
+            }
+            _ => content.push_str(&escaped(&hit.path)),
         }
     }
     if let Some(stopped) = &stopped {

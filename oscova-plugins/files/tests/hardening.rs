@@ -217,3 +217,37 @@ async fn a_pathological_glob_is_matched_in_bounded_time() {
         started.elapsed()
     );
 }
+
+/// A file named `a.txt\nsecret.txt (9 bytes)` went verbatim into `list`'s
+/// text, where it read as two entries. Names are escaped in the text; the
+/// details keep them exact.
+#[tokio::test]
+async fn names_with_newlines_are_escaped_in_the_text() {
+    let f = Fixture::new(|base| FilesPlugin::per_user(base));
+    let name = "a.txt\nsecret.txt (9 bytes)";
+    fs::write(f.root().join(name), "x").unwrap();
+    fs::write(f.root().join("esc\u{1b}[2J.txt"), "needle").unwrap();
+    let r = f.call("list", json!({})).await;
+    assert!(!r.is_error, "{}", r.content);
+    let lines: Vec<&str> = r.content.lines().collect();
+    assert_eq!(lines.len(), 3, "{:?}", r.content);
+    assert!(
+        lines.contains(&"a.txt\\nsecret.txt (9 bytes) (1 bytes)"),
+        "{lines:?}"
+    );
+    assert!(lines.contains(&"esc\\u{1b}[2J.txt (6 bytes)"), "{lines:?}");
+    let exact: Vec<&str> = r.details["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert!(exact.contains(&name), "{exact:?}");
+    let r = f.call("search", json!({"text": "needle"})).await;
+    assert!(
+        r.content.contains("esc\\u{1b}[2J.txt:1: needle"),
+        "{}",
+        r.content
+    );
+    assert!(!r.content.contains('\u{1b}'), "{}", r.content);
+}
