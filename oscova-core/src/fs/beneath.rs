@@ -149,7 +149,10 @@ impl<'a> Walk<'a> {
 
     /// Walks the directories on the way, following links, and returns the
     /// last component; `None` when the path names the directory reached.
-    pub(super) fn walk_to_last(&mut self, missing: Missing) -> Result<Option<Part>, RootPathError> {
+    pub(super) fn descend_to_last(
+        &mut self,
+        missing: Missing,
+    ) -> Result<Option<Part>, RootPathError> {
         while let Some(part) = self.pending.pop_front() {
             if part.name == "." {
                 continue;
@@ -312,7 +315,7 @@ impl<'a> Walk<'a> {
 
 /// [`UserRoot::open_dir`](super::UserRoot::open_dir).
 pub(super) fn open_dir(mut walk: Walk<'_>) -> Result<RootDir, RootPathError> {
-    while let Some(last) = walk.walk_to_last(Missing::NotFound)? {
+    while let Some(last) = walk.descend_to_last(Missing::NotFound)? {
         walk.enter(last, Missing::NotFound)?;
     }
     let rel = walk.rel(None);
@@ -327,7 +330,7 @@ pub(super) fn open_dir(mut walk: Walk<'_>) -> Result<RootDir, RootPathError> {
 /// [`UserRoot::open_file`](super::UserRoot::open_file).
 pub(super) fn open_file(mut walk: Walk<'_>) -> Result<RootFile, RootPathError> {
     loop {
-        let Some(last) = walk.walk_to_last(Missing::NotFound)? else {
+        let Some(last) = walk.descend_to_last(Missing::NotFound)? else {
             return Err(RootPathError::IsADirectory { path: walk.given() });
         };
         match walk.lookup(&last)? {
@@ -374,7 +377,7 @@ pub(super) fn create_file(
         CreateMode::New | CreateMode::Truncate => OFlags::empty(),
     };
     loop {
-        let Some(last) = walk.walk_to_last(missing)? else {
+        let Some(last) = walk.descend_to_last(missing)? else {
             return Err(RootPathError::IsADirectory { path: walk.given() });
         };
         match walk.lookup(&last)? {
@@ -446,7 +449,7 @@ pub(super) fn check_write(
         Missing::Refuse
     };
     loop {
-        let Some(last) = walk.walk_to_last(missing)? else {
+        let Some(last) = walk.descend_to_last(missing)? else {
             return Err(RootPathError::IsADirectory { path: walk.given() });
         };
         match walk.lookup(&last)? {
