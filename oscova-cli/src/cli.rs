@@ -106,6 +106,11 @@ pub(crate) struct CallArgs {
     /// The arguments, as a JSON object.
     #[arg(long, value_name = "JSON", default_value = "{}")]
     pub(crate) args: String,
+    /// Read the arguments (a JSON object) from this regular file, or from
+    /// standard input when `-`, instead of `--args`; at most as many bytes
+    /// as the host accepts for a call's arguments.
+    #[arg(long, value_name = "PATH|-", conflicts_with = "args")]
+    pub(crate) args_file: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) user: UserArg,
     /// Approve the call without asking (needed for tools that require
@@ -301,6 +306,30 @@ mod tests {
             Command::Tools(ToolsCommand::List(args)) => assert_eq!(args.profile, Profile::Gemini),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn args_and_args_file_exclude_each_other() {
+        let cli =
+            Cli::try_parse_from(["oscova", "tools", "call", "x", "--args-file", "-"]).unwrap();
+        match cli.command {
+            Command::Tools(ToolsCommand::Call(args)) => {
+                assert_eq!(args.args_file, Some(PathBuf::from("-")));
+                assert_eq!(args.args, "{}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let both = [
+            "oscova",
+            "tools",
+            "call",
+            "x",
+            "--args",
+            "{}",
+            "--args-file",
+            "a.json",
+        ];
+        assert!(Cli::try_parse_from(both).is_err());
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 mod parse;
 mod providers;
+mod source;
 mod speech;
 
 use std::collections::BTreeMap;
@@ -144,9 +145,10 @@ impl fmt::Debug for Config {
 impl Config {
     /// Loads the configuration from the process environment and the file
     /// `explicit` (from `--config`), else `OSCOVA_CONFIG`, else
-    /// [`Config::default_path`] when that file exists.
+    /// [`Config::default_path`] when that file exists. A variable whose
+    /// name or value is not UTF-8 is skipped with a warning naming it.
     pub fn load(explicit: Option<&Path>) -> Result<Self, CliError> {
-        Self::load_from(explicit, std::env::vars())
+        Self::load_from(explicit, source::process_env())
     }
 
     /// [`load`](Self::load) with a given environment instead of the
@@ -171,7 +173,7 @@ impl Config {
         let Some(path) = path else {
             return Self::build(None, FileConfig::default(), env);
         };
-        match std::fs::read_to_string(&path) {
+        match source::read_config(&path) {
             Ok(text) => {
                 let file = parse(&text, &path)?;
                 Self::build(Some(path), file, env)

@@ -240,6 +240,7 @@ impl Launcher {
             host.redactor().add(secret.expose_secret());
         }
         crate::output::redact_with(host.redactor());
+        crate::panic::install(host.redactor());
         Ok(host)
     }
 }

@@ -25,7 +25,7 @@
 //! oscova plugins                         loaded plugins, versions, skipped ones with reasons
 //! oscova tools list [--user U] [--profile raw|openai|gemini|anthropic]
 //! oscova tools show NAME [--profile P]   description, approval, network scope, schema
-//! oscova tools call NAME --args JSON [--user U] [--yes]
+//! oscova tools call NAME [--args JSON | --args-file PATH|-] [--user U] [--yes]
 //! oscova mcp [--user U] [--allow-approval-required]   MCP server over stdio
 //! oscova chat [--provider KEY] [--model M] [--user U] [--endpoint URL] [--offline]
 //!             [--max-rounds N] [--message TEXT] [--yes]
@@ -262,6 +262,7 @@ mod config;
 mod error;
 mod launcher;
 mod output;
+mod panic;
 mod term;
 
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};

@@ -21,9 +21,11 @@
 
 mod list;
 
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+use oscova_core::fs::{FileError, FileKind, create_regular, read_regular};
 use oscova_core::{CancellationToken, SecretString, context::CredentialResolver};
 use oscova_speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters, SynthesisRequest,
@@ -124,10 +126,15 @@ async fn say(env: &Env, routers: &SpeechRouters, args: SayArgs) -> Result<ExitSt
             )),
         )
     })?;
-    std::fs::write(&args.output, &audio.wav).map_err(|source| CliError::Write {
-        path: args.output.clone(),
-        source,
-    })?;
+    // A regular file only, emptied once its handle is checked: `-o` naming a
+    // FIFO must not block, nor a device be written.
+    create_regular(&args.output)
+        .map_err(std::io::Error::from)
+        .and_then(|mut file| file.write_all(&audio.wav))
+        .map_err(|source| CliError::Write {
+            path: args.output.clone(),
+            source,
+        })?;
     let file = args.output.to_string_lossy();
     let bytes = audio.wav.len();
     let seconds = (info.duration_seconds * 1000.0).round() / 1000.0;
@@ -202,6 +209,12 @@ fn check_output(path: &Path) -> Result<(), CliError> {
     if path.is_dir() {
         return Err(refuse("it is a folder; name a .wav file".into()));
     }
+    // Refused before the provider runs; the write checks the handle again.
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+    {
+        return Err(refuse("it is not a regular file; name a .wav file".into()));
+    }
     let folder = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -215,25 +228,26 @@ fn check_output(path: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The WAV file for `hear`, read whole after its size and header are
-/// checked.
+/// The WAV file for `hear`: a regular file (checked on the opened handle,
+/// so `/dev/zero` or a FIFO is refused at once), read whole with its size
+/// capped while reading, then its header checked.
 fn read_audio(path: &Path) -> Result<Vec<u8>, CliError> {
     let refuse = |reason: String| CliError::File {
         path: path.to_path_buf(),
         reason,
     };
     let limit = oscova_speech::DEFAULT_MAX_AUDIO_BYTES;
-    let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
-    if meta.is_dir() {
-        return Err(refuse("it is a folder, not a WAV file".into()));
-    }
-    if meta.len() > limit {
-        return Err(refuse(format!(
-            "it is {} bytes; the most `hear` reads is {limit} bytes",
-            meta.len()
-        )));
-    }
-    let wav = std::fs::read(path).map_err(|e| refuse(e.to_string()))?;
+    let wav = read_regular(path, limit).map_err(|e| {
+        refuse(match e {
+            FileError::NotRegular {
+                kind: FileKind::Directory,
+            } => "it is a folder, not a WAV file".into(),
+            FileError::TooLarge { .. } => {
+                format!("it is larger than {limit} bytes, the most `hear` reads")
+            }
+            other => other.to_string(),
+        })
+    })?;
     check_wav_header(&wav).map_err(|reason| refuse(format!("it is not a WAV file: {reason}")))?;
     Ok(wav)
 }

@@ -3,11 +3,20 @@
 //! Rules: `list` and `show` read the published catalog and never run a
 //! tool. `call` runs exactly one tool through the user's scope, so approval,
 //! argument checks, redaction and hooks are the host's; the exit status
-//! follows the result (see [`ExitStatus`]). Progress goes to stderr as one
+//! follows the result (see [`ExitStatus`]). The arguments come from
+//! `--args`, or from `--args-file` (a regular file, or `-` for stdin) read
+//! with the host's default argument cap counted while reading, so neither
+//! a huge file nor an endless stream is read whole. Progress goes to stderr as one
 //! redrawn line on a terminal and nowhere otherwise. Ctrl-C drops the call
 //! (the host's documented way to cancel) and exits with 130.
 
-use oscova_core::{InvokeError, SchemaProfile, export_schema, host::PublishedTool};
+use std::path::Path;
+
+use oscova_core::fs::{FileError, read_capped, read_regular};
+use oscova_core::{
+    InvokeError, SchemaProfile, args::DEFAULT_MAX_ARGUMENT_BYTES, export_schema,
+    host::PublishedTool,
+};
 use serde_json::{Value, json};
 
 use super::{Env, interrupted};
@@ -118,7 +127,11 @@ fn show(env: &Env, args: ShowArgs) -> Result<ExitStatus, CliError> {
 }
 
 async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
-    let arguments: Value = serde_json::from_str(&args.args).map_err(CliError::ArgsNotJson)?;
+    let text = match &args.args_file {
+        Some(path) => read_args_file(path)?,
+        None => args.args.clone(),
+    };
+    let arguments: Value = serde_json::from_str(&text).map_err(CliError::ArgsNotJson)?;
     if !arguments.is_object() {
         return Err(CliError::ArgsNotObject(json_type(&arguments)));
     }
@@ -167,6 +180,30 @@ async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
     } else {
         ExitStatus::Success
     })
+}
+
+/// The text of `--args-file`: the file, or stdin for `-`, at most
+/// [`DEFAULT_MAX_ARGUMENT_BYTES`] (counted while reading).
+fn read_args_file(path: &Path) -> Result<String, CliError> {
+    let cap = DEFAULT_MAX_ARGUMENT_BYTES as u64;
+    let bytes = if path == Path::new("-") {
+        read_capped(std::io::stdin().lock(), cap)
+    } else {
+        read_regular(path, cap)
+    };
+    let refuse = |reason: String| CliError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let bytes = bytes.map_err(|e| {
+        refuse(match e {
+            FileError::TooLarge { limit } => {
+                format!("it is larger than {limit} bytes, the most a call's arguments may be")
+            }
+            other => other.to_string(),
+        })
+    })?;
+    String::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 text".into()))
 }
 
 /// The description on one line, cut to fit a listing.

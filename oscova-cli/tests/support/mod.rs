@@ -38,8 +38,9 @@ pub fn oscova(args: &[&str]) -> Command {
 /// Removes every `OSCOVA_*` variable and points the config and data
 /// dirs at an empty directory.
 pub fn clean_env(cmd: &mut Command) {
-    for (name, _) in std::env::vars() {
-        if name.starts_with("OSCOVA_") {
+    // `vars_os`: `vars` panics on a variable that is not UTF-8.
+    for (name, _) in std::env::vars_os() {
+        if name.as_encoded_bytes().starts_with(b"OSCOVA_") {
             cmd.env_remove(name);
         }
     }

@@ -1,12 +1,102 @@
-//! Why a path was refused inside a user's root.
+//! Why a path was refused inside a user's root, or a file refused anywhere.
 //!
-//! Rules: every path in an error is the one the caller gave (relative to
-//! the root) or a prefix of it, never the host's absolute path, so a plugin
-//! can show it to a model; I/O errors keep their source. The texts are
-//! plain statements; plugins map each variant to a message of their own
-//! that says what the model can do instead.
+//! Rules: every path in a [`RootPathError`] is relative to the root (the
+//! one the caller gave, or the entry on its way that the error is about),
+//! never the host's absolute path, so a plugin can show it to a model; the
+//! root is called "your files root", as the plugins that share it call it
+//! to the model. I/O errors keep their source. The texts are plain
+//! statements; a plugin wraps the error and adds what the model can do
+//! instead ([`RootPathError::hint`], or advice about its own arguments).
 
+use std::fmt;
 use std::io;
+
+/// What is at a path, as the file system says without following links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// A regular file: the only kind that is read or written.
+    File,
+    /// A directory.
+    Directory,
+    /// A symbolic link.
+    Symlink,
+    /// A FIFO (named pipe): opening it could block, reading it never end.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A character device (`/dev/zero`, a terminal).
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// Something else.
+    Unknown,
+}
+
+impl fmt::Display for FileKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::File => "a regular file",
+            Self::Directory => "a directory",
+            Self::Symlink => "a symbolic link",
+            Self::Fifo => "a FIFO (named pipe)",
+            Self::Socket => "a socket",
+            Self::CharDevice => "a character device",
+            Self::BlockDevice => "a block device",
+            Self::Unknown => "not a regular file",
+        })
+    }
+}
+
+/// Why [`open_regular`](super::open_regular),
+/// [`read_regular`](super::read_regular) or
+/// [`create_regular`](super::create_regular) refused a file the host named.
+///
+/// ```
+/// use oscova_core::fs::{FileError, FileKind, read_regular};
+///
+/// let dir = std::env::temp_dir();
+/// let err = read_regular(&dir, 1024).unwrap_err();
+/// assert!(matches!(err, FileError::NotRegular { kind: FileKind::Directory }));
+/// assert_eq!(err.to_string(), "it is a directory, not a regular file");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
+    /// Not a regular file (checked on the opened handle).
+    #[error("it is {kind}, not a regular file")]
+    NotRegular {
+        /// What it is.
+        kind: FileKind,
+    },
+    /// More bytes than the cap (counted while reading, not only from the
+    /// size the file system reports).
+    #[error("it is larger than {limit} bytes")]
+    TooLarge {
+        /// The cap.
+        limit: u64,
+    },
+    /// The file could not be opened or read.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+impl From<FileError> for io::Error {
+    /// For callers that report I/O errors: the refusal's text, with the
+    /// closest kind.
+    fn from(error: FileError) -> Self {
+        match error {
+            FileError::Io(error) => error,
+            FileError::NotRegular {
+                kind: FileKind::Directory,
+            } => io::Error::new(io::ErrorKind::IsADirectory, error.to_string()),
+            FileError::TooLarge { .. } => {
+                io::Error::new(io::ErrorKind::FileTooLarge, error.to_string())
+            }
+            other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
+        }
+    }
+}
 
 /// Why [`UserRoot`](super::UserRoot) refused or could not resolve a path.
 ///
@@ -15,23 +105,22 @@ use std::io;
 ///
 /// # let dir = std::env::temp_dir().join(format!("oscova-fs-err-doc-{}", std::process::id()));
 /// let root = UserRoot::new(&dir);
-/// let Err(err) = root.resolve_existing("a/../../b") else { unreachable!() };
+/// let Err(err) = root.open_file("a/../../b") else { unreachable!() };
 /// assert!(matches!(err, RootPathError::ParentDir { ref path } if path == "a/../../b"));
 /// assert_eq!(err.path(), Some("a/../../b"));
-/// # std::fs::remove_dir_all(&dir)?;
-/// # Ok::<(), std::io::Error>(())
+/// assert!(!dir.exists(), "a path refused as written touches nothing");
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RootPathError {
     /// An absolute path (`/etc/passwd`, `C:\x`).
-    #[error("`{path}` is an absolute path; paths are relative to the root")]
+    #[error("`{path}` is an absolute path; paths are relative to your files root")]
     Absolute {
         /// The path as given.
         path: String,
     },
     /// A path with a `..` component.
-    #[error("`{path}` contains `..`; paths must stay inside the root")]
+    #[error("`{path}` contains `..`; paths must stay inside your files root")]
     ParentDir {
         /// The path as given.
         path: String,
@@ -48,17 +137,16 @@ pub enum RootPathError {
         /// The path as given.
         path: String,
     },
-    /// A path that resolves outside the root through a symbolic link.
-    #[error("`{path}` leads outside the root through a symbolic link")]
+    /// A path that leads outside the root through a symbolic link.
+    #[error("`{path}` leads outside your files root through a symbolic link")]
     Escapes {
         /// The path as given.
         path: String,
     },
-    /// A symbolic link whose target does not exist.
+    /// A symbolic link inside the root whose target does not exist.
     #[error("`{path}` is a symbolic link to something that does not exist")]
     DanglingSymlink {
-        /// The link: the path as given, or the directory on its way that is
-        /// the link, relative to the root.
+        /// The link, relative to the root.
         path: String,
     },
     /// Nothing at this path.
@@ -74,20 +162,52 @@ pub enum RootPathError {
         /// The first missing directory, relative to the root.
         path: String,
     },
-    /// A parent of a file to write is not a directory.
-    #[error("`{path}` is a file, not a directory")]
+    /// A directory was needed and this is something else.
+    #[error("`{path}` is not a directory")]
     NotADirectory {
-        /// That parent, relative to the root.
+        /// That entry, relative to the root.
         path: String,
     },
-    /// A file to write is a directory.
+    /// A file was needed and this is a directory.
     #[error("`{path}` is a directory")]
     IsADirectory {
         /// The path as given.
         path: String,
     },
+    /// A FIFO, device or socket: never opened, read or written.
+    #[error("`{path}` is {kind}, not a regular file")]
+    NotRegular {
+        /// The path as given.
+        path: String,
+        /// What it is.
+        kind: FileKind,
+    },
+    /// A file with more than one hard link, and the root does not allow
+    /// them ([`UserRoot::allow_hard_links`](super::UserRoot::allow_hard_links)):
+    /// another name of it may be outside the root.
+    #[error("`{path}` has {links} hard links, so it may also be a file outside your files root")]
+    HardLinked {
+        /// The path as given.
+        path: String,
+        /// Its link count.
+        links: u64,
+    },
+    /// A file to create is already there.
+    #[error("`{path}` already exists")]
+    AlreadyExists {
+        /// The path as given.
+        path: String,
+    },
+    /// A file to read is over the cap.
+    #[error("`{path}` is larger than {limit} bytes")]
+    TooLarge {
+        /// The path as given.
+        path: String,
+        /// The cap.
+        limit: u64,
+    },
     /// The root could not be created or opened.
-    #[error("the root is not available: {source}")]
+    #[error("your files root is not available: {source}")]
     RootUnavailable {
         /// The I/O error.
         #[source]
@@ -121,8 +241,39 @@ impl RootPathError {
             | Self::MissingParent { path }
             | Self::NotADirectory { path }
             | Self::IsADirectory { path }
+            | Self::NotRegular { path, .. }
+            | Self::HardLinked { path, .. }
+            | Self::AlreadyExists { path }
+            | Self::TooLarge { path, .. }
             | Self::Io { path, .. } => Some(path),
             Self::RootUnavailable { .. } => None,
+        }
+    }
+
+    /// What a model can do about this refusal, as text to append to the
+    /// message (starting with `,` or `;`), or `""` when there is nothing to
+    /// add or the advice depends on the tool (an existing file: which
+    /// argument replaces it). Plugins that show root errors to a model use
+    /// it, so every plugin gives the same advice.
+    ///
+    /// ```
+    /// use oscova_core::fs::RootPathError;
+    ///
+    /// let err = RootPathError::MissingParent { path: "audio".into() };
+    /// assert_eq!(
+    ///     format!("{err}{}", err.hint()),
+    ///     "the directory `audio` does not exist; pass `create_dirs: true` to create it"
+    /// );
+    /// ```
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Self::Absolute { .. } => ", like `notes/todo.txt`",
+            Self::Escapes { .. } => ", so it cannot be used",
+            Self::DanglingSymlink { .. } => "; refusing to use it",
+            Self::NoFileName { .. } => "; give a file name such as `notes.txt`",
+            Self::MissingParent { .. } => "; pass `create_dirs: true` to create it",
+            Self::NotRegular { .. } => "; only regular files are read or written",
+            _ => "",
         }
     }
 

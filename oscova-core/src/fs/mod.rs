@@ -1,32 +1,69 @@
-//! Per-user root directories, and the one way a model-given path gets into
-//! one.
+//! Per-user root directories, the one way a model-given path gets into
+//! one, and the one way a file is read or written.
 //!
 //! Plugins that keep files for a user (`oscova.files`, `oscova.speech`)
 //! give each user one directory, their root, and take paths from the model
 //! relative to it. [`UserRoot`] resolves such a path by these rules, so a
-//! path means the same thing to every plugin sharing a root:
+//! path means the same thing to every plugin sharing a root, and hands
+//! back an open handle ([`RootFile`], [`RootDir`]), never a path to open
+//! later:
 //!
-//! - A path is refused, before anything inside the root is looked at, if
-//!   it is absolute, has a `..` component or contains a NUL byte. `.` components
-//!   are dropped; `""` and `.` name the root itself.
-//! - What remains is joined to the canonical root and canonicalised, so
-//!   symbolic links are resolved, and the result must still be inside the
-//!   canonical root, compared whole component by whole component
-//!   (`/srv/alice2` is not inside `/srv/alice`).
-//! - A file to be written may not exist yet: then its parent is the path
-//!   checked this way, each directory on the way one level at a time, and a
-//!   missing directory is created (when asked) inside a checked parent. An
-//!   existing target that is a symbolic link must resolve inside the root
-//!   too, and a directory is refused.
-//! - A dangling symbolic link is refused, since writing through it would
-//!   create its target wherever it points.
+//! - A path is refused, before anything is looked at, if it is absolute,
+//!   has a `..` component or contains a NUL byte. `.` components are
+//!   dropped; `""` and `.` name the root itself.
+//! - The path is walked one component at a time beneath an open handle of
+//!   the root, and every step (look, open, create) is made relative to the
+//!   handle of the directory it is in, with `O_NOFOLLOW`. A symbolic link
+//!   is followed only by reading it and walking its target the same way:
+//!   a relative target from the link's directory, an absolute one only if
+//!   it starts with the root's canonical path. A target that leads out of
+//!   the root (too many `..`, any other absolute path) is refused
+//!   ([`Escapes`](RootPathError::Escapes)), as is a link whose target does
+//!   not exist ([`DanglingSymlink`](RootPathError::DanglingSymlink)):
+//!   writing through it would create its target. So there is no moment
+//!   between the check and the use: swapping a directory for a link to
+//!   somewhere else while a call runs makes that step fail or be looked
+//!   at again, never followed out of the root. Listing and searching walk
+//!   down through [`RootDir`] handles and follow no link at all.
+//! - Only regular files are read or written. A FIFO, device or socket is
+//!   refused ([`NotRegular`](RootPathError::NotRegular)) by a look at the
+//!   entry before anything opens it, and every file is opened with
+//!   `O_NONBLOCK | O_NOCTTY` and checked again on the opened handle, so a
+//!   FIFO swapped in cannot make an open hang. Reads through
+//!   [`RootFile::read_capped`] stop one byte past their cap.
+//! - A file with more than one hard link is refused
+//!   ([`HardLinked`](RootPathError::HardLinked)) unless the root allows
+//!   them ([`UserRoot::allow_hard_links`]). A hard link to a file outside
+//!   the root is that file under a second name; nothing on the file says
+//!   which name is the "real" one, so no check can tell it from a file of
+//!   the root's own. The link count is the only sign, and it is checked on
+//!   the opened handle before anything is read, truncated or written.
+//! - A file to write may not exist yet: its missing parent directories are
+//!   created (when asked) inside their held parents; an existing file is
+//!   opened without truncation, checked, and only then emptied.
 //!
-//! The root itself is created when missing, on every call.
+//! The root itself is created when missing, on every call; its own path
+//! (and any link in it) is the host's choice and is followed.
 //!
-//! Not covered: a process on the host that swaps a directory for a symbolic
-//! link between the check and the open (a time-of-check to time-of-use
-//! race). The root is meant to be a directory only Oscova's plugins write
-//! to.
+//! Why this mechanism: the walk is built from `openat`, `fstatat`,
+//! `mkdirat` and `readlinkat` with `O_NOFOLLOW`, which every Unix has
+//! (through [`rustix`], already in the dependency graph, so no `unsafe`
+//! here). `openat2` with `RESOLVE_BENEATH` would do the walk in the
+//! kernel, but only on Linux 5.6 and later (and not under every sandbox),
+//! it refuses absolute links into the root that this module follows, and
+//! it does not say which path inside the root was reached, which messages
+//! need; a second code path for it would be the one the tests exercise
+//! least. `cap-std` would bring a dozen crates for the same walk. Not
+//! covered: a directory the walk already holds being moved out of the
+//! root by someone who can write outside it (the walk then works inside
+//! that directory, which came from inside the root). On platforms without
+//! `openat` (not Unix) every path is refused rather than resolved with a
+//! gap.
+//!
+//! Files the host names itself (a config file, an audio file on the
+//! command line) are not in a root: [`open_regular`], [`read_regular`]
+//! and [`create_regular`] apply the same regular-file and capped-read
+//! rules to them.
 //!
 //! Where the roots are is the host's choice, made per user by a
 //! [`RootResolver`]. The default, shared by the first-party plugins, is one
@@ -36,23 +73,28 @@
 //! # Example
 //!
 //! ```
-//! use oscova_core::fs::{RootPathError, UserRoot};
+//! use std::io::{Read, Write};
+//! use oscova_core::fs::{CreateMode, RootPathError, UserRoot};
 //!
 //! let base = std::env::temp_dir().join(format!("oscova-fs-doc-{}", std::process::id()));
 //! let root = UserRoot::new(base.join("alice"));
 //!
-//! let target = root.resolve_for_write("notes/todo.txt", true)?; // creates `notes/`
-//! std::fs::write(&target.abs, "milk\n")?;
-//! assert_eq!(target.rel, "notes/todo.txt");
-//! assert_eq!(root.resolve_existing("./notes/todo.txt")?.abs, target.abs);
+//! let file = root.create_file("notes/todo.txt", CreateMode::New, true)?; // creates `notes/`
+//! file.as_file().write_all(b"milk\n")?;
+//! assert_eq!(file.rel(), "notes/todo.txt");
+//! assert_eq!(root.open_file("./notes/todo.txt")?.read_capped(1024)?, b"milk\n");
 //!
-//! assert!(matches!(root.resolve_existing("../bob"), Err(RootPathError::ParentDir { .. })));
-//! assert!(matches!(root.resolve_existing("/etc"), Err(RootPathError::Absolute { .. })));
+//! assert!(matches!(root.open_file("../bob"), Err(RootPathError::ParentDir { .. })));
+//! assert!(matches!(root.open_dir("/etc"), Err(RootPathError::Absolute { .. })));
 //! # std::fs::remove_dir_all(&base)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(unix)]
+mod beneath;
+mod dir;
 mod error;
+mod file;
 mod root;
 #[cfg(test)]
 mod tests;
@@ -62,8 +104,10 @@ use std::sync::Arc;
 
 use crate::context::{AgentPluginContext, UserInfo};
 
-pub use error::RootPathError;
-pub use root::{ResolvedPath, UserRoot, relative_inside};
+pub use dir::{Entries, RootDir, RootEntry};
+pub use error::{FileError, FileKind, RootPathError};
+pub use file::{create_regular, open_regular, read_capped, read_regular};
+pub use root::{CreateMode, RootFile, UserRoot, WriteCheck};
 
 /// The environment variable naming the default base directory of the
 /// per-user roots.

@@ -1,5 +1,7 @@
-//! The path rules, one test each; symbolic-link cases on Unix.
+//! The path rules, one test each; links, special files and hard links on
+//! Unix. The swap race is `tests/fs_race.rs`.
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -35,6 +37,22 @@ impl Drop for Scratch {
     }
 }
 
+fn read(root: &UserRoot, path: &str) -> Result<String, RootPathError> {
+    let bytes = root.open_file(path)?.read_capped(1 << 20)?;
+    Ok(String::from_utf8(bytes).unwrap())
+}
+
+fn write(
+    root: &UserRoot,
+    path: &str,
+    mode: CreateMode,
+    text: &str,
+) -> Result<RootFile, RootPathError> {
+    let file = root.create_file(path, mode, false)?;
+    file.as_file().write_all(text.as_bytes()).unwrap();
+    Ok(file)
+}
+
 #[test]
 fn lexical_rules() {
     assert_eq!(lexical("").unwrap(), PathBuf::new());
@@ -58,21 +76,6 @@ fn lexical_rules() {
 }
 
 #[test]
-fn inside_checks_whole_components() {
-    let root = Path::new("/srv/files/alice");
-    assert_eq!(
-        relative_inside(root, Path::new("/srv/files/alice/a/b")).as_deref(),
-        Some("a/b")
-    );
-    assert_eq!(relative_inside(root, root).as_deref(), Some(""));
-    assert_eq!(
-        relative_inside(root, Path::new("/srv/files/alice2/x")),
-        None
-    );
-    assert_eq!(relative_inside(root, Path::new("/srv/files")), None);
-}
-
-#[test]
 fn user_dir_names_are_distinct_and_plain() {
     assert_eq!(user_dir_name("alice").as_deref(), Some("alice"));
     assert_eq!(user_dir_name(".").as_deref(), Some("%2E"));
@@ -93,20 +96,34 @@ fn per_user_roots_join_the_escaped_id() {
 }
 
 #[test]
-fn the_root_is_created_and_resolves_to_itself() {
+fn the_root_is_created_and_opens_as_itself() {
     let scratch = Scratch::new();
     let root = UserRoot::new(scratch.0.join("new/alice"));
-    let resolved = root.resolve_existing(".").unwrap();
-    assert_eq!(resolved.rel, "");
-    assert_eq!(resolved.abs, scratch.0.join("new/alice"));
+    assert_eq!(root.open_dir(".").unwrap().rel(), "");
+    assert!(scratch.0.join("new/alice").is_dir());
+}
+
+#[test]
+fn refused_paths_touch_nothing() {
+    let scratch = Scratch::new();
+    let root = UserRoot::new(scratch.0.join("never"));
+    assert!(matches!(
+        root.open_file("/etc/passwd"),
+        Err(RootPathError::Absolute { .. })
+    ));
+    assert!(!scratch.0.join("never").exists());
 }
 
 #[test]
 fn missing_paths_are_not_found() {
     let scratch = Scratch::new();
     let (root, _, _) = scratch.root();
-    let err = root.resolve_existing("nope/x.txt").unwrap_err();
+    let err = root.open_file("nope/x.txt").unwrap_err();
     assert!(matches!(err, RootPathError::NotFound { ref path } if path == "nope/x.txt"));
+    assert!(matches!(
+        root.open_dir("nope"),
+        Err(RootPathError::NotFound { .. })
+    ));
 }
 
 #[test]
@@ -114,21 +131,38 @@ fn a_file_to_write_needs_a_name_and_its_parents() {
     let scratch = Scratch::new();
     let (root, dir, _) = scratch.root();
     assert!(matches!(
-        root.resolve_for_write(".", true),
+        root.create_file(".", CreateMode::New, true),
         Err(RootPathError::NoFileName { .. })
     ));
     assert!(matches!(
-        root.resolve_for_write("a/b/c.txt", false),
+        root.create_file("a/b/c.txt", CreateMode::New, false),
         Err(RootPathError::MissingParent { ref path }) if path == "a"
     ));
     assert!(
         !dir.join("a").exists(),
         "nothing created without create_dirs"
     );
-    let target = root.resolve_for_write("a/b/c.txt", true).unwrap();
-    assert_eq!(target.rel, "a/b/c.txt");
-    assert_eq!(target.abs, dir.join("a/b/c.txt"));
-    assert!(dir.join("a/b").is_dir());
+    let file = root
+        .create_file("a/b/c.txt", CreateMode::New, true)
+        .unwrap();
+    assert_eq!((file.rel(), file.existed()), ("a/b/c.txt", false));
+    assert!(dir.join("a/b/c.txt").is_file());
+}
+
+#[test]
+fn create_modes() {
+    let scratch = Scratch::new();
+    let (root, dir, _) = scratch.root();
+    write(&root, "f.txt", CreateMode::New, "one").unwrap();
+    assert!(matches!(
+        write(&root, "f.txt", CreateMode::New, "two"),
+        Err(RootPathError::AlreadyExists { .. })
+    ));
+    let appended = write(&root, "f.txt", CreateMode::Append, "+").unwrap();
+    assert!(appended.existed());
+    assert_eq!(std::fs::read_to_string(dir.join("f.txt")).unwrap(), "one+");
+    write(&root, "f.txt", CreateMode::Truncate, "new").unwrap();
+    assert_eq!(read(&root, "f.txt").unwrap(), "new");
 }
 
 #[test]
@@ -138,82 +172,280 @@ fn parents_must_be_directories_and_targets_files() {
     std::fs::write(dir.join("f"), "x").unwrap();
     std::fs::create_dir(dir.join("d")).unwrap();
     assert!(matches!(
-        root.resolve_for_write("f/x.txt", true),
+        root.create_file("f/x.txt", CreateMode::New, true),
         Err(RootPathError::NotADirectory { ref path }) if path == "f"
     ));
     assert!(matches!(
-        root.resolve_for_write("d", false),
+        root.create_file("d", CreateMode::Truncate, false),
         Err(RootPathError::IsADirectory { .. })
     ));
-    let existing = root.resolve_for_write("f", false).unwrap();
-    assert_eq!(existing.rel, "f");
-}
-
-#[cfg(unix)]
-#[test]
-fn links_that_lead_out_are_refused() {
-    use std::os::unix::fs::symlink;
-    let scratch = Scratch::new();
-    let (root, dir, outside) = scratch.root();
-    std::fs::write(outside.join("secret"), "x").unwrap();
-    symlink(&outside, dir.join("out")).unwrap();
-    symlink(outside.join("secret"), dir.join("secret")).unwrap();
-    for path in ["out", "out/secret", "secret"] {
-        assert!(
-            matches!(
-                root.resolve_existing(path),
-                Err(RootPathError::Escapes { .. })
-            ),
-            "{path}"
-        );
-    }
     assert!(matches!(
-        root.resolve_for_write("out/new.txt", false),
-        Err(RootPathError::Escapes { .. })
+        root.open_file("d"),
+        Err(RootPathError::IsADirectory { .. })
     ));
     assert!(matches!(
-        root.resolve_for_write("secret", false),
-        Err(RootPathError::Escapes { .. })
+        root.open_dir("f"),
+        Err(RootPathError::NotADirectory { .. })
     ));
-    assert!(!outside.join("new.txt").exists());
+    assert!(root.check_write("f", false).unwrap().exists);
 }
 
-#[cfg(unix)]
 #[test]
-fn links_inside_the_root_are_followed() {
-    use std::os::unix::fs::symlink;
+fn reads_are_capped_while_reading() {
     let scratch = Scratch::new();
     let (root, dir, _) = scratch.root();
-    std::fs::create_dir(dir.join("real")).unwrap();
-    symlink(dir.join("real"), dir.join("alias")).unwrap();
-    assert_eq!(root.resolve_existing("alias").unwrap().rel, "real");
+    std::fs::write(dir.join("big"), vec![b'x'; 10]).unwrap();
     assert_eq!(
-        root.resolve_for_write("alias/x.txt", false).unwrap().rel,
-        "real/x.txt"
+        root.open_file("big")
+            .unwrap()
+            .read_capped(10)
+            .unwrap()
+            .len(),
+        10
     );
+    assert!(matches!(
+        root.open_file("big").unwrap().read_capped(9),
+        Err(RootPathError::TooLarge { limit: 9, .. })
+    ));
+}
+
+#[test]
+fn host_files_must_be_regular_and_are_read_capped() {
+    let scratch = Scratch::new();
+    let path = scratch.0.join("config.toml");
+    std::fs::write(&path, "a = 1\n").unwrap();
+    assert_eq!(read_regular(&path, 6).unwrap(), b"a = 1\n");
+    assert!(matches!(
+        read_regular(&path, 5),
+        Err(FileError::TooLarge { limit: 5 })
+    ));
+    assert!(matches!(
+        read_regular(&scratch.0, 5),
+        Err(FileError::NotRegular {
+            kind: FileKind::Directory
+        })
+    ));
+    assert!(matches!(
+        read_capped(std::io::repeat(7), 64),
+        Err(FileError::TooLarge { .. })
+    ));
 }
 
 #[cfg(unix)]
-#[test]
-fn dangling_links_are_refused() {
+mod unix {
     use std::os::unix::fs::symlink;
-    let scratch = Scratch::new();
-    let (root, dir, outside) = scratch.root();
-    symlink(outside.join("gone"), dir.join("link")).unwrap();
-    symlink(outside.join("gone-dir"), dir.join("dirlink")).unwrap();
-    assert!(matches!(
-        root.resolve_existing("link"),
-        Err(RootPathError::DanglingSymlink { .. })
-    ));
-    assert!(matches!(
-        root.resolve_for_write("link", false),
-        Err(RootPathError::DanglingSymlink { ref path }) if path == "link"
-    ));
-    assert!(matches!(
-        root.resolve_for_write("dirlink/x.txt", true),
-        Err(RootPathError::DanglingSymlink { ref path }) if path == "dirlink"
-    ));
-    assert!(!outside.join("gone").exists() && !outside.join("gone-dir").exists());
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    fn mkfifo(path: &Path) {
+        let status = Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(status.success(), "mkfifo {}", path.display());
+    }
+
+    #[test]
+    fn links_that_lead_out_are_refused() {
+        let scratch = Scratch::new();
+        let (root, dir, outside) = scratch.root();
+        std::fs::write(outside.join("secret"), "x").unwrap();
+        symlink(&outside, dir.join("out")).unwrap();
+        symlink(outside.join("secret"), dir.join("secret")).unwrap();
+        symlink("../outside/secret", dir.join("relative")).unwrap();
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        symlink("../../outside", dir.join("sub/up")).unwrap();
+        for path in ["out", "out/secret", "secret", "relative", "sub/up/secret"] {
+            assert!(
+                matches!(root.open_file(path), Err(RootPathError::Escapes { .. })),
+                "{path}"
+            );
+        }
+        assert!(matches!(
+            root.open_dir("out"),
+            Err(RootPathError::Escapes { .. })
+        ));
+        for path in ["out/new.txt", "secret", "sub/up/new.txt"] {
+            assert!(
+                matches!(
+                    root.create_file(path, CreateMode::Truncate, true),
+                    Err(RootPathError::Escapes { .. })
+                ),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(outside.join("secret")).unwrap(),
+            "x"
+        );
+        assert!(!outside.join("new.txt").exists());
+    }
+
+    #[test]
+    fn links_inside_the_root_are_followed() {
+        let scratch = Scratch::new();
+        let (root, dir, _) = scratch.root();
+        std::fs::create_dir(dir.join("real")).unwrap();
+        std::fs::write(dir.join("real/a.txt"), "a").unwrap();
+        symlink(dir.join("real"), dir.join("alias")).unwrap();
+        symlink("real/a.txt", dir.join("rel-link")).unwrap();
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        symlink("../real", dir.join("sub/back")).unwrap();
+        assert_eq!(root.open_dir("alias").unwrap().rel(), "real");
+        assert_eq!(root.open_file("rel-link").unwrap().rel(), "real/a.txt");
+        assert_eq!(read(&root, "sub/back/a.txt").unwrap(), "a");
+        let file = root
+            .create_file("alias/x.txt", CreateMode::New, false)
+            .unwrap();
+        assert_eq!(file.rel(), "real/x.txt");
+        assert!(dir.join("real/x.txt").is_file());
+    }
+
+    #[test]
+    fn dangling_links_are_refused() {
+        let scratch = Scratch::new();
+        let (root, dir, outside) = scratch.root();
+        symlink("gone", dir.join("link")).unwrap();
+        symlink("gone-dir", dir.join("dirlink")).unwrap();
+        symlink(outside.join("gone"), dir.join("outlink")).unwrap();
+        assert!(matches!(
+            root.open_file("link"),
+            Err(RootPathError::DanglingSymlink { ref path }) if path == "link"
+        ));
+        assert!(matches!(
+            root.create_file("link", CreateMode::Truncate, false),
+            Err(RootPathError::DanglingSymlink { ref path }) if path == "link"
+        ));
+        assert!(matches!(
+            root.create_file("dirlink/x.txt", CreateMode::New, true),
+            Err(RootPathError::DanglingSymlink { ref path }) if path == "dirlink"
+        ));
+        assert!(matches!(
+            root.create_file("outlink", CreateMode::Truncate, true),
+            Err(RootPathError::Escapes { .. })
+        ));
+        assert!(!dir.join("gone").exists() && !dir.join("gone-dir").exists());
+        assert!(!outside.join("gone").exists());
+    }
+
+    #[test]
+    fn link_loops_end() {
+        let scratch = Scratch::new();
+        let (root, dir, _) = scratch.root();
+        symlink("b", dir.join("a")).unwrap();
+        symlink("a", dir.join("b")).unwrap();
+        let err = root.open_file("a").unwrap_err();
+        assert!(matches!(err, RootPathError::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn fifos_are_refused_at_once() {
+        let scratch = Scratch::new();
+        let (root, dir, _) = scratch.root();
+        mkfifo(&dir.join("pipe"));
+        let started = Instant::now();
+        for result in [
+            root.open_file("pipe").map(drop),
+            root.create_file("pipe", CreateMode::Truncate, false)
+                .map(drop),
+            root.create_file("pipe", CreateMode::Append, false)
+                .map(drop),
+            root.check_write("pipe", false).map(drop),
+            root.open_dir("")
+                .and_then(|d| d.open_file("pipe".as_ref()))
+                .map(drop),
+        ] {
+            assert!(
+                matches!(
+                    result,
+                    Err(RootPathError::NotRegular {
+                        kind: FileKind::Fifo,
+                        ..
+                    })
+                ),
+                "{result:?}"
+            );
+        }
+        // Without a writer, opening a FIFO to read blocks: nothing here waited.
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn hard_links_are_refused_unless_allowed() {
+        let scratch = Scratch::new();
+        let (root, dir, outside) = scratch.root();
+        std::fs::write(outside.join("secret"), "TOPSECRET").unwrap();
+        std::fs::hard_link(outside.join("secret"), dir.join("linked")).unwrap();
+        assert!(matches!(
+            root.open_file("linked"),
+            Err(RootPathError::HardLinked { links: 2, .. })
+        ));
+        assert!(matches!(
+            root.create_file("linked", CreateMode::Truncate, false),
+            Err(RootPathError::HardLinked { .. })
+        ));
+        assert!(matches!(
+            root.open_dir("").unwrap().open_file("linked".as_ref()),
+            Err(RootPathError::HardLinked { .. })
+        ));
+        // The refused truncation did not happen.
+        assert_eq!(
+            std::fs::read_to_string(outside.join("secret")).unwrap(),
+            "TOPSECRET"
+        );
+        let allowing = root.clone().allow_hard_links(true);
+        assert_eq!(read(&allowing, "linked").unwrap(), "TOPSECRET");
+    }
+
+    #[test]
+    fn listing_reports_links_without_following_them() {
+        let scratch = Scratch::new();
+        let (root, dir, outside) = scratch.root();
+        std::fs::write(dir.join("a.txt"), "abc").unwrap();
+        std::fs::create_dir(dir.join("d")).unwrap();
+        symlink(&outside, dir.join("out")).unwrap();
+        mkfifo(&dir.join("pipe"));
+        let top = root.open_dir("").unwrap();
+        let mut entries: Vec<(String, FileKind, u64)> = top
+            .entries()
+            .unwrap()
+            .map(|e| e.map(|e| (e.rel().to_owned(), e.kind(), e.size())).unwrap())
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let kinds: Vec<(&str, FileKind)> =
+            entries.iter().map(|(r, k, _)| (r.as_str(), *k)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("a.txt", FileKind::File),
+                ("d", FileKind::Directory),
+                ("out", FileKind::Symlink),
+                ("pipe", FileKind::Fifo)
+            ]
+        );
+        assert_eq!(entries[0].2, 3);
+        assert_eq!(top.open_dir("d".as_ref()).unwrap().rel(), "d");
+        assert!(matches!(
+            top.open_dir("out".as_ref()),
+            Err(RootPathError::NotADirectory { .. })
+        ));
+        assert!(matches!(
+            top.open_file("out".as_ref()),
+            Err(RootPathError::NotRegular {
+                kind: FileKind::Symlink,
+                ..
+            })
+        ));
+        for name in ["..", ".", "", "a/b"] {
+            assert!(top.open_dir(name.as_ref()).is_err(), "{name:?}");
+        }
+        let mut text = String::new();
+        top.open_file("a.txt".as_ref())
+            .unwrap()
+            .as_file()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "abc");
+    }
 }
 
 #[test]

@@ -338,11 +338,14 @@ impl PluginHostBuilder {
 
         // Providers are not tools: their client is not held to a tool's scope.
         let unscoped = http.unrestricted();
+        // Children never inherit a value the host knows to be secret.
+        let redactor = Redactor::new();
+        let spawn = self.spawn.redacting(&redactor);
         let built = shared::build(
             loaded.shares,
             self.services,
             &unscoped,
-            &self.spawn,
+            &spawn,
             &mut diagnostics,
         );
 
@@ -360,14 +363,14 @@ impl PluginHostBuilder {
                     approval: self.approval,
                     before: self.before,
                     after: self.after,
-                    redactor: Redactor::new(),
+                    redactor,
                     max_argument_bytes: self.max_argument_bytes,
                 },
                 env: ScopeEnv {
                     credentials: self.credentials,
                     http,
                     unscoped,
-                    spawn: self.spawn,
+                    spawn,
                     files_roots: self.files_roots,
                 },
                 diagnostics,

@@ -7,9 +7,13 @@
 //! order they apply:
 //!
 //! 1. The base environment (the host's, read at each spawn, or one given to
-//!    [`ProcessSpawnPolicy::with_base_env`]) loses every deny-listed name
-//!    ([`ProcessSpawnPolicy::is_denied`]). Over-denying is cheap, because a request can
-//!    still pass the variable explicitly; under-denying leaks, so the rule errs wide.
+//!    [`ProcessSpawnPolicy::with_base_env`]) loses every deny-listed variable: a name
+//!    [`ProcessSpawnPolicy::is_denied`] matches, a value holding a URL with a password
+//!    (`scheme://user:pass@host`), and a value containing any secret a
+//!    [`Redactor`] given to [`ProcessSpawnPolicy::redacting`] knows (a host's policy is
+//!    given the host's redactor, so every key the host has learnt is covered, wherever it
+//!    sits in a variable). Over-denying is cheap, because a request can still pass the
+//!    variable explicitly; under-denying leaks, so the rule errs wide.
 //! 2. Variables the request sets or removes explicitly are applied next and never
 //!    filtered: the caller decided that this one process sees this value, and no other
 //!    process does.
@@ -30,6 +34,7 @@ mod run;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -39,7 +44,8 @@ pub use error::SpawnError;
 pub use request::{ProcessSpawnContext, ProcessSpawnHook, ProcessSpawnRequest};
 pub use run::ProcessOutput;
 
-use denylist::is_secret_name;
+use crate::redact::Redactor;
+use denylist::{has_url_password, is_secret_name};
 
 /// Where the base environment comes from.
 #[derive(Clone)]
@@ -55,6 +61,8 @@ struct PolicyInner {
     base: BaseEnv,
     /// Host-added names; compared ignoring ASCII case.
     denied: Vec<String>,
+    /// Whose known secrets no inherited value may contain.
+    redactors: Vec<Redactor>,
     hooks: Vec<ProcessSpawnHook>,
 }
 
@@ -93,6 +101,7 @@ impl ProcessSpawnPolicy {
             inner: Arc::new(PolicyInner {
                 base,
                 denied: Vec::new(),
+                redactors: Vec::new(),
                 hooks: Vec::new(),
             }),
         }
@@ -109,6 +118,29 @@ impl ProcessSpawnPolicy {
         self
     }
 
+    /// Also drop every inherited variable whose value contains a secret `redactor`
+    /// knows, now or later (clones of a redactor share its values, so one added after
+    /// this call counts). Explicit variables are not checked: the caller chose them.
+    ///
+    /// ```
+    /// use oscova_core::{process::ProcessSpawnPolicy, process::ProcessSpawnRequest, redact::Redactor};
+    ///
+    /// let redactor = Redactor::new();
+    /// let policy = ProcessSpawnPolicy::with_base_env([("NOTE", "key sk-known-1234 here")])
+    ///     .redacting(&redactor);
+    /// redactor.add("sk-known-1234");
+    /// let context = policy.prepare(ProcessSpawnRequest::new("env"))?;
+    /// assert!(context.env.is_empty());
+    /// # Ok::<(), oscova_core::process::SpawnError>(())
+    /// ```
+    #[must_use]
+    pub fn redacting(mut self, redactor: &Redactor) -> Self {
+        Arc::make_mut(&mut self.inner)
+            .redactors
+            .push(redactor.clone());
+        self
+    }
+
     /// Append a host hook; hooks run in order after everything else.
     #[must_use]
     pub fn hook(
@@ -122,16 +154,25 @@ impl ProcessSpawnPolicy {
     /// Whether a variable name is removed by the deny-list.
     ///
     /// Names compare ignoring ASCII case. A name is denied when it:
-    /// - is `API_KEY`, `TOKEN`, `SECRET` or `PASSWORD`;
-    /// - ends with `_API_KEY`, `_TOKEN`, `_SECRET` or `_PASSWORD`;
+    /// - contains `PASSWORD`, `PASSWD`, `SECRET`, `TOKEN`, `CREDENTIAL` or `PRIVATE`
+    ///   (`PGPASSWORD`, `AWS_SECRET_ACCESS_KEY`, `CREDENTIALS`, `Auth__ClientSecret`);
+    /// - ends with `_KEY`, `_APIKEY`, `_PAT`, `_AUTH`, `_PWD`, `_DSN` or `_WEBHOOK_URL`
+    ///   (`SECRET_KEY`, `AZURE_OPENAI_KEY`, `GITHUB_PAT`, `NPM_AUTH`, `MYSQL_PWD`,
+    ///   `SENTRY_DSN`, `SLACK_WEBHOOK_URL`), or is `KEY`, `APIKEY` or `DSN`; the
+    ///   underscore keeps `PWD` (the working directory), `OLDPWD` and `MONKEY` out;
+    /// - names a data store's address: ends with `_URL`, `_URI` or `_CONNECTION_STRING`
+    ///   and has a word starting with `DATABASE`, `DB`, `REDIS`, `MONGO`, `AMQP`, `RABBIT`,
+    ///   `POSTGRES`, `PG`, `MYSQL`, `MARIADB`, `MSSQL`, `SQL`, `ELASTIC`, `OPENSEARCH`,
+    ///   `CLICKHOUSE`, `CASSANDRA`, `KAFKA` or `MEMCACHE` (`DATABASE_URL`, `REDIS_URL`,
+    ///   `MONGODB_URI`);
     /// - has the `Section__Key` form (as .NET-style configuration binds nested keys) and
-    ///   its last `__`-separated part ends with `ApiKey`, `API_KEY`, `Token`, `Secret` or
-    ///   `Password`. No underscore is required there, so `Telegram__BotToken` and
-    ///   `Auth__ClientSecret` are denied along with `OpenAI__ApiKey`;
+    ///   its last part ends with `Key`, `Pat`, `Auth`, `Pwd`, `Dsn`, `WebhookUrl` or
+    ///   `ConnectionString` (`OpenAI__ApiKey`, `Jwt__SigningKey`), or one part is
+    ///   `ConnectionStrings`;
     /// - was added with [`deny`](Self::deny).
     ///
-    /// Names such as `AWS_SECRET_ACCESS_KEY` or `DATABASE_URL` carry secrets without
-    /// matching these rules; hosts that have them add them with [`deny`](Self::deny).
+    /// `PATH`, `HOME`, `LANG`, `PWD`, `TERM` and `TZ` pass. Values are judged too, when
+    /// the environment is prepared: see the module docs.
     pub fn is_denied(&self, name: &str) -> bool {
         is_secret_name(name)
             || self
@@ -145,6 +186,18 @@ impl ProcessSpawnPolicy {
         // A name that is not UTF-8 is judged on its readable part; the replacement
         // character never hides a suffix.
         self.is_denied(&name.to_string_lossy())
+    }
+
+    /// Whether an inherited value is a secret whatever its name: it holds a URL with a
+    /// password, or a value one of the policy's redactors knows.
+    fn is_secret_value(&self, value: &OsStr) -> bool {
+        let text = value.to_string_lossy();
+        has_url_password(&text)
+            || self
+                .inner
+                .redactors
+                .iter()
+                .any(|redactor| matches!(redactor.redact(&text), Cow::Owned(_)))
     }
 
     /// Builds the context: the base environment minus the deny-list, plus the request's
@@ -166,12 +219,16 @@ impl ProcessSpawnPolicy {
             origin,
         } = request;
 
-        let keep = |name: &OsStr| valid_env_name(name) && !self.is_denied_os(name);
+        let keep = |name: &OsStr, value: &OsStr| {
+            valid_env_name(name) && !self.is_denied_os(name) && !self.is_secret_value(value)
+        };
         let mut env: BTreeMap<OsString, OsString> = match &self.inner.base {
-            BaseEnv::Host => std::env::vars_os().filter(|(name, _)| keep(name)).collect(),
+            BaseEnv::Host => std::env::vars_os()
+                .filter(|(name, value)| keep(name, value))
+                .collect(),
             BaseEnv::Fixed(vars) => vars
                 .iter()
-                .filter(|(name, _)| keep(name))
+                .filter(|(name, value)| keep(name, value))
                 .map(|(name, value)| (name.clone(), value.clone()))
                 .collect(),
         };
@@ -243,6 +300,7 @@ impl fmt::Debug for ProcessSpawnPolicy {
         f.debug_struct("ProcessSpawnPolicy")
             .field("base", &base)
             .field("denied", &self.inner.denied)
+            .field("redactors", &self.inner.redactors.len())
             .field("hooks", &self.inner.hooks.len())
             .finish()
     }

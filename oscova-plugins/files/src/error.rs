@@ -2,7 +2,11 @@
 //!
 //! Rules: messages name paths as the model wrote them (relative to the
 //! files root), never the host's absolute paths, and say what to do
-//! instead; I/O errors keep their source.
+//! instead; I/O errors keep their source. A refusal of the root itself is
+//! [`FilesError::Root`], the [`RootPathError`] wrapped (not copied variant
+//! by variant, so a refusal added to `oscova-core` reaches the model as
+//! it is), with the advice of [`RootPathError::hint`] or, where it names
+//! one of this plugin's arguments, this plugin's own.
 
 use std::io;
 
@@ -12,72 +16,9 @@ use oscova_core::fs::RootPathError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FilesError {
-    /// An absolute path (`/etc/passwd`, `C:\x`).
-    #[error(
-        "`{path}` is an absolute path; paths are relative to your files root, like `notes/todo.txt`"
-    )]
-    Absolute {
-        /// The path as given.
-        path: String,
-    },
-    /// A path with a `..` component.
-    #[error("`{path}` contains `..`; paths must stay inside your files root")]
-    ParentDir {
-        /// The path as given.
-        path: String,
-    },
-    /// A path that resolves outside the root through a symbolic link.
-    #[error("`{path}` leads outside your files root through a symbolic link, so it cannot be used")]
-    Escapes {
-        /// The path as given.
-        path: String,
-    },
-    /// A symbolic link whose target does not exist.
-    #[error("`{path}` is a symbolic link to something that does not exist; refusing to use it")]
-    DanglingSymlink {
-        /// The path as given.
-        path: String,
-    },
-    /// A path that is not usable at all (an empty file name, a NUL byte).
-    #[error("`{path}` is not a usable path: {reason}")]
-    InvalidPath {
-        /// The path as given.
-        path: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// Nothing at this path.
-    #[error("`{path}` does not exist; call list to see what is there")]
-    NotFound {
-        /// The path as given.
-        path: String,
-    },
-    /// The parent directory of a file to write does not exist.
-    #[error("the directory `{path}` does not exist; pass `create_dirs: true` to create it")]
-    MissingParent {
-        /// The missing directory, relative to the root.
-        path: String,
-    },
-    /// A directory was needed.
-    #[error("`{path}` is a file, not a directory")]
-    NotADirectory {
-        /// The path as given.
-        path: String,
-    },
-    /// A file was needed.
-    #[error("`{path}` is a directory; call list to see its contents")]
-    IsADirectory {
-        /// The path as given.
-        path: String,
-    },
-    /// `mode: create` and the file is there.
-    #[error(
-        "`{path}` already exists; pass mode `overwrite` to replace it or `append` to add to it"
-    )]
-    AlreadyExists {
-        /// The path as given.
-        path: String,
-    },
+    /// The root refused the path, or the file system failed under it.
+    #[error("{0}{hint}", hint = hint(.0))]
+    Root(#[from] RootPathError),
     /// The file is not text.
     #[error(
         "`{path}` looks binary ({size} bytes, contains NUL bytes); these tools handle text only"
@@ -127,13 +68,6 @@ pub enum FilesError {
         /// The user's id.
         user: String,
     },
-    /// The root could not be created or opened.
-    #[error("your files root is not available: {source}")]
-    RootUnavailable {
-        /// The I/O error.
-        #[source]
-        source: io::Error,
-    },
     /// The call was cancelled.
     #[error("the call was cancelled")]
     Cancelled,
@@ -162,42 +96,58 @@ impl FilesError {
     }
 }
 
-impl From<RootPathError> for FilesError {
-    /// The root's refusal in this plugin's words.
-    fn from(error: RootPathError) -> Self {
-        match error {
-            RootPathError::Absolute { path } => Self::Absolute { path },
-            RootPathError::ParentDir { path } => Self::ParentDir { path },
-            RootPathError::NulByte { path } => Self::InvalidPath {
-                path,
-                reason: "it contains a NUL byte",
-            },
-            RootPathError::NoFileName { path } => Self::InvalidPath {
-                path,
-                reason: "it names no file; give a file name such as `notes.txt`",
-            },
-            RootPathError::Escapes { path } => Self::Escapes { path },
-            RootPathError::DanglingSymlink { path } => Self::DanglingSymlink { path },
-            RootPathError::NotFound { path } => Self::NotFound { path },
-            RootPathError::MissingParent { path } => Self::MissingParent { path },
-            RootPathError::NotADirectory { path } => Self::NotADirectory { path },
-            RootPathError::IsADirectory { path } => Self::IsADirectory { path },
-            RootPathError::RootUnavailable { source } => Self::RootUnavailable { source },
-            RootPathError::Io {
-                action,
-                path,
-                source,
-            } => Self::Io {
-                action,
-                path,
-                source,
-            },
-            // A refusal added to oscova-core after this plugin was written.
-            other => Self::Io {
-                action: "use",
-                path: other.path().unwrap_or_default().to_owned(),
-                source: io::Error::other(other),
-            },
+/// What the model can do about a root refusal, in this plugin's words
+/// where the advice names its tools or arguments.
+fn hint(error: &RootPathError) -> &'static str {
+    match error {
+        RootPathError::NotFound { .. } => "; call list to see what is there",
+        RootPathError::IsADirectory { .. } => "; call list to see its contents",
+        RootPathError::AlreadyExists { .. } => {
+            "; pass mode `overwrite` to replace it or `append` to add to it"
         }
+        other => other.hint(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use oscova_core::fs::FileKind;
+
+    use super::*;
+
+    #[test]
+    fn root_refusals_are_wrapped_with_advice() {
+        let shown = |e: RootPathError| FilesError::from(e).to_string();
+        assert_eq!(
+            shown(RootPathError::NotFound {
+                path: "a.txt".into()
+            }),
+            "`a.txt` does not exist; call list to see what is there"
+        );
+        assert_eq!(
+            shown(RootPathError::AlreadyExists {
+                path: "a.txt".into()
+            }),
+            "`a.txt` already exists; pass mode `overwrite` to replace it or `append` to add to it"
+        );
+        assert_eq!(
+            shown(RootPathError::Absolute {
+                path: "/etc".into()
+            }),
+            "`/etc` is an absolute path; paths are relative to your files root, like `notes/todo.txt`"
+        );
+        // A refusal this plugin never names still reaches the model whole.
+        assert_eq!(
+            shown(RootPathError::NotRegular {
+                path: "pipe".into(),
+                kind: FileKind::Fifo
+            }),
+            "`pipe` is a FIFO (named pipe), not a regular file; only regular files are read or written"
+        );
+        let wrapped = FilesError::from(RootPathError::NotFound { path: "x".into() });
+        assert!(matches!(
+            wrapped,
+            FilesError::Root(RootPathError::NotFound { .. })
+        ));
     }
 }

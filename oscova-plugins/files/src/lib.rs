@@ -12,6 +12,33 @@
 //! root: absolute paths, `..`, and symbolic links that lead out of the root
 //! are refused with an error saying so (the rules of [`oscova_core::fs`]).
 //!
+//! # What the root promises
+//!
+//! - **No escape, even under a race.** Every path is walked one component
+//!   at a time beneath an open handle of the root, and each file or
+//!   directory is used through the handle that was checked, never reopened
+//!   by path. A directory swapped for a link to somewhere else while a call
+//!   runs makes that step fail or be looked at again; it is never followed
+//!   out. `list` and `search` go down through directory handles and follow
+//!   no link at all (links are listed as links).
+//! - **Regular files only.** A FIFO, device or socket is never read or
+//!   written (a write to a FIFO used to hang the call and the server); it
+//!   is refused before anything opens it, and every open is non-blocking
+//!   and checked on the handle. Reads are capped while reading.
+//! - **Hard links are refused.** A hard link to a file outside the root is
+//!   that file under a second name, and nothing can tell it apart from the
+//!   root's own files, so a file with more than one link is refused (and
+//!   skipped by `search`) unless the host allows it with
+//!   [`FilesPlugin::allow_hard_links`], for roots nobody else can link into.
+//! - **Bounded work.** Reads, writes, listings and searches have caps
+//!   ([`FileLimits`]); a glob is matched in at most pattern × path steps
+//!   (no backtracking blow-up), a walk goes at most 64 directories deep,
+//!   and the call's cancellation token is checked between entries, inside
+//!   large directories and inside large files.
+//! - **Names are shown as one line.** In the text for the model, a name's
+//!   control characters (a newline, ESC) and bidirectional controls are
+//!   escaped (`\n`, `\u{1b}`); the details carry the exact names.
+//!
 //! # Tutorial
 //!
 //! A host decides where each user's files live by giving the plugin a root
@@ -62,6 +89,7 @@
 )]
 
 mod error;
+mod glob;
 mod ops;
 mod search;
 mod text;
@@ -98,6 +126,7 @@ pub use oscova_core::fs::{DEFAULT_BASE, ROOT_ENV, RootResolver, user_dir_name};
 pub struct FilesPlugin {
     roots: Option<RootResolver>,
     limits: FileLimits,
+    hard_links: bool,
 }
 
 impl FilesPlugin {
@@ -108,6 +137,7 @@ impl FilesPlugin {
         Self {
             roots: Some(Arc::new(resolver)),
             limits: FileLimits::default(),
+            hard_links: false,
         }
     }
 
@@ -121,6 +151,16 @@ impl FilesPlugin {
         self.limits = limits;
         self
     }
+
+    /// Lets the tools read and write files with more than one hard link
+    /// (default: refused, since another name of such a file may be outside
+    /// the root and no check can tell). Allow it only for roots nobody
+    /// else can link into.
+    #[must_use]
+    pub fn allow_hard_links(mut self, allow: bool) -> Self {
+        self.hard_links = allow;
+        self
+    }
 }
 
 impl Default for FilesPlugin {
@@ -130,6 +170,7 @@ impl Default for FilesPlugin {
         Self {
             roots: None,
             limits: FileLimits::default(),
+            hard_links: false,
         }
     }
 }
@@ -138,6 +179,7 @@ impl fmt::Debug for FilesPlugin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FilesPlugin")
             .field("limits", &self.limits)
+            .field("hard_links", &self.hard_links)
             .finish_non_exhaustive()
     }
 }
@@ -145,10 +187,12 @@ impl fmt::Debug for FilesPlugin {
 impl AgentPlugin for FilesPlugin {
     fn configure(&self, builder: &mut AgentPluginBuilder) {
         let roots = self.roots.clone();
-        let limits = self.limits.clone();
+        let (limits, hard_links) = (self.limits.clone(), self.hard_links);
         builder.add_toolset(move |ctx: &AgentPluginContext| {
             match fs::root_for(roots.as_ref(), ctx) {
-                Some(root) => Ok(FilesToolset::new(root, limits.clone())),
+                Some(root) => {
+                    Ok(FilesToolset::new(root, limits.clone()).allow_hard_links(hard_links))
+                }
                 None => Err(FilesError::NoRoot {
                     user: ctx.user_id().to_owned(),
                 }),

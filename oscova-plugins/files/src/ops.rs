@@ -1,24 +1,26 @@
 //! `list`, `read` and `write`, as plain blocking functions over a
 //! [`UserRoot`].
 //!
-//! Rules: every path goes through [`UserRoot::resolve_existing`] or
-//! [`UserRoot::resolve_for_write`] first; reads never return more than the
-//! cap, and a partial read says where the next one starts; writes are text, capped,
-//! and `create` (the default) never replaces an existing file, opened with
-//! `create_new` so it cannot race another writer or follow a link.
+//! Rules: every path is opened through [`UserRoot::open_dir`],
+//! [`UserRoot::open_file`] or [`UserRoot::create_file`], which hand back
+//! an open handle (so nothing is checked by path and used later) and
+//! refuse anything but a regular file; reads never return more than the
+//! cap, and a partial read says where the next one starts; writes are
+//! text, capped, and `create` (the default) never replaces an existing
+//! file, opened with `O_EXCL` so it cannot race another writer or follow a
+//! link.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 
 use oscova_core::CancellationToken;
 use oscova_core::ToolResult;
-use oscova_core::fs::UserRoot;
+use oscova_core::fs::{CreateMode, UserRoot};
 use oscova_core::serde_json::json;
 use serde::Serialize;
 
 use crate::FileLimits;
 use crate::error::FilesError;
-use crate::text::{decode, looks_binary};
+use crate::text::{decode, escaped, looks_binary};
 use crate::walk::{Flow, Kind, walk};
 
 /// How `write` treats an existing file.
@@ -57,15 +59,11 @@ pub(crate) fn list(
     recursive: bool,
     cancel: &CancellationToken,
 ) -> Result<ToolResult, FilesError> {
-    let dir = root.resolve_existing(path)?;
-    if !dir.abs.is_dir() {
-        return Err(FilesError::NotADirectory {
-            path: path.to_owned(),
-        });
-    }
-    let canonical_root = root.open()?;
+    let dir = root.open_dir(path)?;
+    let shown_dir = escaped(shown(dir.rel())).into_owned();
+    let dir_rel = dir.rel().to_owned();
     let mut entries = Vec::new();
-    let walked = walk(&canonical_root, &dir.abs, recursive, cancel, |entry| {
+    let walked = walk(dir, recursive, cancel, |entry, _| {
         if entries.len() >= limits.max_list_entries {
             return Flow::Stop;
         }
@@ -77,17 +75,19 @@ pub(crate) fn list(
         Flow::Continue
     })?;
     let mut content = if entries.is_empty() {
-        format!("`{}` is empty.", shown(&dir.rel))
+        format!("`{shown_dir}` is empty.")
     } else {
-        format!("`{}` ({} entries):", shown(&dir.rel), entries.len())
+        format!("`{shown_dir}` ({} entries):", entries.len())
     };
     for Listed { path, kind, size } in &entries {
         content.push('\n');
+        // A name may hold a newline: escaped, it cannot pose as another entry.
+        let path = escaped(path);
         content.push_str(&match (kind, size) {
             (Kind::Dir, _) => format!("{path}/"),
             (Kind::Symlink, _) => format!("{path} (symbolic link)"),
             (_, Some(size)) => format!("{path} ({size} bytes)"),
-            _ => path.clone(),
+            _ => path.into_owned(),
         });
     }
     if walked.stopped {
@@ -97,7 +97,7 @@ pub(crate) fn list(
         ));
     }
     Ok(ToolResult::text(content).with_details(json!({
-        "path": dir.rel,
+        "path": dir_rel,
         "entries": entries,
         "truncated": walked.stopped,
         "unreadable_dirs": walked.unreadable,
@@ -112,21 +112,9 @@ pub(crate) fn read(
     offset: Option<u64>,
     length: Option<u64>,
 ) -> Result<ToolResult, FilesError> {
-    let file = root.resolve_existing(path)?;
-    let meta = fs::metadata(&file.abs).map_err(FilesError::io("read", path))?;
-    if meta.is_dir() {
-        return Err(FilesError::IsADirectory {
-            path: path.to_owned(),
-        });
-    }
-    if !meta.is_file() {
-        // A FIFO or device would block or never end.
-        return Err(FilesError::InvalidPath {
-            path: path.to_owned(),
-            reason: "it is not a regular file",
-        });
-    }
-    let size = meta.len();
+    // A regular file with one link, checked on the handle that is read.
+    let file = root.open_file(path)?;
+    let size = file.size();
     let offset = offset.unwrap_or(0);
     if offset > size {
         return Err(FilesError::OffsetPastEnd {
@@ -138,7 +126,7 @@ pub(crate) fn read(
     let wanted = length.unwrap_or(limits.max_read_bytes);
     let take = wanted.min(limits.max_read_bytes).min(size - offset);
     let mut bytes = Vec::new();
-    let mut handle = fs::File::open(&file.abs).map_err(FilesError::io("read", path))?;
+    let mut handle = file.as_file();
     handle
         .seek(SeekFrom::Start(offset))
         .and_then(|_| handle.take(take).read_to_end(&mut bytes))
@@ -176,7 +164,7 @@ pub(crate) fn read(
         content.push_str(&format!("\n\n[{}]", notes.join("; ")));
     }
     Ok(ToolResult::text(content).with_details(json!({
-        "path": file.rel,
+        "path": file.rel(),
         "size": size,
         "offset": start,
         "end": end,
@@ -202,23 +190,14 @@ pub(crate) fn write(
             limit: limits.max_write_bytes,
         });
     }
-    let target = root.resolve_for_write(path, create_dirs)?;
-    let existed = target.abs.exists();
-    let mut options = OpenOptions::new();
-    match mode {
-        WriteMode::Create => options.write(true).create_new(true),
-        WriteMode::Overwrite => options.write(true).create(true).truncate(true),
-        WriteMode::Append => options.append(true).create(true),
+    let opened = match mode {
+        WriteMode::Create => CreateMode::New,
+        WriteMode::Overwrite => CreateMode::Truncate,
+        WriteMode::Append => CreateMode::Append,
     };
-    let mut file = options.open(&target.abs).map_err(|e| {
-        if e.kind() == io::ErrorKind::AlreadyExists {
-            FilesError::AlreadyExists {
-                path: path.to_owned(),
-            }
-        } else {
-            FilesError::io("write", path)(e)
-        }
-    })?;
+    let target = root.create_file(path, opened, create_dirs)?;
+    let existed = target.existed();
+    let mut file = target.as_file();
     file.write_all(content.as_bytes())
         .and_then(|()| file.flush())
         .map_err(FilesError::io("write", path))?;
@@ -230,10 +209,10 @@ pub(crate) fn write(
     };
     Ok(ToolResult::text(format!(
         "Wrote {size} bytes to `{}` ({verb}; the file now has {total} bytes).",
-        target.rel
+        target.rel()
     ))
     .with_details(json!({
-        "path": target.rel,
+        "path": target.rel(),
         "bytes_written": size,
         "size": total,
         "mode": mode,

@@ -3,28 +3,35 @@
 //! Rules: a glob with a `/` is matched against the path relative to the
 //! search directory (`*` stays within one directory, `**` crosses them);
 //! a glob without one is matched against the file name, so `*.md` finds
-//! Markdown files at any depth. Text is matched per line, case-insensitive
-//! unless asked otherwise. Files over the per-file cap and binary files
-//! are skipped and counted, links are not followed, and the walk stops at
-//! the result cap or the file cap with `truncated` set.
+//! Markdown files at any depth. Globs are [`crate::glob`]'s, whose matching
+//! costs at most the pattern's length times the path's. The call's
+//! cancellation token is checked between entries and, inside a file,
+//! every [`CHECK_EVERY_LINES`] lines. Text is matched per line, case-insensitive
+//! unless asked otherwise. Files over the per-file cap, binary files and
+//! files with more than one hard link are skipped and counted (a file's
+//! size is checked while it is read, not only as the directory reports
+//! it), links are not followed, and the walk stops at the result cap or
+//! the file cap with `truncated` set. Files are opened from the handle of
+//! the directory being walked, never by path.
 
-use std::fs;
-use std::path::Path;
-
-use glob::{MatchOptions, Pattern};
 use oscova_core::CancellationToken;
 use oscova_core::ToolResult;
-use oscova_core::fs::{UserRoot, relative_inside};
+use oscova_core::fs::{RootDir, RootPathError, UserRoot};
 use oscova_core::serde_json::json;
 use serde::Serialize;
 
 use crate::FileLimits;
 use crate::error::FilesError;
-use crate::text::{clip, looks_binary};
-use crate::walk::{Flow, Kind, walk};
+use crate::glob::Glob;
+use crate::text::{clip, escaped, looks_binary};
+use crate::walk::{Entry, Flow, Kind, walk};
 
 /// The longest line excerpt a text match shows.
 const EXCERPT_CHARS: usize = 200;
+
+/// How many lines of a file are scanned between two looks at the
+/// cancellation token.
+const CHECK_EVERY_LINES: usize = 4096;
 
 /// What to search for.
 #[derive(Debug, Clone)]
@@ -48,7 +55,7 @@ struct Hit {
 }
 
 struct Matcher {
-    glob: Option<(Pattern, bool)>,
+    glob: Option<(Glob, bool)>,
     needle: Option<String>,
     case_sensitive: bool,
 }
@@ -63,9 +70,9 @@ impl Matcher {
         {
             None => None,
             Some(p) => {
-                let compiled = Pattern::new(p).map_err(|e| FilesError::BadPattern {
+                let compiled = Glob::new(p).map_err(|reason| FilesError::BadPattern {
                     pattern: p.to_owned(),
-                    reason: e.msg.to_owned(),
+                    reason,
                 })?;
                 Some((compiled, p.contains('/')))
             }
@@ -88,19 +95,14 @@ impl Matcher {
     }
 
     fn path_matches(&self, rel_to_base: &str) -> bool {
-        let Some((pattern, with_dirs)) = &self.glob else {
+        let Some((glob, with_dirs)) = &self.glob else {
             return true;
         };
-        let options = MatchOptions {
-            case_sensitive: true,
-            require_literal_separator: true,
-            require_literal_leading_dot: false,
-        };
         if *with_dirs {
-            pattern.matches_with(rel_to_base, options)
+            glob.matches(rel_to_base)
         } else {
             let name = rel_to_base.rsplit('/').next().unwrap_or(rel_to_base);
-            pattern.matches_with(name, options)
+            glob.matches(name)
         }
     }
 
@@ -121,18 +123,14 @@ pub(crate) fn run(
     cancel: &CancellationToken,
 ) -> Result<ToolResult, FilesError> {
     let matcher = Matcher::new(query)?;
-    let base = root.resolve_existing(&query.path)?;
-    if !base.abs.is_dir() {
-        return Err(FilesError::NotADirectory {
-            path: query.path.clone(),
-        });
-    }
-    let canonical_root = root.open()?;
+    let base = root.open_dir(&query.path)?;
+    let base_rel = base.rel().to_owned();
     let max_results = query.max_results.clamp(1, limits.max_search_results);
     let mut hits = Vec::new();
     let (mut files_seen, mut skipped_large, mut skipped_binary) = (0usize, 0usize, 0usize);
-    let (mut results_capped, mut files_capped) = (false, false);
-    let walked = walk(&canonical_root, &base.abs, true, cancel, |entry| {
+    let mut skipped_linked = 0usize;
+    let (mut results_capped, mut files_capped, mut cancelled) = (false, false, false);
+    let walked = walk(base, true, cancel, |entry, dir| {
         if entry.kind != Kind::File {
             return Flow::Continue;
         }
@@ -141,8 +139,7 @@ pub(crate) fn run(
             files_capped = true;
             return Flow::Stop;
         }
-        let rel_to_base = relative_inside(&base.abs, &entry.abs).unwrap_or_default();
-        if !matcher.path_matches(&rel_to_base) {
+        if !matcher.path_matches(&entry.below) {
             return Flow::Continue;
         }
         if matcher.needle.is_none() {
@@ -155,8 +152,22 @@ pub(crate) fn run(
         } else if entry.size.unwrap_or(0) > limits.max_search_file_bytes {
             skipped_large += 1;
         } else {
-            match search_file(&entry.abs, &matcher, max_results - hits.len()) {
+            let room = max_results - hits.len();
+            match search_file(
+                dir,
+                entry,
+                &matcher,
+                room,
+                limits.max_search_file_bytes,
+                cancel,
+            ) {
+                FileOutcome::Cancelled => {
+                    cancelled = true;
+                    return Flow::Stop;
+                }
                 FileOutcome::Binary => skipped_binary += 1,
+                FileOutcome::Large => skipped_large += 1,
+                FileOutcome::Linked => skipped_linked += 1,
                 FileOutcome::Lines(lines) => {
                     hits.extend(lines.into_iter().map(|(line, text)| Hit {
                         path: entry.rel.clone(),
@@ -174,6 +185,9 @@ pub(crate) fn run(
             Flow::Continue
         }
     })?;
+    if cancelled {
+        return Err(FilesError::Cancelled);
+    }
     let stopped = match (walked.stopped, results_capped, files_capped) {
         (true, true, _) => Some(format!(
             "stopped at {max_results} results; there may be more: narrow the search or raise max_results"
@@ -187,38 +201,61 @@ pub(crate) fn run(
     let skipped = Skipped {
         large: skipped_large,
         binary: skipped_binary,
+        hard_linked: skipped_linked,
         unreadable_dirs: walked.unreadable,
     };
-    Ok(render(query, &base.rel, &hits, stopped, &skipped))
+    Ok(render(query, &base_rel, &hits, stopped, &skipped))
 }
 
 enum FileOutcome {
+    Cancelled,
     Binary,
+    Large,
+    Linked,
     Lines(Vec<(usize, String)>),
 }
 
-fn search_file(path: &Path, matcher: &Matcher, room: usize) -> FileOutcome {
-    let Ok(bytes) = fs::read(path) else {
-        return FileOutcome::Lines(Vec::new());
+/// Looks for the matcher's text in the file `entry` of `dir`, reading at
+/// most `cap` bytes of it.
+fn search_file(
+    dir: &RootDir,
+    entry: &Entry,
+    matcher: &Matcher,
+    room: usize,
+    cap: u64,
+    cancel: &CancellationToken,
+) -> FileOutcome {
+    let bytes = match dir.open_file(&entry.name).and_then(|f| f.read_capped(cap)) {
+        Ok(bytes) => bytes,
+        Err(RootPathError::TooLarge { .. }) => return FileOutcome::Large,
+        Err(RootPathError::HardLinked { .. }) => return FileOutcome::Linked,
+        // Gone, swapped for something else, unreadable: nothing to find.
+        Err(_) => return FileOutcome::Lines(Vec::new()),
     };
     if looks_binary(&bytes) {
         return FileOutcome::Binary;
     }
     let text = String::from_utf8_lossy(&bytes);
-    FileOutcome::Lines(
-        text.lines()
-            .enumerate()
-            .filter(|(_, line)| matcher.line_matches(line))
-            .take(room)
-            .map(|(i, line)| (i + 1, clip(line, EXCERPT_CHARS)))
-            .collect(),
-    )
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if i % CHECK_EVERY_LINES == 0 && cancel.is_cancelled() {
+            return FileOutcome::Cancelled;
+        }
+        if found.len() >= room {
+            break;
+        }
+        if matcher.line_matches(line) {
+            found.push((i + 1, clip(line, EXCERPT_CHARS)));
+        }
+    }
+    FileOutcome::Lines(found)
 }
 
 #[derive(Debug, Serialize)]
 struct Skipped {
     large: usize,
     binary: usize,
+    hard_linked: usize,
     unreadable_dirs: usize,
 }
 
@@ -238,7 +275,7 @@ fn render(
     let under = if base.is_empty() {
         ".".to_owned()
     } else {
-        base.to_owned()
+        escaped(base).into_owned()
     };
     let mut content = if hits.is_empty() {
         format!("No {what} under `{under}`.")
@@ -248,8 +285,10 @@ fn render(
     for hit in hits {
         content.push('\n');
         match (&hit.line, &hit.text) {
-            (Some(line), Some(text)) => content.push_str(&format!("{}:{line}: {text}", hit.path)),
-            _ => content.push_str(&hit.path),
+            (Some(line), Some(text)) => {
+                content.push_str(&format!("{}:{line}: {text}", escaped(&hit.path)));
+            }
+            _ => content.push_str(&escaped(&hit.path)),
         }
     }
     if let Some(stopped) = &stopped {
@@ -261,10 +300,67 @@ fn render(
             skipped.large, skipped.binary
         ));
     }
+    if skipped.hard_linked > 0 {
+        content.push_str(&format!(
+            "\n[skipped {} file(s) with more than one hard link]",
+            skipped.hard_linked
+        ));
+    }
     ToolResult::text(content).with_details(json!({
         "path": base,
         "results": hits,
         "truncated": stopped.is_some(),
         "skipped": skipped,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use oscova_core::fs::UserRoot;
+
+    use super::*;
+
+    fn query(text: &str) -> Query {
+        Query {
+            path: String::new(),
+            pattern: None,
+            text: Some(text.to_owned()),
+            case_sensitive: false,
+            max_results: 10,
+        }
+    }
+
+    /// A cancelled call stops inside a file, not only between entries.
+    #[test]
+    fn a_file_scan_watches_the_cancellation_token() {
+        let base = tempfile::tempdir().unwrap();
+        std::fs::write(base.path().join("big.txt"), "no match\n".repeat(100_000)).unwrap();
+        let dir = UserRoot::new(base.path()).open_dir("").unwrap();
+        let entries = dir
+            .entries()
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let entry = Entry {
+            name: entries[0].name().to_owned(),
+            rel: "big.txt".into(),
+            below: "big.txt".into(),
+            kind: Kind::File,
+            size: Some(entries[0].size()),
+        };
+        let matcher = Matcher::new(&query("needle")).unwrap();
+        let cancel = CancellationToken::new();
+        let outcome = search_file(&dir, &entry, &matcher, 10, 1 << 20, &cancel);
+        assert!(matches!(outcome, FileOutcome::Lines(ref l) if l.is_empty()));
+        cancel.cancel();
+        let outcome = search_file(&dir, &entry, &matcher, 10, 1 << 20, &cancel);
+        assert!(matches!(outcome, FileOutcome::Cancelled));
+        let err = run(
+            &UserRoot::new(base.path()),
+            &FileLimits::default(),
+            &query("x"),
+            &cancel,
+        );
+        assert!(matches!(err, Err(FilesError::Cancelled)));
+    }
 }

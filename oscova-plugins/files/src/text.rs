@@ -4,7 +4,13 @@
 //! return as noise; a byte range that starts or ends inside a UTF-8
 //! character is trimmed to whole characters (the caller reports the range
 //! actually returned, so the next offset continues exactly); whatever is
-//! still not UTF-8 is decoded lossily and flagged.
+//! still not UTF-8 is decoded lossily and flagged. A file name shown in
+//! a tool's text goes through [`escaped`], so a name cannot start a new
+//! line of the listing or carry terminal escapes or bidirectional
+//! overrides; the details keep the exact name (JSON escapes it).
+
+use std::borrow::Cow;
+use std::fmt::Write;
 
 /// Whether the bytes look binary.
 pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
@@ -57,6 +63,32 @@ fn incomplete_tail(bytes: &[u8]) -> usize {
     }
 }
 
+/// `name` with every control character (`\n`, `\r`, `\t`, ESC, DEL, the
+/// C1 range) and every bidirectional control written as an escape
+/// (`\n`, `\u{1b}`), so one name stays one line that reads as it is.
+pub(crate) fn escaped(name: &str) -> Cow<'_, str> {
+    let special = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !name.chars().any(special) {
+        return Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if special(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `line` cut to at most `max` characters, marked when cut.
 pub(crate) fn clip(line: &str, max: usize) -> String {
     let line = line.trim();
@@ -87,6 +119,15 @@ mod tests {
         let d = decode(b"caf\xe9 ok", false);
         assert!(d.lossy);
         assert_eq!(d.text, "caf\u{fffd} ok");
+    }
+
+    #[test]
+    fn names_with_control_characters_stay_one_line() {
+        assert_eq!(escaped("plain name.txt"), "plain name.txt");
+        assert_eq!(escaped("a\nb.txt"), "a\\nb.txt");
+        assert_eq!(escaped("x\r\t\u{1b}[31m"), "x\\r\\t\\u{1b}[31m");
+        assert_eq!(escaped("evil\u{202e}txt.exe"), "evil\\u{202e}txt.exe");
+        assert_eq!(escaped("caf\u{e9}"), "caf\u{e9}");
     }
 
     #[test]

@@ -61,6 +61,14 @@ impl FilesToolset {
             limits,
         }
     }
+
+    /// Whether files with more than one hard link may be read and written
+    /// (default: refused, see [`UserRoot::allow_hard_links`]).
+    #[must_use]
+    pub fn allow_hard_links(mut self, allow: bool) -> Self {
+        self.root = self.root.allow_hard_links(allow);
+        self
+    }
 }
 
 async fn blocking<T: Send + 'static>(
@@ -137,7 +145,9 @@ impl FilesToolset {
             pattern,
             text,
             case_sensitive: case_sensitive.unwrap_or(false),
-            max_results: max_results.map_or(limits.max_search_results, |m| m as usize),
+            max_results: max_results.map_or(limits.max_search_results, |m| {
+                usize::try_from(m).unwrap_or(usize::MAX)
+            }),
         };
         blocking("search", move || {
             search::run(&root, &limits, &query, &cancel)

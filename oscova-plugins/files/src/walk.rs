@@ -1,19 +1,30 @@
 //! Walking a directory tree inside the root, for `list` and `search`.
 //!
-//! Rules: entries come in name order, depth first; symbolic links are
-//! reported as links and never followed, so a walk cannot leave the root or
-//! loop; a subdirectory that cannot be read is counted and skipped, while
-//! the starting directory failing is an error; the walk checks the call's
-//! cancellation token between entries and stops when the visitor says so.
+//! Rules: the walk goes down through directory handles
+//! ([`RootDir::open_dir`]), never through paths, so a directory swapped for
+//! a link while it runs is not followed out of the root; entries come in
+//! name order, depth first; symbolic links are reported as links and never
+//! followed, so a walk cannot leave the root or loop; it goes at most
+//! [`MAX_DEPTH`] directories down (each level holds one open handle); a
+//! subdirectory that cannot be read is counted and skipped, while the
+//! starting directory failing is an error. The call's cancellation token
+//! is checked between entries and, while a directory is read, every
+//! [`CHECK_EVERY`] entries, so a huge directory cannot hold a cancelled
+//! call; the visitor can stop the walk.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
 
 use oscova_core::CancellationToken;
-use oscova_core::fs::relative_inside;
+use oscova_core::fs::{FileKind, RootDir};
 use serde::Serialize;
 
 use crate::error::FilesError;
+
+/// How deep a walk goes below its start.
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// How many entries are read between two looks at the cancellation token.
+pub(crate) const CHECK_EVERY: usize = 256;
 
 /// What an entry is (links are not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,9 +39,12 @@ pub(crate) enum Kind {
 /// One entry of a walk.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
-    pub(crate) abs: PathBuf,
+    /// Its name in its directory.
+    pub(crate) name: OsString,
     /// Relative to the root, `/`-separated.
     pub(crate) rel: String,
+    /// Relative to the walk's start, `/`-separated.
+    pub(crate) below: String,
     pub(crate) kind: Kind,
     /// The size, for files.
     pub(crate) size: Option<u64>,
@@ -48,72 +62,100 @@ pub(crate) enum Flow {
 pub(crate) struct Walked {
     /// The visitor stopped it early.
     pub(crate) stopped: bool,
-    /// Subdirectories that could not be read.
+    /// Subdirectories that could not be read (or were too deep).
     pub(crate) unreadable: usize,
 }
 
-/// Walks `start` (an existing canonical directory inside `root`).
+/// One directory being walked: its handle and what is left of its entries.
+struct Level {
+    dir: RootDir,
+    entries: std::vec::IntoIter<Entry>,
+}
+
+/// Walks `start`; `visit` gets each entry and the directory holding it.
 pub(crate) fn walk(
-    root: &Path,
-    start: &Path,
+    start: RootDir,
     recursive: bool,
     cancel: &CancellationToken,
-    mut visit: impl FnMut(&Entry) -> Flow,
+    mut visit: impl FnMut(&Entry, &RootDir) -> Flow,
 ) -> Result<Walked, FilesError> {
-    let first = read_sorted(root, start).map_err(|source| FilesError::Io {
-        action: "list",
-        path: relative_inside(root, start).unwrap_or_default(),
-        source,
-    })?;
+    let first = read_sorted(&start, "", cancel)?;
     let mut walked = Walked::default();
-    let mut stack = vec![first.into_iter()];
-    while let Some(entries) = stack.last_mut() {
-        let Some(entry) = entries.next() else {
+    let mut stack = vec![Level {
+        dir: start,
+        entries: first.into_iter(),
+    }];
+    loop {
+        let depth = stack.len();
+        let Some(level) = stack.last_mut() else {
+            break;
+        };
+        let Some(entry) = level.entries.next() else {
             stack.pop();
             continue;
         };
         if cancel.is_cancelled() {
             return Err(FilesError::Cancelled);
         }
-        if visit(&entry) == Flow::Stop {
+        if visit(&entry, &level.dir) == Flow::Stop {
             walked.stopped = true;
             break;
         }
-        if recursive && entry.kind == Kind::Dir {
-            match read_sorted(root, &entry.abs) {
-                Ok(children) => stack.push(children.into_iter()),
-                Err(_) => walked.unreadable += 1,
-            }
+        if !recursive || entry.kind != Kind::Dir {
+            continue;
+        }
+        if depth > MAX_DEPTH {
+            walked.unreadable += 1;
+            continue;
+        }
+        let child = level
+            .dir
+            .open_dir(&entry.name)
+            .map_err(FilesError::from)
+            .and_then(|dir| read_sorted(&dir, &entry.below, cancel).map(|e| (dir, e)));
+        match child {
+            Ok((dir, entries)) => stack.push(Level {
+                dir,
+                entries: entries.into_iter(),
+            }),
+            Err(FilesError::Cancelled) => return Err(FilesError::Cancelled),
+            Err(_) => walked.unreadable += 1,
         }
     }
     Ok(walked)
 }
 
-fn read_sorted(root: &Path, dir: &Path) -> std::io::Result<Vec<Entry>> {
+/// The entries of `dir` in name order; `below` is `dir` relative to the
+/// walk's start.
+fn read_sorted(
+    dir: &RootDir,
+    below: &str,
+    cancel: &CancellationToken,
+) -> Result<Vec<Entry>, FilesError> {
     let mut entries = Vec::new();
-    for item in fs::read_dir(dir)? {
+    for (i, item) in dir.entries()?.enumerate() {
+        if i % CHECK_EVERY == 0 && cancel.is_cancelled() {
+            return Err(FilesError::Cancelled);
+        }
         let item = item?;
-        let abs = item.path();
-        let Some(rel) = relative_inside(root, &abs) else {
-            continue;
+        let kind = match item.kind() {
+            FileKind::File => Kind::File,
+            FileKind::Directory => Kind::Dir,
+            FileKind::Symlink => Kind::Symlink,
+            _ => Kind::Other,
         };
-        let meta = fs::symlink_metadata(&abs)?;
-        let file_type = meta.file_type();
-        let kind = if file_type.is_symlink() {
-            Kind::Symlink
-        } else if file_type.is_dir() {
-            Kind::Dir
-        } else if file_type.is_file() {
-            Kind::File
+        let name = item.name().to_string_lossy();
+        let below = if below.is_empty() {
+            name.into_owned()
         } else {
-            Kind::Other
+            format!("{below}/{name}")
         };
-        let size = (kind == Kind::File).then_some(meta.len());
         entries.push(Entry {
-            abs,
-            rel,
+            name: item.name().to_owned(),
+            rel: item.rel().to_owned(),
+            below,
             kind,
-            size,
+            size: (kind == Kind::File).then_some(item.size()),
         });
     }
     entries.sort_by(|a, b| a.rel.cmp(&b.rel));

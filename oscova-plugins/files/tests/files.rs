@@ -196,7 +196,7 @@ async fn write_modes() {
     f.refused(
         "write",
         json!({"path": "log.txt/z", "content": "", "create_dirs": true}),
-        "is a file",
+        "`log.txt` is not a directory",
     )
     .await;
     f.refused(
@@ -474,17 +474,25 @@ async fn a_dangling_symlink_is_not_written_through() {
     let out = tempfile::tempdir().unwrap();
     let target = out.path().join("created-by-link.txt");
     symlink(&target, f.root().join("dangling.txt")).unwrap();
+    symlink("not-yet.txt", f.root().join("inside.txt")).unwrap();
     for mode in ["create", "overwrite", "append"] {
+        // Leading out of the root is refused before the target is looked at.
         f.refused(
             "write",
             json!({"path": "dangling.txt", "content": "x", "mode": mode}),
+            "leads outside",
+        )
+        .await;
+        f.refused(
+            "write",
+            json!({"path": "inside.txt", "content": "x", "mode": mode}),
             "symbolic link to something that does not exist",
         )
         .await;
     }
-    f.refused("read", json!({"path": "dangling.txt"}), "does not exist")
+    f.refused("read", json!({"path": "inside.txt"}), "does not exist")
         .await;
-    assert!(!target.exists());
+    assert!(!target.exists() && !f.root().join("not-yet.txt").exists());
 }
 
 #[cfg(unix)]

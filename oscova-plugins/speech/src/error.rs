@@ -2,7 +2,10 @@
 //!
 //! Rules: messages name paths as the model wrote them (relative to the
 //! files root), never the host's absolute paths, and say what to do
-//! instead. Routing and provider failures keep the [`SpeechError`] as their
+//! instead. A refusal of the root itself is [`SpeechToolError::Root`], the
+//! [`RootPathError`] wrapped rather than copied variant by variant, with
+//! [`RootPathError::hint`]'s advice or, where it names one of this
+//! plugin's arguments, this plugin's own. Routing and provider failures keep the [`SpeechError`] as their
 //! source and add which provider was asked and what to try next; an
 //! offline refusal says so plainly, so the model does not retry it.
 
@@ -15,72 +18,9 @@ use oscova_speech::SpeechError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SpeechToolError {
-    /// An absolute path (`/etc/passwd`, `C:\x`).
-    #[error(
-        "`{path}` is an absolute path; paths are relative to your files root, like `audio/hello.wav`"
-    )]
-    Absolute {
-        /// The path as given.
-        path: String,
-    },
-    /// A path with a `..` component.
-    #[error("`{path}` contains `..`; paths must stay inside your files root")]
-    ParentDir {
-        /// The path as given.
-        path: String,
-    },
-    /// A path that resolves outside the root through a symbolic link.
-    #[error("`{path}` leads outside your files root through a symbolic link, so it cannot be used")]
-    Escapes {
-        /// The path as given.
-        path: String,
-    },
-    /// A symbolic link whose target does not exist.
-    #[error("`{path}` is a symbolic link to something that does not exist; refusing to use it")]
-    DanglingSymlink {
-        /// The path as given.
-        path: String,
-    },
-    /// A path that is not usable at all (no file name, a NUL byte).
-    #[error("`{path}` is not a usable path: {reason}")]
-    InvalidPath {
-        /// The path as given.
-        path: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// Nothing at this path.
-    #[error("`{path}` does not exist; check the name, or list your files to see what is there")]
-    NotFound {
-        /// The path as given.
-        path: String,
-    },
-    /// The parent directory of the file to write does not exist.
-    #[error("the directory `{path}` does not exist; pass `create_dirs: true` to create it")]
-    MissingParent {
-        /// The missing directory, relative to the root.
-        path: String,
-    },
-    /// A directory was needed.
-    #[error("`{path}` is a file, not a directory")]
-    NotADirectory {
-        /// The path as given.
-        path: String,
-    },
-    /// A file was needed.
-    #[error("`{path}` is a directory; give the path of a file")]
-    IsADirectory {
-        /// The path as given.
-        path: String,
-    },
-    /// `speak` would replace a file and `overwrite` was not set.
-    #[error(
-        "`{path}` already exists; pass `overwrite: true` to replace it, or choose another path"
-    )]
-    AlreadyExists {
-        /// The path as given.
-        path: String,
-    },
+    /// The root refused the path, or the file system failed under it.
+    #[error("{0}{hint}", hint = root_hint(.0))]
+    Root(#[from] RootPathError),
     /// The file to transcribe is not WAV audio.
     #[error(
         "`{path}` is not a WAV file ({reason}); transcribe takes WAV audio (RIFF/WAVE PCM), such as a file made by speak"
@@ -160,13 +100,6 @@ pub enum SpeechToolError {
         /// The user's id.
         user: String,
     },
-    /// The root could not be created or opened.
-    #[error("your files root is not available: {source}")]
-    RootUnavailable {
-        /// The I/O error.
-        #[source]
-        source: io::Error,
-    },
     /// The call was cancelled.
     #[error("the call was cancelled")]
     Cancelled,
@@ -207,43 +140,19 @@ impl SpeechToolError {
     }
 }
 
-impl From<RootPathError> for SpeechToolError {
-    /// The root's refusal in this plugin's words.
-    fn from(error: RootPathError) -> Self {
-        match error {
-            RootPathError::Absolute { path } => Self::Absolute { path },
-            RootPathError::ParentDir { path } => Self::ParentDir { path },
-            RootPathError::NulByte { path } => Self::InvalidPath {
-                path,
-                reason: "it contains a NUL byte",
-            },
-            RootPathError::NoFileName { path } => Self::InvalidPath {
-                path,
-                reason: "it names no file; give a file name such as `hello.wav`",
-            },
-            RootPathError::Escapes { path } => Self::Escapes { path },
-            RootPathError::DanglingSymlink { path } => Self::DanglingSymlink { path },
-            RootPathError::NotFound { path } => Self::NotFound { path },
-            RootPathError::MissingParent { path } => Self::MissingParent { path },
-            RootPathError::NotADirectory { path } => Self::NotADirectory { path },
-            RootPathError::IsADirectory { path } => Self::IsADirectory { path },
-            RootPathError::RootUnavailable { source } => Self::RootUnavailable { source },
-            RootPathError::Io {
-                action,
-                path,
-                source,
-            } => Self::Io {
-                action,
-                path,
-                source,
-            },
-            // A refusal added to oscova-core after this plugin was written.
-            other => Self::Io {
-                action: "use",
-                path: other.path().unwrap_or_default().to_owned(),
-                source: io::Error::other(other),
-            },
+/// What the model can do about a root refusal, in this plugin's words
+/// where the advice names its arguments.
+fn root_hint(error: &RootPathError) -> &'static str {
+    match error {
+        RootPathError::NotFound { .. } => {
+            "; check the name, or list your files to see what is there"
         }
+        RootPathError::IsADirectory { .. } => "; give the path of a file",
+        RootPathError::AlreadyExists { .. } => {
+            "; pass `overwrite: true` to replace it, or choose another path"
+        }
+        RootPathError::NoFileName { .. } => "; give a file name such as `hello.wav`",
+        other => other.hint(),
     }
 }
 
@@ -259,5 +168,32 @@ fn hint(error: &SpeechError) -> &'static str {
         }
         SpeechError::UnknownProvider { .. } => ". Leave `provider` out to use your configured one",
         _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_refusals_are_wrapped_with_advice() {
+        let shown = |e: RootPathError| SpeechToolError::from(e).to_string();
+        assert_eq!(
+            shown(RootPathError::AlreadyExists {
+                path: "a.wav".into()
+            }),
+            "`a.wav` already exists; pass `overwrite: true` to replace it, or choose another path"
+        );
+        assert_eq!(
+            shown(RootPathError::NoFileName { path: "".into() }),
+            "`` names no file; give a file name such as `hello.wav`"
+        );
+        assert_eq!(
+            shown(RootPathError::HardLinked {
+                path: "l.wav".into(),
+                links: 2
+            }),
+            "`l.wav` has 2 hard links, so it may also be a file outside your files root"
+        );
     }
 }

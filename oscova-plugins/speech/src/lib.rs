@@ -135,6 +135,7 @@ pub struct SpeechPlugin {
     roots: Option<RootResolver>,
     settings: SettingsResolver,
     limits: SpeechLimits,
+    hard_links: bool,
 }
 
 impl SpeechPlugin {
@@ -178,6 +179,15 @@ impl SpeechPlugin {
         self.limits = limits;
         self
     }
+
+    /// Lets the tools read and write files with more than one hard link
+    /// (default: refused, since another name of such a file may be outside
+    /// the root and no check can tell).
+    #[must_use]
+    pub fn allow_hard_links(mut self, allow: bool) -> Self {
+        self.hard_links = allow;
+        self
+    }
 }
 
 impl Default for SpeechPlugin {
@@ -190,6 +200,7 @@ impl Default for SpeechPlugin {
             roots: None,
             settings: Arc::new(|_| SpeechSettings::default()),
             limits: SpeechLimits::default(),
+            hard_links: false,
         }
     }
 }
@@ -199,6 +210,7 @@ impl fmt::Debug for SpeechPlugin {
         f.debug_struct("SpeechPlugin")
             .field("own_roots", &self.roots.is_some())
             .field("limits", &self.limits)
+            .field("hard_links", &self.hard_links)
             .finish_non_exhaustive()
     }
 }
@@ -223,7 +235,7 @@ impl AgentPlugin for SpeechPlugin {
                 ))
             });
             Ok(SpeechToolset {
-                root: UserRoot::new(root),
+                root: UserRoot::new(root).allow_hard_links(plugin.hard_links),
                 user: ctx.user().clone(),
                 settings: Arc::clone(&plugin.settings),
                 credentials: ctx.credentials().clone(),

@@ -6,8 +6,11 @@
 //! then the path, inside the user's root; so a refused call touches no file
 //! and creates no directory, and a refused path never costs a synthesis.
 //! `speak` refuses an existing file before synthesizing unless `overwrite`
-//! is set, then writes with `create_new` (or truncation when overwriting),
-//! so it never replaces a file it was not told to. The user's settings are
+//! is set, then writes with `O_EXCL` (or truncation when overwriting),
+//! so it never replaces a file it was not told to. Both tools open their
+//! file through [`UserRoot`], which refuses anything but a regular file
+//! (a FIFO never makes a call hang) and hands back an open handle; the
+//! audio read is capped while reading. The user's settings are
 //! read at each call, so a host that flips a user to offline is obeyed by
 //! the next call, not the next scope. File reads and writes run on the
 //! blocking pool.
@@ -21,11 +24,10 @@
 //! router with the same locality rule as `NetworkScope::Local`.
 
 use std::borrow::Cow;
-use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use oscova_core::fs::{ResolvedPath, UserRoot};
+use oscova_core::fs::{CreateMode, RootPathError, UserRoot};
 use oscova_core::prelude::*;
 use oscova_core::serde_json::json;
 use oscova_core::{SecretString, ToolProgress, context::Credentials};
@@ -205,10 +207,11 @@ impl SpeechToolset {
             .map_err(|e| SpeechToolError::speech("speaking", key, e))?;
         let overwrite = overwrite.unwrap_or(false);
         let (root, rel) = (self.root.clone(), path.clone());
+        let create_dirs = create_dirs.unwrap_or(false);
         let target = blocking(move || {
-            let target = root.resolve_for_write(&rel, create_dirs.unwrap_or(false))?;
-            if !overwrite && fs::symlink_metadata(&target.abs).is_ok() {
-                return Err(SpeechToolError::AlreadyExists { path: rel });
+            let target = root.check_write(&rel, create_dirs)?;
+            if !overwrite && target.exists {
+                return Err(RootPathError::AlreadyExists { path: rel }.into());
             }
             Ok(target)
         })
@@ -236,8 +239,9 @@ impl SpeechToolset {
             return Err(SpeechToolError::Cancelled);
         }
         let bytes = audio.wav.len();
-        let written = target.clone();
-        let replaced = blocking(move || write_wav(&written, &path, &audio.wav, overwrite)).await?;
+        let root = self.root.clone();
+        let replaced =
+            blocking(move || write_wav(&root, &path, &audio.wav, overwrite, create_dirs)).await?;
 
         let voice = voice.or_else(|| choice.config.voice.clone());
         let shown_voice = voice
@@ -296,7 +300,7 @@ impl SpeechToolset {
             .resolve(&choice.config, settings.offline, None)
             .map_err(|e| SpeechToolError::speech("transcribing", key, e))?;
         let (root, rel, limit) = (self.root.clone(), path.clone(), self.limits.max_audio_bytes);
-        let (file, wav) = blocking(move || read_audio(&root, &rel, limit)).await?;
+        let (file_rel, wav) = blocking(move || read_audio(&root, &rel, limit)).await?;
         let info = check_wav_header(&wav).map_err(|e| SpeechToolError::NotWav {
             path: path.clone(),
             reason: e.to_string(),
@@ -320,13 +324,13 @@ impl SpeechToolset {
         let content = if text.is_empty() {
             format!(
                 "No words were recognised in `{}` ({:.1} seconds of audio).",
-                file.rel, info.duration_seconds
+                file_rel, info.duration_seconds
             )
         } else {
             text.to_owned()
         };
         Ok(ToolResult::text(content).with_details(json!({
-            "path": file.rel,
+            "path": file_rel,
             "text": text,
             "provider": key,
             "duration_seconds": seconds(info.duration_seconds),
@@ -339,64 +343,49 @@ impl SpeechToolset {
 
 /// Writes the audio; returns whether a file was replaced (blocking).
 fn write_wav(
-    target: &ResolvedPath,
+    root: &UserRoot,
     path: &str,
     wav: &[u8],
     overwrite: bool,
+    create_dirs: bool,
 ) -> Result<bool, SpeechToolError> {
-    let existed = fs::symlink_metadata(&target.abs).is_ok();
-    let mut options = OpenOptions::new();
-    if overwrite {
-        options.write(true).create(true).truncate(true);
+    // Not truncation unless asked: a file that appeared since the check is
+    // not replaced.
+    let mode = if overwrite {
+        CreateMode::Truncate
     } else {
-        // Not `create`: a file that appeared since the check is not replaced.
-        options.write(true).create_new(true);
-    }
-    let mut file = options.open(&target.abs).map_err(|e| {
-        if e.kind() == io::ErrorKind::AlreadyExists {
-            SpeechToolError::AlreadyExists {
-                path: path.to_owned(),
-            }
-        } else {
-            SpeechToolError::io("write", path)(e)
-        }
-    })?;
+        CreateMode::New
+    };
+    let target = root.create_file(path, mode, create_dirs)?;
+    let mut file = target.as_file();
     file.write_all(wav)
         .and_then(|()| file.flush())
         .map_err(SpeechToolError::io("write", path))?;
-    Ok(existed)
+    Ok(target.existed())
 }
 
 /// Reads a regular file inside the root, refusing one over `limit` bytes
-/// (blocking).
+/// (blocking); returns its path relative to the root and its bytes.
 fn read_audio(
     root: &UserRoot,
     path: &str,
     limit: u64,
-) -> Result<(ResolvedPath, Vec<u8>), SpeechToolError> {
-    let file = root.resolve_existing(path)?;
-    let meta = fs::metadata(&file.abs).map_err(SpeechToolError::io("read", path))?;
-    if meta.is_dir() {
-        return Err(SpeechToolError::IsADirectory {
-            path: path.to_owned(),
-        });
+) -> Result<(String, Vec<u8>), SpeechToolError> {
+    let file = root.open_file(path)?;
+    let too_large = |size: u64| SpeechToolError::AudioTooLarge {
+        path: path.to_owned(),
+        size,
+        limit,
+    };
+    if file.size() > limit {
+        return Err(too_large(file.size()));
     }
-    if !meta.is_file() {
-        // A FIFO or device would block or never end.
-        return Err(SpeechToolError::InvalidPath {
-            path: path.to_owned(),
-            reason: "it is not a regular file",
-        });
-    }
-    if meta.len() > limit {
-        return Err(SpeechToolError::AudioTooLarge {
-            path: path.to_owned(),
-            size: meta.len(),
-            limit,
-        });
-    }
-    let bytes = fs::read(&file.abs).map_err(SpeechToolError::io("read", path))?;
-    Ok((file, bytes))
+    // Capped while reading too: the file may grow after it was opened.
+    let bytes = file.read_capped(limit).map_err(|e| match e {
+        RootPathError::TooLarge { .. } => too_large(limit.saturating_add(1)),
+        other => other.into(),
+    })?;
+    Ok((file.rel().to_owned(), bytes))
 }
 
 #[cfg(test)]

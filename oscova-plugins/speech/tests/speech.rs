@@ -147,6 +147,7 @@ async fn speak_refuses_paths_that_leave_the_root() {
         root.join("dangling.wav"),
     )
     .unwrap();
+    symlink("missing.wav", root.join("dangling-inside.wav")).unwrap();
     let absolute = outside.path().join("abs.wav");
     let cases = [
         ("../escape.wav", "contains `..`"),
@@ -155,8 +156,9 @@ async fn speak_refuses_paths_that_leave_the_root() {
         ("out/new.wav", "leads outside your files root"),
         ("out/sub/new.wav", "leads outside your files root"),
         ("victim.wav", "leads outside your files root"),
+        ("dangling.wav", "leads outside your files root"),
         (
-            "dangling.wav",
+            "dangling-inside.wav",
             "symbolic link to something that does not exist",
         ),
         ("", "names no file"),
@@ -206,13 +208,15 @@ async fn transcribe_refuses_paths_that_leave_the_root() {
         root.join("dangling.wav"),
     )
     .unwrap();
+    symlink("missing.wav", root.join("dangling-inside.wav")).unwrap();
     let cases = [
         ("../secret.wav", "contains `..`"),
         (secret.to_str().unwrap(), "is an absolute path"),
         ("out/secret.wav", "leads outside your files root"),
         ("linked.wav", "leads outside your files root"),
+        ("dangling.wav", "leads outside your files root"),
         (
-            "dangling.wav",
+            "dangling-inside.wav",
             "symbolic link to something that does not exist",
         ),
         ("nowhere.wav", "`nowhere.wav` does not exist"),

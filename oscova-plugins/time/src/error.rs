@@ -2,7 +2,9 @@
 //!
 //! Rules: every message is written for the model that made the call: it
 //! names the input that was wrong and shows a form that would work, so the
-//! model can retry without asking the user.
+//! model can retry without asking the user. An input is quoted through
+//! [`shown`], at most [`MAX_QUOTED_CHARS`] characters of it, so a huge
+//! argument does not come back whole in the error.
 
 use std::fmt;
 
@@ -13,7 +15,7 @@ pub enum TimeError {
     /// A time-zone name that is not in the IANA database.
     #[error("unknown time zone `{name}`{}", Suggestions(.suggestions))]
     UnknownZone {
-        /// The name as given.
+        /// The name as given (quoted through [`shown`]).
         name: String,
         /// Close matches from the database, best first (may be empty).
         suggestions: Vec<String>,
@@ -24,7 +26,7 @@ pub enum TimeError {
          `2024-03-10T14:30:00+01:00`, `2024-03-10T14:30[Europe/Berlin]`, `2024-03-10` or `now`"
     )]
     BadTime {
-        /// The time as given.
+        /// The time as given (quoted through [`shown`]).
         input: String,
         /// What the parser said.
         reason: String,
@@ -35,7 +37,7 @@ pub enum TimeError {
          or `P2DT3H`, or in words like `1 hour 30 minutes` or `-2 days`"
     )]
     BadDuration {
-        /// The duration as given.
+        /// The duration as given (quoted through [`shown`]).
         input: String,
         /// What the parser said.
         reason: String,
@@ -49,6 +51,22 @@ pub enum TimeError {
         /// Why it failed.
         reason: String,
     },
+}
+
+/// The most characters of an input an error quotes.
+pub(crate) const MAX_QUOTED_CHARS: usize = 100;
+
+/// `input` as an error quotes it: whole when short, else its first
+/// [`MAX_QUOTED_CHARS`] characters and how long it was.
+pub(crate) fn shown(input: &str) -> String {
+    match input.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => input.to_owned(),
+        Some((cut, _)) => format!(
+            "{}… ({} characters)",
+            input.get(..cut).unwrap_or_default(),
+            input.chars().count()
+        ),
+    }
 }
 
 struct Suggestions<'a>(&'a [String]);
@@ -69,6 +87,15 @@ impl fmt::Display for Suggestions<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_inputs_are_quoted_cut() {
+        assert_eq!(shown("Europe/Berlni"), "Europe/Berlni");
+        let long = "é".repeat(100_000);
+        let quoted = shown(&long);
+        assert!(quoted.ends_with("… (100000 characters)"), "{quoted}");
+        assert_eq!(quoted.chars().count(), MAX_QUOTED_CHARS + 21);
+    }
 
     #[test]
     fn unknown_zone_lists_matches() {

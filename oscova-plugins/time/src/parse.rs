@@ -14,7 +14,7 @@ use jiff::fmt::temporal::Pieces;
 use jiff::tz::{AmbiguousOffset, TimeZone};
 use jiff::{Span, Timestamp, ZonedDateTime};
 
-use crate::error::TimeError;
+use crate::error::{TimeError, shown};
 use crate::zone::{self, ResolvedZone, ZoneSource};
 
 /// A time read from the model's input.
@@ -34,7 +34,7 @@ pub(crate) fn time(
 ) -> Result<ParsedTime, TimeError> {
     let text = input.trim();
     let bad = |reason: String| TimeError::BadTime {
-        input: input.to_owned(),
+        input: shown(input),
         reason,
     };
     if text.eq_ignore_ascii_case("now") {
@@ -52,7 +52,7 @@ pub(crate) fn time(
             return Err(match name {
                 Some(name) => TimeError::UnknownZone {
                     suggestions: zone::suggest(name),
-                    name: name.to_owned(),
+                    name: shown(name),
                 },
                 None => bad(e.to_string()),
             });
@@ -121,7 +121,7 @@ pub(crate) fn duration(input: &str) -> Result<Span, TimeError> {
         .trim()
         .parse()
         .map_err(|e: jiff::Error| TimeError::BadDuration {
-            input: input.to_owned(),
+            input: shown(input),
             reason: e.to_string(),
         })
 }

@@ -15,7 +15,7 @@ use oscova_core::prelude::*;
 use oscova_core::serde_json::json;
 use serde::Serialize;
 
-use crate::error::TimeError;
+use crate::error::{TimeError, shown};
 use crate::parse;
 use crate::zone;
 
@@ -175,7 +175,7 @@ impl TimeToolset {
             .time
             .checked_add(span)
             .map_err(|e| TimeError::Arithmetic {
-                what: format!("`{time}` + `{duration}`"),
+                what: format!("`{}` + `{}`", shown(&time), shown(&duration)),
                 reason: e.to_string(),
             })?;
         let (a, b) = (describe(&start.time), describe(&end));
@@ -217,7 +217,7 @@ impl TimeToolset {
             .time
             .until(ZonedDateTimeDifference::new(&end_time).largest(largest.unit()))
             .map_err(|e| TimeError::Arithmetic {
-                what: format!("the time from `{start}` to `{end}`"),
+                what: format!("the time from `{}` to `{}`", shown(&start), shown(&end)),
                 reason: e.to_string(),
             })?;
         let exact = end_time.duration_since(&a.time);

@@ -6,13 +6,24 @@
 //! [`UnknownZone`](crate::TimeError::UnknownZone) error carrying at most
 //! [`MAX_SUGGESTIONS`] close matches, computed by a linear scan over the
 //! few hundred names (cheap enough to do only when a lookup has failed).
+//!
+//! The work is bounded whatever the model sends: a name longer than
+//! [`MAX_NAME_CHARS`] (four times the longest IANA name) gets no
+//! suggestions at all, and the edit distance behind them stops as soon as
+//! it exceeds its small budget, so one suggestion costs at most
+//! `MAX_NAME_CHARS` × (2 × budget + 1) steps per database name. A 100 KB
+//! `zone` used to cost seconds here.
 
 use jiff::tz::TimeZone;
 
-use crate::error::TimeError;
+use crate::error::{TimeError, shown};
 
 /// How many close matches an unknown-zone error lists.
 pub(crate) const MAX_SUGGESTIONS: usize = 3;
+
+/// Names longer than this (in characters) get no suggestions: the longest
+/// IANA name, `America/Argentina/ComodRivadavia`, has 32.
+pub(crate) const MAX_NAME_CHARS: usize = 128;
 
 /// Where the zone used for a call came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -46,12 +57,12 @@ pub(crate) fn lookup(name: &str) -> Result<TimeZone, TimeError> {
     }
     if trimmed.is_empty() {
         return Err(TimeError::UnknownZone {
-            name: name.to_owned(),
+            name: shown(name),
             suggestions: Vec::new(),
         });
     }
     TimeZone::get(trimmed).map_err(|_| TimeError::UnknownZone {
-        name: trimmed.to_owned(),
+        name: shown(trimmed),
         suggestions: suggest(trimmed),
     })
 }
@@ -99,8 +110,12 @@ pub(crate) fn name_of(zone: &TimeZone, at: jiff::Timestamp) -> String {
     }
 }
 
-/// Up to [`MAX_SUGGESTIONS`] database names close to `input`.
+/// Up to [`MAX_SUGGESTIONS`] database names close to `input`; none for an
+/// input over [`MAX_NAME_CHARS`].
 pub(crate) fn suggest(input: &str) -> Vec<String> {
+    if input.chars().nth(MAX_NAME_CHARS).is_some() {
+        return Vec::new();
+    }
     let wanted = normalise(input);
     if wanted.is_empty() {
         return Vec::new();
@@ -118,11 +133,9 @@ pub(crate) fn suggest(input: &str) -> Vec<String> {
             } else if wanted_city.len() >= 3 && city.contains(wanted_city.as_str()) {
                 1
             } else {
-                let d = levenshtein(&lower, &wanted).min(levenshtein(city, &wanted_city));
-                if d > budget {
-                    return None;
-                }
-                1 + d
+                let whole = distance_within(&lower, &wanted, budget);
+                let by_city = distance_within(city, &wanted_city, budget);
+                1 + whole.into_iter().chain(by_city).min()?
             };
             Some((score, name))
         })
@@ -147,26 +160,47 @@ fn normalise(s: &str) -> String {
         .collect()
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
+/// The Levenshtein distance between `a` and `b` if it is at most `budget`,
+/// else `None`, found without the full table: strings whose lengths differ
+/// by more than `budget` are refused at once, only the cells within
+/// `budget` of the diagonal are computed, and the scan stops at the first
+/// row whose every cell is over the budget.
+fn distance_within(a: &str, b: &str, budget: usize) -> Option<usize> {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row.first().copied().unwrap_or(0);
-        if let Some(first) = row.first_mut() {
-            *first = i + 1;
+    if a.len().abs_diff(b.len()) > budget {
+        return None;
+    }
+    // Any distance over the budget is as good as infinite, so cells
+    // outside the band hold `over`.
+    let over = budget + 1;
+    let mut prev: Vec<usize> = (0..=b.len()).map(|j| j.min(over)).collect();
+    let mut cur = vec![over; b.len() + 1];
+    for (i, ca) in (1..).zip(&a) {
+        cur.fill(over);
+        if let Some(first) = cur.first_mut() {
+            *first = i.min(over);
         }
-        for (j, cb) in b.iter().enumerate() {
-            let above = row.get(j + 1).copied().unwrap_or(0);
-            let left = row.get(j).copied().unwrap_or(0);
-            let cost = usize::from(ca != *cb);
-            let value = (above + 1).min(left + 1).min(diagonal + cost);
-            diagonal = above;
-            if let Some(cell) = row.get_mut(j + 1) {
+        let lo = i.saturating_sub(budget).max(1);
+        let hi = (i + budget).min(b.len());
+        for (j, cb) in (lo..=hi).zip(b.iter().skip(lo - 1)) {
+            let above = prev.get(j).copied().unwrap_or(over);
+            let diagonal = prev.get(j - 1).copied().unwrap_or(over);
+            let left = cur.get(j - 1).copied().unwrap_or(over);
+            let value = (above + 1)
+                .min(left + 1)
+                .min(diagonal + usize::from(ca != cb))
+                .min(over);
+            if let Some(cell) = cur.get_mut(j) {
                 *cell = value;
             }
         }
+        if cur.iter().all(|d| *d > budget) {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut cur);
     }
-    row.last().copied().unwrap_or(0)
+    prev.last().copied().filter(|d| *d <= budget)
 }
 
 #[cfg(test)]
@@ -203,9 +237,25 @@ mod tests {
     }
 
     #[test]
-    fn edit_distance() {
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("", "abc"), 3);
-        assert_eq!(levenshtein("same", "same"), 0);
+    fn edit_distance_within_a_budget() {
+        assert_eq!(distance_within("kitten", "sitting", 3), Some(3));
+        assert_eq!(distance_within("kitten", "sitting", 2), None);
+        assert_eq!(distance_within("", "abc", 3), Some(3));
+        assert_eq!(distance_within("same", "same", 1), Some(0));
+        assert_eq!(distance_within("berlni", "berlin", 3), Some(2));
+        assert_eq!(distance_within("tokio", "tokyo", 1), Some(1));
+        assert_eq!(distance_within("abcdef", "azcdef", 1), Some(1));
+        assert_eq!(distance_within("abc", "xyz", 3), Some(3));
+        assert_eq!(distance_within("abc", "xyz", 2), None);
+    }
+
+    #[test]
+    fn the_budget_cuts_the_work_off() {
+        // Lengths this far apart are refused before a single cell is computed,
+        // and a name over the cap is not scored at all.
+        let long = "a".repeat(100_000);
+        assert_eq!(distance_within(&long, "europe/berlin", 3), None);
+        assert!(suggest(&long).is_empty());
+        assert!(suggest(&"Europe/Berlin".repeat(10)).is_empty());
     }
 }

@@ -350,3 +350,39 @@ async fn the_default_plugin_reads_the_system_clock() {
         .as_secs() as i64;
     assert!((real - shown).abs() < 60, "{shown} vs {real}");
 }
+
+/// A 100 KB `zone` took 8.4 s: an unbounded edit distance against every
+/// database name. The name is now over the suggestion cap, so nothing is
+/// scored, and the error quotes only its start. The ceiling is generous;
+/// the mechanism is pinned by the zone module's unit tests.
+#[tokio::test]
+async fn a_huge_zone_is_refused_at_once_and_quoted_short() {
+    let zone = "Europe/Berlin".repeat(8_000); // 104 KB
+    let started = std::time::Instant::now();
+    for tool_args in [
+        ("now", json!({ "zone": zone })),
+        (
+            "convert",
+            json!({"time": "2024-01-01T10:00", "to_zone": zone}),
+        ),
+        (
+            "convert",
+            json!({"time": format!("2024-01-01T10:00[{zone}]"), "to_zone": "UTC"}),
+        ),
+    ] {
+        let r = call(&scope(None), tool_args.0, tool_args.1).await;
+        assert!(r.is_error, "{}", r.content);
+        assert!(
+            r.content.starts_with("unknown time zone `Europe/Berlin"),
+            "{}",
+            r.content
+        );
+        assert!(r.content.contains("(104000 characters)"), "{}", r.content);
+        assert!(r.content.len() < 600, "{} bytes", r.content.len());
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -89,7 +89,10 @@ impl WebToolset {
                     "`timeout_secs` must be a positive number of seconds".to_owned(),
                 ));
             }
-            Some(s) => Duration::from_secs_f64(s).min(self.limits.max_timeout),
+            // `from_secs_f64` panics past `u64::MAX` seconds (`1e20`), so the
+            // conversion is the checked one and an overflow is the maximum.
+            Some(s) => Duration::try_from_secs_f64(s)
+                .map_or(self.limits.max_timeout, |d| d.min(self.limits.max_timeout)),
             None => self.limits.default_timeout.min(self.limits.max_timeout),
         };
         let received = AtomicU64::new(0);

@@ -328,3 +328,21 @@ async fn an_internal_destination_the_host_did_not_allow_is_refused() {
     }
     assert_eq!(srv.connections(), 0);
 }
+
+/// `{"timeout_secs": 1e20}` hit `Duration::from_secs_f64` before the clamp
+/// and panicked; it now means the host's maximum.
+#[tokio::test]
+async fn an_enormous_timeout_is_clamped_not_a_panic() {
+    let url = closed_port_url().await;
+    let s = scope_with(WebPlugin::default(), &[url.trim_start_matches("http://")]);
+    for timeout in [1e20, f64::MAX, 1.8e19] {
+        let r = fetch(
+            &s,
+            json!({"url": format!("{url}/"), "timeout_secs": timeout}),
+        )
+        .await;
+        assert!(r.is_error, "{}", r.content);
+        assert!(!r.content.contains("panic"), "{timeout}: {}", r.content);
+        assert!(r.content.contains("fetching"), "{timeout}: {}", r.content);
+    }
+}
