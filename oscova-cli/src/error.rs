@@ -16,7 +16,7 @@ use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use oscova_core::chat::ChatError;
+use oscova_agent::chat::ChatError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
 use oscova_speech::SpeechError;

@@ -46,7 +46,7 @@
 //! config file.
 //!
 //! `tools list --profile P` exports every tool's input schema with
-//! [`oscova_core::export_schema`] in the shape that API takes (see
+//! [`oscova_agent::profile::export_schema`] in the shape that API takes (see
 //! [`Catalog`]); tools a profile cannot express are listed under
 //! `unsupported` with the reason, never dropped.
 //!
@@ -65,7 +65,7 @@
 //!
 //! # Models
 //!
-//! `oscova chat` runs [`oscova_core::chat::run_chat`] with the user's
+//! `oscova chat` runs [`oscova_agent::chat::run_chat`] with the user's
 //! scope and a model provider the host loaded (`--provider`, default
 //! `ollama`; the binary links `oscova.ollama` and `oscova.openai`). With
 //! `--message` it sends one message; without, it reads one message per

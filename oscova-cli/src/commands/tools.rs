@@ -7,7 +7,8 @@
 //! redrawn line on a terminal and nowhere otherwise. Ctrl-C drops the call
 //! (the host's documented way to cancel) and exits with 130.
 
-use oscova_core::{InvokeError, SchemaProfile, export_schema, host::PublishedTool};
+use oscova_agent::profile::{SchemaProfile, export_schema};
+use oscova_core::{InvokeError, host::PublishedTool};
 use serde_json::{Value, json};
 
 use super::{Env, interrupted};
