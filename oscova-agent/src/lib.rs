@@ -23,7 +23,7 @@
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let host = PluginHost::builder().build()?; // every linked plugin
-//! let scope = host.user_scope(UserInfo::new("alice"))?;
+//! let scope = host.user_scope(UserInfo::new("alice"));
 //! let provider = model_provider(&host, "ollama").ok_or("no ollama provider is linked")?;
 //! let mut config = ModelProviderConfig::new("ollama");
 //! config.model = Some("llama3.2".into());
@@ -39,11 +39,16 @@
 //! With the `mcp` feature, one user's tools become an MCP server in a few
 //! lines (see `mcp::McpServer`):
 //!
-//! ```ignore
+//! ```no_run
+//! # #[cfg(feature = "mcp")]
+//! # async fn demo(scope: oscova_core::UserScope) -> Result<(), oscova_agent::mcp::McpError> {
 //! oscova_agent::mcp::McpServer::new(scope)
+//!     .allow_approval_required(false)
 //!     .max_in_flight(16)
 //!     .serve_stdio()
 //!     .await?;
+//! # Ok(())
+//! # }
 //! ```
 
 #![cfg_attr(

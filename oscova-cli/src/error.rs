@@ -192,7 +192,7 @@ pub enum CliError {
     Input(#[source] io::Error),
     /// The MCP server could not start or stopped with an error.
     #[error("MCP server: {0}")]
-    Mcp(String),
+    Mcp(#[source] oscova_agent::mcp::McpError),
     /// The async runtime could not be created.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),

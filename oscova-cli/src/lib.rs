@@ -220,8 +220,13 @@
 //! `tools/call` runs through the user's scope; tool errors and refusals
 //! come back as `isError` results (an unknown tool as an invalid-params
 //! error); progress becomes `notifications/progress` when the client sent
-//! a progress token; `notifications/cancelled` cancels the call.
-//! [`McpServer`] serves a scope on any `rmcp` transport.
+//! a progress token; `notifications/cancelled` cancels the call. Protocol
+//! errors are answered and the server serves on: an unparsable or
+//! oversized line is -32700 with `"id": null`, ill-fitting `params` -32602,
+//! and calls past the bound of 64 in flight a busy error at once. The
+//! server is `oscova_agent::mcp::McpServer` (crate `oscova-agent`, feature
+//! `mcp`), which serves a scope on stdio, any byte stream or any `rmcp`
+//! transport in a few lines.
 
 #![cfg_attr(
     not(test),
@@ -239,7 +244,6 @@ mod output;
 mod term;
 
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
-pub use commands::{McpServer, serve_stdio};
 pub use config::{
     CONFIG_ENV, CREDENTIAL_ENV_PREFIX, Config, ConfigCredentials, DEFAULT_USER, FILES_ROOT_ENV,
     TIME_ZONE_ENV, USER_ENV, credential_env_var,
