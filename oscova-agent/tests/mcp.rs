@@ -378,3 +378,21 @@ async fn approval_is_the_hosts_unless_the_server_approves_itself() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn nesting_just_under_the_parser_limit_is_served_not_a_crash() {
+    let mut raw = Raw::start(server()).await;
+    // serde_json stops at 128 levels; the envelope and `params` take three.
+    let depth = 124;
+    let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    raw.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{ECHO}","arguments":{{"text":{nested}}}}}}}"#
+    ))
+    .await;
+    let answer = raw.until(1).await.pop().unwrap();
+    assert_eq!(
+        answer["result"]["isError"], true,
+        "a bad argument: {answer}"
+    );
+    assert_eq!(raw.ping(2).await.len(), 1);
+}
