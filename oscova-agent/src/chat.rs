@@ -6,7 +6,7 @@
 //! call; the scope's tools go with it as wire names, descriptions and input
 //! schemas exported in the loop's [`SchemaProfile`], and a tool whose schema
 //! cannot be exported is left out with a tracing warning. Every tool call
-//! the model asks for runs through [`UserScope::call`], in the order the
+//! the model asks for runs through [`UserScope::invoke`], in the order the
 //! model gave them, so approval, hooks, argument checks and redaction all
 //! apply; a refusal becomes a tool message telling the model so. The loop
 //! ends when the model answers without tool calls, or fails with

@@ -6,8 +6,8 @@
 //!
 //! | module | feature | what it is |
 //! |---|---|---|
-//! | [`chat`] | `chat` (default) | the tool-calling chat loop over one user scope and one model provider |
-//! | [`profile`] | `profile` (default) | tool input schemas exported in the dialects model APIs accept |
+//! | `chat` | `chat` (default) | the tool-calling chat loop over one user scope and one model provider |
+//! | `profile` | `profile` (default) | tool input schemas exported in the dialects model APIs accept |
 //! | [`http`] | always | the HTTP plumbing model and speech back ends share: bounded reads, streamed lines, scrubbed errors |
 //! | `mcp` | `mcp` | an MCP server serving one user scope over stdio or any `rmcp` transport |
 //!
@@ -17,11 +17,12 @@
 //! # A chat over a user scope
 //!
 //! ```no_run
+//! # #[cfg(feature = "chat")]
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use oscova_agent::chat::{ChatLoopOptions, model_provider, run_chat};
 //! use oscova_core::prelude::*;
 //! use oscova_core::provider::model::{ChatMessage, ModelProviderConfig};
 //!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let host = PluginHost::builder().build()?; // every linked plugin
 //! let scope = host.user_scope(UserInfo::new("alice"));
 //! let provider = model_provider(&host, "ollama").ok_or("no ollama provider is linked")?;
