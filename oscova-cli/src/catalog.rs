@@ -4,10 +4,11 @@
 //! [`Catalog::tools`] or, when the profile cannot express its schema or its
 //! name, in [`Catalog::unsupported`] with the reason; none is dropped
 //! silently. Entries keep the catalog's order. Schemas go through
-//! [`oscova_core::export_schema`] and nothing else, so the rules of each
+//! [`oscova_agent::profile::export_schema`] and nothing else, so the rules of each
 //! profile are the ones documented there.
 
-use oscova_core::{SchemaProfile, export_schema, host::PublishedTool};
+use oscova_agent::profile::{SchemaProfile, export_schema};
+use oscova_core::host::PublishedTool;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -42,7 +43,8 @@ pub struct UnsupportedTool {
 ///
 /// ```
 /// use oscova_cli::export_catalog;
-/// use oscova_core::{PluginHost, SchemaProfile, UserInfo};
+/// use oscova_agent::profile::SchemaProfile;
+/// use oscova_core::{PluginHost, UserInfo};
 ///
 /// let host = PluginHost::builder()
 ///     .plugins(oscova_core::linked_plugins![example_hello_plugin::ExampleAgentPlugin])

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use oscova_core::SchemaProfile;
-use oscova_core::chat::DEFAULT_MAX_ROUNDS;
+use oscova_agent::chat::DEFAULT_MAX_ROUNDS;
+use oscova_agent::profile::SchemaProfile;
 
 /// Lists, shows and calls the tools of the linked Oscova plugins, serves
 /// them over MCP, chats with a model that can call them, and speaks and

@@ -16,7 +16,7 @@ use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use oscova_core::chat::ChatError;
+use oscova_agent::chat::ChatError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
 use oscova_speech::SpeechError;
@@ -197,7 +197,7 @@ pub enum CliError {
     Input(#[source] io::Error),
     /// The MCP server could not start or stopped with an error.
     #[error("MCP server: {0}")]
-    Mcp(String),
+    Mcp(#[source] oscova_agent::mcp::McpError),
     /// The async runtime could not be created.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),

@@ -46,7 +46,7 @@
 //! config file.
 //!
 //! `tools list --profile P` exports every tool's input schema with
-//! [`oscova_core::export_schema`] in the shape that API takes (see
+//! [`oscova_agent::profile::export_schema`] in the shape that API takes (see
 //! [`Catalog`]); tools a profile cannot express are listed under
 //! `unsupported` with the reason, never dropped.
 //!
@@ -65,7 +65,7 @@
 //!
 //! # Models
 //!
-//! `oscova chat` runs [`oscova_core::chat::run_chat`] with the user's
+//! `oscova chat` runs [`oscova_agent::chat::run_chat`] with the user's
 //! scope and a model provider the host loaded (`--provider`, default
 //! `ollama`; the binary links `oscova.ollama` and `oscova.openai`). With
 //! `--message` it sends one message; without, it reads one message per
@@ -246,8 +246,13 @@
 //! `tools/call` runs through the user's scope; tool errors and refusals
 //! come back as `isError` results (an unknown tool as an invalid-params
 //! error); progress becomes `notifications/progress` when the client sent
-//! a progress token; `notifications/cancelled` cancels the call.
-//! [`McpServer`] serves a scope on any `rmcp` transport.
+//! a progress token; `notifications/cancelled` cancels the call. Protocol
+//! errors are answered and the server serves on: an unparsable or
+//! oversized line is -32700 with `"id": null`, ill-fitting `params` -32602,
+//! and calls past the bound of 64 in flight a busy error at once. The
+//! server is `oscova_agent::mcp::McpServer` (crate `oscova-agent`, feature
+//! `mcp`), which serves a scope on stdio, any byte stream or any `rmcp`
+//! transport in a few lines.
 
 #![cfg_attr(
     not(test),
@@ -266,7 +271,6 @@ mod panic;
 mod term;
 
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
-pub use commands::{McpServer, serve_stdio};
 pub use config::{
     CONFIG_ENV, CREDENTIAL_ENV_PREFIX, Config, ConfigCredentials, DEFAULT_USER, FILES_ROOT_ENV,
     TIME_ZONE_ENV, USER_ENV, credential_env_var,

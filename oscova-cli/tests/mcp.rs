@@ -240,3 +240,121 @@ async fn a_client_cancellation_cancels_the_call() {
     assert_eq!(text(&result), "after");
     client.cancel().await.unwrap();
 }
+
+/// `oscova mcp` driven with raw lines on stdin, answers read from stdout.
+struct RawSession {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl RawSession {
+    async fn start() -> Self {
+        use tokio::io::AsyncBufReadExt;
+
+        let mut cmd = tokio::process::Command::new(support::BIN);
+        cmd.arg("mcp")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        support::clean_env(cmd.as_std_mut());
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut session = Self {
+            child,
+            stdin,
+            stdout,
+        };
+        session
+            .send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#)
+            .await;
+        assert_eq!(session.until(json!(0)).await.len(), 1);
+        session
+            .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        session
+    }
+
+    async fn send(&mut self, line: &str) {
+        use tokio::io::AsyncWriteExt;
+
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        timeout(WAIT, self.stdin.write_all(&bytes))
+            .await
+            .expect("the server reads on")
+            .unwrap();
+    }
+
+    /// Answers up to and including the one with `id`.
+    async fn until(&mut self, id: Value) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let line = timeout(WAIT, self.stdout.next_line())
+                .await
+                .expect("the server answers")
+                .unwrap()
+                .expect("the server keeps stdout open");
+            let value: Value = serde_json::from_str(&line).unwrap();
+            let done = value["id"] == id;
+            seen.push(value);
+            if done {
+                return seen;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn protocol_errors_on_stdin_are_answered_and_the_server_serves_on() {
+    let mut session = RawSession::start().await;
+    let deep = format!("{}{}", "{\"a\":".repeat(100_000), "}".repeat(100_000));
+    for (n, line) in [
+        "{garbage",
+        r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"s":"\udc00"}}"#,
+        r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#,
+        deep.as_str(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        session.send(line).await;
+        let id = json!(format!("ping-{n}"));
+        session
+            .send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))
+            .await;
+        let answers = session.until(id).await;
+        assert_eq!(answers.len(), 2, "{line:.40}: {answers:?}");
+        assert_eq!(answers[0]["error"]["code"], -32700, "{answers:?}");
+        assert_eq!(
+            answers[0].get("id"),
+            Some(&Value::Null),
+            "`id` is present and null: {answers:?}"
+        );
+    }
+
+    session
+        .send(r#"{"jsonrpc":"2.0","id":"no-params","method":"tools/call"}"#)
+        .await;
+    let answer = session.until(json!("no-params")).await.pop().unwrap();
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    session
+        .send(r#"{"jsonrpc":"2.0","id":"bad-name","method":"tools/call","params":{"name":7}}"#)
+        .await;
+    let answer = session.until(json!("bad-name")).await.pop().unwrap();
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    // Still a working server.
+    session
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"echo","method":"tools/call","params":{{"name":"{ECHO}","arguments":{{"text":"still here"}}}}}}"#
+        ))
+        .await;
+    let answer = session.until(json!("echo")).await.pop().unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "still here");
+    drop(session.stdin);
+    let status = timeout(WAIT, session.child.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{status:?}");
+}

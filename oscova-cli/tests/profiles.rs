@@ -15,9 +15,10 @@ mod validators;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use oscova_agent::profile::SchemaProfile;
 use oscova_cli::{Catalog, export_catalog};
+use oscova_core::linked_plugins;
 use oscova_core::prelude::*;
-use oscova_core::{SchemaProfile, linked_plugins};
 use serde::Deserialize;
 use serde_json::Value;
 

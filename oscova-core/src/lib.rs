@@ -101,11 +101,6 @@ pub mod text;
 pub mod tool;
 pub mod wire;
 
-// Host-side conveniences, on their way out of the contract crate.
-pub mod chat;
-mod profiles;
-pub use profiles::{SchemaProfile, SchemaProfileError, export_schema};
-
 pub mod invoke {
     //! Invoking a tool: [`UserScope::invoke`](crate::UserScope::invoke)
     //! returns an [`Invoke`] builder (options: progress, cancellation, a

@@ -9,10 +9,14 @@
 //! [`SpeechError::Cancelled`], everything else [`SpeechError::Provider`] whose
 //! message is this error's text and whose source is the underlying error.
 //! Messages say what went wrong and what the user can do about it. No variant
-//! ever holds an API key; URLs lose their user info and query.
+//! ever holds an API key; URLs lose their user info and query. Failures of
+//! the shared HTTP plumbing ([`BackendError`]) become the variants below in
+//! one place too (`From<BackendError>`), so the OpenAI-compatible provider
+//! keeps its speech-specific texts.
 
 use std::path::PathBuf;
 
+use oscova_agent::http::BackendError;
 use oscova_core::provider::speech::SpeechError;
 use oscova_core::{http::HttpError, process::SpawnError};
 
@@ -188,6 +192,19 @@ pub(crate) enum EngineError {
         source: reqwest::Error,
     },
 
+    /// The service's answer is longer than the provider reads.
+    #[error(
+        "the speech service at {url} sent an answer longer than {limit} bytes; ask for shorter audio"
+    )]
+    ResponseTooLarge { url: String, limit: usize },
+
+    /// Another failure of the shared HTTP plumbing.
+    #[error("{source}")]
+    Backend {
+        #[source]
+        source: BackendError,
+    },
+
     /// The service answered 2xx with a body that is not the expected JSON.
     #[error(
         "the speech service at {url} sent a response that is not the expected JSON ({source}); check that the endpoint is OpenAI-compatible"
@@ -246,6 +263,7 @@ impl From<EngineError> for SpeechError {
                 Some(Box::new(source))
             }
             EngineError::MalformedResponse { source, .. } => Some(Box::new(source)),
+            EngineError::Backend { source } => Some(Box::new(source)),
             EngineError::EmptyInput
             | EngineError::NotWav { .. }
             | EngineError::UnsupportedWav { .. }
@@ -258,9 +276,27 @@ impl From<EngineError> for SpeechError {
             | EngineError::Decode { .. }
             | EngineError::InvalidEndpoint { .. }
             | EngineError::Unauthorized { .. }
-            | EngineError::HttpStatus { .. } => None,
+            | EngineError::HttpStatus { .. }
+            | EngineError::ResponseTooLarge { .. } => None,
         };
         Self::Provider { message, source }
+    }
+}
+
+impl From<BackendError> for EngineError {
+    fn from(err: BackendError) -> Self {
+        match err {
+            BackendError::Cancelled => Self::Cancelled,
+            BackendError::Unreachable { url, source, .. } if source.is_connect() => {
+                Self::Connect { url, source }
+            }
+            BackendError::Unreachable { url, source, .. }
+            | BackendError::InvalidUrl { url, source, .. }
+            | BackendError::Broken { url, source, .. } => Self::Http { url, source },
+            BackendError::Refused { url, source, .. } => Self::Refused { url, source },
+            BackendError::Client { url, source, .. } => Self::Client { url, source },
+            other => Self::Backend { source: other },
+        }
     }
 }
 

@@ -13,19 +13,22 @@
 //! error, and removed from any response body quoted in an error. URLs in
 //! errors lose their user info and query. Every request can be cancelled:
 //! the in-flight request future is dropped, which closes the connection.
+//! Answers are read up to 64 MiB; a longer one is an error,
+//! not a cut file. Sending, reading and the scrubbing of server text are
+//! the model back ends' plumbing ([`oscova_agent::http`]), so these errors
+//! follow the same rules as theirs.
 
+use oscova_agent::http::{Body, Scrub, authorized, check_status, send};
 use oscova_core::provider::speech::{
     RecognitionRequest, SpeechError, SpeechProviderKeys, SpeechRecognitionProvider,
     SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio, Transcript,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_core::{
-    CancellationToken, ExposeSecret, HttpClient, http::HttpError, http::HttpRequestBuilder,
-};
-use reqwest::{StatusCode, Url};
+use oscova_core::{CancellationToken, HttpClient, SecretString, http::HttpRequestBuilder};
+use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{EngineError, truncate};
+use crate::error::EngineError;
 
 /// The endpoint used when the configuration has none.
 pub const OPENAI_DEFAULT_ENDPOINT: &str = "https://api.openai.com";
@@ -36,8 +39,9 @@ pub const OPENAI_DEFAULT_SPEECH_MODEL: &str = "tts-1";
 /// The voice used when neither the request nor the configuration names one.
 pub const OPENAI_DEFAULT_VOICE: &str = "alloy";
 
-/// How much of an error response body is quoted in an error.
-const ERROR_BODY_LIMIT: usize = 500;
+/// The most of an answer that is read, in bytes: five minutes of 48 kHz
+/// stereo WAV fit, with room to spare.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The built-in `openai` provider (type key [`SpeechProviderKeys::OPENAI`])
 /// for recognition (`POST {endpoint}/v1/audio/transcriptions`) and synthesis
@@ -109,7 +113,7 @@ impl SpeechRecognitionProvider for OpenAiSpeech {
             let text = transcribe(
                 &self.client_for(endpoint),
                 endpoint,
-                request.api_key.map(ExposeSecret::expose_secret),
+                request.api_key,
                 config
                     .model
                     .as_deref()
@@ -146,7 +150,7 @@ impl SpeechSynthesisProvider for OpenAiSpeech {
             let wav = synthesize(
                 &self.client_for(endpoint),
                 endpoint,
-                request.api_key.map(ExposeSecret::expose_secret),
+                request.api_key,
                 config
                     .model
                     .as_deref()
@@ -184,7 +188,7 @@ struct SpeechRequest<'a> {
 async fn transcribe(
     client: &HttpClient,
     endpoint: &str,
-    api_key: Option<&str>,
+    api_key: Option<&SecretString>,
     model: &str,
     language: Option<&str>,
     wav: Vec<u8>,
@@ -205,8 +209,8 @@ async fn transcribe(
     if let Some(language) = language {
         form = form.text("language", language.to_owned());
     }
-    let request = authorize(client.post(url.as_str()), api_key).with(|b| b.multipart(form));
-    let body = execute(request, &shown, api_key, cancel).await?;
+    let request = authorized(client.post(url.as_str()), api_key).with(|b| b.multipart(form));
+    let body = execute(request, &shown, api_key, cancel, MAX_RESPONSE_BYTES).await?;
     let parsed: TranscriptionResponse = serde_json::from_slice(&body)
         .map_err(|source| EngineError::MalformedResponse { url: shown, source })?;
     Ok(parsed.text)
@@ -218,7 +222,7 @@ async fn transcribe(
 async fn synthesize(
     client: &HttpClient,
     endpoint: &str,
-    api_key: Option<&str>,
+    api_key: Option<&SecretString>,
     model: &str,
     text: &str,
     voice: &str,
@@ -235,8 +239,8 @@ async fn synthesize(
         voice,
         response_format: "wav",
     };
-    let request = authorize(client.post(url.as_str()), api_key).json(&body);
-    let audio = execute(request, &shown, api_key, cancel).await?;
+    let request = authorized(client.post(url.as_str()), api_key).json(&body);
+    let audio = execute(request, &shown, api_key, cancel, MAX_RESPONSE_BYTES).await?;
     let is_wav = audio.len() >= 12 && &audio[..4] == b"RIFF" && &audio[8..12] == b"WAVE";
     if !is_wav {
         return Err(EngineError::EngineOutput {
@@ -248,13 +252,6 @@ async fn synthesize(
         });
     }
     Ok(audio)
-}
-
-fn authorize(request: HttpRequestBuilder, api_key: Option<&str>) -> HttpRequestBuilder {
-    match api_key {
-        Some(key) => request.bearer_auth(key),
-        None => request,
-    }
 }
 
 /// `endpoint` with `suffix` appended to its path, with one `/` between.
@@ -304,92 +301,50 @@ pub(crate) fn redact_endpoint_text(endpoint: &str) -> String {
     }
 }
 
-/// Sends the request, maps failures, and returns the body of a 2xx answer.
+/// Sends the request, maps failures, and returns the body of a 2xx answer,
+/// which must fit in `limit` bytes ([`MAX_RESPONSE_BYTES`] but in tests).
+/// `url` is the request's URL as errors show it.
 async fn execute(
     request: HttpRequestBuilder,
     url: &str,
-    api_key: Option<&str>,
+    api_key: Option<&SecretString>,
     cancel: &CancellationToken,
+    limit: usize,
 ) -> Result<Vec<u8>, EngineError> {
-    if cancel.is_cancelled() {
-        return Err(EngineError::Cancelled);
-    }
-    let exchange = async {
-        let response = request.send().await.map_err(|e| send_error(e, url))?;
-        let status = response.status();
-        if status == StatusCode::UNAUTHORIZED {
+    let scrub = Scrub::new(api_key);
+    let response = send(request, url, cancel, &scrub).await?;
+    let response = match check_status(response, url, cancel, &scrub).await? {
+        Ok(response) => response,
+        Err(failure) if failure.status == 401 => {
             return Err(EngineError::Unauthorized {
                 url: url.to_owned(),
                 key_state: if api_key.is_some() { "set" } else { "not set" },
             });
         }
-        if !status.is_success() {
-            let body = error_body_start(response, api_key).await;
+        Err(failure) => {
+            let body = scrub.text(failure.body.trim());
             return Err(EngineError::HttpStatus {
                 url: url.to_owned(),
-                status: status.as_u16(),
-                body,
+                status: failure.status,
+                body: if body.is_empty() {
+                    "(empty body)".to_owned()
+                } else {
+                    body
+                },
             });
         }
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| transport_error(e, url))?;
-        Ok(body.to_vec())
     };
-    tokio::select! {
-        biased;
-        () = cancel.cancelled() => Err(EngineError::Cancelled),
-        result = exchange => result,
-    }
-}
-
-fn send_error(err: HttpError, url: &str) -> EngineError {
-    match err {
-        HttpError::Request(source) => transport_error(source, url),
-        HttpError::ScopeDenied { .. } => EngineError::Refused {
+    // One byte more than accepted tells a body that fits from a cut one.
+    let body = Body::new(response, url)
+        .bytes(limit.saturating_add(1), cancel, &scrub)
+        .await?;
+    if body.len() > limit {
+        return Err(EngineError::ResponseTooLarge {
             url: url.to_owned(),
-            source: err,
-        },
-        other => EngineError::Client {
-            url: url.to_owned(),
-            source: other,
-        },
+            limit,
+        });
     }
-}
-
-fn transport_error(err: reqwest::Error, url: &str) -> EngineError {
-    if err.is_connect() {
-        EngineError::Connect {
-            url: url.to_owned(),
-            source: err.without_url(),
-        }
-    } else {
-        EngineError::Http {
-            url: url.to_owned(),
-            source: err.without_url(),
-        }
-    }
-}
-
-/// Reads only as much of an error body as will be quoted, with the API key
-/// removed in case the service echoes it.
-async fn error_body_start(mut response: reqwest::Response, api_key: Option<&str>) -> String {
-    let mut bytes = Vec::new();
-    while bytes.len() < ERROR_BODY_LIMIT * 4 {
-        match response.chunk().await {
-            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
-            Ok(None) | Err(_) => break,
-        }
-    }
-    let mut text = String::from_utf8_lossy(&bytes).trim().to_owned();
-    if let Some(key) = api_key.filter(|k| !k.is_empty()) {
-        text = text.replace(key, "[REDACTED]");
-    }
-    if text.is_empty() {
-        return "(empty body)".to_owned();
-    }
-    truncate(&text, ERROR_BODY_LIMIT)
+    Ok(body)
 }
 
 #[cfg(test)]
@@ -438,6 +393,27 @@ mod tests {
                 "{endpoint}: {err:?}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn an_answer_past_the_limit_is_an_error_not_a_cut_file() {
+        use oscova_test_support::http::{Reply, TestServer};
+
+        let server = TestServer::start(|_| Reply::bytes(200, "audio/wav", vec![b'x'; 1025])).await;
+        let url = format!("{}/v1/audio/speech", server.url());
+        let http = HttpClient::new().with_fixed_scope(NetworkScope::Local);
+        let cancel = CancellationToken::new();
+        let err = execute(http.post(&url), &url, None, &cancel, 1024)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, EngineError::ResponseTooLarge { limit: 1024, url: shown } if *shown == url),
+            "{err:?}"
+        );
+        let fits = execute(http.post(&url), &url, None, &cancel, 1025)
+            .await
+            .unwrap();
+        assert_eq!(fits.len(), 1025);
     }
 
     #[test]

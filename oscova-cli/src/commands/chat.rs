@@ -22,7 +22,7 @@ mod view;
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
-use oscova_core::chat::{ChatError, ChatLoopOptions, run_chat};
+use oscova_agent::chat::{ChatError, ChatLoopOptions, run_chat};
 use oscova_core::provider::model::{ChatMessage, ModelProvider, ModelProviderConfig};
 use oscova_core::{CancellationToken, SecretString, UserScope};
 use serde_json::{Value, json};

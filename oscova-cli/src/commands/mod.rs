@@ -16,8 +16,6 @@ mod provider;
 mod speech;
 mod tools;
 
-pub use mcp::{McpServer, serve_stdio};
-
 use std::future::Future;
 
 use oscova_core::{CancellationToken, PluginHost};

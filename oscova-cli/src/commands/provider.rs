@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use oscova_core::chat::model_provider;
+use oscova_agent::chat::model_provider;
 use oscova_core::provider::model::{ModelProvider, ModelProviderConfig, check_offline};
 use oscova_core::{SecretString, UserInfo, context::CredentialResolver};
 

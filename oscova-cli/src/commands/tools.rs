@@ -12,11 +12,9 @@
 
 use std::path::Path;
 
+use oscova_agent::profile::{SchemaProfile, export_schema};
 use oscova_core::fs::{FileError, read_capped, read_regular};
-use oscova_core::{
-    InvokeError, SchemaProfile, args::DEFAULT_MAX_ARGUMENT_BYTES, export_schema,
-    host::PublishedTool,
-};
+use oscova_core::{InvokeError, args::DEFAULT_MAX_ARGUMENT_BYTES, host::PublishedTool};
 use serde_json::{Value, json};
 
 use super::{Env, interrupted};

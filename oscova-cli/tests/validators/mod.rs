@@ -4,7 +4,7 @@
 
 #![allow(unreachable_pub)]
 
-use oscova_core::SchemaProfile;
+use oscova_agent::profile::SchemaProfile;
 use oscova_test_support::schema_rules;
 use serde_json::Value;
 

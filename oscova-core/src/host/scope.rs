@@ -150,6 +150,19 @@ impl UserScope {
         &self.inner.redactor
     }
 
+    /// `text` with every secret this scope hides replaced by
+    /// [`REDACTED`](crate::redact::REDACTED): the ones its toolsets
+    /// resolved and the host's. For text a host builds itself around a
+    /// call (an error naming what the client sent, say).
+    pub fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        match self.inner.redactor.redact(text) {
+            std::borrow::Cow::Borrowed(text) => self.inner.host.policy.redactor.redact(text),
+            std::borrow::Cow::Owned(clean) => {
+                std::borrow::Cow::Owned(self.inner.host.policy.redactor.redact(&clean).into_owned())
+            }
+        }
+    }
+
     /// The tools this user can call, in publication order.
     pub fn tools(&self) -> impl Iterator<Item = &PublishedTool> + '_ {
         self.inner

@@ -10,8 +10,11 @@
 //! Every kind is handled by one mechanism ([`ProviderKind`]): the builder
 //! records factories of any kind in one list, the host builds them once and
 //! hands them out by kind (`host.providers::<dyn ModelProvider>()`).
+//!
+//! The HTTP plumbing that back ends share (bounded reads, streamed lines,
+//! scrubbed error texts) is not a contract: it is in the `oscova-agent`
+//! crate, as `oscova_agent::http`.
 
-pub mod http;
 pub mod kind;
 pub mod model;
 pub mod speech;

@@ -11,8 +11,8 @@
 //! closes the connection, and Ollama stops the transfer when its client
 //! goes away.
 
+use oscova_agent::http::{Body, Scrub, authorized, check_status, excerpt, send};
 use oscova_core::provider::BoxFuture;
-use oscova_core::provider::http::{Body, Scrub, authorized, check_status, excerpt, send};
 use oscova_core::provider::model::{
     DownloadProgress, ModelDownloadProvider, ModelError, ModelInfo, ModelProviderConfig,
 };

@@ -16,7 +16,7 @@
 //! let host = PluginHost::builder()
 //!     .plugins(oscova_core::linked_plugins![OllamaPlugin])
 //!     .build()?;
-//! let provider = oscova_core::chat::model_provider(&host, "ollama").expect("registered");
+//! let provider = oscova_agent::chat::model_provider(&host, "ollama").expect("registered");
 //! let config = ModelProviderConfig::new("ollama"); // http://127.0.0.1:11434
 //! assert!(check_offline(&config, &*provider, true).is_ok());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -51,7 +51,7 @@
 //! # 3. Chat with the user's tools
 //!
 //! ```no_run
-//! use oscova_core::chat::{ChatLoopOptions, model_provider, run_chat};
+//! use oscova_agent::chat::{ChatLoopOptions, model_provider, run_chat};
 //! use oscova_core::prelude::*;
 //! use oscova_core::provider::model::{ChatMessage, ModelProviderConfig};
 //! use oscova_plugin_ollama::OllamaPlugin;

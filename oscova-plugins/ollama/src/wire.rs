@@ -12,7 +12,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use oscova_core::provider::http::excerpt;
+use oscova_agent::http::excerpt;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink,
     DownloadProgress, ModelError, ModelInfo, ToolCallRequest, ToolSpec,

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use oscova_core::chat::{ChatEvent, ChatLoopOptions, model_provider, run_chat};
+use oscova_agent::chat::{ChatEvent, ChatLoopOptions, model_provider, run_chat};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{ChatMessage, ChatRole, ModelProviderConfig};
 use oscova_plugin_ollama::OllamaPlugin;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use oscova_core::chat::{ChatError, ChatLoopOptions, model_provider, run_chat};
+use oscova_agent::chat::{ChatError, ChatLoopOptions, model_provider, run_chat};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatStreamEvent, EndpointScope, ModelError, ModelProvider,

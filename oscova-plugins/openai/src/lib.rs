@@ -14,7 +14,7 @@
 //! let host = PluginHost::builder()
 //!     .plugins(oscova_core::linked_plugins![OpenAiPlugin])
 //!     .build()?;
-//! let provider = oscova_core::chat::model_provider(&host, "openai").expect("registered");
+//! let provider = oscova_agent::chat::model_provider(&host, "openai").expect("registered");
 //! assert_eq!(provider.display_name(), "OpenAI-compatible chat completions");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -30,13 +30,13 @@
 //!
 //! # 3. Chat with the user's tools
 //!
-//! [`run_chat`](oscova_core::chat::run_chat) sends the conversation and the
-//! scope's tools, runs the calls the model asks for, and repeats until the
-//! model answers. The key is sent as a bearer token and never appears in
+//! `oscova_agent::chat::run_chat` (crate `oscova-agent`, feature `chat`)
+//! sends the conversation and the scope's tools, runs the calls the model
+//! asks for, and repeats until the model answers. The key is sent as a bearer token and never appears in
 //! errors or `Debug` output.
 //!
 //! ```no_run
-//! use oscova_core::chat::{ChatEvent, ChatLoopOptions, model_provider, run_chat};
+//! use oscova_agent::chat::{ChatEvent, ChatLoopOptions, model_provider, run_chat};
 //! use oscova_core::prelude::*;
 //! use oscova_core::provider::model::{ChatMessage, ModelProviderConfig};
 //! use oscova_core::SecretString;

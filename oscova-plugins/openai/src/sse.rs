@@ -1,17 +1,17 @@
 //! Server-sent events, decoded from bytes that arrive split anywhere.
 //!
-//! Rules: the bytes become lines through core's [`LineSplitter`], which
-//! buffers until a whole line is there and only then decodes it, so a split
-//! inside a character or inside `data:` is invisible; lines end in `\n` or
-//! `\r\n`. Following the SSE format, a line
+//! Rules: the bytes become lines through `oscova_agent::http`'s
+//! [`LineSplitter`], which buffers until a whole line is there and only
+//! then decodes it, so a split inside a character or inside `data:` is
+//! invisible; lines end in `\n` or `\r\n`. Following the SSE format, a line
 //! starting with `:` is a comment, `field: value` sets a field (one space
 //! after the colon dropped), several `data` lines of one event are joined
 //! with `\n`, and a blank line dispatches the event. Only `data` matters
 //! to chat completions; other fields are ignored. A line longer than
-//! [`MAX_LINE`](oscova_core::provider::http::MAX_LINE) is an error rather
+//! [`MAX_LINE`](oscova_agent::http::MAX_LINE) is an error rather
 //! than unbounded memory.
 
-use oscova_core::provider::http::LineSplitter;
+use oscova_agent::http::LineSplitter;
 use oscova_core::provider::model::ModelError;
 
 /// Turns lines into the `data` of each event.

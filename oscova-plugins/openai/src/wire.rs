@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use oscova_core::provider::http::{Scrub, excerpt};
+use oscova_agent::http::{Scrub, excerpt};
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError,
     ToolCallRequest, ToolSpec,

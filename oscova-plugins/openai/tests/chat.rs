@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use oscova_agent::chat::{ChatEvent, ChatLoopOptions, model_provider, run_chat};
 use oscova_core::SecretString;
-use oscova_core::chat::{ChatEvent, ChatLoopOptions, model_provider, run_chat};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{ChatMessage, ChatRole, ModelProviderConfig};
 use oscova_plugin_openai::OpenAiPlugin;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use oscova_core::chat::{ChatError, ChatLoopOptions, run_chat};
+use oscova_agent::chat::{ChatError, ChatLoopOptions, run_chat};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatStreamEvent, EndpointScope, ModelError, ModelProvider,
@@ -271,7 +271,7 @@ async fn offline_refusal_makes_no_connection() {
         .build()
         .unwrap();
     let scope = host.user_scope(UserInfo::new("alice"));
-    let provider = oscova_core::chat::model_provider(&host, "openai").unwrap();
+    let provider = oscova_agent::chat::model_provider(&host, "openai").unwrap();
     let mut config = config(&server.url(), "m");
     config.endpoint_scope = Some(EndpointScope::Remote); // the saved choice wins
     let mut messages = vec![ChatMessage::user("hi")];

@@ -15,7 +15,7 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use oscova_core::chat::ChatEvent;
+use oscova_agent::chat::ChatEvent;
 use oscova_core::provider::model::ToolCallRequest;
 use oscova_core::redact::RedactStream;
 use oscova_core::{ToolResult, tool::ProgressSink};

@@ -281,10 +281,12 @@ impl UserScope {
     /// Redacts a finished result and runs the after-hooks on it.
     #[inline]
     fn finish(&self, tool: &PublishedTool, result: &mut ToolResult) {
-        self.redact(result);
+        self.redact_result(result);
         if !self.inner.host.policy.after.is_empty() {
             let (hooks, user) = (&self.inner.host.policy.after, &self.inner.user);
-            hooks::run_after(hooks, tool.wire_name(), user, result, |r| self.redact(r));
+            hooks::run_after(hooks, tool.wire_name(), user, result, |r| {
+                self.redact_result(r)
+            });
         }
     }
 
@@ -338,7 +340,7 @@ impl UserScope {
     /// Redacts a result; the check that there is nothing to redact, the
     /// common case, is inlined into the call path.
     #[inline]
-    fn redact(&self, result: &mut ToolResult) {
+    fn redact_result(&self, result: &mut ToolResult) {
         if !(self.inner.redactor.is_empty() && self.inner.host.policy.redactor.is_empty()) {
             self.redact_known(result);
         }

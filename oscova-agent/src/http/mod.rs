@@ -1,27 +1,36 @@
-//! HTTP plumbing for model providers: sending under cancellation, reading a
-//! body chunk by chunk, splitting a streamed body into lines, and turning
-//! transport failures into [`ModelError`]s a user can act on.
+//! HTTP plumbing for back ends: sending under cancellation, reading a body
+//! chunk by chunk and within a bound, splitting a streamed body into lines,
+//! and turning transport failures into errors a user can act on.
 //!
-//! The first-party `openai` and `ollama` providers are built on this
-//! module, and a third-party back end that uses it gives its users the same
-//! errors: the URL when a server cannot be reached, the start of the body
-//! with the status, the API key never. What is left to a back end is its
-//! wire format: paths, request bodies, the framing of a streamed answer
-//! (NDJSON, server-sent events) over [`LineSplitter`], and which statuses
-//! mean what ([`Failure`]).
+//! The first-party `openai` and `ollama` model providers and the speech
+//! crate's OpenAI-compatible provider are built on this module, and a
+//! third-party back end that uses it gives its users the same errors: the
+//! URL when a server cannot be reached, the start of the body with the
+//! status, the API key never. What is left to a back end is its wire
+//! format: paths, request bodies, the framing of a streamed answer (NDJSON,
+//! server-sent events) over [`LineSplitter`], and which statuses mean what
+//! ([`Failure`]).
 //!
 //! Rules: nothing here formats the API key, and every text a server or the
 //! network stack supplies passes through [`Scrub`] before it enters an
 //! error (the key replaced if echoed, the text cut to a readable excerpt).
-//! Cancellation drops the response, which closes the connection and so
-//! stops the transfer; no call here waits for anything after a cancel.
+//! Failures are [`BackendError`]s, tied to no contract: `?` turns them into
+//! a [`ModelError`](oscova_core::provider::model::ModelError) through its
+//! `From` impl, and a back end of another contract (speech) maps them into
+//! its own error the same way. Functions that call back into the caller
+//! ([`LineSplitter::push`], [`get_text`]) are generic over the caller's
+//! error type, which only has to come `From<BackendError>`. Reads are
+//! bounded: a whole body is read up to a limit the caller gives, a line up
+//! to the splitter's limit. Cancellation drops the response, which closes
+//! the connection and so stops the transfer; no call here waits for
+//! anything after a cancel.
 //!
 //! # Example
 //!
 //! A chat call to a server that streams one JSON object per line:
 //!
 //! ```
-//! use oscova_core::provider::http::{Body, LineSplitter, Scrub, authorized, check_status, send};
+//! use oscova_agent::http::{Body, LineSplitter, Scrub, authorized, check_status, send};
 //! use oscova_core::provider::model::ModelError;
 //! use oscova_core::{CancellationToken, HttpClient, SecretString};
 //!
@@ -46,7 +55,7 @@
 //!     let mut lines = Vec::new();
 //!     let mut each = |line: &str| {
 //!         lines.push(line.to_owned());
-//!         Ok(())
+//!         Ok::<(), ModelError>(())
 //!     };
 //!     while let Some(chunk) = body.next(cancel, &scrub).await? {
 //!         splitter.push(chunk.as_ref(), &mut each)?;
@@ -74,17 +83,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod error;
 mod lines;
 mod scrub;
 
+pub use error::BackendError;
 pub use lines::{LineSplitter, MAX_LINE};
 pub use scrub::{MAX_EXCERPT, Scrub, excerpt};
 
-use secrecy::{ExposeSecret, SecretString};
-use tokio_util::sync::CancellationToken;
-
-use crate::http::{HttpClient, HttpError, HttpRequestBuilder};
-use crate::provider::model::{ModelError, ModelProviderConfig};
+use oscova_core::http::{HttpError, HttpRequestBuilder};
+use oscova_core::provider::model::ModelProviderConfig;
+use oscova_core::{CancellationToken, ExposeSecret, HttpClient, SecretString};
 
 /// Bodies of error answers are read up to this many bytes by
 /// [`check_status`].
@@ -93,11 +102,11 @@ pub const MAX_ERROR_BODY: usize = 64 * 1024;
 /// The base URL a configuration names: its endpoint, or `default` when it
 /// has none (or a blank one), trimmed, without trailing `/`, and with
 /// `http://` added when no scheme is given (as `OLLAMA_HOST` is often
-/// written, and as [`is_local_endpoint`](crate::locality::is_local_endpoint) reads
-/// it). Paths are joined to it with `format!("{base}/path")`.
+/// written, and as [`is_local_endpoint`](oscova_core::locality::is_local_endpoint)
+/// reads it). Paths are joined to it with `format!("{base}/path")`.
 ///
 /// ```
-/// use oscova_core::provider::http::endpoint_url;
+/// use oscova_agent::http::endpoint_url;
 /// use oscova_core::provider::model::ModelProviderConfig;
 ///
 /// let mut config = ModelProviderConfig::new("acme");
@@ -120,10 +129,11 @@ pub fn endpoint_url(config: &ModelProviderConfig, default: &str) -> String {
     }
 }
 
-/// `request` with `api_key` as its bearer token, or unchanged without one.
+/// `request` with `api_key` as its bearer token (a header marked
+/// sensitive), or unchanged without one.
 ///
 /// ```
-/// use oscova_core::provider::http::authorized;
+/// use oscova_agent::http::authorized;
 /// use oscova_core::{HttpClient, SecretString};
 ///
 /// let key = SecretString::from("sk-test-1234");
@@ -144,17 +154,16 @@ pub fn authorized(
 /// Sends `request` to `url`; a cancel stops waiting at once.
 ///
 /// `url` is the one `request` was built with, for the error texts. A URL
-/// that cannot be used is [`ModelError::Other`] naming it; a server that
-/// cannot be reached is [`ModelError::Unreachable`] with the causes
+/// that cannot be used is [`BackendError::InvalidUrl`]; a server that
+/// cannot be reached is [`BackendError::Unreachable`] with the causes
 /// (refused, DNS, TLS, timeout), scrubbed; a destination the client's
 /// rule refuses (a local-looking name that resolves elsewhere) is
-/// [`ModelError::Refused`], with no connection made; a cancel is
-/// [`ModelError::Cancelled`]. The status is not looked at: see
+/// [`BackendError::Refused`], with no connection made; a cancel is
+/// [`BackendError::Cancelled`]. The status is not looked at: see
 /// [`check_status`].
 ///
 /// ```
-/// use oscova_core::provider::http::{Scrub, send};
-/// use oscova_core::provider::model::ModelError;
+/// use oscova_agent::http::{BackendError, Scrub, send};
 /// use oscova_core::{CancellationToken, HttpClient};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
@@ -163,7 +172,7 @@ pub fn authorized(
 /// let cancel = CancellationToken::new();
 /// cancel.cancel();
 /// let sent = send(http.get(url), url, &cancel, &Scrub::new(None)).await;
-/// assert!(matches!(sent, Err(ModelError::Cancelled)));
+/// assert!(matches!(sent, Err(BackendError::Cancelled)));
 /// # });
 /// # Ok::<(), std::io::Error>(())
 /// ```
@@ -172,26 +181,34 @@ pub async fn send(
     url: &str,
     cancel: &CancellationToken,
     scrub: &Scrub,
-) -> Result<reqwest::Response, ModelError> {
+) -> Result<reqwest::Response, BackendError> {
     let sent = tokio::select! {
         biased;
-        () = cancel.cancelled() => return Err(ModelError::Cancelled),
+        () = cancel.cancelled() => return Err(BackendError::Cancelled),
         sent = request.send() => sent,
     };
+    let url = url.to_owned();
     sent.map_err(|error| match error {
-        HttpError::Request(e) if e.is_builder() => ModelError::Other(format!(
-            "`{url}` is not a usable endpoint URL: {}",
-            scrub.text(&causes(&e))
-        )),
-        HttpError::Request(e) => ModelError::Unreachable {
-            url: url.to_owned(),
+        HttpError::Request(e) if e.is_builder() => BackendError::InvalidUrl {
+            url,
             message: scrub.text(&causes(&e)),
+            source: e.without_url(),
         },
-        HttpError::ScopeDenied { target, reason, .. } => ModelError::Refused {
-            url: url.to_owned(),
-            reason: scrub.text(&format!("{target}: {reason}")),
+        HttpError::Request(e) => BackendError::Unreachable {
+            url,
+            message: scrub.text(&causes(&e)),
+            source: e.without_url(),
         },
-        other => ModelError::Other(scrub.text(&other.to_string())),
+        denied @ HttpError::ScopeDenied { .. } => BackendError::Refused {
+            url,
+            message: scrub.text(&denied.to_string()),
+            source: denied,
+        },
+        other => BackendError::Client {
+            url,
+            message: scrub.text(&other.to_string()),
+            source: other,
+        },
     })
 }
 
@@ -218,7 +235,7 @@ fn causes(error: &(dyn std::error::Error + 'static)) -> String {
 /// through [`Scrub::text`] before it enters an error.
 ///
 /// ```
-/// use oscova_core::provider::http::{Failure, Scrub};
+/// use oscova_agent::http::{Failure, Scrub};
 /// use oscova_core::provider::model::ModelError;
 ///
 /// fn failure_error(failure: Failure, url: &str, scrub: &Scrub) -> ModelError {
@@ -248,7 +265,7 @@ pub async fn check_status(
     url: &str,
     cancel: &CancellationToken,
     scrub: &Scrub,
-) -> Result<Result<reqwest::Response, Failure>, ModelError> {
+) -> Result<Result<reqwest::Response, Failure>, BackendError> {
     let status = response.status();
     if status.is_success() {
         return Ok(Ok(response));
@@ -267,19 +284,19 @@ pub async fn check_status(
 /// whole of a catalog call such as `GET /v1/models`. A status that is not a
 /// success becomes the error `failed` makes of it, since what a status
 /// means is the back end's call; transport errors and cancels are as for
-/// [`send`] and [`Body::text`].
-pub async fn get_text(
+/// [`send`] and [`Body::text`], converted into the caller's error type.
+pub async fn get_text<E: From<BackendError>>(
     http: &HttpClient,
     url: &str,
     api_key: Option<&SecretString>,
     limit: usize,
     cancel: &CancellationToken,
     scrub: &Scrub,
-    failed: impl FnOnce(Failure) -> ModelError,
-) -> Result<String, ModelError> {
+    failed: impl FnOnce(Failure) -> E,
+) -> Result<String, E> {
     let response = send(authorized(http.get(url), api_key), url, cancel, scrub).await?;
     match check_status(response, url, cancel, scrub).await? {
-        Ok(response) => Body::new(response, url).text(limit, cancel, scrub).await,
+        Ok(response) => Ok(Body::new(response, url).text(limit, cancel, scrub).await?),
         Err(failure) => Err(failed(failure)),
     }
 }
@@ -306,36 +323,35 @@ impl Body {
 
     /// The next piece, `None` at the end.
     ///
-    /// A cancel is [`ModelError::Cancelled`] at once; a broken connection
-    /// is [`ModelError::Other`] naming the URL. Nothing is dropped here on
-    /// a cancel: the caller drops the body.
+    /// A cancel is [`BackendError::Cancelled`] at once; a broken connection
+    /// is [`BackendError::Broken`] naming the URL. Nothing is dropped here
+    /// on a cancel: the caller drops the body.
     pub async fn next(
         &mut self,
         cancel: &CancellationToken,
         scrub: &Scrub,
-    ) -> Result<Option<impl AsRef<[u8]> + use<>>, ModelError> {
+    ) -> Result<Option<impl AsRef<[u8]> + use<>>, BackendError> {
         let chunk = tokio::select! {
             biased;
-            () = cancel.cancelled() => return Err(ModelError::Cancelled),
+            () = cancel.cancelled() => return Err(BackendError::Cancelled),
             chunk = self.response.chunk() => chunk,
         };
-        chunk.map_err(|e| {
-            ModelError::Other(format!(
-                "the connection to {} broke mid-response: {}",
-                self.url,
-                scrub.text(&causes(&e))
-            ))
+        chunk.map_err(|e| BackendError::Broken {
+            url: self.url.clone(),
+            message: scrub.text(&causes(&e)),
+            source: e.without_url(),
         })
     }
 
-    /// The rest of the body as text (decoded lossily), at most `limit`
-    /// bytes of it; the rest is not read.
-    pub async fn text(
+    /// The rest of the body, at most `limit` bytes of it; the rest is not
+    /// read. To tell a body that fits from one that was cut, ask for one
+    /// byte more than you accept and check the length.
+    pub async fn bytes(
         mut self,
         limit: usize,
         cancel: &CancellationToken,
         scrub: &Scrub,
-    ) -> Result<String, ModelError> {
+    ) -> Result<Vec<u8>, BackendError> {
         let mut bytes = Vec::new();
         while let Some(chunk) = self.next(cancel, scrub).await? {
             bytes.extend_from_slice(chunk.as_ref());
@@ -344,6 +360,18 @@ impl Body {
                 break;
             }
         }
+        Ok(bytes)
+    }
+
+    /// The rest of the body as text (decoded lossily), at most `limit`
+    /// bytes of it; the rest is not read.
+    pub async fn text(
+        self,
+        limit: usize,
+        cancel: &CancellationToken,
+        scrub: &Scrub,
+    ) -> Result<String, BackendError> {
+        let bytes = self.bytes(limit, cancel, scrub).await?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }

@@ -1,18 +1,15 @@
-//! Cleaning server and network text before it enters a [`ModelError`].
+//! Cleaning server and network text before it enters an error.
 //!
 //! Rules: text a server or the network stack supplies may echo the API key
 //! (an "Incorrect API key provided: sk-..." answer) and may be megabytes
 //! long (an HTML error page). Every such text passes through [`Scrub`]
 //! before it enters an error: the key replaced by
-//! [`REDACTED`](crate::redact::REDACTED), then the text cut to [`MAX_EXCERPT`]
+//! [`REDACTED`](oscova_core::redact::REDACTED), then the text cut to [`MAX_EXCERPT`]
 //! characters. Cutting counts characters, never bytes, so it cannot split
 //! one.
-//!
-//! [`ModelError`]: crate::provider::model::ModelError
 
-use secrecy::{ExposeSecret, SecretString};
-
-use crate::redact::Redactor;
+use oscova_core::redact::Redactor;
+use oscova_core::{ExposeSecret, SecretString};
 
 /// The longest excerpt of server text kept in an error, in characters.
 pub const MAX_EXCERPT: usize = 400;
@@ -24,7 +21,7 @@ pub const MAX_EXCERPT: usize = 400;
 ///
 /// ```
 /// use oscova_core::SecretString;
-/// use oscova_core::provider::http::Scrub;
+/// use oscova_agent::http::Scrub;
 ///
 /// let key = SecretString::from("sk-live-abcdef");
 /// let scrub = Scrub::new(Some(&key));
@@ -62,7 +59,7 @@ impl Scrub {
 /// server text that might echo a key goes through [`Scrub::text`].
 ///
 /// ```
-/// use oscova_core::provider::http::{MAX_EXCERPT, excerpt};
+/// use oscova_agent::http::{MAX_EXCERPT, excerpt};
 ///
 /// assert_eq!(excerpt("short"), "short");
 /// let cut = excerpt(&"é".repeat(1000));

@@ -206,6 +206,24 @@ fn display_pointer(path: &str) -> String {
 /// Export one tool's input schema in a profile. Never mutates the input.
 ///
 /// See the module documentation for each profile's rules.
+///
+/// ```
+/// use oscova_agent::profile::{SchemaProfile, export_schema};
+/// use serde_json::json;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+///     "required": ["city"]
+/// });
+/// // Strict function calling: every property required, optional ones nullable.
+/// let strict = export_schema(&schema, SchemaProfile::OpenAi)?;
+/// assert_eq!(strict["required"], json!(["city", "days"]));
+/// assert_eq!(strict["properties"]["days"]["type"], json!(["integer", "null"]));
+/// assert_eq!(strict["additionalProperties"], json!(false));
+/// assert_eq!(export_schema(&schema, SchemaProfile::Raw)?, schema);
+/// # Ok::<(), oscova_agent::profile::SchemaProfileError>(())
+/// ```
 pub fn export_schema(schema: &Value, profile: SchemaProfile) -> Result<Value, SchemaProfileError> {
     match profile {
         SchemaProfile::Raw => Ok(schema.clone()),

@@ -6,13 +6,13 @@
 //! or an SSE field is invisible. Lines end in `\n` or `\r\n` (the `\r` is
 //! dropped); a last line without its newline is handed over by
 //! [`LineSplitter::finish`], unless it is empty. A line that is not UTF-8
-//! is [`ModelError::Malformed`] with an excerpt of it, and so is a line
+//! is [`BackendError::Malformed`] with an excerpt of it, and so is a line
 //! longer than the limit ([`MAX_LINE`] unless set), rather than unbounded
-//! memory. What a line means (a JSON object, an SSE field, a blank line
-//! ending an event) is the caller's business.
+//! memory; either reaches the caller as its own error type, through
+//! `From<BackendError>`. What a line means (a JSON object, an SSE field, a
+//! blank line ending an event) is the caller's business.
 
-use crate::provider::model::ModelError;
-
+use super::error::BackendError;
 use super::scrub::excerpt;
 
 /// The longest line a [`LineSplitter`] accepts by default, in bytes.
@@ -24,7 +24,7 @@ pub const MAX_LINE: usize = 8 * 1024 * 1024;
 /// [`finish`](Self::finish) once at the end of the body.
 ///
 /// ```
-/// use oscova_core::provider::http::LineSplitter;
+/// use oscova_agent::http::{BackendError, LineSplitter};
 ///
 /// let mut lines = LineSplitter::default();
 /// let mut seen = Vec::new();
@@ -32,15 +32,15 @@ pub const MAX_LINE: usize = 8 * 1024 * 1024;
 /// for chunk in [&b"{\"a\":\"\xc3"[..], b"\xa9\"}\r\n{\"done\":", b"true}"] {
 ///     lines.push(chunk, &mut |line| {
 ///         seen.push(line.to_owned());
-///         Ok(())
+///         Ok::<(), BackendError>(())
 ///     })?;
 /// }
 /// lines.finish(&mut |line| {
 ///     seen.push(line.to_owned());
-///     Ok(())
+///     Ok::<(), BackendError>(())
 /// })?;
 /// assert_eq!(seen, ["{\"a\":\"é\"}", "{\"done\":true}"]);
-/// # Ok::<(), oscova_core::provider::model::ModelError>(())
+/// # Ok::<(), BackendError>(())
 /// ```
 #[derive(Debug)]
 pub struct LineSplitter {
@@ -61,12 +61,11 @@ impl LineSplitter {
     /// A splitter accepting lines up to `max_line` bytes.
     ///
     /// ```
-    /// use oscova_core::provider::http::LineSplitter;
-    /// use oscova_core::provider::model::ModelError;
+    /// use oscova_agent::http::{BackendError, LineSplitter};
     ///
     /// let mut lines = LineSplitter::with_max_line(4);
-    /// let err = lines.push(b"12345", &mut |_| Ok(())).unwrap_err();
-    /// assert!(matches!(err, ModelError::Malformed { .. }), "{err}");
+    /// let err: BackendError = lines.push(b"12345", &mut |_| Ok(())).unwrap_err();
+    /// assert!(matches!(err, BackendError::Malformed { .. }), "{err}");
     /// ```
     pub fn with_max_line(max_line: usize) -> Self {
         Self {
@@ -80,11 +79,11 @@ impl LineSplitter {
     ///
     /// The first error, from decoding or from `each`, stops the chunk and
     /// is returned; the lines after it in this chunk are dropped.
-    pub fn push(
+    pub fn push<E: From<BackendError>>(
         &mut self,
         bytes: &[u8],
-        each: &mut dyn FnMut(&str) -> Result<(), ModelError>,
-    ) -> Result<(), ModelError> {
+        each: &mut dyn FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
         self.buf.extend_from_slice(bytes);
         let mut start = 0;
         let mut result = Ok(());
@@ -98,7 +97,7 @@ impl LineSplitter {
             let line = self.buf.get(start..end).unwrap_or_default();
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             start = end + 1;
-            result = decode(line).and_then(&mut *each);
+            result = decode(line).map_err(E::from).and_then(&mut *each);
             if result.is_err() {
                 break;
             }
@@ -106,20 +105,20 @@ impl LineSplitter {
         self.buf.drain(..start);
         self.scanned = self.buf.len();
         if result.is_ok() && self.buf.len() > self.max_line {
-            return Err(ModelError::Malformed {
+            return Err(E::from(BackendError::Malformed {
                 message: format!("a line is longer than {} bytes", self.max_line),
                 line: excerpt(&String::from_utf8_lossy(&self.buf)),
-            });
+            }));
         }
         result
     }
 
     /// Ends the body: hands a last line left without its newline to
     /// `each`, if it is not empty, and leaves the splitter empty.
-    pub fn finish(
+    pub fn finish<E: From<BackendError>>(
         &mut self,
-        each: &mut dyn FnMut(&str) -> Result<(), ModelError>,
-    ) -> Result<(), ModelError> {
+        each: &mut dyn FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
         let rest = std::mem::take(&mut self.buf);
         self.scanned = 0;
         let line = rest.strip_suffix(b"\r").unwrap_or(&rest);
@@ -130,8 +129,8 @@ impl LineSplitter {
     }
 }
 
-fn decode(line: &[u8]) -> Result<&str, ModelError> {
-    std::str::from_utf8(line).map_err(|e| ModelError::Malformed {
+fn decode(line: &[u8]) -> Result<&str, BackendError> {
+    std::str::from_utf8(line).map_err(|e| BackendError::Malformed {
         message: format!("a line is not UTF-8 ({e})"),
         line: excerpt(&String::from_utf8_lossy(line)),
     })
@@ -139,18 +138,20 @@ fn decode(line: &[u8]) -> Result<&str, ModelError> {
 
 #[cfg(test)]
 mod tests {
+    use oscova_core::provider::model::ModelError;
+
     use super::*;
 
     fn lines(pieces: &[&[u8]]) -> Result<Vec<String>, ModelError> {
         let mut buffer = LineSplitter::default();
         let mut out = Vec::new();
         for piece in pieces {
-            buffer.push(piece, &mut |l| {
+            buffer.push::<ModelError>(piece, &mut |l| {
                 out.push(l.to_owned());
                 Ok(())
             })?;
         }
-        buffer.finish(&mut |l| {
+        buffer.finish::<ModelError>(&mut |l| {
             out.push(l.to_owned());
             Ok(())
         })?;
@@ -193,8 +194,8 @@ mod tests {
     fn a_line_past_the_limit_is_malformed_but_one_at_it_is_not() {
         let mut at = LineSplitter::with_max_line(4);
         let mut seen = Vec::new();
-        at.push(b"1234", &mut |_| Ok(())).unwrap();
-        at.push(b"\n5678\n", &mut |l| {
+        at.push::<ModelError>(b"1234", &mut |_| Ok(())).unwrap();
+        at.push::<ModelError>(b"\n5678\n", &mut |l| {
             seen.push(l.to_owned());
             Ok(())
         })
@@ -228,18 +229,18 @@ mod tests {
     #[test]
     fn finish_drops_a_lone_carriage_return_and_empties_the_splitter() {
         let mut splitter = LineSplitter::default();
-        splitter.push(b"\r", &mut |_| Ok(())).unwrap();
+        splitter.push::<ModelError>(b"\r", &mut |_| Ok(())).unwrap();
         let mut seen = Vec::new();
         splitter
-            .finish(&mut |l| {
+            .finish::<ModelError>(&mut |l| {
                 seen.push(l.to_owned());
                 Ok(())
             })
             .unwrap();
         assert!(seen.is_empty());
-        splitter.push(b"x", &mut |_| Ok(())).unwrap();
+        splitter.push::<ModelError>(b"x", &mut |_| Ok(())).unwrap();
         splitter
-            .finish(&mut |l| {
+            .finish::<ModelError>(&mut |l| {
                 seen.push(l.to_owned());
                 Ok(())
             })

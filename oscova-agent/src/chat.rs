@@ -6,7 +6,7 @@
 //! call; the scope's tools go with it as wire names, descriptions and input
 //! schemas exported in the loop's [`SchemaProfile`], and a tool whose schema
 //! cannot be exported is left out with a tracing warning. Every tool call
-//! the model asks for runs through [`UserScope::call`], in the order the
+//! the model asks for runs through [`UserScope::invoke`], in the order the
 //! model gave them, so approval, hooks, argument checks and redaction all
 //! apply; a refusal becomes a tool message telling the model so. The loop
 //! ends when the model answers without tool calls, or fails with
@@ -19,19 +19,18 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use secrecy::{ExposeSecret, SecretString};
-use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
-
-use crate::host::{PluginHost, UserScope};
-use crate::invocation::{ProgressSink, ToolProgress};
-use crate::invoke::InvokeError;
-use crate::profiles::{SchemaProfile, export_schema};
-use crate::provider::model::{
+use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError, ModelProvider,
     ModelProviderConfig, ToolCallRequest, ToolSpec, check_offline,
 };
-use crate::result::ToolResult;
+use oscova_core::tool::ProgressSink;
+use oscova_core::{
+    CancellationToken, ExposeSecret, InvokeError, PluginHost, SecretString, ToolProgress,
+    ToolResult, UserScope,
+};
+use serde_json::{Map, Value, json};
+
+use crate::profile::{SchemaProfile, export_schema};
 
 /// The default bound on model calls in one [`run_chat`].
 pub const DEFAULT_MAX_ROUNDS: usize = 8;
@@ -79,7 +78,7 @@ pub type ChatEventSink = Arc<dyn Fn(&ChatEvent) + Send + Sync>;
 /// How [`run_chat`] runs.
 ///
 /// ```
-/// use oscova_core::chat::ChatLoopOptions;
+/// use oscova_agent::chat::ChatLoopOptions;
 /// use oscova_core::CancellationToken;
 ///
 /// let cancel = CancellationToken::new();
@@ -318,6 +317,10 @@ pub async fn run_chat(
         ChatStreamEvent::ToolCallStarted { id, name } => {
             emit(ChatEvent::ToolCallStarted { id, name });
         }
+        // A kind of stream event this loop does not know yet has no
+        // `ChatEvent` to become; the answer it belongs to still arrives
+        // whole in the response.
+        _ => {}
     };
     let sink: ChatStreamSink<'_> = &forward;
 

@@ -6,14 +6,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use oscova_core::chat::{ChatError, ChatEvent, ChatLoopOptions, run_chat, tool_specs};
+use oscova_agent::chat::{ChatError, ChatEvent, ChatLoopOptions, run_chat, tool_specs};
+use oscova_agent::profile::SchemaProfile;
+use oscova_core::SecretString;
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, EndpointScope, ModelError,
     ModelProvider, ModelProviderConfig, ToolCallRequest, ToolSpec,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_core::{SchemaProfile, SecretString};
 use serde_json::{Value, json};
 
 /// Weather tools for the tests.

@@ -1,0 +1,282 @@
+//! The `rmcp` server handler over one user scope: what each MCP request
+//! becomes.
+//!
+//! Rules: the tool list is the scope's, computed once when the handler is
+//! made (the catalog is fixed when the host starts), with the raw input
+//! schemas and `openWorldHint` true exactly for `NetworkScope::Internet`
+//! tools. No `readOnlyHint`/`destructiveHint` is sent: Oscova metadata says
+//! nothing about side effects, and a wrong hint is worse than none. Calls
+//! go through the scope, so argument checks, redaction and hooks are the
+//! host's, and so is approval unless the server was told to approve calls
+//! that need it itself (nobody at the other end can be asked; the host's
+//! policy still says which calls need it). An unknown tool is a JSON-RPC invalid-params error (it
+//! cannot be routed); everything else, refusals and bad arguments
+//! included, is a result with `isError`, which the model can read and act
+//! on. A result's text is the tool's `content`; its `details`, when they
+//! are a JSON object, are also sent as `structuredContent`. Progress
+//! becomes `notifications/progress` only when the client sent a progress
+//! token, always before the response, with `progress` never decreasing.
+//! `notifications/cancelled` cancels the call's token, and the host stops
+//! awaiting it at once.
+//!
+//! Two rules rmcp does not keep on its own: a request for a method this
+//! server serves whose `params` do not fit (rmcp's untagged request type
+//! then reads it as a custom request) is -32602, not -32601; and at most
+//! `max_in_flight` `tools/call` requests run at once per handler, the
+//! excess answered at once with [`SERVER_BUSY`] (rmcp spawns a task per
+//! request with no bound).
+
+use std::sync::Arc;
+
+use oscova_core::host::PublishedTool;
+use oscova_core::tool::ProgressSink;
+use oscova_core::{
+    ApprovalDecision, ApprovalRequest, NetworkScope, ToolProgress, ToolResult, UserScope,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, mpsc};
+
+/// The JSON-RPC error code of a `tools/call` refused because the session
+/// already runs its bound of calls: in the range JSON-RPC 2.0 leaves to
+/// servers (-32000 to -32099). The error's `data` names the bound
+/// (`{"max_in_flight": N}`).
+pub const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
+
+/// The methods this server answers. A request for one of them that reaches
+/// [`McpHandler::on_custom_request`] had `params` that did not fit.
+const SERVED_METHODS: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+
+/// One session's `rmcp` server handler over a user scope's tools.
+///
+/// [`McpServer`](super::McpServer) makes one per session; use
+/// [`McpServer::handler`](super::McpServer::handler) to serve it yourself
+/// with `rmcp`. Cloning shares the in-flight bound.
+#[derive(Debug, Clone)]
+pub struct McpHandler {
+    scope: UserScope,
+    tools: Arc<[Tool]>,
+    info: Implementation,
+    in_flight: Arc<Semaphore>,
+    max_in_flight: usize,
+    allow_approval_required: bool,
+}
+
+impl McpHandler {
+    pub(super) fn new(
+        scope: UserScope,
+        info: Implementation,
+        max_in_flight: usize,
+        allow_approval_required: bool,
+    ) -> Self {
+        let tools = scope.tools().map(mcp_tool).collect();
+        Self {
+            scope,
+            tools,
+            info,
+            in_flight: Arc::new(Semaphore::new(max_in_flight)),
+            max_in_flight,
+            allow_approval_required,
+        }
+    }
+
+    fn busy(&self) -> ErrorData {
+        ErrorData::new(
+            SERVER_BUSY,
+            format!(
+                "server busy: this session already runs {} tool calls, its bound; \
+                 retry when one has finished",
+                self.max_in_flight
+            ),
+            Some(json!({ "max_in_flight": self.max_in_flight })),
+        )
+    }
+}
+
+fn mcp_tool(tool: &PublishedTool) -> Tool {
+    let schema: JsonObject = match tool.input_schema() {
+        Value::Object(map) => map.clone(),
+        // Tool arguments are always an object; the macro never emits
+        // anything else, but a hand-written toolset might.
+        _ => JsonObject::from_iter([("type".to_owned(), Value::from("object"))]),
+    };
+    let open_world = tool.network_scope() == NetworkScope::Internet;
+    Tool::new(
+        tool.wire_name().to_owned(),
+        tool.description(),
+        Arc::new(schema),
+    )
+    .with_annotations(ToolAnnotations::new().open_world(open_world))
+}
+
+fn mcp_result(result: ToolResult) -> CallToolResult {
+    let content = vec![ContentBlock::text(result.content)];
+    let mut out = if result.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    // MCP's `structuredContent` is an object, and peers before 2026-07-28
+    // drop anything else; other details are in the text already.
+    if result.details.is_object() {
+        out.structured_content = Some(result.details);
+    }
+    out
+}
+
+/// The -32602 answer to a served method whose `params` did not fit.
+fn invalid_params(request: &CustomRequest) -> ErrorData {
+    let method = request.method.as_str();
+    let problem = match (method, &request.params) {
+        ("tools/call", None) => {
+            "`params` is missing; send {\"name\": ..., \"arguments\": {...}}".to_owned()
+        }
+        ("tools/call", Some(params)) => {
+            match serde_json::from_value::<CallToolRequestParams>(params.clone()) {
+                Err(error) => error.to_string(),
+                Ok(_) => "they do not fit the method".to_owned(),
+            }
+        }
+        (_, None) => "`params` is missing".to_owned(),
+        (_, Some(_)) => "they do not fit the method".to_owned(),
+    };
+    ErrorData::invalid_params(format!("invalid params for `{method}`: {problem}"), None)
+}
+
+/// Sends progress notifications for one call, in order, never decreasing.
+struct ProgressRelay {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    last: f64,
+    sent: u32,
+}
+
+impl ProgressRelay {
+    async fn send(&mut self, p: ToolProgress) {
+        self.sent += 1;
+        let value = p.progress.unwrap_or(f64::from(self.sent)).max(self.last);
+        self.last = value;
+        let mut param = ProgressNotificationParam::new(self.token.clone(), value);
+        if let Some(total) = p.total {
+            param = param.with_total(total);
+        }
+        if !p.message.is_empty() {
+            param = param.with_message(p.message);
+        }
+        // A client that went away cannot be told; the call carries on.
+        let _ = self.peer.notify_progress(param).await;
+    }
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.info.clone())
+            .with_instructions(format!(
+                "Tools of the Oscova plugins linked into this host, for user `{}`.",
+                self.scope.user().id()
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        if self.scope.tool(name).is_none() {
+            // The name is the client's text, and may be a secret pasted by
+            // mistake: the error passes the scope's and the host's
+            // redactors, as results do.
+            let message = format!("unknown tool `{name}`");
+            let message = self.scope.redact(&message).into_owned();
+            return Err(ErrorData::invalid_params(message, None));
+        }
+        // Held until the response is built; a cancelled call returns at
+        // once, so its permit comes back at once too.
+        let Ok(_permit) = self.in_flight.clone().try_acquire_owned() else {
+            return Err(self.busy());
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let (tx, mut rx) = mpsc::unbounded_channel::<ToolProgress>();
+        let mut relay = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressRelay {
+                peer: context.peer.clone(),
+                token,
+                last: 0.0,
+                sent: 0,
+            });
+        let sink = relay.is_some().then(|| {
+            let sink: ProgressSink = Arc::new(move |p| {
+                let _ = tx.send(p);
+            });
+            sink
+        });
+        let call = self
+            .scope
+            .invoke(name, arguments)
+            .cancel_on(context.ct.clone())
+            .progress_sink(sink);
+        // Nobody at the other end of the transport can be asked: either the
+        // server approves such calls itself, or the host's handler decides.
+        let call = if self.allow_approval_required {
+            call.approval(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
+        } else {
+            call
+        };
+        tokio::pin!(call);
+        let result = loop {
+            tokio::select! {
+                result = &mut call => break result,
+                Some(p) = rx.recv() => {
+                    if let Some(relay) = relay.as_mut() {
+                        relay.send(p).await;
+                    }
+                }
+            }
+        };
+        // Updates queued while the call finished go out before the response.
+        while let Ok(p) = rx.try_recv() {
+            if let Some(relay) = relay.as_mut() {
+                relay.send(p).await;
+            }
+        }
+        Ok(mcp_result(result).into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if SERVED_METHODS.contains(&request.method.as_str()) {
+            return Err(invalid_params(&request));
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: `{}`", request.method),
+            None,
+        ))
+    }
+}
