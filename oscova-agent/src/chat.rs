@@ -293,7 +293,7 @@ pub async fn run_chat(
     let key = provider.type_key();
     if key != config.provider.as_str() {
         return Err(ChatError::ProviderMismatch {
-            configured: config.provider.clone(),
+            configured: config.provider.to_string(),
             provider: key.to_string(),
         });
     }

@@ -302,14 +302,7 @@ impl From<BackendError> for EngineError {
 
 /// The first `limit` bytes of `text`, cut at a character boundary.
 pub(crate) fn truncate(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_owned();
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    oscova_core::text::cut(text, oscova_core::text::Limit::Bytes(limit)).into_owned()
 }
 
 #[cfg(test)]

@@ -67,10 +67,7 @@ impl Scrub {
 /// assert!(cut.ends_with('…'));
 /// ```
 pub fn excerpt(text: &str) -> String {
-    match text.char_indices().nth(MAX_EXCERPT) {
-        None => text.to_owned(),
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-    }
+    oscova_core::text::cut(text, oscova_core::text::Limit::Chars(MAX_EXCERPT)).into_owned()
 }
 
 #[cfg(test)]

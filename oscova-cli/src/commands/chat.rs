@@ -42,7 +42,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
     }
     if config.model.is_none() {
         return Err(CliError::NoModel {
-            provider: config.provider,
+            provider: config.provider.to_string(),
         });
     }
     let scope = env.host.user_scope(selected.user);

@@ -75,7 +75,7 @@ async fn list(env: &Env, args: ModelsListArgs) -> Result<ExitStatus, CliError> {
 
 async fn pull(env: &Env, args: PullArgs) -> Result<ExitStatus, CliError> {
     let selected = select(env, &args.provider, args.user.user.as_deref())?;
-    let key = selected.config.provider.clone();
+    let key = selected.config.provider.to_string();
     let Some(downloads) = selected.provider.downloads() else {
         return Err(CliError::Unsupported {
             provider: key,

@@ -177,6 +177,7 @@ fn stderr_summary(stderr: &[u8]) -> String {
     if text.len() <= STDERR_CAP {
         return text.to_owned();
     }
+    // The tail matters here (the error is at the end): keep the last bytes.
     let mut start = text.len() - (STDERR_CAP - TRUNCATION_MARK.len());
     while !text.is_char_boundary(start) {
         start += 1;

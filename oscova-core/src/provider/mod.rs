@@ -61,9 +61,9 @@ impl fmt::Display for ProviderTypeKey {
     }
 }
 
-impl From<&'static str> for ProviderTypeKey {
-    fn from(key: &'static str) -> Self {
-        Self::from_static(key)
+impl From<&str> for ProviderTypeKey {
+    fn from(key: &str) -> Self {
+        Self::new(key.to_owned())
     }
 }
 
@@ -73,9 +73,54 @@ impl From<String> for ProviderTypeKey {
     }
 }
 
+impl Default for ProviderTypeKey {
+    /// The empty key, which routes to nothing.
+    fn default() -> Self {
+        Self::from_static("")
+    }
+}
+
+impl std::ops::Deref for ProviderTypeKey {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for ProviderTypeKey {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&String> for ProviderTypeKey {
+    fn from(key: &String) -> Self {
+        Self::new(key.clone())
+    }
+}
+
 impl PartialEq<str> for ProviderTypeKey {
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
+    }
+}
+
+impl PartialEq<ProviderTypeKey> for str {
+    fn eq(&self, other: &ProviderTypeKey) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<ProviderTypeKey> for &str {
+    fn eq(&self, other: &ProviderTypeKey) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<ProviderTypeKey> for String {
+    fn eq(&self, other: &ProviderTypeKey) -> bool {
+        self.as_str() == other.as_str()
     }
 }
 

@@ -47,7 +47,7 @@ pub enum EndpointScope {
 pub struct ModelProviderConfig {
     /// The provider type key.
     #[serde(rename = "type")]
-    pub provider: String,
+    pub provider: ProviderTypeKey,
     /// The service endpoint; `None` means the provider's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
@@ -64,7 +64,7 @@ pub struct ModelProviderConfig {
 
 impl ModelProviderConfig {
     /// A configuration for provider `key`.
-    pub fn new(key: impl Into<String>) -> Self {
+    pub fn new(key: impl Into<ProviderTypeKey>) -> Self {
         Self {
             provider: key.into(),
             ..Self::default()

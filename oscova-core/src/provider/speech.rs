@@ -34,7 +34,7 @@ impl SpeechProviderKeys {
 pub struct SpeechProviderConfig {
     /// The provider type key to route by.
     #[serde(rename = "type")]
-    pub provider: String,
+    pub provider: ProviderTypeKey,
     /// The service endpoint, for providers that call one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
@@ -54,7 +54,7 @@ pub struct SpeechProviderConfig {
 
 impl SpeechProviderConfig {
     /// A configuration for provider `key` with nothing else set.
-    pub fn new(key: impl Into<String>) -> Self {
+    pub fn new(key: impl Into<ProviderTypeKey>) -> Self {
         Self {
             provider: key.into(),
             ..Self::default()

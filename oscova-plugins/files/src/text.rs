@@ -91,11 +91,7 @@ pub(crate) fn escaped(name: &str) -> Cow<'_, str> {
 
 /// `line` cut to at most `max` characters, marked when cut.
 pub(crate) fn clip(line: &str, max: usize) -> String {
-    let line = line.trim();
-    match line.char_indices().nth(max) {
-        None => line.to_owned(),
-        Some((at, _)) => format!("{}…", line.get(..at).unwrap_or(line)),
-    }
+    oscova_core::text::cut(line.trim(), oscova_core::text::Limit::Chars(max)).into_owned()
 }
 
 #[cfg(test)]

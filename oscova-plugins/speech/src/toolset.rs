@@ -99,25 +99,25 @@ fn choose<'a>(
             config: Cow::Borrowed(configured),
             credential,
         }),
-        Some(key) if key == configured.provider => Ok(Choice {
+        Some(key) if key == configured.provider.as_str() => Ok(Choice {
             config: Cow::Borrowed(configured),
             credential,
         }),
         Some(key) if keys.iter().any(|k| k == key) && local_by_design(key) => Ok(Choice {
-            config: Cow::Owned(SpeechProviderConfig::new(key)),
+            config: Cow::Owned(SpeechProviderConfig::new(key.to_owned())),
             credential: None,
         }),
         Some(key) => {
-            let mut choices = vec![configured.provider.clone()];
+            let mut choices = vec![configured.provider.to_string()];
             choices.extend(
                 keys.iter()
-                    .filter(|k| **k != configured.provider && local_by_design(k))
+                    .filter(|k| k.as_str() != configured.provider.as_str() && local_by_design(k))
                     .cloned(),
             );
             Err(SpeechToolError::ProviderNotOffered {
                 key: key.to_owned(),
                 direction,
-                configured: configured.provider.clone(),
+                configured: configured.provider.to_string(),
                 choices,
             })
         }
@@ -232,7 +232,7 @@ impl SpeechToolset {
             .await
             .map_err(|e| SpeechToolError::speech("speaking", key, e))?;
         let info = check_wav_header(&audio.wav).map_err(|e| SpeechToolError::BadProviderAudio {
-            provider: key.clone(),
+            provider: key.to_string(),
             reason: e.to_string(),
         })?;
         if invocation.is_cancelled() {

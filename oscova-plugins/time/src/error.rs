@@ -59,13 +59,10 @@ pub(crate) const MAX_QUOTED_CHARS: usize = 100;
 /// `input` as an error quotes it: whole when short, else its first
 /// [`MAX_QUOTED_CHARS`] characters and how long it was.
 pub(crate) fn shown(input: &str) -> String {
-    match input.char_indices().nth(MAX_QUOTED_CHARS) {
-        None => input.to_owned(),
-        Some((cut, _)) => format!(
-            "{}… ({} characters)",
-            input.get(..cut).unwrap_or_default(),
-            input.chars().count()
-        ),
+    use oscova_core::text::{Limit, prefix};
+    match prefix(input, Limit::Chars(MAX_QUOTED_CHARS)) {
+        kept if kept.len() == input.len() => input.to_owned(),
+        kept => format!("{kept}… ({} characters)", input.chars().count()),
     }
 }
 

@@ -237,7 +237,7 @@ impl<P: ?Sized> Registry<P> {
     ) -> Result<&Route<P>, SpeechError> {
         let Some(route) = self.routes.get(config.provider.as_str()) else {
             return Err(SpeechError::UnknownProvider {
-                key: config.provider.clone(),
+                key: config.provider.to_string(),
                 known: self.keys.clone(),
             });
         };
@@ -289,7 +289,7 @@ fn check_offline(
         Some(_) => {}
         None if !default_local => {
             return Err(SpeechError::NoLocalEndpoint {
-                key: config.provider.clone(),
+                key: config.provider.to_string(),
             });
         }
         None => {}

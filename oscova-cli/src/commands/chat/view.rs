@@ -211,9 +211,9 @@ fn cut(text: &str, max: usize) -> String {
     if clean.chars().count() <= max {
         return clean;
     }
-    let mut short: String = clean.chars().take(max - 1).collect();
-    short.push('…');
-    short
+    // The marker counts here: at most `max` characters in all.
+    let limit = oscova_core::text::Limit::Chars(max.saturating_sub(1));
+    oscova_core::text::cut(&clean, limit).into_owned()
 }
 
 #[cfg(test)]
