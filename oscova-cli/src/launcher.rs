@@ -28,6 +28,10 @@ use crate::error::{CliError, ExitStatus};
 
 type Customize = Box<dyn FnOnce(PluginHostBuilder) -> PluginHostBuilder>;
 
+/// How many synchronous tool bodies `oscova mcp` runs at once, off the
+/// runtime's workers; later calls wait their turn.
+const SERVING_SYNC_TOOLS: usize = 16;
+
 /// Runs the `oscova` command line over every plugin linked into this
 /// binary, with the process arguments.
 ///
@@ -181,7 +185,8 @@ impl Launcher {
             },
             _ => Asker::Mcp { allow: false },
         };
-        let host = self.build_host(&config, asker)?;
+        let serving = matches!(cli.command, Command::Mcp(_));
+        let host = self.build_host(&config, asker, serving)?;
         let runtime = match &cli.command {
             Command::Mcp(_) => tokio::runtime::Builder::new_multi_thread(),
             _ => tokio::runtime::Builder::new_current_thread(),
@@ -205,7 +210,16 @@ impl Launcher {
     }
 
     /// The host, over the named plugins and every other linked one.
-    fn build_host(self, config: &Config, asker: Asker) -> Result<PluginHost, CliError> {
+    ///
+    /// When `serving` MCP, the host runs synchronous tool bodies off the
+    /// runtime's workers, so a slow one stalls neither other calls nor
+    /// `ping`.
+    fn build_host(
+        self,
+        config: &Config,
+        asker: Asker,
+        serving: bool,
+    ) -> Result<PluginHost, CliError> {
         let mut spawn = ProcessSpawnPolicy::new();
         for name in config.credential_env_names() {
             spawn = spawn.deny(name.clone());
@@ -229,6 +243,9 @@ impl Launcher {
         }
         if let Some(root) = config.files_root() {
             builder = builder.files_roots_under(root);
+        }
+        if serving {
+            builder = builder.blocking_sync_tools(SERVING_SYNC_TOOLS);
         }
         if let Some(customize) = self.customize {
             builder = customize(builder);

@@ -93,6 +93,9 @@ pub(crate) struct CallPolicy {
     /// Secrets every scope hides.
     pub(crate) redactor: Redactor,
     pub(crate) max_argument_bytes: usize,
+    /// Bounds synchronous bodies run off the runtime's workers, when the
+    /// host asked for that.
+    pub(crate) blocking: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// What every user scope's contexts are built from.

@@ -42,6 +42,7 @@ pub struct PluginHostBuilder {
     max_argument_bytes: usize,
     services: Vec<ServiceRegistration>,
     files_roots: Option<FilesRoots>,
+    blocking: Option<usize>,
 }
 
 impl fmt::Debug for PluginHostBuilder {
@@ -74,6 +75,7 @@ impl Default for PluginHostBuilder {
             max_argument_bytes: crate::args::DEFAULT_MAX_ARGUMENT_BYTES,
             services: Vec::new(),
             files_roots: None,
+            blocking: None,
         }
     }
 }
@@ -246,6 +248,19 @@ impl PluginHostBuilder {
         self
     }
 
+    /// Runs synchronous tool bodies off the runtime's worker threads, at
+    /// most `limit` at once (later ones wait their turn; a cancelled call
+    /// stops waiting): for hosts that serve many calls at once, such as an
+    /// MCP server, so a slow synchronous tool stalls neither other calls
+    /// nor the server. It uses tokio's `block_in_place`, so it applies on a
+    /// multi-threaded runtime; on a current-thread runtime bodies run in
+    /// place as before. Off by default: then a synchronous tool with
+    /// nothing to ask runs inside the call's first poll, at no cost.
+    pub fn blocking_sync_tools(mut self, limit: usize) -> Self {
+        self.blocking = Some(limit.max(1));
+        self
+    }
+
     /// Where each user's files live, when the user has none of its own
     /// ([`UserInfo::with_files_root`]): `roots` is asked once per user
     /// scope; `None` leaves that user without a files root.
@@ -365,6 +380,9 @@ impl PluginHostBuilder {
                     after: self.after,
                     redactor,
                     max_argument_bytes: self.max_argument_bytes,
+                    blocking: self
+                        .blocking
+                        .map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
                 },
                 env: ScopeEnv {
                     credentials: self.credentials,

@@ -54,6 +54,13 @@ fn invalid_arguments(wire_name: &str, error: ArgError) -> InvokeError {
     }
 }
 
+/// Whether this task runs on a multi-threaded tokio runtime, the only kind
+/// `block_in_place` can hand a worker's other tasks away from.
+fn off_worker_possible() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
 impl UserScope {
     /// Parses arguments given as JSON text, strictly and within the host's
     /// size cap.
@@ -63,13 +70,15 @@ impl UserScope {
     }
 
     /// Whether a call of `tool` can run to completion in place: a
-    /// synchronous method with no before-hooks and no approval to ask.
+    /// synchronous method with no before-hooks and no approval to ask, on a
+    /// host that does not run synchronous bodies off the runtime's workers.
     #[inline]
     pub(super) fn runs_in_place(&self, tool: &PublishedTool) -> bool {
         let host = &*self.inner.host;
         let info = tool.info();
         !info.is_async()
             && host.policy.before.is_empty()
+            && host.policy.blocking.is_none()
             && !host.policy.approval.needs_approval(info.approval())
     }
 
@@ -214,9 +223,33 @@ impl UserScope {
             return Err(InvokeError::Cancelled(wire_name.to_owned()));
         }
         let cancel = options.cancel.clone();
+        // A host that serves many calls at once runs synchronous bodies off
+        // the runtime's workers, a bounded number at a time, so a slow one
+        // stalls no other call (see `PluginHostBuilder::blocking_sync_tools`).
+        let permit = match &host.policy.blocking {
+            Some(limit) if !info.is_async() && off_worker_possible() => {
+                let permit = match &cancel {
+                    None => limit.clone().acquire_owned().await,
+                    Some(token) => tokio::select! {
+                        biased;
+                        () = token.cancelled() => {
+                            return Err(InvokeError::Cancelled(wire_name.to_owned()));
+                        }
+                        permit = limit.clone().acquire_owned() => permit,
+                    },
+                };
+                Some(permit)
+            }
+            _ => None,
+        };
         let mut invocation = ToolInvocation::borrowing(&scope.shared);
         self.attach(&mut invocation, options);
-        let mut result = match self.dispatch(tool, toolset, &mut args, &invocation) {
+        let dispatched = if permit.as_ref().is_some_and(Result::is_ok) {
+            tokio::task::block_in_place(|| self.dispatch(tool, toolset, &mut args, &invocation))
+        } else {
+            self.dispatch(tool, toolset, &mut args, &invocation)
+        };
+        let mut result = match dispatched {
             Ok(Ok(Dispatched::Ready(result))) => result,
             Ok(Err(error)) => return Err(invalid_arguments(wire_name, error)),
             Err(payload) => return Err(panicked(wire_name, &*payload)),
