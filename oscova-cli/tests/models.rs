@@ -8,47 +8,12 @@ mod support;
 use std::time::Duration;
 
 use oscova_test_support::http::{Framing, Reply, TestServer, awkward, closed_port_url};
+use oscova_test_support::ollama::{self, LAYERS, ndjson, tags};
 use serde_json::{Value, json};
 use support::{oscova, run_async, temp_dir};
 
-fn tags() -> Reply {
-    Reply::json(
-        200,
-        json!({"models": [
-            {"name": "llama3.2:latest", "model": "llama3.2:latest", "size": 2_019_393_189u64,
-             "digest": "a80c4f17acd5", "modified_at": "2025-04-01T10:00:00Z"},
-        ]}),
-    )
-}
-
-/// A pull of three layers as Ollama streams it.
 fn pull_lines() -> Vec<Value> {
-    let mut lines = vec![json!({"status": "pulling manifest"})];
-    for (digest, total) in [
-        ("dde5aa3fc5ff", 2_019_377_376u64),
-        ("966de95ca8a6", 1_429u64),
-    ] {
-        let status = format!("pulling {digest}");
-        let digest = format!("sha256:{digest}0123456789abcdef");
-        lines.push(json!({"status": status, "digest": digest, "total": total}));
-        for step in 1..=4u64 {
-            lines.push(json!({
-                "status": status, "digest": digest, "total": total, "completed": total * step / 4,
-            }));
-        }
-    }
-    lines.push(json!({"status": "verifying sha256 digest"}));
-    lines.push(json!({"status": "writing manifest"}));
-    lines.push(json!({"status": "success"}));
-    lines
-}
-
-fn ndjson(lines: &[Value]) -> Vec<u8> {
-    lines
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect::<String>()
-        .into_bytes()
+    ollama::pull_lines(&LAYERS[..2])
 }
 
 async fn ollama() -> TestServer {

@@ -76,5 +76,6 @@
 
 pub mod http;
 pub mod netns;
+pub mod ollama;
 pub mod schema_rules;
 pub mod text;

@@ -12,6 +12,7 @@ use oscova_core::provider::model::{
 use oscova_core::{CancellationToken, SecretString};
 use oscova_plugin_ollama::OllamaProvider;
 use oscova_test_support::http::{Framing, Reply, TestServer, awkward, closed_port_url};
+use oscova_test_support::ollama::{self, LAYERS, ndjson, tags};
 use serde_json::{Value, json};
 
 fn config(server: &TestServer) -> ModelProviderConfig {
@@ -20,46 +21,8 @@ fn config(server: &TestServer) -> ModelProviderConfig {
     config
 }
 
-fn tags() -> Reply {
-    Reply::json(
-        200,
-        json!({"models": [
-            {"name": "llama3.2:latest", "model": "llama3.2:latest", "size": 2019393189u64,
-             "digest": "a80c4f17acd5", "modified_at": "2025-04-01T10:00:00Z"},
-        ]}),
-    )
-}
-
-/// A pull of three layers as Ollama streams it.
 fn pull_lines() -> Vec<Value> {
-    let mut lines = vec![json!({"status": "pulling manifest"})];
-    let layers = [
-        ("dde5aa3fc5ff", 2_019_377_376u64),
-        ("966de95ca8a6", 1_429u64),
-        ("fcc5a6bec9da", 7_711u64),
-    ];
-    for (digest, total) in layers {
-        let status = format!("pulling {digest}");
-        let digest = format!("sha256:{digest}0123456789abcdef");
-        lines.push(json!({"status": status, "digest": digest, "total": total}));
-        for step in 1..=4u64 {
-            lines.push(json!({
-                "status": status, "digest": digest, "total": total, "completed": total * step / 4,
-            }));
-        }
-    }
-    lines.push(json!({"status": "verifying sha256 digest"}));
-    lines.push(json!({"status": "writing manifest"}));
-    lines.push(json!({"status": "success"}));
-    lines
-}
-
-fn ndjson(lines: &[Value]) -> Vec<u8> {
-    lines
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect::<String>()
-        .into_bytes()
+    ollama::pull_lines(&LAYERS)
 }
 
 fn expected(line: &Value) -> DownloadProgress {
