@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the local speech providers need (flite,
-# pocketsphinx with its English model and library), only when missing.
+# pocketsphinx with its English model and library) and the tests need
+# (iproute2), only when missing.
 # Runs non-interactively; uses sudo only when not already root.
 set -euo pipefail
 
-packages=(flite pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev pkg-config)
+# iproute2: the network-namespace tests add their test addresses with `ip`.
+packages=(flite pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev pkg-config iproute2)
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
