@@ -15,17 +15,10 @@ const LAN: &str = "10.0.0.5";
 
 #[test]
 fn a_saved_local_scope_for_a_lan_endpoint_passes_offline_with_a_warning() {
-    oscova_test_support::netns::run(
+    oscova_test_support::netns::run_async(
         "a_saved_local_scope_for_a_lan_endpoint_passes_offline_with_a_warning",
         &[LAN],
-        || {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap()
-                .block_on(in_a_namespace());
-        },
+        in_a_namespace,
     );
 }
 

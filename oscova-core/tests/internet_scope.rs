@@ -282,17 +282,10 @@ const INTERNAL: [&str; 4] = [
 
 #[test]
 fn private_link_local_and_metadata_addresses_are_refused() {
-    oscova_test_support::netns::run(
+    oscova_test_support::netns::run_async(
         "private_link_local_and_metadata_addresses_are_refused",
         &INTERNAL,
-        || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(internal_addresses_in_a_namespace());
-        },
+        internal_addresses_in_a_namespace,
     );
 }
 

@@ -29,11 +29,26 @@
 //! }
 //! ```
 
+use std::future::Future;
 use std::process::Command;
 
 /// Set to the test's name in the copy of the test binary that runs inside
 /// the namespace.
 const INSIDE: &str = "OSCOVA_TEST_NETNS";
+
+/// [`run`] for an async body: inside the namespace, the future `body`
+/// returns runs to completion on a multi-threaded tokio runtime with two
+/// workers.
+pub fn run_async<F: Future<Output = ()>>(test: &str, addresses: &[&str], body: impl FnOnce() -> F) {
+    run(test, addresses, || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime")
+            .block_on(body());
+    });
+}
 
 /// Runs `body` inside a fresh network namespace whose `lo` also carries
 /// `addresses` (IPv4 or IPv6, without prefix length).

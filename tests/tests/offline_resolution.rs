@@ -81,17 +81,10 @@ fn assert_refused(what: &str, result: Result<impl std::fmt::Debug, ModelError>) 
 
 #[test]
 fn offline_endpoints_are_checked_after_resolution() {
-    oscova_test_support::netns::run(
+    oscova_test_support::netns::run_async(
         "offline_endpoints_are_checked_after_resolution",
         &[LAN],
-        || {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap()
-                .block_on(in_a_namespace());
-        },
+        in_a_namespace,
     );
 }
 
