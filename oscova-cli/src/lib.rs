@@ -14,10 +14,11 @@
 //!
 //! [`Launcher`] adds a host's own builder settings (hooks, spawn policy, an
 //! exact plugin list) and approval policy. The plugins named in
-//! [`run_with`] load first, in that order; when they include
-//! `oscova_plugin_files::FilesPlugin` or `oscova_plugin_speech::SpeechPlugin`,
-//! they are rooted at [`Config::files_root`] (one folder per user, shared),
-//! and the speech plugin routes through the host's speech routers.
+//! [`run_with`] load first, in that order. The launcher wires no particular
+//! plugin: every user's files root is a folder under
+//! [`Config::files_root`], handed to plugins through their context, and the
+//! speech plugin registers the host's speech routers as a service. With
+//! `default-features = false` this library links no first-party plugin.
 //!
 //! # Commands
 //!

@@ -1,7 +1,7 @@
 //! A plugin's own speech provider, routed by `oscova speech say` and by the
-//! speech plugin's `speak` tool: the launcher hands the speech plugin the
-//! host's routers (`set_routers_from_host`), so a provider registered by
-//! any loaded plugin is routable from both. In-process through `Launcher`,
+//! speech plugin's `speak` tool: the speech plugin registers the host's
+//! routers as a service, which the command reuses, so a provider registered
+//! by any loaded plugin is routable from both. In-process through `Launcher`,
 //! over a plugin defined here, on paths that never prompt.
 
 mod support;
