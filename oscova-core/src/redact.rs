@@ -7,7 +7,7 @@
 //!
 //! - Matching is by value, never by pattern: only what is known to be secret is touched,
 //!   so ordinary text that merely looks like a key survives. A value is also found in the
-//!   forms the host's own code derives from it (see [`matching`]): percent-encoded in
+//!   forms the host's own code derives from it (see `matching.rs`): percent-encoded in
 //!   either hex case, with `+` for a space, with `/` for `\` (URL parsing), and in any
 //!   ASCII case (URL parsing lower-cases host names). So a passphrase in a URL's query,
 //!   userinfo or path, or a key in a host name, is caught after `reqwest` or `url` has

@@ -3,7 +3,7 @@
 //!
 //! The modules run one way, each owning its data:
 //! `start` (the builder and the start-up sequence) → `load` (manifests,
-//! `configure`) → `publish` (the catalog) → [`crate::shared`] (providers,
+//! `configure`) → `publish` (the catalog) → `crate::shared` (providers,
 //! services) → `scope` (one user's toolsets) → `invoke` (the pipeline,
 //! with its `hooks` and `approval`); a module imports only those before
 //! it, and the data they share (`Catalog`, `CallPolicy`, `ScopeEnv`) is

@@ -4,7 +4,7 @@
 //! `scope.invoke(name, args)` returns an [`Invoke`] builder; options go on
 //! it (progress sink, cancellation, a per-call approval handler), arguments
 //! may be a JSON value or JSON text ([`Arguments::json`]), and awaiting it
-//! runs the call. It yields a [`ToolResult`], host refusals and failures
+//! runs the call. It yields a [`ToolResult`](crate::ToolResult), host refusals and failures
 //! included as error results the model can act on; after
 //! [`checked`](Invoke::checked) it yields `Result<ToolResult, InvokeError>`
 //! instead, telling them apart.
@@ -89,47 +89,6 @@ impl fmt::Debug for CallOptions {
     }
 }
 
-/// A call of one tool, being set up; await it to run it.
-///
-/// `O` is `()` until an option is set, then [`CallOptions`], so a call
-/// without options carries none to check; `R` is what awaiting yields,
-/// [`ToolResult`] or, after [`checked`](Self::checked),
-/// `Result<ToolResult, InvokeError>`.
-///
-/// ```
-/// use oscova_core::prelude::*;
-/// use oscova_core::invoke::Arguments;
-///
-/// pub struct EchoToolset;
-/// #[toolset]
-/// impl EchoToolset {
-///     /// Returns the text.
-///     pub fn echo(text: String) -> String { text }
-/// }
-/// #[plugin(id = "demo.echo")]
-/// pub struct EchoPlugin;
-/// impl AgentPlugin for EchoPlugin {
-///     fn configure(&self, b: &mut AgentPluginBuilder) {
-///         b.add_toolset(|_: &AgentPluginContext| EchoToolset);
-///     }
-/// }
-///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let host = PluginHost::builder().plugins(oscova_core::linked_plugins![EchoPlugin]).build()?;
-/// let scope = host.user_scope(UserInfo::new("alice"));
-/// let cancel = CancellationToken::new();
-/// let result = scope
-///     .invoke("demo_echo__echo__echo", Arguments::json(r#"{"text": "hi"}"#))
-///     .cancel_on(cancel)
-///     .progress(|p: ToolProgress| eprintln!("{}", p.message))
-///     .await;
-/// assert_eq!(result.content, "hi");
-///
-/// let refused = scope.invoke("demo_echo__echo__nope", serde_json::json!({})).checked().await;
-/// assert_eq!(refused.unwrap_err().kind(), "unknown_tool");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// # }).unwrap();
-/// ```
 pub use future::Invoke;
 
 impl UserScope {
