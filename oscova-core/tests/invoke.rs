@@ -29,7 +29,17 @@ impl GuardedToolset {
     pub fn peek() -> String {
         "peeked".to_owned()
     }
+
+    /// Yields once, then counts and answers `word`.
+    #[tool(approval = NotRequired)]
+    pub async fn pause(word: String) -> String {
+        tokio::task::yield_now().await;
+        PAUSES.fetch_add(1, Ordering::SeqCst);
+        word
+    }
 }
+
+static PAUSES: AtomicUsize = AtomicUsize::new(0);
 
 /// Contributes the guarded toolset.
 #[plugin(id = "inv.guarded")]
@@ -154,4 +164,21 @@ async fn json_text_is_parsed_strictly_and_unknown_names_are_refused_first() {
         .await;
     assert!(r.is_error);
     assert_eq!(r.details, json!({"error": "unknown_tool"}));
+}
+
+#[tokio::test]
+async fn options_set_after_the_first_poll_do_not_restart_the_call() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    let host = host(None);
+    let scope = host.user_scope(UserInfo::new("u"));
+    let mut call = scope.invoke("inv_guarded__guarded__pause", json!({"word": "paused"}));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(std::pin::Pin::new(&mut call).poll(&mut cx).is_pending());
+    // Converting the started call keeps its stage: the tool runs once,
+    // with the arguments it was started with.
+    let result = call.checked().progress(|_: ToolProgress| {}).await.unwrap();
+    assert_eq!(result.content, "paused");
+    assert_eq!(PAUSES.load(Ordering::SeqCst), 1);
 }

@@ -204,6 +204,10 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
             report: PhantomData,
         }
     }
+
+    /// The same call with room for options. A call already started keeps
+    /// its stage (and so ignores options set now): the stage and the
+    /// handle do not depend on `O` or `R`.
     fn with_options(self) -> Invoke<'a, CallOptions, R> {
         Invoke {
             scope: self.scope,
@@ -211,8 +215,8 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
             args: self.args,
             text: self.text,
             options: self.options.into_options().unwrap_or_default(),
-            handle: None,
-            stage: Stage::Start,
+            handle: self.handle,
+            stage: self.stage,
             report: PhantomData,
         }
     }
@@ -265,8 +269,8 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
             args: self.args,
             text: self.text,
             options: self.options,
-            handle: None,
-            stage: Stage::Start,
+            handle: self.handle,
+            stage: self.stage,
             report: PhantomData,
         }
     }
