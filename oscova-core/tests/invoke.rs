@@ -169,7 +169,7 @@ async fn json_text_is_parsed_strictly_and_unknown_names_are_refused_first() {
 #[tokio::test]
 async fn options_set_after_the_first_poll_do_not_restart_the_call() {
     use std::future::Future;
-    use std::task::{Context, Poll, Waker};
+    use std::task::{Context, Waker};
 
     let host = host(None);
     let scope = host.user_scope(UserInfo::new("u"));
