@@ -1,67 +1,16 @@
 //! The files tools through a real host and user scope, on temporary roots.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
+use oscova_core::ApprovalRequest;
 use oscova_core::prelude::*;
-use oscova_core::{ApprovalRequest, UserScope};
 use oscova_plugin_files::{FileLimits, FilesPlugin};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-struct Fixture {
-    base: TempDir,
-    scope: UserScope,
-}
+mod support;
 
-impl Fixture {
-    fn new() -> Self {
-        Self::with_plugin(|base| FilesPlugin::per_user(base))
-    }
-
-    fn with_plugin(make: impl FnOnce(&Path) -> FilesPlugin) -> Self {
-        let base = tempfile::tempdir().unwrap();
-        let host = PluginHost::builder()
-            .plugins(oscova_core::linked_plugins![FilesPlugin])
-            .plugin_instance(make(base.path()))
-            .approval_handler(|_: &ApprovalRequest<'_>| true)
-            .strict(true)
-            .build()
-            .unwrap();
-        let scope = host.user_scope(UserInfo::new("alice"));
-        Self { base, scope }
-    }
-
-    fn root(&self) -> PathBuf {
-        let root = self.base.path().join("alice");
-        fs::create_dir_all(&root).unwrap();
-        root
-    }
-
-    async fn call(&self, tool: &str, args: Value) -> ToolResult {
-        self.scope
-            .invoke(&format!("oscova_files__files__{tool}"), args)
-            .await
-    }
-
-    async fn ok(&self, tool: &str, args: Value) -> ToolResult {
-        let r = self.call(tool, args).await;
-        assert!(!r.is_error, "{tool}: {}", r.content);
-        r
-    }
-
-    async fn refused(&self, tool: &str, args: Value, needle: &str) -> ToolResult {
-        let r = self.call(tool, args).await;
-        assert!(r.is_error, "{tool} should fail: {}", r.content);
-        assert!(
-            r.content.contains(needle),
-            "{tool}: {:?} lacks {needle:?}",
-            r.content
-        );
-        assert!(!r.content.contains("TOPSECRET"), "{}", r.content);
-        r
-    }
-}
+use support::Fixture;
 
 /// A directory outside every root holding `secret.txt`.
 fn outside() -> TempDir {

@@ -4,48 +4,17 @@
 #![cfg(unix)]
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use oscova_core::prelude::*;
-use oscova_core::{ApprovalRequest, UserScope};
 use oscova_plugin_files::FilesPlugin;
-use serde_json::{Value, json};
-use tempfile::TempDir;
+use serde_json::json;
 
-struct Fixture {
-    base: TempDir,
-    scope: UserScope,
-}
+mod support;
 
-impl Fixture {
-    fn new(plugin: impl FnOnce(&Path) -> FilesPlugin) -> Self {
-        let base = tempfile::tempdir().unwrap();
-        let host = PluginHost::builder()
-            .plugins(oscova_core::linked_plugins![FilesPlugin])
-            .plugin_instance(plugin(base.path()))
-            .approval_handler(|_: &ApprovalRequest<'_>| true)
-            .strict(true)
-            .build()
-            .unwrap();
-        let scope = host.user_scope(UserInfo::new("alice"));
-        Self { base, scope }
-    }
-
-    fn root(&self) -> PathBuf {
-        let root = self.base.path().join("alice");
-        fs::create_dir_all(&root).unwrap();
-        root.canonicalize().unwrap()
-    }
-
-    async fn call(&self, tool: &str, args: Value) -> ToolResult {
-        self.scope
-            .invoke(&format!("oscova_files__files__{tool}"), args)
-            .await
-    }
-}
+use support::Fixture;
 
 fn mkfifo(path: &Path) {
     let status = std::process::Command::new("mkfifo")
@@ -59,9 +28,9 @@ fn mkfifo(path: &Path) {
 /// reading one, and searching a tree holding one, must not hang either.
 #[tokio::test]
 async fn fifos_are_refused_without_blocking() {
-    let f = Fixture::new(|base| FilesPlugin::per_user(base));
-    mkfifo(&f.root().join("pipe"));
-    fs::write(f.root().join("note.txt"), "findme\n").unwrap();
+    let f = Fixture::with_plugin(|base| FilesPlugin::per_user(base));
+    mkfifo(&f.canonical_root().join("pipe"));
+    fs::write(f.canonical_root().join("note.txt"), "findme\n").unwrap();
     let started = Instant::now();
     for mode in ["overwrite", "append", "create"] {
         let r = f
@@ -100,8 +69,8 @@ async fn hard_links_to_outside_files_are_refused_unless_allowed() {
     let outside = tempfile::tempdir().unwrap();
     let secret = outside.path().join("secret.txt");
     fs::write(&secret, "TOPSECRET\n").unwrap();
-    let f = Fixture::new(|base| FilesPlugin::per_user(base));
-    fs::hard_link(&secret, f.root().join("linked.txt")).unwrap();
+    let f = Fixture::with_plugin(|base| FilesPlugin::per_user(base));
+    fs::hard_link(&secret, f.canonical_root().join("linked.txt")).unwrap();
     let r = f.call("read", json!({"path": "linked.txt"})).await;
     assert!(
         r.is_error && r.content.contains("hard link"),
@@ -121,8 +90,8 @@ async fn hard_links_to_outside_files_are_refused_unless_allowed() {
     assert_eq!(r.details["results"], json!([]), "{}", r.content);
     assert_eq!(r.details["skipped"]["hard_linked"], 1);
 
-    let allowing = Fixture::new(|base| FilesPlugin::per_user(base).allow_hard_links(true));
-    fs::hard_link(&secret, allowing.root().join("linked.txt")).unwrap();
+    let allowing = Fixture::with_plugin(|base| FilesPlugin::per_user(base).allow_hard_links(true));
+    fs::hard_link(&secret, allowing.canonical_root().join("linked.txt")).unwrap();
     let r = allowing.call("read", json!({"path": "linked.txt"})).await;
     assert_eq!(r.content, "TOPSECRET\n");
 }
@@ -135,8 +104,8 @@ async fn a_directory_swapped_for_a_link_never_leads_a_call_outside() {
     let outside = tempfile::tempdir().unwrap();
     let out = outside.path().canonicalize().unwrap();
     fs::write(out.join("f.txt"), "OUTSIDE").unwrap();
-    let f = Fixture::new(|base| FilesPlugin::per_user(base));
-    let root = f.root();
+    let f = Fixture::with_plugin(|base| FilesPlugin::per_user(base));
+    let root = f.canonical_root();
     fs::create_dir(root.join("d")).unwrap();
     fs::write(root.join("d/f.txt"), "inside").unwrap();
     std::os::unix::fs::symlink(&out, root.join("swap")).unwrap();
@@ -198,8 +167,8 @@ async fn a_directory_swapped_for_a_link_never_leads_a_call_outside() {
 /// segments, so this takes milliseconds (the ceiling is only a guard).
 #[tokio::test]
 async fn a_pathological_glob_is_matched_in_bounded_time() {
-    let f = Fixture::new(|base| FilesPlugin::per_user(base));
-    let mut dir = f.root();
+    let f = Fixture::with_plugin(|base| FilesPlugin::per_user(base));
+    let mut dir = f.canonical_root();
     for _ in 0..12 {
         dir = dir.join("a".repeat(200));
     }
@@ -223,10 +192,10 @@ async fn a_pathological_glob_is_matched_in_bounded_time() {
 /// details keep them exact.
 #[tokio::test]
 async fn names_with_newlines_are_escaped_in_the_text() {
-    let f = Fixture::new(|base| FilesPlugin::per_user(base));
+    let f = Fixture::with_plugin(|base| FilesPlugin::per_user(base));
     let name = "a.txt\nsecret.txt (9 bytes)";
-    fs::write(f.root().join(name), "x").unwrap();
-    fs::write(f.root().join("esc\u{1b}[2J.txt"), "needle").unwrap();
+    fs::write(f.canonical_root().join(name), "x").unwrap();
+    fs::write(f.canonical_root().join("esc\u{1b}[2J.txt"), "needle").unwrap();
     let r = f.call("list", json!({})).await;
     assert!(!r.is_error, "{}", r.content);
     let lines: Vec<&str> = r.content.lines().collect();
