@@ -116,6 +116,7 @@ pub use diagnostic::Diagnostic;
 pub use host::{
     ApprovalDecision, ApprovalRequest, HostError, PluginHost, PluginHostBuilder, UserScope,
 };
+#[cfg(feature = "http")]
 pub use http::HttpClient;
 pub use invoke::InvokeError;
 pub use plugin::{AgentPlugin, AgentPluginBuilder};
@@ -134,11 +135,14 @@ pub use {schemars, serde, serde_json};
 
 /// What a plugin author usually needs.
 pub mod prelude {
+    #[cfg(feature = "http")]
+    pub use crate::HttpClient;
     pub use crate::plugin::IntoToolset;
     pub use crate::{
         AgentPlugin, AgentPluginBuilder, AgentPluginContext, ApprovalDecision, ApprovalRequest,
-        CancellationToken, HttpClient, NetworkScope, PluginHost, ProviderContext, ToolApprovalMode,
-        ToolInvocation, ToolProgress, ToolResult, Toolset, UserInfo, linked_plugins,
+        CancellationToken, ExposeSecret, NetworkScope, PluginHost, ProviderContext, SecretString,
+        ToolApprovalMode, ToolInvocation, ToolProgress, ToolResult, Toolset, UserInfo,
+        linked_plugins,
     };
     #[cfg(feature = "macros")]
     pub use crate::{plugin, toolset};
