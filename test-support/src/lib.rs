@@ -78,7 +78,7 @@
 //! assert_eq!(word_errors(&words("Open the door."), &words("open a door")), 1);
 //! ```
 
-/// The loopback HTTP server of `oscova-test-kit`, the same source.
+// The loopback HTTP server of `oscova-test-kit`: the same source.
 #[path = "../../oscova-test-kit/src/http/mod.rs"]
 pub mod http;
 pub mod netns;

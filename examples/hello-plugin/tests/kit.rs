@@ -17,7 +17,10 @@ async fn echo_by_short_name() {
             "acme_search__example__slow_count"
         ]
     );
-    let call = kit.call("example_echo", json!({"text": "hi"})).await.assert_ok();
+    let call = kit
+        .call("example_echo", json!({"text": "hi"}))
+        .await
+        .assert_ok();
     assert_eq!(call.wire_name, "acme_search__example__example_echo");
     assert_eq!(call.result, ToolResult::text("hi"));
     assert!(call.approvals.is_empty(), "echo needs no approval");
@@ -30,7 +33,10 @@ async fn search_asks_for_approval_and_honours_the_answer() {
         .call("search_records", json!({"query": "quarterly", "limit": 1}))
         .await
         .assert_ok();
-    assert_eq!(call.details(), &json!([{"id": 1, "title": "Quarterly report"}]));
+    assert_eq!(
+        call.details(),
+        &json!([{"id": 1, "title": "Quarterly report"}])
+    );
     assert_eq!(call.progress_messages(), ["searching for \"quarterly\""]);
     assert_eq!(call.approvals.len(), 1);
     assert_eq!(call.approvals[0].arguments["query"], "quarterly");
@@ -42,7 +48,9 @@ async fn search_asks_for_approval_and_honours_the_answer() {
         .assert_error("not today");
     assert!(denied.progress.is_empty(), "a denied call never runs");
 
-    let refused = kit.try_call("search_records", json!({"query": "plan"})).await;
+    let refused = kit
+        .try_call("search_records", json!({"query": "plan"}))
+        .await;
     assert!(refused.is_ok(), "approved again once the script is used up");
 }
 
