@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs the system packages the
 # local speech providers need when they are missing, then formatting,
-# lints, and every test (unit, integration, doc and UI tests).
+# lints, every test (unit, integration, doc and UI tests), the docs built
+# with warnings as errors, the seed plugin's crate budget, and the
+# packaging of every crate meant for the registry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,3 +16,6 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+scripts/check-seed-budget.sh
+scripts/package-check.sh

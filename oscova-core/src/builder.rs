@@ -21,7 +21,7 @@ use crate::tool::{Toolset, ToolsetInfo};
 #[diagnostic::on_unimplemented(
     message = "a toolset factory returned `{Self}`, which is not a toolset",
     label = "return a `#[toolset]` type, or a `Result` of one",
-    note = "a factory that may not produce a toolset for some users returns `Result<T, E>`: an `Err` skips that toolset for that user, with a diagnostic"
+    note = "a factory that gives some users no toolset returns `Result<T, E>`, not `Option<T>`: an `Err` (`.ok_or(\"why\")`) skips the toolset for that user and the host reports why"
 )]
 pub trait IntoToolset {
     /// What the factory produces.
@@ -30,6 +30,7 @@ pub trait IntoToolset {
     fn into_toolset(self) -> Result<Self::Output, BoxError>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: Toolset> IntoToolset for T {
     type Output = T;
     fn into_toolset(self) -> Result<T, BoxError> {
@@ -44,14 +45,41 @@ impl<T: Toolset, E: Into<BoxError>> IntoToolset for Result<T, E> {
     }
 }
 
-pub(crate) type ToolsetFactory =
+/// A toolset factory: `|ctx: &AgentPluginContext| MyToolset`, or one that
+/// returns `Result<MyToolset, E>`. Every such closure or function is one;
+/// the trait exists so that a mistake is reported on the factory itself.
+#[diagnostic::on_unimplemented(
+    message = "this is not a toolset factory",
+    label = "a toolset factory is `|ctx: &AgentPluginContext| MyToolset`, or returns `Result<MyToolset, E>`"
+)]
+pub trait ToolsetFactory<R>: Send + Sync + 'static {
+    /// The toolset it builds.
+    type Toolset: Toolset;
+    /// Builds the toolset for one user, or says why not.
+    fn build(&self, ctx: &AgentPluginContext) -> Result<Self::Toolset, BoxError>;
+}
+
+impl<F, R> ToolsetFactory<R> for F
+where
+    F: Fn(&AgentPluginContext) -> R + Send + Sync + 'static,
+    R: IntoToolset,
+{
+    type Toolset = R::Output;
+
+    #[inline]
+    fn build(&self, ctx: &AgentPluginContext) -> Result<R::Output, BoxError> {
+        self(ctx).into_toolset()
+    }
+}
+
+pub(crate) type BoxedToolsetFactory =
     Box<dyn Fn(&AgentPluginContext) -> Result<Arc<dyn Toolset>, BoxError> + Send + Sync>;
 
 /// A recorded toolset factory.
 pub struct ToolsetRegistration {
     info: &'static ToolsetInfo,
     type_name: &'static str,
-    pub(crate) factory: ToolsetFactory,
+    pub(crate) factory: BoxedToolsetFactory,
 }
 
 impl ToolsetRegistration {
@@ -212,16 +240,16 @@ impl AgentPluginBuilder {
     /// Records a toolset factory, called once per user scope.
     pub fn add_toolset<F, R>(&mut self, factory: F) -> &mut Self
     where
-        F: Fn(&AgentPluginContext) -> R + Send + Sync + 'static,
-        R: IntoToolset,
+        // The `Fn` bound lets a closure's parameter go unannotated; the
+        // `ToolsetFactory` bound carries the check of what it returns, so
+        // that a mistake points at the factory, not at this method.
+        F: Fn(&AgentPluginContext) -> R + ToolsetFactory<R>,
     {
         self.toolsets.push(ToolsetRegistration {
-            info: <R::Output as Toolset>::toolset_info(),
-            type_name: std::any::type_name::<R::Output>(),
+            info: <F::Toolset as Toolset>::toolset_info(),
+            type_name: std::any::type_name::<F::Toolset>(),
             factory: Box::new(move |ctx| {
-                factory(ctx)
-                    .into_toolset()
-                    .map(|t| Arc::new(t) as Arc<dyn Toolset>)
+                factory.build(ctx).map(|t| Arc::new(t) as Arc<dyn Toolset>)
             }),
         });
         self

@@ -155,6 +155,7 @@ impl fmt::Debug for Credentials {
 pub(crate) struct ScopeShared {
     pub(crate) user: Arc<UserInfo>,
     pub(crate) credentials: Credentials,
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) http: HttpClient,
     pub(crate) spawn: ProcessSpawnPolicy,
     pub(crate) host: Arc<Shared>,
@@ -234,7 +235,9 @@ impl AgentPluginContext {
     }
 
     /// The host-managed HTTP client. It enforces the network scope of the
-    /// tool that is running when a request is sent.
+    /// tool that is running when a request is sent. Needs the `http`
+    /// feature (on by default).
+    #[cfg(feature = "http")]
     pub fn http_client(&self) -> HttpClient {
         self.shared.http.clone()
     }
@@ -269,13 +272,23 @@ impl fmt::Debug for AgentPluginContext {
 #[derive(Clone)]
 pub struct ProviderContext {
     plugin_id: &'static str,
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     http: HttpClient,
     spawn: ProcessSpawnPolicy,
 }
 
 impl ProviderContext {
     /// A context for `plugin_id` with the given client and spawn policy.
+    #[cfg(feature = "http")]
     pub fn new(plugin_id: &'static str, http: HttpClient, spawn: ProcessSpawnPolicy) -> Self {
+        Self::from_parts(plugin_id, http, spawn)
+    }
+
+    pub(crate) fn from_parts(
+        plugin_id: &'static str,
+        http: HttpClient,
+        spawn: ProcessSpawnPolicy,
+    ) -> Self {
         Self {
             plugin_id,
             http,
@@ -289,6 +302,7 @@ impl ProviderContext {
     }
 
     /// The host-managed HTTP client (unscoped: providers are not tools).
+    #[cfg(feature = "http")]
     pub fn http_client(&self) -> HttpClient {
         self.http.clone()
     }
@@ -318,6 +332,7 @@ impl fmt::Debug for ProviderContext {
 pub struct ServiceContext<'a> {
     plugin_id: Option<&'static str>,
     shared: &'a Shared,
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     http: &'a HttpClient,
     spawn: &'a ProcessSpawnPolicy,
     /// Where [`report`](Self::report) collects, while the host starts.
@@ -370,6 +385,7 @@ impl<'a> ServiceContext<'a> {
     }
 
     /// The host's HTTP client, as providers get it.
+    #[cfg(feature = "http")]
     pub fn http_client(&self) -> HttpClient {
         self.http.clone()
     }

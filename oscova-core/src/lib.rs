@@ -72,6 +72,26 @@
 //! # }).unwrap();
 //! ```
 //!
+//! # 4. Test it
+//!
+//! The `oscova-test-kit` crate hosts one plugin or one toolset in a line,
+//! with test users (time zone, credentials, a files root), calls by short
+//! name that record progress and approvals, fake model and speech
+//! providers and a loopback HTTP server.
+//!
+//! # Cargo features
+//!
+//! All on by default; a plugin names the ones it uses with
+//! `default-features = false` (the seed plugin, with `macros` alone, builds
+//! 40 crates instead of about 120):
+//!
+//! - `macros`: `#[toolset]` and `#[plugin]`;
+//! - `http`: the scoped [`HttpClient`] (`ctx.http_client()`), over reqwest
+//!   and rustls;
+//! - `process`: starting child processes under the spawn policy
+//!   ([`ProcessSpawnPolicy::run`](process::ProcessSpawnPolicy::run));
+//! - `fs`: the per-user files root's handles ([`fs::UserRoot`]).
+//!
 //! `ARCHITECTURE.md` in the repository describes the crates, the flow from
 //! annotation to invocation, the wire-name rules, the failure semantics and
 //! the boundaries.
@@ -118,6 +138,7 @@ pub use diagnostic::Diagnostic;
 pub use host::{
     ApprovalDecision, ApprovalRequest, HostError, PluginHost, PluginHostBuilder, UserScope,
 };
+#[cfg(feature = "http")]
 pub use http::HttpClient;
 pub use invoke::InvokeError;
 pub use plugin::{AgentPlugin, AgentPluginBuilder};
@@ -136,11 +157,14 @@ pub use {schemars, serde, serde_json};
 
 /// What a plugin author usually needs.
 pub mod prelude {
+    #[cfg(feature = "http")]
+    pub use crate::HttpClient;
     pub use crate::plugin::IntoToolset;
     pub use crate::{
         AgentPlugin, AgentPluginBuilder, AgentPluginContext, ApprovalDecision, ApprovalRequest,
-        CancellationToken, HttpClient, NetworkScope, PluginHost, ProviderContext, ToolApprovalMode,
-        ToolInvocation, ToolProgress, ToolResult, Toolset, UserInfo, linked_plugins,
+        CancellationToken, ExposeSecret, NetworkScope, PluginHost, ProviderContext, SecretString,
+        ToolApprovalMode, ToolInvocation, ToolProgress, ToolResult, Toolset, UserInfo,
+        linked_plugins,
     };
     #[cfg(feature = "macros")]
     pub use crate::{plugin, toolset};

@@ -13,7 +13,8 @@
 use std::fmt;
 
 pub use crate::builder::{
-    AgentPluginBuilder, IntoToolset, ProviderRegistration, ServiceRegistration, ToolsetRegistration,
+    AgentPluginBuilder, IntoToolset, ProviderRegistration, ServiceRegistration, ToolsetFactory,
+    ToolsetRegistration,
 };
 use crate::provider::kind::BoxError;
 

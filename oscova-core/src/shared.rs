@@ -165,7 +165,7 @@ pub(crate) fn build(
     let mut shutdown = Vec::new();
     for plugin in &plugins {
         // One context per plugin, shared by all its provider factories.
-        let ctx = ProviderContext::new(plugin.plugin_id, http.clone(), spawn.clone());
+        let ctx = ProviderContext::from_parts(plugin.plugin_id, http.clone(), spawn.clone());
         for registration in &plugin.providers {
             let outcome = catch_unwind(AssertUnwindSafe(|| (registration.factory)(&ctx)));
             let reason = match outcome {

@@ -1,5 +1,5 @@
-//! Compile-time behaviour of `#[toolset]` and `#[plugin]`: what compiles,
-//! and the exact diagnostics for what does not.
+//! Compile-time behaviour of `#[toolset]`, `#[plugin]` and the builder's
+//! factories: what compiles, and the exact diagnostics for what does not.
 //!
 //! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p
 //! oscova-core --test ui`, then read every one: each error must point at
@@ -12,4 +12,5 @@ fn ui() {
     t.compile_fail("tests/ui/toolset/fail/*.rs");
     t.pass("tests/ui/plugin/pass/*.rs");
     t.compile_fail("tests/ui/plugin/fail/*.rs");
+    t.compile_fail("tests/ui/factory/fail/*.rs");
 }

@@ -86,7 +86,7 @@ const INTERNAL_PREFIX: &str = "__oscova";
 
 impl Toolset {
     pub(crate) fn from_syn(cx: &mut Ctxt, item: &ItemImpl) -> Option<Self> {
-        if let Some((_, path, _)) = &item.trait_ {
+        if let Some((path, _)) = &item.trait_ {
             cx.error_spanned_by(
                 path,
                 format!(
@@ -219,7 +219,7 @@ impl Tool {
                 "tool methods cannot be generic: the argument schema needs concrete types",
             );
         }
-        if let Some(u) = &sig.unsafety {
+        if let syn::Safety::Unsafe(u) = &sig.safety {
             cx.error_spanned_by(u, "tool methods cannot be `unsafe`");
         }
         if let Some(abi) = &sig.abi {
@@ -298,25 +298,22 @@ const SHARED: &str = "a toolset serves concurrent calls through a shared referen
 /// Only `&self` is accepted; each other receiver gets an error on the
 /// token that makes it wrong.
 fn check_receiver(cx: &mut Ctxt, r: &syn::Receiver) {
-    if r.colon_token.is_some() {
-        cx.error_spanned_by(
-            &r.ty,
+    match &r.kind {
+        syn::ReceiverKind::Typed(_, ty) => cx.error_spanned_by(
+            ty,
             format!("tools take `&self` or no receiver, not `self: Type`: {SHARED}"),
-        );
-    } else if let Some((and, _)) = &r.reference {
-        if let Some(m) = &r.mutability {
-            cx.error_spanned_by(
-                quote::quote!(#and #m),
-                format!(
-                    "tools take `&self`, not `&mut self`: {SHARED}; keep mutable state behind a `Mutex` or an atomic"
-                ),
-            );
-        }
-    } else {
-        cx.error_spanned_by(
+        ),
+        syn::ReceiverKind::Reference(and, _, Some(m)) => cx.error_spanned_by(
+            quote::quote!(#and #m),
+            format!(
+                "tools take `&self`, not `&mut self`: {SHARED}; keep mutable state behind a `Mutex` or an atomic"
+            ),
+        ),
+        syn::ReceiverKind::Reference(_, _, None) => {}
+        _ => cx.error_spanned_by(
             r.self_token,
             format!("tools take `&self`, not `self` by value: {SHARED}"),
-        );
+        ),
     }
 }
 

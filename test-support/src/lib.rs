@@ -12,7 +12,11 @@
 //! # A server a test talks to
 //!
 //! [`http::TestServer`] listens on 127.0.0.1 with an ephemeral port,
-//! records every request and answers with what the test's handler returns:
+//! records every request and answers with what the test's handler returns.
+//! It is the published test kit's server (`oscova_test_kit::http`), its
+//! source compiled into this crate too so that `oscova-core`'s own tests,
+//! which cannot depend on the kit (the kit depends on `oscova-core`), get
+//! the same one:
 //!
 //! ```
 //! use oscova_test_support::http::{Framing, Reply, TestServer, awkward};
@@ -74,6 +78,8 @@
 //! assert_eq!(word_errors(&words("Open the door."), &words("open a door")), 1);
 //! ```
 
+// The loopback HTTP server of `oscova-test-kit`: the same source.
+#[path = "../../oscova-test-kit/src/http/mod.rs"]
 pub mod http;
 pub mod netns;
 pub mod ollama;

@@ -154,6 +154,16 @@ impl AgentPlugin for ExampleAgentPlugin {
     }
 }
 
+// The repository's README and plugin guide, compiled and run as doctests
+// here: this crate has what their examples use (the seed plugin, the kit).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/plugin-guide.md")]
+mod plugin_guide {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

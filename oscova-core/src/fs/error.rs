@@ -278,6 +278,7 @@ impl RootPathError {
     }
 
     /// An [`Io`](Self::Io) maker for `map_err`.
+    #[cfg_attr(not(feature = "fs"), allow(dead_code))]
     pub(super) fn io(action: &'static str, path: &str) -> impl FnOnce(io::Error) -> Self + use<> {
         let path = path.to_owned();
         move |source| Self::Io {

@@ -60,6 +60,10 @@
 //! `openat` (not Unix) every path is refused rather than resolved with a
 //! gap.
 //!
+//! The handles ([`UserRoot`], [`RootFile`], [`RootDir`]) and the
+//! regular-file functions need the `fs` feature (on by default, it brings
+//! `rustix`); where the roots are (the functions below) is always there.
+//!
 //! Files the host names itself (a config file, an audio file on the
 //! command line) are not in a root: [`open_regular`], [`read_regular`]
 //! and [`create_regular`] apply the same regular-file and capped-read
@@ -90,13 +94,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "fs"))]
 mod beneath;
+#[cfg(feature = "fs")]
 mod dir;
 mod error;
+#[cfg(feature = "fs")]
 mod file;
+#[cfg(feature = "fs")]
 mod root;
-#[cfg(test)]
+#[cfg(all(test, feature = "fs"))]
 mod tests;
 
 use std::path::PathBuf;
@@ -104,9 +111,12 @@ use std::sync::Arc;
 
 use crate::context::{AgentPluginContext, UserInfo};
 
+#[cfg(feature = "fs")]
 pub use dir::{Entries, RootDir, RootEntry};
 pub use error::{FileError, FileKind, RootPathError};
+#[cfg(feature = "fs")]
 pub use file::{create_regular, open_regular, read_capped, read_regular};
+#[cfg(feature = "fs")]
 pub use root::{CreateMode, RootFile, UserRoot, WriteCheck};
 
 /// The environment variable naming the default base directory of the

@@ -240,6 +240,7 @@ impl PluginHost {
     }
 
     /// The host's HTTP client (unrestricted, for providers and the host itself).
+    #[cfg(feature = "http")]
     pub fn http_client(&self) -> HttpClient {
         self.inner.env.unscoped.clone()
     }

@@ -195,6 +195,7 @@ impl PluginHostBuilder {
     }
 
     /// The HTTP pools shared by toolsets and providers.
+    #[cfg(feature = "http")]
     pub fn http_client(mut self, client: HttpClient) -> Self {
         self.http = Some(client);
         self

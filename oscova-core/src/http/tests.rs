@@ -1,6 +1,7 @@
 //! Unit tests of the client: scopes, refusal mapping, endpoint clients.
 
 use super::*;
+use crate::http::scoped;
 
 use reqwest::dns::{Name, Resolving};
 

@@ -26,12 +26,17 @@
 //! interpreted. The child is killed when a run is cancelled or its future is dropped, so
 //! an abandoned tool call leaves no process behind; only the direct child is killed, so a
 //! program that forks helpers into the background must clean them up itself.
+//!
+//! The policy and [`ProcessSpawnPolicy::prepare`] are always there; starting a process
+//! (`ProcessSpawnPolicy::run`, `ProcessSpawnContext::to_command`) needs the `process`
+//! feature (on by default), which brings tokio's process driver.
 
 mod denylist;
 mod error;
 mod request;
+#[cfg(feature = "process")]
 mod run;
-#[cfg(test)]
+#[cfg(all(test, feature = "process"))]
 mod tests;
 
 use std::borrow::Cow;
@@ -42,6 +47,7 @@ use std::sync::Arc;
 
 pub use error::SpawnError;
 pub use request::{ProcessSpawnContext, ProcessSpawnHook, ProcessSpawnRequest};
+#[cfg(feature = "process")]
 pub use run::ProcessOutput;
 
 use crate::redact::Redactor;

@@ -10,9 +10,11 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
+#[cfg(feature = "process")]
 use std::process::Stdio;
 use std::sync::Arc;
 
+#[cfg(feature = "process")]
 use tokio::process::Command;
 
 /// What a tool asks to start; a [`ProcessSpawnPolicy`](super::ProcessSpawnPolicy) turns it
@@ -147,6 +149,7 @@ impl ProcessSpawnContext {
     /// A tokio [`Command`] that starts from a cleared environment and gets exactly
     /// [`env`](Self::env), the arguments as a list (never a shell), the working directory,
     /// stdin from the null device, stdout and stderr piped, and `kill_on_drop(true)`.
+    #[cfg(feature = "process")]
     pub fn to_command(&self) -> Command {
         let mut command = Command::new(&self.command);
         command

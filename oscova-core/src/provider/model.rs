@@ -129,6 +129,7 @@ impl ModelProviderConfig {
 
 /// An endpoint as a warning shows it: without user info, query or
 /// fragment, which may hold credentials.
+#[cfg(feature = "http")]
 fn shown_endpoint(endpoint: &str) -> String {
     match reqwest::Url::parse(endpoint) {
         Ok(mut url) if url.has_host() => {
@@ -143,6 +144,25 @@ fn shown_endpoint(endpoint: &str) -> String {
             .map_or(endpoint, |(_, host)| host)
             .to_owned(),
     }
+}
+
+/// [`shown_endpoint`] without a URL parser: the text after the last `@`
+/// (user info), cut at the first `?` or `#`.
+#[cfg(not(feature = "http"))]
+fn shown_endpoint(endpoint: &str) -> String {
+    let end = endpoint.find(['?', '#']).unwrap_or(endpoint.len());
+    let endpoint = &endpoint[..end];
+    let shown = match endpoint.split_once("://") {
+        Some((scheme, rest)) => {
+            let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+            format!("{scheme}://{rest}")
+        }
+        None => endpoint
+            .rsplit_once('@')
+            .map_or(endpoint, |(_, host)| host)
+            .to_owned(),
+    };
+    shown.trim_end_matches('/').to_owned()
 }
 
 /// Who said a message.

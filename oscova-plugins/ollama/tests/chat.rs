@@ -7,7 +7,7 @@ use oscova_agent::chat::{ChatEvent, ChatLoopOptions, model_provider, run_chat};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{ChatMessage, ChatRole, ModelProviderConfig};
 use oscova_plugin_ollama::OllamaPlugin;
-use oscova_test_support::http::{Framing, Reply, Request, TestServer, awkward};
+use oscova_test_kit::http::{Framing, Reply, Request, TestServer, awkward};
 use serde_json::{Value, json};
 
 /// Weather tools.

@@ -11,7 +11,7 @@ use oscova_core::provider::model::{
 };
 use oscova_core::{CancellationToken, SecretString};
 use oscova_plugin_ollama::{OllamaPlugin, OllamaProvider};
-use oscova_test_support::http::{Framing, Reply, TestServer, awkward, closed_port_url};
+use oscova_test_kit::http::{Framing, Reply, TestServer, awkward, closed_port_url};
 use serde_json::json;
 
 const KEY: &str = "proxy-secret-token-77";

@@ -8,7 +8,7 @@ use oscova_core::SecretString;
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{ChatMessage, ChatRole, ModelProviderConfig};
 use oscova_plugin_openai::OpenAiPlugin;
-use oscova_test_support::http::{Framing, Reply, Request, TestServer, awkward};
+use oscova_test_kit::http::{Framing, Reply, Request, TestServer, awkward};
 use serde_json::{Value, json};
 
 /// Weather tools.

@@ -15,7 +15,7 @@ pub enum TimeError {
     /// A time-zone name that is not in the IANA database.
     #[error("unknown time zone `{name}`{}", Suggestions(.suggestions))]
     UnknownZone {
-        /// The name as given (quoted through [`shown`]).
+        /// The name as given (quoted short, as `shown` cuts it).
         name: String,
         /// Close matches from the database, best first (may be empty).
         suggestions: Vec<String>,
@@ -26,7 +26,7 @@ pub enum TimeError {
          `2024-03-10T14:30:00+01:00`, `2024-03-10T14:30[Europe/Berlin]`, `2024-03-10` or `now`"
     )]
     BadTime {
-        /// The time as given (quoted through [`shown`]).
+        /// The time as given (quoted short, as `shown` cuts it).
         input: String,
         /// What the parser said.
         reason: String,
@@ -37,7 +37,7 @@ pub enum TimeError {
          or `P2DT3H`, or in words like `1 hour 30 minutes` or `-2 days`"
     )]
     BadDuration {
-        /// The duration as given (quoted through [`shown`]).
+        /// The duration as given (quoted short, as `shown` cuts it).
         input: String,
         /// What the parser said.
         reason: String,

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use oscova_core::prelude::*;
-use oscova_core::{PluginHostBuilder, UserScope};
 use oscova_plugin_time::TimePlugin;
+use oscova_test_kit::{TestHost, TestScope, TestUser};
 use serde_json::{Value, json};
 
 /// 2024-07-01T12:00:00Z, a Monday.
@@ -16,30 +16,26 @@ fn fixed_plugin() -> TimePlugin {
     TimePlugin::with_clock(Arc::new(move || at))
 }
 
-fn host() -> PluginHost {
-    let builder: PluginHostBuilder = PluginHost::builder()
-        .plugins(oscova_core::linked_plugins![TimePlugin])
-        .plugin_instance(fixed_plugin());
-    builder.strict(true).build().unwrap()
+fn host() -> TestHost {
+    TestHost::for_plugin_instance(fixed_plugin())
 }
 
-fn scope(zone: Option<&str>) -> UserScope {
+fn scope(zone: Option<&str>) -> TestScope {
     let user = match zone {
-        Some(z) => UserInfo::new("alice").with_time_zone(z),
-        None => UserInfo::new("alice"),
+        Some(z) => TestUser::new("alice").with_time_zone(z),
+        None => TestUser::new("alice"),
     };
-    host().user_scope(user)
+    host().scope_for(user)
 }
 
-async fn call(scope: &UserScope, tool: &str, args: Value) -> ToolResult {
-    scope
-        .invoke(&format!("oscova_time__time__{tool}"), args)
-        .await
+async fn call(scope: &TestScope, tool: &str, args: Value) -> ToolResult {
+    scope.call(tool, args).await.result
 }
 
 #[test]
 fn catalog_has_four_offline_tools() {
-    let host = host();
+    let kit = host();
+    let host = kit.host();
     let names: Vec<_> = host.tools().iter().map(|t| t.wire_name()).collect();
     assert_eq!(
         names,
@@ -337,12 +333,8 @@ async fn a_bad_unit_is_refused_before_the_tool_runs() {
 
 #[tokio::test]
 async fn the_default_plugin_reads_the_system_clock() {
-    let host = PluginHost::builder()
-        .plugins(oscova_core::linked_plugins![TimePlugin])
-        .build()
-        .unwrap();
-    let scope = host.user_scope(UserInfo::new("bob"));
-    let r = scope.invoke("oscova_time__time__now", json!({})).await;
+    let kit = TestHost::for_plugin::<TimePlugin>();
+    let r = kit.call("oscova_time__time__now", json!({})).await.result;
     let shown = r.details["time"]["unix_seconds"].as_i64().unwrap();
     let real = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)

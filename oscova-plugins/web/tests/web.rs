@@ -5,10 +5,10 @@ mod server;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use oscova_core::UserScope;
 use oscova_core::prelude::*;
 use oscova_plugin_web::{WebLimits, WebPlugin};
-use oscova_test_support::http::closed_port_url;
+use oscova_test_kit::http::closed_port_url;
+use oscova_test_kit::{TestHost, TestScope, TestUser};
 use serde_json::{Value, json};
 use server::Server;
 
@@ -17,27 +17,24 @@ const FETCH: &str = "oscova_web__web__fetch";
 /// A scope whose host lets `Internet` tools reach `allowed` (`host:port`),
 /// as a host allows an internal service: the test servers are on loopback,
 /// which `Internet` alone does not reach.
-fn scope_with(plugin: WebPlugin, allowed: &[&str]) -> UserScope {
+fn scope_with(plugin: WebPlugin, allowed: &[&str]) -> TestScope {
     let http = HttpClient::builder()
         .allow_internal(allowed)
         .build()
         .unwrap();
-    let host = PluginHost::builder()
-        .plugins(oscova_core::linked_plugins![WebPlugin])
+    let kit = TestHost::builder()
         .plugin_instance(plugin)
-        .http_client(http)
-        .strict(true)
-        .build()
-        .unwrap();
-    host.user_scope(UserInfo::new("alice"))
+        .host(move |b| b.http_client(http))
+        .build();
+    kit.scope_for(TestUser::new("alice"))
 }
 
 /// A scope whose host allows `srv`.
-fn scope(srv: &Server) -> UserScope {
+fn scope(srv: &Server) -> TestScope {
     scope_with(WebPlugin::default(), &[&srv.authority()])
 }
 
-async fn fetch(scope: &UserScope, args: Value) -> ToolResult {
+async fn fetch(scope: &TestScope, args: Value) -> ToolResult {
     scope.invoke(FETCH, args).await
 }
 

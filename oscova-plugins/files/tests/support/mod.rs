@@ -6,15 +6,16 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use oscova_core::prelude::*;
-use oscova_core::{ApprovalRequest, UserScope};
 use oscova_plugin_files::FilesPlugin;
+use oscova_test_kit::{TestHost, TestUser};
 use serde_json::Value;
 use tempfile::TempDir;
 
 /// A host whose files plugin roots every user under a temporary base.
 pub(crate) struct Fixture {
     pub(crate) base: TempDir,
-    pub(crate) scope: UserScope,
+    /// The host, calling as `alice`; approvals are answered yes.
+    pub(crate) scope: TestHost,
 }
 
 impl Fixture {
@@ -26,14 +27,10 @@ impl Fixture {
     /// The plugin `make` builds over the base directory.
     pub(crate) fn with_plugin(make: impl FnOnce(&Path) -> FilesPlugin) -> Self {
         let base = tempfile::tempdir().unwrap();
-        let host = PluginHost::builder()
-            .plugins(oscova_core::linked_plugins![FilesPlugin])
+        let scope = TestHost::builder()
             .plugin_instance(make(base.path()))
-            .approval_handler(|_: &ApprovalRequest<'_>| true)
-            .strict(true)
-            .build()
-            .unwrap();
-        let scope = host.user_scope(UserInfo::new("alice"));
+            .user(TestUser::new("alice"))
+            .build();
         Self { base, scope }
     }
 
@@ -51,9 +48,7 @@ impl Fixture {
 
     /// Calls the files tool `tool`.
     pub(crate) async fn call(&self, tool: &str, args: Value) -> ToolResult {
-        self.scope
-            .invoke(&format!("oscova_files__files__{tool}"), args)
-            .await
+        self.scope.call(tool, args).await.result
     }
 
     /// [`call`](Self::call), which must succeed.

@@ -1,6 +1,6 @@
 //! Shared pieces of the speech plugin tests: a host fixture on a temporary
 //! base directory, and a loopback OpenAI-compatible server (the shared
-//! `oscova_test_support::http` one) that counts every connection it accepts.
+//! `oscova_test_kit::http` one) that counts every connection it accepts.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -11,7 +11,7 @@ use oscova_core::prelude::*;
 use oscova_core::{ApprovalRequest, SecretString, UserScope};
 use oscova_plugin_speech::SpeechPlugin;
 use oscova_speech::{Pcm16kMono, encode_wav};
-use oscova_test_support::http::{Reply, TestServer};
+use oscova_test_kit::http::{Reply, TestServer};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 

@@ -1,12 +1,12 @@
 //! The web tests' site: a route table on the shared loopback server
-//! (`oscova_test_support::http`), which binds an ephemeral port on
+//! (`oscova_test_kit::http`), which binds an ephemeral port on
 //! 127.0.0.1, stops by itself (a bounded number of connections and a
 //! bounded lifetime) and stops accepting when the handle is dropped. Each
 //! answer closes its connection; every slow route is bounded in time.
 
 use std::time::Duration;
 
-use oscova_test_support::http::{Framing, Reply, TestServer};
+use oscova_test_kit::http::{Framing, Reply, TestServer};
 
 /// A running server; stops accepting when dropped.
 pub(crate) struct Server(TestServer);

@@ -32,7 +32,7 @@ pub enum Framing {
 ///
 /// ```
 /// use std::time::Duration;
-/// use oscova_test_support::http::{Framing, Reply};
+/// use oscova_test_kit::http::{Framing, Reply};
 ///
 /// let _ = Reply::redirect(302, "/page");
 /// let _ = Reply::bytes(404, "text/html", "<h1>Nothing here</h1>").closing();

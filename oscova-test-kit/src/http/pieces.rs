@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 /// besides. The pieces joined are `data`.
 ///
 /// ```
-/// use oscova_test_support::http::awkward;
+/// use oscova_test_kit::http::awkward;
 ///
 /// let body = "data: {\"x\": \"é\"}\r\n\r\n".as_bytes();
 /// let pieces = awkward(body);

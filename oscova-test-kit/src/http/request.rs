@@ -36,7 +36,7 @@ impl Request {
     /// If it was sent more than once.
     ///
     /// ```
-    /// # use oscova_test_support::http::Request;
+    /// # use oscova_test_kit::http::Request;
     /// let request = Request {
     ///     method: "GET".into(),
     ///     path: "/".into(),
@@ -64,7 +64,7 @@ impl Request {
     /// If it is not JSON.
     ///
     /// ```
-    /// # use oscova_test_support::http::Request;
+    /// # use oscova_test_kit::http::Request;
     /// # let request = Request {
     /// #     method: "POST".into(),
     /// #     path: "/".into(),

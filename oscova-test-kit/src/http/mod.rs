@@ -3,7 +3,7 @@
 //! Rules it keeps:
 //! - It binds 127.0.0.1 with a port the system picks, and nothing else,
 //!   except inside a network namespace of the test's own
-//!   ([`crate::netns`]), where [`TestServer::start_on`] binds the address
+//!   (`oscova-test-support`'s `netns`), where [`TestServer::start_on`] binds the address
 //!   the test gave that namespace's loopback device.
 //! - It stops by itself: it accepts at most [`MAX_CONNECTIONS`]
 //!   connections, none after [`LIFETIME`], and none once the last handle to
@@ -71,7 +71,7 @@ impl Drop for StopOnDrop {
 /// dropped, or when the test's runtime ends.
 ///
 /// ```
-/// use oscova_test_support::http::{Reply, TestServer};
+/// use oscova_test_kit::http::{Reply, TestServer};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let server = TestServer::start(|_| Reply::new(204)).await;
@@ -92,7 +92,7 @@ impl TestServer {
     /// Binds 127.0.0.1 on a free port and starts answering with `handler`.
     ///
     /// ```
-    /// use oscova_test_support::http::{Reply, TestServer};
+    /// use oscova_test_kit::http::{Reply, TestServer};
     /// use serde_json::json;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -109,7 +109,7 @@ impl TestServer {
 
     /// Binds `ip` on a free port and starts answering with `handler`. For
     /// an address other than loopback, call it only inside
-    /// [`netns::run`](crate::netns::run), where the address exists on
+    /// `netns::run` of the workspace's test support, where the address exists on
     /// nothing but the namespace's own loopback device.
     pub async fn start_on(
         ip: IpAddr,
@@ -156,7 +156,7 @@ impl TestServer {
     /// judged rather than where it leads.
     ///
     /// ```
-    /// # use oscova_test_support::http::{Reply, TestServer};
+    /// # use oscova_test_kit::http::{Reply, TestServer};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # let server = TestServer::start(|_| Reply::new(204)).await;
     /// assert_eq!(server.url_via("127.1"), format!("http://127.1:{}", server.port()));
@@ -227,7 +227,7 @@ impl TestServer {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let url = oscova_test_support::http::closed_port_url().await;
+/// let url = oscova_test_kit::http::closed_port_url().await;
 /// assert!(url.starts_with("http://127.0.0.1:"));
 /// # });
 /// ```

@@ -1,0 +1,22 @@
+use oscova_core::prelude::*;
+
+pub struct EchoToolset;
+
+#[toolset]
+impl EchoToolset {
+    pub fn echo(text: String) -> String {
+        text
+    }
+}
+
+#[plugin(id = "acme.echo")]
+pub struct EchoPlugin;
+
+impl AgentPlugin for EchoPlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        // The provider's context where the toolset's belongs.
+        builder.add_toolset(|_ctx: &ProviderContext| EchoToolset);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,546 @@
+//! [`TestHost`]: a real [`PluginHost`] over the plugins or the toolset a
+//! test names, and [`TestScope`]: one test user's scope over it.
+//!
+//! Rules: only what the test names is loaded (never every linked plugin),
+//! and strictly (a publication error fails the build); a toolset or a fake
+//! provider given directly is contributed by the kit's own plugin, id
+//! [`KIT_PLUGIN_ID`]; a name given to [`TestScope::call`] is a wire name or
+//! the unique tool whose wire name ends with `__{name}`.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use oscova_core::invoke::{Arguments, InvokeError};
+use oscova_core::plugin::IntoToolset;
+use oscova_core::plugin::{PluginManifest, PluginRegistration, RegisteredPlugin};
+use oscova_core::provider::model::ModelProvider;
+use oscova_core::provider::speech::{SpeechRecognitionProvider, SpeechSynthesisProvider};
+use oscova_core::{
+    AgentPlugin, AgentPluginBuilder, AgentPluginContext, ApprovalDecision, CancellationToken,
+    PluginHost, PluginHostBuilder, ToolProgress, UserScope,
+};
+
+use crate::call::{AskedApproval, Call, Recorder, Script};
+use crate::user::{TestUser, Vault};
+
+/// The id of the kit's own plugin, which contributes the toolset and the
+/// fake providers a test gives the builder directly: wire names read
+/// `test__{owner}__{tool}`.
+pub const KIT_PLUGIN_ID: &str = "test";
+
+/// The id of the user a [`TestHost`] calls as unless told otherwise.
+pub const DEFAULT_USER: &str = "test-user";
+
+type Registrar = Box<dyn Fn(&mut AgentPluginBuilder) + Send + Sync>;
+type HostStep = Box<dyn FnOnce(PluginHostBuilder) -> PluginHostBuilder>;
+
+/// The kit's plugin: what the test registered directly.
+#[derive(Default)]
+struct KitPlugin {
+    registrars: Vec<Registrar>,
+}
+
+static KIT_MANIFEST: PluginManifest = PluginManifest {
+    id: KIT_PLUGIN_ID,
+    name: "Oscova test kit",
+    version: env!("CARGO_PKG_VERSION"),
+    description: "Toolsets and fake providers a test registered directly.",
+    framework: "",
+};
+
+impl AgentPlugin for KitPlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        for registrar in &self.registrars {
+            registrar(builder);
+        }
+    }
+}
+
+// By hand rather than with `#[plugin]`: a `#[plugin]` registers itself
+// with every binary that links the kit, and hosts that load every linked
+// plugin would find it.
+impl RegisteredPlugin for KitPlugin {
+    fn manifest() -> &'static PluginManifest {
+        &KIT_MANIFEST
+    }
+
+    fn registration() -> PluginRegistration {
+        PluginRegistration::new(&KIT_MANIFEST, std::any::type_name::<Self>(), || {
+            Box::new(KitPlugin::default())
+        })
+    }
+}
+
+/// Settings for a [`TestHost`]; start with [`TestHost::builder`].
+#[must_use = "a builder does nothing until it is built"]
+pub struct TestHostBuilder {
+    plugins: Vec<PluginRegistration>,
+    steps: Vec<HostStep>,
+    kit: KitPlugin,
+    user: TestUser,
+    approve_by_default: bool,
+    strict: bool,
+}
+
+impl std::fmt::Debug for TestHostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestHostBuilder")
+            .field("plugins", &self.plugins.len())
+            .field("user", &self.user)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestHostBuilder {
+    /// Loads plugin `P`, created with `Default` as a host would.
+    pub fn plugin<P: RegisteredPlugin>(mut self) -> Self {
+        self.plugins.push(P::registration());
+        self
+    }
+
+    /// Loads plugin `P` from this value: a plugin configured by the test
+    /// (a fixed clock, a root directory).
+    pub fn plugin_instance<P: RegisteredPlugin>(mut self, plugin: P) -> Self {
+        self.plugins.push(P::registration());
+        self.steps
+            .push(Box::new(move |b| b.plugin_instance(plugin)));
+        self
+    }
+
+    /// Adds a toolset, built by `factory` for each user scope as a
+    /// plugin's would be, under the kit's plugin ([`KIT_PLUGIN_ID`]).
+    pub fn toolset<F, R>(mut self, factory: F) -> Self
+    where
+        F: Fn(&AgentPluginContext) -> R + Send + Sync + 'static,
+        R: IntoToolset,
+    {
+        let factory = Arc::new(factory);
+        self.kit.registrars.push(Box::new(move |b| {
+            let factory = factory.clone();
+            b.add_toolset(move |ctx: &AgentPluginContext| factory(ctx));
+        }));
+        self
+    }
+
+    /// Adds a model provider (a [`FakeModel`](crate::FakeModel), say)
+    /// that every toolset sees through `ctx.providers::<dyn ModelProvider>()`.
+    pub fn model_provider<M: ModelProvider + Clone>(mut self, model: M) -> Self {
+        self.kit.registrars.push(Box::new(move |b| {
+            let model = model.clone();
+            b.add_model_provider(move |_| model.clone());
+        }));
+        self
+    }
+
+    /// Adds a speech recognition provider.
+    pub fn speech_recognition_provider<S: SpeechRecognitionProvider + Clone>(
+        mut self,
+        provider: S,
+    ) -> Self {
+        self.kit.registrars.push(Box::new(move |b| {
+            let provider = provider.clone();
+            b.add_speech_recognition_provider(move |_| provider.clone());
+        }));
+        self
+    }
+
+    /// Adds a speech synthesis provider.
+    pub fn speech_synthesis_provider<S: SpeechSynthesisProvider + Clone>(
+        mut self,
+        provider: S,
+    ) -> Self {
+        self.kit.registrars.push(Box::new(move |b| {
+            let provider = provider.clone();
+            b.add_speech_synthesis_provider(move |_| provider.clone());
+        }));
+        self
+    }
+
+    /// Registers a host service of type `T`, as a host would.
+    pub fn service<T: Send + Sync + 'static>(mut self, service: T) -> Self {
+        self.steps.push(Box::new(move |b| b.service(service)));
+        self
+    }
+
+    /// Any other host setting, applied to the real builder.
+    pub fn host(
+        mut self,
+        step: impl FnOnce(PluginHostBuilder) -> PluginHostBuilder + 'static,
+    ) -> Self {
+        self.steps.push(Box::new(step));
+        self
+    }
+
+    /// The user the host's own [`TestHost::call`] calls as (default: an
+    /// empty user named [`DEFAULT_USER`]).
+    pub fn user(mut self, user: TestUser) -> Self {
+        self.user = user;
+        self
+    }
+
+    /// Answers approvals the script has no answer for with a denial
+    /// instead of a yes.
+    pub fn deny_approvals_by_default(mut self) -> Self {
+        self.approve_by_default = false;
+        self
+    }
+
+    /// Records publication errors as the host does instead of failing the
+    /// build on them, for a test about a plugin's broken metadata.
+    pub fn lenient(mut self) -> Self {
+        self.strict = false;
+        self
+    }
+
+    /// Starts the host and builds the default user's scope.
+    ///
+    /// # Panics
+    ///
+    /// When the host does not start (the error is the message), or the
+    /// temporary files root cannot be created: in a test that is the
+    /// failure to report.
+    #[track_caller]
+    pub fn build(self) -> TestHost {
+        let vault = Vault::default();
+        let script = Script::new(self.approve_by_default);
+        let mut builder = PluginHost::builder()
+            .plugins(self.plugins)
+            .credentials(vault.clone())
+            .strict(self.strict);
+        if !self.kit.registrars.is_empty() {
+            builder = builder.plugin_instance(self.kit);
+        }
+        for step in self.steps {
+            builder = step(builder);
+        }
+        let host = match builder.build() {
+            Ok(host) => Arc::new(host),
+            Err(e) => panic!("the test host did not start: {e}"),
+        };
+        let shared = Shared {
+            host,
+            vault,
+            script,
+        };
+        let scope = shared.scope(&self.user);
+        TestHost { shared, scope }
+    }
+}
+
+/// What the host and all its test scopes share.
+#[derive(Clone)]
+struct Shared {
+    host: Arc<PluginHost>,
+    vault: Vault,
+    script: Script,
+}
+
+impl Shared {
+    #[track_caller]
+    fn scope(&self, user: &TestUser) -> TestScope {
+        self.vault.add(user);
+        let (info, files) = match user.info() {
+            Ok(parts) => parts,
+            Err(e) => panic!("cannot create a files root for `{}`: {e}", user.id()),
+        };
+        TestScope {
+            scope: self.host.user_scope(info),
+            files,
+            script: self.script.clone(),
+            host: self.host.clone(),
+        }
+    }
+}
+
+/// A real host over what the test named, with one user's scope ready.
+///
+/// ```
+/// use oscova_core::prelude::*;
+/// use oscova_test_kit::TestHost;
+///
+/// /// Greeting tools.
+/// pub struct GreetToolset;
+///
+/// #[toolset]
+/// impl GreetToolset {
+///     /// Greets someone.
+///     pub fn greet(
+///         /// Who to greet.
+///         name: String,
+///     ) -> String {
+///         format!("Hello, {name}!")
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let kit = TestHost::for_toolset(|_: &AgentPluginContext| GreetToolset);
+/// let call = kit.call("greet", json!({"name": "Ada"})).await.assert_ok();
+/// assert_eq!(call.text(), "Hello, Ada!");
+/// assert_eq!(call.wire_name, "test__greet__greet");
+/// # });
+/// ```
+pub struct TestHost {
+    shared: Shared,
+    scope: TestScope,
+}
+
+impl std::fmt::Debug for TestHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestHost")
+            .field("user", &self.scope.scope.user().id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestHost {
+    /// Settings for a host: plugins, a toolset, providers, a user.
+    pub fn builder() -> TestHostBuilder {
+        TestHostBuilder {
+            plugins: Vec::new(),
+            steps: Vec::new(),
+            kit: KitPlugin::default(),
+            user: TestUser::new(DEFAULT_USER),
+            approve_by_default: true,
+            strict: true,
+        }
+    }
+
+    /// A host with plugin `P` alone, created with `Default`.
+    #[track_caller]
+    pub fn for_plugin<P: RegisteredPlugin>() -> Self {
+        Self::builder().plugin::<P>().build()
+    }
+
+    /// A host with this plugin value alone.
+    #[track_caller]
+    pub fn for_plugin_instance<P: RegisteredPlugin>(plugin: P) -> Self {
+        Self::builder().plugin_instance(plugin).build()
+    }
+
+    /// A host with this toolset alone, under the kit's plugin.
+    #[track_caller]
+    pub fn for_toolset<F, R>(factory: F) -> Self
+    where
+        F: Fn(&AgentPluginContext) -> R + Send + Sync + 'static,
+        R: IntoToolset,
+    {
+        Self::builder().toolset(factory).build()
+    }
+
+    /// The real host.
+    pub fn host(&self) -> &PluginHost {
+        &self.shared.host
+    }
+
+    /// The default user's scope.
+    pub fn scope(&self) -> &TestScope {
+        &self.scope
+    }
+
+    /// A scope for another user, over the same host and approval script.
+    #[track_caller]
+    pub fn scope_for(&self, user: TestUser) -> TestScope {
+        self.shared.scope(&user)
+    }
+
+    /// Queues answers for the next approvals any scope of this host is
+    /// asked for, in order.
+    pub fn answer_approvals(&self, answers: impl IntoIterator<Item = ApprovalDecision>) {
+        self.shared.script.push(answers);
+    }
+
+    /// [`TestScope::call`] as the default user.
+    pub async fn call(&self, name: &str, args: serde_json::Value) -> Call {
+        self.scope.call(name, args).await
+    }
+
+    /// [`TestScope::try_call`] as the default user.
+    pub async fn try_call(
+        &self,
+        name: &str,
+        args: impl Into<Arguments<'_>>,
+    ) -> Result<Call, InvokeError> {
+        self.scope.try_call(name, args).await
+    }
+
+    /// Shuts the host's providers down, as a host does at exit.
+    pub async fn shutdown(&self) {
+        self.shared.host.shutdown().await;
+    }
+}
+
+impl std::ops::Deref for TestHost {
+    type Target = TestScope;
+
+    fn deref(&self) -> &TestScope {
+        &self.scope
+    }
+}
+
+/// One test user's scope: calls tools as that user and records what each
+/// call reported and asked for.
+pub struct TestScope {
+    scope: UserScope,
+    files: Option<tempfile::TempDir>,
+    script: Script,
+    host: Arc<PluginHost>,
+}
+
+impl std::fmt::Debug for TestScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestScope")
+            .field("user", &self.scope.user().id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::ops::Deref for TestScope {
+    type Target = UserScope;
+
+    fn deref(&self) -> &UserScope {
+        &self.scope
+    }
+}
+
+impl TestScope {
+    /// The real scope (also reached by `Deref`: `scope.tools()`).
+    pub fn user_scope(&self) -> &UserScope {
+        &self.scope
+    }
+
+    /// The user's files root, when the user has one.
+    pub fn files_root(&self) -> Option<&std::path::Path> {
+        self.files
+            .as_ref()
+            .map(tempfile::TempDir::path)
+            .or_else(|| self.scope.user().files_root())
+    }
+
+    /// The wire names of the tools this user has.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.scope
+            .tools()
+            .map(|t| t.wire_name().to_owned())
+            .collect()
+    }
+
+    /// The wire name `name` stands for: `name` itself when a tool has it,
+    /// else the one tool whose wire name ends with `__{name}` (the tool
+    /// segment, or `owner__tool`).
+    ///
+    /// # Panics
+    ///
+    /// When no tool, or more than one, matches: the message lists the
+    /// user's tools.
+    #[track_caller]
+    pub fn wire_name(&self, name: &str) -> String {
+        if self.scope.tool(name).is_some() {
+            return name.to_owned();
+        }
+        let suffix = format!("__{name}");
+        let matches: Vec<String> = self
+            .tool_names()
+            .into_iter()
+            .filter(|w| w.ends_with(&suffix))
+            .collect();
+        match matches.as_slice() {
+            [one] => one.clone(),
+            [] => panic!(
+                "no tool is named `{name}` for user `{}`; the tools are: {}",
+                self.scope.user().id(),
+                self.tool_names().join(", ")
+            ),
+            many => panic!(
+                "`{name}` names more than one tool ({}); give more of the wire name",
+                many.join(", ")
+            ),
+        }
+    }
+
+    /// Calls the tool `name` (a wire name or a short one, see
+    /// [`wire_name`](Self::wire_name)) with `args`, and records its
+    /// progress and the approvals it needed. A host refusal (unknown
+    /// arguments, a denied approval) comes back as an error result, as a
+    /// model would see it.
+    pub async fn call(&self, name: &str, args: serde_json::Value) -> Call {
+        let wire_name = self.wire_name(name);
+        let (progress, asked) = (Arc::default(), Arc::default());
+        let result = self
+            .invoke(&wire_name, args.into(), &progress, &asked)
+            .await;
+        finish(wire_name, result, progress, asked)
+    }
+
+    /// [`call`](Self::call), with the host's refusals apart: `Err` when
+    /// the host did not run the tool (bad arguments, denied, blocked,
+    /// cancelled, panicked), `Ok` with the tool's own result otherwise.
+    /// `args` may be a JSON value or [`Arguments::json`] text.
+    pub async fn try_call(
+        &self,
+        name: &str,
+        args: impl Into<Arguments<'_>>,
+    ) -> Result<Call, InvokeError> {
+        let wire_name = self.wire_name(name);
+        let (progress, asked) = (Arc::default(), Arc::default());
+        let result = self
+            .invoke(&wire_name, args.into(), &progress, &asked)
+            .checked()
+            .await?;
+        Ok(finish(wire_name, result, progress, asked))
+    }
+
+    /// [`call`](Self::call) with a cancellation token the test holds.
+    pub async fn call_cancellable(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        token: CancellationToken,
+    ) -> Call {
+        let wire_name = self.wire_name(name);
+        let (progress, asked) = (Arc::default(), Arc::default());
+        let result = self
+            .invoke(&wire_name, args.into(), &progress, &asked)
+            .cancel_on(token)
+            .await;
+        finish(wire_name, result, progress, asked)
+    }
+
+    fn invoke<'a>(
+        &'a self,
+        wire_name: &'a str,
+        args: Arguments<'a>,
+        progress: &Arc<Mutex<Vec<ToolProgress>>>,
+        asked: &Arc<Mutex<Vec<AskedApproval>>>,
+    ) -> oscova_core::invoke::Invoke<'a, oscova_core::invoke::CallOptions> {
+        let sink = progress.clone();
+        self.scope
+            .invoke(wire_name, args)
+            .progress(move |p| lock(&sink).push(p))
+            .approval(Recorder {
+                script: self.script.clone(),
+                asked: asked.clone(),
+            })
+    }
+
+    /// The host this scope belongs to.
+    pub fn plugin_host(&self) -> &PluginHost {
+        &self.host
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn finish(
+    wire_name: String,
+    result: oscova_core::ToolResult,
+    progress: Arc<Mutex<Vec<ToolProgress>>>,
+    asked: Arc<Mutex<Vec<AskedApproval>>>,
+) -> Call {
+    Call {
+        wire_name,
+        result,
+        progress: std::mem::take(&mut *lock(&progress)),
+        approvals: std::mem::take(&mut *lock(&asked)),
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Packages every crate meant for the registry, together and in dependency
+# order, and verifies each by building it from its packaged files alone:
+# `cargo package` with several `-p` resolves the workspace crates among
+# them from the packages just made (a local registry overlay), so crates
+# whose workspace dependencies are not published yet still verify honestly.
+# Internal crates (tests, test-support, examples, the CLI for now) are
+# `publish = false` and not listed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+crates=(
+    oscova-wire
+    oscova-macros
+    oscova-core
+    oscova-agent
+    oscova-speech
+    oscova-test-kit
+    oscova-plugin-time
+    oscova-plugin-files
+    oscova-plugin-web
+    oscova-plugin-openai
+    oscova-plugin-ollama
+    oscova-plugin-speech
+)
+args=()
+for crate in "${crates[@]}"; do
+    args+=(-p "$crate")
+done
+cargo package --locked "${args[@]}" "$@"
