@@ -269,6 +269,8 @@ mod error;
 mod launcher;
 mod output;
 mod panic;
+#[cfg(feature = "otel")]
+mod telemetry;
 mod term;
 
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
