@@ -115,9 +115,12 @@ impl ResultsToolset {
         let form = invocation
             .fill(
                 "Details",
-                Form::new()
-                    .text("name", "Name", None, true)
-                    .number("size", "Size", Some(3.0), false),
+                Form::new().text("name", "Name", None, true).number(
+                    "size",
+                    "Size",
+                    Some(3.0),
+                    false,
+                ),
             )
             .await
             .map_err(|e| e.to_string())?;
@@ -186,7 +189,12 @@ fn annotations_titles_and_output_schemas_are_in_the_catalog() {
     assert_eq!(draw.title(), Some("Draw a picture"));
     let a = draw.annotations();
     assert_eq!(
-        (a.read_only(), a.destructive(), a.idempotent(), a.open_world()),
+        (
+            a.read_only(),
+            a.destructive(),
+            a.idempotent(),
+            a.open_world()
+        ),
         (Some(true), None, Some(true), Some(false))
     );
     assert!(draw.output_schema().is_none(), "a ToolResult has no schema");
