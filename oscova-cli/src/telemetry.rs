@@ -218,3 +218,75 @@ fn redact_attributes(redactor: &Redactor, attributes: &mut [KeyValue]) {
         attribute.value = clean;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use opentelemetry::trace::{Span as _, Tracer as _};
+
+    use super::*;
+
+    const SECRET: &str = "sk-live-0123456789";
+
+    /// Keeps every span it is given.
+    #[derive(Debug, Clone, Default)]
+    struct Recording(Arc<Mutex<Vec<SpanData>>>);
+
+    impl SpanExporter for Recording {
+        fn export(
+            &self,
+            batch: Vec<SpanData>,
+        ) -> impl std::future::Future<Output = OTelSdkResult> + Send {
+            self.0.lock().unwrap().extend(batch);
+            std::future::ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn no_secret_the_host_knows_leaves_in_a_span() {
+        let redactor = Redactor::new();
+        redactor.add(SECRET);
+        let recording = Recording::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(RedactingExporter {
+                inner: recording.clone(),
+                redactor,
+            })
+            .build();
+        let tracer = provider.tracer("test");
+        let mut span = tracer.start(format!("execute_tool {SECRET}"));
+        span.set_attribute(KeyValue::new("note", format!("token={SECRET}")));
+        span.set_attribute(KeyValue::new("count", 3_i64));
+        span.set_attribute(KeyValue::new(
+            "list",
+            Value::Array(vec![StringValue::from(SECRET.to_owned())].into()),
+        ));
+        span.add_event(
+            format!("log {SECRET}"),
+            vec![KeyValue::new("message", format!("saw {SECRET}"))],
+        );
+        span.set_status(Status::error(format!("failed with {SECRET}")));
+        span.end();
+        provider.shutdown().unwrap();
+
+        let spans = recording.0.lock().unwrap();
+        let [span] = &spans[..] else {
+            panic!("{spans:?}")
+        };
+        let everything = format!("{span:?}");
+        assert!(!everything.contains(SECRET), "{everything}");
+        assert_eq!(span.name, "execute_tool [REDACTED]");
+        assert!(
+            span.attributes
+                .contains(&KeyValue::new("note", "token=[REDACTED]"))
+        );
+        assert!(span.attributes.contains(&KeyValue::new("count", 3_i64)));
+        assert_eq!(span.events.events[0].name, "log [REDACTED]");
+        assert_eq!(
+            span.events.events[0].attributes,
+            [KeyValue::new("message", "saw [REDACTED]")]
+        );
+        assert_eq!(span.status, Status::error("failed with [REDACTED]"));
+    }
+}
