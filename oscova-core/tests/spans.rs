@@ -2,96 +2,11 @@
 //! GenAI attributes: in place or awaited, succeeded, failed or refused,
 //! and the tool's log messages are events inside it.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-
 use oscova_core::UserScope;
 use oscova_core::invoke::Arguments;
 use oscova_core::prelude::*;
 use oscova_core::tool::LogLevel;
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Subscriber};
-use tracing_subscriber::Layer;
-use tracing_subscriber::layer::{Context, SubscriberExt as _};
-use tracing_subscriber::registry::LookupSpan;
-
-/// A span as the layer saw it: its name and every field recorded on it.
-#[derive(Debug, Clone, Default)]
-struct Seen {
-    name: String,
-    fields: BTreeMap<String, String>,
-    /// The messages of events recorded inside it.
-    events: Vec<String>,
-    closed: bool,
-}
-
-#[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Seen>>>);
-
-struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(
-            field.name().to_owned(),
-            format!("{value:?}").trim_matches('"').to_owned(),
-        );
-    }
-}
-
-struct Index(usize);
-
-impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let mut seen = Seen {
-            name: attrs.metadata().name().to_owned(),
-            ..Seen::default()
-        };
-        attrs.record(&mut Fields(&mut seen.fields));
-        let mut spans = self.0.lock().unwrap();
-        spans.push(seen);
-        ctx.span(id)
-            .unwrap()
-            .extensions_mut()
-            .insert(Index(spans.len() - 1));
-    }
-    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
-        let span = ctx.span(id).unwrap();
-        let index = span.extensions().get::<Index>().unwrap().0;
-        values.record(&mut Fields(&mut self.0.lock().unwrap()[index].fields));
-    }
-    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
-        let Some(span) = ctx.event_span(event) else {
-            return;
-        };
-        let index = span.extensions().get::<Index>().unwrap().0;
-        let mut fields = BTreeMap::new();
-        event.record(&mut Fields(&mut fields));
-        let message = fields.remove("message").unwrap_or_default();
-        self.0.lock().unwrap()[index].events.push(message);
-    }
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let span = ctx.span(&id).unwrap();
-        let index = span.extensions().get::<Index>().unwrap().0;
-        self.0.lock().unwrap()[index].closed = true;
-    }
-}
-
-impl Recorder {
-    fn calls(&self) -> Vec<Seen> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|s| s.name == "execute_tool")
-            .cloned()
-            .collect()
-    }
-}
+use oscova_test_support::trace::{Recorder, SeenSpan};
 
 /// Tools that succeed, fail, log and wait.
 pub struct TracedToolset;
@@ -121,21 +36,21 @@ impl AgentPlugin for TracedPlugin {
     }
 }
 
-fn recorded<F: std::future::Future>(run: impl FnOnce(UserScope) -> F) -> Vec<Seen> {
+fn recorded<F: std::future::Future>(run: impl FnOnce(UserScope) -> F) -> Vec<SeenSpan> {
     let recorder = Recorder::default();
-    let subscriber = tracing_subscriber::registry().with(recorder.clone());
-    let _default = tracing::subscriber::set_default(subscriber);
-    let host = PluginHost::builder()
-        .plugins(linked_plugins![TracedPlugin])
-        .build()
-        .unwrap();
-    let scope = host.user_scope(UserInfo::new("alice"));
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(run(scope));
-    recorder.calls()
+    recorder.record(|| {
+        let host = PluginHost::builder()
+            .plugins(linked_plugins![TracedPlugin])
+            .build()
+            .unwrap();
+        let scope = host.user_scope(UserInfo::new("alice"));
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(run(scope));
+    });
+    recorder.spans_named("execute_tool")
 }
 
 #[test]

@@ -80,3 +80,4 @@ pub mod ollama;
 pub mod python;
 pub mod schema_rules;
 pub mod text;
+pub mod trace;
