@@ -20,8 +20,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use oscova_core::provider::model::{
-    ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError, ModelProvider,
-    ModelProviderConfig, ToolCallRequest, ToolSpec, check_offline,
+    ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError,
+    ModelProvider, ModelProviderConfig, ToolCallRequest, ToolSpec, check_offline,
 };
 use oscova_core::tool::{ContentBlock, ProgressSink};
 use oscova_core::{
@@ -29,6 +29,7 @@ use oscova_core::{
     ToolResult, UserScope,
 };
 use serde_json::{Map, Value, json};
+use tracing::Instrument as _;
 
 use crate::profile::{SchemaProfile, export_schema};
 
@@ -339,10 +340,17 @@ pub async fn run_chat(
             stream: options.stream.then_some(sink),
             cancel: options.cancel.clone(),
         };
+        let span = model_call_span(&key, model);
         let response = tokio::select! {
             biased;
-            () = options.cancel.cancelled() => return Err(ChatError::Cancelled),
-            response = provider.chat(request) => response?,
+            () = options.cancel.cancelled() => {
+                span.record("error.type", "cancelled");
+                return Err(ChatError::Cancelled);
+            }
+            response = provider.chat(request).instrument(span.clone()) => {
+                record_model_call(&span, &response);
+                response?
+            }
         };
         let finish_reason = response.finish_reason;
         let mut message = response.message;
@@ -419,6 +427,67 @@ fn answer_unrun(messages: &mut Vec<ChatMessage>, calls: Option<&[ToolCallRequest
 
 /// The text a tool message carries: errors are marked, since the chat
 /// formats have no error flag on tool messages.
+/// The span of one model call, as OpenTelemetry's GenAI conventions name
+/// it: `chat {model}`, a client span with `gen_ai.operation.name`,
+/// `gen_ai.provider.name` (the provider's type key), `gen_ai.request.model`,
+/// and, once the answer is in, `gen_ai.response.finish_reasons` and the
+/// token usage where the provider reported it; `error.type` on failure.
+fn model_call_span(provider: &str, model: &str) -> tracing::Span {
+    use tracing::field::Empty;
+    tracing::info_span!(
+        target: "oscova_agent::chat",
+        "chat",
+        otel.name = %format_args!("chat {model}"),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = provider,
+        gen_ai.request.model = model,
+        gen_ai.response.finish_reasons = Empty,
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        error.type = Empty,
+    )
+}
+
+fn record_model_call(span: &tracing::Span, response: &Result<ChatResponse, ModelError>) {
+    match response {
+        Ok(response) => {
+            if let Some(reason) = &response.finish_reason {
+                span.record("gen_ai.response.finish_reasons", reason.as_str());
+            }
+            if let Some(usage) = response.usage {
+                if let Some(tokens) = usage.input_tokens {
+                    span.record("gen_ai.usage.input_tokens", tokens);
+                }
+                if let Some(tokens) = usage.output_tokens {
+                    span.record("gen_ai.usage.output_tokens", tokens);
+                }
+            }
+        }
+        Err(error) => {
+            span.record("error.type", model_error_type(error));
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+/// A short, stable name for a model error's kind.
+fn model_error_type(error: &ModelError) -> &'static str {
+    match error {
+        ModelError::NotLocal { .. } | ModelError::NoLocalEndpoint { .. } => "not_local",
+        ModelError::Refused { .. } => "refused",
+        ModelError::Unreachable { .. } => "unreachable",
+        ModelError::Unauthorized { .. } => "unauthorized",
+        ModelError::ModelNotFound { .. } => "model_not_found",
+        ModelError::Malformed { .. } => "malformed_response",
+        ModelError::Status { .. } => "http_status",
+        ModelError::Cancelled => "cancelled",
+        ModelError::Unsupported { .. } => "unsupported",
+        _ => "model_error",
+    }
+}
+
 fn for_model(result: &ToolResult) -> String {
     if result.is_error {
         format!("error: {}", result.content)

@@ -12,7 +12,7 @@ use oscova_core::SecretString;
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, EndpointScope, ModelError,
-    ModelProvider, ModelProviderConfig, ToolCallRequest, ToolSpec,
+    ModelProvider, ModelProviderConfig, TokenUsage, ToolCallRequest, ToolSpec,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use serde_json::{Value, json};
@@ -134,6 +134,10 @@ impl ModelProvider for Scripted {
             Ok(ChatResponse {
                 message,
                 finish_reason: Some("stop".into()),
+                usage: Some(TokenUsage {
+                    input_tokens: Some(12),
+                    output_tokens: Some(3),
+                }),
             })
         })
     }
@@ -441,4 +445,49 @@ fn tool_specs_follow_the_profile() {
     let raw = tool_specs(&scope, SchemaProfile::Raw);
     let openai = tool_specs(&scope, SchemaProfile::OpenAi);
     assert_eq!(raw.len(), openai.len() + 1, "only the map tool is left out");
+}
+
+#[test]
+fn each_model_call_has_a_chat_span_with_the_model_and_token_usage() {
+    let spans = oscova_test_support::trace::Recorder::default();
+    spans.record(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let host = host(true);
+                let scope = host.user_scope(UserInfo::new("u"));
+                let provider = Scripted::new([
+                    ChatMessage::assistant("", vec![call("c1", FORECAST, json!({"city": "Oslo"}))]),
+                    ChatMessage::assistant("done", vec![]),
+                ]);
+                let mut messages = vec![ChatMessage::user("go")];
+                let (_, options) = recorder();
+                run_chat(&scope, &provider, &config(), None, &mut messages, options)
+                    .await
+                    .unwrap();
+            });
+    });
+    let chats = spans.spans_named("chat");
+    assert_eq!(chats.len(), 2, "{chats:#?}");
+    for span in &chats {
+        let f = &span.fields;
+        assert_eq!(f["otel.name"], "chat m1", "{f:?}");
+        assert_eq!(f["otel.kind"], "client");
+        assert_eq!(f["gen_ai.operation.name"], "chat");
+        assert_eq!(f["gen_ai.provider.name"], "scripted");
+        assert_eq!(f["gen_ai.request.model"], "m1");
+        assert_eq!(f["gen_ai.response.finish_reasons"], "stop");
+        assert_eq!(f["gen_ai.usage.input_tokens"], "12");
+        assert_eq!(f["gen_ai.usage.output_tokens"], "3");
+        assert!(span.closed);
+    }
+    // The tool the model asked for ran in its own span, not inside a model call's.
+    let tools = spans.spans_named("execute_tool");
+    let [tool] = &tools[..] else {
+        panic!("{tools:#?}")
+    };
+    assert_eq!(tool.fields["gen_ai.tool.name"], FORECAST);
+    assert_ne!(tool.parent.as_deref(), Some("chat"));
 }

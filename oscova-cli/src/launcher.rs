@@ -188,6 +188,10 @@ impl Launcher {
         };
         let serving = matches!(cli.command, Command::Mcp(_));
         let host = self.build_host(&config, asker, serving)?;
+        // Traces, when an OTLP endpoint is configured; flushed when this
+        // guard drops, after the runtime below has stopped.
+        #[cfg(feature = "otel")]
+        let _telemetry = crate::telemetry::init(host.redactor());
         let runtime = match &cli.command {
             Command::Mcp(_) => tokio::runtime::Builder::new_multi_thread(),
             _ => tokio::runtime::Builder::new_current_thread(),

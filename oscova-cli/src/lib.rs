@@ -270,6 +270,8 @@ mod interact;
 mod launcher;
 mod output;
 mod panic;
+#[cfg(feature = "otel")]
+mod telemetry;
 mod term;
 
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};

@@ -327,18 +327,29 @@ impl<'a> ToolInvocation<'a> {
         self.tool
     }
 
-    /// The call's tracing span (`tool_call`, with the tool, the call id and
-    /// the user), made on first use. [`log`](Self::log) records in it; a
-    /// tool may enter it for its own events too.
+    /// The call's tracing span: `execute_tool`, with the OpenTelemetry GenAI
+    /// attributes (`gen_ai.tool.name`, `gen_ai.tool.call.id`, the plugin id,
+    /// `user.id`; see the host's `invoke` module). A host opens it when the
+    /// call starts and the call runs inside it; a handle made outside a host
+    /// makes one on first use. [`log`](Self::log) records in it; a tool may
+    /// enter it for its own events too.
     pub fn span(&self) -> &tracing::Span {
+        self.start_span("")
+    }
+
+    /// The call's span, made now for a tool of `plugin` if it has none yet.
+    pub(crate) fn start_span(&self, plugin: &str) -> &tracing::Span {
         self.span.get_or_init(|| {
-            tracing::info_span!(
-                "tool_call",
-                tool = self.tool,
-                call = %self.call_id(),
-                user = self.user_id()
-            )
+            let span = crate::host::invoke::span::call_span(self.tool, plugin, self.user_id());
+            crate::host::invoke::span::record_call_id(&span, self.call_id());
+            span
         })
+    }
+
+    /// Gives the call the span its host opened for it.
+    pub(crate) fn set_span(&mut self, span: tracing::Span) {
+        crate::host::invoke::span::record_call_id(&span, self.call_id());
+        let _ = self.span.set(span);
     }
 
     /// Logs `message` at `level`: to tracing, inside the call's

@@ -86,3 +86,4 @@ pub mod ollama;
 pub mod python;
 pub mod schema_rules;
 pub mod text;
+pub mod trace;

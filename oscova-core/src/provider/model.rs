@@ -330,6 +330,38 @@ pub struct ChatResponse {
     /// Why the model stopped (`stop`, `tool_calls`, `length`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The tokens the call used, when the provider reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+}
+
+/// The tokens one model call used, as its provider reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Tokens of the prompt (OpenAI's `prompt_tokens`, Ollama's
+    /// `prompt_eval_count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Tokens of the answer (OpenAI's `completion_tokens`, Ollama's
+    /// `eval_count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+}
+
+impl TokenUsage {
+    /// The usage in `object` under the two field names given, or `None`
+    /// when it has neither.
+    pub fn from_fields(
+        object: &serde_json::Map<String, serde_json::Value>,
+        input: &str,
+        output: &str,
+    ) -> Option<Self> {
+        let usage = Self {
+            input_tokens: object.get(input).and_then(serde_json::Value::as_u64),
+            output_tokens: object.get(output).and_then(serde_json::Value::as_u64),
+        };
+        (usage != Self::default()).then_some(usage)
+    }
 }
 
 /// A model a provider can download.

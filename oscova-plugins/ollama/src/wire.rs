@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use oscova_agent::http::excerpt;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink,
-    DownloadProgress, ModelError, ModelInfo, ToolCallRequest, ToolSpec,
+    DownloadProgress, ModelError, ModelInfo, TokenUsage, ToolCallRequest, ToolSpec,
 };
 use serde_json::{Map, Value, json};
 
@@ -186,6 +186,7 @@ pub(crate) struct ChatStream<'s> {
     content: String,
     calls: Vec<ToolCallRequest>,
     done_reason: Option<String>,
+    usage: Option<TokenUsage>,
     done: bool,
     last: String,
     server_error: Option<String>,
@@ -198,6 +199,7 @@ impl<'s> ChatStream<'s> {
             content: String::new(),
             calls: Vec::new(),
             done_reason: None,
+            usage: None,
             done: false,
             last: String::new(),
             server_error: None,
@@ -253,6 +255,7 @@ impl<'s> ChatStream<'s> {
                 .get("done_reason")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
+            self.usage = TokenUsage::from_fields(&object, "prompt_eval_count", "eval_count");
         }
         Ok(self.flow())
     }
@@ -314,6 +317,7 @@ impl<'s> ChatStream<'s> {
         Ok(ChatResponse {
             message: ChatMessage::assistant(self.content, self.calls),
             finish_reason,
+            usage: self.usage,
         })
     }
 }
@@ -443,5 +447,22 @@ mod tests {
         assert_ne!(calls[0].id, calls[1].id);
         assert_eq!(calls[1].arguments, json!({"a": 1}));
         assert_eq!(answer.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(answer.usage, None);
+    }
+
+    #[test]
+    fn the_last_line_reports_token_usage() {
+        let mut stream = ChatStream::new(None);
+        stream
+            .on_line(r#"{"message":{"role":"assistant","content":"hi"},"done":false}"#)
+            .unwrap();
+        stream
+            .on_line(r#"{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":26,"eval_count":7}"#)
+            .unwrap();
+        let usage = stream.finish().unwrap().usage.unwrap();
+        assert_eq!(
+            (usage.input_tokens, usage.output_tokens),
+            (Some(26), Some(7))
+        );
     }
 }

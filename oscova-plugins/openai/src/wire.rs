@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use oscova_agent::http::{Scrub, excerpt};
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError,
-    ToolCallRequest, ToolSpec,
+    TokenUsage, ToolCallRequest, ToolSpec,
 };
 use serde_json::{Map, Value, json};
 
@@ -247,7 +247,14 @@ pub(crate) fn parse_response(body: &str, scrub: &Scrub) -> Result<ChatResponse, 
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        usage: usage_of(&value),
     })
+}
+
+/// The `usage` object of an answer or of a stream's last chunk.
+fn usage_of(value: &Value) -> Option<TokenUsage> {
+    let usage = value.get("usage")?.as_object()?;
+    TokenUsage::from_fields(usage, "prompt_tokens", "completion_tokens")
 }
 
 fn text_of(value: Option<&Value>) -> String {
@@ -272,6 +279,7 @@ pub(crate) struct StreamState<'s> {
     content: String,
     calls: BTreeMap<u64, PartialCall>,
     finish_reason: Option<String>,
+    usage: Option<TokenUsage>,
     done: bool,
     last: String,
 }
@@ -284,6 +292,7 @@ impl<'s> StreamState<'s> {
             content: String::new(),
             calls: BTreeMap::new(),
             finish_reason: None,
+            usage: None,
             done: false,
             last: String::new(),
         }
@@ -320,6 +329,9 @@ impl<'s> StreamState<'s> {
                 line: self.last.clone(),
             });
         };
+        if let Some(usage) = usage_of(&chunk) {
+            self.usage = Some(usage);
+        }
         // Usage-only chunks have an empty `choices`; only choice 0 is asked for.
         let Some(choice) = choices
             .iter()
@@ -413,6 +425,7 @@ impl<'s> StreamState<'s> {
         Ok(ChatResponse {
             message: ChatMessage::assistant(self.content, tool_calls),
             finish_reason: self.finish_reason,
+            usage: self.usage,
         })
     }
 }
@@ -468,7 +481,7 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":":2}"}}]}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]}"#,
             r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
-            r#"{"choices":[],"usage":{"total_tokens":3}}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}"#,
             "[DONE]",
         ];
         for data in events {
@@ -480,6 +493,24 @@ mod tests {
         assert_eq!(calls[0].arguments, json!({"a": 1}));
         assert_eq!(calls[1].arguments, json!({"x": 2}));
         assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));
+        let usage = response.usage.unwrap();
+        assert_eq!(
+            (usage.input_tokens, usage.output_tokens),
+            (Some(2), Some(1))
+        );
+    }
+
+    #[test]
+    fn an_answer_reports_its_token_usage_when_the_server_does() {
+        let scrub = Scrub::new(None);
+        let body = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4}}"#;
+        let usage = parse_response(body, &scrub).unwrap().usage.unwrap();
+        assert_eq!(
+            (usage.input_tokens, usage.output_tokens),
+            (Some(9), Some(4))
+        );
+        let body = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}"#;
+        assert_eq!(parse_response(body, &scrub).unwrap().usage, None);
     }
 
     #[test]

@@ -361,7 +361,7 @@ impl<O: Passed, R: Report> Future for Invoke<'_, O, R> {
                     }
                     Err(e) => {
                         this.stage = Stage::Done;
-                        Poll::Ready(scope.refuse::<R>(e))
+                        Poll::Ready(scope.refuse_unfound::<R>(this.wire_name, e))
                     }
                 }
             }

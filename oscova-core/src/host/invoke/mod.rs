@@ -17,12 +17,28 @@
 //! Nothing happens until the future is first polled; a synchronous tool
 //! with no before-hooks and no approval to ask runs to completion inside
 //! that first poll, with no further future allocated.
+//!
+//! # Traces
+//!
+//! Every call runs inside one `execute_tool` tracing span (target
+//! `oscova_core::tool_call`), named as OpenTelemetry's GenAI conventions
+//! name it: `otel.name` is `execute_tool {wire name}`, with
+//! `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.type`,
+//! `gen_ai.tool.call.id` (the [`ToolInvocation::call_id`](crate::ToolInvocation::call_id)),
+//! `oscova.plugin.id` and `user.id`. A failure or refusal records
+//! `error.type` ([`InvokeError::kind`], or `tool_error` for an error result)
+//! and `otel.status_code = "ERROR"`. The tool's log messages
+//! ([`ToolInvocation::log`](crate::ToolInvocation::log)) are events inside
+//! it, already redacted. No argument or result text enters the span; an
+//! unknown tool's name is cut short. With no subscriber, the span costs a
+//! check of a static flag.
 
 pub(crate) mod approval;
 mod error;
 mod future;
 pub(crate) mod hooks;
 mod pipeline;
+pub(crate) mod span;
 
 use std::fmt;
 use std::sync::Arc;

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::approval::{ApprovalDecision, ApprovalRequest};
 use super::future::{CatchUnwind, Report, SlowCall, panicked};
 use super::hooks;
+use super::span;
 use super::{CallOptions, InvokeError};
 use crate::args::ArgError;
 use crate::host::publish::PublishedTool;
@@ -103,11 +104,17 @@ impl UserScope {
         ));
         if let Some(options) = options {
             if is_cancelled(&options) {
-                return self.refuse::<R>(InvokeError::Cancelled(wire_name.to_owned()));
+                let _span = invocation.start_span(tool.plugin_id()).enter();
+                return self.fail::<R>(
+                    invocation.span(),
+                    InvokeError::Cancelled(wire_name.to_owned()),
+                );
             }
             self.attach(invocation, options);
         }
         let invocation = &*invocation;
+        let span = invocation.start_span(tool.plugin_id());
+        let _entered = span.enter();
         // The result is finished where the dispatch left it, then handed
         // straight to the caller's form: every move of it in between (into
         // a local, into a `Result`) showed up as a copy in the small-tool
@@ -117,11 +124,33 @@ impl UserScope {
             self.finish(tool, result);
         }
         match outcome {
-            Ok(Ok(Dispatched::Ready(result))) => R::ok(result),
-            Ok(Ok(Dispatched::Pending(_))) => self.refuse::<R>(not_synchronous(wire_name)),
-            Ok(Err(error)) => self.refuse::<R>(invalid_arguments(wire_name, error)),
-            Err(payload) => self.refuse::<R>(panicked(wire_name, &*payload)),
+            Ok(Ok(Dispatched::Ready(result))) => {
+                span::record_result(span, &result);
+                R::ok(result)
+            }
+            Ok(Ok(Dispatched::Pending(_))) => self.fail::<R>(span, not_synchronous(wire_name)),
+            Ok(Err(error)) => self.fail::<R>(span, invalid_arguments(wire_name, error)),
+            Err(payload) => self.fail::<R>(span, panicked(wire_name, &*payload)),
         }
+    }
+
+    /// A call's failure, recorded in its span, redacted, in the caller's form.
+    #[cold]
+    fn fail<R: Report>(&self, span: &tracing::Span, error: InvokeError) -> R {
+        span::record_error(span, &error);
+        self.refuse(error)
+    }
+
+    /// A call refused before it found its tool (an unknown name, arguments
+    /// that are not JSON): a span of its own records it, named with the
+    /// name cut short, since it is whatever the model sent.
+    #[cold]
+    pub(super) fn refuse_unfound<R: Report>(&self, wire_name: &str, error: InvokeError) -> R {
+        if tracing::enabled!(target: span::TARGET, tracing::Level::INFO) {
+            let span = span::call_span(&crate::args::shorten(wire_name), "", self.inner.user.id());
+            span::record_error(&span, &error);
+        }
+        self.refuse(error)
     }
 
     /// A call's failure, redacted, in the caller's form.
@@ -141,7 +170,21 @@ impl UserScope {
         args: Value,
         options: CallOptions,
     ) -> SlowCall<'a> {
-        Box::pin(self.call_slow(wire_name, tool, toolset, args, options))
+        use tracing::Instrument as _;
+        let span = span::call_span(wire_name, tool.plugin_id(), self.inner.user.id());
+        let call = self.call_slow(wire_name, tool, toolset, args, options, span.clone());
+        let recorded = span.clone();
+        Box::pin(
+            async move {
+                let outcome = call.await;
+                match &outcome {
+                    Ok(result) => span::record_result(&recorded, result),
+                    Err(error) => span::record_error(&recorded, error),
+                }
+                outcome
+            }
+            .instrument(span),
+        )
     }
 
     /// The published tool and this user's instance of its toolset.
@@ -171,6 +214,7 @@ impl UserScope {
         toolset: &dyn Toolset,
         mut args: Value,
         options: CallOptions,
+        span: tracing::Span,
     ) -> Result<ToolResult, InvokeError> {
         let scope = &*self.inner;
         let host = &*scope.host;
@@ -246,6 +290,7 @@ impl UserScope {
             _ => None,
         };
         let mut invocation = ToolInvocation::borrowing(&scope.shared, tool.wire_name());
+        invocation.set_span(span);
         if options.interaction.is_none()
             && let Some(handler) = &host.policy.interaction
         {
