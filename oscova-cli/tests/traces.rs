@@ -121,3 +121,67 @@ async fn an_unreachable_collector_does_not_fail_the_command() {
     assert_eq!(code, 0);
     assert!(stdout.contains("hi"), "{stdout}");
 }
+
+/// A trace id and span id a client would send.
+const CLIENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CLIENT_SPAN: &str = "00f067aa0ba902b7";
+
+#[tokio::test]
+async fn an_mcp_request_continues_the_clients_trace() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::CallToolRequestParams;
+    use std::process::Stdio;
+
+    let collector = TestServer::start(|_| Reply::json(200, json!({}))).await;
+    let mut cmd = tokio::process::Command::new(support::BIN);
+    cmd.arg("mcp");
+    support::clean_env(cmd.as_std_mut());
+    cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", collector.url())
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = ().serve(transport).await.unwrap();
+    let params: CallToolRequestParams = serde_json::from_value(json!({
+        "name": ECHO,
+        "arguments": {"text": "hi"},
+        "_meta": {"traceparent": format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01")},
+    }))
+    .unwrap();
+    let result = client.call_tool(params).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    // Closing stdin ends the server, which flushes its traces as it exits.
+    client.cancel().await.unwrap();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits once its client is gone")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+
+    let spans = spans(&collector);
+    let request_name = format!("tools/call {ECHO}");
+    let (_, request) = spans
+        .iter()
+        .find(|(_, s)| s["name"] == request_name.as_str())
+        .unwrap_or_else(|| panic!("no {request_name} span in {spans:#?}"));
+    assert_eq!(request["traceId"], CLIENT_TRACE, "{request:#}");
+    assert_eq!(request["parentSpanId"], CLIENT_SPAN, "{request:#}");
+    assert_eq!(request["kind"], 2, "a server span: {request:#}");
+    assert_eq!(
+        attribute(request, "mcp.method.name").as_deref(),
+        Some("tools/call")
+    );
+    assert_eq!(
+        attribute(request, "gen_ai.tool.name").as_deref(),
+        Some(ECHO)
+    );
+    let tool_name = format!("execute_tool {ECHO}");
+    let (_, tool) = spans
+        .iter()
+        .find(|(_, s)| s["name"] == tool_name.as_str())
+        .unwrap_or_else(|| panic!("no {tool_name} span in {spans:#?}"));
+    assert_eq!(tool["traceId"], CLIENT_TRACE);
+    assert_eq!(tool["parentSpanId"], request["spanId"], "{tool:#}");
+}

@@ -71,6 +71,7 @@ impl FakeModel {
         self.reply(ChatResponse {
             message: ChatMessage::assistant(text, Vec::new()),
             finish_reason: Some("stop".into()),
+            usage: None,
         })
     }
 
@@ -87,6 +88,7 @@ impl FakeModel {
                 }],
             ),
             finish_reason: Some("tool_calls".into()),
+            usage: None,
         })
     }
 

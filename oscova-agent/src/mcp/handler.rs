@@ -157,36 +157,9 @@ impl ProgressRelay {
     }
 }
 
-impl ServerHandler for McpHandler {
-    fn get_info(&self) -> ServerConfig {
-        // What this server really serves: tools, and log messages from them.
-        #[allow(deprecated)]
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(self.info.clone())
-        .with_instructions(format!(
-            "Tools of the Oscova plugins linked into this host, for user `{}`.",
-            self.scope.user().id()
-        ))
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
-    }
-
-    async fn call_tool(
+impl McpHandler {
+    /// `tools/call`, inside its request span.
+    async fn run_tool_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -275,6 +248,57 @@ impl ServerHandler for McpHandler {
             }
         }
         Ok(mcp_result(result, self.scope.tool(name)).into())
+    }
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        // What this server really serves: tools, and log messages from them.
+        #[allow(deprecated)]
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(self.info.clone())
+        .with_instructions(format!(
+            "Tools of the Oscova plugins linked into this host, for user `{}`.",
+            self.scope.user().id()
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use tracing::Instrument as _;
+        let span = super::trace::request_span("tools/call", Some(&request.name), &context);
+        let response = self
+            .run_tool_call(request, context)
+            .instrument(span.clone())
+            .await;
+        match &response {
+            Err(_) => super::trace::record_error(&span, "protocol_error"),
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+                super::trace::record_error(&span, "tool_error");
+            }
+            Ok(_) => {}
+        }
+        response
     }
 
     #[allow(deprecated)]

@@ -58,6 +58,7 @@ mod ask;
 pub mod convert;
 mod handler;
 mod logging;
+mod trace;
 mod transport;
 
 pub use handler::{McpHandler, SERVER_BUSY};
