@@ -4,9 +4,11 @@
 //! this command only picks the user, reports the scope's diagnostics on
 //! stderr (stdout carries protocol messages only) and serves until the
 //! client disconnects. `--allow-approval-required` is the server's own
-//! setting (it approves such calls itself); without it the handler the
-//! launcher installed decides: the embedding host's handler, else the call
-//! is refused with a reason naming the flag.
+//! setting (it approves such calls itself); without it the person is asked
+//! through MCP elicitation when the client declared it, and otherwise the
+//! handler the launcher installed decides: the embedding host's handler,
+//! else the call is refused with a reason naming the flag. Tools'
+//! questions go to the client the same way.
 
 use oscova_agent::mcp::McpServer;
 
