@@ -29,6 +29,8 @@
 use std::sync::Arc;
 
 use oscova_core::host::PublishedTool;
+
+use super::names::ShortNames;
 use oscova_core::tool::ProgressSink;
 use oscova_core::{
     ApprovalDecision, ApprovalRequest, NetworkScope, ToolProgress, ToolResult, UserScope,
@@ -67,6 +69,10 @@ pub struct McpHandler {
     in_flight: Arc<Semaphore>,
     max_in_flight: usize,
     allow_approval_required: bool,
+    /// Short names, when served under them.
+    names: Option<Arc<ShortNames>>,
+    /// The bound shared by every session of a server, and its size.
+    global: Option<(Arc<Semaphore>, usize)>,
 }
 
 impl McpHandler {
@@ -84,7 +90,43 @@ impl McpHandler {
             in_flight: Arc::new(Semaphore::new(max_in_flight)),
             max_in_flight,
             allow_approval_required,
+            names: None,
+            global: None,
         }
+    }
+
+    /// Serves the tools under their short names.
+    pub(super) fn with_names(mut self, names: Arc<ShortNames>) -> Self {
+        self.tools = self
+            .tools
+            .iter()
+            .filter_map(|tool| {
+                let short = names.short(&tool.name)?;
+                let mut tool = tool.clone();
+                tool.name = short.to_owned().into();
+                Some(tool)
+            })
+            .collect();
+        self.names = Some(names);
+        self
+    }
+
+    /// Shares a bound on calls in flight with other sessions: `permits`
+    /// holds `max` permits in all.
+    pub(super) fn with_global_bound(mut self, permits: Arc<Semaphore>, max: usize) -> Self {
+        self.global = Some((permits, max));
+        self
+    }
+
+    fn server_busy(max: usize) -> ErrorData {
+        ErrorData::new(
+            SERVER_BUSY,
+            format!(
+                "server busy: the server already runs {max} tool calls, its bound for all \
+                 sessions together; retry when one has finished"
+            ),
+            Some(json!({ "max_in_flight_total": max })),
+        )
     }
 
     fn busy(&self) -> ErrorData {
@@ -202,19 +244,30 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.as_ref();
-        if self.scope.tool(name).is_none() {
+        let name = match &self.names {
+            None => Some(request.name.as_ref()),
+            Some(names) => names.wire(&request.name),
+        };
+        let Some(name) = name.filter(|name| self.scope.tool(name).is_some()) else {
+            let name = request.name.as_ref();
             // The name is the client's text, and may be a secret pasted by
             // mistake: the error passes the scope's and the host's
             // redactors, as results do.
             let message = format!("unknown tool `{name}`");
             let message = self.scope.redact(&message).into_owned();
             return Err(ErrorData::invalid_params(message, None));
-        }
+        };
         // Held until the response is built; a cancelled call returns at
         // once, so its permit comes back at once too.
         let Ok(_permit) = self.in_flight.clone().try_acquire_owned() else {
             return Err(self.busy());
+        };
+        let _global = match &self.global {
+            None => None,
+            Some((permits, max)) => match permits.clone().try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => return Err(Self::server_busy(*max)),
+            },
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let (tx, mut rx) = mpsc::unbounded_channel::<ToolProgress>();
