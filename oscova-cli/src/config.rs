@@ -24,11 +24,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub(crate) use mcp::McpSection;
 use oscova_core::provider::model::ModelProviderConfig;
 use oscova_core::{
     HttpClient, SecretString, UserInfo, context::CredentialResolver, host::DefaultApproval,
 };
-pub(crate) use mcp::McpSection;
 use parse::parse;
 use providers::{NetworkSection, ProviderTable};
 use serde::Deserialize;

@@ -160,9 +160,21 @@ mod tests {
     fn tokens_select_their_user_and_nothing_else_does() {
         let alice = UserToken::from_sha256_hex("alice", &token_sha256_hex("a-secret")).unwrap();
         let table = TokenTable::new(vec![alice, UserToken::from_token("bob", "b-secret")]);
-        assert_eq!(table.authenticate(&headers("Bearer a-secret")), Some("alice"));
-        assert_eq!(table.authenticate(&headers("bearer  b-secret ")), Some("bob"));
-        for bad in ["Bearer nope", "Basic a-secret", "Bearer", "a-secret", "Bearer "] {
+        assert_eq!(
+            table.authenticate(&headers("Bearer a-secret")),
+            Some("alice")
+        );
+        assert_eq!(
+            table.authenticate(&headers("bearer  b-secret ")),
+            Some("bob")
+        );
+        for bad in [
+            "Bearer nope",
+            "Basic a-secret",
+            "Bearer",
+            "a-secret",
+            "Bearer ",
+        ] {
             assert_eq!(table.authenticate(&headers(bad)), None, "{bad}");
         }
         assert_eq!(table.authenticate(&HeaderMap::new()), None);

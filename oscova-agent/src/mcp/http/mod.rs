@@ -41,14 +41,18 @@
 //!    the user's scope, taken from a bounded cache ([`McpHttpServer::scope_cache`])
 //!    and built on the user's first request. Calls in flight are bounded
 //!    per session and for the whole server, both answered with
-//!    [`SERVER_BUSY`](super::SERVER_BUSY) past the bound; a session idle
-//!    for [`McpHttpServer::idle_timeout`] is closed.
+//!    [`SERVER_BUSY`](super::SERVER_BUSY) past the bound; a session with
+//!    no message either way for [`McpHttpServer::idle_timeout`] is closed
+//!    (`rmcp` counts a call that reports no progress as idle, so the
+//!    timeout must exceed the longest silent call).
 //!
-//! Shutdown ([`BoundMcpServer::serve_until`]): the listener closes at once,
-//! open connections are told to close after their current response, calls
-//! in flight get [`McpHttpServer::shutdown_grace`] to finish (new calls are
-//! refused meanwhile), then everything still running is cancelled and the
-//! sessions end.
+//! Shutdown ([`BoundMcpServer::serve_until`]): the listener closes at once;
+//! open connections stay up while calls in flight get
+//! [`McpHttpServer::shutdown_grace`] to finish and their answers to be sent
+//! in full (new calls are refused with [`SERVER_BUSY`](super::SERVER_BUSY)
+//! meanwhile; a running call may still need its client's answer, which
+//! comes on those connections); then everything still running is
+//! cancelled, the sessions end, and connections close.
 //!
 //! [`McpHandler`]: super::McpHandler
 

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ use oscova_core::UserScope;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::auth::TokenTable;
@@ -74,6 +75,45 @@ struct Shared {
     /// The server-wide bound on calls in flight, and its size.
     calls: Arc<Semaphore>,
     max_calls: usize,
+    /// POST responses not yet sent in full.
+    posts: Arc<InFlight>,
+}
+
+/// A count of responses being sent, and a way to wait for none.
+#[derive(Default)]
+struct InFlight {
+    count: AtomicUsize,
+    idle: Notify,
+}
+
+/// One response being sent; dropped with the response body.
+struct Sending(Arc<InFlight>);
+
+impl InFlight {
+    fn start(self: &Arc<Self>) -> Sending {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        Sending(self.clone())
+    }
+
+    async fn none(&self) {
+        loop {
+            let idle = self.idle.notified();
+            tokio::pin!(idle);
+            idle.as_mut().enable();
+            if self.count.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            idle.await;
+        }
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
 }
 
 pub(super) async fn bind(
@@ -140,6 +180,7 @@ pub(super) async fn bind(
         owners: Mutex::new(HashMap::new()),
         calls,
         max_calls: server.max_in_flight_total,
+        posts: Arc::default(),
     });
     Ok(BoundMcpServer {
         listener,
@@ -193,8 +234,21 @@ impl Shared {
                 return text_response(StatusCode::NOT_FOUND, "Not Found: Session not found");
             }
         }
+        // A POST's response ends with the answer to what it carried (a GET
+        // stream may last the session): shutdown waits for these.
+        let sending = (request.method() == http::Method::POST).then(|| self.posts.start());
         let scope = self.scopes.scope(&user);
         let response = CURRENT.scope(scope, self.rmcp.handle(request)).await;
+        let response = match sending {
+            None => response,
+            Some(sending) => response.map(|body| {
+                body.map_frame(move |frame| {
+                    let _ = &sending;
+                    frame
+                })
+                .boxed()
+            }),
+        };
         if session.is_none()
             && let Some(opened) = response
                 .headers()
@@ -290,12 +344,16 @@ impl BoundMcpServer {
         }
         drop(self.listener);
         pruner.abort();
-        // Connections close after their current response from now on.
-        let closing = tokio::spawn(graceful.shutdown());
-        // Every permit back means no call is running; taking them all also
-        // refuses new calls meanwhile.
+        // From now on every permit that comes back is kept, so new calls
+        // are refused while running ones finish; open connections stay up
+        // meanwhile (a running call may still need its client's answer).
         let max = u32::try_from(shared.max_calls).unwrap_or(u32::MAX);
-        let drained = tokio::time::timeout(self.grace, shared.calls.acquire_many(max)).await;
+        let hoard = tokio::spawn({
+            let calls = shared.calls.clone();
+            async move { calls.acquire_many_owned(max).await.ok() }
+        });
+        // Every POST answered in full means every call's answer was sent.
+        let drained = tokio::time::timeout(self.grace, shared.posts.none()).await;
         if drained.is_err() {
             tracing::warn!(
                 grace = ?self.grace,
@@ -303,7 +361,9 @@ impl BoundMcpServer {
             );
         }
         self.cancel.cancel();
-        let _ = tokio::time::timeout(CLOSE_DEADLINE, closing).await;
+        hoard.abort();
+        // Connections close after their current response, which now ends.
+        let _ = tokio::time::timeout(CLOSE_DEADLINE, graceful.shutdown()).await;
         failure.map_or(Ok(()), Err)
     }
 }
@@ -315,5 +375,7 @@ fn is_transient(error: &std::io::Error) -> bool {
     matches!(
         error.kind(),
         ConnectionAborted | ConnectionReset | Interrupted | WouldBlock | TimedOut
-    ) || error.raw_os_error().is_some_and(|code| code == 23 || code == 24) // ENFILE, EMFILE
+    ) || error
+        .raw_os_error()
+        .is_some_and(|code| code == 23 || code == 24) // ENFILE, EMFILE
 }
