@@ -14,3 +14,5 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+# The official MCP conformance suite against the streamable HTTP server.
+scripts/mcp-conformance.sh
