@@ -504,8 +504,15 @@ async fn shutdown_lets_calls_finish_then_cancels_what_outlives_the_grace() {
     };
     gate.entered.notified().await;
     server.shutdown().await;
+    // The call ends in its own task, as soon as it hears of the cancel.
+    let ended = timeout(PATIENCE, async {
+        while !gate.cancelled.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
     assert!(
-        gate.cancelled.load(Ordering::SeqCst),
+        ended.is_ok(),
         "the call still running after the grace was cancelled"
     );
     holding.abort();
@@ -550,4 +557,40 @@ async fn short_names_serve_tool_segments_and_refuse_clashes() {
             && message.contains("test_other__other__echo"),
         "{message}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_2026_07_28_requests_are_each_served_from_their_users_scope() {
+    let server = Running::start(with_tokens(McpHttpServer::new(host().0))).await;
+    let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_post__post__whoami","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    for (token, user) in [(ALICE, "alice"), (BOB, "bob"), (ALICE, "alice")] {
+        let auth = format!("Bearer {token}");
+        let response = post(
+            &server.url,
+            body,
+            &[
+                ("authorization", &auth),
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "test_post__post__whoami"),
+            ],
+        )
+        .await;
+        assert_eq!(response.status(), 200);
+        assert!(
+            response.headers().get("mcp-session-id").is_none(),
+            "no session in 2026-07-28"
+        );
+        let text = response.text().await.unwrap();
+        let data = text
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .unwrap_or(&text);
+        let answer: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(answer["id"], 7, "{answer}");
+        assert_eq!(answer["result"]["content"][0]["text"], user, "{answer}");
+    }
+    let anonymous = post(&server.url, body, &[("mcp-protocol-version", "2026-07-28")]).await;
+    assert_eq!(anonymous.status(), 401);
+    server.shutdown().await;
 }

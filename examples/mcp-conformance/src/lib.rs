@@ -40,7 +40,11 @@ impl ConformanceToolset {
 }
 
 /// The plugin that contributes [`ConformanceToolset`].
-#[plugin(id = "mcp.conformance", name = "MCP conformance fixtures", framework = ">=0.1")]
+#[plugin(
+    id = "mcp.conformance",
+    name = "MCP conformance fixtures",
+    framework = ">=0.1"
+)]
 pub struct ConformancePlugin;
 
 impl AgentPlugin for ConformancePlugin {

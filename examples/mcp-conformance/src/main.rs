@@ -47,7 +47,10 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    eprintln!("mcp-conformance: serving http://{}/mcp", server.local_addr());
+    eprintln!(
+        "mcp-conformance: serving http://{}/mcp",
+        server.local_addr()
+    );
     let outcome = server.serve_until(terminated()).await;
     host.shutdown().await;
     match outcome {

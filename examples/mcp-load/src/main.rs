@@ -91,7 +91,10 @@ async fn start(program: &Path, args: &[&str]) -> Result<(Child, String), String>
             return Ok((child, url));
         }
     }
-    Err(format!("{} did not say where it listens", program.display()))
+    Err(format!(
+        "{} did not say where it listens",
+        program.display()
+    ))
 }
 
 fn memory_kib(pid: u32) -> (u64, u64) {
@@ -107,7 +110,11 @@ fn memory_kib(pid: u32) -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-async fn drive(url: &str, sessions: usize, calls: usize) -> Result<(Duration, Vec<Duration>), String> {
+async fn drive(
+    url: &str,
+    sessions: usize,
+    calls: usize,
+) -> Result<(Duration, Vec<Duration>), String> {
     let mut clients = Vec::with_capacity(sessions);
     for _ in 0..sessions {
         let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
@@ -195,7 +202,11 @@ async fn main() -> Result<(), String> {
         options.sessions, options.calls, options.rounds
     );
     // A short warm-up of each, so neither pays for cold caches.
-    let warm = Options { calls: 5, rounds: 1, ..options.clone_paths() };
+    let warm = Options {
+        calls: 5,
+        rounds: 1,
+        ..options.clone_paths()
+    };
     round(&options.oscova, &oscova_args, &warm).await?;
     round(&options.anchor, &anchor_args, &warm).await?;
     let (mut oscova, mut anchor) = (Vec::new(), Vec::new());
@@ -210,7 +221,10 @@ async fn main() -> Result<(), String> {
     }
     let ours = summary("oscova", &oscova);
     let theirs = summary("rmcp", &anchor);
-    println!("ratio oscova/rmcp: {:.3} (budget: at least 0.9)", ours / theirs);
+    println!(
+        "ratio oscova/rmcp: {:.3} (budget: at least 0.9)",
+        ours / theirs
+    );
     Ok(())
 }
 

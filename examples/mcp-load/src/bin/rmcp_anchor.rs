@@ -74,7 +74,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Value::Object(schema) = schema else {
         return Err("the schema is an object".into());
     };
-    let tool = Tool::new(TOOL, "Returns the supplied text unchanged.", Arc::new(schema));
+    let tool = Tool::new(
+        TOOL,
+        "Returns the supplied text unchanged.",
+        Arc::new(schema),
+    );
     let echo = Echo {
         tools: Arc::from(vec![tool]),
     };

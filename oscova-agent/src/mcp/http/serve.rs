@@ -363,7 +363,11 @@ impl BoundMcpServer {
         self.cancel.cancel();
         hoard.abort();
         // Connections close after their current response, which now ends.
-        let _ = tokio::time::timeout(CLOSE_DEADLINE, graceful.shutdown()).await;
+        let _ = tokio::time::timeout(CLOSE_DEADLINE, async {
+            shared.posts.none().await;
+            graceful.shutdown().await;
+        })
+        .await;
         failure.map_or(Ok(()), Err)
     }
 }
