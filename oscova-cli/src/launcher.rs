@@ -25,6 +25,7 @@ use crate::approval::{Asker, CliApproval};
 use crate::cli::{Cli, Command};
 use crate::config::Config;
 use crate::error::{CliError, ExitStatus};
+use crate::interact::TerminalInteraction;
 
 type Customize = Box<dyn FnOnce(PluginHostBuilder) -> PluginHostBuilder>;
 
@@ -246,6 +247,12 @@ impl Launcher {
         }
         if serving {
             builder = builder.blocking_sync_tools(SERVING_SYNC_TOOLS);
+        }
+        // At a terminal the person answers tools' questions (an embedding
+        // host's `customize` may set its own handler); an MCP session
+        // answers them through its client, call by call.
+        if let Asker::Terminal { yes } = asker {
+            builder = builder.interaction_handler(TerminalInteraction { yes });
         }
         if let Some(customize) = self.customize {
             builder = customize(builder);

@@ -278,6 +278,7 @@ mod cli;
 mod commands;
 mod config;
 mod error;
+mod interact;
 mod launcher;
 mod output;
 mod panic;
