@@ -318,12 +318,11 @@ async fn required_tools_are_approved_through_elicitation() {
     assert_eq!(no.is_error, Some(true));
     let text = serde_json::to_value(&no.content).unwrap()[0]["text"].clone();
     assert!(text.as_str().unwrap().contains("declined"), "{text}");
-    let asked = asked.lock().unwrap();
+    let asked = asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 2);
     assert!(asked[0].contains(&tool("clear")), "{}", asked[0]);
     assert!(asked[0].contains("[REDACTED]"), "{}", asked[0]);
     assert!(!asked[0].contains(SECRET), "{}", asked[0]);
-    drop(asked);
     client.cancel().await.unwrap();
 
     // `--allow-approval-required` keeps its meaning: approved unasked.

@@ -12,9 +12,11 @@
 //! address is bound (with the port picked when 0 was given). Refusals to
 //! start (no tokens on a non-loopback address, a short-name clash) are
 //! usage errors, exit code 2. `--allow-approval-required` is the server's
-//! own setting (it approves such calls itself); without it the handler the
-//! launcher installed decides: the embedding host's handler, else the call
-//! is refused with a reason naming the flag.
+//! own setting (it approves such calls itself); without it the person is
+//! asked through MCP elicitation when the client declared it, and otherwise
+//! the handler the launcher installed decides: the embedding host's
+//! handler, else the call is refused with a reason naming the flag. Tools'
+//! questions go to the client the same way.
 
 use std::net::SocketAddr;
 
