@@ -19,3 +19,5 @@ cargo test --workspace --doc --locked
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 scripts/check-seed-budget.sh
 scripts/package-check.sh
+# The official MCP conformance suite against the streamable HTTP server.
+scripts/mcp-conformance.sh

@@ -133,6 +133,33 @@ pub(crate) struct McpArgs {
     /// they are refused (an MCP client cannot be asked on a terminal).
     #[arg(long)]
     pub(crate) allow_approval_required: bool,
+    /// Serve MCP's streamable HTTP transport at `http://ADDR:PORT/mcp`
+    /// instead of stdio, to the users of the config's `[[mcp.tokens]]`
+    /// (without tokens: loopback only, as `--user`).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// How tools are named: `wire` (`plugin__owner__tool`) or `short` (the
+    /// tool segment alone; refused when two tools share one).
+    #[arg(long, value_enum, default_value_t = Names::Wire)]
+    pub(crate) names: Names,
+}
+
+/// How `oscova mcp` names tools, as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Names {
+    /// `{plugin}__{owner}__{tool}`.
+    Wire,
+    /// The tool segment alone.
+    Short,
+}
+
+impl From<Names> for oscova_agent::mcp::ToolNames {
+    fn from(names: Names) -> Self {
+        match names {
+            Names::Wire => Self::Wire,
+            Names::Short => Self::Short,
+        }
+    }
 }
 
 /// Which model provider to use, where, and whether it must be local.

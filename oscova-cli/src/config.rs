@@ -13,6 +13,7 @@
 //! internal destinations `Internet` tools may reach, checked when the file
 //! is loaded.
 
+mod mcp;
 mod parse;
 mod providers;
 mod source;
@@ -23,6 +24,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub(crate) use mcp::McpSection;
 use oscova_core::provider::model::ModelProviderConfig;
 use oscova_core::{
     HttpClient, SecretString, UserInfo, context::CredentialResolver, host::DefaultApproval,
@@ -66,6 +68,8 @@ struct FileConfig {
     speech: SpeechSection,
     #[serde(default)]
     network: NetworkSection,
+    #[serde(default)]
+    mcp: McpSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -122,6 +126,7 @@ pub struct Config {
     files_root: Option<PathBuf>,
     providers: Arc<BTreeMap<String, ProviderTable>>,
     speech: Arc<SpeechSection>,
+    mcp: Arc<McpSection>,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
     http: Option<HttpClient>,
@@ -224,6 +229,11 @@ impl Config {
                 });
             }
         };
+        let mut file = file;
+        file.mcp.check().map_err(|message| CliError::ConfigValue {
+            path: origin(),
+            message,
+        })?;
         file.speech
             .check()
             .map_err(|message| CliError::ConfigValue {
@@ -286,6 +296,7 @@ impl Config {
             files_root,
             providers: Arc::new(file.providers),
             speech: Arc::new(file.speech),
+            mcp: Arc::new(file.mcp),
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
                 users,
@@ -388,6 +399,11 @@ impl Config {
     /// ```
     pub fn http_client(&self) -> Option<HttpClient> {
         self.http.clone()
+    }
+
+    /// The `[mcp]` section, for `oscova mcp --listen`.
+    pub(crate) fn mcp(&self) -> &McpSection {
+        &self.mcp
     }
 
     /// A credential resolver over this configuration.

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use oscova_agent::chat::ChatError;
+use oscova_agent::mcp::http::McpHttpError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
 use oscova_speech::SpeechError;
@@ -198,6 +199,12 @@ pub enum CliError {
     /// The MCP server could not start or stopped with an error.
     #[error("MCP server: {0}")]
     Mcp(#[source] oscova_agent::mcp::McpError),
+    /// The MCP HTTP server could not start or stopped with an error.
+    #[error("MCP server: {0}")]
+    McpHttp(#[source] oscova_agent::mcp::http::McpHttpError),
+    /// `--names short` with two tools sharing a short name.
+    #[error("MCP server: {0}")]
+    McpNames(#[source] oscova_agent::mcp::NameClash),
     /// The async runtime could not be created.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),
@@ -226,7 +233,12 @@ impl CliError {
             | Self::UnknownProvider { .. }
             | Self::Unsupported { .. }
             | Self::NoModel { .. }
-            | Self::File { .. } => ExitStatus::Usage,
+            | Self::File { .. }
+            | Self::McpNames(_) => ExitStatus::Usage,
+            Self::McpHttp(error) => match error {
+                McpHttpError::NoTokens { .. } | McpHttpError::NameClash(_) => ExitStatus::Usage,
+                _ => ExitStatus::ToolError,
+            },
             Self::Model { error, .. } => model_status(error),
             Self::Speech { error, .. } => speech_status(error),
             Self::Chat { error, .. } => match error {
@@ -277,7 +289,7 @@ impl CliError {
             Self::File { .. } => "file",
             Self::Write { .. } => "write",
             Self::Input(_) => "input",
-            Self::Mcp(_) => "mcp",
+            Self::Mcp(_) | Self::McpHttp(_) | Self::McpNames(_) => "mcp",
             Self::Runtime(_) => "runtime",
             Self::Output(_) => "output",
         }

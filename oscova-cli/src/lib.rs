@@ -27,7 +27,8 @@
 //! oscova tools list [--user U] [--profile raw|openai|gemini|anthropic]
 //! oscova tools show NAME [--profile P]   description, approval, network scope, schema
 //! oscova tools call NAME [--args JSON | --args-file PATH|-] [--user U] [--yes]
-//! oscova mcp [--user U] [--allow-approval-required]   MCP server over stdio
+//! oscova mcp [--user U] [--allow-approval-required] [--names wire|short]   MCP server over stdio
+//! oscova mcp --listen ADDR:PORT [...]    MCP over streamable HTTP at /mcp, users by [[mcp.tokens]]
 //! oscova chat [--provider KEY] [--model M] [--user U] [--endpoint URL] [--offline]
 //!             [--max-rounds N] [--message TEXT] [--yes]
 //! oscova models list [--provider KEY] [--endpoint URL] [--offline] [--user U]
@@ -254,6 +255,17 @@
 //! server is `oscova_agent::mcp::McpServer` (crate `oscova-agent`, feature
 //! `mcp`), which serves a scope on stdio, any byte stream or any `rmcp`
 //! transport in a few lines.
+//!
+//! `oscova mcp --listen ADDR:PORT` serves streamable HTTP at `/mcp` with
+//! `oscova_agent::mcp::http::McpHttpServer` (feature `mcp-http`) to the
+//! users of the config's `[[mcp.tokens]]` (`user`, `sha256` of the bearer
+//! token), each from their own scope; without tokens only a loopback
+//! address is served (as `--user`), any other refused with exit code 2.
+//! `[mcp]` sets `allowed_origins` and the limits (`max_body_bytes`,
+//! `max_in_flight`, `max_in_flight_total`, `idle_timeout_secs`,
+//! `shutdown_grace_secs`, `scope_cache`); SIGTERM or Ctrl-C shuts it down
+//! gracefully. `--names short` serves tools under their tool segment
+//! alone, and refuses to start when two share one.
 
 #![cfg_attr(
     not(test),

@@ -34,6 +34,8 @@ use oscova_core::{ApprovalDecision, ApprovalRequest, ToolProgress, UserScope};
 // protocols this server speaks still define it (see `logging.rs`).
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
+
+use super::names::ShortNames;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
@@ -79,6 +81,10 @@ pub struct McpHandler {
     allow_approval_required: bool,
     /// The least severe log level the client wants (`logging/setLevel`).
     log_level: Arc<RwLock<LogLevel>>,
+    /// Short names, when served under them.
+    names: Option<Arc<ShortNames>>,
+    /// The bound shared by every session of a server, and its size.
+    global: Option<(Arc<Semaphore>, usize)>,
 }
 
 impl McpHandler {
@@ -97,7 +103,43 @@ impl McpHandler {
             max_in_flight,
             allow_approval_required,
             log_level: Arc::new(RwLock::new(super::logging::DEFAULT_LEVEL)),
+            names: None,
+            global: None,
         }
+    }
+
+    /// Serves the tools under their short names.
+    pub(super) fn with_names(mut self, names: Arc<ShortNames>) -> Self {
+        self.tools = self
+            .tools
+            .iter()
+            .filter_map(|tool| {
+                let short = names.short(&tool.name)?;
+                let mut tool = tool.clone();
+                tool.name = short.to_owned().into();
+                Some(tool)
+            })
+            .collect();
+        self.names = Some(names);
+        self
+    }
+
+    /// Shares a bound on calls in flight with other sessions: `permits`
+    /// holds `max` permits in all.
+    pub(super) fn with_global_bound(mut self, permits: Arc<Semaphore>, max: usize) -> Self {
+        self.global = Some((permits, max));
+        self
+    }
+
+    fn server_busy(max: usize) -> ErrorData {
+        ErrorData::new(
+            SERVER_BUSY,
+            format!(
+                "server busy: the server already runs {max} tool calls, its bound for all \
+                 sessions together; retry when one has finished"
+            ),
+            Some(json!({ "max_in_flight_total": max })),
+        )
     }
 
     fn busy(&self) -> ErrorData {
@@ -164,19 +206,30 @@ impl McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.as_ref();
-        if self.scope.tool(name).is_none() {
+        let name = match &self.names {
+            None => Some(request.name.as_ref()),
+            Some(names) => names.wire(&request.name),
+        };
+        let Some(name) = name.filter(|name| self.scope.tool(name).is_some()) else {
+            let name = request.name.as_ref();
             // The name is the client's text, and may be a secret pasted by
             // mistake: the error passes the scope's and the host's
             // redactors, as results do.
             let message = format!("unknown tool `{name}`");
             let message = self.scope.redact(&message).into_owned();
             return Err(ErrorData::invalid_params(message, None));
-        }
+        };
         // Held until the response is built; a cancelled call returns at
         // once, so its permit comes back at once too.
         let Ok(_permit) = self.in_flight.clone().try_acquire_owned() else {
             return Err(self.busy());
+        };
+        let _global = match &self.global {
+            None => None,
+            Some((permits, max)) => match permits.clone().try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => return Err(Self::server_busy(*max)),
+            },
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let (tx, mut rx) = mpsc::unbounded_channel::<ToolProgress>();

@@ -57,14 +57,21 @@
 mod ask;
 pub mod convert;
 mod handler;
+#[cfg(feature = "mcp-http")]
+pub mod http;
 mod logging;
 mod trace;
+mod names;
 mod transport;
 
 pub use handler::{McpHandler, SERVER_BUSY};
 pub use logging::DEFAULT_LEVEL;
+pub use names::{NameClash, ToolNames};
 pub use transport::{DEFAULT_MAX_LINE_BYTES, LineTransport};
 
+use std::sync::Arc;
+
+use names::ShortNames;
 use oscova_core::UserScope;
 use rmcp::model::Implementation;
 use rmcp::service::{QuitReason, RunningService, ServerInitializeError};
@@ -109,6 +116,7 @@ pub struct McpServer {
     max_line_bytes: usize,
     allow_approval_required: bool,
     info: Implementation,
+    names: Option<Arc<ShortNames>>,
 }
 
 impl McpServer {
@@ -122,7 +130,19 @@ impl McpServer {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             allow_approval_required: false,
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
+            names: None,
         }
+    }
+
+    /// Sets how tools are named to the client. [`ToolNames::Short`] serves
+    /// each tool under its tool segment alone, and fails, naming both
+    /// tools, when two of the scope's tools share one.
+    pub fn tool_names(mut self, names: ToolNames) -> Result<Self, NameClash> {
+        self.names = match names {
+            ToolNames::Wire => None,
+            ToolNames::Short => Some(ShortNames::build(self.scope.tools())?),
+        };
+        Ok(self)
     }
 
     /// Sets how many `tools/call` requests one session runs at once (at
@@ -163,12 +183,16 @@ impl McpServer {
     /// A fresh handler for one session, to serve with `rmcp` yourself (for
     /// example one per connection of an HTTP transport).
     pub fn handler(&self) -> McpHandler {
-        McpHandler::new(
+        let handler = McpHandler::new(
             self.scope.clone(),
             self.info.clone(),
             self.max_in_flight,
             self.allow_approval_required,
-        )
+        );
+        match &self.names {
+            Some(names) => handler.with_names(names.clone()),
+            None => handler,
+        }
     }
 
     /// Serves on stdin and stdout until the client disconnects. stdout then

@@ -1,16 +1,27 @@
-//! `oscova mcp`: one user's tools as an MCP server over stdin and stdout.
+//! `oscova mcp`: the host's tools as an MCP server, over stdin and stdout
+//! for one user, or over streamable HTTP (`--listen`) for many.
 //!
-//! Rules: the server is `oscova_agent::mcp::McpServer` with its defaults;
-//! this command only picks the user, reports the scope's diagnostics on
-//! stderr (stdout carries protocol messages only) and serves until the
-//! client disconnects. `--allow-approval-required` is the server's own
-//! setting (it approves such calls itself); without it the person is asked
-//! through MCP elicitation when the client declared it, and otherwise the
-//! handler the launcher installed decides: the embedding host's handler,
-//! else the call is refused with a reason naming the flag. Tools'
+//! Rules: the servers are `oscova_agent::mcp::McpServer` and
+//! `oscova_agent::mcp::http::McpHttpServer`; this command only picks the
+//! user (stdio, or HTTP without tokens) or the users (the config's
+//! `[[mcp.tokens]]`), applies the `[mcp]` section, reports diagnostics on
+//! stderr (stdout carries protocol messages only on stdio) and serves
+//! until the client disconnects (stdio) or SIGTERM or Ctrl-C (HTTP, which
+//! then shuts down gracefully). With `--listen`, one line
+//! `oscova mcp: serving http://ADDR:PORT/mcp` goes to stderr once the
+//! address is bound (with the port picked when 0 was given). Refusals to
+//! start (no tokens on a non-loopback address, a short-name clash) are
+//! usage errors, exit code 2. `--allow-approval-required` is the server's
+//! own setting (it approves such calls itself); without it the person is
+//! asked through MCP elicitation when the client declared it, and otherwise
+//! the handler the launcher installed decides: the embedding host's
+//! handler, else the call is refused with a reason naming the flag. Tools'
 //! questions go to the client the same way.
 
+use std::net::SocketAddr;
+
 use oscova_agent::mcp::McpServer;
+use oscova_agent::mcp::http::McpHttpServer;
 
 use super::Env;
 use crate::cli::McpArgs;
@@ -18,6 +29,9 @@ use crate::error::{CliError, ExitStatus};
 use crate::output::warn;
 
 pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError> {
+    if let Some(addr) = args.listen {
+        return serve_http(env, args, addr).await;
+    }
     let scope = env
         .host
         .user_scope(env.config.user(args.user.user.as_deref()));
@@ -26,8 +40,49 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
     }
     McpServer::new(scope)
         .allow_approval_required(args.allow_approval_required)
+        .tool_names(args.names.into())
+        .map_err(CliError::McpNames)?
         .serve_stdio()
         .await
         .map_err(CliError::Mcp)?;
     Ok(ExitStatus::Success)
+}
+
+async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitStatus, CliError> {
+    let config = env.config.clone();
+    let default_user = env.config.user(args.user.user.as_deref());
+    let server = McpHttpServer::new(env.host.clone())
+        .users(move |id: &str| config.user(Some(id)))
+        .default_user(default_user.id())
+        .allow_approval_required(args.allow_approval_required)
+        .tool_names(args.names.into());
+    let server = env
+        .config
+        .mcp()
+        .apply(server)
+        .bind(addr)
+        .await
+        .map_err(CliError::McpHttp)?;
+    eprintln!("oscova mcp: serving http://{}/mcp", server.local_addr());
+    server
+        .serve_until(terminated())
+        .await
+        .map_err(CliError::McpHttp)?;
+    Ok(ExitStatus::Success)
+}
+
+/// Resolves on SIGTERM or Ctrl-C (SIGINT).
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                () = super::interrupted() => {}
+            }
+            return;
+        }
+    }
+    super::interrupted().await;
 }

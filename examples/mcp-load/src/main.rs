@@ -1,0 +1,241 @@
+//! Run with: `cargo run --release -p example-mcp-load -- [--sessions N] [--calls M] [--rounds R]`
+//!
+//! The MCP-over-HTTP load benchmark. Starts `oscova mcp --listen
+//! 127.0.0.1:0` (the release `oscova` binary beside this one, or
+//! `--oscova PATH`) and the anchor, `rmcp-anchor` (a minimal rmcp
+//! streamable HTTP server exposing the same tool), and, in the same run,
+//! drives each with N concurrent sessions of rmcp's client, each making M
+//! calls of `acme_search__example__example_echo` one after another.
+//! Sessions are opened before the clock starts. Each round runs both
+//! servers, fresh processes, alternating which goes first; the report
+//! gives per server the median over rounds of calls/s, p50 and p99 call
+//! latency, the server's resident memory after the round (VmRSS) and its
+//! peak (VmHWM), and the ratio oscova/rmcp of the medians.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::Barrier;
+
+const TOOL: &str = "acme_search__example__example_echo";
+
+struct Options {
+    sessions: usize,
+    calls: usize,
+    rounds: usize,
+    oscova: PathBuf,
+    anchor: PathBuf,
+}
+
+/// One server's figures for one round.
+#[derive(Clone, Copy)]
+struct Figures {
+    calls_per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+    rss_kib: u64,
+    hwm_kib: u64,
+}
+
+fn options() -> Result<Options, String> {
+    let here = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = here.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut options = Options {
+        sessions: 50,
+        calls: 200,
+        rounds: 3,
+        oscova: dir.join("oscova"),
+        anchor: dir.join("rmcp-anchor"),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        let number = || value.parse::<usize>().map_err(|e| format!("{flag}: {e}"));
+        match flag.as_str() {
+            "--sessions" => options.sessions = number()?.max(1),
+            "--calls" => options.calls = number()?.max(1),
+            "--rounds" => options.rounds = number()?.max(1),
+            "--oscova" => options.oscova = PathBuf::from(&value),
+            "--anchor" => options.anchor = PathBuf::from(&value),
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(options)
+}
+
+/// Starts a server that prints `...: serving http://ADDR/mcp` on stderr.
+async fn start(program: &Path, args: &[&str]) -> Result<(Child, String), String> {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(at) = line.find("http://") {
+            let url = line[at..].trim().to_owned();
+            // Keep draining stderr so the server never blocks on it.
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return Ok((child, url));
+        }
+    }
+    Err(format!(
+        "{} did not say where it listens",
+        program.display()
+    ))
+}
+
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+async fn drive(
+    url: &str,
+    sessions: usize,
+    calls: usize,
+) -> Result<(Duration, Vec<Duration>), String> {
+    let mut clients = Vec::with_capacity(sessions);
+    for _ in 0..sessions {
+        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+        clients.push(().serve(transport).await.map_err(|e| e.to_string())?);
+    }
+    let barrier = Arc::new(Barrier::new(sessions + 1));
+    let mut tasks = Vec::with_capacity(sessions);
+    for (n, client) in clients.into_iter().enumerate() {
+        let barrier = barrier.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::with_capacity(calls);
+            let args = json!({"text": format!("session {n}")});
+            let args = args.as_object().cloned().unwrap_or_default();
+            barrier.wait().await;
+            for _ in 0..calls {
+                let started = Instant::now();
+                let result = client
+                    .call_tool(CallToolRequestParams::new(TOOL).with_arguments(args.clone()))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if result.is_error == Some(true) {
+                    return Err(format!("the tool failed: {:?}", result.content));
+                }
+                latencies.push(started.elapsed());
+            }
+            let _ = client.cancel().await;
+            Ok::<_, String>(latencies)
+        }));
+    }
+    barrier.wait().await;
+    let started = Instant::now();
+    let mut all = Vec::with_capacity(sessions * calls);
+    for task in tasks {
+        all.extend(task.await.map_err(|e| e.to_string())??);
+    }
+    Ok((started.elapsed(), all))
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted.get(rank).copied().unwrap_or_default()
+}
+
+async fn round(program: &Path, args: &[&str], options: &Options) -> Result<Figures, String> {
+    let (child, url) = start(program, args).await?;
+    let pid = child.id().unwrap_or_default();
+    let (elapsed, mut latencies) = drive(&url, options.sessions, options.calls).await?;
+    let (rss_kib, hwm_kib) = memory_kib(pid);
+    drop(child);
+    latencies.sort();
+    Ok(Figures {
+        calls_per_sec: latencies.len() as f64 / elapsed.as_secs_f64(),
+        p50: percentile(&latencies, 0.5),
+        p99: percentile(&latencies, 0.99),
+        rss_kib,
+        hwm_kib,
+    })
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or_default()
+}
+
+fn summary(name: &str, rounds: &[Figures]) -> f64 {
+    let pick = |f: fn(&Figures) -> f64| median(rounds.iter().map(f).collect());
+    let throughput = pick(|f| f.calls_per_sec);
+    println!(
+        "{name:<8} {throughput:>10.0} calls/s   p50 {:>7.2} ms   p99 {:>7.2} ms   RSS {:>6.1} MiB   peak {:>6.1} MiB",
+        pick(|f| f.p50.as_secs_f64() * 1e3),
+        pick(|f| f.p99.as_secs_f64() * 1e3),
+        pick(|f| f.rss_kib as f64 / 1024.0),
+        pick(|f| f.hwm_kib as f64 / 1024.0),
+    );
+    throughput
+}
+
+#[tokio::main]
+async fn main() -> Result<(), String> {
+    let options = options()?;
+    let oscova_args = ["mcp", "--listen", "127.0.0.1:0"];
+    let anchor_args = ["--listen", "127.0.0.1:0"];
+    println!(
+        "MCP over streamable HTTP: {} sessions x {} calls of {TOOL}, {} rounds (medians)",
+        options.sessions, options.calls, options.rounds
+    );
+    // A short warm-up of each, so neither pays for cold caches.
+    let warm = Options {
+        calls: 5,
+        rounds: 1,
+        ..options.clone_paths()
+    };
+    round(&options.oscova, &oscova_args, &warm).await?;
+    round(&options.anchor, &anchor_args, &warm).await?;
+    let (mut oscova, mut anchor) = (Vec::new(), Vec::new());
+    for n in 0..options.rounds {
+        if n % 2 == 0 {
+            oscova.push(round(&options.oscova, &oscova_args, &options).await?);
+            anchor.push(round(&options.anchor, &anchor_args, &options).await?);
+        } else {
+            anchor.push(round(&options.anchor, &anchor_args, &options).await?);
+            oscova.push(round(&options.oscova, &oscova_args, &options).await?);
+        }
+    }
+    let ours = summary("oscova", &oscova);
+    let theirs = summary("rmcp", &anchor);
+    println!(
+        "ratio oscova/rmcp: {:.3} (budget: at least 0.9)",
+        ours / theirs
+    );
+    Ok(())
+}
+
+impl Options {
+    fn clone_paths(&self) -> Self {
+        Self {
+            sessions: self.sessions,
+            calls: self.calls,
+            rounds: self.rounds,
+            oscova: self.oscova.clone(),
+            anchor: self.anchor.clone(),
+        }
+    }
+}

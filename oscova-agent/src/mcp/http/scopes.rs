@@ -1,0 +1,103 @@
+//! Users' scopes, built on a user's first request and kept in a bounded
+//! cache.
+//!
+//! Rules: at most `capacity` scopes are kept; past it, the one used least
+//! recently is dropped (its sessions keep their handle to it, so nothing
+//! running is cut short) and built again on that user's next request. A
+//! scope is built under the cache's lock, so two first requests of one
+//! user build it once; building a scope is cheap (microseconds) and calls
+//! nothing outside the process.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use oscova_core::{PluginHost, UserInfo, UserScope};
+
+/// Turns a user id into the user a scope is built for (time zone and the
+/// like from the host's configuration).
+pub type UserDirectory = Arc<dyn Fn(&str) -> UserInfo + Send + Sync>;
+
+pub(crate) struct ScopeCache {
+    host: PluginHost,
+    users: UserDirectory,
+    capacity: usize,
+    inner: Mutex<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    tick: u64,
+    scopes: HashMap<String, (UserScope, u64)>,
+}
+
+impl ScopeCache {
+    pub(crate) fn new(host: PluginHost, users: UserDirectory, capacity: usize) -> Self {
+        Self {
+            host,
+            users,
+            capacity: capacity.max(1),
+            inner: Mutex::new(Entries::default()),
+        }
+    }
+
+    /// `user`'s scope, built now when it is not cached.
+    pub(crate) fn scope(&self, user: &str) -> UserScope {
+        // A panic while the lock was held cannot leave the map half
+        // changed: every change below is one insert or one remove.
+        let mut entries = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        entries.tick += 1;
+        let tick = entries.tick;
+        if let Some((scope, used)) = entries.scopes.get_mut(user) {
+            *used = tick;
+            return scope.clone();
+        }
+        if entries.scopes.len() >= self.capacity {
+            let oldest = entries
+                .scopes
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(id, _)| id.clone());
+            if let Some(oldest) = oldest {
+                entries.scopes.remove(&oldest);
+            }
+        }
+        let scope = self.host.user_scope((self.users)(user));
+        for d in scope.diagnostics() {
+            tracing::warn!(user, diagnostic = %d, "building a user's scope");
+        }
+        entries
+            .scopes
+            .insert(user.to_owned(), (scope.clone(), tick));
+        scope
+    }
+
+    /// How many scopes are cached.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .scopes
+            .len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_at_most_its_capacity_dropping_the_least_recent() {
+        let host = PluginHost::builder().plugins([]).build().unwrap();
+        let cache = ScopeCache::new(host, Arc::new(|id: &str| UserInfo::new(id)), 2);
+        let a = cache.scope("a");
+        assert_eq!(a.user().id(), "a");
+        cache.scope("b");
+        cache.scope("a");
+        cache.scope("c");
+        assert_eq!(cache.len(), 2);
+        let inner = cache.inner.lock().unwrap();
+        assert!(inner.scopes.contains_key("a"));
+        assert!(!inner.scopes.contains_key("b"), "b was the least recent");
+    }
+}

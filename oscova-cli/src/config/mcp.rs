@@ -1,0 +1,95 @@
+//! The `[mcp]` section: what `oscova mcp --listen` serves to whom.
+//!
+//! Rules: every key is optional. `[[mcp.tokens]]` entries (`user`,
+//! `sha256`: the lowercase hex SHA-256 of the user's bearer token) are
+//! checked when the file is loaded, so a mistyped hash never starts a
+//! server that lets nobody in; the file holds hashes only, never tokens.
+//! `allowed_origins` are browser origins accepted beside loopback ones.
+//! The limits default to the server library's.
+//!
+//! ```toml
+//! [mcp]
+//! allowed_origins = ["https://app.example.com"]
+//! max_in_flight_total = 512
+//! idle_timeout_secs = 600
+//!
+//! [[mcp.tokens]]
+//! user = "alice"
+//! sha256 = "9c220f200955d76c0a38d308225e0ef10c5f971acaf2f8d1d8f732affa5bd1dc"
+//! ```
+
+use std::time::Duration;
+
+use oscova_agent::mcp::http::{McpHttpServer, UserToken};
+use serde::Deserialize;
+
+/// `[mcp]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct McpSection {
+    #[serde(default)]
+    tokens: Vec<TokenEntry>,
+    #[serde(default)]
+    allowed_origins: Vec<String>,
+    max_body_bytes: Option<usize>,
+    max_in_flight: Option<usize>,
+    max_in_flight_total: Option<usize>,
+    idle_timeout_secs: Option<u64>,
+    shutdown_grace_secs: Option<u64>,
+    scope_cache: Option<usize>,
+    /// Parsed from `tokens` by [`McpSection::check`].
+    #[serde(skip)]
+    parsed: Vec<UserToken>,
+}
+
+/// One `[[mcp.tokens]]` entry as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenEntry {
+    user: String,
+    sha256: String,
+}
+
+impl McpSection {
+    /// Parses the token hashes; the message names the user whose entry is
+    /// wrong.
+    pub(crate) fn check(&mut self) -> Result<(), String> {
+        self.parsed = self
+            .tokens
+            .iter()
+            .map(|t| {
+                if t.user.is_empty() {
+                    return Err("an [[mcp.tokens]] entry has an empty user".to_owned());
+                }
+                UserToken::from_sha256_hex(&t.user, &t.sha256).map_err(|e| e.to_string())
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(())
+    }
+
+    /// The section's settings on `server`.
+    pub(crate) fn apply(&self, mut server: McpHttpServer) -> McpHttpServer {
+        server = server
+            .tokens(self.parsed.iter().cloned())
+            .allowed_origins(self.allowed_origins.iter().cloned());
+        if let Some(max) = self.max_body_bytes {
+            server = server.max_body_bytes(max);
+        }
+        if let Some(max) = self.max_in_flight {
+            server = server.max_in_flight(max);
+        }
+        if let Some(max) = self.max_in_flight_total {
+            server = server.max_in_flight_total(max);
+        }
+        if let Some(secs) = self.idle_timeout_secs {
+            server = server.idle_timeout(Duration::from_secs(secs));
+        }
+        if let Some(secs) = self.shutdown_grace_secs {
+            server = server.shutdown_grace(Duration::from_secs(secs));
+        }
+        if let Some(capacity) = self.scope_cache {
+            server = server.scope_cache(capacity);
+        }
+        server
+    }
+}
