@@ -110,7 +110,7 @@ fn mcp_tool(tool: &PublishedTool) -> Tool {
     let open_world = tool.network_scope() == NetworkScope::Internet;
     Tool::new(
         tool.wire_name().to_owned(),
-        tool.description(),
+        tool.description().to_owned(),
         Arc::new(schema),
     )
     .with_annotations(ToolAnnotations::new().open_world(open_world))
