@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-system-packages.sh
+# The official MCP Python SDK, a real third-party client and server for the MCP tests.
+OSCOVA_MCP_PYTHON="$(scripts/ensure-python-mcp.sh)"
+export OSCOVA_MCP_PYTHON
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

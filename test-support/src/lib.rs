@@ -77,5 +77,6 @@
 pub mod http;
 pub mod netns;
 pub mod ollama;
+pub mod python;
 pub mod schema_rules;
 pub mod text;
