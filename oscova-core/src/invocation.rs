@@ -2,7 +2,10 @@
 //!
 //! Creating one is cheap on purpose (it sits on every call's path): the
 //! cancellation token is created lazily when nobody supplied one, because a
-//! token no caller holds can never be cancelled anyway.
+//! token no caller holds can never be cancelled anyway, and so is the
+//! call's tracing span, which only logging needs. What a tool sends out
+//! through it (progress, log messages, questions) passes the scope's
+//! redaction first.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,7 +15,11 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::UserInfo;
+use crate::interaction::{
+    Answer, AskError, Form, InteractionHandler, InteractionRequest, Question, TEXT_FIELD,
+};
 use crate::process::{ProcessSpawnPolicy, ProcessSpawnRequest};
+use crate::redact::Redactor;
 
 /// A unique id of one tool call within this process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -73,12 +80,81 @@ impl ToolProgress {
 /// Receives progress updates; the host supplies one per call.
 pub type ProgressSink = Arc<dyn Fn(ToolProgress) + Send + Sync>;
 
+/// The severity of a tool's log message: the syslog levels MCP's
+/// `notifications/message` uses, least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// What is going on.
+    Info,
+    /// Normal but worth noticing.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A part stopped working.
+    Critical,
+    /// Someone must act now.
+    Alert,
+    /// Nothing works.
+    Emergency,
+}
+
+impl LogLevel {
+    /// The level's name as MCP writes it (`debug`, `warning`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A log message from a running tool, already redacted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolLog {
+    /// Its severity.
+    pub level: LogLevel,
+    /// The message.
+    pub message: String,
+}
+
+/// Receives a call's log messages; the host supplies one per call.
+pub type LogSink = Arc<dyn Fn(ToolLog) + Send + Sync>;
+
 /// What every call of one user scope shares. A call borrows it from its
 /// scope, so starting a call touches no reference count.
 #[derive(Debug)]
 pub(crate) struct InvocationShared {
     pub(crate) user: Arc<UserInfo>,
     pub(crate) spawn: Option<ProcessSpawnPolicy>,
+    /// The scope's redactor, then the host's.
+    pub(crate) redactors: [Redactor; 2],
+}
+
+impl InvocationShared {
+    pub(crate) fn redact(&self, text: &mut String) {
+        for redactor in &self.redactors {
+            if let std::borrow::Cow::Owned(clean) = redactor.redact(text) {
+                *text = clean;
+            }
+        }
+    }
 }
 
 /// A call's view of its scope's shared part: borrowed from a user scope,
@@ -114,6 +190,11 @@ pub struct ToolInvocation<'a> {
     shared: Shared<'a>,
     cancel: OnceLock<CancellationToken>,
     progress: Option<ProgressSink>,
+    /// The wire name of the tool, when a host runs it.
+    tool: &'a str,
+    interaction: Option<Arc<dyn InteractionHandler>>,
+    log: Option<LogSink>,
+    span: OnceLock<tracing::Span>,
 }
 
 impl ToolInvocation<'static> {
@@ -129,14 +210,17 @@ impl ToolInvocation<'static> {
         Self::with_shared(Shared::Owned(Arc::new(InvocationShared {
             user,
             spawn: None,
+            redactors: Default::default(),
         })))
     }
 }
 
 impl<'a> ToolInvocation<'a> {
     /// A handle borrowing a user scope's shared part.
-    pub(crate) fn borrowing(shared: &'a InvocationShared) -> Self {
-        Self::with_shared(Shared::Borrowed(shared))
+    pub(crate) fn borrowing(shared: &'a InvocationShared, tool: &'a str) -> Self {
+        let mut invocation = Self::with_shared(Shared::Borrowed(shared));
+        invocation.tool = tool;
+        invocation
     }
 
     fn with_shared(shared: Shared<'a>) -> Self {
@@ -145,7 +229,31 @@ impl<'a> ToolInvocation<'a> {
             shared,
             cancel: OnceLock::new(),
             progress: None,
+            tool: "",
+            interaction: None,
+            log: None,
+            span: OnceLock::new(),
         }
+    }
+
+    /// Sends questions to `handler` ([`ask`](Self::ask) and its forms).
+    pub fn with_interaction(mut self, handler: Arc<dyn InteractionHandler>) -> Self {
+        self.set_interaction(handler);
+        self
+    }
+
+    pub(crate) fn set_interaction(&mut self, handler: Arc<dyn InteractionHandler>) {
+        self.interaction = Some(handler);
+    }
+
+    /// Sends log messages to `sink` (as well as to tracing).
+    pub fn with_log(mut self, sink: LogSink) -> Self {
+        self.set_log(sink);
+        self
+    }
+
+    pub(crate) fn set_log(&mut self, sink: LogSink) {
+        self.log = Some(sink);
     }
 
     /// Uses `token` for cancellation.
@@ -173,6 +281,7 @@ impl<'a> ToolInvocation<'a> {
         self.shared = Shared::Owned(Arc::new(InvocationShared {
             user: self.shared.user.clone(),
             spawn: Some(policy),
+            redactors: self.shared.redactors.clone(),
         }));
         self
     }
@@ -212,6 +321,144 @@ impl<'a> ToolInvocation<'a> {
         }
     }
 
+    /// The wire name of the tool being called (empty for a handle a test
+    /// built on its own).
+    pub fn tool_name(&self) -> &str {
+        self.tool
+    }
+
+    /// The call's tracing span (`tool_call`, with the tool, the call id and
+    /// the user), made on first use. [`log`](Self::log) records in it; a
+    /// tool may enter it for its own events too.
+    pub fn span(&self) -> &tracing::Span {
+        self.span.get_or_init(|| {
+            tracing::info_span!(
+                "tool_call",
+                tool = self.tool,
+                call = %self.call_id(),
+                user = self.user_id()
+            )
+        })
+    }
+
+    /// Logs `message` at `level`: to tracing, inside the call's
+    /// [`span`](Self::span), and to the host's log sink for the call (an
+    /// MCP client's `notifications/message`, say). The message passes the
+    /// scope's redaction first.
+    ///
+    /// ```
+    /// use oscova_core::{ToolInvocation, UserInfo};
+    /// use oscova_core::tool::LogLevel;
+    /// let inv = ToolInvocation::new(UserInfo::new("alice").into());
+    /// inv.log(LogLevel::Info, "fetched 3 pages");
+    /// ```
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        let mut message = message.into();
+        self.shared.redact(&mut message);
+        self.span().in_scope(|| match level {
+            LogLevel::Debug => tracing::debug!(target: "oscova::tool", "{message}"),
+            LogLevel::Info | LogLevel::Notice => {
+                tracing::info!(target: "oscova::tool", level = level.as_str(), "{message}");
+            }
+            LogLevel::Warning => tracing::warn!(target: "oscova::tool", "{message}"),
+            _ => tracing::error!(target: "oscova::tool", level = level.as_str(), "{message}"),
+        });
+        if let Some(sink) = &self.log {
+            sink(ToolLog { level, message });
+        }
+    }
+
+    /// Asks the person `question` through the host's handler and returns
+    /// the answer, checked against the question (see
+    /// [`crate::interaction`]). Stops waiting when the call is cancelled.
+    pub async fn ask(&self, mut question: Question) -> Result<Answer, AskError> {
+        let Some(handler) = &self.interaction else {
+            return Err(AskError::NoOneToAsk(
+                "this host did not give the call a way to ask the person".to_owned(),
+            ));
+        };
+        self.shared.redact(question.message_mut());
+        let request = InteractionRequest {
+            tool: self.tool.to_owned(),
+            call_id: self.call_id(),
+            user_id: self.user_id().to_owned(),
+            question: question.clone(),
+        };
+        let asking = handler.ask(request);
+        let token = self.cancellation_token();
+        let answer = tokio::select! {
+            biased;
+            () = token.cancelled() => return Err(AskError::Cancelled),
+            answer = asking => answer?,
+        };
+        match answer {
+            Answer::Accept(values) => question.check_answer(values).map(Answer::Accept),
+            other => Ok(other),
+        }
+    }
+
+    /// Asks a yes/no question: `Ok(true)` for yes, `Ok(false)` for no.
+    pub async fn confirm(&self, message: impl Into<String>) -> Result<bool, AskError> {
+        let message = message.into();
+        match self.ask(Question::Confirm { message }).await? {
+            Answer::Accept(_) => Ok(true),
+            Answer::Decline => Ok(false),
+            Answer::Cancel => Err(AskError::Dismissed),
+        }
+    }
+
+    /// Asks the person to choose one of `options`; returns its index.
+    pub async fn choose(
+        &self,
+        message: impl Into<String>,
+        options: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Result<usize, AskError> {
+        let options: Vec<String> = options.into_iter().map(Into::into).collect();
+        let question = Question::Choose {
+            message: message.into(),
+            options: options.clone(),
+        };
+        let values = accepted(self.ask(question).await?)?;
+        let choice = values
+            .get(crate::interaction::CHOICE_FIELD)
+            .and_then(|v| v.as_str());
+        options
+            .iter()
+            .position(|o| Some(o.as_str()) == choice)
+            .ok_or_else(|| AskError::InvalidAnswer("no option was chosen".to_owned()))
+    }
+
+    /// Asks for a line of text, offering `default`.
+    pub async fn ask_text(
+        &self,
+        message: impl Into<String>,
+        default: Option<&str>,
+    ) -> Result<String, AskError> {
+        let question = Question::Text {
+            message: message.into(),
+            default: default.map(str::to_owned),
+        };
+        let values = accepted(self.ask(question).await?)?;
+        match values.get(TEXT_FIELD) {
+            Some(serde_json::Value::String(text)) => Ok(text.clone()),
+            _ => Err(AskError::InvalidAnswer("no text was entered".to_owned())),
+        }
+    }
+
+    /// Asks the person to fill `form`; returns the values by field name,
+    /// defaults filled in.
+    pub async fn fill(
+        &self,
+        message: impl Into<String>,
+        form: Form,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, AskError> {
+        let question = Question::Form {
+            message: message.into(),
+            form,
+        };
+        accepted(self.ask(question).await?)
+    }
+
     /// The process spawn policy for this call: processes a tool starts get
     /// a filtered environment and the user's `TZ`.
     pub fn spawn_policy(&self) -> ProcessSpawnPolicy {
@@ -225,6 +472,14 @@ impl<'a> ToolInvocation<'a> {
             Some(tz) => request.time_zone(tz),
             None => request,
         }
+    }
+}
+
+fn accepted(answer: Answer) -> Result<serde_json::Map<String, serde_json::Value>, AskError> {
+    match answer {
+        Answer::Accept(values) => Ok(values),
+        Answer::Decline => Err(AskError::Declined),
+        Answer::Cancel => Err(AskError::Dismissed),
     }
 }
 

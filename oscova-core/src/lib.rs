@@ -83,11 +83,13 @@
 
 pub mod args;
 mod builder;
+mod content;
 pub mod context;
 pub mod diagnostic;
 pub mod fs;
 pub mod host;
 pub mod http;
+pub mod interaction;
 mod invocation;
 pub mod locality;
 pub mod plugin;
@@ -155,7 +157,7 @@ pub mod __private {
     pub use crate::result::ToolResult;
     pub use crate::schema::InputSchemaBuilder;
     pub use crate::tool::{
-        Dispatched, NetworkScope, ToolApprovalMode, ToolInfo, Toolset, ToolsetInfo,
+        Dispatched, NetworkScope, ToolAnnotations, ToolApprovalMode, ToolInfo, Toolset, ToolsetInfo,
     };
     pub use inventory;
     pub use tokio_util::sync::CancellationToken;
@@ -239,6 +241,41 @@ pub mod __private {
         #[inline]
         fn __to_error(&self) -> ToolResult {
             ToolResult::from_error(self)
+        }
+    }
+
+    /// Carries a tool's return type to the output schema probe below.
+    pub struct OutputProbe<T: ?Sized>(std::marker::PhantomData<fn(&T)>);
+
+    impl<T: ?Sized> OutputProbe<T> {
+        /// A probe for `T`.
+        #[inline]
+        pub const fn new() -> Self {
+            Self(std::marker::PhantomData)
+        }
+    }
+
+    /// Picked by method lookup on `&OutputProbe<T>` when `T: JsonSchema`.
+    pub trait HasOutputSchema {
+        /// The schema of the probed type.
+        fn __output_schema(&self) -> Option<serde_json::Value>;
+    }
+
+    impl<T: schemars::JsonSchema + ?Sized> HasOutputSchema for OutputProbe<T> {
+        fn __output_schema(&self) -> Option<serde_json::Value> {
+            Some(crate::schema::output_schema_for::<T>())
+        }
+    }
+
+    /// The fallback, one autoref further away: no schema.
+    pub trait NoOutputSchema {
+        /// No schema.
+        fn __output_schema(&self) -> Option<serde_json::Value>;
+    }
+
+    impl<T: ?Sized> NoOutputSchema for &OutputProbe<T> {
+        fn __output_schema(&self) -> Option<serde_json::Value> {
+            None
         }
     }
 

@@ -1,20 +1,39 @@
-//! Tool results: `content` for the model, `details` for the host.
+//! Tool results: `content` (then any further `blocks`) for the model,
+//! `details` for the host.
 //!
 //! A tool's return value becomes a result by one rule: a JSON string is the
 //! content as is; any other value is the content as compact JSON and the
 //! details as the value itself; an `Err` is an error result whose content is
-//! the error's `Display` text, which the model can act on.
+//! the error's `Display` text, which the model can act on. Images, audio
+//! and resources are blocks after the text (see [`crate::tool::ContentBlock`]).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::content::ContentBlock;
+
 /// The outcome of a tool call.
+///
+/// Its content is an ordered list of blocks: `content`, the text every
+/// host shows, first (when not empty), then `blocks`.
+///
+/// ```
+/// use oscova_core::ToolResult;
+/// let r = ToolResult::text("a red square").with_image(vec![0x89, b'P'], "image/png");
+/// assert_eq!(r.content, "a red square");
+/// assert_eq!(r.blocks[0].kind(), "image");
+/// assert_eq!(r.into_blocks().len(), 2);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ToolResult {
     /// Text for the model.
     pub content: String,
+    /// Further blocks after the text (images, audio, resources, more
+    /// text), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<ContentBlock>,
     /// Structured data for the host; `null` when there is none.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub details: Value,
@@ -33,6 +52,7 @@ impl ToolResult {
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
+            blocks: Vec::new(),
             details: Value::Null,
             is_error: false,
         }
@@ -42,6 +62,7 @@ impl ToolResult {
     pub fn error(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
+            blocks: Vec::new(),
             details: Value::Null,
             is_error: true,
         }
@@ -59,12 +80,64 @@ impl ToolResult {
         self
     }
 
+    /// Adds a block after the text and the blocks already there.
+    pub fn with_block(mut self, block: ContentBlock) -> Self {
+        self.blocks.push(block);
+        self
+    }
+
+    /// Adds an image (bytes and MIME type, such as `image/png`).
+    pub fn with_image(self, data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
+        self.with_block(ContentBlock::image(data, mime_type))
+    }
+
+    /// Adds a sound (bytes and MIME type, such as `audio/wav`).
+    ///
+    /// ```
+    /// let r = oscova_core::ToolResult::text("spoken").with_audio(b"RIFF".to_vec(), "audio/wav");
+    /// assert_eq!(r.blocks[0].mime_type(), Some("audio/wav"));
+    /// ```
+    pub fn with_audio(self, data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
+        self.with_block(ContentBlock::audio(data, mime_type))
+    }
+
+    /// Adds an embedded resource holding text.
+    pub fn with_resource_text(
+        self,
+        uri: impl Into<String>,
+        mime_type: Option<&str>,
+        text: impl Into<String>,
+    ) -> Self {
+        self.with_block(ContentBlock::resource_text(uri, mime_type, text))
+    }
+
+    /// The whole content in order: the text as a text block (when not
+    /// empty), then the blocks.
+    pub fn into_blocks(self) -> Vec<ContentBlock> {
+        let mut out = Vec::with_capacity(self.blocks.len() + 1);
+        if !self.content.is_empty() {
+            out.push(ContentBlock::text(self.content));
+        }
+        out.extend(self.blocks);
+        out
+    }
+
+    /// Calls `f` on every text the result carries for the model: the
+    /// content and each block's text fields (not the details).
+    pub fn for_each_text_mut(&mut self, mut f: impl FnMut(&mut String)) {
+        f(&mut self.content);
+        for block in &mut self.blocks {
+            block.for_each_text_mut(&mut f);
+        }
+    }
+
     /// Serialises a tool's output into a successful result.
     pub fn from_output<T: Serialize + ?Sized>(output: &T) -> Self {
         match serde_json::to_value(output) {
             Ok(Value::String(content)) => Self::text(content),
             Ok(value) => Self {
                 content: value.to_string(),
+                blocks: Vec::new(),
                 details: value,
                 is_error: false,
             },

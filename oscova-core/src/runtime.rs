@@ -1,5 +1,6 @@
-//! Runtime toolsets: tools whose names, descriptions, schemas, approval
-//! mode and network scope are known only when the program runs (an MCP
+//! Runtime toolsets: tools whose names, descriptions, input and output
+//! schemas, annotations, approval mode and network scope are known only
+//! when the program runs (an MCP
 //! server's tools, tools read from configuration).
 //!
 //! Rules: a runtime toolset is metadata ([`ToolsetInfo::new`] over
@@ -65,7 +66,9 @@ use serde_json::Value;
 use crate::args::ArgError;
 use crate::invocation::ToolInvocation;
 use crate::provider::kind::BoxError;
-use crate::tool::{Dispatched, NetworkScope, ToolApprovalMode, ToolFuture, ToolList, Toolset};
+use crate::tool::{
+    Dispatched, NetworkScope, ToolAnnotations, ToolApprovalMode, ToolFuture, ToolList, Toolset,
+};
 pub use crate::tool::{ToolInfo, ToolsetInfo};
 use crate::wire::normalize_segment;
 
@@ -93,7 +96,29 @@ impl ToolInfo {
             is_async: true,
             schema_fn: None,
             schema: OnceLock::from(input_schema),
+            title: None,
+            annotations: ToolAnnotations::new(),
+            output_schema_fn: None,
+            output_schema: OnceLock::from(None),
         }
+    }
+
+    /// A title for people.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(Cow::Owned(title.into()));
+        self
+    }
+
+    /// Hints about what the tool does.
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// The JSON Schema of the tool's structured result (its `details`).
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = OnceLock::from(Some(schema));
+        self
     }
 
     /// The approval mode.
@@ -126,6 +151,10 @@ impl ToolInfo {
             is_async: true,
             schema_fn: None,
             schema: OnceLock::from(self.input_schema().clone()),
+            title: self.title.clone(),
+            annotations: self.annotations,
+            output_schema_fn: None,
+            output_schema: OnceLock::from(self.output_schema().cloned()),
         }
     }
 }

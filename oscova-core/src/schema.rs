@@ -93,6 +93,23 @@ impl InputSchemaBuilder {
     }
 }
 
+/// The output schema of a tool returning `T`: schemars' schema of `T` as
+/// serialised, in the same dialect as input schemas, its named types in
+/// `$defs`. The root is whatever `T` is; MCP, which wants an object, gets
+/// non-object roots wrapped by the host that serves it.
+///
+/// ```
+/// let s = oscova_core::tool::output_schema_for::<Vec<u32>>();
+/// assert_eq!(s["type"], "array");
+/// ```
+pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Value {
+    SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,9 +17,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::args::ArgError;
-pub use crate::invocation::{CallId, ProgressSink, ToolInvocation, ToolProgress};
+pub use crate::content::{
+    ContentBlock, EmbeddedResource, InvalidBase64, ResourceContents, decode_base64, encode_base64,
+};
+pub use crate::invocation::{
+    CallId, LogLevel, LogSink, ProgressSink, ToolInvocation, ToolLog, ToolProgress,
+};
 pub use crate::result::ToolResult;
-pub use crate::schema::{InputSchemaBuilder, SCHEMA_DIALECT};
+pub use crate::schema::{InputSchemaBuilder, SCHEMA_DIALECT, output_schema_for};
 
 /// Whether a host must ask before running a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -71,6 +76,103 @@ impl fmt::Display for NetworkScope {
 /// Builds a tool's input schema. Generated code supplies one per tool.
 pub type SchemaFn = fn() -> Value;
 
+/// Builds a tool's output schema, `None` when its return type has none.
+/// Generated code supplies one per tool that returns a value.
+pub type OutputSchemaFn = fn() -> Option<Value>;
+
+/// Hints about what a tool does, as MCP's tool annotations carry them.
+/// Each is `None` until someone says: a client then applies MCP's
+/// defaults (not read-only, destructive, not idempotent, open world),
+/// and a wrong hint is worse than none.
+///
+/// `#[tool(read_only, destructive, idempotent, open_world)]` sets them;
+/// `open_world` not written follows the network scope (`Internet` is an
+/// open world, anything else is not).
+///
+/// ```
+/// use oscova_core::tool::ToolAnnotations;
+/// const HINTS: ToolAnnotations = ToolAnnotations::new().with_read_only(true);
+/// assert_eq!(HINTS.read_only(), Some(true));
+/// assert_eq!(HINTS.destructive(), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct ToolAnnotations {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    read_only: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    destructive: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idempotent: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    open_world: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// No hints.
+    pub const fn new() -> Self {
+        Self {
+            read_only: None,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+        }
+    }
+
+    /// Says whether the tool only reads (changes nothing around it).
+    pub const fn with_read_only(mut self, read_only: bool) -> Self {
+        self.read_only = Some(read_only);
+        self
+    }
+
+    /// Says whether the tool may destroy or overwrite things.
+    pub const fn with_destructive(mut self, destructive: bool) -> Self {
+        self.destructive = Some(destructive);
+        self
+    }
+
+    /// Says whether calling it again with the same arguments changes
+    /// nothing more.
+    pub const fn with_idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = Some(idempotent);
+        self
+    }
+
+    /// Says whether it reaches an open world (the Internet, other people)
+    /// rather than a closed one it owns.
+    pub const fn with_open_world(mut self, open_world: bool) -> Self {
+        self.open_world = Some(open_world);
+        self
+    }
+
+    /// Whether the tool only reads, if said.
+    pub const fn read_only(&self) -> Option<bool> {
+        self.read_only
+    }
+
+    /// Whether the tool may destroy or overwrite things, if said.
+    pub const fn destructive(&self) -> Option<bool> {
+        self.destructive
+    }
+
+    /// Whether repeating a call changes nothing more, if said.
+    pub const fn idempotent(&self) -> Option<bool> {
+        self.idempotent
+    }
+
+    /// Whether the tool reaches an open world, if said.
+    pub const fn open_world(&self) -> Option<bool> {
+        self.open_world
+    }
+
+    /// Whether no hint is set.
+    pub const fn is_empty(&self) -> bool {
+        self.read_only.is_none()
+            && self.destructive.is_none()
+            && self.idempotent.is_none()
+            && self.open_world.is_none()
+    }
+}
+
 /// Metadata of one tool: static for `#[toolset]` tools, owned for tools
 /// defined at run time ([`ToolInfo::new`](crate::runtime)).
 pub struct ToolInfo {
@@ -84,6 +186,10 @@ pub struct ToolInfo {
     /// Builds the schema on first use; `None` when it was given whole.
     pub(crate) schema_fn: Option<SchemaFn>,
     pub(crate) schema: OnceLock<Value>,
+    pub(crate) title: Option<Cow<'static, str>>,
+    pub(crate) annotations: ToolAnnotations,
+    pub(crate) output_schema_fn: Option<OutputSchemaFn>,
+    pub(crate) output_schema: OnceLock<Option<Value>>,
 }
 
 impl ToolInfo {
@@ -112,7 +218,37 @@ impl ToolInfo {
             is_async,
             schema_fn: Some(schema_fn),
             schema: OnceLock::new(),
+            title: None,
+            annotations: ToolAnnotations::new(),
+            output_schema_fn: None,
+            output_schema: OnceLock::new(),
         }
+    }
+
+    /// Sets the title. Built by `#[toolset]` only.
+    #[doc(hidden)]
+    pub const fn __with_title(mut self, title: &'static str) -> Self {
+        // The field starts `None`; forgetting it (rather than dropping,
+        // which a `const fn` cannot) leaks nothing.
+        std::mem::forget(std::mem::replace(
+            &mut self.title,
+            Some(Cow::Borrowed(title)),
+        ));
+        self
+    }
+
+    /// Sets the annotations. Built by `#[toolset]` only.
+    #[doc(hidden)]
+    pub const fn __with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Sets the output schema function. Built by `#[toolset]` only.
+    #[doc(hidden)]
+    pub const fn __with_output_schema(mut self, schema_fn: OutputSchemaFn) -> Self {
+        self.output_schema_fn = Some(schema_fn);
+        self
     }
 
     /// The Rust method name (a runtime tool's name as it was given).
@@ -157,6 +293,26 @@ impl ToolInfo {
         self.schema
             .get_or_init(|| self.schema_fn.map_or(Value::Null, |build| build()))
     }
+
+    /// A title for people (`#[tool(title = "...")]`), when given.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// Hints about what the tool does.
+    pub fn annotations(&self) -> ToolAnnotations {
+        self.annotations
+    }
+
+    /// The JSON Schema of the tool's structured result (its `details`),
+    /// built once and cached: present when the tool returns a
+    /// `T: Serialize + JsonSchema` (also inside `Result<T, E>`) other than
+    /// `String`, `()` and `ToolResult`.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema
+            .get_or_init(|| self.output_schema_fn.and_then(|f| f()))
+            .as_ref()
+    }
 }
 
 impl fmt::Debug for ToolInfo {
@@ -167,6 +323,8 @@ impl fmt::Debug for ToolInfo {
             .field("approval", &self.approval)
             .field("network", &self.network)
             .field("is_async", &self.is_async)
+            .field("title", &self.title)
+            .field("annotations", &self.annotations)
             .finish_non_exhaustive()
     }
 }

@@ -89,6 +89,7 @@ fn tools() -> ToolsetInfo {
     )
 }
 
+/// The plugin under test.
 #[plugin(id = "Test.Runtime")]
 pub struct RuntimePlugin;
 

@@ -5,8 +5,8 @@
 use oscova_wire::{normalize_segment, owner_segment};
 use proc_macro2::Span;
 use syn::{
-    FnArg, GenericArgument, Ident, ImplItem, ImplItemFn, ItemImpl, Pat, PathArguments, ReturnType,
-    Type, Visibility,
+    FnArg, GenericArgument, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, PathArguments,
+    ReturnType, Type, Visibility,
 };
 
 use crate::attr::{self, ToolAttr};
@@ -32,6 +32,14 @@ pub(crate) struct Tool {
     pub(crate) description: String,
     pub(crate) approval: Ident,
     pub(crate) network: Ident,
+    /// `#[tool(title = "...")]`.
+    pub(crate) title: Option<String>,
+    /// The annotation flags as written; `open_world` not written follows
+    /// the network scope when generating.
+    pub(crate) read_only: Option<attr::Flag>,
+    pub(crate) destructive: Option<attr::Flag>,
+    pub(crate) idempotent: Option<attr::Flag>,
+    pub(crate) open_world: Option<attr::Flag>,
     pub(crate) has_self: bool,
     pub(crate) is_async: bool,
     pub(crate) params: Vec<Param>,
@@ -237,6 +245,7 @@ impl Tool {
                 ),
             ));
         }
+        let title = attr.title.as_ref().map(LitStr::value);
         let description = match &attr.description {
             Some(lit) => lit.value(),
             None => attr::doc_text(&f.attrs),
@@ -271,6 +280,11 @@ impl Tool {
             network: attr
                 .network
                 .unwrap_or_else(|| Ident::new("None", Span::call_site())),
+            title,
+            read_only: attr.read_only,
+            destructive: attr.destructive,
+            idempotent: attr.idempotent,
+            open_world: attr.open_world,
             has_self,
             is_async: sig.asyncness.is_some(),
             params,

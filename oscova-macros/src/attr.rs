@@ -12,7 +12,15 @@ pub(crate) const NAME: &str = "name";
 pub(crate) const DESCRIPTION: &str = "description";
 pub(crate) const APPROVAL: &str = "approval";
 pub(crate) const NETWORK: &str = "network";
-const KEYS: &str = "`name`, `description`, `approval`, `network`";
+pub(crate) const TITLE: &str = "title";
+pub(crate) const READ_ONLY: &str = "read_only";
+pub(crate) const DESTRUCTIVE: &str = "destructive";
+pub(crate) const IDEMPOTENT: &str = "idempotent";
+pub(crate) const OPEN_WORLD: &str = "open_world";
+const KEYS: &str = "`name`, `title`, `description`, `approval`, `network`, `read_only`, `destructive`, `idempotent`, `open_world`";
+/// The annotation flags, written bare (`read_only`) or with a boolean
+/// (`read_only = false`).
+const FLAGS: [&str; 4] = [READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];
 
 pub(crate) const APPROVAL_MODES: &[&str] = &["Default", "Required", "NotRequired"];
 pub(crate) const NETWORK_SCOPES: &[&str] = &["None", "Local", "Internet"];
@@ -24,6 +32,17 @@ pub(crate) struct ToolAttr {
     pub(crate) description: Option<LitStr>,
     pub(crate) approval: Option<Ident>,
     pub(crate) network: Option<Ident>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) read_only: Option<Flag>,
+    pub(crate) destructive: Option<Flag>,
+    pub(crate) idempotent: Option<Flag>,
+    pub(crate) open_world: Option<Flag>,
+}
+
+/// An annotation flag as written: its key (for errors) and its value.
+pub(crate) struct Flag {
+    pub(crate) key: Ident,
+    pub(crate) value: bool,
 }
 
 /// Whether `attr` is `#[tool]` / `#[tool(...)]` (by its one-segment path, or
@@ -106,7 +125,23 @@ pub(crate) fn missing_value(cx: &mut Ctxt, attr: &str, key: &Ident, example: &st
 }
 
 fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Option<Expr>) {
-    let known = [NAME, DESCRIPTION, APPROVAL, NETWORK];
+    let known = [NAME, DESCRIPTION, APPROVAL, NETWORK, TITLE];
+    if let Some(flag) = FLAGS.iter().find(|k| key == *k) {
+        let slot = match *flag {
+            READ_ONLY => &mut out.read_only,
+            DESTRUCTIVE => &mut out.destructive,
+            IDEMPOTENT => &mut out.idempotent,
+            _ => &mut out.open_world,
+        };
+        if slot.is_some() {
+            return cx.error_spanned_by(key, format!("duplicate `{key}` in #[tool]"));
+        }
+        *slot = flag_value(cx, key, value).map(|value| Flag {
+            key: key.clone(),
+            value,
+        });
+        return;
+    }
     if !known.iter().any(|k| key == k) {
         cx.error_spanned_by(
             key,
@@ -136,6 +171,19 @@ fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Option<Expr>) 
             return duplicate(cx);
         }
         out.description = string_value(cx, key, value);
+    } else if key == TITLE {
+        if out.title.is_some() {
+            return duplicate(cx);
+        }
+        out.title = string_value(cx, key, value);
+        if let Some(title) = &out.title
+            && title.value().trim().is_empty()
+        {
+            cx.error_spanned_by(
+                title,
+                "`title` cannot be empty: #[tool(title = \"Search records\")], or leave it out",
+            );
+        }
     } else if key == APPROVAL {
         if out.approval.is_some() {
             return duplicate(cx);
@@ -146,6 +194,26 @@ fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Option<Expr>) 
             return duplicate(cx);
         }
         out.network = variant_value(cx, key, value, "NetworkScope", NETWORK_SCOPES);
+    }
+}
+
+/// A flag written bare is `true`; `= true` and `= false` are accepted so a
+/// default (such as `open_world` from the network scope) can be turned off.
+fn flag_value(cx: &mut Ctxt, key: &Ident, value: Option<Expr>) -> Option<bool> {
+    match value {
+        None => Some(true),
+        Some(Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        })) => Some(b.value),
+        Some(other) => {
+            cx.error_spanned_by(
+                other,
+                format!(
+                    "`{key}` is a flag: write #[tool({key})], or #[tool({key} = false)] to say it is not"
+                ),
+            );
+            None
+        }
     }
 }
 

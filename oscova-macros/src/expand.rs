@@ -143,6 +143,11 @@ fn generate(item: &ItemImpl, model: &Toolset) -> TokenStream {
     let count = model.tools.len();
 
     let schema_fns = model.tools.iter().enumerate().map(|(i, t)| schema_fn(i, t));
+    let output_fns = model
+        .tools
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| output_schema_fn(i, t));
     let infos = model.tools.iter().enumerate().map(|(i, t)| tool_info(i, t));
     let arms = model
         .tools
@@ -153,6 +158,7 @@ fn generate(item: &ItemImpl, model: &Toolset) -> TokenStream {
     quote! {
         const _: () = {
             #(#schema_fns)*
+            #(#output_fns)*
 
             static __OSCOVA_TOOLS: [::oscova_core::__private::ToolInfo; #count] = [#(#infos),*];
             static __OSCOVA_TOOLSET: ::oscova_core::__private::ToolsetInfo =
@@ -212,6 +218,58 @@ fn schema_fn(index: usize, tool: &Tool) -> TokenStream {
     }
 }
 
+/// The type whose schema is the tool's output schema: the `T` of a value
+/// or of `Result<T, E>`, unless it is text (`String`) or already a result.
+fn output_type(tool: &Tool) -> Option<&syn::Type> {
+    match &tool.output {
+        Output::Value(ty) if !is_string(ty) => Some(ty),
+        Output::Result {
+            ok: Some(ty),
+            ok_is_result: false,
+            ..
+        } if !is_string(ty) => Some(ty),
+        _ => None,
+    }
+}
+
+/// The output schema function of a tool returning a value: the schema of
+/// its type when that type implements `JsonSchema`, else `None` (a
+/// `Serialize`-only type is still a fine return type, with no schema).
+/// Which applies is decided at compile time by autoref specialisation on
+/// the author's concrete type.
+fn output_schema_fn(index: usize, tool: &Tool) -> Option<TokenStream> {
+    let ty = output_type(tool)?;
+    let name = format_ident!("__oscova_output_schema_{}", index);
+    Some(quote! {
+        fn #name() -> ::core::option::Option<::oscova_core::__private::serde_json::Value> {
+            #[allow(unused_imports)]
+            use ::oscova_core::__private::{HasOutputSchema as _, NoOutputSchema as _};
+            (&::oscova_core::__private::OutputProbe::<#ty>::new()).__output_schema()
+        }
+    })
+}
+
+fn annotations(tool: &Tool) -> TokenStream {
+    let mut out = quote!(::oscova_core::__private::ToolAnnotations::new());
+    let flags = [
+        (&tool.read_only, "with_read_only"),
+        (&tool.destructive, "with_destructive"),
+        (&tool.idempotent, "with_idempotent"),
+    ];
+    for (flag, setter) in flags {
+        if let Some(flag) = flag {
+            let setter = format_ident!("{}", setter);
+            let value = flag.value;
+            out = quote!(#out.#setter(#value));
+        }
+    }
+    let open_world = tool
+        .open_world
+        .as_ref()
+        .map_or_else(|| tool.network == "Internet", |f| f.value);
+    quote!(#out.with_open_world(#open_world))
+}
+
 fn tool_info(index: usize, tool: &Tool) -> TokenStream {
     let schema = format_ident!("__oscova_schema_{}", index);
     let method = tool.method.to_string();
@@ -222,6 +280,15 @@ fn tool_info(index: usize, tool: &Tool) -> TokenStream {
     let approval = &tool.approval;
     let network = &tool.network;
     let is_async = tool.is_async;
+    let title = tool
+        .title
+        .as_ref()
+        .map(|title| quote!(.__with_title(#title)));
+    let output = output_type(tool).map(|_| {
+        let f = format_ident!("__oscova_output_schema_{}", index);
+        quote!(.__with_output_schema(#f))
+    });
+    let annotations = annotations(tool);
     quote! {
         ::oscova_core::__private::ToolInfo::__new(
             #method,
@@ -233,6 +300,9 @@ fn tool_info(index: usize, tool: &Tool) -> TokenStream {
             #is_async,
             #schema,
         )
+        .__with_annotations(#annotations)
+        #title
+        #output
     }
 }
 

@@ -96,6 +96,8 @@ pub(crate) struct CallPolicy {
     /// Bounds synchronous bodies run off the runtime's workers, when the
     /// host asked for that.
     pub(crate) blocking: Option<Arc<tokio::sync::Semaphore>>,
+    /// Answers tools' questions when a call brings no handler of its own.
+    pub(crate) interaction: Option<Arc<dyn crate::interaction::InteractionHandler>>,
 }
 
 /// What every user scope's contexts are built from.

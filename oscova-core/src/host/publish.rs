@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::load::{LoadedPlugin, ToolsetSlot};
 use crate::builder::RegisteredInfo;
 use crate::diagnostic::DiagnosticKind;
-use crate::tool::{NetworkScope, ToolApprovalMode, ToolInfo, ToolList};
+use crate::tool::{NetworkScope, ToolAnnotations, ToolApprovalMode, ToolInfo, ToolList};
 use crate::wire::WireName;
 
 /// A tool in the host's catalog.
@@ -78,6 +78,21 @@ impl PublishedTool {
     /// The input JSON Schema (built once, then cached).
     pub fn input_schema(&self) -> &Value {
         self.info().input_schema()
+    }
+
+    /// A title for people, when the tool has one.
+    pub fn title(&self) -> Option<&str> {
+        self.info().title()
+    }
+
+    /// Hints about what the tool does.
+    pub fn annotations(&self) -> ToolAnnotations {
+        self.info().annotations()
+    }
+
+    /// The output JSON Schema of its structured result, when it has one.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.info().output_schema()
     }
 
     /// The tool's metadata.

@@ -113,6 +113,7 @@ impl UserScope {
         let shared = InvocationShared {
             user: user.clone(),
             spawn: Some(host.env.spawn.clone()),
+            redactors: [redactor.clone(), host.policy.redactor.clone()],
         };
         Self {
             inner: Arc::new(ScopeInner {

@@ -20,6 +20,7 @@ use crate::builder::ServiceRegistration;
 use crate::context::{CredentialResolver, NoCredentials, ServiceContext, UserInfo};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
 use crate::http::HttpClient;
+use crate::interaction::InteractionHandler;
 use crate::plugin::{AgentPlugin, PluginRegistration, RegisteredPlugin};
 use crate::process::ProcessSpawnPolicy;
 use crate::provider::kind::BoxError;
@@ -43,6 +44,7 @@ pub struct PluginHostBuilder {
     services: Vec<ServiceRegistration>,
     files_roots: Option<FilesRoots>,
     blocking: Option<usize>,
+    interaction: Option<Arc<dyn InteractionHandler>>,
 }
 
 impl fmt::Debug for PluginHostBuilder {
@@ -66,6 +68,7 @@ impl Default for PluginHostBuilder {
             approval: ApprovalPolicy {
                 handler: None,
                 default: DefaultApproval::default(),
+                read_only_unasked: false,
             },
             credentials: Arc::new(NoCredentials),
             http: None,
@@ -76,6 +79,7 @@ impl Default for PluginHostBuilder {
             services: Vec::new(),
             files_roots: None,
             blocking: None,
+            interaction: None,
         }
     }
 }
@@ -161,6 +165,26 @@ impl PluginHostBuilder {
     /// What `ToolApprovalMode::Default` means here.
     pub fn default_approval(mut self, policy: DefaultApproval) -> Self {
         self.approval.default = policy;
+        self
+    }
+
+    /// Lets `ToolApprovalMode::Default` tools annotated `read_only` run
+    /// unasked even when [`default_approval`](Self::default_approval) is
+    /// `Required`. Off by default: the annotation is the author's word,
+    /// and a host must choose to trust it. `Required` tools are always
+    /// asked about.
+    pub fn auto_approve_read_only(mut self, auto: bool) -> Self {
+        self.approval.read_only_unasked = auto;
+        self
+    }
+
+    /// The handler that answers tools' questions
+    /// ([`ToolInvocation::ask`](crate::ToolInvocation::ask) and its forms)
+    /// when the call has none of its own
+    /// ([`Invoke::interaction`](crate::invoke::Invoke::interaction)).
+    /// Without one, tools are told nobody can be asked.
+    pub fn interaction_handler(mut self, handler: impl InteractionHandler) -> Self {
+        self.interaction = Some(Arc::new(handler));
         self
     }
 
@@ -383,6 +407,7 @@ impl PluginHostBuilder {
                     blocking: self
                         .blocking
                         .map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
+                    interaction: self.interaction,
                 },
                 env: ScopeEnv {
                     credentials: self.credentials,

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::context::UserInfo;
 use crate::provider::BoxFuture;
-use crate::tool::ToolApprovalMode;
+use crate::tool::{ToolApprovalMode, ToolInfo};
 
 /// What `ToolApprovalMode::Default` means on this host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,14 +78,20 @@ where
 pub(crate) struct ApprovalPolicy {
     pub(crate) handler: Option<Box<dyn ApprovalHandler>>,
     pub(crate) default: DefaultApproval,
+    /// Whether `Default` tools annotated `read_only` run unasked even when
+    /// `default` is `Required`.
+    pub(crate) read_only_unasked: bool,
 }
 
 impl ApprovalPolicy {
-    pub(crate) fn needs_approval(&self, mode: ToolApprovalMode) -> bool {
-        match mode {
+    pub(crate) fn needs_approval(&self, info: &ToolInfo) -> bool {
+        match info.approval() {
             ToolApprovalMode::Required => true,
             ToolApprovalMode::NotRequired => false,
-            ToolApprovalMode::Default => self.default == DefaultApproval::Required,
+            ToolApprovalMode::Default => {
+                self.default == DefaultApproval::Required
+                    && !(self.read_only_unasked && info.annotations().read_only() == Some(true))
+            }
         }
     }
 }
@@ -95,6 +101,7 @@ impl fmt::Debug for ApprovalPolicy {
         f.debug_struct("ApprovalPolicy")
             .field("handler", &self.handler.is_some())
             .field("default", &self.default)
+            .field("read_only_unasked", &self.read_only_unasked)
             .finish()
     }
 }

@@ -23,8 +23,9 @@ use tokio_util::sync::CancellationToken;
 use super::approval::ApprovalHandler;
 use super::{Arguments, CallOptions, InvokeError};
 use crate::host::scope::UserScope;
+use crate::interaction::InteractionHandler;
 use crate::invocation::ToolInvocation;
-use crate::invocation::{ProgressSink, ToolProgress};
+use crate::invocation::{LogSink, ProgressSink, ToolLog, ToolProgress};
 use crate::result::ToolResult;
 
 mod private {
@@ -255,6 +256,36 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
     pub fn approval(self, handler: impl ApprovalHandler) -> Invoke<'a, CallOptions, R> {
         let mut call = self.with_options();
         call.options.approval = Some(Arc::new(handler));
+        call
+    }
+
+    /// Answers the tool's questions ([`ToolInvocation::ask`] and its
+    /// forms) with `handler`, for this call only, instead of the host's
+    /// [`interaction_handler`](crate::PluginHostBuilder::interaction_handler).
+    pub fn interaction(self, handler: impl InteractionHandler) -> Invoke<'a, CallOptions, R> {
+        self.interaction_handler(Arc::new(handler))
+    }
+
+    /// [`interaction`](Self::interaction) with a shared handler.
+    pub fn interaction_handler(
+        self,
+        handler: Arc<dyn InteractionHandler>,
+    ) -> Invoke<'a, CallOptions, R> {
+        let mut call = self.with_options();
+        call.options.interaction = Some(handler);
+        call
+    }
+
+    /// Sends the tool's log messages ([`ToolInvocation::log`], already
+    /// redacted) to `sink` as well as to tracing.
+    pub fn log(self, sink: impl Fn(ToolLog) + Send + Sync + 'static) -> Invoke<'a, CallOptions, R> {
+        self.log_sink(Arc::new(sink) as LogSink)
+    }
+
+    /// [`log`](Self::log) with a shared sink, or none.
+    pub fn log_sink(self, sink: impl Into<Option<LogSink>>) -> Invoke<'a, CallOptions, R> {
+        let mut call = self.with_options();
+        call.options.log = sink.into();
         call
     }
 

@@ -33,7 +33,8 @@ use tokio_util::sync::CancellationToken;
 pub use error::InvokeError;
 
 use super::scope::UserScope;
-use crate::invocation::ProgressSink;
+use crate::interaction::InteractionHandler;
+use crate::invocation::{LogSink, ProgressSink};
 use approval::ApprovalHandler;
 
 /// A tool's arguments: a JSON value, or JSON text as models and MCP
@@ -77,6 +78,8 @@ pub struct CallOptions {
     pub(super) cancel: Option<CancellationToken>,
     pub(super) progress: Option<ProgressSink>,
     pub(super) approval: Option<Arc<dyn ApprovalHandler>>,
+    pub(super) interaction: Option<Arc<dyn InteractionHandler>>,
+    pub(super) log: Option<LogSink>,
 }
 
 impl fmt::Debug for CallOptions {
@@ -85,6 +88,8 @@ impl fmt::Debug for CallOptions {
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
             .field("approval", &self.approval.is_some())
+            .field("interaction", &self.interaction.is_some())
+            .field("log", &self.log.is_some())
             .finish()
     }
 }

@@ -79,7 +79,7 @@ impl UserScope {
         !info.is_async()
             && host.policy.before.is_empty()
             && host.policy.blocking.is_none()
-            && !host.policy.approval.needs_approval(info.approval())
+            && !host.policy.approval.needs_approval(info)
     }
 
     /// Runs a call that [`runs_in_place`](Self::runs_in_place), taking the
@@ -91,13 +91,16 @@ impl UserScope {
     pub(super) fn run_in_place<'s, R: Report>(
         &'s self,
         wire_name: &str,
-        tool: &PublishedTool,
+        tool: &'s PublishedTool,
         toolset: &dyn Toolset,
         args: &mut Value,
         options: Option<CallOptions>,
         handle: &mut Option<ToolInvocation<'s>>,
     ) -> R {
-        let invocation = handle.insert(ToolInvocation::borrowing(&self.inner.shared));
+        let invocation = handle.insert(ToolInvocation::borrowing(
+            &self.inner.shared,
+            tool.wire_name(),
+        ));
         if let Some(options) = options {
             if is_cancelled(&options) {
                 return self.refuse::<R>(InvokeError::Cancelled(wire_name.to_owned()));
@@ -181,7 +184,7 @@ impl UserScope {
         }
 
         let info = tool.info();
-        if host.policy.approval.needs_approval(info.approval()) {
+        if host.policy.approval.needs_approval(info) {
             let handler = options
                 .approval
                 .as_deref()
@@ -242,7 +245,12 @@ impl UserScope {
             }
             _ => None,
         };
-        let mut invocation = ToolInvocation::borrowing(&scope.shared);
+        let mut invocation = ToolInvocation::borrowing(&scope.shared, tool.wire_name());
+        if options.interaction.is_none()
+            && let Some(handler) = &host.policy.interaction
+        {
+            invocation.set_interaction(handler.clone());
+        }
         self.attach(&mut invocation, options);
         let dispatched = if permit.as_ref().is_some_and(Result::is_ok) {
             tokio::task::block_in_place(|| self.dispatch(tool, toolset, &mut args, &invocation))
@@ -280,6 +288,14 @@ impl UserScope {
         }
         if let Some(sink) = options.progress {
             invocation.set_progress(self.redacting_sink(sink));
+        }
+        if let Some(handler) = options.interaction {
+            invocation.set_interaction(handler);
+        }
+        // Log messages are redacted by the invocation itself, before
+        // tracing sees them too.
+        if let Some(sink) = options.log {
+            invocation.set_log(sink);
         }
     }
 
@@ -385,9 +401,13 @@ impl UserScope {
             if redactor.is_empty() {
                 continue;
             }
-            if let std::borrow::Cow::Owned(clean) = redactor.redact(&result.content) {
-                result.content = clean;
-            }
+            // Every text field: the content and each block's text, URI
+            // included (bytes cannot be matched as text).
+            result.for_each_text_mut(|text| {
+                if let std::borrow::Cow::Owned(clean) = redactor.redact(text) {
+                    *text = clean;
+                }
+            });
             redactor.redact_json(&mut result.details);
         }
     }
