@@ -62,6 +62,7 @@ use oscova_core::diagnostic::{Diagnostic, DiagnosticKind};
 use oscova_core::process::ProcessSpawnPolicy;
 use oscova_core::redact::Redactor;
 use oscova_core::runtime::{ToolInfo, ToolsetInfo};
+use oscova_core::tool::ToolAnnotations;
 use oscova_core::{AgentPlugin, AgentPluginBuilder, AgentPluginContext, NetworkScope, plugin};
 
 pub use config::{ConfigError, DEFAULT_TIMEOUT, McpConfig, ServerConfig};
@@ -117,15 +118,7 @@ impl McpPlugin {
 impl AgentPlugin for McpPlugin {
     fn configure(&self, builder: &mut AgentPluginBuilder) {
         for server in &self.servers {
-            let tools = server.catalog.iter().map(|t| {
-                ToolInfo::new(
-                    t.name.clone(),
-                    t.description.clone(),
-                    t.input_schema.clone(),
-                )
-                .with_approval(server.config.approval)
-                .with_network_scope(server.config.network)
-            });
+            let tools = server.catalog.iter().map(|t| tool_info(t, &server.config));
             let info = ToolsetInfo::new(server.name.clone(), tools);
             let server = server.clone();
             builder
@@ -148,6 +141,45 @@ impl AgentPlugin for McpPlugin {
             }
         });
     }
+}
+
+/// A server's tool as runtime metadata: its title, schemas and hints as
+/// the server gives them, the server's approval mode and network scope.
+fn tool_info(tool: &CatalogTool, config: &ServerConfig) -> ToolInfo {
+    let mut info = ToolInfo::new(
+        tool.name.clone(),
+        tool.description.clone(),
+        tool.input_schema.clone(),
+    )
+    .with_approval(config.approval)
+    .with_network_scope(config.network);
+    if let Some(title) = &tool.title {
+        info = info.with_title(title.clone());
+    }
+    if let Some(schema) = &tool.output_schema {
+        info = info.with_output_schema(schema.clone());
+    }
+    let hint = |key: &str| {
+        tool.annotations
+            .as_ref()
+            .and_then(|a| a.get(key))
+            .and_then(serde_json::Value::as_bool)
+    };
+    let mut hints = ToolAnnotations::new();
+    if let Some(v) = hint("readOnlyHint") {
+        hints = hints.with_read_only(v);
+    }
+    if let Some(v) = hint("destructiveHint") {
+        hints = hints.with_destructive(v);
+    }
+    if let Some(v) = hint("idempotentHint") {
+        hints = hints.with_idempotent(v);
+    }
+    // The declared network scope decides the open world, as for compiled
+    // tools, unless the server says otherwise.
+    hints = hints
+        .with_open_world(hint("openWorldHint").unwrap_or(config.network == NetworkScope::Internet));
+    info.with_annotations(hints)
 }
 
 /// One scope's handler: a `per_user` server gets its own (empty) slot and

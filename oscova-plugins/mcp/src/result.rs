@@ -2,130 +2,121 @@
 //!
 //! Rules: `isError` makes an error result; text blocks are the content,
 //! joined by blank lines; `structuredContent` becomes the details (and the
-//! content when no text came with it); an embedded text resource is its
-//! text under its URI; binary blocks (image, audio, blob resources) and
-//! resource links are named in the content with their MIME type and size,
-//! and kept whole in the details under `"content"`, so nothing the server
-//! sent is lost.
+//! content when no text came with it); image, audio and embedded resource
+//! blocks become the result's blocks of the same kind (base64 decoded); a
+//! resource link is named in the content by its URI. A block whose base64
+//! does not decode is named in the content instead of being dropped.
 
 use oscova_core::ToolResult;
+use oscova_core::tool::{ContentBlock as Block, decode_base64};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-/// Maps a server's result; `output_schema` is the tool's declared one.
-pub(crate) fn call_result(result: CallToolResult, output_schema: Option<&Value>) -> ToolResult {
-    let _ = output_schema;
+/// Maps a server's result.
+pub(crate) fn call_result(result: CallToolResult) -> ToolResult {
     let mut text = Vec::new();
-    let mut binary = Vec::new();
+    let mut blocks = Vec::new();
     for block in &result.content {
         match block {
             ContentBlock::Text(t) => text.push(t.text.clone()),
-            ContentBlock::Image(i) => {
-                text.push(format!(
-                    "[image: {}, {} bytes]",
-                    i.mime_type,
-                    decoded_len(&i.data)
-                ));
-                binary.push(block);
-            }
-            ContentBlock::Audio(a) => {
-                text.push(format!(
-                    "[audio: {}, {} bytes]",
-                    a.mime_type,
-                    decoded_len(&a.data)
-                ));
-                binary.push(block);
-            }
+            ContentBlock::Image(i) => binary(
+                &mut text,
+                &mut blocks,
+                &i.data,
+                format!("image {}", i.mime_type),
+                &|b| Block::image(b, i.mime_type.clone()),
+            ),
+            ContentBlock::Audio(a) => binary(
+                &mut text,
+                &mut blocks,
+                &a.data,
+                format!("audio {}", a.mime_type),
+                &|b| Block::audio(b, a.mime_type.clone()),
+            ),
             ContentBlock::Resource(r) => match &r.resource {
                 ResourceContents::TextResourceContents {
-                    uri, text: body, ..
-                } => {
-                    text.push(format!("{uri}:\n{body}"));
-                }
+                    uri,
+                    mime_type,
+                    text: body,
+                    ..
+                } => blocks.push(Block::resource_text(uri, mime_type.as_deref(), body)),
                 ResourceContents::BlobResourceContents {
                     uri,
                     mime_type,
                     blob,
                     ..
-                } => {
-                    text.push(format!(
-                        "[resource {uri}: {}, {} bytes]",
-                        mime_type.as_deref().unwrap_or("application/octet-stream"),
-                        decoded_len(blob)
-                    ));
-                    binary.push(block);
-                }
+                } => binary(
+                    &mut text,
+                    &mut blocks,
+                    blob,
+                    format!("resource {uri}"),
+                    &|b| Block::resource_blob(uri, mime_type.as_deref(), b),
+                ),
                 #[allow(unreachable_patterns)]
-                _ => binary.push(block),
+                _ => text.push("[a resource of a kind this host does not know]".to_owned()),
             },
-            ContentBlock::ResourceLink(link) => {
-                text.push(format!("[resource link: {}]", link.uri));
-                binary.push(block);
-            }
+            ContentBlock::ResourceLink(link) => text.push(format!("[resource link: {}]", link.uri)),
             #[allow(unreachable_patterns)]
-            _ => binary.push(block),
+            _ => text.push("[a content block of a kind this host does not know]".to_owned()),
         }
     }
-    let mut details = match result.structured_content {
-        Some(value) => value,
-        None => Value::Null,
-    };
-    if !binary.is_empty() {
-        let blocks = serde_json::to_value(&binary).unwrap_or(Value::Null);
-        details = match details {
-            Value::Null => json!({ "content": blocks }),
-            Value::Object(mut map) if !map.contains_key("content") => {
-                map.insert("content".to_owned(), blocks);
-                Value::Object(map)
-            }
-            other => other,
-        };
-    }
+    let details = result.structured_content.unwrap_or(Value::Null);
     let content = if text.is_empty() && !details.is_null() {
         details.to_string()
     } else {
         text.join("\n\n")
     };
-    let out = if result.is_error == Some(true) {
+    let mut out = if result.is_error == Some(true) {
         ToolResult::error(content)
     } else {
         ToolResult::text(content)
     };
+    for block in blocks {
+        out = out.with_block(block);
+    }
     out.with_details(details)
 }
 
-/// The size of base64 data once decoded.
-fn decoded_len(data: &str) -> usize {
-    let trimmed = data.trim_end_matches('=');
-    trimmed.len() * 3 / 4
+/// A binary block, or a note in the text when its base64 is broken.
+fn binary(
+    text: &mut Vec<String>,
+    blocks: &mut Vec<Block>,
+    data: &str,
+    what: String,
+    make: &dyn Fn(Vec<u8>) -> Block,
+) {
+    match decode_base64(data) {
+        Ok(bytes) => blocks.push(make(bytes)),
+        Err(e) => text.push(format!("[{what}: its data is not valid base64: {e}]")),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn maps_errors_text_structured_and_binary_content() {
         let mut ok =
             CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
         ok.structured_content = Some(json!({"n": 1}));
-        let r = call_result(ok, None);
+        let r = call_result(ok);
         assert!(!r.is_error);
         assert_eq!(r.content, "a\n\nb");
         assert_eq!(r.details, json!({"n": 1}));
 
-        let err = call_result(CallToolResult::error(vec![ContentBlock::text("bad")]), None);
+        let err = call_result(CallToolResult::error(vec![ContentBlock::text("bad")]));
         assert!(err.is_error && err.content == "bad");
 
-        let img = call_result(
-            CallToolResult::success(vec![ContentBlock::image("AAAA", "image/png")]),
-            None,
-        );
-        assert_eq!(img.content, "[image: image/png, 3 bytes]");
-        assert_eq!(img.details["content"][0]["mimeType"], "image/png");
+        let img = call_result(CallToolResult::success(vec![ContentBlock::image(
+            "AAEC",
+            "image/png",
+        )]));
+        assert_eq!(img.blocks, vec![Block::image(vec![0, 1, 2], "image/png")]);
 
         let mut only = CallToolResult::success(vec![]);
         only.structured_content = Some(json!({"x": true}));
-        assert_eq!(call_result(only, None).content, r#"{"x":true}"#);
+        assert_eq!(call_result(only).content, r#"{"x":true}"#);
     }
 }

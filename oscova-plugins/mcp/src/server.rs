@@ -77,10 +77,6 @@ struct Live {
 }
 
 impl Server {
-    fn published(&self, name: &str) -> Option<&CatalogTool> {
-        self.catalog.iter().find(|t| t.name == name)
-    }
-
     /// What a new connection's listing refuses, each with a diagnostic.
     fn compare(&self, live: &[CatalogTool]) -> HashMap<String, String> {
         let mut refused = HashMap::new();
@@ -259,6 +255,9 @@ impl ServerHandler {
         let response = handle.await_response();
         tokio::pin!(response);
         let cancel = inv.cancellation_token().clone();
+        // rmcp may hand notifications over out of order; progress never
+        // goes back, so a late, lower one is dropped.
+        let mut last = f64::NEG_INFINITY;
         let outcome = loop {
             tokio::select! {
                 biased;
@@ -270,17 +269,20 @@ impl ServerHandler {
                     let _ = live.peer.send_notification(notice.into()).await;
                     break None;
                 }
-                Some(progress) = rx.recv() => inv.report(progress),
+                Some(progress) = rx.recv() => {
+                    let value = progress.progress.unwrap_or(last);
+                    if value >= last {
+                        last = value;
+                        inv.report(progress);
+                    }
+                }
                 outcome = &mut response => break Some(outcome),
             }
         };
         live.routes.remove(&token);
-        let published = self.server.published(&name);
         match outcome {
             None => ToolResult::error(format!("the call of `{name}` was cancelled")),
-            Some(Ok(ServerResult::CallToolResult(result))) => {
-                call_result(result, published.and_then(|t| t.output_schema.as_ref()))
-            }
+            Some(Ok(ServerResult::CallToolResult(result))) => call_result(result),
             Some(Ok(_)) => ToolResult::error(format!(
                 "MCP server `{}` answered the call of `{name}` with something other than a tool result",
                 self.server.name
