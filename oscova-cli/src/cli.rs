@@ -128,6 +128,23 @@ pub(crate) struct McpArgs {
     /// they are refused (an MCP client cannot be asked on a terminal).
     #[arg(long)]
     pub(crate) allow_approval_required: bool,
+    /// Instead of serving: manage the `[mcp.servers]` this host uses.
+    #[command(subcommand)]
+    pub(crate) action: Option<McpAction>,
+}
+
+/// `oscova mcp pin`
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpAction {
+    /// List server NAME's tools and pin them (names, schemas,
+    /// descriptions, with a hash) in the lock file beside the config;
+    /// start-up then reads the pin instead of contacting the server, and
+    /// refuses tools whose live definition differs until they are
+    /// re-pinned.
+    Pin {
+        /// The server, as named in `[mcp.servers.NAME]`.
+        name: String,
+    },
 }
 
 /// Which model provider to use, where, and whether it must be local.

@@ -66,6 +66,9 @@ struct FileConfig {
     speech: SpeechSection,
     #[serde(default)]
     network: NetworkSection,
+    /// `[mcp.servers.NAME]`: MCP servers used as toolsets.
+    #[serde(default)]
+    mcp: oscova_plugin_mcp::McpConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -125,6 +128,7 @@ pub struct Config {
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
     http: Option<HttpClient>,
+    mcp: Arc<oscova_plugin_mcp::McpConfig>,
 }
 
 impl fmt::Debug for Config {
@@ -293,7 +297,22 @@ impl Config {
             }),
             env_names,
             http,
+            mcp: Arc::new(file.mcp),
         })
+    }
+
+    /// The `[mcp.servers]` section.
+    pub fn mcp(&self) -> &oscova_plugin_mcp::McpConfig {
+        &self.mcp
+    }
+
+    /// The lock file of pinned MCP catalogs: beside the config file, with
+    /// its name less the extension plus `.mcp.lock` (`oscova.toml` →
+    /// `oscova.mcp.lock`); none without a config file.
+    pub fn mcp_lock_file(&self) -> Option<PathBuf> {
+        let source = self.source.as_deref()?;
+        let stem = source.file_stem()?.to_string_lossy().into_owned();
+        Some(source.with_file_name(format!("{stem}.mcp.lock")))
     }
 
     /// The file that was read, if any.

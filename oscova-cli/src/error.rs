@@ -198,6 +198,9 @@ pub enum CliError {
     /// The MCP server could not start or stopped with an error.
     #[error("MCP server: {0}")]
     Mcp(#[source] oscova_agent::mcp::McpError),
+    /// Pinning an MCP server's catalog (`oscova mcp pin`) failed.
+    #[error("{0}")]
+    McpPin(#[source] oscova_plugin_mcp::McpError),
     /// The async runtime could not be created.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),
@@ -243,8 +246,12 @@ impl CliError {
                 e if e.is_refusal() => ExitStatus::Refused,
                 _ => ExitStatus::ToolError,
             },
+            Self::McpPin(oscova_plugin_mcp::McpError::UnknownServer(_))
+            | Self::McpPin(oscova_plugin_mcp::McpError::NoLockFile)
+            | Self::McpPin(oscova_plugin_mcp::McpError::Config { .. }) => ExitStatus::Usage,
             Self::Host(_)
             | Self::Mcp(_)
+            | Self::McpPin(_)
             | Self::Runtime(_)
             | Self::Output(_)
             | Self::Input(_)
@@ -278,6 +285,7 @@ impl CliError {
             Self::Write { .. } => "write",
             Self::Input(_) => "input",
             Self::Mcp(_) => "mcp",
+            Self::McpPin(_) => "mcp_pin",
             Self::Runtime(_) => "runtime",
             Self::Output(_) => "output",
         }
