@@ -25,7 +25,9 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use crate::config::ServerConfig;
+use crate::elicit::Asks;
 use crate::pin::{CatalogTool, sorted};
+use oscova_core::interaction::Answer;
 
 /// How much of a server's stderr is kept.
 pub const TAIL_BYTES: usize = 4096;
@@ -54,9 +56,20 @@ impl Routes {
 #[derive(Clone, Default)]
 pub(crate) struct Client {
     progress: Routes,
+    asks: Asks,
 }
 
 impl ClientHandler for Client {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        // Form elicitation is offered: a question reaches the person
+        // through the call it belongs to (see `elicit`).
+        let mut info = rmcp::model::ClientConfig::default();
+        if let Ok(caps) = serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}})) {
+            info.capabilities = caps;
+        }
+        info
+    }
+
     fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -79,8 +92,35 @@ impl ClientHandler for Client {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<ElicitResult, ErrorData>> + Send + '_ {
-        let _ = request;
-        std::future::ready(Ok(ElicitResult::new(ElicitationAction::Decline)))
+        let asks = self.asks.clone();
+        async move {
+            let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
+            let ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } = request
+            else {
+                return decline;
+            };
+            let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+            let (Some(question), Some(route)) =
+                (crate::elicit::question(message, &schema), asks.only())
+            else {
+                return decline;
+            };
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            if route.send((question, tx)).is_err() {
+                return decline;
+            }
+            Ok(match rx.await.ok().flatten() {
+                Some(Answer::Accept(values)) => {
+                    ElicitResult::new(ElicitationAction::Accept).with_content(values.into())
+                }
+                Some(Answer::Cancel) => ElicitResult::new(ElicitationAction::Cancel),
+                _ => ElicitResult::new(ElicitationAction::Decline),
+            })
+        }
     }
 }
 
@@ -114,6 +154,7 @@ impl Tail {
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, Client>,
     progress: Routes,
+    asks: Asks,
     child: Option<tokio::process::Child>,
     pub(crate) stderr: Arc<Mutex<Tail>>,
     /// The tools the server lists on this connection.
@@ -124,6 +165,11 @@ impl Connection {
     /// Where this connection's progress notifications go.
     pub(crate) fn routes(&self) -> Routes {
         self.progress.clone()
+    }
+
+    /// The calls on this connection a server's question can reach.
+    pub(crate) fn asks(&self) -> Asks {
+        self.asks.clone()
     }
 
     /// Whether the connection is gone (the process exited, the session
@@ -205,6 +251,7 @@ pub(crate) struct ConnectParams<'a> {
 pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<Connection, ConnectError> {
     let client = Client::default();
     let progress = client.progress.clone();
+    let asks = client.asks.clone();
     let stderr = Arc::new(Mutex::new(Tail::default()));
     let (service, child) = match (&params.config.command, &params.config.url) {
         (Some(command), _) => {
@@ -276,6 +323,7 @@ pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<Connection, Con
     Ok(Connection {
         service,
         progress,
+        asks,
         child,
         stderr,
         live,

@@ -49,6 +49,7 @@
 
 mod config;
 mod connect;
+mod elicit;
 pub mod pin;
 mod result;
 mod server;

@@ -74,6 +74,7 @@ impl Slot {
 struct Live {
     peer: Peer<RoleClient>,
     routes: Routes,
+    asks: crate::elicit::Asks,
 }
 
 impl Server {
@@ -188,6 +189,7 @@ impl ServerHandler {
         Ok(Live {
             peer: conn.service.peer().clone(),
             routes: conn.routes(),
+            asks: conn.asks(),
         })
     }
 
@@ -251,6 +253,9 @@ impl ServerHandler {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let token = handle.progress_token.clone();
         live.routes.add(token.clone(), tx);
+        let key = inv.call_id().get();
+        let (ask_tx, mut ask_rx) = mpsc::unbounded_channel::<crate::elicit::Ask>();
+        live.asks.add(key, ask_tx);
         let id = handle.id.clone();
         let response = handle.await_response();
         tokio::pin!(response);
@@ -269,6 +274,10 @@ impl ServerHandler {
                     let _ = live.peer.send_notification(notice.into()).await;
                     break None;
                 }
+                Some((question, reply)) = ask_rx.recv() => {
+                    // A question the person cannot answer is declined.
+                    let _ = reply.send(inv.ask(question).await.ok());
+                }
                 Some(progress) = rx.recv() => {
                     let value = progress.progress.unwrap_or(last);
                     if value >= last {
@@ -280,6 +289,7 @@ impl ServerHandler {
             }
         };
         live.routes.remove(&token);
+        live.asks.remove(key);
         match outcome {
             None => ToolResult::error(format!("the call of `{name}` was cancelled")),
             Some(Ok(ServerResult::CallToolResult(result))) => call_result(result),
