@@ -230,10 +230,7 @@ impl ToolInfo {
     pub const fn __with_title(mut self, title: &'static str) -> Self {
         // The field starts `None`; forgetting it (rather than dropping,
         // which a `const fn` cannot) leaks nothing.
-        std::mem::forget(std::mem::replace(
-            &mut self.title,
-            Some(Cow::Borrowed(title)),
-        ));
+        std::mem::forget(self.title.replace(Cow::Borrowed(title)));
         self
     }
 
