@@ -23,7 +23,7 @@ use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError, ModelProvider,
     ModelProviderConfig, ToolCallRequest, ToolSpec, check_offline,
 };
-use oscova_core::tool::ProgressSink;
+use oscova_core::tool::{ContentBlock, ProgressSink};
 use oscova_core::{
     CancellationToken, ExposeSecret, InvokeError, PluginHost, SecretString, ToolProgress,
     ToolResult, UserScope,
@@ -375,7 +375,7 @@ pub async fn run_chat(
                 return Err(ChatError::Cancelled);
             };
             tool_calls += 1;
-            messages.push(ChatMessage::tool(call.id.clone(), for_model(&result)));
+            messages.push(tool_message(&call.id, &result));
             emit(ChatEvent::ToolCallFinished {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -425,6 +425,36 @@ fn for_model(result: &ToolResult) -> String {
     } else {
         result.content.clone()
     }
+}
+
+/// The tool message answering `call_id`: the result's text, then its
+/// text blocks and text resources, in order; blocks with bytes (images,
+/// audio, blob resources) ride along as attachments, which each model
+/// provider sends as far as its API takes them.
+fn tool_message(call_id: &str, result: &ToolResult) -> ChatMessage {
+    let mut text = for_model(result);
+    let mut attachments = Vec::new();
+    for block in &result.blocks {
+        if block.bytes().is_some() {
+            attachments.push(block.clone());
+            continue;
+        }
+        let part = match block {
+            ContentBlock::Resource(r) => {
+                format!(
+                    "[resource {}]\n{}",
+                    r.uri,
+                    block.as_text().unwrap_or_default()
+                )
+            }
+            other => other.as_text().unwrap_or_default().to_owned(),
+        };
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&part);
+    }
+    ChatMessage::tool(call_id, text).with_attachments(attachments)
 }
 
 /// Runs one call; `None` when it was cancelled.
@@ -523,6 +553,18 @@ mod tests {
     fn errors_are_marked_for_the_model() {
         assert_eq!(for_model(&ToolResult::text("ok")), "ok");
         assert_eq!(for_model(&ToolResult::error("bad")), "error: bad");
+    }
+
+    #[test]
+    fn text_blocks_join_the_text_and_bytes_are_attachments() {
+        let result = ToolResult::text("a")
+            .with_image(vec![1], "image/png")
+            .with_block(ContentBlock::text("b"))
+            .with_resource_text("file:///c", None, "c");
+        let m = tool_message("id", &result);
+        assert_eq!(m.content, "a\n\nb\n\n[resource file:///c]\nc");
+        assert_eq!(m.attachments.len(), 1);
+        assert_eq!(m.attachments[0].kind(), "image");
     }
 
     #[test]

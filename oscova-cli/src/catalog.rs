@@ -19,8 +19,11 @@ pub struct Catalog {
     pub profile: &'static str,
     /// One entry per exportable tool, in the API's own shape:
     ///
-    /// - `raw`: `{name, description, plugin, approval, network_scope,
-    ///   input_schema}`, the schema as the tool produced it;
+    /// - `raw`: `{name, title?, description, plugin, approval,
+    ///   network_scope, annotations, input_schema, output_schema?}`, the
+    ///   schemas as the tool produced them, `title` and `output_schema`
+    ///   only when the tool has them, `annotations` the hints it declares
+    ///   (`read_only`, `destructive`, `idempotent`, `open_world`);
     /// - `openai`: `{type: "function", function: {name, description,
     ///   parameters, strict: true}}`;
     /// - `gemini`: `{name, description, parameters}`;
@@ -104,15 +107,28 @@ pub fn export_tool(tool: &PublishedTool, profile: SchemaProfile) -> Result<Value
             "description": description,
             "input_schema": schema,
         }),
-        // `Raw` and any profile added later: the Oscova catalog entry.
-        _ => json!({
-            "name": name,
-            "description": description,
-            "plugin": tool.plugin_id(),
-            "approval": tool.approval(),
-            "network_scope": tool.network_scope(),
-            "input_schema": schema,
-        }),
+        // `Raw` and any profile added later: the Oscova catalog entry,
+        // with the title and output schema when the tool has them.
+        _ => {
+            let mut entry = json!({
+                "name": name,
+                "description": description,
+                "plugin": tool.plugin_id(),
+                "approval": tool.approval(),
+                "network_scope": tool.network_scope(),
+                "annotations": tool.annotations(),
+                "input_schema": schema,
+            });
+            if let Value::Object(map) = &mut entry {
+                if let Some(title) = tool.title() {
+                    map.insert("title".to_owned(), Value::from(title));
+                }
+                if let Some(output) = tool.output_schema() {
+                    map.insert("output_schema".to_owned(), output.clone());
+                }
+            }
+            entry
+        }
     })
 }
 

@@ -114,9 +114,14 @@ pub(crate) struct CallArgs {
     #[command(flatten)]
     pub(crate) user: UserArg,
     /// Approve the call without asking (needed for tools that require
-    /// approval when there is no terminal to ask on).
+    /// approval when there is no terminal to ask on), and answer the
+    /// tool's confirmations with yes.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
+    /// Where to write the bytes of images, audio and blob resources the
+    /// result carries (one file each, named after the tool).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(crate) out_dir: PathBuf,
 }
 
 /// `oscova mcp`

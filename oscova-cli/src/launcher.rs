@@ -27,6 +27,7 @@ use crate::approval::{Asker, CliApproval};
 use crate::cli::{Cli, Command};
 use crate::config::Config;
 use crate::error::{CliError, ExitStatus};
+use crate::interact::TerminalInteraction;
 
 type Customize = Box<dyn FnOnce(PluginHostBuilder) -> PluginHostBuilder>;
 
@@ -264,6 +265,12 @@ impl Launcher {
         }
         if let Some(mcp) = mcp {
             builder = builder.plugin_instance(mcp);
+        }
+        // At a terminal the person answers tools' questions (an embedding
+        // host's `customize` may set its own handler); an MCP session
+        // answers them through its client, call by call.
+        if let Asker::Terminal { yes } = asker {
+            builder = builder.interaction_handler(TerminalInteraction { yes });
         }
         if let Some(customize) = self.customize {
             builder = customize(builder);

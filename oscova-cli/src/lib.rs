@@ -266,6 +266,7 @@ mod cli;
 mod commands;
 mod config;
 mod error;
+mod interact;
 mod launcher;
 mod output;
 mod panic;

@@ -1,4 +1,5 @@
-//! The terminal: the approval prompt and the progress line.
+//! The terminal: the approval prompt, tools' questions and the progress
+//! line.
 //!
 //! Rules: both write to stderr only, so stdout carries nothing but the
 //! command's output. Neither does anything unless stderr is a terminal: a
@@ -15,25 +16,38 @@ use oscova_core::{ToolProgress, tool::ProgressSink};
 /// Asks a yes/no question on the terminal. `None` when there is no
 /// terminal to ask on. Blocks; call it off the async threads.
 pub(crate) fn ask(question: &str) -> Option<bool> {
+    let answer = read_answer(&format!("{question} [y/N] "))?;
+    let answer = answer.trim().to_ascii_lowercase();
+    Some(answer == "y" || answer == "yes")
+}
+
+/// Shows `prompt` on the terminal and reads one line (without its line
+/// end). `None` when there is no terminal to ask on. Blocks.
+pub(crate) fn read_answer(prompt_text: &str) -> Option<String> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
     let mut answer = String::new();
     if std::io::stdin().is_terminal() {
-        prompt(question);
+        prompt(prompt_text);
         std::io::stdin().lock().read_line(&mut answer).ok()?;
     } else {
         let tty = open_tty()?;
-        prompt(question);
+        prompt(prompt_text);
         BufReader::new(tty).read_line(&mut answer).ok()?;
     }
-    let answer = answer.trim().to_ascii_lowercase();
-    Some(answer == "y" || answer == "yes")
+    Some(answer.trim_end_matches(['\r', '\n']).to_owned())
 }
 
-fn prompt(question: &str) {
+/// Writes `text` on the terminal, on its own line, without asking.
+pub(crate) fn say(text: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = write!(err, "{question} [y/N] ");
+    let _ = writeln!(err, "{text}");
+}
+
+fn prompt(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{text}");
     let _ = err.flush();
 }
 

@@ -122,9 +122,11 @@ async fn calls_a_tool() {
         .unwrap();
     assert_eq!(result.is_error, Some(false));
     assert_eq!(text(&result), r#"[{"id":2,"title":"Release notes"}]"#);
+    // The tool returns `Vec<Record>`: its output schema and structured
+    // content are wrapped in an object, as MCP wants.
     assert_eq!(
-        result.structured_content, None,
-        "MCP structured content is an object"
+        result.structured_content,
+        Some(json!({"result": [{"id": 2, "title": "Release notes"}]}))
     );
     client.cancel().await.unwrap();
 }

@@ -248,7 +248,8 @@ pub mod __private {
     pub struct OutputProbe<T: ?Sized>(std::marker::PhantomData<fn(&T)>);
 
     impl<T: ?Sized> OutputProbe<T> {
-        /// A probe for `T`.
+        /// A probe for `T` (`const`, unlike `Default`).
+        #[allow(clippy::new_without_default)]
         #[inline]
         pub const fn new() -> Self {
             Self(std::marker::PhantomData)

@@ -2,22 +2,20 @@
 //! becomes.
 //!
 //! Rules: the tool list is the scope's, computed once when the handler is
-//! made (the catalog is fixed when the host starts), with the raw input
-//! schemas and `openWorldHint` true exactly for `NetworkScope::Internet`
-//! tools. No `readOnlyHint`/`destructiveHint` is sent: Oscova metadata says
-//! nothing about side effects, and a wrong hint is worse than none. Calls
-//! go through the scope, so argument checks, redaction and hooks are the
-//! host's, and so is approval unless the server was told to approve calls
-//! that need it itself (nobody at the other end can be asked; the host's
-//! policy still says which calls need it). An unknown tool is a JSON-RPC invalid-params error (it
+//! made (the catalog is fixed when the host starts), in the form
+//! `convert.rs` gives it. Calls go through the scope, so argument checks,
+//! redaction and hooks are the host's, and so is approval unless the
+//! server was told to approve calls that need it itself or the client can
+//! ask the person (`ask.rs`; the host's policy still says which calls
+//! need it). An unknown tool is a JSON-RPC invalid-params error (it
 //! cannot be routed); everything else, refusals and bad arguments
 //! included, is a result with `isError`, which the model can read and act
-//! on. A result's text is the tool's `content`; its `details`, when they
-//! are a JSON object, are also sent as `structuredContent`. Progress
-//! becomes `notifications/progress` only when the client sent a progress
-//! token, always before the response, with `progress` never decreasing.
-//! `notifications/cancelled` cancels the call's token, and the host stops
-//! awaiting it at once.
+//! on. Progress becomes `notifications/progress` only when the client
+//! sent a progress token, and log messages `notifications/message` at or
+//! above the session's level (`logging.rs`), always before the response,
+//! with `progress` never decreasing. `notifications/cancelled` cancels
+//! the call's token, and the host stops awaiting it at once, a question
+//! to the person included.
 //!
 //! Two rules rmcp does not keep on its own: a request for a method this
 //! server serves whose `params` do not fit (rmcp's untagged request type
@@ -28,21 +26,27 @@
 
 use std::sync::Arc;
 
-use oscova_core::host::PublishedTool;
-use oscova_core::tool::ProgressSink;
-use oscova_core::{
-    ApprovalDecision, ApprovalRequest, NetworkScope, ToolProgress, ToolResult, UserScope,
-};
+use std::sync::RwLock;
+
+use oscova_core::tool::{LogLevel, LogSink, ProgressSink, ToolLog};
+use oscova_core::{ApprovalDecision, ApprovalRequest, ToolProgress, UserScope};
+// rmcp marks MCP logging deprecated in favour of a later proposal; the 2025
+// protocols this server speaks still define it (see `logging.rs`).
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc};
+
+use super::ask::{self, ElicitApproval};
+use super::convert::{mcp_result, mcp_tool};
+use super::logging::{LogRelay, log_level};
 
 /// The JSON-RPC error code of a `tools/call` refused because the session
 /// already runs its bound of calls: in the range JSON-RPC 2.0 leaves to
@@ -52,7 +56,13 @@ pub const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
 
 /// The methods this server answers. A request for one of them that reaches
 /// [`McpHandler::on_custom_request`] had `params` that did not fit.
-const SERVED_METHODS: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+const SERVED_METHODS: [&str; 5] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "logging/setLevel",
+];
 
 /// One session's `rmcp` server handler over a user scope's tools.
 ///
@@ -67,6 +77,8 @@ pub struct McpHandler {
     in_flight: Arc<Semaphore>,
     max_in_flight: usize,
     allow_approval_required: bool,
+    /// The least severe log level the client wants (`logging/setLevel`).
+    log_level: Arc<RwLock<LogLevel>>,
 }
 
 impl McpHandler {
@@ -84,6 +96,7 @@ impl McpHandler {
             in_flight: Arc::new(Semaphore::new(max_in_flight)),
             max_in_flight,
             allow_approval_required,
+            log_level: Arc::new(RwLock::new(super::logging::DEFAULT_LEVEL)),
         }
     }
 
@@ -98,37 +111,6 @@ impl McpHandler {
             Some(json!({ "max_in_flight": self.max_in_flight })),
         )
     }
-}
-
-fn mcp_tool(tool: &PublishedTool) -> Tool {
-    let schema: JsonObject = match tool.input_schema() {
-        Value::Object(map) => map.clone(),
-        // Tool arguments are always an object; the macro never emits
-        // anything else, but a hand-written toolset might.
-        _ => JsonObject::from_iter([("type".to_owned(), Value::from("object"))]),
-    };
-    let open_world = tool.network_scope() == NetworkScope::Internet;
-    Tool::new(
-        tool.wire_name().to_owned(),
-        tool.description().to_owned(),
-        Arc::new(schema),
-    )
-    .with_annotations(ToolAnnotations::new().open_world(open_world))
-}
-
-fn mcp_result(result: ToolResult) -> CallToolResult {
-    let content = vec![ContentBlock::text(result.content)];
-    let mut out = if result.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    // MCP's `structuredContent` is an object, and peers before 2026-07-28
-    // drop anything else; other details are in the text already.
-    if result.details.is_object() {
-        out.structured_content = Some(result.details);
-    }
-    out
 }
 
 /// The -32602 answer to a served method whose `params` did not fit.
@@ -177,12 +159,19 @@ impl ProgressRelay {
 
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.info.clone())
-            .with_instructions(format!(
-                "Tools of the Oscova plugins linked into this host, for user `{}`.",
-                self.scope.user().id()
-            ))
+        // What this server really serves: tools, and log messages from them.
+        #[allow(deprecated)]
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(self.info.clone())
+        .with_instructions(format!(
+            "Tools of the Oscova plugins linked into this host, for user `{}`.",
+            self.scope.user().id()
+        ))
     }
 
     async fn list_tools(
@@ -218,6 +207,17 @@ impl ServerHandler for McpHandler {
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let (tx, mut rx) = mpsc::unbounded_channel::<ToolProgress>();
+        let (log_tx, mut log_rx) = mpsc::unbounded_channel::<ToolLog>();
+        let threshold = *self
+            .log_level
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let log_sink: LogSink = Arc::new(move |l: ToolLog| {
+            if l.level >= threshold {
+                let _ = log_tx.send(l);
+            }
+        });
+        let mut logs = LogRelay::new(context.peer.clone(), name);
         let mut relay = context
             .meta
             .get_progress_token()
@@ -237,11 +237,19 @@ impl ServerHandler for McpHandler {
             .scope
             .invoke(name, arguments)
             .cancel_on(context.ct.clone())
-            .progress_sink(sink);
-        // Nobody at the other end of the transport can be asked: either the
-        // server approves such calls itself, or the host's handler decides.
+            .progress_sink(sink)
+            .log_sink(log_sink)
+            .interaction(ask::interaction(context.peer.clone()));
+        // Either the server approves such calls itself, or the person is
+        // asked through the client when it can ask, or the host's handler
+        // decides.
         let call = if self.allow_approval_required {
             call.approval(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
+        } else if ask::can_elicit(&context.peer) {
+            call.approval(ElicitApproval {
+                peer: context.peer.clone(),
+                scope: self.scope.clone(),
+            })
         } else {
             call
         };
@@ -254,15 +262,32 @@ impl ServerHandler for McpHandler {
                         relay.send(p).await;
                     }
                 }
+                Some(l) = log_rx.recv() => logs.send(l).await,
             }
         };
         // Updates queued while the call finished go out before the response.
+        while let Ok(l) = log_rx.try_recv() {
+            logs.send(l).await;
+        }
         while let Ok(p) = rx.try_recv() {
             if let Some(relay) = relay.as_mut() {
                 relay.send(p).await;
             }
         }
-        Ok(mcp_result(result).into())
+        Ok(mcp_result(result, self.scope.tool(name)).into())
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self
+            .log_level
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = log_level(&request);
+        Ok(())
     }
 
     async fn on_custom_request(

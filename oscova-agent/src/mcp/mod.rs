@@ -19,16 +19,25 @@
 //! ```
 //!
 //! Rules: `tools/list` gives the scope's wire names, descriptions, raw
-//! input schemas and `openWorldHint` (true for `NetworkScope::Internet`);
-//! `tools/call` runs through the scope, so hooks, argument checks and
-//! redaction are the host's. Nobody at the other end of the transport can
-//! be asked for approval: a call that needs it (by the host's policy) is
-//! approved by the server itself when [`McpServer::allow_approval_required`]
-//! is set, and otherwise decided by the host's approval handler, which
-//! fails closed when there is none. Tool errors and refusals are `isError` results, an unknown
-//! tool an invalid-params error. The details are in [`McpHandler`]. The
-//! session ends when the client disconnects; calls still running then are
-//! cancelled.
+//! input schemas, titles, annotations and output schemas (see
+//! [`convert`]); `tools/call` runs through the scope, so hooks, argument
+//! checks and redaction are the host's. Results keep their blocks in
+//! order (text, images and audio as base64, embedded resources) and their
+//! structured content. A call that needs approval (by the host's policy)
+//! is approved by the server itself when
+//! [`McpServer::allow_approval_required`] is set; otherwise the person is
+//! asked through `elicitation/create` when the client declared that
+//! capability (the prompt names the tool and its shortened, redacted
+//! arguments), and otherwise the host's approval handler decides, which
+//! fails closed when there is none. A tool's own questions go the same way
+//! to the client, and get an error saying the client cannot ask when it
+//! did not declare elicitation. Tools' log messages are
+//! `notifications/message`, filtered by `logging/setLevel` (from
+//! [`DEFAULT_LEVEL`] until set). The capabilities advertised are the ones
+//! served: tools and logging. Tool errors and refusals are `isError`
+//! results, an unknown tool an invalid-params error. The details are in
+//! [`McpHandler`]. The session ends when the client disconnects; calls
+//! still running then are cancelled.
 //!
 //! Protocol errors always get an answer, and the server keeps serving: a
 //! line that is not JSON, or longer than the line limit, is -32700 with
@@ -45,10 +54,14 @@
 //! on another `rmcp` transport keeps the handler's rules; the framing
 //! rules are then that transport's.
 
+mod ask;
+pub mod convert;
 mod handler;
+mod logging;
 mod transport;
 
 pub use handler::{McpHandler, SERVER_BUSY};
+pub use logging::DEFAULT_LEVEL;
 pub use transport::{DEFAULT_MAX_LINE_BYTES, LineTransport};
 
 use oscova_core::UserScope;

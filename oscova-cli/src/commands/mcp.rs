@@ -8,9 +8,11 @@
 //! other MCP servers with Oscova's policy applied: per-user credentials,
 //! approval, redaction, hooks. `oscova mcp pin NAME` pins one server's
 //! catalog instead of serving. `--allow-approval-required` is the server's own
-//! setting (it approves such calls itself); without it the handler the
-//! launcher installed decides: the embedding host's handler, else the call
-//! is refused with a reason naming the flag.
+//! setting (it approves such calls itself); without it the person is asked
+//! through MCP elicitation when the client declared it, and otherwise the
+//! handler the launcher installed decides: the embedding host's handler,
+//! else the call is refused with a reason naming the flag. Tools'
+//! questions go to the client the same way.
 
 use oscova_agent::mcp::McpServer;
 use oscova_plugin_mcp::McpPluginBuilder;

@@ -8,6 +8,7 @@
 //! it can cancel ([`cancellable`]); the work winds down through its
 //! cancellation token, so connections close and conversations stay valid.
 
+mod blocks;
 mod chat;
 mod mcp;
 mod models;

@@ -8,7 +8,12 @@
 //! with the host's default argument cap counted while reading, so neither
 //! a huge file nor an endless stream is read whole. Progress goes to stderr as one
 //! redrawn line on a terminal and nowhere otherwise. Ctrl-C drops the call
-//! (the host's documented way to cancel) and exits with 130.
+//! (the host's documented way to cancel) and exits with 130. A result's
+//! further blocks follow its text: more text printed, bytes (images,
+//! audio, blob resources) written to files in `--out-dir` with one summary
+//! line each (see `blocks.rs`); `--json` prints them as base64 with their
+//! MIME types instead. Questions from the tool are asked at the terminal
+//! (`interact.rs`).
 
 use std::path::Path;
 
@@ -101,8 +106,11 @@ fn show(env: &Env, args: ShowArgs) -> Result<ExitStatus, CliError> {
             "description": tool.description(),
             "approval": tool.approval(),
             "network_scope": tool.network_scope(),
+            "title": tool.title(),
+            "annotations": tool.annotations(),
             "profile": profile.as_str(),
             "input_schema": schema,
+            "output_schema": tool.output_schema(),
             "error": error,
         }))?;
         return Ok(ExitStatus::Success);
@@ -111,17 +119,47 @@ fn show(env: &Env, args: ShowArgs) -> Result<ExitStatus, CliError> {
         Ok(s) => serde_json::to_string_pretty(&s).unwrap_or_default(),
         Err(e) => format!("cannot be exported: {e}"),
     };
-    print_text(&format!(
-        "{}\n  plugin:        {}\n  toolset:       {}\n  approval:      {}\n  network scope: {}\n\n{}\n\ninput schema ({}):\n{schema}",
-        tool.wire_name(),
+    let mut text = tool.wire_name().to_owned();
+    if let Some(title) = tool.title() {
+        text.push_str(&format!("\n  title:         {title}"));
+    }
+    text.push_str(&format!(
+        "\n  plugin:        {}\n  toolset:       {}\n  approval:      {}\n  network scope: {}\n  annotations:   {}\n\n{}\n\ninput schema ({}):\n{schema}",
         tool.plugin_id(),
         tool.toolset_type(),
         tool.approval(),
         tool.network_scope(),
+        hints(tool),
         tool.description(),
         profile.as_str(),
-    ))?;
+    ));
+    if let Some(output) = tool.output_schema() {
+        let output = serde_json::to_string_pretty(output).unwrap_or_default();
+        text.push_str(&format!("\n\noutput schema:\n{output}"));
+    }
+    print_text(&text)?;
     Ok(ExitStatus::Success)
+}
+
+/// The annotations a tool declares, as words (`read-only, open world`).
+fn hints(tool: &PublishedTool) -> String {
+    let a = tool.annotations();
+    let mut words = Vec::new();
+    for (hint, yes, no) in [
+        (a.read_only(), "read-only", "not read-only"),
+        (a.destructive(), "destructive", "not destructive"),
+        (a.idempotent(), "idempotent", "not idempotent"),
+        (a.open_world(), "open world", "closed world"),
+    ] {
+        if let Some(value) = hint {
+            words.push(if value { yes } else { no });
+        }
+    }
+    if words.is_empty() {
+        "none".to_owned()
+    } else {
+        words.join(", ")
+    }
 }
 
 async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
@@ -167,11 +205,16 @@ async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
         }
     };
     if env.json {
+        // Blocks carry their bytes as base64 with their MIME types.
         print_json(&result)?;
     } else if result.is_error {
         warn(&format!("tool error: {}", result.content));
+        super::blocks::print_blocks(&result, &args.name, &args.out_dir)?;
     } else {
-        print_text(&result.content)?;
+        if !result.content.is_empty() || result.blocks.is_empty() {
+            print_text(&result.content)?;
+        }
+        super::blocks::print_blocks(&result, &args.name, &args.out_dir)?;
     }
     Ok(if result.is_error {
         ExitStatus::ToolError

@@ -183,6 +183,11 @@ pub struct ChatMessage {
     /// The call this answers (tool messages only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Images, audio and binary resources a tool result carried (tool
+    /// messages only), for the providers whose API can take them; each
+    /// provider says what it does with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<crate::tool::ContentBlock>,
 }
 
 impl ChatMessage {
@@ -203,6 +208,7 @@ impl ChatMessage {
             content: content.into(),
             tool_calls,
             tool_call_id: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -213,7 +219,15 @@ impl ChatMessage {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
+            attachments: Vec::new(),
         }
+    }
+
+    /// Adds blocks with bytes (images, audio, blob resources) to a tool
+    /// message.
+    pub fn with_attachments(mut self, blocks: Vec<crate::tool::ContentBlock>) -> Self {
+        self.attachments = blocks;
+        self
     }
 
     fn plain(role: ChatRole, content: impl Into<String>) -> Self {
@@ -222,6 +236,7 @@ impl ChatMessage {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            attachments: Vec::new(),
         }
     }
 }

@@ -8,7 +8,10 @@
 //! no id get a process-unique `ollama_call_N`. Tool results name the tool
 //! (`tool_name`) as well as the call, since Ollama matches by name. Any
 //! line that is not a JSON object is [`ModelError::Malformed`] with the
-//! line; a line with `error` is the server's error.
+//! line; a line with `error` is the server's error. Images in tool results
+//! go out base64 in the tool message's `images` (vision models see them);
+//! audio and other bytes are not sent, and the text says what was left
+//! out.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -76,6 +79,28 @@ fn message_json(message: &ChatMessage, all: &[ChatMessage]) -> Value {
         ChatRole::Tool => {
             let id = message.tool_call_id.as_deref().unwrap_or_default();
             let mut value = json!({"role": "tool", "content": message.content});
+            // Ollama takes images (base64) on any message, for vision
+            // models; it has no audio input, so other bytes are named
+            // in the text and left out.
+            let mut images = Vec::new();
+            let mut notes = Vec::new();
+            for block in &message.attachments {
+                match (block.kind(), block.base64()) {
+                    ("image", Some(data)) => images.push(Value::String(data)),
+                    (kind, _) => notes.push(format!(
+                        "[{kind} {}, {} bytes: not sent; Ollama takes no {kind} input]",
+                        block.mime_type().unwrap_or("application/octet-stream"),
+                        block.bytes().map_or(0, <[u8]>::len)
+                    )),
+                }
+            }
+            if !images.is_empty() {
+                value["images"] = Value::Array(images);
+            }
+            if !notes.is_empty() {
+                let text = [message.content.clone(), notes.join("\n")].join("\n");
+                value["content"] = json!(text.trim());
+            }
             if !id.is_empty() {
                 value["tool_call_id"] = json!(id);
             }
@@ -383,6 +408,21 @@ mod tests {
         assert_eq!(
             tool,
             json!({"role": "tool", "content": "cold", "tool_call_id": "c1", "tool_name": "weather"})
+        );
+    }
+
+    #[test]
+    fn tool_images_go_in_images_and_audio_is_named_not_sent() {
+        use oscova_core::tool::ContentBlock;
+        let message = ChatMessage::tool("c1", "drawn").with_attachments(vec![
+            ContentBlock::image(vec![1, 2, 3], "image/png"),
+            ContentBlock::audio(vec![0; 10], "audio/wav"),
+        ]);
+        let value = message_json(&message, std::slice::from_ref(&message));
+        assert_eq!(value["images"], json!(["AQID"]));
+        assert_eq!(
+            value["content"],
+            "drawn\n[audio audio/wav, 10 bytes: not sent; Ollama takes no audio input]"
         );
     }
 

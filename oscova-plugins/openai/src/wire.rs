@@ -10,6 +10,15 @@
 //! host can tell the model its call was malformed instead of failing the
 //! chat; a stream that breaks the format itself is [`ModelError::Malformed`]
 //! naming the offending line.
+//!
+//! Tool results with images: chat completions takes only text in a `tool`
+//! message, and images only in `user` messages. So the tool message keeps
+//! the text and says an image follows, and after the run of tool messages
+//! one `user` message carries every image as an `image_url` part with a
+//! `data:` URL (base64), unless the `tool_images` option is `false` (for
+//! models without vision, which refuse image parts). Audio and other bytes
+//! are not sent (audio input parts need an audio model and a user
+//! message); the tool message says what was left out and its size.
 
 use std::collections::BTreeMap;
 
@@ -22,7 +31,16 @@ use serde_json::{Map, Value, json};
 
 /// Option keys the provider reads itself; the rest go into the body.
 const STRICT_TOOLS: &str = "strict_tools";
-const RESERVED: [&str; 5] = ["model", "messages", "tools", "stream", STRICT_TOOLS];
+/// `false` keeps tool results' images out of the request.
+const TOOL_IMAGES: &str = "tool_images";
+const RESERVED: [&str; 6] = [
+    "model",
+    "messages",
+    "tools",
+    "stream",
+    STRICT_TOOLS,
+    TOOL_IMAGES,
+];
 
 /// The request body for `POST /v1/chat/completions`.
 pub(crate) fn request_body(request: &ChatRequest<'_>, stream: bool) -> Value {
@@ -38,10 +56,16 @@ pub(crate) fn request_body(request: &ChatRequest<'_>, stream: bool) -> Value {
             body.insert(key.clone(), value.clone());
         }
     }
+    let images = request
+        .config
+        .options
+        .get(TOOL_IMAGES)
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
     body.insert("model".into(), json!(request.model));
     body.insert(
         "messages".into(),
-        request.messages.iter().map(message_json).collect(),
+        Value::Array(messages_json(request.messages, images)),
     );
     if !request.tools.is_empty() {
         body.insert(
@@ -51,6 +75,50 @@ pub(crate) fn request_body(request: &ChatRequest<'_>, stream: bool) -> Value {
     }
     body.insert("stream".into(), json!(stream));
     Value::Object(body)
+}
+
+/// Every message, with tool results' images moved into one `user`
+/// message after each run of tool messages.
+fn messages_json(messages: &[ChatMessage], images: bool) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending: Vec<Value> = Vec::new();
+    for (i, message) in messages.iter().enumerate() {
+        let mut value = message_json(message);
+        if message.role == ChatRole::Tool && !message.attachments.is_empty() {
+            let mut notes = Vec::new();
+            for block in &message.attachments {
+                let mime = block.mime_type().unwrap_or("application/octet-stream");
+                let size = block.bytes().map_or(0, <[u8]>::len);
+                match (block.kind(), block.base64()) {
+                    ("image", Some(data)) if images => {
+                        notes.push(format!("[image {mime}: sent in the next user message]"));
+                        pending.push(json!({
+                            "type": "image_url",
+                            "image_url": {"url": format!("data:{mime};base64,{data}")},
+                        }));
+                    }
+                    (kind, _) => notes.push(format!(
+                        "[{kind} {mime}, {size} bytes: not sent; this API takes no {kind} in tool results]"
+                    )),
+                }
+            }
+            let text = value["content"].as_str().unwrap_or_default().to_owned();
+            value["content"] = json!([text, notes.join("\n")].join("\n").trim().to_owned());
+        }
+        out.push(value);
+        let run_ends = messages
+            .get(i + 1)
+            .is_none_or(|next| next.role != ChatRole::Tool);
+        if run_ends && !pending.is_empty() {
+            let mut parts = vec![json!({
+                "type": "text",
+                "text": "Images returned by the tool calls above.",
+            })];
+            parts.append(&mut pending);
+            out.push(json!({"role": "user", "content": parts}));
+        }
+    }
+    out
 }
 
 fn message_json(message: &ChatMessage) -> Value {
@@ -352,6 +420,42 @@ impl<'s> StreamState<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_images_follow_the_run_of_tool_messages_in_a_user_message() {
+        use oscova_core::tool::ContentBlock;
+        let messages = vec![
+            ChatMessage::tool("a", "drawn").with_attachments(vec![
+                ContentBlock::image(vec![1, 2, 3], "image/png"),
+                ContentBlock::audio(vec![0; 4], "audio/wav"),
+            ]),
+            ChatMessage::tool("b", "plain"),
+            ChatMessage::user("next"),
+        ];
+        let out = messages_json(&messages, true);
+        assert_eq!(out.len(), 4);
+        assert_eq!(out[0]["role"], "tool");
+        assert_eq!(
+            out[0]["content"],
+            "drawn\n[image image/png: sent in the next user message]\n[audio audio/wav, 4 bytes: not sent; this API takes no audio in tool results]"
+        );
+        assert_eq!(out[1]["role"], "tool");
+        assert_eq!(out[2]["role"], "user");
+        assert_eq!(
+            out[2]["content"][1],
+            json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,AQID"}})
+        );
+        assert_eq!(out[3]["content"], "next");
+        // `tool_images: false` keeps them out.
+        let out = messages_json(&messages, false);
+        assert_eq!(out.len(), 3);
+        assert!(
+            out[0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("[image image/png, 3 bytes: not sent")
+        );
+    }
 
     #[test]
     fn fragments_are_assembled_by_index() {

@@ -152,9 +152,10 @@ impl SpeechToolset {
 #[toolset]
 impl SpeechToolset {
     /// Speaks text aloud into a WAV audio file in the user's files. The
-    /// result says where it was saved and how long it plays. Refuses to
-    /// replace an existing file unless `overwrite` is true.
-    #[tool(approval = Required, network = Internet)]
+    /// result says where it was saved and how long it plays, and carries
+    /// the audio itself. Refuses to replace an existing file unless
+    /// `overwrite` is true.
+    #[tool(title = "Speak text", approval = Required, network = Internet)]
     // Each parameter is one field of the tool's JSON arguments.
     #[allow(clippy::too_many_arguments)]
     pub async fn speak(
@@ -240,8 +241,13 @@ impl SpeechToolset {
         }
         let bytes = audio.wav.len();
         let root = self.root.clone();
-        let replaced =
-            blocking(move || write_wav(&root, &path, &audio.wav, overwrite, create_dirs)).await?;
+        // The bytes come back out of the writer: they are also the result's
+        // audio block, so a client hears the speech without the file.
+        let (replaced, wav) = blocking(move || {
+            write_wav(&root, &path, &audio.wav, overwrite, create_dirs)
+                .map(|replaced| (replaced, audio.wav))
+        })
+        .await?;
 
         let voice = voice.or_else(|| choice.config.voice.clone());
         let shown_voice = voice
@@ -267,7 +273,8 @@ impl SpeechToolset {
             "voice": voice,
             "offline": settings.offline,
             "replaced": replaced,
-        })))
+        }))
+        .with_audio(wav, "audio/wav"))
     }
 
     /// Transcribes speech in a WAV audio file from the user's files and

@@ -77,6 +77,11 @@ async fn speak_then_transcribe_round_trips_a_sentence() {
     let wav = fs::read(f.root().join("audio/door.wav")).unwrap();
     assert_eq!(&wav[..4], b"RIFF");
     assert_eq!(d["bytes"], wav.len());
+    // The same audio is the result's audio block.
+    assert_eq!(spoken.blocks.len(), 1);
+    assert_eq!(spoken.blocks[0].kind(), "audio");
+    assert_eq!(spoken.blocks[0].mime_type(), Some("audio/wav"));
+    assert_eq!(spoken.blocks[0].bytes(), Some(&wav[..]));
 
     let heard = f.ok(TRANSCRIBE, json!({"path": "audio/door.wav"})).await;
     assert_eq!(heard.details["provider"], "pocketsphinx");

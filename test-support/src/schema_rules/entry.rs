@@ -84,31 +84,44 @@ pub fn anthropic_entry_problems(entry: &Value) -> Vec<String> {
 }
 
 /// Every rule of Oscova's own raw entry that `entry` breaks: `{name,
-/// description, plugin, approval, network_scope, input_schema}`, a name of
-/// 1 to 64 of `[a-zA-Z0-9_-]`, and an `input_schema` of `type: object`.
+/// title?, description, plugin, approval, network_scope, annotations,
+/// input_schema, output_schema?}`, a name of 1 to 64 of `[a-zA-Z0-9_-]`,
+/// `annotations` an object, an `input_schema` of `type: object` and an
+/// `output_schema`, when there is one, an object.
 ///
 /// ```
 /// use oscova_test_support::schema_rules::raw_entry_problems;
 /// use serde_json::json;
 ///
 /// let entry = json!({"name": "a", "description": "", "plugin": "p", "approval": "never",
-///                    "network_scope": "none", "input_schema": {"type": "string"}});
+///                    "network_scope": "none", "annotations": {},
+///                    "input_schema": {"type": "string"}});
 /// assert_eq!(raw_entry_problems(&entry), ["root: not `type: object`"]);
 /// ```
 pub fn raw_entry_problems(entry: &Value) -> Vec<String> {
     let mut problems = Vec::new();
-    want_keys(
-        entry,
-        &[
-            "name",
-            "description",
-            "plugin",
-            "approval",
-            "network_scope",
-            "input_schema",
-        ],
-        &mut problems,
-    );
+    // `title` and `output_schema` are there only when the tool has them.
+    let mut keys = vec![
+        "name",
+        "description",
+        "plugin",
+        "approval",
+        "network_scope",
+        "annotations",
+        "input_schema",
+    ];
+    for optional in ["title", "output_schema"] {
+        if entry.get(optional).is_some() {
+            keys.push(optional);
+        }
+    }
+    want_keys(entry, &keys, &mut problems);
+    if !entry["annotations"].is_object() {
+        problems.push("annotations: not an object".into());
+    }
+    if entry.get("output_schema").is_some_and(|s| !s.is_object()) {
+        problems.push("output_schema: not an object".into());
+    }
     name_rule(&entry["name"], &[], false, &mut problems);
     match entry["input_schema"].get("type") {
         Some(t) if t == "object" => {}

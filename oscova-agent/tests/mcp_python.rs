@@ -1,0 +1,153 @@
+//! The fixture host served by `McpServer` on stdio, driven by the
+//! official MCP Python SDK client (pip package `mcp`, installed by
+//! `scripts/ensure-python-mcp.sh`): content blocks, output schemas (the
+//! SDK validates structured results itself), annotations, progress,
+//! logging, elicitation and ping survive the round trip, over the
+//! `initialize` handshake (2025-11-25) and over `server/discover`
+//! (2026-07-28). Fails, naming the script, when the SDK is missing.
+//!
+//! No test harness: the binary is the test and, run again with
+//! `OSCOVA_STUDIO_SERVE=1`, the server the Python client starts (stdout
+//! must carry protocol messages only, which libtest's would not).
+
+mod studio;
+
+use std::process::Command;
+
+use oscova_agent::mcp::McpServer;
+use oscova_core::UserInfo;
+use serde_json::{Value, json};
+use studio::tool;
+
+const SERVE: &str = "OSCOVA_STUDIO_SERVE";
+
+fn main() {
+    if std::env::var_os(SERVE).is_some() {
+        serve();
+        return;
+    }
+    let python = oscova_test_support::python::mcp_python();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_client.py");
+    let me = std::env::current_exe().expect("the test binary's path");
+    let output = Command::new(&python)
+        .arg(script)
+        .arg(&me)
+        .env_remove(SERVE)
+        .output()
+        .expect("the MCP Python SDK client could not be started");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the Python client failed:\n{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let report: Value = serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("no report from the client ({e}):\n{stdout}\n{stderr}"));
+    check_legacy(&report["legacy"]);
+    check_modern(&report["modern"]);
+    println!(
+        "mcp_python: ok (legacy {}, modern {})",
+        report["legacy"]["protocol"], report["modern"]["protocol"]
+    );
+}
+
+fn serve() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let host = studio::host();
+        let scope = host.user_scope(UserInfo::new("py"));
+        if let Err(e) = McpServer::new(scope).serve_stdio().await {
+            eprintln!("serving failed: {e}");
+        }
+        host.shutdown().await;
+    });
+    runtime.shutdown_background();
+}
+
+fn text_of(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// What every session sees, whatever its protocol.
+fn check_common(r: &Value) {
+    assert!(r.get("error").is_none(), "{r}");
+    assert_eq!(r["pinged"], true);
+    assert!(r["capabilities"]["tools"].is_object(), "{r}");
+    let media = &r["tools"][tool("media")];
+    assert_eq!(media["title"], "Make media");
+    assert_eq!(media["annotations"]["readOnlyHint"], true);
+    assert_eq!(media["annotations"]["openWorldHint"], true);
+    assert_eq!(
+        r["tools"][tool("rows")]["outputSchema"]["required"],
+        json!(["result"])
+    );
+    assert_eq!(
+        r["tools"][tool("clear")]["annotations"]["destructiveHint"],
+        true
+    );
+
+    let blocks = r["media"].as_array().unwrap();
+    let kinds: Vec<_> = blocks.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["text", "image", "audio", "resource"]);
+    assert_eq!(blocks[0]["text"], "made with [REDACTED]");
+    assert_eq!(blocks[1]["mimeType"], "image/png");
+    assert_eq!(blocks[1]["decoded"], json!([0x89, b'P', b'N', b'G']));
+    assert_eq!(blocks[2]["decoded"], json!(b"RIFF".to_vec()));
+    assert_eq!(blocks[3]["resource"]["text"], "a note");
+
+    assert_eq!(
+        r["rows"],
+        json!({"result": [{"id": 0}, {"id": 1}, {"id": 2}]})
+    );
+    assert_eq!(r["summary"], json!({"count": 2}));
+
+    assert_eq!(text_of(&r["count"]), "3");
+    assert_eq!(
+        r["progress"],
+        json!([
+            [1.0, 3.0, "step 1"],
+            [2.0, 3.0, "step 2"],
+            [3.0, 3.0, "step 3"]
+        ])
+    );
+}
+
+fn check_legacy(r: &Value) {
+    check_common(r);
+    assert!(r["capabilities"]["logging"].is_object(), "{r}");
+    // Elicitation: three questions, then approval of the `Required` tool.
+    let asked: Vec<&str> = r["asked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(&asked[..3], ["Go on?", "Colour?", "Details"]);
+    assert!(asked[3].contains(&tool("clear")), "{asked:?}");
+    assert_eq!(text_of(&r["survey"]), r#"1 "Grace" false"#);
+    assert_eq!(text_of(&r["clear"]), "cleared lab");
+    // `logging/setLevel warning`: the debug message is not sent.
+    assert_eq!(
+        r["logs"],
+        json!([{"level": "warning", "data": "careful with [REDACTED]", "logger": tool("survey")}])
+    );
+}
+
+fn check_modern(r: &Value) {
+    check_common(r);
+    assert_eq!(r["protocol"], "2026-07-28", "{r}");
+    // 2026-07-28 has no server-to-client requests: the tool is told the
+    // client cannot be asked, and approval falls back to the host's
+    // handler (none here: refused).
+    assert_eq!(r["survey"]["isError"], true, "{r}");
+    assert!(
+        text_of(&r["survey"]).contains("cannot"),
+        "{}",
+        text_of(&r["survey"])
+    );
+    assert_eq!(r["clear"]["isError"], true, "{r}");
+}
