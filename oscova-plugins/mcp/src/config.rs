@@ -235,8 +235,9 @@ impl ServerConfig {
             }
             _ => return Err(ConfigError::Transport),
         }
-        if !self.per_user && !(self.credential_env.is_empty() && self.credential_header.is_empty())
-        {
+        let has_credentials =
+            !(self.credential_env.is_empty() && self.credential_header.is_empty());
+        if has_credentials && !self.per_user {
             return Err(ConfigError::SharedCredentials);
         }
         if let Some(secs) = self.timeout_secs

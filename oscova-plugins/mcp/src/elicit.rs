@@ -19,7 +19,10 @@ pub(crate) type Ask = (Question, oneshot::Sender<Option<Answer>>);
 
 /// The calls in flight on one connection that can be asked, by call key.
 #[derive(Clone, Default)]
-pub(crate) struct Asks(Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Ask>)>>>);
+pub(crate) struct Asks(Arc<Mutex<Vec<AskRoute>>>);
+
+/// One call's key and where its questions go.
+type AskRoute = (u64, mpsc::UnboundedSender<Ask>);
 
 impl Asks {
     pub(crate) fn add(&self, key: u64, route: mpsc::UnboundedSender<Ask>) {
