@@ -142,6 +142,9 @@ pub(crate) struct McpArgs {
     /// tool segment alone; refused when two tools share one).
     #[arg(long, value_enum, default_value_t = Names::Wire)]
     pub(crate) names: Names,
+    /// Instead of serving: manage the `[mcp.servers]` this host uses.
+    #[command(subcommand)]
+    pub(crate) action: Option<McpAction>,
 }
 
 /// How `oscova mcp` names tools, as a flag value.
@@ -160,6 +163,20 @@ impl From<Names> for oscova_agent::mcp::ToolNames {
             Names::Short => Self::Short,
         }
     }
+}
+
+/// `oscova mcp pin`
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpAction {
+    /// List server NAME's tools and pin them (names, schemas,
+    /// descriptions, with a hash) in the lock file beside the config;
+    /// start-up then reads the pin instead of contacting the server, and
+    /// refuses tools whose live definition differs until they are
+    /// re-pinned.
+    Pin {
+        /// The server, as named in `[mcp.servers.NAME]`.
+        name: String,
+    },
 }
 
 /// Which model provider to use, where, and whether it must be local.

@@ -68,6 +68,8 @@ struct FileConfig {
     speech: SpeechSection,
     #[serde(default)]
     network: NetworkSection,
+    /// `[mcp]`: serving (`tokens`, limits) and `[mcp.servers.NAME]`, MCP
+    /// servers used as toolsets.
     #[serde(default)]
     mcp: McpSection,
 }
@@ -130,6 +132,7 @@ pub struct Config {
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
     http: Option<HttpClient>,
+    mcp_servers: Arc<oscova_plugin_mcp::McpConfig>,
 }
 
 impl fmt::Debug for Config {
@@ -296,6 +299,7 @@ impl Config {
             files_root,
             providers: Arc::new(file.providers),
             speech: Arc::new(file.speech),
+            mcp_servers: Arc::new(file.mcp.servers()),
             mcp: Arc::new(file.mcp),
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
@@ -305,6 +309,20 @@ impl Config {
             env_names,
             http,
         })
+    }
+
+    /// The `[mcp.servers]` section.
+    pub fn mcp_servers(&self) -> &oscova_plugin_mcp::McpConfig {
+        &self.mcp_servers
+    }
+
+    /// The lock file of pinned MCP catalogs: beside the config file, with
+    /// its name less the extension plus `.mcp.lock` (`oscova.toml` →
+    /// `oscova.mcp.lock`); none without a config file.
+    pub fn mcp_lock_file(&self) -> Option<PathBuf> {
+        let source = self.source.as_deref()?;
+        let stem = source.file_stem()?.to_string_lossy().into_owned();
+        Some(source.with_file_name(format!("{stem}.mcp.lock")))
     }
 
     /// The file that was read, if any.

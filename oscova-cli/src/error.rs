@@ -205,6 +205,9 @@ pub enum CliError {
     /// `--names short` with two tools sharing a short name.
     #[error("MCP server: {0}")]
     McpNames(#[source] oscova_agent::mcp::NameClash),
+    /// Pinning an MCP server's catalog (`oscova mcp pin`) failed.
+    #[error("{0}")]
+    McpPin(#[source] oscova_plugin_mcp::McpError),
     /// The async runtime could not be created.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),
@@ -255,8 +258,12 @@ impl CliError {
                 e if e.is_refusal() => ExitStatus::Refused,
                 _ => ExitStatus::ToolError,
             },
+            Self::McpPin(oscova_plugin_mcp::McpError::UnknownServer(_))
+            | Self::McpPin(oscova_plugin_mcp::McpError::NoLockFile)
+            | Self::McpPin(oscova_plugin_mcp::McpError::Config { .. }) => ExitStatus::Usage,
             Self::Host(_)
             | Self::Mcp(_)
+            | Self::McpPin(_)
             | Self::Runtime(_)
             | Self::Output(_)
             | Self::Input(_)
@@ -290,6 +297,7 @@ impl CliError {
             Self::Write { .. } => "write",
             Self::Input(_) => "input",
             Self::Mcp(_) | Self::McpHttp(_) | Self::McpNames(_) => "mcp",
+            Self::McpPin(_) => "mcp_pin",
             Self::Runtime(_) => "runtime",
             Self::Output(_) => "output",
         }

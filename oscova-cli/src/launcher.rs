@@ -21,6 +21,8 @@ use oscova_core::{
     process::ProcessSpawnPolicy, redact::Redactor,
 };
 
+use oscova_plugin_mcp::{McpPlugin, McpPluginBuilder};
+
 use crate::approval::{Asker, CliApproval};
 use crate::cli::{Cli, Command};
 use crate::config::Config;
@@ -187,11 +189,6 @@ impl Launcher {
             _ => Asker::Mcp { allow: false },
         };
         let serving = matches!(cli.command, Command::Mcp(_));
-        let host = self.build_host(&config, asker, serving)?;
-        // Traces, when an OTLP endpoint is configured; flushed when this
-        // guard drops, after the runtime below has stopped.
-        #[cfg(feature = "otel")]
-        let _telemetry = crate::telemetry::init(host.redactor());
         let runtime = match &cli.command {
             Command::Mcp(_) => tokio::runtime::Builder::new_multi_thread(),
             _ => tokio::runtime::Builder::new_current_thread(),
@@ -199,6 +196,26 @@ impl Launcher {
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
+        // `oscova mcp pin NAME` contacts that one server, and no other.
+        if let Command::Mcp(crate::cli::McpArgs {
+            action: Some(crate::cli::McpAction::Pin { name }),
+            ..
+        }) = &cli.command
+        {
+            let builder = self.mcp_servers(&config);
+            let outcome = runtime.block_on(crate::commands::pin_mcp_server(&config, builder, name));
+            runtime.shutdown_background();
+            return outcome;
+        }
+        // MCP servers' catalogs are known before the host starts (listed
+        // on the runtime that serves their calls, or read from pins).
+        let mcp = (!config.mcp_servers().servers.is_empty())
+            .then(|| runtime.block_on(self.mcp_servers(&config).start()));
+        let host = self.build_host(&config, asker, serving, mcp)?;
+        // Traces, when an OTLP endpoint is configured; flushed when this
+        // guard drops, after the runtime has stopped.
+        #[cfg(feature = "otel")]
+        let _telemetry = crate::telemetry::init(host.redactor());
         let env = crate::commands::Env {
             host: host.clone(),
             config,
@@ -224,11 +241,9 @@ impl Launcher {
         config: &Config,
         asker: Asker,
         serving: bool,
+        mcp: Option<McpPlugin>,
     ) -> Result<PluginHost, CliError> {
-        let mut spawn = ProcessSpawnPolicy::new();
-        for name in config.credential_env_names() {
-            spawn = spawn.deny(name.clone());
-        }
+        let spawn = spawn_policy(config);
         // The named plugins load first, in the order given, then every other
         // linked one: what the linker happened to keep must not decide the
         // order, nor with it which of two duplicate wire names is kept.
@@ -252,6 +267,9 @@ impl Launcher {
         if serving {
             builder = builder.blocking_sync_tools(SERVING_SYNC_TOOLS);
         }
+        if let Some(mcp) = mcp {
+            builder = builder.plugin_instance(mcp);
+        }
         // At a terminal the person answers tools' questions (an embedding
         // host's `customize` may set its own handler); an MCP session
         // answers them through its client, call by call.
@@ -271,6 +289,35 @@ impl Launcher {
         crate::panic::install(host.redactor());
         Ok(host)
     }
+}
+
+impl Launcher {
+    /// The config's `[mcp.servers]`, with the host's spawn policy and the
+    /// config's secrets redacted from what the servers print.
+    fn mcp_servers(&self, config: &Config) -> McpPluginBuilder {
+        let secrets = Redactor::new();
+        for secret in config.secret_values() {
+            secrets.add(secret.expose_secret());
+        }
+        let mut builder = McpPlugin::builder()
+            .config(config.mcp_servers().clone())
+            .spawn_policy(spawn_policy(config).redacting(&secrets))
+            .redactor(&secrets);
+        if let Some(lock) = config.mcp_lock_file() {
+            builder = builder.lock_file(lock);
+        }
+        builder
+    }
+}
+
+/// The spawn policy of every child process: the host's environment less
+/// secret-looking names and the config's credential variables.
+fn spawn_policy(config: &Config) -> ProcessSpawnPolicy {
+    let mut spawn = ProcessSpawnPolicy::new();
+    for name in config.credential_env_names() {
+        spawn = spawn.deny(name.clone());
+    }
+    spawn
 }
 
 fn same_plugin(a: &PluginRegistration, b: &PluginRegistration) -> bool {

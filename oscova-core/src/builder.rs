@@ -14,8 +14,9 @@ use crate::context::{AgentPluginContext, ProviderContext, ServiceContext};
 use crate::provider::kind::{BoxError, IntoProvider, ProviderKind};
 use crate::provider::model::ModelProvider;
 use crate::provider::speech::{SpeechRecognitionProvider, SpeechSynthesisProvider};
+use crate::runtime::{IntoToolHandler, RuntimeToolset};
 use crate::shared::PublishFn;
-use crate::tool::{Toolset, ToolsetInfo};
+use crate::tool::{ToolInfo, ToolList, Toolset, ToolsetInfo};
 
 /// What a toolset factory may return: a toolset or a `Result` of one.
 #[diagnostic::on_unimplemented(
@@ -77,15 +78,25 @@ pub(crate) type BoxedToolsetFactory =
 
 /// A recorded toolset factory.
 pub struct ToolsetRegistration {
-    info: &'static ToolsetInfo,
+    pub(crate) info: RegisteredInfo,
     type_name: &'static str,
     pub(crate) factory: BoxedToolsetFactory,
 }
 
+/// A registration's metadata: a `#[toolset]` type's static one, or a
+/// runtime toolset's.
+pub(crate) enum RegisteredInfo {
+    Static(&'static ToolsetInfo),
+    Runtime(ToolsetInfo),
+}
+
 impl ToolsetRegistration {
-    /// The toolset's static metadata.
-    pub fn info(&self) -> &'static ToolsetInfo {
-        self.info
+    /// The toolset's metadata.
+    pub fn info(&self) -> &ToolsetInfo {
+        match &self.info {
+            RegisteredInfo::Static(info) => info,
+            RegisteredInfo::Runtime(info) => info,
+        }
     }
 
     /// The Rust type the factory produces.
@@ -246,10 +257,44 @@ impl AgentPluginBuilder {
         F: Fn(&AgentPluginContext) -> R + ToolsetFactory<R>,
     {
         self.toolsets.push(ToolsetRegistration {
-            info: <F::Toolset as Toolset>::toolset_info(),
+            info: RegisteredInfo::Static(<F::Toolset as Toolset>::toolset_info()),
             type_name: std::any::type_name::<F::Toolset>(),
             factory: Box::new(move |ctx| {
                 factory.build(ctx).map(|t| Arc::new(t) as Arc<dyn Toolset>)
+            }),
+        });
+        self
+    }
+
+    /// Records a toolset defined at run time: its metadata, known now and
+    /// published once for all users like a `#[toolset]` type's, and a
+    /// factory of its [`ToolHandler`](crate::runtime::ToolHandler), called
+    /// once per user scope. See [`runtime`](crate::runtime) for an example.
+    pub fn add_runtime_toolset<F, R>(&mut self, info: ToolsetInfo, factory: F) -> &mut Self
+    where
+        F: Fn(&AgentPluginContext) -> R + Send + Sync + 'static,
+        R: IntoToolHandler,
+    {
+        let tools = match &info.tools {
+            ToolList::Shared(tools) => tools.clone(),
+            // A `#[toolset]` type's metadata under a runtime handler: the
+            // tools are copied into shared ones, which the handler indexes.
+            ToolList::Static(tools) => tools.iter().map(ToolInfo::runtime_copy).collect(),
+        };
+        let info = ToolsetInfo {
+            tools: ToolList::Shared(tools.clone()),
+            ..info
+        };
+        self.toolsets.push(ToolsetRegistration {
+            info: RegisteredInfo::Runtime(info),
+            type_name: std::any::type_name::<R::Output>(),
+            factory: Box::new(move |ctx| {
+                factory(ctx).into_handler().map(|handler| {
+                    Arc::new(RuntimeToolset {
+                        handler,
+                        tools: tools.clone(),
+                    }) as Arc<dyn Toolset>
+                })
             }),
         });
         self

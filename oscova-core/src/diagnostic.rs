@@ -52,6 +52,10 @@ pub enum DiagnosticKind {
     /// A saved endpoint scope of `local` makes an endpoint that does not
     /// name this machine count as local.
     EndpointScopeOverride,
+    /// A source of runtime tools (an MCP server) could not be used: it did
+    /// not start, could not list its tools, or its pin is not valid. Its
+    /// tools are left out; everything else loads.
+    ToolSourceFailed,
 }
 
 /// One thing the host skipped, with the reason.

@@ -117,6 +117,7 @@ pub mod process;
 pub mod provider;
 pub mod redact;
 mod result;
+pub mod runtime;
 mod schema;
 mod shared;
 pub mod text;

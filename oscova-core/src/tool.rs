@@ -3,12 +3,15 @@
 //! Metadata is static: the macro emits one `static` [`ToolsetInfo`] per
 //! toolset type, so publication reads it without creating an instance and
 //! every user scope shares it. Input schemas are built on first use and
-//! cached in the metadata itself.
+//! cached in the metadata itself. Tools known only at run time (an MCP
+//! server's, say) use the same types, built with owned text by
+//! [`runtime`](crate::runtime); static metadata stays borrowed, never copied.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -170,21 +173,23 @@ impl ToolAnnotations {
     }
 }
 
-/// Static metadata of one tool.
+/// Metadata of one tool: static for `#[toolset]` tools, owned for tools
+/// defined at run time ([`ToolInfo::new`](crate::runtime)).
 pub struct ToolInfo {
-    method: &'static str,
-    name: &'static str,
-    display_name: &'static str,
-    description: &'static str,
-    approval: ToolApprovalMode,
-    network: NetworkScope,
-    is_async: bool,
-    schema_fn: SchemaFn,
-    schema: OnceLock<Value>,
-    title: Option<&'static str>,
-    annotations: ToolAnnotations,
-    output_schema_fn: Option<OutputSchemaFn>,
-    output_schema: OnceLock<Option<Value>>,
+    pub(crate) method: Cow<'static, str>,
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) display_name: Cow<'static, str>,
+    pub(crate) description: Cow<'static, str>,
+    pub(crate) approval: ToolApprovalMode,
+    pub(crate) network: NetworkScope,
+    pub(crate) is_async: bool,
+    /// Builds the schema on first use; `None` when it was given whole.
+    pub(crate) schema_fn: Option<SchemaFn>,
+    pub(crate) schema: OnceLock<Value>,
+    pub(crate) title: Option<Cow<'static, str>>,
+    pub(crate) annotations: ToolAnnotations,
+    pub(crate) output_schema_fn: Option<OutputSchemaFn>,
+    pub(crate) output_schema: OnceLock<Option<Value>>,
 }
 
 impl ToolInfo {
@@ -204,14 +209,14 @@ impl ToolInfo {
         schema_fn: SchemaFn,
     ) -> Self {
         Self {
-            method,
-            name,
-            display_name,
-            description,
+            method: Cow::Borrowed(method),
+            name: Cow::Borrowed(name),
+            display_name: Cow::Borrowed(display_name),
+            description: Cow::Borrowed(description),
             approval,
             network,
             is_async,
-            schema_fn,
+            schema_fn: Some(schema_fn),
             schema: OnceLock::new(),
             title: None,
             annotations: ToolAnnotations::new(),
@@ -223,7 +228,9 @@ impl ToolInfo {
     /// Sets the title. Built by `#[toolset]` only.
     #[doc(hidden)]
     pub const fn __with_title(mut self, title: &'static str) -> Self {
-        self.title = Some(title);
+        // The field starts `None`; forgetting it (rather than dropping,
+        // which a `const fn` cannot) leaks nothing.
+        std::mem::forget(self.title.replace(Cow::Borrowed(title)));
         self
     }
 
@@ -241,24 +248,24 @@ impl ToolInfo {
         self
     }
 
-    /// The Rust method name.
-    pub fn method(&self) -> &'static str {
-        self.method
+    /// The Rust method name (a runtime tool's name as it was given).
+    pub fn method(&self) -> &str {
+        &self.method
     }
 
     /// The normalised tool segment of the wire name.
-    pub fn name(&self) -> &'static str {
-        self.name
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The name as the author wrote it (`#[tool(name = ...)]` or the method).
-    pub fn display_name(&self) -> &'static str {
-        self.display_name
+    pub fn display_name(&self) -> &str {
+        &self.display_name
     }
 
     /// The description for the model.
-    pub fn description(&self) -> &'static str {
-        self.description
+    pub fn description(&self) -> &str {
+        &self.description
     }
 
     /// The approval mode.
@@ -280,12 +287,13 @@ impl ToolInfo {
 
     /// The JSON Schema of the argument object, built once and cached.
     pub fn input_schema(&self) -> &Value {
-        self.schema.get_or_init(self.schema_fn)
+        self.schema
+            .get_or_init(|| self.schema_fn.map_or(Value::Null, |build| build()))
     }
 
     /// A title for people (`#[tool(title = "...")]`), when given.
-    pub fn title(&self) -> Option<&'static str> {
-        self.title
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
     }
 
     /// Hints about what the tool does.
@@ -318,12 +326,20 @@ impl fmt::Debug for ToolInfo {
     }
 }
 
-/// Static metadata of a toolset type.
+/// Metadata of a toolset: a static one per `#[toolset]` type, or one
+/// built at run time ([`ToolsetInfo::new`](crate::runtime)).
 #[derive(Debug)]
 pub struct ToolsetInfo {
-    type_name: &'static str,
-    owner: &'static str,
-    tools: &'static [ToolInfo],
+    pub(crate) type_name: Cow<'static, str>,
+    pub(crate) owner: Cow<'static, str>,
+    pub(crate) tools: ToolList,
+}
+
+/// A toolset's tools: a static slice, or shared ones built at run time.
+#[derive(Debug, Clone)]
+pub(crate) enum ToolList {
+    Static(&'static [ToolInfo]),
+    Shared(Arc<[ToolInfo]>),
 }
 
 impl ToolsetInfo {
@@ -334,25 +350,33 @@ impl ToolsetInfo {
         tools: &'static [ToolInfo],
     ) -> Self {
         Self {
-            type_name,
-            owner,
-            tools,
+            type_name: Cow::Borrowed(type_name),
+            owner: Cow::Borrowed(owner),
+            tools: ToolList::Static(tools),
         }
     }
 
-    /// The Rust type name as written.
-    pub fn type_name(&self) -> &'static str {
-        self.type_name
+    /// The Rust type name as written (a runtime toolset's owner as given).
+    pub fn type_name(&self) -> &str {
+        &self.type_name
     }
 
     /// The normalised owner segment (type name less a trailing `Toolset`).
-    pub fn owner(&self) -> &'static str {
-        self.owner
+    pub fn owner(&self) -> &str {
+        &self.owner
     }
 
     /// The tools, in declaration order.
-    pub fn tools(&self) -> &'static [ToolInfo] {
-        self.tools
+    pub fn tools(&self) -> &[ToolInfo] {
+        match &self.tools {
+            ToolList::Static(tools) => tools,
+            ToolList::Shared(tools) => tools,
+        }
+    }
+
+    /// Whether the toolset was defined at run time.
+    pub fn is_runtime(&self) -> bool {
+        matches!(self.tools, ToolList::Shared(_))
     }
 }
 
@@ -392,7 +416,7 @@ impl<'a> Dispatched<'a> {
 /// `#[toolset]` is the supported way to implement it: the metadata
 /// constructors it needs are not public API (they live in `__private`), so
 /// a hand-written implementation may break with any release. Tools known
-/// only at run time are a separate, planned path.
+/// only at run time go through [`runtime`](crate::runtime) instead.
 ///
 /// Toolsets serve many concurrent calls through `&self`; keep per-call
 /// state inside the call.

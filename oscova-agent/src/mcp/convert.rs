@@ -43,7 +43,7 @@ pub(super) fn mcp_tool(tool: &PublishedTool) -> Tool {
     );
     let mut out = Tool::new(
         tool.wire_name().to_owned(),
-        tool.description(),
+        tool.description().to_owned(),
         Arc::new(schema),
     )
     .with_annotations(annotations);

@@ -7,7 +7,11 @@
 //! `[[mcp.tokens]]`), applies the `[mcp]` section, reports diagnostics on
 //! stderr (stdout carries protocol messages only on stdio) and serves
 //! until the client disconnects (stdio) or SIGTERM or Ctrl-C (HTTP, which
-//! then shuts down gracefully). With `--listen`, one line
+//! then shuts down gracefully). The tools it serves include the
+//! `[mcp.servers]` ones (the `oscova.mcp` plugin), so it is also a gateway
+//! that re-serves other MCP servers with Oscova's policy applied: per-user
+//! credentials, approval, redaction, hooks. `oscova mcp pin NAME` pins one
+//! server's catalog instead of serving. With `--listen`, one line
 //! `oscova mcp: serving http://ADDR:PORT/mcp` goes to stderr once the
 //! address is bound (with the port picked when 0 was given). Refusals to
 //! start (no tokens on a non-loopback address, a short-name clash) are
@@ -22,10 +26,13 @@ use std::net::SocketAddr;
 
 use oscova_agent::mcp::McpServer;
 use oscova_agent::mcp::http::McpHttpServer;
+use oscova_plugin_mcp::McpPluginBuilder;
 
 use super::Env;
 use crate::cli::McpArgs;
+use crate::config::Config;
 use crate::error::{CliError, ExitStatus};
+use crate::output::print_text;
 use crate::output::warn;
 
 pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError> {
@@ -85,4 +92,20 @@ async fn terminated() {
         }
     }
     super::interrupted().await;
+}
+
+/// `oscova mcp pin NAME`: lists that server and writes its catalog, with
+/// its hash, to the lock file beside the config.
+pub(crate) async fn pin(
+    config: &Config,
+    builder: McpPluginBuilder,
+    name: &str,
+) -> Result<ExitStatus, CliError> {
+    let hash = builder.pin(name).await.map_err(CliError::McpPin)?;
+    let lock = config
+        .mcp_lock_file()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    print_text(&format!("pinned MCP server `{name}` ({hash}) in {lock}"))?;
+    Ok(ExitStatus::Success)
 }

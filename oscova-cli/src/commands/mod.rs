@@ -21,6 +21,8 @@ use std::future::Future;
 
 use oscova_core::{CancellationToken, PluginHost};
 
+pub(crate) use mcp::pin as pin_mcp_server;
+
 use crate::cli::Command;
 use crate::config::Config;
 use crate::error::{CliError, ExitStatus};

@@ -30,9 +30,19 @@ pub(super) fn run(env: &Env) -> Result<ExitStatus, CliError> {
             })
         })
         .collect();
+    let servers: Vec<Value> = host
+        .service::<oscova_plugin_mcp::McpStatus>()
+        .map(|status| {
+            status
+                .servers()
+                .map(|s| json!({"name": s.name(), "status": s.summary(), "events": s.events()}))
+                .collect()
+        })
+        .unwrap_or_default();
     if env.json {
         print_json(&json!({
             "plugins": plugins,
+            "mcp_servers": servers,
             "diagnostics": host.diagnostics(),
         }))?;
         return Ok(ExitStatus::Success);
@@ -50,6 +60,16 @@ pub(super) fn run(env: &Env) -> Result<ExitStatus, CliError> {
             p["name"].as_str().unwrap_or_default(),
             if tools == 1 { "" } else { "s" },
         ));
+    }
+    if !servers.is_empty() {
+        text.push_str("\nMCP servers:\n");
+        for s in &servers {
+            text.push_str(&format!(
+                "  {}: {}\n",
+                s["name"].as_str().unwrap_or_default(),
+                s["status"].as_str().unwrap_or_default()
+            ));
+        }
     }
     if !host.diagnostics().is_empty() {
         text.push_str("\nskipped at start-up:\n");

@@ -37,6 +37,10 @@ pub(crate) struct McpSection {
     idle_timeout_secs: Option<u64>,
     shutdown_grace_secs: Option<u64>,
     scope_cache: Option<usize>,
+    /// `[mcp.servers.NAME]`: MCP servers used as toolsets (the `oscova.mcp`
+    /// plugin).
+    #[serde(default)]
+    servers: std::collections::BTreeMap<String, oscova_plugin_mcp::ServerConfig>,
     /// Parsed from `tokens` by [`McpSection::check`].
     #[serde(skip)]
     parsed: Vec<UserToken>,
@@ -51,6 +55,13 @@ struct TokenEntry {
 }
 
 impl McpSection {
+    /// The servers, as the `oscova.mcp` plugin takes them.
+    pub(crate) fn servers(&self) -> oscova_plugin_mcp::McpConfig {
+        oscova_plugin_mcp::McpConfig {
+            servers: self.servers.clone(),
+        }
+    }
+
     /// Parses the token hashes; the message names the user whose entry is
     /// wrong.
     pub(crate) fn check(&mut self) -> Result<(), String> {

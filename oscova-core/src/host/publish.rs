@@ -6,15 +6,22 @@
 //! of `oscova-wire`), not recomputed: publication runs at every start and
 //! must stay cheap (10,000 tools in well under 10 ms). A tool whose name is
 //! taken is reported and dropped; the earlier one is never replaced.
+//! Runtime toolsets go through the same checks; their names were
+//! normalised when their metadata was built, and a runtime tool is also
+//! refused when its name normalises to nothing or its input schema is not a
+//! JSON object.
 
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::collections::hash_map::Entry;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::load::{LoadedPlugin, ToolsetSlot};
+use crate::builder::RegisteredInfo;
 use crate::diagnostic::DiagnosticKind;
-use crate::tool::{NetworkScope, ToolAnnotations, ToolApprovalMode, ToolInfo};
+use crate::tool::{NetworkScope, ToolAnnotations, ToolApprovalMode, ToolInfo, ToolList};
 use crate::wire::WireName;
 
 /// A tool in the host's catalog.
@@ -22,10 +29,19 @@ use crate::wire::WireName;
 pub struct PublishedTool {
     wire_name: WireName,
     plugin_id: &'static str,
-    toolset_type: &'static str,
+    toolset_type: Cow<'static, str>,
     pub(crate) slot: usize,
     pub(crate) index: usize,
-    info: &'static ToolInfo,
+    info: ToolRef,
+}
+
+/// Where a published tool's metadata lives.
+#[derive(Debug)]
+enum ToolRef {
+    /// A `#[toolset]` type's.
+    Static(&'static ToolInfo),
+    /// A runtime toolset's, at this index.
+    Shared(Arc<[ToolInfo]>, usize),
 }
 
 impl PublishedTool {
@@ -39,49 +55,54 @@ impl PublishedTool {
         self.plugin_id
     }
 
-    /// The Rust type of its toolset.
-    pub fn toolset_type(&self) -> &'static str {
-        self.toolset_type
+    /// The Rust type of its toolset (a runtime toolset's owner as given).
+    pub fn toolset_type(&self) -> &str {
+        &self.toolset_type
     }
 
     /// The description for the model.
-    pub fn description(&self) -> &'static str {
-        self.info.description()
+    pub fn description(&self) -> &str {
+        self.info().description()
     }
 
     /// The approval mode.
     pub fn approval(&self) -> ToolApprovalMode {
-        self.info.approval()
+        self.info().approval()
     }
 
     /// The network scope.
     pub fn network_scope(&self) -> NetworkScope {
-        self.info.network_scope()
+        self.info().network_scope()
     }
 
     /// The input JSON Schema (built once, then cached).
     pub fn input_schema(&self) -> &Value {
-        self.info.input_schema()
+        self.info().input_schema()
     }
 
     /// A title for people, when the tool has one.
-    pub fn title(&self) -> Option<&'static str> {
-        self.info.title()
+    pub fn title(&self) -> Option<&str> {
+        self.info().title()
     }
 
     /// Hints about what the tool does.
     pub fn annotations(&self) -> ToolAnnotations {
-        self.info.annotations()
+        self.info().annotations()
     }
 
     /// The output JSON Schema of its structured result, when it has one.
     pub fn output_schema(&self) -> Option<&Value> {
-        self.info.output_schema()
+        self.info().output_schema()
     }
 
-    /// The static metadata.
-    pub fn info(&self) -> &'static ToolInfo {
-        self.info
+    /// The tool's metadata.
+    #[inline]
+    pub fn info(&self) -> &ToolInfo {
+        match &self.info {
+            ToolRef::Static(info) => info,
+            // In range: publication made the index from this list.
+            ToolRef::Shared(tools, index) => &tools[*index],
+        }
     }
 }
 
@@ -160,6 +181,17 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
             continue;
         };
         let toolset = slot.registration.info();
+        let shared = match &slot.registration.info {
+            RegisteredInfo::Static(_) => None,
+            RegisteredInfo::Runtime(info) => match &info.tools {
+                ToolList::Shared(tools) => Some(tools),
+                ToolList::Static(_) => None,
+            },
+        };
+        let statics = match slot.registration.info {
+            RegisteredInfo::Static(info) => info.tools(),
+            RegisteredInfo::Runtime(_) => &[],
+        };
         for (index, info) in toolset.tools().iter().enumerate() {
             let invalid = |reason: String| PublicationError::InvalidMetadata {
                 plugin: plugin.manifest.id.to_owned(),
@@ -167,6 +199,12 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
                 method: info.method().to_owned(),
                 reason,
             };
+            if shared.is_some()
+                && let Some(reason) = runtime_problem(toolset.type_name(), info)
+            {
+                errors.push(invalid(reason));
+                continue;
+            }
             let wire_name =
                 match WireName::from_segments(&plugin.segment, toolset.owner(), info.name()) {
                     Ok(name) => name,
@@ -184,16 +222,21 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
                         toolset: toolset.type_name().to_owned(),
                         method: info.method().to_owned(),
                         kept_plugin: kept.plugin_id.to_owned(),
-                        kept_toolset: kept.toolset_type.to_owned(),
-                        kept_method: kept.info.method().to_owned(),
+                        kept_toolset: kept.toolset_type.clone().into_owned(),
+                        kept_method: kept.info().method().to_owned(),
                     });
                 }
                 Entry::Vacant(slot_entry) => {
                     slot_entry.insert(tools.len());
+                    let info = match (statics.get(index), shared) {
+                        (Some(info), _) => ToolRef::Static(info),
+                        (None, Some(tools)) => ToolRef::Shared(tools.clone(), index),
+                        (None, None) => continue,
+                    };
                     tools.push(PublishedTool {
                         wire_name,
                         plugin_id: plugin.manifest.id,
-                        toolset_type: toolset.type_name(),
+                        toolset_type: toolset.type_name.clone(),
                         slot: slot_index,
                         index,
                         info,
@@ -207,4 +250,30 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
         by_name,
         errors,
     }
+}
+
+/// What publication refuses in a runtime tool beyond the wire-name rule,
+/// which the macro checks at compile time for `#[toolset]` tools.
+#[cold]
+fn runtime_problem(owner: &str, info: &ToolInfo) -> Option<String> {
+    if info.name().is_empty() {
+        return Some(format!(
+            "the tool name `{}` has no ASCII letter or digit, so it normalises to nothing",
+            crate::args::shorten(info.display_name())
+        ));
+    }
+    if normalize_owner_is_empty(owner) {
+        return Some(format!(
+            "the toolset name `{}` has no ASCII letter or digit, so it normalises to nothing",
+            crate::args::shorten(owner)
+        ));
+    }
+    if !info.input_schema().is_object() {
+        return Some("its input schema is not a JSON object".to_owned());
+    }
+    None
+}
+
+fn normalize_owner_is_empty(owner: &str) -> bool {
+    crate::wire::normalize_segment(owner).is_empty()
 }

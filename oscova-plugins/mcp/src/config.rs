@@ -1,0 +1,305 @@
+//! The configuration of MCP servers: `[mcp.servers.NAME]` tables in the
+//! CLI's TOML, or the same values through [`ServerConfig`]'s builder
+//! methods for an embedding host.
+//!
+//! Rules: unknown keys are refused (a misspelt `per_usr` must not quietly
+//! share one process between users); a server has exactly one of `command`
+//! and `url`; credentials are named by key, never written here, and only a
+//! `per_user` server may have them, so one user's credential never reaches
+//! a process or session another user's calls use.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use oscova_core::{NetworkScope, ToolApprovalMode};
+use serde::Deserialize;
+
+/// The default per-call timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Every configured server, by name (the owner segment of its tools'
+/// wire names).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// The servers.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerConfig>,
+}
+
+/// One MCP server.
+///
+/// ```
+/// use oscova_plugin_mcp::ServerConfig;
+/// use oscova_core::{NetworkScope, ToolApprovalMode};
+///
+/// let notes = ServerConfig::command("python3")
+///     .arg("server.py")
+///     .env("NOTES_MODE", "test")
+///     .credential_env("NOTES_TOKEN", "notes.token")
+///     .per_user(true)
+///     .approval(ToolApprovalMode::Required)
+///     .network(NetworkScope::Internet);
+/// assert!(notes.check().is_ok());
+///
+/// let shared_secret = ServerConfig::command("python3").credential_env("T", "notes.token");
+/// assert!(shared_secret.check().is_err()); // credentials need per_user
+/// ```
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// A stdio server: the program to start.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Its arguments, passed as a list (never through a shell).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables given to the process as they are.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Variables set from the calling user's credentials: variable name →
+    /// credential key.
+    #[serde(default)]
+    pub credential_env: BTreeMap<String, String>,
+    /// One process (or session) per user scope, started on that user's
+    /// first call; otherwise one shared by every user.
+    #[serde(default)]
+    pub per_user: bool,
+    /// The approval mode of every tool of this server.
+    #[serde(default)]
+    pub approval: ToolApprovalMode,
+    /// What its tools may reach. `none` is enforced for stdio servers
+    /// where the platform allows it (an empty network namespace on Linux);
+    /// otherwise it is a declaration approval policies and the catalog
+    /// show.
+    #[serde(default = "internet")]
+    pub network: NetworkScope,
+    /// A streamable HTTP server: its endpoint.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Headers set from the calling user's credentials: header → key. An
+    /// `Authorization` header gets `Bearer <credential>`.
+    #[serde(default)]
+    pub credential_header: BTreeMap<String, String>,
+    /// Seconds a call may take before it ends with a timeout error.
+    #[serde(default)]
+    pub timeout_secs: Option<f64>,
+}
+
+fn internet() -> NetworkScope {
+    NetworkScope::Internet
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            credential_env: BTreeMap::new(),
+            per_user: false,
+            approval: ToolApprovalMode::Default,
+            network: NetworkScope::Internet,
+            url: None,
+            credential_header: BTreeMap::new(),
+            timeout_secs: None,
+        }
+    }
+}
+
+/// What is wrong with a server's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// Neither `command` nor `url`, or both.
+    #[error("set exactly one of `command` (a stdio server) and `url` (a streamable HTTP server)")]
+    Transport,
+    /// Credentials on a server shared by every user.
+    #[error(
+        "`credential_env` and `credential_header` need `per_user = true`: a shared server would carry one user's credential into every user's calls"
+    )]
+    SharedCredentials,
+    /// A stdio option on a url server, or the reverse.
+    #[error("`{0}` does not apply to this kind of server")]
+    Misplaced(&'static str),
+    /// A timeout that is not a positive number of seconds.
+    #[error("`timeout_secs` must be a positive number of seconds")]
+    Timeout,
+}
+
+impl ServerConfig {
+    /// A stdio server started as `program`.
+    pub fn command(program: impl Into<String>) -> Self {
+        Self {
+            command: Some(program.into()),
+            ..Self::default()
+        }
+    }
+
+    /// A streamable HTTP server at `url`.
+    pub fn url(url: impl Into<String>) -> Self {
+        Self {
+            url: Some(url.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets a variable of the process.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets variable `name` from the calling user's credential `key`.
+    pub fn credential_env(mut self, name: impl Into<String>, key: impl Into<String>) -> Self {
+        self.credential_env.insert(name.into(), key.into());
+        self
+    }
+
+    /// Sends header `name` from the calling user's credential `key`.
+    pub fn credential_header(mut self, name: impl Into<String>, key: impl Into<String>) -> Self {
+        self.credential_header.insert(name.into(), key.into());
+        self
+    }
+
+    /// One process (or session) per user scope.
+    pub fn per_user(mut self, per_user: bool) -> Self {
+        self.per_user = per_user;
+        self
+    }
+
+    /// The approval mode of its tools.
+    pub fn approval(mut self, mode: ToolApprovalMode) -> Self {
+        self.approval = mode;
+        self
+    }
+
+    /// What its tools may reach.
+    pub fn network(mut self, scope: NetworkScope) -> Self {
+        self.network = scope;
+        self
+    }
+
+    /// The per-call timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout_secs = Some(timeout.as_secs_f64());
+        self
+    }
+
+    /// The per-call timeout in effect.
+    pub fn call_timeout(&self) -> Duration {
+        self.timeout_secs
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// Whether this is a stdio server.
+    pub fn is_stdio(&self) -> bool {
+        self.command.is_some()
+    }
+
+    /// Checks the rules a table cannot express.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        match (&self.command, &self.url) {
+            (Some(_), None) => {
+                if !self.credential_header.is_empty() {
+                    return Err(ConfigError::Misplaced("credential_header"));
+                }
+            }
+            (None, Some(_)) => {
+                for (set, key) in [
+                    (!self.args.is_empty(), "args"),
+                    (!self.env.is_empty(), "env"),
+                    (!self.credential_env.is_empty(), "credential_env"),
+                ] {
+                    if set {
+                        return Err(ConfigError::Misplaced(key));
+                    }
+                }
+            }
+            _ => return Err(ConfigError::Transport),
+        }
+        let has_credentials =
+            !(self.credential_env.is_empty() && self.credential_header.is_empty());
+        if has_credentials && !self.per_user {
+            return Err(ConfigError::SharedCredentials);
+        }
+        if let Some(secs) = self.timeout_secs
+            && !(secs > 0.0 && Duration::try_from_secs_f64(secs).is_ok())
+        {
+            return Err(ConfigError::Timeout);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issue_table_deserialises() {
+        // The CLI parses the TOML; this is the same table as a value.
+        let config: McpConfig = serde_json::from_value(serde_json::json!({
+            "servers": {
+                "notes": {
+                    "command": "python3", "args": ["server.py"],
+                    "env": {"NOTES_MODE": "test"},
+                    "credential_env": {"NOTES_TOKEN": "notes.token"},
+                    "per_user": true, "approval": "required", "network": "internet"
+                },
+                "remote": {
+                    "url": "http://127.0.0.1:8080/mcp",
+                    "credential_header": {"Authorization": "notes.bearer"},
+                    "per_user": true, "timeout_secs": 5
+                }
+            }
+        }))
+        .expect("config");
+        let notes = &config.servers["notes"];
+        assert_eq!(notes.approval, ToolApprovalMode::Required);
+        assert!(notes.per_user && notes.check().is_ok());
+        let remote = &config.servers["remote"];
+        assert_eq!(remote.call_timeout(), Duration::from_secs(5));
+        assert_eq!(remote.network, NetworkScope::Internet);
+        assert!(remote.check().is_ok());
+    }
+
+    #[test]
+    fn mistakes_are_refused() {
+        assert_eq!(ServerConfig::default().check(), Err(ConfigError::Transport));
+        assert_eq!(
+            ServerConfig::url("http://x").arg("a").check(),
+            Err(ConfigError::Misplaced("args"))
+        );
+        assert_eq!(
+            ServerConfig::command("x").timeout_secs_raw(-1.0).check(),
+            Err(ConfigError::Timeout)
+        );
+        let unknown = serde_json::from_value::<ServerConfig>(serde_json::json!({"per_usr": true}));
+        assert!(unknown.is_err());
+    }
+
+    impl ServerConfig {
+        fn timeout_secs_raw(mut self, secs: f64) -> Self {
+            self.timeout_secs = Some(secs);
+            self
+        }
+    }
+}

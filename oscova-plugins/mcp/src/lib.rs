@@ -1,0 +1,467 @@
+//! The `oscova.mcp` plugin: MCP servers named in configuration become
+//! toolsets, with the same per-user scopes, approval, network scope,
+//! redaction and hooks as compiled-in ones.
+//!
+//! Each server is a runtime toolset whose owner segment is the server's
+//! name: server `notes` with tool `Shout-Text` is
+//! `oscova_mcp__notes__shout_text`. The catalog is known when the host
+//! starts: [`McpPluginBuilder::start`] lists each server once over a
+//! connection the host then owns (a shared server's calls use it), or reads
+//! the server's pinned catalog from the lock file without contacting it.
+//! `configure` then only records what `start` found; nothing is started
+//! or called while it runs.
+//!
+//! ```no_run
+//! use oscova_core::prelude::*;
+//! use oscova_plugin_mcp::{McpPlugin, ServerConfig};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let mcp = McpPlugin::builder()
+//!     .server("notes", ServerConfig::command("python3").arg("server.py").per_user(true)
+//!         .credential_env("NOTES_TOKEN", "notes.token"))
+//!     .lock_file("oscova.mcp.lock")
+//!     .start()
+//!     .await;
+//! let host = PluginHost::builder()
+//!     .plugins([])
+//!     .plugin_instance(mcp)
+//!     .build()?;
+//! let scope = host.user_scope(UserInfo::new("alice"));
+//! let result = scope.invoke("oscova_mcp__notes__shout_text", json!({"text": "hi"})).await;
+//! # Ok(()) }
+//! ```
+//!
+//! What happens when things fail: a server whose configuration is wrong,
+//! whose process cannot start, or which cannot list its tools is left out
+//! with a diagnostic (in [`PluginHost::diagnostics`](oscova_core::PluginHost::diagnostics),
+//! so `oscova plugins` shows it); every other server and plugin loads. A
+//! server that dies is restarted on the next call, with an event in its
+//! [`ServerStatus`]. Diagnostics and events carry a bounded, redacted tail
+//! of the server's stderr.
+//!
+//! `network`: the host cannot filter another process's sockets, so for a
+//! stdio server `network = "none"` is enforced by starting it in an empty
+//! network namespace where the platform allows it (Linux with user
+//! namespaces, through `unshare -rn`); elsewhere, and for `local` and
+//! `internet`, it is a declaration that approval policies and the catalog
+//! show. A url server is refused when its URL is outside the declared
+//! scope.
+
+mod config;
+mod connect;
+mod elicit;
+pub mod pin;
+mod result;
+mod server;
+mod status;
+mod validate;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oscova_core::diagnostic::{Diagnostic, DiagnosticKind};
+use oscova_core::process::ProcessSpawnPolicy;
+use oscova_core::redact::Redactor;
+use oscova_core::runtime::{ToolInfo, ToolsetInfo};
+use oscova_core::tool::ToolAnnotations;
+use oscova_core::{AgentPlugin, AgentPluginBuilder, AgentPluginContext, NetworkScope, plugin};
+
+pub use config::{ConfigError, DEFAULT_TIMEOUT, McpConfig, ServerConfig};
+pub use connect::{TAIL_BYTES, network_isolation_available};
+pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
+
+use connect::{ConnectParams, connect};
+use pin::{CatalogTool, PinError, catalog_hash, read_pins, write_pin};
+use server::{Server, ServerHandler, Slot};
+
+/// The plugin id.
+pub const PLUGIN_ID: &str = "oscova.mcp";
+
+/// The `oscova.mcp` plugin, holding what [`McpPluginBuilder::start`] found.
+/// Linked without configuration (its `Default`), it contributes nothing.
+#[plugin(id = "oscova.mcp", name = "MCP servers", framework = ">=0.1")]
+#[derive(Default)]
+pub struct McpPlugin {
+    servers: Vec<Arc<Server>>,
+    diagnostics: Vec<String>,
+    status: McpStatus,
+}
+
+impl std::fmt::Debug for McpPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpPlugin")
+            .field(
+                "servers",
+                &self.servers.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
+            .field("diagnostics", &self.diagnostics)
+            .finish()
+    }
+}
+
+impl McpPlugin {
+    /// Configures the servers.
+    pub fn builder() -> McpPluginBuilder {
+        McpPluginBuilder::default()
+    }
+
+    /// What went wrong at start-up, one message per server left out.
+    pub fn start_diagnostics(&self) -> &[String] {
+        &self.diagnostics
+    }
+
+    /// Every server's status.
+    pub fn status(&self) -> &McpStatus {
+        &self.status
+    }
+}
+
+impl AgentPlugin for McpPlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        for server in &self.servers {
+            let tools = server.catalog.iter().map(|t| tool_info(t, &server.config));
+            let info = ToolsetInfo::new(server.name.clone(), tools);
+            let server = server.clone();
+            builder
+                .add_runtime_toolset(info, move |ctx: &AgentPluginContext| handler(&server, ctx));
+        }
+        let diagnostics = self.diagnostics.clone();
+        let status = McpStatus {
+            servers: self.status.servers.clone(),
+        };
+        builder.add_service(move |ctx| {
+            for message in &diagnostics {
+                ctx.report(Diagnostic::warning(
+                    DiagnosticKind::ToolSourceFailed,
+                    Some(PLUGIN_ID),
+                    message.clone(),
+                ));
+            }
+            McpStatus {
+                servers: status.servers.clone(),
+            }
+        });
+    }
+}
+
+/// A server's tool as runtime metadata: its title, schemas and hints as
+/// the server gives them, the server's approval mode and network scope.
+fn tool_info(tool: &CatalogTool, config: &ServerConfig) -> ToolInfo {
+    let mut info = ToolInfo::new(
+        tool.name.clone(),
+        tool.description.clone(),
+        tool.input_schema.clone(),
+    )
+    .with_approval(config.approval)
+    .with_network_scope(config.network);
+    if let Some(title) = &tool.title {
+        info = info.with_title(title.clone());
+    }
+    if let Some(schema) = &tool.output_schema {
+        info = info.with_output_schema(schema.clone());
+    }
+    let hint = |key: &str| {
+        tool.annotations
+            .as_ref()
+            .and_then(|a| a.get(key))
+            .and_then(serde_json::Value::as_bool)
+    };
+    let mut hints = ToolAnnotations::new();
+    if let Some(v) = hint("readOnlyHint") {
+        hints = hints.with_read_only(v);
+    }
+    if let Some(v) = hint("destructiveHint") {
+        hints = hints.with_destructive(v);
+    }
+    if let Some(v) = hint("idempotentHint") {
+        hints = hints.with_idempotent(v);
+    }
+    // The declared network scope decides the open world, as for compiled
+    // tools, unless the server says otherwise.
+    hints = hints
+        .with_open_world(hint("openWorldHint").unwrap_or(config.network == NetworkScope::Internet));
+    info.with_annotations(hints)
+}
+
+/// One scope's handler: a `per_user` server gets its own (empty) slot and
+/// that user's credentials; a missing credential skips the toolset for
+/// that user, with the scope's diagnostic.
+fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> Result<ServerHandler, String> {
+    let config = &server.config;
+    let mut credentials = Vec::new();
+    let keys = if config.is_stdio() {
+        &config.credential_env
+    } else {
+        &config.credential_header
+    };
+    for (name, key) in keys {
+        match ctx.credentials().get(key) {
+            Some(secret) => credentials.push((name.clone(), secret)),
+            None => {
+                return Err(format!(
+                    "MCP server `{}` needs credential `{key}` (for `{name}`), which is not set for this user",
+                    server.name
+                ));
+            }
+        }
+    }
+    Ok(ServerHandler {
+        server: server.clone(),
+        own: config
+            .per_user
+            .then(|| tokio::sync::Mutex::new(Slot::default())),
+        credentials,
+        spawn: if config.per_user {
+            ctx.spawn_policy().clone()
+        } else {
+            server.spawn.clone()
+        },
+        user: ctx.user_id().to_owned(),
+    })
+}
+
+/// Configures servers, then [`start`](Self::start)s them.
+#[derive(Debug, Default)]
+pub struct McpPluginBuilder {
+    config: McpConfig,
+    lock_file: Option<PathBuf>,
+    spawn: Option<ProcessSpawnPolicy>,
+    redactor: Redactor,
+}
+
+/// Listing or pinning a server failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// No server of that name is configured.
+    #[error("no MCP server `{0}` is configured")]
+    UnknownServer(String),
+    /// Its configuration is wrong.
+    #[error("MCP server `{name}`: {source}")]
+    Config {
+        /// The server.
+        name: String,
+        /// What is wrong.
+        #[source]
+        source: ConfigError,
+    },
+    /// It could not be reached or listed.
+    #[error("MCP server `{name}`: {message}")]
+    Connect {
+        /// The server.
+        name: String,
+        /// Why, redacted.
+        message: String,
+    },
+    /// No lock file was configured.
+    #[error("no MCP lock file is configured")]
+    NoLockFile,
+    /// The lock file could not be read or written.
+    #[error(transparent)]
+    Pin(#[from] PinError),
+}
+
+impl McpPluginBuilder {
+    /// Every server of `config`, after those already added.
+    pub fn config(mut self, config: McpConfig) -> Self {
+        self.config.servers.extend(config.servers);
+        self
+    }
+
+    /// Adds server `name`.
+    pub fn server(mut self, name: impl Into<String>, config: ServerConfig) -> Self {
+        self.config.servers.insert(name.into(), config);
+        self
+    }
+
+    /// The lock file of pinned catalogs (the CLI's sits beside its config).
+    pub fn lock_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.lock_file = Some(path.into());
+        self
+    }
+
+    /// The spawn policy for shared servers' processes and the listing at
+    /// start (a `per_user` server's calls use the scope's). Give it the
+    /// host's: the default is [`ProcessSpawnPolicy::new`].
+    pub fn spawn_policy(mut self, policy: ProcessSpawnPolicy) -> Self {
+        self.spawn = Some(policy);
+        self
+    }
+
+    /// Secrets redacted from diagnostics and stderr tails, on top of each
+    /// user's credentials (give it the host's redactor).
+    pub fn redactor(mut self, redactor: &Redactor) -> Self {
+        self.redactor = redactor.clone();
+        self
+    }
+
+    /// The configured servers.
+    pub fn servers(&self) -> &McpConfig {
+        &self.config
+    }
+
+    fn spawn(&self) -> ProcessSpawnPolicy {
+        self.spawn
+            .clone()
+            .unwrap_or_else(|| ProcessSpawnPolicy::new().redacting(&self.redactor))
+    }
+
+    /// Lists server `name`'s tools live, in name order.
+    pub async fn list(&self, name: &str) -> Result<Vec<CatalogTool>, McpError> {
+        let config = self
+            .config
+            .servers
+            .get(name)
+            .ok_or_else(|| McpError::UnknownServer(name.to_owned()))?;
+        config.check().map_err(|source| McpError::Config {
+            name: name.to_owned(),
+            source,
+        })?;
+        let spawn = self.spawn();
+        let conn = connect(ConnectParams {
+            name,
+            config,
+            spawn: &spawn,
+            credentials: &[],
+            redactor: &self.redactor,
+        })
+        .await
+        .map_err(|e| McpError::Connect {
+            name: name.to_owned(),
+            message: e.redacted(&self.redactor),
+        })?;
+        Ok(conn.live.clone())
+    }
+
+    /// Lists server `name` and pins its catalog in the lock file; returns
+    /// the catalog's hash.
+    pub async fn pin(&self, name: &str) -> Result<String, McpError> {
+        let path = self.lock_file.as_ref().ok_or(McpError::NoLockFile)?;
+        let tools = self.list(name).await?;
+        Ok(write_pin(path, name, tools)?)
+    }
+
+    /// Reads the pins and lists every unpinned server, keeping a shared
+    /// server's connection for its calls. Call it on the runtime that will
+    /// serve the calls: the kept connections live on it.
+    pub async fn start(self) -> McpPlugin {
+        let mut plugin = McpPlugin::default();
+        let spawn = self.spawn();
+        let pins = match &self.lock_file {
+            None => Default::default(),
+            Some(path) => match read_pins(path) {
+                Ok(pins) => pins,
+                Err(e) => {
+                    plugin.diagnostics.push(format!(
+                        "{e}; no MCP server was loaded (re-pin with `oscova mcp pin NAME`)"
+                    ));
+                    return plugin;
+                }
+            },
+        };
+        for (name, config) in &self.config.servers {
+            let fail = |plugin: &mut McpPlugin, why: String| {
+                plugin
+                    .diagnostics
+                    .push(format!("MCP server `{name}` was not loaded: {why}"));
+            };
+            if let Err(e) = config.check() {
+                fail(&mut plugin, e.to_string());
+                continue;
+            }
+            let (catalog, pinned, slot) = match pins.get(name) {
+                Some(pin) => {
+                    if catalog_hash(&pin.tools) != pin.hash {
+                        fail(
+                            &mut plugin,
+                            "its pinned catalog does not match its hash (was the lock file edited?); re-pin it with `oscova mcp pin`".to_owned(),
+                        );
+                        continue;
+                    }
+                    (pin.tools.clone(), Some(pin.hash.clone()), Slot::default())
+                }
+                None => {
+                    let made = tokio::time::timeout(
+                        config.call_timeout(),
+                        connect(ConnectParams {
+                            name,
+                            config,
+                            spawn: &spawn,
+                            credentials: &[],
+                            redactor: &self.redactor,
+                        }),
+                    )
+                    .await;
+                    match made {
+                        Ok(Ok(conn)) => {
+                            let tools = conn.live.clone();
+                            let slot = if config.per_user {
+                                Slot::default()
+                            } else {
+                                Slot::with(conn)
+                            };
+                            (tools, None, slot)
+                        }
+                        Ok(Err(e)) => {
+                            fail(&mut plugin, e.redacted(&self.redactor));
+                            continue;
+                        }
+                        Err(_) => {
+                            fail(
+                                &mut plugin,
+                                format!(
+                                    "it did not list its tools within {:.0} s",
+                                    config.call_timeout().as_secs_f64()
+                                ),
+                            );
+                            continue;
+                        }
+                    }
+                }
+            };
+            let status = Arc::new(ServerStatus::new(
+                name,
+                summary(config, catalog.len(), pinned.as_deref()),
+            ));
+            plugin.status.servers.push(status.clone());
+            plugin.servers.push(Arc::new(Server {
+                name: name.clone(),
+                config: config.clone(),
+                catalog,
+                pinned: pinned.is_some(),
+                shared: tokio::sync::Mutex::new(slot),
+                status,
+                spawn: spawn.clone(),
+                redactor: self.redactor.clone(),
+            }));
+        }
+        plugin
+    }
+}
+
+/// The status line `oscova plugins` shows for a server.
+fn summary(config: &ServerConfig, tools: usize, pin: Option<&str>) -> String {
+    let transport = match (&config.command, &config.url) {
+        (Some(command), _) => format!("stdio `{command}`"),
+        (None, Some(url)) => format!("url {url}"),
+        (None, None) => "unconfigured".to_owned(),
+    };
+    let sharing = if config.per_user {
+        "one process per user"
+    } else {
+        "shared"
+    };
+    let pin = match pin {
+        Some(hash) => format!("pinned {hash}"),
+        None => "listed at start (not pinned)".to_owned(),
+    };
+    let network = match config.network {
+        NetworkScope::None if config.is_stdio() && network_isolation_available() => {
+            "network none: enforced (empty network namespace)"
+        }
+        NetworkScope::None => "network none: declared only (this platform cannot isolate it)",
+        NetworkScope::Local => "network local: declared",
+        NetworkScope::Internet => "network internet: declared",
+    };
+    format!("{transport}, {sharing}, {tools} tools, {pin}, {network}")
+}

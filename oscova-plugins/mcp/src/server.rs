@@ -1,0 +1,337 @@
+//! One configured server at run time, and the handler that runs its tools
+//! for one user scope.
+//!
+//! Rules: a shared server has one connection the host owns (the one its
+//! catalog was listed on, else one made on the first call); a `per_user`
+//! server has one per user scope, made on that user's first call with that
+//! user's credentials and dropped (its process killed) with the scope. A
+//! connection that died is replaced on the next call, with a diagnostic
+//! carrying the redacted stderr tail. Each new connection lists the tools
+//! again: a tool whose live definition differs from the published one (the
+//! pin, or the listing at start) is refused until it is re-pinned.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use oscova_core::args::ArgError;
+use oscova_core::process::ProcessSpawnPolicy;
+use oscova_core::redact::Redactor;
+use oscova_core::runtime::{RuntimeCall, ToolHandler};
+use oscova_core::tool::ToolFuture;
+use oscova_core::{ExposeSecret, SecretString, ToolInvocation, ToolResult};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientRequest, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
+use rmcp::{Peer, RoleClient, ServiceError};
+use tokio::sync::mpsc;
+
+use crate::config::ServerConfig;
+use crate::connect::{ConnectParams, Connection, Routes, connect};
+use crate::pin::CatalogTool;
+use crate::result::call_result;
+use crate::status::ServerStatus;
+
+/// A configured server, shared by every scope.
+pub(crate) struct Server {
+    pub(crate) name: String,
+    pub(crate) config: ServerConfig,
+    /// The published definitions, in publication order.
+    pub(crate) catalog: Vec<CatalogTool>,
+    /// Whether `catalog` came from a pin (else from the listing at start).
+    pub(crate) pinned: bool,
+    /// The host's connection to a shared server.
+    pub(crate) shared: tokio::sync::Mutex<Slot>,
+    pub(crate) status: Arc<ServerStatus>,
+    pub(crate) spawn: ProcessSpawnPolicy,
+    pub(crate) redactor: Redactor,
+}
+
+/// A connection, if there is one, and what it refuses.
+#[derive(Default)]
+pub(crate) struct Slot {
+    pub(crate) conn: Option<Connection>,
+    /// Tools whose live definition differs from the published one.
+    refused: HashMap<String, String>,
+    /// Connections made so far.
+    starts: u32,
+}
+
+impl Slot {
+    /// A slot over the connection the catalog was listed on.
+    pub(crate) fn with(conn: Connection) -> Self {
+        Self {
+            conn: Some(conn),
+            refused: HashMap::new(),
+            starts: 1,
+        }
+    }
+}
+
+/// What a call needs from a live connection, taken out of the slot so the
+/// slot is not held while the call runs.
+struct Live {
+    peer: Peer<RoleClient>,
+    routes: Routes,
+    asks: crate::elicit::Asks,
+}
+
+impl Server {
+    /// What a new connection's listing refuses, each with a diagnostic.
+    fn compare(&self, live: &[CatalogTool]) -> HashMap<String, String> {
+        let mut refused = HashMap::new();
+        let source = if self.pinned {
+            "pinned"
+        } else {
+            "listed at start"
+        };
+        for tool in &self.catalog {
+            let reason = match live.iter().find(|t| t.name == tool.name) {
+                Some(now) if now == tool => continue,
+                Some(_) => format!(
+                    "tool `{}` of MCP server `{}` differs from its {source} definition; it is refused until it is reviewed and re-pinned (`oscova mcp pin {}`)",
+                    tool.name, self.name, self.name
+                ),
+                None => format!(
+                    "tool `{}` of MCP server `{}` is no longer listed by the server",
+                    tool.name, self.name
+                ),
+            };
+            self.status.event(&reason);
+            refused.insert(tool.name.clone(), reason);
+        }
+        refused
+    }
+}
+
+/// Runs one server's tools for one user scope.
+pub(crate) struct ServerHandler {
+    pub(crate) server: Arc<Server>,
+    /// This scope's own connection (`per_user`), else the server's.
+    pub(crate) own: Option<tokio::sync::Mutex<Slot>>,
+    /// Resolved credentials: variable or header name → value.
+    pub(crate) credentials: Vec<(String, SecretString)>,
+    pub(crate) spawn: ProcessSpawnPolicy,
+    pub(crate) user: String,
+}
+
+impl ServerHandler {
+    fn redactor(&self) -> Redactor {
+        let redactor = self.server.redactor.clone();
+        for (_, secret) in &self.credentials {
+            redactor.add(secret.expose_secret());
+        }
+        redactor
+    }
+
+    /// A live connection, made (or remade after a crash) if needed.
+    async fn live(&self, tool: &str) -> Result<Live, ToolResult> {
+        let server = &*self.server;
+        let mut slot = match &self.own {
+            Some(own) => own.lock().await,
+            None => server.shared.lock().await,
+        };
+        if let Some(conn) = slot.conn.as_mut()
+            && conn.is_dead()
+        {
+            let tail = conn.stderr_tail(&self.redactor());
+            slot.conn = None;
+            server.status.event(&format!(
+                "MCP server `{}` exited{}; restarting it on this call{}",
+                server.name,
+                self.for_user(),
+                tail_note(&tail)
+            ));
+        }
+        if slot.conn.is_none() {
+            let redactor = self.redactor();
+            let made = connect(ConnectParams {
+                name: &server.name,
+                config: &server.config,
+                spawn: &self.spawn,
+                credentials: &self.credentials,
+                redactor: &redactor,
+            })
+            .await;
+            match made {
+                Ok(conn) => {
+                    slot.refused = server.compare(&conn.live);
+                    slot.starts += 1;
+                    if slot.starts > 1 {
+                        server.status.event(&format!(
+                            "MCP server `{}` restarted{} (start {})",
+                            server.name,
+                            self.for_user(),
+                            slot.starts
+                        ));
+                    }
+                    slot.conn = Some(conn);
+                }
+                Err(e) => {
+                    let message = format!(
+                        "MCP server `{}` could not be started{}: {}",
+                        server.name,
+                        self.for_user(),
+                        e.redacted(&redactor)
+                    );
+                    server.status.event(&message);
+                    return Err(ToolResult::error(message));
+                }
+            }
+        }
+        if let Some(reason) = slot.refused.get(tool) {
+            return Err(ToolResult::error(reason.clone()));
+        }
+        let Some(conn) = slot.conn.as_ref() else {
+            return Err(ToolResult::error("no connection"));
+        };
+        Ok(Live {
+            peer: conn.service.peer().clone(),
+            routes: conn.routes(),
+            asks: conn.asks(),
+        })
+    }
+
+    fn for_user(&self) -> String {
+        if self.own.is_some() {
+            format!(" for user `{}`", self.user)
+        } else {
+            String::new()
+        }
+    }
+
+    /// Marks the connection dead after a transport failure, so the next
+    /// call starts a new one.
+    async fn lost(&self) -> String {
+        let mut slot = match &self.own {
+            Some(own) => own.lock().await,
+            None => self.server.shared.lock().await,
+        };
+        let tail = slot
+            .conn
+            .as_ref()
+            .map(|c| c.stderr_tail(&self.redactor()))
+            .unwrap_or_default();
+        slot.conn = None;
+        let message = format!(
+            "MCP server `{}` closed the connection during the call{}; it is restarted on the next call{}",
+            self.server.name,
+            self.for_user(),
+            tail_note(&tail)
+        );
+        self.server.status.event(&message);
+        message
+    }
+
+    async fn run(
+        &self,
+        name: String,
+        args: serde_json::Value,
+        inv: &ToolInvocation<'_>,
+    ) -> ToolResult {
+        let live = match self.live(&name).await {
+            Ok(live) => live,
+            Err(refused) => return refused,
+        };
+        let mut params = CallToolRequestParams::new(name.clone());
+        params.arguments = match args {
+            serde_json::Value::Object(map) => Some(map),
+            serde_json::Value::Null => None,
+            _ => return ToolResult::error("the arguments must be an object"),
+        };
+        let timeout = self.server.config.call_timeout();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = match live
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::with_timeout(timeout))
+            .await
+        {
+            Ok(handle) => handle,
+            Err(_) => return ToolResult::error(self.lost().await),
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let token = handle.progress_token.clone();
+        live.routes.add(token.clone(), tx);
+        let key = inv.call_id().get();
+        let (ask_tx, mut ask_rx) = mpsc::unbounded_channel::<crate::elicit::Ask>();
+        live.asks.add(key, ask_tx);
+        let id = handle.id.clone();
+        let response = handle.await_response();
+        tokio::pin!(response);
+        let cancel = inv.cancellation_token().clone();
+        // rmcp may hand notifications over out of order; progress never
+        // goes back, so a late, lower one is dropped.
+        let mut last = f64::NEG_INFINITY;
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    let notice = CancelledNotification::new(CancelledNotificationParam::new(
+                        Some(id.clone()),
+                        Some("the caller cancelled the call".to_owned()),
+                    ));
+                    let _ = live.peer.send_notification(notice.into()).await;
+                    break None;
+                }
+                Some((question, reply)) = ask_rx.recv() => {
+                    // A question the person cannot answer is declined.
+                    let _ = reply.send(inv.ask(question).await.ok());
+                }
+                Some(progress) = rx.recv() => {
+                    let value = progress.progress.unwrap_or(last);
+                    if value >= last {
+                        last = value;
+                        inv.report(progress);
+                    }
+                }
+                outcome = &mut response => break Some(outcome),
+            }
+        };
+        live.routes.remove(&token);
+        live.asks.remove(key);
+        match outcome {
+            None => ToolResult::error(format!("the call of `{name}` was cancelled")),
+            Some(Ok(ServerResult::CallToolResult(result))) => call_result(result),
+            Some(Ok(_)) => ToolResult::error(format!(
+                "MCP server `{}` answered the call of `{name}` with something other than a tool result",
+                self.server.name
+            )),
+            Some(Err(ServiceError::Timeout { timeout })) => ToolResult::error(format!(
+                "the call of `{name}` on MCP server `{}` timed out after {:.1} s and was cancelled",
+                self.server.name,
+                timeout.as_secs_f64()
+            )),
+            Some(Err(ServiceError::McpError(e))) => ToolResult::error(format!(
+                "MCP server `{}` refused the call of `{name}`: {}",
+                self.server.name, e.message
+            )),
+            Some(Err(ServiceError::TransportClosed))
+            | Some(Err(ServiceError::TransportSend(_))) => ToolResult::error(self.lost().await),
+            Some(Err(e)) => ToolResult::error(format!(
+                "the call of `{name}` on MCP server `{}` failed: {e}",
+                self.server.name
+            )),
+        }
+    }
+}
+
+impl ToolHandler for ServerHandler {
+    fn call<'a>(&'a self, call: RuntimeCall<'a>) -> Result<ToolFuture<'a>, ArgError> {
+        let Some(tool) = self.server.catalog.get(call.index) else {
+            return Err(ArgError::new("/", "no such tool"));
+        };
+        crate::validate::check(&tool.input_schema, &call.args)?;
+        let name = tool.name.clone();
+        let invocation = call.invocation;
+        Ok(Box::pin(self.run(name, call.args, invocation)))
+    }
+}
+
+fn tail_note(tail: &str) -> String {
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr ended with:\n{tail}")
+    }
+}

@@ -1,0 +1,69 @@
+//! What `oscova plugins` and an embedding host can see about each server:
+//! how it is reached, whether its catalog is pinned, what its `network`
+//! means on this platform, and what happened to it since start-up.
+//!
+//! Rules: events are kept in order, at most [`MAX_EVENTS`] (the oldest
+//! dropped); every event is logged through `tracing` when it happens.
+//! Event text is redacted by whoever records it.
+
+use std::sync::Mutex;
+
+/// How many events a server keeps.
+pub const MAX_EVENTS: usize = 64;
+
+/// One server's status.
+#[derive(Debug)]
+pub struct ServerStatus {
+    name: String,
+    summary: String,
+    events: Mutex<Vec<String>>,
+}
+
+impl ServerStatus {
+    pub(crate) fn new(name: &str, summary: String) -> Self {
+        Self {
+            name: name.to_owned(),
+            summary,
+            events: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// One line: transport, sharing, tools, pin, network enforcement.
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    /// What happened since start-up (failures, restarts, refused tools).
+    pub fn events(&self) -> Vec<String> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+
+    pub(crate) fn event(&self, message: &str) {
+        tracing::warn!(server = %self.name, "{message}");
+        if let Ok(mut events) = self.events.lock() {
+            if events.len() == MAX_EVENTS {
+                events.remove(0);
+            }
+            events.push(message.to_owned());
+        }
+    }
+}
+
+/// Every configured server's status: the `oscova.mcp` plugin registers it
+/// as a service (`host.service::<McpStatus>()`).
+#[derive(Debug, Default)]
+pub struct McpStatus {
+    pub(crate) servers: Vec<std::sync::Arc<ServerStatus>>,
+}
+
+impl McpStatus {
+    /// The servers, in configuration order.
+    pub fn servers(&self) -> impl Iterator<Item = &ServerStatus> {
+        self.servers.iter().map(|s| &**s)
+    }
+}

@@ -1,0 +1,64 @@
+"""An MCP server written with the official Python SDK (pip package `mcp`),
+started over stdio by the oscova.mcp plugin's integration tests.
+
+Tools: `Shout-Text`, `add` (structured output), `fail` (an error result),
+`slow` (progress, then waits to be cancelled), `whoami` (pid and
+$NOTES_TOKEN reversed), `crash` (stderr, then exit).
+"""
+
+import asyncio
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer, Context
+
+server = MCPServer("notes")
+
+
+@server.tool(name="Shout-Text", description="Shouts the text.")
+def shout_text(text: str) -> str:
+    return text.upper()
+
+
+@server.tool(description="Adds two integers.")
+def add(a: int, b: int) -> dict[str, int]:
+    return {"sum": a + b}
+
+
+@server.tool(description="Always fails.")
+def fail() -> str:
+    raise ValueError("this tool always fails")
+
+
+@server.tool(description="Reports progress, then waits to be cancelled.")
+async def slow(ctx: Context) -> str:
+    await ctx.report_progress(1, 10, "step 1")
+    await ctx.report_progress(2, 10, "step 2")
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        marker = os.environ.get("MARKER_DIR")
+        if marker:
+            with open(os.path.join(marker, "cancelled"), "w") as f:
+                f.write("yes")
+        raise
+    return "done"
+
+
+@server.tool(description="Its process id and credential, reversed.")
+def whoami() -> str:
+    token = os.environ.get("NOTES_TOKEN", "")[::-1]
+    leaked = "HOST_SECRET_TOKEN" in os.environ
+    return f"pid={os.getpid()} token_reversed={token} host_secret_seen={leaked}"
+
+
+@server.tool(description="Exits.")
+def crash() -> str:
+    print("fatal: crashing on purpose with token " + os.environ.get("NOTES_TOKEN", ""),
+          file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+if __name__ == "__main__":
+    print("python notes server starting", file=sys.stderr, flush=True)
+    server.run("stdio")
