@@ -123,6 +123,17 @@ pub enum SpeechError {
     /// The operation was cancelled.
     #[error("the speech operation was cancelled")]
     Cancelled,
+    /// What the provider needs on this machine (a model, a voice, a runtime
+    /// library) is not installed; `install` says how to install it.
+    #[error("speech provider `{provider}` is not installed: {missing}; install it with `{install}`")]
+    NotInstalled {
+        /// The provider's type key.
+        provider: String,
+        /// What is missing, for a person (which file, where it was looked for).
+        missing: String,
+        /// The command that installs it.
+        install: String,
+    },
     /// The provider failed.
     #[error("{message}")]
     Provider {
