@@ -27,6 +27,8 @@ impl SpeechProviderKeys {
     pub const POCKETSPHINX: &'static str = "pocketsphinx";
     /// OpenAI-compatible remote recognition and synthesis.
     pub const OPENAI: &'static str = "openai";
+    /// Local synthesis with Piper neural voices (onnxruntime and espeak-ng).
+    pub const PIPER: &'static str = "piper";
 }
 
 /// Which provider to use and how. Hosts store and edit these.
