@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-system-packages.sh
+# onnxruntime and the test voice for the piper provider's tests.
+scripts/ensure-piper.sh
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
