@@ -50,7 +50,14 @@ fn say_with_piper_offline_then_hear_it() {
     let out = temp_dir("piper-say").join("piper.wav");
     let file = out.to_str().unwrap();
     let (code, stdout, stderr) = run(&mut with_piper(&[
-        "speech", "say", SENTENCE, "-o", file, "--provider", "piper", "--offline",
+        "speech",
+        "say",
+        SENTENCE,
+        "-o",
+        file,
+        "--provider",
+        "piper",
+        "--offline",
     ]));
     assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
     assert!(stdout.contains("(piper)"), "{stdout}");
@@ -58,7 +65,10 @@ fn say_with_piper_offline_then_hear_it() {
     assert_eq!(code, 0, "stderr: {stderr}");
     let heard: Vec<String> = stdout.split_whitespace().map(str::to_lowercase).collect();
     let said: Vec<&str> = SENTENCE.split_whitespace().collect();
-    let hits = said.iter().filter(|w| heard.iter().any(|h| h == *w)).count();
+    let hits = said
+        .iter()
+        .filter(|w| heard.iter().any(|h| h == *w))
+        .count();
     assert!(hits + 2 >= said.len(), "heard {stdout:?}");
 }
 
@@ -75,7 +85,11 @@ fn providers_lists_piper_with_its_voice() {
         .cloned()
         .unwrap_or_else(|| panic!("no piper in {doc}"));
     assert_eq!(
-        (piper["local"].clone(), piper["default"].clone(), piper["origin"].clone()),
+        (
+            piper["local"].clone(),
+            piper["default"].clone(),
+            piper["origin"].clone()
+        ),
         (json!(true), json!(false), json!("built-in")),
         "flite stays the default"
     );
@@ -98,7 +112,8 @@ fn without_the_assets_piper_is_not_installed_and_says_how_to_install_it() {
         "piper",
         "--offline",
     ]);
-    cmd.env_remove("ORT_DYLIB_PATH").env_remove("XDG_CACHE_HOME");
+    cmd.env_remove("ORT_DYLIB_PATH")
+        .env_remove("XDG_CACHE_HOME");
     let (code, _, stderr) = run(&mut cmd);
     assert_ne!(code, 0);
     assert!(
@@ -107,11 +122,15 @@ fn without_the_assets_piper_is_not_installed_and_says_how_to_install_it() {
     );
     assert!(!out.exists(), "nothing was written");
     let (_, stdout, _) = run(&mut cmd_providers());
-    assert!(stdout.contains("not installed: run scripts/ensure-piper.sh"), "{stdout}");
+    assert!(
+        stdout.contains("not installed: run scripts/ensure-piper.sh"),
+        "{stdout}"
+    );
 }
 
 fn cmd_providers() -> Command {
     let mut cmd = oscova(&["speech", "providers"]);
-    cmd.env_remove("ORT_DYLIB_PATH").env_remove("XDG_CACHE_HOME");
+    cmd.env_remove("ORT_DYLIB_PATH")
+        .env_remove("XDG_CACHE_HOME");
     cmd
 }

@@ -24,6 +24,22 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// CPU seconds used so far by this process (all its threads) and by its
+/// waited-for children, from `/proc/self/stat` (Linux clock ticks, 100 per
+/// second). Wall time on a busy machine measures the queue; CPU time
+/// measures the work.
+fn cpu_seconds() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<f64> = after
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0.0))
+        .collect();
+    let tick = |i: usize| fields.get(i).copied().unwrap_or(0.0) / 100.0;
+    // After the `)`: state is field 0, utime 11, stime 12, cutime 13, cstime 14.
+    (tick(11) + tick(12), tick(13) + tick(14))
+}
+
 fn seconds_of(wav: &[u8]) -> f64 {
     decode_wav(wav).expect("WAV").duration().as_secs_f64()
 }
@@ -54,7 +70,9 @@ fn synthesize(c: &mut Criterion) {
         .map(|_| {
             let fresh = PiperSynthesizer::new();
             let started = Instant::now();
-            runtime.block_on(fresh.preload(&piper_config)).expect("load");
+            runtime
+                .block_on(fresh.preload(&piper_config))
+                .expect("load");
             started.elapsed().as_secs_f64()
         })
         .collect();
@@ -70,9 +88,14 @@ fn synthesize(c: &mut Criterion) {
         .collect();
 
     // Warm real-time factors, same run.
+    // Median wall time, audio seconds, and CPU seconds per synthesis (this
+    // process and its children: piper's inference threads and espeak-ng,
+    // or flite).
     let rtf = |provider: &dyn SpeechSynthesisProvider, config: &SpeechProviderConfig| {
         let mut audio = 0.0;
-        let times: Vec<f64> = (0..7)
+        let runs = 7;
+        let (own, children) = cpu_seconds();
+        let times: Vec<f64> = (0..runs)
             .map(|_| {
                 let started = Instant::now();
                 let out = runtime
@@ -83,8 +106,27 @@ fn synthesize(c: &mut Criterion) {
                 took
             })
             .collect();
+        let (own_after, children_after) = cpu_seconds();
+        let cpu = (own_after - own + children_after - children) / f64::from(runs);
+        eprintln!(
+            "  {}: wall median {:.3} s, CPU {cpu:.3} s per synthesis of {audio:.2} s of audio: \
+             wall RTF {:.3}, CPU RTF {:.3}",
+            config.provider,
+            median(times.clone()),
+            median(times.clone()) / audio,
+            cpu / audio
+        );
         (median(times), audio)
     };
+    let mut one_thread = piper_config.clone();
+    one_thread
+        .options
+        .insert("threads".into(), serde_json::Value::from(1));
+    let (piper1_time, piper1_audio) = rtf(&piper, &one_thread);
+    eprintln!(
+        "warm sentence, piper on 1 thread: {piper1_time:.3} s for {piper1_audio:.2} s of audio, RTF {:.3}",
+        piper1_time / piper1_audio
+    );
     let (piper_time, piper_audio) = rtf(&piper, &piper_config);
     let (flite_time, flite_audio) = rtf(&flite, &flite_config);
     eprintln!(
@@ -94,7 +136,7 @@ fn synthesize(c: &mut Criterion) {
         median(flite_cold),
     );
     eprintln!(
-        "warm sentence: piper {piper_time:.3} s for {piper_audio:.2} s of audio, RTF {:.3}; \
+        "warm sentence: piper (2 threads) {piper_time:.3} s for {piper_audio:.2} s of audio, RTF {:.3}; \
          flite {flite_time:.3} s for {flite_audio:.2} s, RTF {:.3}; piper/flite time ratio {:.2}",
         piper_time / piper_audio,
         flite_time / flite_audio,

@@ -51,7 +51,9 @@ fn voices_dir() -> PathBuf {
 }
 
 fn router() -> SpeechSynthesisRouter {
-    SpeechSynthesisRouter::builder().builtin(installed()).build()
+    SpeechSynthesisRouter::builder()
+        .builtin(installed())
+        .build()
 }
 
 /// Samples of a 16-bit mono WAV and its rate.
@@ -204,7 +206,11 @@ async fn round_trip_word_error_rates_of_piper_and_flite_through_pocketsphinx() {
         flite.0,
         flite.1
     );
-    assert!(rate(piper) <= 0.25, "piper WER {:.1} % is above 25 %", rate(piper) * 100.0);
+    assert!(
+        rate(piper) <= 0.25,
+        "piper WER {:.1} % is above 25 %",
+        rate(piper) * 100.0
+    );
 }
 
 #[tokio::test]
@@ -259,7 +265,13 @@ async fn a_voice_anywhere_is_configured_by_its_model_path() {
         .await
         .unwrap();
     assert!(decode_wav(&audio.wav).unwrap().duration().as_secs_f64() > 0.3);
-    config.model = Some(empty.path().join("gone.onnx").to_string_lossy().into_owned());
+    config.model = Some(
+        empty
+            .path()
+            .join("gone.onnx")
+            .to_string_lossy()
+            .into_owned(),
+    );
     let err = piper
         .synthesize(SynthesisRequest::new(&config, "hello"))
         .await
@@ -276,7 +288,10 @@ async fn nothing_to_say_and_bad_settings_are_refused() {
             .synthesize(SynthesisRequest::new(&config, text))
             .await
             .unwrap_err();
-        assert!(matches!(err, SpeechError::InvalidText(_)), "{text:?}: {err:?}");
+        assert!(
+            matches!(err, SpeechError::InvalidText(_)),
+            "{text:?}: {err:?}"
+        );
     }
     let mut bad = deterministic();
     bad.options.insert("nosie_scale".into(), 0.into());

@@ -127,7 +127,9 @@ pub enum SpeechError {
     Cancelled,
     /// What the provider needs on this machine (a model, a voice, a runtime
     /// library) is not installed; `install` says how to install it.
-    #[error("speech provider `{provider}` is not installed: {missing}; install it with `{install}`")]
+    #[error(
+        "speech provider `{provider}` is not installed: {missing}; install it with `{install}`"
+    )]
     NotInstalled {
         /// The provider's type key.
         provider: String,

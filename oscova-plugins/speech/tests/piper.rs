@@ -54,7 +54,10 @@ async fn a_user_whose_settings_choose_piper_gets_it_by_default() {
         true,
     );
     let spoken = f
-        .ok(SPEAK, json!({"text": "good morning", "path": "morning.wav"}))
+        .ok(
+            SPEAK,
+            json!({"text": "good morning", "path": "morning.wav"}),
+        )
         .await;
     assert_eq!(spoken.details["provider"], "piper");
     assert_eq!(spoken.details["sample_rate"], 22_050);

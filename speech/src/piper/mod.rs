@@ -33,8 +33,8 @@ use oscova_core::provider::speech::{
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 
-pub use assets::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND};
 use assets::VoiceFiles;
+pub use assets::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND};
 use error::PiperError;
 use phonemes::{espeak, text_sentences};
 use runtime::{Model, encode_wav, infer_all, to_pcm16};
@@ -199,7 +199,10 @@ impl PiperSynthesizer {
     }
 
     fn refresh_name(&mut self) {
-        let runtime = self.onnxruntime.as_deref().is_some_and(std::path::Path::is_file);
+        let runtime = self
+            .onnxruntime
+            .as_deref()
+            .is_some_and(std::path::Path::is_file);
         let voices = self
             .voices_dir
             .as_deref()
@@ -217,15 +220,24 @@ impl PiperSynthesizer {
         asked: Option<&str>,
         config: &SpeechProviderConfig,
     ) -> Result<VoiceFiles, PiperError> {
-        let named = asked
+        let named = asked.map(str::trim).filter(|v| !v.is_empty()).or(config
+            .voice
+            .as_deref()
             .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .or(config.voice.as_deref().map(str::trim).filter(|v| !v.is_empty()));
+            .filter(|v| !v.is_empty()));
         if let Some(name) = named {
-            let dir = self.voices_dir.as_deref().ok_or_else(|| assets::no_voice(None))?;
+            let dir = self
+                .voices_dir
+                .as_deref()
+                .ok_or_else(|| assets::no_voice(None))?;
             return assets::voice_named(dir, name);
         }
-        if let Some(model) = config.model.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+        if let Some(model) = config
+            .model
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        {
             let files = VoiceFiles::at(std::path::Path::new(model));
             if !files.exist() {
                 return Err(PiperError::BadVoice {
@@ -238,12 +250,19 @@ impl PiperSynthesizer {
             }
             return Ok(files);
         }
-        let dir = self.voices_dir.as_deref().ok_or_else(|| assets::no_voice(None))?;
+        let dir = self
+            .voices_dir
+            .as_deref()
+            .ok_or_else(|| assets::no_voice(None))?;
         assets::default_voice(dir)
     }
 
     /// The loaded voice for `files`, loading it if it is not warm.
-    async fn load(&self, files: &VoiceFiles, settings: &Settings) -> Result<Arc<Loaded>, PiperError> {
+    async fn load(
+        &self,
+        files: &VoiceFiles,
+        settings: &Settings,
+    ) -> Result<Arc<Loaded>, PiperError> {
         let key = WarmKey {
             model: files.model.clone(),
             threads: settings.threads.unwrap_or(self.threads),
@@ -267,10 +286,11 @@ impl PiperSynthesizer {
         let files = files.clone();
         let threads = key.threads;
         let loaded = tokio::task::spawn_blocking(move || -> Result<Loaded, PiperError> {
-            let text = std::fs::read_to_string(&files.config).map_err(|e| PiperError::BadVoice {
-                path: files.config.clone(),
-                reason: format!("its config cannot be read ({e})"),
-            })?;
+            let text =
+                std::fs::read_to_string(&files.config).map_err(|e| PiperError::BadVoice {
+                    path: files.config.clone(),
+                    reason: format!("its config cannot be read ({e})"),
+                })?;
             let config = VoiceConfig::parse(&text).map_err(|reason| PiperError::BadVoice {
                 path: files.config.clone(),
                 reason,
@@ -285,7 +305,10 @@ impl PiperSynthesizer {
         .await
         .map_err(|source| PiperError::Task { source })??;
         let loaded = Arc::new(loaded);
-        let mut warm = self.warm.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut warm = self
+            .warm
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if warm.len() >= WARM_VOICES {
             warm.remove(0);
         }
@@ -295,7 +318,10 @@ impl PiperSynthesizer {
 
     /// A warm voice, marked as the most recently used.
     fn warm(&self, key: &WarmKey) -> Option<Arc<Loaded>> {
-        let mut warm = self.warm.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut warm = self
+            .warm
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let at = warm.iter().position(|(k, _)| k == key)?;
         let entry = warm.remove(at);
         let loaded = Arc::clone(&entry.1);

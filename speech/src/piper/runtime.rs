@@ -12,17 +12,19 @@
 //! exports have (`input`, `input_lengths`, `scales`, and `sid` for
 //! multi-speaker voices). Inference runs one sentence at a time on a
 //! session guarded by a mutex, so one voice runs at most one inference at
-//! a time, each with the configured number of threads; a stop token is
+//! a time, each with the configured number of threads, which block instead
+//! of spinning while they wait (a host shares its cores with other work,
+//! and spinning threads on a busy machine slow everyone); a stop token is
 //! checked between sentences and terminates a running inference through
 //! its run options.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use oscova_core::CancellationToken;
 use ort::environment::Environment;
 use ort::session::{RunOptions, Session};
 use ort::value::Tensor;
+use oscova_core::CancellationToken;
 
 use super::assets::PIPER_INSTALL_COMMAND;
 use super::error::PiperError;
@@ -36,11 +38,16 @@ pub(crate) fn environment(library: &Path) -> Result<Environment, PiperError> {
     let absolute = std::path::absolute(library).unwrap_or_else(|_| library.to_path_buf());
     if !absolute.is_file() {
         return Err(PiperError::NotInstalled {
-            missing: format!("the onnxruntime library {} does not exist", absolute.display()),
+            missing: format!(
+                "the onnxruntime library {} does not exist",
+                absolute.display()
+            ),
             install: PIPER_INSTALL_COMMAND,
         });
     }
-    let mut slot = RUNTIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut slot = RUNTIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((loaded, env)) = slot.as_ref() {
         if same_file(loaded, &absolute) {
             return Ok(env.clone());
@@ -99,6 +106,8 @@ impl Model {
             .map_err(PiperError::onnx(&action))?
             .with_inter_threads(1)
             .map_err(PiperError::onnx(&action))?
+            .with_intra_op_spinning(false)
+            .map_err(PiperError::onnx(&action))?
             .commit_from_file(path)
             .map_err(PiperError::onnx(&action))?;
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
@@ -136,8 +145,7 @@ impl Model {
         let len = i64::try_from(inputs.ids.len()).unwrap_or(i64::MAX);
         let input = Tensor::from_array(([1_i64, len], inputs.ids.to_vec()))
             .map_err(PiperError::onnx(action))?;
-        let lengths =
-            Tensor::from_array(([1_i64], vec![len])).map_err(PiperError::onnx(action))?;
+        let lengths = Tensor::from_array(([1_i64], vec![len])).map_err(PiperError::onnx(action))?;
         let scales = Tensor::from_array(([3_i64], inputs.scales.to_vec()))
             .map_err(PiperError::onnx(action))?;
         let mut values = ort::inputs![
@@ -179,9 +187,7 @@ pub(crate) async fn infer_all(
     speaker: Option<i64>,
     cancel: &CancellationToken,
 ) -> Result<Vec<Vec<f32>>, PiperError> {
-    let options = Arc::new(
-        RunOptions::new().map_err(PiperError::onnx("creating run options"))?,
-    );
+    let options = Arc::new(RunOptions::new().map_err(PiperError::onnx("creating run options"))?);
     let stop = cancel.child_token();
     let guard = StopOnDrop {
         stop: stop.clone(),

@@ -128,11 +128,7 @@ fn scale(
                 Some(v) if range.contains(&v) => Ok(Some(v)),
                 _ => Err(PiperError::option(
                     key,
-                    format!(
-                        "must be a number from {} to {}",
-                        range.start(),
-                        range.end()
-                    ),
+                    format!("must be a number from {} to {}", range.start(), range.end()),
                 )),
             }
         }
@@ -164,8 +160,10 @@ mod tests {
 
     #[test]
     fn deterministic_zeroes_both_noise_scales() {
-        let s = parse(json!({"deterministic": true, "noise_scale": 0.5, "length_scale": 1.2, "threads": 2}))
-            .unwrap();
+        let s = parse(
+            json!({"deterministic": true, "noise_scale": 0.5, "length_scale": 1.2, "threads": 2}),
+        )
+        .unwrap();
         assert_eq!(
             (s.noise_scale, s.length_scale, s.noise_w, s.threads),
             (Some(0.0), Some(1.2), Some(0.0), Some(2))
