@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The main job on embedded defaults: no API keys, no network. Lists the
-# linked plugins and the published catalog, calls a tool, and runs an
-# offline speech round trip (flite to pocketsphinx). Installs the system
-# packages the local speech providers need when they are missing.
+# linked plugins and the published catalog, calls a tool, and runs
+# offline speech round trips (flite to pocketsphinx, then a Piper neural
+# voice to the default recognizer). Installs the system packages the local
+# speech providers need when they are missing, and piper's onnxruntime and
+# test voice (scripts/ensure-piper.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-system-packages.sh
+# onnxruntime and the test voice for the piper section below.
+scripts/ensure-piper.sh
 
 oscova() {
     cargo run --quiet --release --locked -p oscova-cli -- "$@"
@@ -28,4 +32,11 @@ sentence="open the door and turn on the light"
 echo "said:  $sentence"
 oscova speech say "$sentence" -o "$dir/hello.wav" --offline
 heard="$(oscova speech hear "$dir/hello.wav" --offline)" # an assignment, so set -e sees a failure
+echo "heard: $heard"
+echo
+echo "== offline neural speech (piper, voice en_US-joe-medium, to the default recognizer)"
+sentence="please open the window in the kitchen"
+echo "said:  $sentence"
+oscova speech say "$sentence" -o "$dir/piper.wav" --provider piper --offline
+heard="$(oscova speech hear "$dir/piper.wav" --offline)"
 echo "heard: $heard"

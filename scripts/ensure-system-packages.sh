@@ -7,6 +7,8 @@ set -euo pipefail
 
 # iproute2: the network-namespace tests add their test addresses with `ip`.
 packages=(flite pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev pkg-config iproute2)
+# espeak-ng: the piper provider runs the `espeak-ng` program for phonemes.
+packages+=(espeak-ng espeak-ng-data)
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

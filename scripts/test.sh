@@ -11,6 +11,8 @@ scripts/ensure-system-packages.sh
 # The official MCP Python SDK, a real third-party client and server for the MCP tests.
 OSCOVA_MCP_PYTHON="$(scripts/ensure-python-mcp.sh)"
 export OSCOVA_MCP_PYTHON
+# onnxruntime and the test voice for the piper provider's tests.
+scripts/ensure-piper.sh
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

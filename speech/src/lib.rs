@@ -7,6 +7,7 @@
 //! | `flite` | [`FliteSynthesizer`] (the `flite` program) | synthesis | yes |
 //! | `pocketsphinx` | [`PocketsphinxRecognizer`] (libpocketsphinx, US English) | recognition | yes |
 //! | `openai` | [`OpenAiSpeech`] (any OpenAI-compatible server) | both | only with a local endpoint |
+//! | `piper` | `PiperSynthesizer` (Piper voices on onnxruntime, feature `piper`) | synthesis | yes |
 //!
 //! Any other key a plugin registers routes the same way; [`SpeechProviderKeys`]
 //! is a list of well-known keys, not an allow-list.
@@ -144,6 +145,8 @@
 mod error;
 mod flite;
 mod openai;
+#[cfg(feature = "piper")]
+mod piper;
 mod pocketsphinx;
 mod router;
 mod sphinx;
@@ -154,6 +157,8 @@ pub use openai::{
     OPENAI_DEFAULT_ENDPOINT, OPENAI_DEFAULT_SPEECH_MODEL, OPENAI_DEFAULT_TRANSCRIPTION_MODEL,
     OPENAI_DEFAULT_VOICE, OpenAiSpeech,
 };
+#[cfg(feature = "piper")]
+pub use piper::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND, PiperSynthesizer};
 pub use pocketsphinx::PocketsphinxRecognizer;
 pub use router::{
     ProviderOrigin, SpeechRecognitionRouter, SpeechRecognitionRouterBuilder, SpeechRouters,

@@ -27,6 +27,8 @@ impl SpeechProviderKeys {
     pub const POCKETSPHINX: &'static str = "pocketsphinx";
     /// OpenAI-compatible remote recognition and synthesis.
     pub const OPENAI: &'static str = "openai";
+    /// Local synthesis with Piper neural voices (onnxruntime and espeak-ng).
+    pub const PIPER: &'static str = "piper";
 }
 
 /// Which provider to use and how. Hosts store and edit these.
@@ -123,6 +125,19 @@ pub enum SpeechError {
     /// The operation was cancelled.
     #[error("the speech operation was cancelled")]
     Cancelled,
+    /// What the provider needs on this machine (a model, a voice, a runtime
+    /// library) is not installed; `install` says how to install it.
+    #[error(
+        "speech provider `{provider}` is not installed: {missing}; install it with `{install}`"
+    )]
+    NotInstalled {
+        /// The provider's type key.
+        provider: String,
+        /// What is missing, for a person (which file, where it was looked for).
+        missing: String,
+        /// The command that installs it.
+        install: String,
+    },
     /// The provider failed.
     #[error("{message}")]
     Provider {

@@ -167,6 +167,10 @@ fn hint(error: &SpeechError) -> &'static str {
             ". Call again with one of those voices, or leave `voice` out"
         }
         SpeechError::UnknownProvider { .. } => ". Leave `provider` out to use your configured one",
+        SpeechError::NotInstalled { .. } => {
+            ". Only the host's operator can install it; until then leave `provider` out or pick \
+             another local provider, such as `flite`"
+        }
         _ => "",
     }
 }

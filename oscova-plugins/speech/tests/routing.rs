@@ -250,7 +250,11 @@ async fn the_tools_route_plugin_providers_with_no_wiring() {
     let routers = host
         .service::<SpeechRouters>()
         .expect("the plugin's service");
-    assert_eq!(routers.synthesis().keys(), ["acme.beep", "flite", "openai"]);
+    // piper: this crate's tests enable oscova-speech's `piper` feature.
+    assert_eq!(
+        routers.synthesis().keys(),
+        ["acme.beep", "flite", "openai", "piper"]
+    );
     assert_eq!(routers.diagnostics().count(), 0);
 
     let scope = host.user_scope(UserInfo::new("alice"));

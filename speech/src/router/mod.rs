@@ -310,8 +310,8 @@ fn shown(url: &str) -> String {
 
 /// Both routers, built from one host: the built-in providers (`flite`,
 /// `pocketsphinx` and one `openai` instance shared by both directions, using
-/// the host's HTTP client and spawn policy) plus every speech provider the
-/// host's plugins registered.
+/// the host's HTTP client and spawn policy; `piper` too with the feature
+/// `piper`) plus every speech provider the host's plugins registered.
 ///
 /// ```no_run
 /// use oscova_core::PluginHost;
@@ -385,10 +385,13 @@ impl SpeechRouters {
             .published(recognizers)
             .build();
         let synthesis = SpeechSynthesisRouter::builder()
-            .builtin(crate::FliteSynthesizer::new().with_policy(spawn))
-            .builtin_shared(openai)
-            .published(synthesizers)
-            .build();
+            .builtin(crate::FliteSynthesizer::new().with_policy(spawn.clone()))
+            .builtin_shared(openai);
+        #[cfg(feature = "piper")]
+        let synthesis = synthesis.builtin(crate::PiperSynthesizer::new().with_policy(spawn));
+        #[cfg(not(feature = "piper"))]
+        drop(spawn);
+        let synthesis = synthesis.published(synthesizers).build();
         Self {
             recognition,
             synthesis,

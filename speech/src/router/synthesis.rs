@@ -43,15 +43,18 @@ impl SpeechSynthesisRouter {
         }
     }
 
-    /// The built-in providers (`flite` with the host's spawn policy, and
-    /// `openai` on the host's HTTP client) plus the synthesis providers of
-    /// the host's plugins.
+    /// The built-in providers (`flite` with the host's spawn policy,
+    /// `openai` on the host's HTTP client, and with the feature `piper`
+    /// `piper` with the host's spawn policy) plus the synthesis providers
+    /// of the host's plugins.
     pub fn from_host(host: &PluginHost) -> Self {
-        Self::builder()
+        let builder = Self::builder()
             .builtin(FliteSynthesizer::new().with_policy(host.spawn_policy().clone()))
-            .builtin(OpenAiSpeech::new(host.http_client()))
-            .host_plugins(host)
-            .build()
+            .builtin(OpenAiSpeech::new(host.http_client()));
+        #[cfg(feature = "piper")]
+        let builder = builder
+            .builtin(crate::PiperSynthesizer::new().with_policy(host.spawn_policy().clone()));
+        builder.host_plugins(host).build()
     }
 
     /// The provider for `config`, after the offline checks: this is all the
