@@ -394,6 +394,7 @@ fn speech_kind(error: &SpeechError) -> &'static str {
         SpeechError::InvalidText(_) => "invalid_text",
         SpeechError::UnknownVoice { .. } => "unknown_voice",
         SpeechError::Cancelled => "cancelled",
+        SpeechError::NotInstalled { .. } => "not_installed",
         _ => "speech",
     }
 }

@@ -7,6 +7,7 @@
 //! | `flite` | [`FliteSynthesizer`] (the `flite` program) | synthesis | yes |
 //! | `pocketsphinx` | [`PocketsphinxRecognizer`] (libpocketsphinx, US English) | recognition | yes |
 //! | `openai` | [`OpenAiSpeech`] (any OpenAI-compatible server) | both | only with a local endpoint |
+//! | `whisper` | `WhisperRecognizer` (whisper.cpp; feature `whisper`) | recognition | yes |
 //!
 //! Any other key a plugin registers routes the same way; [`SpeechProviderKeys`]
 //! is a list of well-known keys, not an allow-list.
@@ -148,6 +149,8 @@ mod pocketsphinx;
 mod router;
 mod sphinx;
 mod wav;
+#[cfg(feature = "whisper")]
+mod whisper;
 
 pub use flite::{FLITE_DEFAULT_VOICE, FLITE_VOICES, FliteSynthesizer};
 pub use openai::{
@@ -160,6 +163,10 @@ pub use router::{
     SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
 };
 pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
+#[cfg(feature = "whisper")]
+pub use whisper::{
+    WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, WhisperRecognizer, whisper_cache_dir,
+};
 pub use wav::{
     AudioKind, DEFAULT_MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE,
     Pcm16kMono, SAMPLE_RATE, WavHeader, WavHeaderError, check_wav_header, decode_wav, encode_wav,
@@ -170,7 +177,7 @@ pub use wav::{
 pub use oscova_core::provider::speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechProviderKeys,
     SpeechRecognitionProvider, SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio,
-    Transcript,
+    Transcript, TranscriptSegment,
 };
 pub use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 pub use oscova_core::{CancellationToken, SecretString};

@@ -27,6 +27,8 @@ impl SpeechProviderKeys {
     pub const POCKETSPHINX: &'static str = "pocketsphinx";
     /// OpenAI-compatible remote recognition and synthesis.
     pub const OPENAI: &'static str = "openai";
+    /// Local recognition with whisper.cpp (`oscova-speech` feature `whisper`).
+    pub const WHISPER: &'static str = "whisper";
 }
 
 /// Which provider to use and how. Hosts store and edit these.
@@ -123,6 +125,17 @@ pub enum SpeechError {
     /// The operation was cancelled.
     #[error("the speech operation was cancelled")]
     Cancelled,
+    /// The provider is routable but an asset it needs (a model, a voice) is
+    /// not on this machine.
+    #[error("speech provider `{provider}` is not installed: {missing}; install it with `{install}`")]
+    NotInstalled {
+        /// The provider's key.
+        provider: String,
+        /// What is missing and where it was looked for.
+        missing: String,
+        /// The command that installs it.
+        install: String,
+    },
     /// The provider failed.
     #[error("{message}")]
     Provider {
@@ -312,6 +325,31 @@ impl fmt::Debug for SynthesisRequest<'_> {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Transcript {
     /// The words heard.
+    pub text: String,
+    /// The text in timed parts, for providers that report them (empty
+    /// otherwise); their texts joined make up `text`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<TranscriptSegment>,
+}
+
+impl Transcript {
+    /// A transcript with text only, no segments.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            segments: Vec::new(),
+        }
+    }
+}
+
+/// A timed part of a [`Transcript`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TranscriptSegment {
+    /// Where the part starts, in seconds from the start of the audio.
+    pub start_seconds: f64,
+    /// Where it ends, in seconds from the start of the audio.
+    pub end_seconds: f64,
+    /// The words of this part.
     pub text: String,
 }
 
