@@ -452,7 +452,10 @@ fn providers_lists_both_directions_with_voices_and_defaults() {
             (whisper["local"].clone(), whisper["default"].clone()),
             (json!(true), json!(default == "whisper"))
         );
-        assert!(whisper["name"].as_str().unwrap().contains("model"), "{whisper}");
+        assert!(
+            whisper["name"].as_str().unwrap().contains("model"),
+            "{whisper}"
+        );
     }
     for direction in ["synthesis", "recognition"] {
         let openai = find(direction, "openai");

@@ -17,7 +17,8 @@ use oscova_speech::{
     decode_wav,
 };
 
-const CLIP: &str = "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0870.wav";
+const CLIP: &str =
+    "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0870.wav";
 
 fn whisper(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -35,7 +36,10 @@ fn whisper(c: &mut Criterion) {
             eprintln!("{model}: not installed, skipped");
             continue;
         }
-        eprintln!("{model}: loaded (converted) in {:.2} s", loaded.elapsed().as_secs_f64());
+        eprintln!(
+            "{model}: loaded (converted) in {:.2} s",
+            loaded.elapsed().as_secs_f64()
+        );
         let config = SpeechProviderConfig::new("whisper").model(model);
         let recognize = || {
             runtime

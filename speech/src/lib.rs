@@ -163,14 +163,15 @@ pub use router::{
     SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
 };
 pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
-#[cfg(feature = "whisper")]
-pub use whisper::{
-    WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, WhisperRecognizer, whisper_cache_dir,
-};
 pub use wav::{
     AudioKind, DEFAULT_MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE,
     Pcm16kMono, SAMPLE_RATE, WavHeader, WavHeaderError, check_wav_header, decode_wav, encode_wav,
     sniff_audio,
+};
+#[cfg(feature = "whisper")]
+pub use whisper::{
+    WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, WhisperRecognizer,
+    whisper_cache_dir,
 };
 
 /// The speech contracts of `oscova-core`, so provider authors need one import.

@@ -17,7 +17,11 @@ use oscova_speech::{
 };
 
 /// Word errors and reference words over all clips.
-async fn wer(provider: &dyn SpeechRecognitionProvider, config: &SpeechProviderConfig, clips: &[Clip]) -> (usize, usize) {
+async fn wer(
+    provider: &dyn SpeechRecognitionProvider,
+    config: &SpeechProviderConfig,
+    clips: &[Clip],
+) -> (usize, usize) {
     let (mut errors, mut total) = (0, 0);
     for clip in clips {
         let heard = provider
@@ -25,7 +29,11 @@ async fn wer(provider: &dyn SpeechRecognitionProvider, config: &SpeechProviderCo
             .await
             .unwrap();
         let (e, n) = score(&clip.reference, &heard.text);
-        println!("  {:>8} {e}/{n} {:?}", config.model.as_deref().unwrap_or(config.provider.as_str()), heard.text);
+        println!(
+            "  {:>8} {e}/{n} {:?}",
+            config.model.as_deref().unwrap_or(config.provider.as_str()),
+            heard.text
+        );
         errors += e;
         total += n;
     }
@@ -35,7 +43,11 @@ async fn wer(provider: &dyn SpeechRecognitionProvider, config: &SpeechProviderCo
 #[tokio::test]
 async fn whisper_stays_within_10_percent_and_beats_pocketsphinx() {
     let clips = clips();
-    assert_eq!(clips.len(), 5, "pocketsphinx-testdata's five LibriVox clips");
+    assert_eq!(
+        clips.len(),
+        5,
+        "pocketsphinx-testdata's five LibriVox clips"
+    );
     let mut rows = Vec::new();
 
     let whisper = WhisperRecognizer::new();
@@ -46,7 +58,10 @@ async fn whisper_stays_within_10_percent_and_beats_pocketsphinx() {
             continue;
         }
         let config = SpeechProviderConfig::new("whisper").model(model);
-        rows.push((format!("whisper {model}"), wer(&whisper, &config, &clips).await));
+        rows.push((
+            format!("whisper {model}"),
+            wer(&whisper, &config, &clips).await,
+        ));
     }
     let sphinx = PocketsphinxRecognizer::new();
     sphinx.preload().await.unwrap();
@@ -56,11 +71,21 @@ async fn whisper_stays_within_10_percent_and_beats_pocketsphinx() {
 
     println!("WER on pocketsphinx-testdata's LibriVox clips (24.7 s):");
     for (name, (errors, total)) in &rows {
-        println!("  {name:<16} {:5.1} % ({errors}/{total} words)", 100.0 * *errors as f64 / *total as f64);
+        println!(
+            "  {name:<16} {:5.1} % ({errors}/{total} words)",
+            100.0 * *errors as f64 / *total as f64
+        );
     }
     let rate = |(e, n): (usize, usize)| e as f64 / n as f64;
     for (name, counts) in &rows[..rows.len() - 1] {
-        assert!(rate(*counts) <= 0.10, "{name}: WER {:.1} % is above 10 %", 100.0 * rate(*counts));
-        assert!(rate(*counts) < rate(sphinx_row), "{name} does no better than pocketsphinx");
+        assert!(
+            rate(*counts) <= 0.10,
+            "{name}: WER {:.1} % is above 10 %",
+            100.0 * rate(*counts)
+        );
+        assert!(
+            rate(*counts) < rate(sphinx_row),
+            "{name} does no better than pocketsphinx"
+        );
     }
 }

@@ -50,7 +50,10 @@ fn long_audio() -> Vec<u8> {
 async fn a_converted_model_transcribes_a_known_clip() {
     let recognizer = loaded().await;
     assert!(recognizer.is_loaded(Some("tiny.en")));
-    let clip = clips().into_iter().find(|c| c.id.ends_with("0930")).unwrap();
+    let clip = clips()
+        .into_iter()
+        .find(|c| c.id.ends_with("0930"))
+        .unwrap();
     let heard = recognizer
         .recognize(RecognitionRequest::new(&tiny(), &clip.wav))
         .await
@@ -75,13 +78,19 @@ async fn long_audio_is_decoded_in_windows_with_timed_segments() {
     }
     let last = heard.segments.last().unwrap();
     assert!(heard.segments.len() >= 4, "{heard:?}");
-    assert!(last.end_seconds > 35.0 && last.end_seconds < 50.0, "{last:?}");
+    assert!(
+        last.end_seconds > 35.0 && last.end_seconds < 50.0,
+        "{last:?}"
+    );
     for pair in heard.segments.windows(2) {
         assert!(pair[0].start_seconds <= pair[1].start_seconds, "{pair:?}");
         assert!(pair[0].end_seconds >= pair[0].start_seconds, "{pair:?}");
     }
     // Both passes over the clips are heard: "amiable" ends clips 4 and 5.
-    let amiable = normalised(&heard.text).iter().filter(|w| *w == "amiable").count();
+    let amiable = normalised(&heard.text)
+        .iter()
+        .filter(|w| *w == "amiable")
+        .count();
     assert!(amiable >= 3, "{}", heard.text);
 }
 
@@ -101,14 +110,21 @@ async fn cancellation_returns_promptly_and_the_model_stays_usable() {
         .await
         .unwrap_err();
     assert!(matches!(err, SpeechError::Cancelled), "{err:?}");
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
 
     let clip = &clips()[4];
     let again = recognizer
         .recognize(RecognitionRequest::new(&tiny(), &clip.wav))
         .await
         .unwrap();
-    assert!(normalised(&again.text).contains(&"amiable".to_owned()), "{again:?}");
+    assert!(
+        normalised(&again.text).contains(&"amiable".to_owned()),
+        "{again:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -142,7 +158,12 @@ async fn languages_are_checked_against_the_model() {
         .unwrap_err();
     assert!(err.to_string().contains("no language `xx`"), "{err}");
     let english = in_language("en-GB");
-    assert!(recognizer.recognize(RecognitionRequest::new(&english, &clip.wav)).await.is_ok());
+    assert!(
+        recognizer
+            .recognize(RecognitionRequest::new(&english, &clip.wav))
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -155,7 +176,10 @@ async fn the_router_routes_whisper_offline() {
         .recognize(RecognitionRequest::new(&tiny(), &clip.wav).offline(true))
         .await
         .unwrap();
-    assert_eq!(normalised(&heard.text), normalised("he might even have been made amiable himself"));
+    assert_eq!(
+        normalised(&heard.text),
+        normalised("he might even have been made amiable himself")
+    );
     // A remote endpoint is refused before the provider runs.
     let remote = tiny().endpoint("https://speech.example.com/v1");
     let err = router

@@ -82,7 +82,9 @@ impl SpeechTable {
         config.language = non_empty(self.language.as_deref());
         config.options = self.options.clone();
         if let Some(threads) = self.threads {
-            config.options.insert("threads".into(), Value::from(threads));
+            config
+                .options
+                .insert("threads".into(), Value::from(threads));
         }
         config
     }
@@ -207,7 +209,10 @@ mod tests {
             (say.provider.as_str(), say.voice.as_deref()),
             ("flite", Some("kal16"))
         );
-        assert_eq!(config.speech_recognition(None).provider, default_recognizer());
+        assert_eq!(
+            config.speech_recognition(None).provider,
+            default_recognizer()
+        );
         assert_eq!(
             config.speech_recognition(Some(" ")).provider,
             default_recognizer()

@@ -127,7 +127,9 @@ pub enum SpeechError {
     Cancelled,
     /// The provider is routable but an asset it needs (a model, a voice) is
     /// not on this machine.
-    #[error("speech provider `{provider}` is not installed: {missing}; install it with `{install}`")]
+    #[error(
+        "speech provider `{provider}` is not installed: {missing}; install it with `{install}`"
+    )]
     NotInstalled {
         /// The provider's key.
         provider: String,

@@ -120,14 +120,22 @@ async fn other_voices_and_an_explicit_local_provider_work() {
 async fn transcribe_can_pick_whisper() {
     let f = Fixture::new();
     let sentence = "please open the door and turn on the light";
-    f.ok(SPEAK, json!({"text": sentence, "path": "door.wav"})).await;
+    f.ok(SPEAK, json!({"text": sentence, "path": "door.wav"}))
+        .await;
     let heard = f
-        .ok(TRANSCRIBE, json!({"path": "door.wav", "provider": "whisper"}))
+        .ok(
+            TRANSCRIBE,
+            json!({"path": "door.wav", "provider": "whisper"}),
+        )
         .await;
     assert_eq!(heard.details["provider"], "whisper");
     println!("said {sentence:?}, whisper heard {:?}", heard.content);
     let errors = word_errors(&words(sentence), &words(&heard.content));
-    assert!(errors <= 2, "{errors} word errors: heard {:?}", heard.content);
+    assert!(
+        errors <= 2,
+        "{errors} word errors: heard {:?}",
+        heard.content
+    );
 }
 
 #[tokio::test]

@@ -156,7 +156,13 @@ impl<'m, 'a> Plan<'m, 'a> {
     /// A linear layer `[out, inp]` with bias: `.weight` f16 and `.bias` f32.
     fn linear(&mut self, from: &str, to: &str, out: usize, inp: usize) -> Result<(), ConvertError> {
         let weight = self.shaped(&format!("{from}/weight"), &[out, inp])?;
-        self.push(format!("{to}.weight"), weight, 0..out, vec![inp, out], Out::F16);
+        self.push(
+            format!("{to}.weight"),
+            weight,
+            0..out,
+            vec![inp, out],
+            Out::F16,
+        );
         self.vector(&format!("{from}/bias"), format!("{to}.bias"), out)
     }
 
@@ -168,7 +174,13 @@ impl<'m, 'a> Plan<'m, 'a> {
     /// A fused projection of `parts.len()` stacked `[n, n]` matrices: each
     /// part its own tensor; the part named `key` has no bias in whisper.cpp
     /// and must have a zero one here.
-    fn fused(&mut self, from: &str, to: &str, parts: &[&str], n: usize) -> Result<(), ConvertError> {
+    fn fused(
+        &mut self,
+        from: &str,
+        to: &str,
+        parts: &[&str],
+        n: usize,
+    ) -> Result<(), ConvertError> {
         let total = parts.len() * n;
         let weight = self.shaped(&format!("{from}/weight"), &[total, n])?;
         let bias_name = format!("{from}/bias");
@@ -255,7 +267,10 @@ pub(crate) fn hparams(model: &Ct2Model<'_>) -> Result<HParams, ConvertError> {
 }
 
 /// Plans every tensor whisper.cpp loads, checking shapes on the way.
-fn plan<'m, 'a>(model: &'m Ct2Model<'a>, hp: &HParams) -> Result<Vec<Tensor<'m, 'a>>, ConvertError> {
+fn plan<'m, 'a>(
+    model: &'m Ct2Model<'a>,
+    hp: &HParams,
+) -> Result<Vec<Tensor<'m, 'a>>, ConvertError> {
     let mut p = Plan {
         model,
         tensors: Vec::new(),
@@ -270,41 +285,146 @@ fn plan<'m, 'a>(model: &'m Ct2Model<'a>, hp: &HParams) -> Result<Vec<Tensor<'m, 
     }
     // Encoder.
     let pe = p.shaped("encoder/position_encodings/encodings", &[hp.n_audio_ctx, s])?;
-    p.push("encoder.positional_embedding".into(), pe, 0..hp.n_audio_ctx, vec![s, hp.n_audio_ctx], Out::F32);
+    p.push(
+        "encoder.positional_embedding".into(),
+        pe,
+        0..hp.n_audio_ctx,
+        vec![s, hp.n_audio_ctx],
+        Out::F32,
+    );
     for (conv, inp) in [("conv1", hp.n_mels), ("conv2", s)] {
         let w = p.shaped(&format!("encoder/{conv}/weight"), &[s, inp, 3])?;
-        p.push(format!("encoder.{conv}.weight"), w, 0..s, vec![3, inp, s], Out::F16);
+        p.push(
+            format!("encoder.{conv}.weight"),
+            w,
+            0..s,
+            vec![3, inp, s],
+            Out::F16,
+        );
         let b = p.shaped(&format!("encoder/{conv}/bias"), &[s])?;
         // whisper.cpp keeps the convolution biases as [1, n_state].
-        p.push(format!("encoder.{conv}.bias"), b, 0..s, vec![1, s], Out::F32);
+        p.push(
+            format!("encoder.{conv}.bias"),
+            b,
+            0..s,
+            vec![1, s],
+            Out::F32,
+        );
     }
     for i in 0..hp.n_audio_layer {
         let (from, to) = (format!("encoder/layer_{i}"), format!("encoder.blocks.{i}"));
-        p.fused(&format!("{from}/self_attention/linear_0"), &format!("{to}.attn"), &["query", "key", "value"], s)?;
-        p.linear(&format!("{from}/self_attention/linear_1"), &format!("{to}.attn.out"), s, s)?;
-        p.layer_norm(&format!("{from}/self_attention/layer_norm"), &format!("{to}.attn_ln"), s)?;
-        p.linear(&format!("{from}/ffn/linear_0"), &format!("{to}.mlp.0"), 4 * s, s)?;
-        p.linear(&format!("{from}/ffn/linear_1"), &format!("{to}.mlp.2"), s, 4 * s)?;
-        p.layer_norm(&format!("{from}/ffn/layer_norm"), &format!("{to}.mlp_ln"), s)?;
+        p.fused(
+            &format!("{from}/self_attention/linear_0"),
+            &format!("{to}.attn"),
+            &["query", "key", "value"],
+            s,
+        )?;
+        p.linear(
+            &format!("{from}/self_attention/linear_1"),
+            &format!("{to}.attn.out"),
+            s,
+            s,
+        )?;
+        p.layer_norm(
+            &format!("{from}/self_attention/layer_norm"),
+            &format!("{to}.attn_ln"),
+            s,
+        )?;
+        p.linear(
+            &format!("{from}/ffn/linear_0"),
+            &format!("{to}.mlp.0"),
+            4 * s,
+            s,
+        )?;
+        p.linear(
+            &format!("{from}/ffn/linear_1"),
+            &format!("{to}.mlp.2"),
+            s,
+            4 * s,
+        )?;
+        p.layer_norm(
+            &format!("{from}/ffn/layer_norm"),
+            &format!("{to}.mlp_ln"),
+            s,
+        )?;
     }
     p.layer_norm("encoder/layer_norm", "encoder.ln_post", s)?;
     // Decoder.
     let pe = p.shaped("decoder/position_encodings/encodings", &[hp.n_text_ctx, s])?;
-    p.push("decoder.positional_embedding".into(), pe, 0..hp.n_text_ctx, vec![s, hp.n_text_ctx], Out::F32);
+    p.push(
+        "decoder.positional_embedding".into(),
+        pe,
+        0..hp.n_text_ctx,
+        vec![s, hp.n_text_ctx],
+        Out::F32,
+    );
     let te = p.shaped("decoder/embeddings/weight", &[hp.n_vocab, s])?;
-    p.push("decoder.token_embedding.weight".into(), te, 0..hp.n_vocab, vec![s, hp.n_vocab], Out::F16);
+    p.push(
+        "decoder.token_embedding.weight".into(),
+        te,
+        0..hp.n_vocab,
+        vec![s, hp.n_vocab],
+        Out::F16,
+    );
     for i in 0..hp.n_text_layer {
         let (from, to) = (format!("decoder/layer_{i}"), format!("decoder.blocks.{i}"));
-        p.fused(&format!("{from}/self_attention/linear_0"), &format!("{to}.attn"), &["query", "key", "value"], s)?;
-        p.linear(&format!("{from}/self_attention/linear_1"), &format!("{to}.attn.out"), s, s)?;
-        p.layer_norm(&format!("{from}/self_attention/layer_norm"), &format!("{to}.attn_ln"), s)?;
-        p.linear(&format!("{from}/attention/linear_0"), &format!("{to}.cross_attn.query"), s, s)?;
-        p.fused(&format!("{from}/attention/linear_1"), &format!("{to}.cross_attn"), &["key", "value"], s)?;
-        p.linear(&format!("{from}/attention/linear_2"), &format!("{to}.cross_attn.out"), s, s)?;
-        p.layer_norm(&format!("{from}/attention/layer_norm"), &format!("{to}.cross_attn_ln"), s)?;
-        p.linear(&format!("{from}/ffn/linear_0"), &format!("{to}.mlp.0"), 4 * s, s)?;
-        p.linear(&format!("{from}/ffn/linear_1"), &format!("{to}.mlp.2"), s, 4 * s)?;
-        p.layer_norm(&format!("{from}/ffn/layer_norm"), &format!("{to}.mlp_ln"), s)?;
+        p.fused(
+            &format!("{from}/self_attention/linear_0"),
+            &format!("{to}.attn"),
+            &["query", "key", "value"],
+            s,
+        )?;
+        p.linear(
+            &format!("{from}/self_attention/linear_1"),
+            &format!("{to}.attn.out"),
+            s,
+            s,
+        )?;
+        p.layer_norm(
+            &format!("{from}/self_attention/layer_norm"),
+            &format!("{to}.attn_ln"),
+            s,
+        )?;
+        p.linear(
+            &format!("{from}/attention/linear_0"),
+            &format!("{to}.cross_attn.query"),
+            s,
+            s,
+        )?;
+        p.fused(
+            &format!("{from}/attention/linear_1"),
+            &format!("{to}.cross_attn"),
+            &["key", "value"],
+            s,
+        )?;
+        p.linear(
+            &format!("{from}/attention/linear_2"),
+            &format!("{to}.cross_attn.out"),
+            s,
+            s,
+        )?;
+        p.layer_norm(
+            &format!("{from}/attention/layer_norm"),
+            &format!("{to}.cross_attn_ln"),
+            s,
+        )?;
+        p.linear(
+            &format!("{from}/ffn/linear_0"),
+            &format!("{to}.mlp.0"),
+            4 * s,
+            s,
+        )?;
+        p.linear(
+            &format!("{from}/ffn/linear_1"),
+            &format!("{to}.mlp.2"),
+            s,
+            4 * s,
+        )?;
+        p.layer_norm(
+            &format!("{from}/ffn/layer_norm"),
+            &format!("{to}.mlp_ln"),
+            s,
+        )?;
     }
     p.layer_norm("decoder/layer_norm", "decoder.ln", s)?;
     Ok(p.tensors)
@@ -348,7 +468,10 @@ fn write_tensor(out: &mut Vec<u8>, tensor: &Tensor<'_, '_>) {
 
 /// Converts a CTranslate2 Whisper model (`model.bin` bytes and
 /// `vocabulary.txt` text) into a whisper.cpp model file's bytes.
-pub(crate) fn convert(model_bin: &[u8], vocabulary: &str) -> Result<(HParams, Vec<u8>), ConvertError> {
+pub(crate) fn convert(
+    model_bin: &[u8],
+    vocabulary: &str,
+) -> Result<(HParams, Vec<u8>), ConvertError> {
     let model = Ct2Model::parse(model_bin)?;
     let hp = hparams(&model)?;
     let vocabulary = vocab::parse(vocabulary)?;

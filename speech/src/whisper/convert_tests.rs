@@ -26,11 +26,20 @@ fn bias(parts: usize, key: usize) -> Vec<u8> {
 type Var = (String, Vec<u32>, u8, Vec<u8>);
 
 fn var(name: impl Into<String>, dims: &[usize], data: Vec<u8>) -> Var {
-    (name.into(), dims.iter().map(|d| *d as u32).collect(), 4, data)
+    (
+        name.into(),
+        dims.iter().map(|d| *d as u32).collect(),
+        4,
+        data,
+    )
 }
 
 fn linear(vars: &mut Vec<Var>, scope: &str, out: usize, inp: usize) {
-    vars.push(var(format!("{scope}/weight"), &[out, inp], counting(out * inp)));
+    vars.push(var(
+        format!("{scope}/weight"),
+        &[out, inp],
+        counting(out * inp),
+    ));
     vars.push(var(format!("{scope}/bias"), &[out], counting(out)));
 }
 
@@ -47,16 +56,42 @@ fn tiny_model(edit: impl FnOnce(&mut Vec<Var>)) -> Vec<u8> {
         var("encoder/conv1/bias", &[S], counting(S)),
         var("encoder/conv2/weight", &[S, S, 3], counting(S * S * 3)),
         var("encoder/conv2/bias", &[S], counting(S)),
-        var("encoder/position_encodings/encodings", &[5, S], counting(5 * S)),
+        var(
+            "encoder/position_encodings/encodings",
+            &[5, S],
+            counting(5 * S),
+        ),
         var("decoder/embeddings/weight", &[6, S], counting(6 * S)),
-        var("decoder/position_encodings/encodings", &[3, S], counting(3 * S)),
-        ("encoder/num_heads".into(), vec![], 2, 2i16.to_le_bytes().to_vec()),
-        ("decoder/num_heads".into(), vec![], 2, 2i16.to_le_bytes().to_vec()),
+        var(
+            "decoder/position_encodings/encodings",
+            &[3, S],
+            counting(3 * S),
+        ),
+        (
+            "encoder/num_heads".into(),
+            vec![],
+            2,
+            2i16.to_le_bytes().to_vec(),
+        ),
+        (
+            "decoder/num_heads".into(),
+            vec![],
+            2,
+            2i16.to_le_bytes().to_vec(),
+        ),
     ];
     for side in ["encoder", "decoder"] {
         let l = format!("{side}/layer_0");
-        v.push(var(format!("{l}/self_attention/linear_0/weight"), &[3 * S, S], counting(3 * S * S)));
-        v.push(var(format!("{l}/self_attention/linear_0/bias"), &[3 * S], bias(3, 1)));
+        v.push(var(
+            format!("{l}/self_attention/linear_0/weight"),
+            &[3 * S, S],
+            counting(3 * S * S),
+        ));
+        v.push(var(
+            format!("{l}/self_attention/linear_0/bias"),
+            &[3 * S],
+            bias(3, 1),
+        ));
         linear(&mut v, &format!("{l}/self_attention/linear_1"), S, S);
         norm(&mut v, &format!("{l}/self_attention/layer_norm"));
         linear(&mut v, &format!("{l}/ffn/linear_0"), 4 * S, S);
@@ -66,7 +101,11 @@ fn tiny_model(edit: impl FnOnce(&mut Vec<Var>)) -> Vec<u8> {
     }
     let l = "decoder/layer_0/attention";
     linear(&mut v, &format!("{l}/linear_0"), S, S);
-    v.push(var(format!("{l}/linear_1/weight"), &[2 * S, S], counting(2 * S * S)));
+    v.push(var(
+        format!("{l}/linear_1/weight"),
+        &[2 * S, S],
+        counting(2 * S * S),
+    ));
     v.push(var(format!("{l}/linear_1/bias"), &[2 * S], bias(2, 0)));
     linear(&mut v, &format!("{l}/linear_2"), S, S);
     norm(&mut v, &format!("{l}/layer_norm"));
@@ -76,7 +115,11 @@ fn tiny_model(edit: impl FnOnce(&mut Vec<Var>)) -> Vec<u8> {
         .iter()
         .map(|(n, d, t, b)| (n.as_str(), d.as_slice(), *t, b.clone()))
         .collect();
-    write_model("WhisperSpec", &vars, &[("decoder/projection/weight", "decoder/embeddings/weight")])
+    write_model(
+        "WhisperSpec",
+        &vars,
+        &[("decoder/projection/weight", "decoder/embeddings/weight")],
+    )
 }
 
 const VOCAB: &str = "a\nĠb\nc\n<|endoftext|>\n<|startoftranscript|>\n<|notimestamps|>\n";
@@ -135,7 +178,11 @@ fn read_ggml(bytes: &[u8]) -> Ggml {
 }
 
 fn tensor<'t>(tensors: &'t [(String, GgmlTensor)], name: &str) -> &'t GgmlTensor {
-    &tensors.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{name}")).1
+    &tensors
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("{name}"))
+        .1
 }
 
 fn f16s(data: &[u8]) -> Vec<f32> {
@@ -178,7 +225,10 @@ fn fused_projections_are_split_by_rows() {
         let t = tensor(&tensors, &format!("encoder.blocks.0.attn.{part}.weight"));
         assert_eq!((t.ftype, t.ne.as_slice()), (1, [4, 4].as_slice()));
         let first = (i * S * S) as f32;
-        assert_eq!(f16s(&t.data), (0..S * S).map(|k| first + k as f32).collect::<Vec<_>>());
+        assert_eq!(
+            f16s(&t.data),
+            (0..S * S).map(|k| first + k as f32).collect::<Vec<_>>()
+        );
     }
     let q = tensor(&tensors, "decoder.blocks.0.attn.query.bias");
     assert_eq!((q.ftype, f32s(&q.data)), (0, vec![1.0, 2.0, 3.0, 4.0]));
@@ -215,7 +265,10 @@ fn types_and_shapes_are_the_ones_whisper_cpp_allocates() {
     }
     // f16 → f32 keeps values: the positional embedding counts up.
     let pe = tensor(&tensors, "decoder.positional_embedding");
-    assert_eq!(f32s(&pe.data), (0..12).map(|k| k as f32).collect::<Vec<_>>());
+    assert_eq!(
+        f32s(&pe.data),
+        (0..12).map(|k| k as f32).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -241,7 +294,10 @@ fn wrong_models_are_refused_with_the_reason() {
         ConvertError::Missing("decoder/layer_norm/gamma".into())
     );
     let quantized = tiny_model(|v| {
-        let w = v.iter_mut().find(|(n, ..)| n == "encoder/layer_0/ffn/linear_0/weight").unwrap();
+        let w = v
+            .iter_mut()
+            .find(|(n, ..)| n == "encoder/layer_0/ffn/linear_0/weight")
+            .unwrap();
         w.2 = 1;
         w.3.truncate(w.3.len() / 2);
     });
@@ -250,13 +306,22 @@ fn wrong_models_are_refused_with_the_reason() {
         ConvertError::Type { dtype: "int8", .. }
     ));
     let shaped = tiny_model(|v| {
-        let w = v.iter_mut().find(|(n, ..)| n == "encoder/conv2/bias").unwrap();
+        let w = v
+            .iter_mut()
+            .find(|(n, ..)| n == "encoder/conv2/bias")
+            .unwrap();
         w.1 = vec![2, 2];
     });
-    assert!(matches!(convert(&shaped, VOCAB).unwrap_err(), ConvertError::Shape { .. }));
+    assert!(matches!(
+        convert(&shaped, VOCAB).unwrap_err(),
+        ConvertError::Shape { .. }
+    ));
     assert!(matches!(
         convert(&tiny_model(|_| {}), "a\n<|endoftext|>\n").unwrap_err(),
-        ConvertError::VocabularySize { actual: 2, expected: 6 }
+        ConvertError::VocabularySize {
+            actual: 2,
+            expected: 6
+        }
     ));
     let other = write_model("TransformerSpec", &[], &[]);
     assert_eq!(

@@ -318,7 +318,10 @@ pub(crate) mod tests {
         let projection = model.get("decoder/projection/weight").unwrap();
         assert_eq!(projection.dims(), [2, 3]);
         assert_eq!(projection.dtype, DType::F16);
-        assert_eq!(model.get("encoder/num_heads").unwrap().scalar_int(), Some(6));
+        assert_eq!(
+            model.get("encoder/num_heads").unwrap().scalar_int(),
+            Some(6)
+        );
         assert_eq!(model.count_scopes("encoder/layer"), 2);
         assert_eq!(model.count_scopes("decoder/layer"), 0);
         assert!(model.get("missing").is_none());
@@ -339,7 +342,11 @@ pub(crate) mod tests {
         let wrong = write_model("WhisperSpec", &[("a", &[3], 4, vec![1, 2, 3, 4])], &[]);
         assert!(matches!(
             Ct2Model::parse(&wrong).unwrap_err(),
-            Ct2Error::BadSize { expected: 6, actual: 4, .. }
+            Ct2Error::BadSize {
+                expected: 6,
+                actual: 4,
+                ..
+            }
         ));
         let typed = write_model("WhisperSpec", &[("a", &[1], 9, vec![1])], &[]);
         assert!(matches!(

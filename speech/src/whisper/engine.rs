@@ -16,7 +16,9 @@ use std::sync::{Mutex, PoisonError};
 
 use oscova_core::CancellationToken;
 use oscova_core::provider::speech::{Transcript, TranscriptSegment};
-use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState};
+use whisper_rs::{
+    FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
+};
 
 use super::convert::{self, HParams};
 use super::error::WhisperFailure;
@@ -107,7 +109,8 @@ impl Engine {
             }
         })?;
         drop(bytes);
-        let multilingual = hparams.map_or_else(|| context.is_multilingual(), |h| h.is_multilingual());
+        let multilingual =
+            hparams.map_or_else(|| context.is_multilingual(), |h| h.is_multilingual());
         Ok(Self {
             name: model.name().to_owned(),
             context,
@@ -127,12 +130,19 @@ impl Engine {
     }
 
     fn take_state(&self) -> Result<WhisperState, WhisperFailure> {
-        let pooled = self.states.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let pooled = self
+            .states
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
         match pooled {
             Some(state) => Ok(state),
-            None => self.context.create_state().map_err(|e| WhisperFailure::Decode {
-                reason: format!("could not allocate a decoder state: {e}"),
-            }),
+            None => self
+                .context
+                .create_state()
+                .map_err(|e| WhisperFailure::Decode {
+                    reason: format!("could not allocate a decoder state: {e}"),
+                }),
         }
     }
 
@@ -169,7 +179,11 @@ impl Engine {
         // it. The box whisper-rs allocates for it is not freed (a few bytes
         // a decode).
         params.set_abort_callback_safe(|| {
-            CANCEL.with(|c| c.borrow().as_ref().is_some_and(CancellationToken::is_cancelled))
+            CANCEL.with(|c| {
+                c.borrow()
+                    .as_ref()
+                    .is_some_and(CancellationToken::is_cancelled)
+            })
         });
         CANCEL.with(|c| *c.borrow_mut() = Some(cancel.clone()));
         let outcome = state.full(params, samples);
@@ -192,7 +206,10 @@ impl Engine {
                 text: text.trim().to_owned(),
             });
         }
-        self.states.lock().unwrap_or_else(PoisonError::into_inner).push(state);
+        self.states
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(state);
         let text = segments
             .iter()
             .map(|s| s.text.as_str())

@@ -25,7 +25,9 @@ pub(crate) enum WhisperFailure {
     Convert { path: PathBuf, reason: String },
     #[error("whisper.cpp could not load the model `{name}`: {reason}")]
     Load { name: String, reason: String },
-    #[error("the Whisper model `{model}` hears only English, not `{language}`; use the multilingual model (`model = \"base\"`)")]
+    #[error(
+        "the Whisper model `{model}` hears only English, not `{language}`; use the multilingual model (`model = \"base\"`)"
+    )]
     EnglishOnly { model: String, language: String },
     #[error("Whisper has no language `{0}`; use a code such as `en`, `de` or `fr`")]
     UnknownLanguage(String),
@@ -66,13 +68,18 @@ mod tests {
             what: "no Whisper model in /x".into(),
             install: "scripts/ensure-whisper-model.sh tiny.en".into(),
         });
-        assert!(matches!(err, SpeechError::NotInstalled { ref provider, .. } if provider == "whisper"));
+        assert!(
+            matches!(err, SpeechError::NotInstalled { ref provider, .. } if provider == "whisper")
+        );
         assert_eq!(
             err.to_string(),
             "speech provider `whisper` is not installed: no Whisper model in /x; \
              install it with `scripts/ensure-whisper-model.sh tiny.en`"
         );
-        assert!(matches!(SpeechError::from(WhisperFailure::Cancelled), SpeechError::Cancelled));
+        assert!(matches!(
+            SpeechError::from(WhisperFailure::Cancelled),
+            SpeechError::Cancelled
+        ));
         let read = SpeechError::from(WhisperFailure::Read {
             path: "/m/model.bin".into(),
             source: std::io::Error::other("gone"),

@@ -34,9 +34,9 @@ use tokio::sync::Semaphore;
 use crate::error::EngineError;
 use crate::wav;
 use engine::{Decode, Engine};
-pub use model::{WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, whisper_cache_dir};
-use model::{Located, Missing};
 use error::WhisperFailure;
+use model::{Located, Missing};
+pub use model::{WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, whisper_cache_dir};
 
 /// The built-in `whisper` recognition provider (type key
 /// [`SpeechProviderKeys::WHISPER`]): OpenAI's Whisper models run by
@@ -122,9 +122,9 @@ impl WhisperRecognizer {
     pub fn with_limits(max_concurrent: usize, threads: usize) -> Self {
         let display_name = match Self::installed_model() {
             Some(model) => format!("whisper.cpp (local); model {model}"),
-            None => format!(
-                "whisper.cpp (local); no model installed, run {WHISPER_INSTALL_COMMAND}"
-            ),
+            None => {
+                format!("whisper.cpp (local); no model installed, run {WHISPER_INSTALL_COMMAND}")
+            }
         };
         Self {
             inner: Arc::new(Inner {
@@ -206,7 +206,11 @@ impl WhisperRecognizer {
                     language: code.to_owned(),
                 });
             }
-            let samples: Vec<f32> = pcm.samples.iter().map(|s| f32::from(*s) / 32_768.0).collect();
+            let samples: Vec<f32> = pcm
+                .samples
+                .iter()
+                .map(|s| f32::from(*s) / 32_768.0)
+                .collect();
             drop(pcm);
             engine.transcribe(&samples, &Decode { threads, language }, &token)
         });
@@ -224,7 +228,11 @@ fn language(tag: Option<&str>) -> Result<Option<String>, WhisperFailure> {
     let Some(tag) = tag.map(str::trim).filter(|t| !t.is_empty()) else {
         return Ok(None);
     };
-    let code = tag.split(['-', '_']).next().unwrap_or_default().to_ascii_lowercase();
+    let code = tag
+        .split(['-', '_'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     if code == "auto" {
         return Ok(None);
     }
@@ -282,15 +290,25 @@ mod tests {
         assert_eq!(language(Some("auto")).unwrap(), None);
         assert_eq!(language(Some("en-US")).unwrap().as_deref(), Some("en"));
         assert_eq!(language(Some("DE_de")).unwrap().as_deref(), Some("de"));
-        assert!(matches!(language(Some("xx")), Err(WhisperFailure::UnknownLanguage(_))));
+        assert!(matches!(
+            language(Some("xx")),
+            Err(WhisperFailure::UnknownLanguage(_))
+        ));
     }
 
     #[test]
     fn the_threads_option_is_a_positive_integer() {
         assert_eq!(threads(None, 3).unwrap(), 3);
         assert_eq!(threads(Some(&serde_json::json!(1)), 3).unwrap(), 1);
-        assert_eq!(threads(Some(&serde_json::json!(10_000)), 3).unwrap(), cores());
-        for bad in [serde_json::json!(0), serde_json::json!("2"), serde_json::json!(-1)] {
+        assert_eq!(
+            threads(Some(&serde_json::json!(10_000)), 3).unwrap(),
+            cores()
+        );
+        for bad in [
+            serde_json::json!(0),
+            serde_json::json!("2"),
+            serde_json::json!(-1),
+        ] {
             assert!(threads(Some(&bad), 3).is_err(), "{bad}");
         }
     }
@@ -300,17 +318,30 @@ mod tests {
         let recognizer = WhisperRecognizer::new();
         let config = oscova_core::provider::speech::SpeechProviderConfig::new("whisper")
             .model("/nonexistent/whisper-model");
-        let wav = crate::encode_wav(&crate::Pcm16kMono { samples: vec![0; 1_600] });
+        let wav = crate::encode_wav(&crate::Pcm16kMono {
+            samples: vec![0; 1_600],
+        });
         let err = recognizer
             .recognize(RecognitionRequest::new(&config, &wav))
             .await
             .unwrap_err();
-        let SpeechError::NotInstalled { provider, install, .. } = &err else {
+        let SpeechError::NotInstalled {
+            provider, install, ..
+        } = &err
+        else {
             panic!("{err:?}");
         };
         assert_eq!(provider, "whisper");
-        assert!(install.starts_with("scripts/ensure-whisper-model.sh"), "{install}");
+        assert!(
+            install.starts_with("scripts/ensure-whisper-model.sh"),
+            "{install}"
+        );
         assert!(!recognizer.is_loaded(Some("/nonexistent/whisper-model")));
-        assert!(recognizer.preload(Some("/nonexistent/whisper-model")).await.is_err());
+        assert!(
+            recognizer
+                .preload(Some("/nonexistent/whisper-model"))
+                .await
+                .is_err()
+        );
     }
 }

@@ -35,7 +35,8 @@ pub fn whisper_cache_dir() -> Option<PathBuf> {
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
     };
-    let cache = absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache")))?;
+    let cache =
+        absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache")))?;
     Some(cache.join("oscova").join("whisper"))
 }
 
@@ -67,9 +68,11 @@ pub(crate) struct Missing {
 }
 
 fn ct2_dir(name: &str, dir: &Path) -> Option<Located> {
-    (dir.join("model.bin").is_file() && dir.join("vocabulary.txt").is_file()).then(|| Located::Ct2 {
-        name: name.to_owned(),
-        dir: dir.to_path_buf(),
+    (dir.join("model.bin").is_file() && dir.join("vocabulary.txt").is_file()).then(|| {
+        Located::Ct2 {
+            name: name.to_owned(),
+            dir: dir.to_path_buf(),
+        }
     })
 }
 
@@ -79,7 +82,10 @@ fn install_command(name: &str) -> String {
 
 /// Finds the model `configured` names (see the module's rules), in
 /// `cache` for the named models.
-pub(crate) fn locate_in(configured: Option<&str>, cache: Option<&Path>) -> Result<Located, Missing> {
+pub(crate) fn locate_in(
+    configured: Option<&str>,
+    cache: Option<&Path>,
+) -> Result<Located, Missing> {
     let from_env = std::env::var(WHISPER_MODEL_ENV).ok();
     let asked = configured
         .or(from_env.as_deref())
@@ -87,19 +93,26 @@ pub(crate) fn locate_in(configured: Option<&str>, cache: Option<&Path>) -> Resul
         .filter(|m| !m.is_empty());
     let named = |name: &str| cache.and_then(|c| ct2_dir(name, &c.join(name)));
     let Some(asked) = asked else {
-        return WHISPER_MODELS.iter().find_map(|n| named(n)).ok_or_else(|| Missing {
-            what: format!(
-                "no Whisper model in {}",
-                cache.map_or("the cache (HOME is not set)".into(), |c| c.display().to_string())
-            ),
-            install: install_command(WHISPER_MODELS[0]),
-        });
+        return WHISPER_MODELS
+            .iter()
+            .find_map(|n| named(n))
+            .ok_or_else(|| Missing {
+                what: format!(
+                    "no Whisper model in {}",
+                    cache.map_or("the cache (HOME is not set)".into(), |c| c
+                        .display()
+                        .to_string())
+                ),
+                install: install_command(WHISPER_MODELS[0]),
+            });
     };
     if WHISPER_MODELS.contains(&asked) {
         return named(asked).ok_or_else(|| Missing {
             what: format!(
                 "the Whisper model `{asked}` is not in {}",
-                cache.map_or("the cache (HOME is not set)".into(), |c| c.display().to_string())
+                cache.map_or("the cache (HOME is not set)".into(), |c| c
+                    .display()
+                    .to_string())
             ),
             install: install_command(asked),
         });
@@ -150,19 +163,48 @@ mod tests {
         assert_eq!(missing.install, "scripts/ensure-whisper-model.sh tiny.en");
         install(cache.path(), "base");
         assert_eq!(locate_in(None, c).unwrap().name(), "base");
-        assert!(locate_in(Some("tiny.en"), c).unwrap_err().what.contains("`tiny.en`"));
+        assert!(
+            locate_in(Some("tiny.en"), c)
+                .unwrap_err()
+                .what
+                .contains("`tiny.en`")
+        );
         install(cache.path(), "tiny.en");
         assert_eq!(locate_in(None, c).unwrap().name(), "tiny.en");
         assert_eq!(locate_in(Some(" base "), c).unwrap().name(), "base");
 
         let dir = cache.path().join("base");
         let by_path = locate_in(dir.to_str(), c).unwrap();
-        assert_eq!(by_path, Located::Ct2 { name: dir.display().to_string(), dir: dir.clone() });
+        assert_eq!(
+            by_path,
+            Located::Ct2 {
+                name: dir.display().to_string(),
+                dir: dir.clone()
+            }
+        );
         let file = dir.join("model.bin");
-        assert!(matches!(locate_in(file.to_str(), c).unwrap(), Located::Ggml { .. }));
+        assert!(matches!(
+            locate_in(file.to_str(), c).unwrap(),
+            Located::Ggml { .. }
+        ));
         let empty = tempfile::tempdir().unwrap();
-        assert!(locate_in(empty.path().to_str(), c).unwrap_err().what.contains("no model.bin"));
-        assert!(locate_in(Some("huge"), c).unwrap_err().what.contains("neither a model name"));
-        assert!(locate_in(Some("base"), None).unwrap_err().what.contains("HOME"));
+        assert!(
+            locate_in(empty.path().to_str(), c)
+                .unwrap_err()
+                .what
+                .contains("no model.bin")
+        );
+        assert!(
+            locate_in(Some("huge"), c)
+                .unwrap_err()
+                .what
+                .contains("neither a model name")
+        );
+        assert!(
+            locate_in(Some("base"), None)
+                .unwrap_err()
+                .what
+                .contains("HOME")
+        );
     }
 }

@@ -17,7 +17,9 @@ const END_OF_TEXT: &str = "<|endoftext|>";
 /// of the byte-level alphabet stands for.
 fn char_to_byte(c: char) -> Option<u8> {
     let code = u32::from(c);
-    let printable = |b: u32| (0x21..=0x7e).contains(&b) || (0xa1..=0xac).contains(&b) || (0xae..=0xff).contains(&b);
+    let printable = |b: u32| {
+        (0x21..=0x7e).contains(&b) || (0xa1..=0xac).contains(&b) || (0xae..=0xff).contains(&b)
+    };
     if code < 256 {
         return printable(code).then_some(code as u8);
     }
@@ -53,7 +55,11 @@ pub(crate) struct Vocabulary {
 
 /// Parses `vocabulary.txt`.
 pub(crate) fn parse(text: &str) -> Result<Vocabulary, VocabError> {
-    let lines: Vec<&str> = text.strip_suffix('\n').unwrap_or(text).split('\n').collect();
+    let lines: Vec<&str> = text
+        .strip_suffix('\n')
+        .unwrap_or(text)
+        .split('\n')
+        .collect();
     let end = lines
         .iter()
         .position(|l| *l == END_OF_TEXT)
@@ -76,7 +82,11 @@ mod tests {
     #[test]
     fn the_alphabet_covers_every_byte_once() {
         let mut seen = [false; 256];
-        for code in (0x21..0x7f).chain(0xa1..0xad).chain(0xae..0x100).chain(0x100..0x144) {
+        for code in (0x21..0x7f)
+            .chain(0xa1..0xad)
+            .chain(0xae..0x100)
+            .chain(0x100..0x144)
+        {
             let c = char::from_u32(code).unwrap();
             let byte = char_to_byte(c).unwrap_or_else(|| panic!("U+{code:04X}"));
             assert!(!seen[usize::from(byte)], "byte {byte} twice");

@@ -17,19 +17,24 @@ pub struct Clip {
 
 /// The five clips, in the order of the package's `transcription` file.
 pub fn clips() -> Vec<Clip> {
-    let transcription = std::fs::read_to_string(format!("{DIR}/transcription")).unwrap_or_else(|e| {
-        panic!(
-            "{DIR}/transcription: {e}; install the Debian package pocketsphinx-testdata \
+    let transcription =
+        std::fs::read_to_string(format!("{DIR}/transcription")).unwrap_or_else(|e| {
+            panic!(
+                "{DIR}/transcription: {e}; install the Debian package pocketsphinx-testdata \
              (scripts/ensure-system-packages.sh does)"
-        )
-    });
+            )
+        });
     transcription
         .lines()
         .filter_map(|line| {
             // `<s> words </s> (id)`
             let (text, id) = line.rsplit_once(" (")?;
             let id = id.trim_end_matches(')').to_owned();
-            let reference = text.replace("<s>", "").replace("</s>", "").trim().to_owned();
+            let reference = text
+                .replace("<s>", "")
+                .replace("</s>", "")
+                .trim()
+                .to_owned();
             let wav = std::fs::read(format!("{DIR}/{id}.wav")).ok()?;
             Some(Clip { id, wav, reference })
         })
