@@ -46,8 +46,18 @@ fn path_str(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// Lowercase words without punctuation: whisper writes "Open the door.",
+/// pocketsphinx "open the door".
 fn words(text: &str) -> Vec<String> {
-    text.split_whitespace().map(str::to_lowercase).collect()
+    text.split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric() || *c == '\'')
+                .collect::<String>()
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// Speaks `text` offline into a fresh file and returns its path.
