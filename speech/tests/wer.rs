@@ -16,13 +16,15 @@ use oscova_speech::{
     WhisperRecognizer,
 };
 
-/// Word errors and reference words over all clips.
+/// Word errors and reference words over all clips (and the decode time,
+/// printed as a real-time factor; reported, never asserted).
 async fn wer(
     provider: &dyn SpeechRecognitionProvider,
     config: &SpeechProviderConfig,
     clips: &[Clip],
 ) -> (usize, usize) {
     let (mut errors, mut total) = (0, 0);
+    let started = std::time::Instant::now();
     for clip in clips {
         let heard = provider
             .recognize(RecognitionRequest::new(config, &clip.wav))
@@ -37,6 +39,16 @@ async fn wer(
         errors += e;
         total += n;
     }
+    let seconds: f64 = clips
+        .iter()
+        .map(|c| oscova_speech::decode_wav(&c.wav).map_or(0.0, |p| p.duration().as_secs_f64()))
+        .sum();
+    println!(
+        "  {}: {seconds:.1} s of audio in {:.1} s, RTF {:.2} (warm, this machine's load included)",
+        config.model.as_deref().unwrap_or(config.provider.as_str()),
+        started.elapsed().as_secs_f64(),
+        started.elapsed().as_secs_f64() / seconds
+    );
     (errors, total)
 }
 
