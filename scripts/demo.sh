@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The main job on embedded defaults: no API keys, no network. Lists the
 # linked plugins and the published catalog, calls a tool, and runs
-# offline speech round trips (flite to pocketsphinx, then a Piper neural
-# voice to the default recognizer). Installs the system packages the local
-# speech providers need when they are missing, and piper's onnxruntime and
-# test voice (scripts/ensure-piper.sh).
+# offline speech round trips (flite to whisper, then a Piper neural voice
+# to the default recognizer). Installs the system packages the local speech
+# providers need, the Whisper model, and piper's onnxruntime and test voice
+# when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-system-packages.sh
 # onnxruntime and the test voice for the piper section below.
 scripts/ensure-piper.sh
+scripts/ensure-whisper-model.sh tiny.en
 
 oscova() {
     cargo run --quiet --release --locked -p oscova-cli -- "$@"
@@ -25,14 +26,22 @@ echo
 echo "== a tool call"
 oscova tools call acme_search__example__example_echo --args '{"text": "Hello from Oscova"}'
 echo
-echo "== offline speech round trip (flite to pocketsphinx, no network)"
+echo "== offline speech round trip (flite to whisper, no network)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 sentence="open the door and turn on the light"
 echo "said:  $sentence"
 oscova speech say "$sentence" -o "$dir/hello.wav" --offline
-heard="$(oscova speech hear "$dir/hello.wav" --offline)" # an assignment, so set -e sees a failure
+# No --provider: the default recognizer, whisper now that its model is in.
+heard="$(oscova --json speech hear "$dir/hello.wav" --offline)" # an assignment, so set -e sees a failure
 echo "heard: $heard"
+case "$heard" in
+    *'"provider":"whisper"'* | *'"provider": "whisper"'*) ;;
+    *)
+        echo "the round trip was not transcribed by whisper" >&2
+        exit 1
+        ;;
+esac
 echo
 echo "== offline neural speech (piper, voice en_US-joe-medium, to the default recognizer)"
 sentence="please open the window in the kitchen"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the local speech providers need (flite,
-# pocketsphinx with its English model and library) and the tests need
-# (iproute2), only when missing.
+# pocketsphinx with its English model and library; cmake and g++ to build
+# whisper.cpp for the whisper provider) and the tests need (iproute2;
+# pocketsphinx-testdata's read-speech clips for the WER tests), only when
+# missing.
 # Runs non-interactively; uses sudo only when not already root.
 set -euo pipefail
 
@@ -9,6 +11,8 @@ set -euo pipefail
 packages=(flite pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev pkg-config iproute2)
 # espeak-ng: the piper provider runs the `espeak-ng` program for phonemes.
 packages+=(espeak-ng espeak-ng-data)
+# cmake, g++: whisper-rs builds whisper.cpp; pocketsphinx-testdata: read-speech clips for the WER test.
+packages+=(cmake g++ pocketsphinx-testdata)
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -13,6 +13,8 @@ OSCOVA_MCP_PYTHON="$(scripts/ensure-python-mcp.sh)"
 export OSCOVA_MCP_PYTHON
 # onnxruntime and the test voice for the piper provider's tests.
 scripts/ensure-piper.sh
+# The Whisper models (tiny.en, base) for the whisper provider's tests.
+scripts/ensure-whisper-model.sh all
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

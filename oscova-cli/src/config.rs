@@ -19,6 +19,8 @@ mod providers;
 mod source;
 mod speech;
 
+pub use speech::default_recognizer;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -104,14 +104,20 @@
 //!
 //! `oscova speech say` and `hear` go through the speech routers built from
 //! the host (`oscova_speech::SpeechRouters::from_host`: the built-in
-//! `flite`, `pocketsphinx` and `openai` providers plus any a linked plugin
-//! registers; collisions are reported on stderr). Without `--provider` they
-//! use the config's `[speech.say]` / `[speech.hear]` provider, else flite
-//! (voice `kal16`) and pocketsphinx, which run on this machine with no key
-//! and no network. `say` writes the WAV file once the provider has
+//! `flite`, `pocketsphinx`, `whisper` (feature `whisper`, on by default)
+//! and `openai` providers plus any a linked plugin registers; collisions
+//! are reported on stderr). Without `--provider` they use the config's
+//! `[speech.say]` / `[speech.hear]` provider, else flite (voice `kal16`)
+//! and whisper when its model is installed
+//! (`scripts/ensure-whisper-model.sh`), else pocketsphinx with a line on
+//! stderr saying how to install the model; all run on this machine with no
+//! key and no network. `say` writes the WAV file once the provider has
 //! answered and prints its duration (`--json`: `{provider, file, bytes,
 //! duration_seconds}`); `hear` prints the words (`--json`: `{provider,
-//! text}`). The input must be a WAV file (checked before any provider
+//! text}`, plus `segments` with `start_seconds`, `end_seconds` and `text`
+//! from providers that time them, as whisper does, audio over 30 s
+//! included). Whisper's text is kept as Whisper writes it: capitals,
+//! punctuation, numbers as digits, "Mr." for "mister". The input must be a WAV file (checked before any provider
 //! runs); `oscova speech providers` lists the routable keys with their
 //! display names, voices, origin and which is the default. With
 //! `--offline` (or `[speech] offline = true`) an endpoint not on this
@@ -184,7 +190,8 @@
 //! [network]
 //! allow = ["10.0.0.5:8080", "intranet.example"]
 //!
-//! # `oscova speech`: all optional; without it, flite and pocketsphinx.
+//! # `oscova speech`: all optional; without it, flite and whisper (when its
+//! # model is installed, else pocketsphinx).
 //! [speech]
 //! offline = false                      # true: always as if --offline were given
 //!
@@ -195,7 +202,10 @@
 //! voice = "nova"
 //!
 //! [speech.hear]                        # the provider `hear` uses without --provider
-//! provider = "pocketsphinx"            # also: endpoint, model, language, options
+//! provider = "whisper"                 # or "pocketsphinx"; also: endpoint, options
+//! model = "tiny.en"                    # whisper: "tiny.en", "base" or a path
+//! threads = 2                          # CPU threads for the decode
+//! language = "en"                      # whisper base: any Whisper language
 //! ```
 //!
 //! A `[speech.say]` or `[speech.hear]` table applies only to its own
@@ -289,7 +299,7 @@ mod term;
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
 pub use config::{
     CONFIG_ENV, CREDENTIAL_ENV_PREFIX, Config, ConfigCredentials, DEFAULT_USER, FILES_ROOT_ENV,
-    TIME_ZONE_ENV, USER_ENV, credential_env_var,
+    TIME_ZONE_ENV, USER_ENV, credential_env_var, default_recognizer,
 };
 pub use error::{CliError, ExitStatus};
 pub use launcher::{Launcher, run, run_with};

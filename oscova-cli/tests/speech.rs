@@ -46,8 +46,18 @@ fn path_str(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// Lowercase words without punctuation: whisper writes "Open the door.",
+/// pocketsphinx "open the door".
 fn words(text: &str) -> Vec<String> {
-    text.split_whitespace().map(str::to_lowercase).collect()
+    text.split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric() || *c == '\'')
+                .collect::<String>()
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// Speaks `text` offline into a fresh file and returns its path.
@@ -122,9 +132,19 @@ fn json_shapes_of_say_and_hear() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, ["provider", "text"]);
-    assert_eq!(doc["provider"], "pocketsphinx");
-    assert!(doc["text"].as_str().unwrap().contains("stella"), "{doc}");
+    // The default recognizer: whisper (which times its segments) when its
+    // model is installed, else pocketsphinx.
+    let default = oscova_cli::default_recognizer();
+    if default == "whisper" {
+        assert_eq!(keys, ["provider", "segments", "text"]);
+        let segment = &doc["segments"][0];
+        assert!(segment["end_seconds"].as_f64().unwrap() > 0.5, "{doc}");
+    } else {
+        assert_eq!(keys, ["provider", "text"]);
+    }
+    assert_eq!(doc["provider"], default);
+    let text = doc["text"].as_str().unwrap().to_lowercase();
+    assert!(text.contains("stella"), "{doc}");
 }
 
 #[test]
@@ -373,7 +393,11 @@ fn unknown_voices_providers_empty_text_and_missing_folders_are_usage_errors() {
         (
             &["speech", "hear", out_str, "--provider", "flite"],
             "unknown_provider",
-            "known types: openai, pocketsphinx",
+            if cfg!(feature = "whisper") {
+                "known types: openai, pocketsphinx, whisper"
+            } else {
+                "known types: openai, pocketsphinx"
+            },
         ),
         (
             &["speech", "say", "   ", "-o", out_str],
@@ -426,11 +450,23 @@ fn providers_lists_both_directions_with_voices_and_defaults() {
         flite["voices"],
         json!(["kal16", "slt", "rms", "awb", "kal"])
     );
+    let default = oscova_cli::default_recognizer();
     let sphinx = find("recognition", "pocketsphinx");
     assert_eq!(
         (sphinx["local"].clone(), sphinx["default"].clone()),
-        (json!(true), json!(true))
+        (json!(true), json!(default == "pocketsphinx"))
     );
+    if cfg!(feature = "whisper") {
+        let whisper = find("recognition", "whisper");
+        assert_eq!(
+            (whisper["local"].clone(), whisper["default"].clone()),
+            (json!(true), json!(default == "whisper"))
+        );
+        assert!(
+            whisper["name"].as_str().unwrap().contains("model"),
+            "{whisper}"
+        );
+    }
     for direction in ["synthesis", "recognition"] {
         let openai = find(direction, "openai");
         assert_eq!(

@@ -8,6 +8,7 @@
 //! | `pocketsphinx` | [`PocketsphinxRecognizer`] (libpocketsphinx, US English) | recognition | yes |
 //! | `openai` | [`OpenAiSpeech`] (any OpenAI-compatible server) | both | only with a local endpoint |
 //! | `piper` | `PiperSynthesizer` (Piper voices on onnxruntime, feature `piper`) | synthesis | yes |
+//! | `whisper` | `WhisperRecognizer` (whisper.cpp; feature `whisper`) | recognition | yes |
 //!
 //! Any other key a plugin registers routes the same way; [`SpeechProviderKeys`]
 //! is a list of well-known keys, not an allow-list.
@@ -151,6 +152,8 @@ mod pocketsphinx;
 mod router;
 mod sphinx;
 mod wav;
+#[cfg(feature = "whisper")]
+mod whisper;
 
 pub use flite::{FLITE_DEFAULT_VOICE, FLITE_VOICES, FliteSynthesizer};
 pub use openai::{
@@ -170,12 +173,17 @@ pub use wav::{
     Pcm16kMono, SAMPLE_RATE, WavHeader, WavHeaderError, check_wav_header, decode_wav, encode_wav,
     sniff_audio,
 };
+#[cfg(feature = "whisper")]
+pub use whisper::{
+    WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, WhisperRecognizer,
+    whisper_cache_dir,
+};
 
 /// The speech contracts of `oscova-core`, so provider authors need one import.
 pub use oscova_core::provider::speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechProviderKeys,
     SpeechRecognitionProvider, SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio,
-    Transcript,
+    Transcript, TranscriptSegment,
 };
 pub use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 pub use oscova_core::{CancellationToken, SecretString};

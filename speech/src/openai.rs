@@ -123,7 +123,7 @@ impl SpeechRecognitionProvider for OpenAiSpeech {
                 &request.cancel,
             )
             .await?;
-            Ok(Transcript { text })
+            Ok(Transcript::new(text))
         })
     }
 }

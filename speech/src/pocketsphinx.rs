@@ -192,7 +192,7 @@ impl SpeechRecognitionProvider for PocketsphinxRecognizer {
         Box::pin(async move {
             check_language(request.config.language.as_deref())?;
             let text = self.transcribe(request.audio, &request.cancel).await?;
-            Ok(Transcript { text })
+            Ok(Transcript::new(text))
         })
     }
 }

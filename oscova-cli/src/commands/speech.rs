@@ -1,8 +1,8 @@
 //! `oscova speech say|hear|providers`.
 //!
 //! Rules: everything goes through the speech routers of the host
-//! (`SpeechRouters::from_host`: the built-in flite, pocketsphinx and
-//! OpenAI-compatible providers plus those of the loaded plugins; the same
+//! (`SpeechRouters::from_host`: the built-in flite, pocketsphinx, whisper
+//! and OpenAI-compatible providers plus those of the loaded plugins; the same
 //! routers the launcher gave the speech plugin, when it did), and their
 //! diagnostics (providers dropped in a type-key collision) go to stderr.
 //! The provider's configuration is the config's `[speech.say]` or
@@ -170,10 +170,33 @@ async fn hear(env: &Env, routers: &SpeechRouters, args: HearArgs) -> Result<Exit
         .api_key(key.as_ref())
         .offline(offline)
         .cancel(cancel.clone());
+    if args.route.provider.is_none()
+        && let Some(hint) = env.config.speech_recognition_hint()
+    {
+        warn(&hint);
+    }
     let transcript = finish(env, cancellable(router.recognize(request), &cancel).await)?;
-    let text = env.host.redactor().redact(&transcript.text).into_owned();
+    let redactor = env.host.redactor();
+    let text = redactor.redact(&transcript.text).into_owned();
     if env.json {
-        print_json(&json!({"provider": config.provider, "text": text}))?;
+        let mut doc = json!({"provider": config.provider, "text": text});
+        if !transcript.segments.is_empty()
+            && let Some(map) = doc.as_object_mut()
+        {
+            let segments: Vec<_> = transcript
+                .segments
+                .iter()
+                .map(|s| {
+                    json!({
+                        "start_seconds": s.start_seconds,
+                        "end_seconds": s.end_seconds,
+                        "text": redactor.redact(&s.text),
+                    })
+                })
+                .collect();
+            map.insert("segments".into(), json!(segments));
+        }
+        print_json(&doc)?;
     } else if text.trim().is_empty() {
         warn("no words heard");
     } else {

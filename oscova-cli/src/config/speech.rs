@@ -3,8 +3,9 @@
 //! configured, and whether speech must stay on this machine.
 //!
 //! Rules: the section is optional and so is every key in it; without it
-//! `say` uses flite (voice `kal16`) and `hear` pocketsphinx, both local,
-//! so nothing is configured to leave the machine. `[speech.say]` and
+//! `say` uses flite (voice `kal16`) and `hear` whisper when its model is
+//! installed (and the binary has the `whisper` feature), else
+//! pocketsphinx, all local, so nothing is configured to leave the machine. `[speech.say]` and
 //! `[speech.hear]` each describe one provider (the local one when
 //! `provider` is left out); a `--provider` naming another key gets a bare
 //! configuration, never the table of a different provider. Like the model
@@ -45,6 +46,9 @@ struct SpeechTable {
     voice: Option<String>,
     /// A language tag such as `en-US`.
     language: Option<String>,
+    /// CPU threads for a local recognizer (`hear` only); becomes
+    /// `options.threads`.
+    threads: Option<u32>,
     /// Provider-specific settings, passed on as they are.
     #[serde(default)]
     options: Map<String, Value>,
@@ -55,6 +59,12 @@ impl SpeechSection {
     pub(crate) fn check(&self) -> Result<(), String> {
         if self.hear.as_ref().is_some_and(|t| t.voice.is_some()) {
             return Err("[speech.hear] has a voice; voices belong in [speech.say]".to_owned());
+        }
+        if self.say.as_ref().is_some_and(|t| t.threads.is_some()) {
+            return Err("[speech.say] has threads; threads belong in [speech.hear]".to_owned());
+        }
+        if self.hear.as_ref().and_then(|t| t.threads) == Some(0) {
+            return Err("[speech.hear] threads must be at least 1".to_owned());
         }
         Ok(())
     }
@@ -71,6 +81,11 @@ impl SpeechTable {
         config.voice = non_empty(self.voice.as_deref());
         config.language = non_empty(self.language.as_deref());
         config.options = self.options.clone();
+        if let Some(threads) = self.threads {
+            config
+                .options
+                .insert("threads".into(), Value::from(threads));
+        }
         config
     }
 }
@@ -117,7 +132,6 @@ impl Config {
     /// let say = config.speech_synthesis(None);
     /// assert_eq!((say.provider.as_str(), say.voice.as_deref()), ("openai", Some("nova")));
     /// assert_eq!(config.speech_synthesis(Some("flite")).endpoint, None);
-    /// assert_eq!(config.speech_recognition(None).provider, "pocketsphinx");
     /// # Ok::<(), oscova_cli::CliError>(())
     /// ```
     pub fn speech_synthesis(&self, key: Option<&str>) -> SpeechProviderConfig {
@@ -130,15 +144,51 @@ impl Config {
 
     /// The configuration `oscova speech hear` uses with `--provider key`:
     /// the `[speech.hear]` table when `key` is absent or names its
-    /// provider, else a bare configuration for `key`. Without a table the
-    /// default is pocketsphinx.
+    /// provider, else a bare configuration for `key`. Without a table (or
+    /// a `provider` in it) the default is [`default_recognizer`].
     pub fn speech_recognition(&self, key: Option<&str>) -> SpeechProviderConfig {
         let configured = match &self.speech.hear {
-            Some(table) => table.to_config(SpeechProviderKeys::POCKETSPHINX),
-            None => SpeechProviderConfig::new(SpeechProviderKeys::POCKETSPHINX),
+            Some(table) => table.to_config(default_recognizer()),
+            None => SpeechProviderConfig::new(default_recognizer()),
         };
         pick(configured, key)
     }
+
+    /// The line `hear` without `--provider` prints when it falls back to
+    /// pocketsphinx because no provider is configured and the Whisper
+    /// model is not installed: how to install it.
+    pub(crate) fn speech_recognition_hint(&self) -> Option<String> {
+        let unconfigured = self
+            .speech
+            .hear
+            .as_ref()
+            .is_none_or(|t| non_empty(t.provider.as_deref()).is_none());
+        #[cfg(feature = "whisper")]
+        if unconfigured && default_recognizer() == SpeechProviderKeys::POCKETSPHINX {
+            return Some(format!(
+                "using pocketsphinx: the Whisper model is not installed; install it with `{}` \
+                 for far fewer errors",
+                oscova_speech::WHISPER_INSTALL_COMMAND
+            ));
+        }
+        let _ = unconfigured;
+        None
+    }
+}
+
+/// The recognizer `hear` uses when nothing names one: `whisper` when the
+/// build has it and its model is installed, else `pocketsphinx`.
+///
+/// ```
+/// let key = oscova_cli::default_recognizer();
+/// assert!(key == "whisper" || key == "pocketsphinx");
+/// ```
+pub fn default_recognizer() -> &'static str {
+    #[cfg(feature = "whisper")]
+    if oscova_speech::WhisperRecognizer::installed_model().is_some() {
+        return SpeechProviderKeys::WHISPER;
+    }
+    SpeechProviderKeys::POCKETSPHINX
 }
 
 #[cfg(test)]
@@ -159,10 +209,13 @@ mod tests {
             (say.provider.as_str(), say.voice.as_deref()),
             ("flite", Some("kal16"))
         );
-        assert_eq!(config.speech_recognition(None).provider, "pocketsphinx");
+        assert_eq!(
+            config.speech_recognition(None).provider,
+            default_recognizer()
+        );
         assert_eq!(
             config.speech_recognition(Some(" ")).provider,
-            "pocketsphinx"
+            default_recognizer()
         );
         assert_eq!(
             config.speech_synthesis(Some("openai")),
@@ -205,12 +258,34 @@ mod tests {
     }
 
     #[test]
+    fn hear_takes_whisper_settings() {
+        let config = config(
+            r#"
+            [speech.hear]
+            provider = "whisper"
+            model = "base"
+            threads = 2
+            language = "de"
+            "#,
+        )
+        .unwrap();
+        let hear = config.speech_recognition(None);
+        assert_eq!(hear.provider, "whisper");
+        assert_eq!(hear.model.as_deref(), Some("base"));
+        assert_eq!(hear.language.as_deref(), Some("de"));
+        assert_eq!(hear.options["threads"], 2);
+        assert_eq!(config.speech_recognition_hint(), None);
+    }
+
+    #[test]
     fn mistakes_are_errors() {
         for (text, named) in [
             ("[speech]\nofline = true", "ofline"),
             ("[speech.say]\napi_key = \"x\"", "api_key"),
             ("[speech.hear]\nvoice = \"slt\"", "voice"),
             ("[speech]\noffline = \"yes\"", "offline"),
+            ("[speech.say]\nthreads = 2", "threads"),
+            ("[speech.hear]\nthreads = 0", "threads"),
         ] {
             let err = config(text).unwrap_err();
             assert!(err.to_string().contains(named), "{text}: {err}");

@@ -45,6 +45,14 @@ pub fn clean_env(cmd: &mut Command) {
         }
     }
     let home = temp_dir("home");
+    // The real cache stays visible: the Whisper models that
+    // scripts/ensure-whisper-model.sh installed there are read-only assets.
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache")));
+    if let Some(cache) = cache {
+        cmd.env("XDG_CACHE_HOME", cache);
+    }
     cmd.env("XDG_CONFIG_HOME", home.join("config"));
     cmd.env("XDG_DATA_HOME", home.join("data"));
     cmd.env("HOME", &home);

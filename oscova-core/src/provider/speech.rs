@@ -29,6 +29,8 @@ impl SpeechProviderKeys {
     pub const OPENAI: &'static str = "openai";
     /// Local synthesis with Piper neural voices (onnxruntime and espeak-ng).
     pub const PIPER: &'static str = "piper";
+    /// Local recognition with whisper.cpp (`oscova-speech` feature `whisper`).
+    pub const WHISPER: &'static str = "whisper";
 }
 
 /// Which provider to use and how. Hosts store and edit these.
@@ -327,6 +329,31 @@ impl fmt::Debug for SynthesisRequest<'_> {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Transcript {
     /// The words heard.
+    pub text: String,
+    /// The text in timed parts, for providers that report them (empty
+    /// otherwise); their texts joined make up `text`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<TranscriptSegment>,
+}
+
+impl Transcript {
+    /// A transcript with text only, no segments.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            segments: Vec::new(),
+        }
+    }
+}
+
+/// A timed part of a [`Transcript`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TranscriptSegment {
+    /// Where the part starts, in seconds from the start of the audio.
+    pub start_seconds: f64,
+    /// Where it ends, in seconds from the start of the audio.
+    pub end_seconds: f64,
+    /// The words of this part.
     pub text: String,
 }
 

@@ -117,6 +117,32 @@ async fn other_voices_and_an_explicit_local_provider_work() {
     assert_eq!(heard.details["provider"], "pocketsphinx");
 }
 
+/// The speech plugin's `transcribe` tool reaches the built-in whisper
+/// recognizer through the routers: a local provider the user may pick.
+/// Needs `scripts/ensure-whisper-model.sh` (scripts/test.sh runs it).
+#[cfg(feature = "whisper")]
+#[tokio::test]
+async fn transcribe_can_pick_whisper() {
+    let f = Fixture::new();
+    let sentence = "please open the door and turn on the light";
+    f.ok(SPEAK, json!({"text": sentence, "path": "door.wav"}))
+        .await;
+    let heard = f
+        .ok(
+            TRANSCRIBE,
+            json!({"path": "door.wav", "provider": "whisper"}),
+        )
+        .await;
+    assert_eq!(heard.details["provider"], "whisper");
+    println!("said {sentence:?}, whisper heard {:?}", heard.content);
+    let errors = word_errors(&words(sentence), &words(&heard.content));
+    assert!(
+        errors <= 2,
+        "{errors} word errors: heard {:?}",
+        heard.content
+    );
+}
+
 #[tokio::test]
 async fn an_existing_file_is_replaced_only_with_overwrite() {
     let f = Fixture::new();

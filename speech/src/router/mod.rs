@@ -366,7 +366,8 @@ impl SpeechRouters {
     }
 
     /// Both routers over the built-in providers only (`flite`,
-    /// `pocketsphinx`, one `openai` shared by both directions), on this
+    /// `pocketsphinx`, `whisper` with the feature of that name, one
+    /// `openai` shared by both directions), on this
     /// HTTP client and spawn policy.
     pub fn builtin(http: HttpClient, spawn: ProcessSpawnPolicy) -> Self {
         Self::over(http, spawn, &[], &[])
@@ -381,9 +382,10 @@ impl SpeechRouters {
         let openai = Arc::new(OpenAiSpeech::new(http));
         let recognition = SpeechRecognitionRouter::builder()
             .builtin(crate::PocketsphinxRecognizer::new())
-            .builtin_shared(Arc::clone(&openai))
-            .published(recognizers)
-            .build();
+            .builtin_shared(Arc::clone(&openai));
+        #[cfg(feature = "whisper")]
+        let recognition = recognition.builtin(crate::WhisperRecognizer::new());
+        let recognition = recognition.published(recognizers).build();
         let synthesis = SpeechSynthesisRouter::builder()
             .builtin(crate::FliteSynthesizer::new().with_policy(spawn.clone()))
             .builtin_shared(openai);

@@ -44,14 +44,15 @@ impl SpeechRecognitionRouter {
         }
     }
 
-    /// The built-in providers (`pocketsphinx`, and `openai` on the host's
-    /// HTTP client) plus the recognition providers of the host's plugins.
+    /// The built-in providers (`pocketsphinx`, `whisper` with the feature
+    /// of that name, and `openai` on the host's HTTP client) plus the recognition providers of the host's plugins.
     pub fn from_host(host: &PluginHost) -> Self {
-        Self::builder()
+        let builder = Self::builder()
             .builtin(PocketsphinxRecognizer::new())
-            .builtin(OpenAiSpeech::new(host.http_client()))
-            .host_plugins(host)
-            .build()
+            .builtin(OpenAiSpeech::new(host.http_client()));
+        #[cfg(feature = "whisper")]
+        let builder = builder.builtin(crate::WhisperRecognizer::new());
+        builder.host_plugins(host).build()
     }
 
     /// The provider for `config`, after the offline checks: this is all the

@@ -5,6 +5,7 @@
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
 pub mod http;
+pub mod librivox;
 pub mod spy;
 pub mod warnings;
 

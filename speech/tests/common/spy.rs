@@ -59,7 +59,7 @@ impl SpeechRecognitionProvider for Spy {
     ) -> BoxFuture<'a, Result<Transcript, SpeechError>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let text = self.answer.to_owned();
-        Box::pin(async move { Ok(Transcript { text }) })
+        Box::pin(async move { Ok(Transcript::new(text)) })
     }
 }
 

@@ -1,0 +1,210 @@
+//! Where Whisper models are found.
+//!
+//! Rules: a model is named by the request's configuration (`model`), else
+//! by the environment variable [`WHISPER_MODEL_ENV`], else it is the first
+//! of [`WHISPER_MODELS`] that is installed. A name in [`WHISPER_MODELS`] is
+//! a folder of the cache ([`whisper_cache_dir`]:
+//! `$XDG_CACHE_HOME/oscova/whisper/<name>`, `~/.cache/...` without
+//! `XDG_CACHE_HOME`), where `scripts/ensure-whisper-model.sh` installs it;
+//! anything else is a path: a folder holding a CTranslate2 model
+//! (`model.bin` and `vocabulary.txt`, as faster-whisper uses) or a
+//! whisper.cpp model file. Looking costs a few `stat` calls and reads
+//! nothing; a missing model is [`Missing`], which names the install
+//! command.
+
+use std::path::{Path, PathBuf};
+
+/// The models the install script installs, in the order the default is
+/// picked: English-only tiny (fast), then multilingual base.
+pub const WHISPER_MODELS: [&str; 2] = ["tiny.en", "base"];
+
+/// The environment variable naming the model when the configuration does
+/// not: a name from [`WHISPER_MODELS`] or a path.
+pub const WHISPER_MODEL_ENV: &str = "OSCOVA_WHISPER_MODEL";
+
+/// The command that installs a model into the cache (from a checkout of
+/// this project).
+pub const WHISPER_INSTALL_COMMAND: &str = "scripts/ensure-whisper-model.sh";
+
+/// The folder the install script puts models in:
+/// `$XDG_CACHE_HOME/oscova/whisper`, or `$HOME/.cache/oscova/whisper`;
+/// `None` when neither variable is set to an absolute path.
+pub fn whisper_cache_dir() -> Option<PathBuf> {
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let cache =
+        absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache")))?;
+    Some(cache.join("oscova").join("whisper"))
+}
+
+/// A model found on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Located {
+    /// A CTranslate2 model folder, converted on load.
+    Ct2 { name: String, dir: PathBuf },
+    /// A whisper.cpp model file, loaded as it is.
+    Ggml { name: String, file: PathBuf },
+}
+
+impl Located {
+    /// The name to show: the model's name or its path.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Self::Ct2 { name, .. } | Self::Ggml { name, .. } => name,
+        }
+    }
+}
+
+/// A model that is not where it was looked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Missing {
+    /// What is missing, for a person.
+    pub(crate) what: String,
+    /// The command that installs it.
+    pub(crate) install: String,
+}
+
+fn ct2_dir(name: &str, dir: &Path) -> Option<Located> {
+    (dir.join("model.bin").is_file() && dir.join("vocabulary.txt").is_file()).then(|| {
+        Located::Ct2 {
+            name: name.to_owned(),
+            dir: dir.to_path_buf(),
+        }
+    })
+}
+
+fn install_command(name: &str) -> String {
+    format!("{WHISPER_INSTALL_COMMAND} {name}")
+}
+
+/// Finds the model `configured` names (see the module's rules), in
+/// `cache` for the named models.
+pub(crate) fn locate_in(
+    configured: Option<&str>,
+    cache: Option<&Path>,
+) -> Result<Located, Missing> {
+    let from_env = std::env::var(WHISPER_MODEL_ENV).ok();
+    let asked = configured
+        .or(from_env.as_deref())
+        .map(str::trim)
+        .filter(|m| !m.is_empty());
+    let named = |name: &str| cache.and_then(|c| ct2_dir(name, &c.join(name)));
+    let Some(asked) = asked else {
+        return WHISPER_MODELS
+            .iter()
+            .find_map(|n| named(n))
+            .ok_or_else(|| Missing {
+                what: format!(
+                    "no Whisper model in {}",
+                    cache.map_or("the cache (HOME is not set)".into(), |c| c
+                        .display()
+                        .to_string())
+                ),
+                install: install_command(WHISPER_MODELS[0]),
+            });
+    };
+    if WHISPER_MODELS.contains(&asked) {
+        return named(asked).ok_or_else(|| Missing {
+            what: format!(
+                "the Whisper model `{asked}` is not in {}",
+                cache.map_or("the cache (HOME is not set)".into(), |c| c
+                    .display()
+                    .to_string())
+            ),
+            install: install_command(asked),
+        });
+    }
+    let path = Path::new(asked);
+    if path.is_file() {
+        return Ok(Located::Ggml {
+            name: asked.to_owned(),
+            file: path.to_path_buf(),
+        });
+    }
+    if path.is_dir() {
+        return ct2_dir(asked, path).ok_or_else(|| Missing {
+            what: format!("the folder {asked} has no model.bin and vocabulary.txt"),
+            install: install_command(WHISPER_MODELS[0]),
+        });
+    }
+    Err(Missing {
+        what: format!(
+            "`{asked}` is neither a model name ({}) nor an existing file or folder",
+            WHISPER_MODELS.join(", ")
+        ),
+        install: install_command(WHISPER_MODELS[0]),
+    })
+}
+
+/// [`locate_in`] the user's cache.
+pub(crate) fn locate(configured: Option<&str>) -> Result<Located, Missing> {
+    locate_in(configured, whisper_cache_dir().as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn install(cache: &Path, name: &str) {
+        let dir = cache.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("model.bin"), b"x").unwrap();
+        std::fs::write(dir.join("vocabulary.txt"), b"x").unwrap();
+    }
+
+    #[test]
+    fn names_paths_and_the_default_are_found() {
+        let cache = tempfile::tempdir().unwrap();
+        let c = Some(cache.path());
+        let missing = locate_in(None, c).unwrap_err();
+        assert_eq!(missing.install, "scripts/ensure-whisper-model.sh tiny.en");
+        install(cache.path(), "base");
+        assert_eq!(locate_in(None, c).unwrap().name(), "base");
+        assert!(
+            locate_in(Some("tiny.en"), c)
+                .unwrap_err()
+                .what
+                .contains("`tiny.en`")
+        );
+        install(cache.path(), "tiny.en");
+        assert_eq!(locate_in(None, c).unwrap().name(), "tiny.en");
+        assert_eq!(locate_in(Some(" base "), c).unwrap().name(), "base");
+
+        let dir = cache.path().join("base");
+        let by_path = locate_in(dir.to_str(), c).unwrap();
+        assert_eq!(
+            by_path,
+            Located::Ct2 {
+                name: dir.display().to_string(),
+                dir: dir.clone()
+            }
+        );
+        let file = dir.join("model.bin");
+        assert!(matches!(
+            locate_in(file.to_str(), c).unwrap(),
+            Located::Ggml { .. }
+        ));
+        let empty = tempfile::tempdir().unwrap();
+        assert!(
+            locate_in(empty.path().to_str(), c)
+                .unwrap_err()
+                .what
+                .contains("no model.bin")
+        );
+        assert!(
+            locate_in(Some("huge"), c)
+                .unwrap_err()
+                .what
+                .contains("neither a model name")
+        );
+        assert!(
+            locate_in(Some("base"), None)
+                .unwrap_err()
+                .what
+                .contains("HOME")
+        );
+    }
+}
