@@ -22,6 +22,7 @@ crates=(
     oscova-plugin-openai
     oscova-plugin-ollama
     oscova-plugin-speech
+    oscova-plugin-mcp
 )
 args=()
 for crate in "${crates[@]}"; do

@@ -60,8 +60,8 @@ mod handler;
 #[cfg(feature = "mcp-http")]
 pub mod http;
 mod logging;
-mod trace;
 mod names;
+mod trace;
 mod transport;
 
 pub use handler::{McpHandler, SERVER_BUSY};
