@@ -210,7 +210,7 @@ impl SpeechRecognitionProvider for FakeRecognizer {
         let mut state = lock(&self.state);
         state.audio_seen.push(request.audio.len());
         let answer = match state.answers.pop_front() {
-            Some(text) => Ok(Transcript { text }),
+            Some(text) => Ok(Transcript::new(text)),
             None => Err(SpeechError::Provider {
                 message: format!(
                     "the fake recognizer `{}` has no scripted transcript left",
