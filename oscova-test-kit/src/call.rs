@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use oscova_core::host::ApprovalHandler;
+use oscova_core::interaction::{Answer, AskError, InteractionHandler, InteractionRequest};
 use oscova_core::provider::BoxFuture;
+use oscova_core::tool::ToolLog;
 use oscova_core::{ApprovalDecision, ApprovalRequest, ToolProgress, ToolResult};
 use serde_json::Value;
 
@@ -27,6 +29,12 @@ pub struct Call {
     pub progress: Vec<ToolProgress>,
     /// Approvals the host asked for, with the answers given.
     pub approvals: Vec<AskedApproval>,
+    /// Log messages the tool wrote, in order, redacted.
+    pub logs: Vec<ToolLog>,
+    /// Questions the tool asked the person, with the answers given
+    /// (from [`TestHost::answer_questions`](crate::TestHost::answer_questions),
+    /// else a decline).
+    pub questions: Vec<AskedQuestion>,
 }
 
 impl Call {
@@ -95,17 +103,53 @@ pub struct AskedApproval {
     pub decision: ApprovalDecision,
 }
 
+/// A question a tool asked during a call.
+#[derive(Debug, Clone)]
+pub struct AskedQuestion {
+    /// What the host's handler was given (tool, call, user, question).
+    pub request: InteractionRequest,
+    /// The answer the test's script gave.
+    pub answer: Answer,
+}
+
+/// What one call reported and asked, gathered while it runs.
+#[derive(Default, Clone)]
+pub(crate) struct Capture {
+    pub(crate) progress: Arc<Mutex<Vec<ToolProgress>>>,
+    pub(crate) approvals: Arc<Mutex<Vec<AskedApproval>>>,
+    pub(crate) logs: Arc<Mutex<Vec<ToolLog>>>,
+    pub(crate) questions: Arc<Mutex<Vec<AskedQuestion>>>,
+}
+
+impl Capture {
+    pub(crate) fn finish(self, wire_name: String, result: ToolResult) -> Call {
+        fn take<T>(m: &Mutex<Vec<T>>) -> Vec<T> {
+            std::mem::take(&mut *m.lock().unwrap_or_else(PoisonError::into_inner))
+        }
+        Call {
+            wire_name,
+            result,
+            progress: take(&self.progress),
+            approvals: take(&self.approvals),
+            logs: take(&self.logs),
+            questions: take(&self.questions),
+        }
+    }
+}
+
 /// The queued answers, shared by every call of one host.
 #[derive(Debug, Clone)]
 pub(crate) struct Script {
     answers: Arc<Mutex<VecDeque<ApprovalDecision>>>,
     fallback: ApprovalDecision,
+    questions: Arc<Mutex<VecDeque<Answer>>>,
 }
 
 impl Script {
     pub(crate) fn new(approve_by_default: bool) -> Self {
         Self {
             answers: Arc::default(),
+            questions: Arc::default(),
             fallback: if approve_by_default {
                 ApprovalDecision::Approve
             } else {
@@ -119,6 +163,21 @@ impl Script {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .extend(answers);
+    }
+
+    pub(crate) fn push_questions(&self, answers: impl IntoIterator<Item = Answer>) {
+        self.questions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(answers);
+    }
+
+    fn next_answer(&self) -> Answer {
+        self.questions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+            .unwrap_or(Answer::Decline)
     }
 
     fn next(&self) -> ApprovalDecision {
@@ -150,5 +209,26 @@ impl ApprovalHandler for Recorder {
                 decision: decision.clone(),
             });
         Box::pin(std::future::ready(decision))
+    }
+}
+
+/// The interaction handler of one call: answers from the script and
+/// records what it was asked.
+pub(crate) struct Questions {
+    pub(crate) script: Script,
+    pub(crate) asked: Arc<Mutex<Vec<AskedQuestion>>>,
+}
+
+impl InteractionHandler for Questions {
+    fn ask(&self, request: InteractionRequest) -> BoxFuture<'static, Result<Answer, AskError>> {
+        let answer = self.script.next_answer();
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(AskedQuestion {
+                request,
+                answer: answer.clone(),
+            });
+        Box::pin(std::future::ready(Ok(answer)))
     }
 }

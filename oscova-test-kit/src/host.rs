@@ -16,10 +16,10 @@ use oscova_core::provider::model::ModelProvider;
 use oscova_core::provider::speech::{SpeechRecognitionProvider, SpeechSynthesisProvider};
 use oscova_core::{
     AgentPlugin, AgentPluginBuilder, AgentPluginContext, ApprovalDecision, CancellationToken,
-    PluginHost, PluginHostBuilder, ToolProgress, UserScope,
+    PluginHost, PluginHostBuilder, UserScope,
 };
 
-use crate::call::{AskedApproval, Call, Recorder, Script};
+use crate::call::{Call, Capture, Questions, Recorder, Script};
 use crate::user::{TestUser, Vault};
 
 /// The id of the kit's own plugin, which contributes the toolset and the
@@ -348,6 +348,17 @@ impl TestHost {
         self.shared.script.push(answers);
     }
 
+    /// Queues answers for the next questions tools of any scope of this
+    /// host ask the person (`invocation.confirm`, `choose`, `ask_text`,
+    /// `fill`), in order; with none left, a question is declined. Each
+    /// question and its answer are recorded on the call ([`Call::questions`]).
+    pub fn answer_questions(
+        &self,
+        answers: impl IntoIterator<Item = oscova_core::interaction::Answer>,
+    ) {
+        self.shared.script.push_questions(answers);
+    }
+
     /// [`TestScope::call`] as the default user.
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Call {
         self.scope.call(name, args).await
@@ -463,11 +474,9 @@ impl TestScope {
     /// model would see it.
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Call {
         let wire_name = self.wire_name(name);
-        let (progress, asked) = (Arc::default(), Arc::default());
-        let result = self
-            .invoke(&wire_name, args.into(), &progress, &asked)
-            .await;
-        finish(wire_name, result, progress, asked)
+        let capture = Capture::default();
+        let result = self.invoke(&wire_name, args.into(), &capture).await;
+        capture.finish(wire_name, result)
     }
 
     /// [`call`](Self::call), with the host's refusals apart: `Err` when
@@ -480,12 +489,12 @@ impl TestScope {
         args: impl Into<Arguments<'_>>,
     ) -> Result<Call, InvokeError> {
         let wire_name = self.wire_name(name);
-        let (progress, asked) = (Arc::default(), Arc::default());
+        let capture = Capture::default();
         let result = self
-            .invoke(&wire_name, args.into(), &progress, &asked)
+            .invoke(&wire_name, args.into(), &capture)
             .checked()
             .await?;
-        Ok(finish(wire_name, result, progress, asked))
+        Ok(capture.finish(wire_name, result))
     }
 
     /// [`call`](Self::call) with a cancellation token the test holds.
@@ -496,28 +505,32 @@ impl TestScope {
         token: CancellationToken,
     ) -> Call {
         let wire_name = self.wire_name(name);
-        let (progress, asked) = (Arc::default(), Arc::default());
+        let capture = Capture::default();
         let result = self
-            .invoke(&wire_name, args.into(), &progress, &asked)
+            .invoke(&wire_name, args.into(), &capture)
             .cancel_on(token)
             .await;
-        finish(wire_name, result, progress, asked)
+        capture.finish(wire_name, result)
     }
 
     fn invoke<'a>(
         &'a self,
         wire_name: &'a str,
         args: Arguments<'a>,
-        progress: &Arc<Mutex<Vec<ToolProgress>>>,
-        asked: &Arc<Mutex<Vec<AskedApproval>>>,
+        capture: &Capture,
     ) -> oscova_core::invoke::Invoke<'a, oscova_core::invoke::CallOptions> {
-        let sink = progress.clone();
+        let (progress, logs) = (capture.progress.clone(), capture.logs.clone());
         self.scope
             .invoke(wire_name, args)
-            .progress(move |p| lock(&sink).push(p))
+            .progress(move |p| lock(&progress).push(p))
+            .log(move |l| lock(&logs).push(l))
             .approval(Recorder {
                 script: self.script.clone(),
-                asked: asked.clone(),
+                asked: capture.approvals.clone(),
+            })
+            .interaction(Questions {
+                script: self.script.clone(),
+                asked: capture.questions.clone(),
             })
     }
 
@@ -529,18 +542,4 @@ impl TestScope {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn finish(
-    wire_name: String,
-    result: oscova_core::ToolResult,
-    progress: Arc<Mutex<Vec<ToolProgress>>>,
-    asked: Arc<Mutex<Vec<AskedApproval>>>,
-) -> Call {
-    Call {
-        wire_name,
-        result,
-        progress: std::mem::take(&mut *lock(&progress)),
-        approvals: std::mem::take(&mut *lock(&asked)),
-    }
 }

@@ -126,10 +126,12 @@
 //! # });
 //! ```
 //!
-//! # What is not here yet
+//! # Logs and questions
 //!
-//! Tool logs and interaction requests other than approval have no
-//! capture yet: the host API for them is still being written.
+//! Every [`Call`] also records the tool's log messages ([`Call::logs`]) and
+//! the questions it asked the person ([`Call::questions`]); answers come
+//! from [`TestHost::answer_questions`], in order, and a question with no
+//! answer left is declined.
 
 mod call;
 mod host;
@@ -137,7 +139,7 @@ pub mod http;
 mod providers;
 mod user;
 
-pub use call::{AskedApproval, Call};
+pub use call::{AskedApproval, AskedQuestion, Call};
 pub use host::{DEFAULT_USER, KIT_PLUGIN_ID, TestHost, TestHostBuilder, TestScope};
 pub use providers::{FakeModel, FakeRecognizer, FakeSynthesizer, SeenChat};
 pub use user::TestUser;
