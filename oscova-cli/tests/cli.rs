@@ -277,7 +277,8 @@ fn the_first_party_plugins_are_linked() {
             "oscova.web",
             "oscova.speech",
             "oscova.openai",
-            "oscova.ollama"
+            "oscova.ollama",
+            "oscova.mcp"
         ]
     );
 }

@@ -100,7 +100,17 @@ async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
             })
             .checked()
             .await;
-        assert_eq!(outcome.unwrap_err().kind(), "cancelled", "{kind:?}");
+        // The cancel fires inside the tool's own poll (from its progress
+        // sink), so either the host notices first (a refusal) or the
+        // plugin's handler does (an error result saying so); both are the
+        // call ending as cancelled.
+        match outcome {
+            Err(e) => assert_eq!(e.kind(), "cancelled", "{kind:?}"),
+            Ok(r) => assert!(
+                r.is_error && r.content.contains("cancelled"),
+                "{kind:?}: {r:?}"
+            ),
+        }
         let seen = seen.lock().unwrap().clone();
         assert!(
             seen.contains(&("step 2".to_owned(), Some(2.0), Some(10.0))),
