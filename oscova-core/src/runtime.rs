@@ -5,7 +5,7 @@
 //!
 //! Rules: a runtime toolset is metadata ([`ToolsetInfo::new`] over
 //! [`ToolInfo::new`]s) recorded with a per-user factory of a
-//! [`ToolHandler`] ([`AgentPluginBuilder::add_runtime_toolset`]). The host
+//! [`ToolHandler`] ([`crate::AgentPluginBuilder::add_runtime_toolset`]). The host
 //! treats it exactly like a `#[toolset]` type: its wire names are composed
 //! from the same normalised segments and checked by the same publication
 //! (64-character limit, duplicates reported, the earlier tool kept), and
