@@ -38,6 +38,7 @@ struct Person {
     version: Option<ProtocolVersion>,
     answers: Mutex<VecDeque<ElicitResult>>,
     asked: Arc<Mutex<Vec<String>>>,
+    schemas: Arc<Mutex<Vec<Value>>>,
     logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
 }
 
@@ -47,8 +48,15 @@ impl ClientHandler for Person {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+        if let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = &request
+        {
             self.asked.lock().unwrap().push(message.clone());
+            let schema = serde_json::to_value(requested_schema).unwrap();
+            self.schemas.lock().unwrap().push(schema);
         }
         let next = self.answers.lock().unwrap().pop_front();
         Ok(next.unwrap_or_else(|| answer(ElicitationAction::Cancel, None)))
@@ -281,6 +289,60 @@ async fn questions_are_elicited_and_logs_sent_on_2025_06_18() {
 #[tokio::test]
 async fn questions_are_elicited_and_logs_sent_on_2025_11_25() {
     survey_with(ProtocolVersion::V_2025_11_25).await;
+}
+
+#[tokio::test]
+async fn forms_with_integers_and_titled_and_multiple_choices_reach_the_client() {
+    let person = Person {
+        elicitation: true,
+        version: Some(ProtocolVersion::V_2025_11_25),
+        answers: Mutex::new(VecDeque::from([
+            answer(
+                ElicitationAction::Accept,
+                Some(json!({"guests": 4, "room": "garden", "diet": ["vegan", "halal"]})),
+            ),
+            answer(ElicitationAction::Accept, Some(json!({"guests": 9}))),
+            answer(
+                ElicitationAction::Accept,
+                Some(json!({"guests": 3, "diet": ["paleo"]})),
+            ),
+        ])),
+        ..Person::default()
+    };
+    let schemas = person.schemas.clone();
+    let client = connect(server(false), person).await;
+
+    let ok = call(&client, "book", json!({})).await;
+    assert_eq!(ok.is_error, Some(false), "{ok:?}");
+    assert_eq!(
+        serde_json::to_value(&ok.content).unwrap()[0]["text"],
+        r#"4 in "garden" ["vegan","halal"]"#
+    );
+    let schema = schemas.lock().unwrap()[0].clone();
+    let p = &schema["properties"];
+    assert_eq!(
+        p["guests"],
+        json!({"type": "integer", "title": "Guests", "default": 2, "minimum": 1, "maximum": 8})
+    );
+    assert_eq!(
+        p["room"]["oneOf"],
+        json!([{"const": "main", "title": "Main hall"}, {"const": "garden", "title": "Garden"}])
+    );
+    assert_eq!(p["diet"]["type"], "array");
+    assert_eq!(
+        p["diet"]["items"]["enum"],
+        json!(["vegan", "halal", "kosher"])
+    );
+    assert_eq!(schema["required"], json!(["guests"]));
+
+    // The host checks what the client sends back before the tool sees it.
+    for expected in ["from 1 to 8", "paleo"] {
+        let bad = call(&client, "book", json!({})).await;
+        assert_eq!(bad.is_error, Some(true), "{bad:?}");
+        let text = serde_json::to_value(&bad.content).unwrap()[0]["text"].clone();
+        assert!(text.as_str().unwrap().contains(expected), "{text}");
+    }
+    client.cancel().await.unwrap();
 }
 
 #[tokio::test]

@@ -6,7 +6,8 @@
 //! saying there is nobody to ask (`--yes` answers confirmations only). An
 //! empty line to a choice or a text without a default dismisses the
 //! question; in a form it leaves the field to its default. Options are
-//! picked by number or by their text. The answer is checked by the host
+//! shown by their labels and picked by number, value or label; a
+//! multiple choice takes several, separated by commas. The answer is checked by the host
 //! before the tool sees it.
 
 use oscova_core::interaction::{
@@ -61,7 +62,9 @@ fn answer(request: &InteractionRequest, yes: bool) -> Result<Answer, AskError> {
         }
         Question::Choose { message, options } => {
             say(&redacted(&format!("{tool} asks: {message}")));
-            let Some(choice) = pick(options, None)? else {
+            let options: Vec<(&str, &str)> =
+                options.iter().map(|o| (o.as_str(), o.as_str())).collect();
+            let Some(choice) = pick(&options, None)? else {
                 return Ok(Answer::Cancel);
             };
             Ok(accepted(CHOICE_FIELD, Value::String(choice)))
@@ -92,12 +95,35 @@ fn accepted(field: &str, value: Value) -> Answer {
     Answer::Accept(map)
 }
 
-/// Lists `options` numbered and reads a pick; `Ok(None)` for an empty
-/// line without a default.
-fn pick(options: &[String], default: Option<&str>) -> Result<Option<String>, AskError> {
-    for (i, option) in options.iter().enumerate() {
-        say(&redacted(&format!("  {}) {option}", i + 1)));
+/// Lists `(value, label)` options numbered by label.
+fn list(options: &[(&str, &str)]) {
+    for (i, (_, label)) in options.iter().enumerate() {
+        say(&redacted(&format!("  {}) {label}", i + 1)));
     }
+}
+
+/// The value one typed pick names: a number, a value or a label (any
+/// case); else the text as typed, which the host's check then refuses.
+fn resolve(options: &[(&str, &str)], pick: &str) -> String {
+    let by_number = pick
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| options.get(i));
+    let by_text = || {
+        options
+            .iter()
+            .find(|(value, label)| *value == pick || label.eq_ignore_ascii_case(pick))
+    };
+    by_number
+        .or_else(by_text)
+        .map_or_else(|| pick.to_owned(), |(value, _)| (*value).to_owned())
+}
+
+/// Lists `options` and reads one pick; `Ok(None)` for an empty line
+/// without a default.
+fn pick(options: &[(&str, &str)], default: Option<&str>) -> Result<Option<String>, AskError> {
+    list(options);
     let shown = default.map_or_else(String::new, |d| format!(" [{d}]"));
     let line = read_answer(&format!("choose 1-{}{shown}: ", options.len()))
         .ok_or_else(|| nobody("for a choice"))?;
@@ -105,12 +131,34 @@ fn pick(options: &[String], default: Option<&str>) -> Result<Option<String>, Ask
     if line.is_empty() {
         return Ok(default.map(str::to_owned));
     }
-    let by_number = line
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_sub(1))
-        .and_then(|i| options.get(i));
-    Ok(Some(by_number.cloned().unwrap_or_else(|| line.to_owned())))
+    Ok(Some(resolve(options, line)))
+}
+
+/// Lists `options` and reads any number of picks separated by commas;
+/// `Ok(None)` for an empty line (the default, if any, then applies).
+fn pick_many(options: &[(&str, &str)], default: &[String]) -> Result<Option<Value>, AskError> {
+    list(options);
+    let shown = if default.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", default.join(", "))
+    };
+    let line = read_answer(&format!(
+        "choose any of 1-{}, separated by commas{shown}: ",
+        options.len()
+    ))
+    .ok_or_else(|| nobody("for a choice"))?;
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    let picks = line
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| Value::String(resolve(options, p)))
+        .collect();
+    Ok(Some(Value::Array(picks)))
 }
 
 fn fill(form: &Form) -> Result<Map<String, Value>, AskError> {
@@ -118,14 +166,19 @@ fn fill(form: &Form) -> Result<Map<String, Value>, AskError> {
     for field in form.fields() {
         let star = if field.required { "*" } else { "" };
         let value = match &field.kind {
-            FieldKind::Choice { options, default } => {
+            FieldKind::Choice { default, .. } => {
                 say(&redacted(&format!("{}{star}:", field.title)));
-                pick(options, default.as_deref())?.map(Value::String)
+                pick(&field.kind.labelled_options(), default.as_deref())?.map(Value::String)
+            }
+            FieldKind::MultiChoice { default, .. } => {
+                say(&redacted(&format!("{}{star}:", field.title)));
+                pick_many(&field.kind.labelled_options(), default)?
             }
             kind => {
                 let default = match kind {
                     FieldKind::Text { default } => default.clone(),
-                    FieldKind::Number { default } => default.map(|d| d.to_string()),
+                    FieldKind::Number { default, .. } => default.map(|d| d.to_string()),
+                    FieldKind::Integer { default, .. } => default.map(|d| d.to_string()),
                     FieldKind::Boolean { default } => {
                         default.map(|d| if d { "y" } else { "n" }.to_owned())
                     }
@@ -134,6 +187,7 @@ fn fill(form: &Form) -> Result<Map<String, Value>, AskError> {
                 let hint = match kind {
                     FieldKind::Boolean { .. } => " (y/n)",
                     FieldKind::Number { .. } => " (a number)",
+                    FieldKind::Integer { .. } => " (a whole number)",
                     _ => "",
                 };
                 let shown = default.map_or_else(String::new, |d| format!(" [{d}]"));
@@ -156,4 +210,20 @@ fn fill(form: &Form) -> Result<Map<String, Value>, AskError> {
         }
     }
     Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve;
+
+    #[test]
+    fn a_pick_names_its_option_by_number_value_or_label() {
+        let options = [("main", "Main hall"), ("garden", "Garden")];
+        assert_eq!(resolve(&options, "2"), "garden");
+        assert_eq!(resolve(&options, "main"), "main");
+        assert_eq!(resolve(&options, "main HALL"), "main");
+        // Out of range or unknown: left as typed for the host's check to refuse.
+        assert_eq!(resolve(&options, "3"), "3");
+        assert_eq!(resolve(&options, "attic"), "attic");
+    }
 }

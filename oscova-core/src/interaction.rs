@@ -4,12 +4,13 @@
 //! Rules: a question is answered by the host's handler for the call (an
 //! [`InteractionHandler`] set on the call, else the host's), never by the
 //! tool itself. Without one the tool gets [`AskError::NoOneToAsk`] at once.
-//! A form is flat: strings, numbers, booleans and choices, each with an
-//! optional default, which is the subset MCP elicitation allows, so every
-//! host can render every question. An accepted answer is checked against
-//! the question before the tool sees it (a choice must be one of the
-//! options, a required field present and of its type; defaults fill
-//! missing optional fields). A cancelled call stops waiting at once. The
+//! A form is flat: strings, numbers, integers, booleans, choices of one
+//! and choices of several (each option with an optional label), each with
+//! an optional default, which is the subset MCP elicitation allows, so
+//! every host can render every question. An accepted answer is checked
+//! against the question before the tool sees it (a choice must be among
+//! the options, a number within its bounds, a required field present and
+//! of its type; defaults fill missing optional fields). A cancelled call stops waiting at once. The
 //! question's text passes the scope's redaction before anyone sees it.
 
 use std::fmt;
@@ -122,11 +123,17 @@ impl Question {
 /// use oscova_core::interaction::Form;
 /// let form = Form::new()
 ///     .text("name", "Your name", None, true)
-///     .number("age", "Age", Some(30.0), false)
+///     .integer("age", "Age", Some(30), false)
+///     .number("score", "Score", None, false)
 ///     .boolean("subscribe", "Subscribe", Some(false), false)
-///     .choice("size", "Size", vec!["S".into(), "M".into()], Some("M"), false);
-/// assert_eq!(form.fields().len(), 4);
-/// assert_eq!(form.requested_schema()["properties"]["age"]["default"], 30.0);
+///     .choice("size", "Size", vec!["S".into(), "M".into()], Some("M"), false)
+///     .titled_choice("plan", "Plan", [("free", "Free"), ("pro", "Professional")], None, true)
+///     .multi_choice("topics", "Topics", vec!["news".into(), "sport".into()], vec![], false);
+/// assert_eq!(form.fields().len(), 7);
+/// let schema = form.requested_schema();
+/// assert_eq!(schema["properties"]["age"]["type"], "integer");
+/// assert_eq!(schema["properties"]["plan"]["oneOf"][1]["title"], "Professional");
+/// assert_eq!(schema["properties"]["topics"]["items"]["enum"][0], "news");
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Form {
@@ -163,6 +170,24 @@ pub enum FieldKind {
         /// The default.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         default: Option<f64>,
+        /// The smallest number allowed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        minimum: Option<f64>,
+        /// The largest number allowed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        maximum: Option<f64>,
+    },
+    /// A whole number.
+    Integer {
+        /// The default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        default: Option<i64>,
+        /// The smallest number allowed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        minimum: Option<i64>,
+        /// The largest number allowed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        maximum: Option<i64>,
     },
     /// A boolean.
     Boolean {
@@ -172,12 +197,95 @@ pub enum FieldKind {
     },
     /// One of several strings.
     Choice {
-        /// The options.
+        /// The options: the values an answer carries.
         options: Vec<String>,
+        /// The label shown for each option, in the options' order; empty
+        /// when the options are their own labels. An option without a
+        /// label here is shown as itself.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        titles: Vec<String>,
         /// The default, one of the options.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         default: Option<String>,
+        /// Sends the labels as the deprecated `enumNames` list that MCP
+        /// clients from before protocol 2025-11-25 read, instead of
+        /// `oneOf` with `const` and `title` (SEP-1330).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        legacy_titles: bool,
     },
+    /// Any number of several strings (a multi-select).
+    MultiChoice {
+        /// The options: the values an answer carries.
+        options: Vec<String>,
+        /// The label shown for each option, as for [`FieldKind::Choice`].
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        titles: Vec<String>,
+        /// The options chosen by default.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        default: Vec<String>,
+        /// The fewest options an answer may choose.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        min_items: Option<u64>,
+        /// The most options an answer may choose.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_items: Option<u64>,
+    },
+}
+
+impl FieldKind {
+    /// The options of a choice as `(value, label)` pairs, in order, a
+    /// missing label being the value itself; empty for other kinds. What
+    /// a host shows the person and what it maps their pick back to.
+    ///
+    /// ```
+    /// use oscova_core::interaction::{FieldKind, Form};
+    /// let form = Form::new().titled_choice("plan", "Plan", [("pro", "Professional")], None, true);
+    /// assert_eq!(form.fields()[0].kind.labelled_options(), vec![("pro", "Professional")]);
+    /// ```
+    pub fn labelled_options(&self) -> Vec<(&str, &str)> {
+        match self {
+            Self::Choice {
+                options, titles, ..
+            }
+            | Self::MultiChoice {
+                options, titles, ..
+            } => options
+                .iter()
+                .enumerate()
+                .map(|(i, option)| (option.as_str(), titles.get(i).unwrap_or(option).as_str()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl FormField {
+    /// A field; optional unless [`FormField::required`] is called.
+    pub fn new(name: impl Into<String>, title: impl Into<String>, kind: FieldKind) -> Self {
+        Self {
+            name: name.into(),
+            title: title.into(),
+            required: false,
+            kind,
+        }
+    }
+
+    /// Makes the field one every answer must have.
+    #[must_use]
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+}
+
+/// Splits `(value, label)` pairs into the options and their labels.
+fn titled<V: Into<String>, T: Into<String>>(
+    options: impl IntoIterator<Item = (V, T)>,
+) -> (Vec<String>, Vec<String>) {
+    options
+        .into_iter()
+        .map(|(value, title)| (value.into(), title.into()))
+        .unzip()
 }
 
 impl Form {
@@ -204,7 +312,22 @@ impl Form {
 
     /// Adds a number field.
     pub fn number(self, name: &str, title: &str, default: Option<f64>, required: bool) -> Self {
-        self.field(name, title, required, FieldKind::Number { default })
+        let kind = FieldKind::Number {
+            default,
+            minimum: None,
+            maximum: None,
+        };
+        self.field(name, title, required, kind)
+    }
+
+    /// Adds a whole-number field.
+    pub fn integer(self, name: &str, title: &str, default: Option<i64>, required: bool) -> Self {
+        let kind = FieldKind::Integer {
+            default,
+            minimum: None,
+            maximum: None,
+        };
+        self.field(name, title, required, kind)
     }
 
     /// Adds a yes/no field.
@@ -212,7 +335,7 @@ impl Form {
         self.field(name, title, required, FieldKind::Boolean { default })
     }
 
-    /// Adds a choice among `options`.
+    /// Adds a choice among `options`, each shown as itself.
     pub fn choice(
         self,
         name: &str,
@@ -222,12 +345,88 @@ impl Form {
         required: bool,
     ) -> Self {
         let default = default.map(str::to_owned);
-        self.field(
-            name,
-            title,
-            required,
-            FieldKind::Choice { options, default },
-        )
+        let kind = FieldKind::Choice {
+            options,
+            titles: Vec::new(),
+            default,
+            legacy_titles: false,
+        };
+        self.field(name, title, required, kind)
+    }
+
+    /// Adds a choice among `(value, label)` options: the person sees the
+    /// labels, the answer carries the value.
+    pub fn titled_choice<V: Into<String>, T: Into<String>>(
+        self,
+        name: &str,
+        title: &str,
+        options: impl IntoIterator<Item = (V, T)>,
+        default: Option<&str>,
+        required: bool,
+    ) -> Self {
+        let (options, titles) = titled(options);
+        let kind = FieldKind::Choice {
+            options,
+            titles,
+            default: default.map(str::to_owned),
+            legacy_titles: false,
+        };
+        self.field(name, title, required, kind)
+    }
+
+    /// Adds a choice of any number of `options`, `default` chosen unless
+    /// the person changes it.
+    pub fn multi_choice(
+        self,
+        name: &str,
+        title: &str,
+        options: Vec<String>,
+        default: Vec<String>,
+        required: bool,
+    ) -> Self {
+        let kind = FieldKind::MultiChoice {
+            options,
+            titles: Vec::new(),
+            default,
+            min_items: None,
+            max_items: None,
+        };
+        self.field(name, title, required, kind)
+    }
+
+    /// Adds a choice of any number of `(value, label)` options.
+    pub fn titled_multi_choice<V: Into<String>, T: Into<String>>(
+        self,
+        name: &str,
+        title: &str,
+        options: impl IntoIterator<Item = (V, T)>,
+        default: Vec<String>,
+        required: bool,
+    ) -> Self {
+        let (options, titles) = titled(options);
+        let kind = FieldKind::MultiChoice {
+            options,
+            titles,
+            default,
+            min_items: None,
+            max_items: None,
+        };
+        self.field(name, title, required, kind)
+    }
+
+    /// Adds a field built in full, for the settings the shorthands leave
+    /// out (bounds, the number of choices, legacy labels).
+    ///
+    /// ```
+    /// use oscova_core::interaction::{FieldKind, Form, FormField};
+    /// let guests = FieldKind::Integer { default: Some(2), minimum: Some(1), maximum: Some(8) };
+    /// let form = Form::new().with(FormField::new("guests", "Guests", guests).required());
+    /// assert_eq!(form.requested_schema()["properties"]["guests"]["maximum"], 8);
+    /// ```
+    #[must_use]
+    pub fn with(mut self, field: FormField) -> Self {
+        self.fields.push(field);
+        self
     }
 
     /// The fields, in order.
@@ -243,10 +442,55 @@ impl Form {
         for field in &self.fields {
             let mut schema = match &field.kind {
                 FieldKind::Text { default } => json!({"type": "string", "default": default}),
-                FieldKind::Number { default } => json!({"type": "number", "default": default}),
+                FieldKind::Number {
+                    default,
+                    minimum,
+                    maximum,
+                } => {
+                    json!({"type": "number", "default": default, "minimum": minimum, "maximum": maximum})
+                }
+                FieldKind::Integer {
+                    default,
+                    minimum,
+                    maximum,
+                } => {
+                    json!({"type": "integer", "default": default, "minimum": minimum, "maximum": maximum})
+                }
                 FieldKind::Boolean { default } => json!({"type": "boolean", "default": default}),
-                FieldKind::Choice { options, default } => {
-                    json!({"type": "string", "enum": options, "default": default})
+                FieldKind::Choice {
+                    options,
+                    titles,
+                    default,
+                    legacy_titles,
+                } => {
+                    let labels = labels(options, titles);
+                    match (titles.is_empty(), legacy_titles) {
+                        (true, _) => json!({"type": "string", "enum": options, "default": default}),
+                        (false, true) => json!({
+                            "type": "string", "enum": options, "enumNames": labels, "default": default,
+                        }),
+                        (false, false) => json!({
+                            "type": "string", "oneOf": const_titles(options, &labels), "default": default,
+                        }),
+                    }
+                }
+                FieldKind::MultiChoice {
+                    options,
+                    titles,
+                    default,
+                    min_items,
+                    max_items,
+                } => {
+                    let items = if titles.is_empty() {
+                        json!({"type": "string", "enum": options})
+                    } else {
+                        json!({"anyOf": const_titles(options, &labels(options, titles))})
+                    };
+                    let default = (!default.is_empty()).then_some(default);
+                    json!({
+                        "type": "array", "items": items, "default": default,
+                        "minItems": min_items, "maxItems": max_items,
+                    })
                 }
             };
             if let Value::Object(map) = &mut schema {
@@ -288,12 +532,35 @@ impl Form {
     }
 }
 
+/// Each option's label: its title, or the option itself.
+fn labels(options: &[String], titles: &[String]) -> Vec<String> {
+    options
+        .iter()
+        .enumerate()
+        .map(|(i, option)| titles.get(i).unwrap_or(option).clone())
+        .collect()
+}
+
+/// `[{"const": option, "title": label}, ...]`, SEP-1330's titled options.
+fn const_titles(options: &[String], labels: &[String]) -> Vec<Value> {
+    options
+        .iter()
+        .zip(labels)
+        .map(|(option, label)| json!({"const": option, "title": label}))
+        .collect()
+}
+
 fn default_of(kind: &FieldKind) -> Option<Value> {
     match kind {
         FieldKind::Text { default } => default.clone().map(Value::from),
-        FieldKind::Number { default } => default.map(Value::from),
+        FieldKind::Number { default, .. } => default.map(Value::from),
+        FieldKind::Integer { default, .. } => default.map(Value::from),
         FieldKind::Boolean { default } => default.map(Value::from),
         FieldKind::Choice { default, .. } => default.clone().map(Value::from),
+        FieldKind::MultiChoice { default, .. } if !default.is_empty() => {
+            Some(Value::from(default.clone()))
+        }
+        FieldKind::MultiChoice { .. } => None,
     }
 }
 
@@ -303,20 +570,94 @@ fn check_value(name: &str, kind: &FieldKind, value: Value) -> Result<Value, AskE
     };
     match (kind, &value) {
         (FieldKind::Text { .. }, Value::String(_)) => Ok(value),
-        (FieldKind::Number { .. }, Value::Number(_)) => Ok(value),
-        (FieldKind::Number { .. }, Value::String(s)) => s
-            .trim()
-            .parse::<f64>()
-            .ok()
+        (
+            FieldKind::Number {
+                minimum, maximum, ..
+            },
+            _,
+        ) => {
+            let number = match &value {
+                Value::Number(n) => n.as_f64(),
+                Value::String(s) => s.trim().parse::<f64>().ok(),
+                _ => None,
+            }
             .filter(|f| f.is_finite())
-            .map(Value::from)
-            .ok_or_else(|| wrong("a number")),
+            .ok_or_else(|| wrong("a number"))?;
+            if minimum.is_some_and(|min| number < min) || maximum.is_some_and(|max| number > max) {
+                return Err(wrong(&format!("a number {}", range(minimum, maximum))));
+            }
+            Ok(Value::from(number))
+        }
+        (
+            FieldKind::Integer {
+                minimum, maximum, ..
+            },
+            _,
+        ) => {
+            let whole = match &value {
+                Value::Number(n) => n.as_i64().or_else(|| {
+                    // 30.0 is a whole number too.
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                        .map(|f| f as i64)
+                }),
+                Value::String(s) => s.trim().parse::<i64>().ok(),
+                _ => None,
+            }
+            .ok_or_else(|| wrong("a whole number"))?;
+            if minimum.is_some_and(|min| whole < min) || maximum.is_some_and(|max| whole > max) {
+                return Err(wrong(&format!(
+                    "a whole number {}",
+                    range(minimum, maximum)
+                )));
+            }
+            Ok(Value::from(whole))
+        }
         (FieldKind::Boolean { .. }, Value::Bool(_)) => Ok(value),
         (FieldKind::Choice { options, .. }, Value::String(s)) if options.contains(s) => Ok(value),
         (FieldKind::Choice { options, .. }, _) => Err(wrong(&format!("one of {options:?}"))),
+        (
+            FieldKind::MultiChoice {
+                options,
+                min_items,
+                max_items,
+                ..
+            },
+            _,
+        ) => {
+            let among = || wrong(&format!("a list of distinct options among {options:?}"));
+            let Value::Array(items) = &value else {
+                return Err(among());
+            };
+            let mut chosen: Vec<&str> = Vec::with_capacity(items.len());
+            for item in items {
+                match item.as_str() {
+                    Some(s) if options.iter().any(|o| o == s) && !chosen.contains(&s) => {
+                        chosen.push(s)
+                    }
+                    _ => return Err(among()),
+                }
+            }
+            let count = chosen.len() as u64;
+            if min_items.is_some_and(|min| count < min) || max_items.is_some_and(|max| count > max)
+            {
+                let range = range(min_items, max_items);
+                return Err(wrong(&format!("{range} options among {options:?}")));
+            }
+            Ok(value)
+        }
         (FieldKind::Text { .. }, _) => Err(wrong("text")),
-        (FieldKind::Number { .. }, _) => Err(wrong("a number")),
         (FieldKind::Boolean { .. }, _) => Err(wrong("true or false")),
+    }
+}
+
+/// "from 1 to 8", "no less than 1", "no more than 8".
+fn range<T: fmt::Display>(minimum: &Option<T>, maximum: &Option<T>) -> String {
+    match (minimum, maximum) {
+        (Some(min), Some(max)) => format!("from {min} to {max}"),
+        (Some(min), None) => format!("no less than {min}"),
+        (None, Some(max)) => format!("no more than {max}"),
+        (None, None) => "of any size".to_owned(),
     }
 }
 
@@ -438,6 +779,132 @@ mod tests {
         assert_eq!(
             form.check(map(json!({"n": "3", "t": ""}))).unwrap()["n"],
             3.0
+        );
+    }
+
+    #[test]
+    fn integers_are_whole_and_within_bounds() {
+        let kind = FieldKind::Integer {
+            default: Some(2),
+            minimum: Some(1),
+            maximum: Some(8),
+        };
+        let form = Form::new().with(FormField::new("guests", "Guests", kind).required());
+        assert_eq!(form.check(map(json!({}))).unwrap()["guests"], 2);
+        assert_eq!(
+            form.check(map(json!({"guests": 3.0}))).unwrap()["guests"],
+            3
+        );
+        assert_eq!(
+            form.check(map(json!({"guests": " 4 "}))).unwrap()["guests"],
+            4
+        );
+        for bad in [json!(2.5), json!(0), json!(9), json!("two"), json!(true)] {
+            let err = form.check(map(json!({ "guests": bad }))).unwrap_err();
+            assert!(matches!(err, AskError::InvalidAnswer(_)), "{bad}: {err}");
+        }
+        let err = form.check(map(json!({"guests": 9}))).unwrap_err();
+        assert!(err.to_string().contains("from 1 to 8"), "{err}");
+        let schema = form.requested_schema();
+        assert_eq!(
+            schema["properties"]["guests"],
+            json!({"type": "integer", "title": "Guests", "default": 2, "minimum": 1, "maximum": 8})
+        );
+    }
+
+    #[test]
+    fn titled_and_multiple_choices_take_the_sep_1330_shapes() {
+        let legacy = FieldKind::Choice {
+            options: vec!["a".into(), "b".into()],
+            titles: vec!["Apple".into(), "Banana".into()],
+            default: None,
+            legacy_titles: true,
+        };
+        let form = Form::new()
+            .choice("plain", "Plain", vec!["x".into(), "y".into()], None, false)
+            .titled_choice(
+                "titled",
+                "Titled",
+                [("v1", "First"), ("v2", "Second")],
+                Some("v2"),
+                false,
+            )
+            .with(FormField::new("legacy", "Legacy", legacy))
+            .multi_choice(
+                "many",
+                "Many",
+                vec!["p".into(), "q".into()],
+                vec!["q".into()],
+                false,
+            )
+            .titled_multi_choice(
+                "tmany",
+                "Titled many",
+                [("m1", "One"), ("m2", "Two")],
+                vec![],
+                true,
+            );
+        let p = &form.requested_schema()["properties"];
+        assert_eq!(
+            p["plain"],
+            json!({"type": "string", "title": "Plain", "enum": ["x", "y"]})
+        );
+        assert_eq!(
+            p["titled"],
+            json!({"type": "string", "title": "Titled", "default": "v2",
+                   "oneOf": [{"const": "v1", "title": "First"}, {"const": "v2", "title": "Second"}]})
+        );
+        assert_eq!(
+            p["legacy"],
+            json!({"type": "string", "title": "Legacy", "enum": ["a", "b"], "enumNames": ["Apple", "Banana"]})
+        );
+        assert_eq!(
+            p["many"],
+            json!({"type": "array", "title": "Many", "default": ["q"],
+                   "items": {"type": "string", "enum": ["p", "q"]}})
+        );
+        assert_eq!(
+            p["tmany"]["items"],
+            json!({"anyOf": [{"const": "m1", "title": "One"}, {"const": "m2", "title": "Two"}]})
+        );
+        let answer = form
+            .check(map(json!({"titled": "v1", "tmany": ["m2", "m1"]})))
+            .unwrap();
+        assert_eq!(answer["many"], json!(["q"]), "the default fills in");
+        assert_eq!(answer["tmany"], json!(["m2", "m1"]));
+        for bad in [json!(["m1", "m1"]), json!(["zz"]), json!("m1"), json!([1])] {
+            let err = form.check(map(json!({ "tmany": bad }))).unwrap_err();
+            assert!(matches!(err, AskError::InvalidAnswer(_)), "{bad}: {err}");
+        }
+        // A label is never an answer: the value is.
+        assert!(
+            form.check(map(json!({"titled": "First", "tmany": []})))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn multiple_choices_honour_their_item_bounds() {
+        let kind = FieldKind::MultiChoice {
+            options: vec!["a".into(), "b".into(), "c".into()],
+            titles: vec![],
+            default: vec![],
+            min_items: Some(1),
+            max_items: Some(2),
+        };
+        let form = Form::new().with(FormField::new("pick", "Pick", kind));
+        assert!(form.check(map(json!({"pick": ["a"]}))).is_ok());
+        let err = form.check(map(json!({"pick": []}))).unwrap_err();
+        assert!(err.to_string().contains("from 1 to 2 options"), "{err}");
+        assert!(form.check(map(json!({"pick": ["a", "b", "c"]}))).is_err());
+        assert!(form.check(map(json!({}))).is_ok(), "optional and absent");
+        let s = form.requested_schema();
+        assert_eq!(
+            (
+                s["properties"]["pick"]["minItems"].clone(),
+                s["properties"]["pick"]["maxItems"].clone()
+            ),
+            (json!(1), json!(2))
         );
     }
 

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use oscova_core::interaction::{Answer, Form, Question};
+use oscova_core::interaction::{Answer, FieldKind, Form, FormField, Question};
 use oscova_core::prelude::*;
 use oscova_core::tool::{LogLevel, decode_base64};
 
@@ -132,7 +132,7 @@ impl ConformanceToolset {
             .to_vec();
         let form = Form::new()
             .text("name", "Name", Some("John Doe"), false)
-            .number("age", "Age", Some(30.0), false)
+            .integer("age", "Age", Some(30), false)
             .number("score", "Score", Some(95.5), false)
             .choice("status", "Status", statuses, Some("active"), false)
             .boolean("verified", "Verified", Some(true), false);
@@ -149,15 +149,57 @@ impl ConformanceToolset {
         ))
     }
 
-    /// Asks for a choice among options (SEP-1330's untitled single
-    /// select; the form model has no titled or multiple-choice fields).
+    /// Asks for each of SEP-1330's five kinds of choice: untitled and
+    /// titled single select, the legacy `enumNames` labels, and untitled
+    /// and titled multiple select.
     pub async fn test_elicitation_sep1330_enums(
         invocation: &ToolInvocation,
     ) -> Result<String, String> {
-        let options = ["option1", "option2", "option3"]
-            .map(str::to_owned)
-            .to_vec();
-        let form = Form::new().choice("untitledSingle", "Untitled single", options, None, false);
+        let owned = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let legacy = FieldKind::Choice {
+            options: owned(&["opt1", "opt2", "opt3"]),
+            titles: owned(&["Option One", "Option Two", "Option Three"]),
+            default: None,
+            legacy_titles: true,
+        };
+        let form = Form::new()
+            .choice(
+                "untitledSingle",
+                "Untitled single",
+                owned(&["option1", "option2", "option3"]),
+                None,
+                false,
+            )
+            .titled_choice(
+                "titledSingle",
+                "Titled single",
+                [
+                    ("value1", "First Option"),
+                    ("value2", "Second Option"),
+                    ("value3", "Third Option"),
+                ],
+                None,
+                false,
+            )
+            .with(FormField::new("legacyEnum", "Legacy titled", legacy))
+            .multi_choice(
+                "untitledMulti",
+                "Untitled multiple",
+                owned(&["option1", "option2", "option3"]),
+                vec![],
+                false,
+            )
+            .titled_multi_choice(
+                "titledMulti",
+                "Titled multiple",
+                [
+                    ("value1", "First Choice"),
+                    ("value2", "Second Choice"),
+                    ("value3", "Third Choice"),
+                ],
+                vec![],
+                false,
+            );
         let answer = invocation
             .ask(Question::Form {
                 message: "Please select options from the enum fields".to_owned(),

@@ -125,7 +125,9 @@ impl McpHandler {
     }
 
     /// Shares a bound on calls in flight with other sessions: `permits`
-    /// holds `max` permits in all.
+    /// holds `max` permits in all. Only the HTTP server has sessions to
+    /// share it between.
+    #[cfg(feature = "mcp-http")]
     pub(super) fn with_global_bound(mut self, permits: Arc<Semaphore>, max: usize) -> Self {
         self.global = Some((permits, max));
         self

@@ -6,7 +6,7 @@
 // not every crate uses every item.
 #![allow(unreachable_pub, dead_code)]
 
-use oscova_core::interaction::Form;
+use oscova_core::interaction::{FieldKind, Form, FormField};
 use oscova_core::prelude::*;
 use oscova_core::tool::LogLevel;
 use serde::Serialize;
@@ -82,6 +82,40 @@ impl StudioToolset {
             .await
             .map_err(|e| e.to_string())?;
         Ok(format!("{colour} {} {}", form["name"], form["loud"]))
+    }
+
+    /// Books a table: a form with a bounded whole number, a titled choice
+    /// and a multiple choice.
+    pub async fn book(invocation: &ToolInvocation) -> Result<String, String> {
+        let guests = FieldKind::Integer {
+            default: Some(2),
+            minimum: Some(1),
+            maximum: Some(8),
+        };
+        let form = Form::new()
+            .with(FormField::new("guests", "Guests", guests).required())
+            .titled_choice(
+                "room",
+                "Room",
+                [("main", "Main hall"), ("garden", "Garden")],
+                Some("main"),
+                false,
+            )
+            .multi_choice(
+                "diet",
+                "Diet",
+                vec!["vegan".into(), "halal".into(), "kosher".into()],
+                vec![],
+                false,
+            );
+        let answer = invocation
+            .fill("Booking", form)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(format!(
+            "{} in {} {}",
+            answer["guests"], answer["room"], answer["diet"]
+        ))
     }
 
     /// Counts to `to`, reporting progress at each step.

@@ -4,13 +4,15 @@
 //! routed to the connection's one call in flight, and declined when there
 //! is none or more than one (asking the wrong person is worse than not
 //! asking). A form request becomes a [`Question::Form`] (MCP's flat subset:
-//! strings, numbers, booleans, choices, each with its default); a schema
-//! outside that subset, and a URL request, are declined. The answer goes
+//! strings, numbers, integers, booleans, and single or multiple choices,
+//! untitled, titled with `oneOf`/`anyOf` or with legacy `enumNames`, each
+//! with its default and bounds); a schema outside that subset, and a URL
+//! request, are declined. The answer goes
 //! back as accept (with the checked values), decline or cancel.
 
 use std::sync::{Arc, Mutex};
 
-use oscova_core::interaction::{Answer, Form, Question};
+use oscova_core::interaction::{Answer, FieldKind, Form, FormField, Question};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
@@ -62,34 +64,97 @@ pub(crate) fn question(message: String, schema: &Value) -> Option<Question> {
             .or_else(|| p.get("description"))
             .and_then(Value::as_str)
             .unwrap_or(name);
-        let needed = required.contains(&name.as_str());
-        let default = p.get("default");
-        form = match (p.get("type").and_then(Value::as_str), p.get("enum")) {
-            (_, Some(Value::Array(options))) => {
-                let options: Vec<String> = options
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect();
-                form.choice(
-                    name,
-                    title,
-                    options,
-                    default.and_then(Value::as_str),
-                    needed,
-                )
-            }
-            (Some("string"), _) => form.text(name, title, default.and_then(Value::as_str), needed),
-            (Some("number" | "integer"), _) => {
-                form.number(name, title, default.and_then(Value::as_f64), needed)
-            }
-            (Some("boolean"), _) => {
-                form.boolean(name, title, default.and_then(Value::as_bool), needed)
-            }
-            _ => return None,
-        };
+        let field = FormField::new(name.as_str(), title, field_kind(p)?);
+        form = form.with(if required.contains(&name.as_str()) {
+            field.required()
+        } else {
+            field
+        });
     }
     Some(Question::Form { message, form })
+}
+
+/// The kind of one property's schema, if it is one MCP elicitation allows.
+fn field_kind(p: &Value) -> Option<FieldKind> {
+    let default = p.get("default");
+    let kind = match p.get("type").and_then(Value::as_str)? {
+        "string" => match (p.get("enum"), p.get("oneOf")) {
+            (Some(options), _) => FieldKind::Choice {
+                options: strings(options)?,
+                titles: p.get("enumNames").and_then(strings).unwrap_or_default(),
+                default: default.and_then(Value::as_str).map(str::to_owned),
+                legacy_titles: p.get("enumNames").is_some(),
+            },
+            (None, Some(one_of)) => {
+                let (options, titles) = const_titles(one_of)?;
+                FieldKind::Choice {
+                    options,
+                    titles,
+                    default: default.and_then(Value::as_str).map(str::to_owned),
+                    legacy_titles: false,
+                }
+            }
+            (None, None) => FieldKind::Text {
+                default: default.and_then(Value::as_str).map(str::to_owned),
+            },
+        },
+        "array" => {
+            let items = p.get("items")?;
+            let (options, titles) = match (items.get("enum"), items.get("anyOf")) {
+                (Some(options), _) => (strings(options)?, Vec::new()),
+                (None, Some(any_of)) => const_titles(any_of)?,
+                (None, None) => return None,
+            };
+            FieldKind::MultiChoice {
+                options,
+                titles,
+                default: default.and_then(strings).unwrap_or_default(),
+                min_items: p.get("minItems").and_then(Value::as_u64),
+                max_items: p.get("maxItems").and_then(Value::as_u64),
+            }
+        }
+        "number" => FieldKind::Number {
+            default: default.and_then(Value::as_f64),
+            minimum: p.get("minimum").and_then(Value::as_f64),
+            maximum: p.get("maximum").and_then(Value::as_f64),
+        },
+        "integer" => FieldKind::Integer {
+            default: default.and_then(Value::as_i64),
+            minimum: p.get("minimum").and_then(Value::as_i64),
+            maximum: p.get("maximum").and_then(Value::as_i64),
+        },
+        "boolean" => FieldKind::Boolean {
+            default: default.and_then(Value::as_bool),
+        },
+        _ => return None,
+    };
+    Some(kind)
+}
+
+/// A JSON array of strings, if it is one.
+fn strings(value: &Value) -> Option<Vec<String>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// `[{"const": value, "title": label}, ...]` as values and labels.
+fn const_titles(value: &Value) -> Option<(Vec<String>, Vec<String>)> {
+    value
+        .as_array()?
+        .iter()
+        .map(|entry| {
+            let value = entry.get("const")?.as_str()?.to_owned();
+            let title = entry
+                .get("title")
+                .and_then(Value::as_str)
+                .map_or_else(|| value.clone(), str::to_owned);
+            Some((value, title))
+        })
+        .collect::<Option<Vec<_>>>()
+        .map(|pairs| pairs.into_iter().unzip())
 }
 
 #[cfg(test)]
@@ -113,6 +178,25 @@ mod tests {
             panic!("a form")
         };
         assert_eq!(form.fields().len(), 4);
+        // Every SEP-1330 choice and SEP-1034 integer survives, so the form
+        // asked again downstream is the one the server sent.
+        let choices = json!({
+            "type": "object",
+            "properties": {
+                "age": {"type": "integer", "title": "Age", "default": 30, "minimum": 0},
+                "titled": {"type": "string", "title": "Titled", "oneOf": [{"const": "v1", "title": "One"}]},
+                "legacy": {"type": "string", "title": "Legacy", "enum": ["a"], "enumNames": ["A"]},
+                "many": {"type": "array", "title": "Many", "items": {"type": "string", "enum": ["x", "y"]}, "maxItems": 1},
+                "tmany": {"type": "array", "title": "Tmany", "items": {"anyOf": [{"const": "m", "title": "M"}]}}
+            },
+            "required": []
+        });
+        let Some(Question::Form { form, .. }) = question("Pick".into(), &choices) else {
+            panic!("a form")
+        };
+        let mut again = form.requested_schema();
+        again["required"] = json!([]);
+        assert_eq!(again, choices);
         let nested = json!({"type": "object", "properties": {"x": {"type": "object"}}});
         assert!(question("x".into(), &nested).is_none());
     }
