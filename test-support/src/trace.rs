@@ -1,6 +1,15 @@
 //! A tracing layer that records the spans it sees, for tests of the spans
 //! the host and the chat loop open.
 //!
+//! Rules: one subscriber is installed as the process's global default the
+//! first time a recorder records, and routes each span created while a
+//! recorder is current on the thread to that recorder (with what is later
+//! recorded on it, its events and its closing, on any thread). A global
+//! subscriber rather than a per-thread one because tracing caches each
+//! call site's interest process-wide: a site first reached by another
+//! test's thread with no subscriber could be cached as disabled and then
+//! record nothing here, now and then.
+//!
 //! ```
 //! use oscova_test_support::trace::Recorder;
 //! let recorder = Recorder::default();
@@ -13,8 +22,9 @@
 //! assert_eq!(span.events, ["inside"]);
 //! ```
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -42,11 +52,38 @@ pub struct SeenSpan {
 #[derive(Clone, Default)]
 pub struct Recorder(Arc<Mutex<Vec<SeenSpan>>>);
 
+thread_local! {
+    /// The recorder spans created on this thread go to.
+    static CURRENT: RefCell<Option<Recorder>> = const { RefCell::new(None) };
+}
+
+static ROUTER: Once = Once::new();
+
+/// Puts the thread's previous recorder back, on panic too.
+struct Restore(Option<Recorder>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
 impl Recorder {
-    /// Runs `f` with this recorder as the thread's subscriber.
+    /// Runs `f` with this recorder receiving the spans the thread creates.
+    ///
+    /// # Panics
+    ///
+    /// When the process already has another global tracing subscriber.
     pub fn record<T>(&self, f: impl FnOnce() -> T) -> T {
-        let subscriber = tracing_subscriber::registry().with(self.clone());
-        tracing::subscriber::with_default(subscriber, f)
+        ROUTER.call_once(|| {
+            let subscriber = tracing_subscriber::registry().with(Router);
+            tracing::subscriber::set_global_default(subscriber)
+                .expect("the span recorder needs to be the process's global tracing subscriber");
+        });
+        let previous = CURRENT.with(|c| c.replace(Some(self.clone())));
+        let _restore = Restore(previous);
+        f()
     }
 
     /// Every span named `name` seen so far, in creation order.
@@ -74,46 +111,70 @@ impl Visit for Fields<'_> {
     }
 }
 
-struct Index(usize);
+/// Which recorder a span went to, and where.
+struct Seen {
+    recorder: Recorder,
+    index: usize,
+}
 
-impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
+impl Seen {
+    fn update(&self, f: impl FnOnce(&mut SeenSpan)) {
+        if let Some(span) = self.recorder.0.lock().unwrap().get_mut(self.index) {
+            f(span);
+        }
+    }
+}
+
+/// The global layer: sends each span to the recorder current where it
+/// was created.
+struct Router;
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Router {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let span = ctx.span(id).unwrap();
+        let Some(recorder) = CURRENT.with(|c| c.borrow().clone()) else {
+            return;
+        };
+        let Some(span) = ctx.span(id) else {
+            return;
+        };
         let mut seen = SeenSpan {
             name: attrs.metadata().name().to_owned(),
             parent: span.parent().map(|p| p.name().to_owned()),
             ..SeenSpan::default()
         };
         attrs.record(&mut Fields(&mut seen.fields));
-        let mut spans = self.0.lock().unwrap();
-        spans.push(seen);
-        span.extensions_mut().insert(Index(spans.len() - 1));
+        let index = {
+            let mut spans = recorder.0.lock().unwrap();
+            spans.push(seen);
+            spans.len() - 1
+        };
+        span.extensions_mut().insert(Seen { recorder, index });
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
-        let index = ctx.span(id).unwrap().extensions().get::<Index>().unwrap().0;
-        values.record(&mut Fields(&mut self.0.lock().unwrap()[index].fields));
+        if let Some(span) = ctx.span(id)
+            && let Some(seen) = span.extensions().get::<Seen>()
+        {
+            seen.update(|s| values.record(&mut Fields(&mut s.fields)));
+        }
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
-        let Some(span) = ctx.event_span(event) else {
-            return;
-        };
-        let index = span.extensions().get::<Index>().unwrap().0;
-        let mut fields = BTreeMap::new();
-        event.record(&mut Fields(&mut fields));
-        let message = fields.remove("message").unwrap_or_default();
-        self.0.lock().unwrap()[index].events.push(message);
+        if let Some(span) = ctx.event_span(event)
+            && let Some(seen) = span.extensions().get::<Seen>()
+        {
+            let mut fields = BTreeMap::new();
+            event.record(&mut Fields(&mut fields));
+            let message = fields.remove("message").unwrap_or_default();
+            seen.update(|s| s.events.push(message));
+        }
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let index = ctx
-            .span(&id)
-            .unwrap()
-            .extensions()
-            .get::<Index>()
-            .unwrap()
-            .0;
-        self.0.lock().unwrap()[index].closed = true;
+        if let Some(span) = ctx.span(&id)
+            && let Some(seen) = span.extensions().get::<Seen>()
+        {
+            seen.update(|s| s.closed = true);
+        }
     }
 }
