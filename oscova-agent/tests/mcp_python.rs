@@ -140,14 +140,17 @@ fn check_legacy(r: &Value) {
 fn check_modern(r: &Value) {
     check_common(r);
     assert_eq!(r["protocol"], "2026-07-28", "{r}");
-    // 2026-07-28 has no server-to-client requests: the tool is told the
-    // client cannot be asked, and approval falls back to the host's
-    // handler (none here: refused).
-    assert_eq!(r["survey"]["isError"], true, "{r}");
-    assert!(
-        text_of(&r["survey"]).contains("cannot"),
-        "{}",
-        text_of(&r["survey"])
-    );
-    assert_eq!(r["clear"]["isError"], true, "{r}");
+    // 2026-07-28 has no server-to-client requests: each question, and the
+    // approval of the `Required` tool, is an `input_required` round the
+    // SDK answers and retries.
+    let asked: Vec<&str> = r["asked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(&asked[..3], ["Go on?", "Colour?", "Details"], "{r}");
+    assert!(asked[3].contains(&tool("clear")), "{asked:?}");
+    assert_eq!(text_of(&r["survey"]), r#"1 "Grace" false"#, "{r}");
+    assert_eq!(text_of(&r["clear"]), "cleared lab", "{r}");
 }

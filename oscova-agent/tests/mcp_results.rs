@@ -14,18 +14,21 @@ use std::time::Duration;
 use oscova_agent::mcp::McpServer;
 use oscova_core::prelude::*;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    FormElicitationCapability, Implementation, JsonObject, LoggingLevel,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    FormElicitationCapability, Implementation, InputResponses, JsonObject, LoggingLevel,
     LoggingMessageNotificationParam, PingRequest, ProtocolVersion, SetLevelRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
+};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::time::timeout;
 
 mod studio;
 
+use oscova_agent::mcp::INPUT_KEY;
 use studio::{SECRET, tool};
 
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -342,6 +345,102 @@ async fn forms_with_integers_and_titled_and_multiple_choices_reach_the_client() 
         let text = serde_json::to_value(&bad.content).unwrap()[0]["text"].clone();
         assert!(text.as_str().unwrap().contains(expected), "{text}");
     }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn on_2026_07_28_questions_and_approval_take_rounds_of_input_required() {
+    let person = Person {
+        elicitation: true,
+        version: Some(ProtocolVersion::V_2026_07_28),
+        answers: Mutex::new(VecDeque::from([
+            answer(ElicitationAction::Accept, Some(json!({}))),
+            answer(ElicitationAction::Accept, Some(json!({"choice": "blue"}))),
+            answer(ElicitationAction::Accept, Some(json!({"name": "Ada"}))),
+            answer(ElicitationAction::Accept, Some(json!({}))),
+        ])),
+        ..Person::default()
+    };
+    let asked = person.asked.clone();
+    // 2026-07-28 starts with `server/discover`, not `initialize`.
+    let (ours, served) = tokio::io::duplex(256 * 1024);
+    let (read, write) = tokio::io::split(served);
+    tokio::spawn(server(false).serve_io(read, write));
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = timeout(PATIENCE, person.serve_with_lifecycle(ours, lifecycle))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        client.peer_info().map(|i| i.protocol_version.clone()),
+        Some(ProtocolVersion::V_2026_07_28)
+    );
+
+    // rmcp's client answers each `input_required` through its handler and
+    // retries with the answer and the echoed `requestState`.
+    let result = call(&client, "survey", json!({})).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(
+        serde_json::to_value(&result.content).unwrap()[0]["text"],
+        r#"1 "Ada" true"#
+    );
+    let room = format!("lab {SECRET}");
+    let cleared = call(&client, "clear", json!({ "room": room })).await;
+    assert_eq!(cleared.is_error, Some(false), "{cleared:?}");
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(&asked[..3], ["Go on?", "Colour?", "Details"]);
+    assert!(asked[3].contains(&tool("clear")) && asked[3].contains("[REDACTED]"));
+
+    // One round at a time, by hand: the state names the parked call.
+    let params = CallToolRequestParams::new(tool("survey")).with_arguments(object(json!({})));
+    let first = client.call_tool_once(params.clone()).await.unwrap();
+    let CallToolResponse::InputRequired(first) = first else {
+        panic!("a question first: {first:?}")
+    };
+    let state = first.request_state.clone().expect("a request state");
+    let requests = first.input_requests.expect("the question");
+    assert_eq!(requests.keys().collect::<Vec<_>>(), [INPUT_KEY]);
+
+    // A forged state reaches no call.
+    let forged = client
+        .call_tool_once(
+            params
+                .clone()
+                .with_request_state("0123456789abcdef0123456789abcdef"),
+        )
+        .await
+        .unwrap_err();
+    assert!(forged.to_string().contains("requestState"), "{forged}");
+
+    // The answer resumes the call, once: declining "Go on?" stops it.
+    let mut responses = InputResponses::new();
+    responses.insert(INPUT_KEY.to_owned(), json!({"action": "decline"}));
+    let done = client
+        .call_tool_once(
+            params
+                .clone()
+                .with_request_state(state.clone())
+                .with_input_responses(responses.clone()),
+        )
+        .await
+        .unwrap();
+    let CallToolResponse::Complete(done) = done else {
+        panic!("the call's end: {done:?}")
+    };
+    assert_eq!(
+        serde_json::to_value(&done.content).unwrap()[0]["text"],
+        "stopped"
+    );
+    let again = client
+        .call_tool_once(
+            params
+                .with_request_state(state)
+                .with_input_responses(responses),
+        )
+        .await;
+    assert!(again.is_err(), "a state is good for one retry: {again:?}");
     client.cancel().await.unwrap();
 }
 

@@ -1,60 +1,135 @@
 //! Asking the person at the other end of an MCP session: tools' questions
-//! and approval, through `elicitation/create`.
+//! and approval, as form elicitations.
 //!
 //! Rules: a client that did not declare the `elicitation` capability (form
-//! mode) cannot be asked, and a tool that asks gets
-//! [`AskError::NoOneToAsk`] saying so, which its error result passes on.
-//! Protocol 2026-07-28 forbids server-to-client requests; rmcp refuses
-//! them there, and the tool is told the same. A question becomes a form
-//! elicitation with the question's message and its restricted schema;
-//! accept, decline and cancel map one to one. Approval of a call that
-//! needs it is a confirmation naming the tool and its arguments, redacted
-//! and cut to a few hundred bytes; only an accept approves.
+//! mode; on 2026-07-28 in the request's own `_meta`) cannot be asked, and
+//! a tool that asks gets [`AskError::NoOneToAsk`] saying so, which its
+//! error result passes on. Before 2026-07-28 a question is an
+//! `elicitation/create` request to the client, answered in place. From
+//! 2026-07-28 a server sends no requests to the client, so the question
+//! goes to the call's driver, which answers the `tools/call` with
+//! `input_required` and gets the answer from the client's retry
+//! (`rounds.rs`). Either way the question is a form with the question's
+//! message and its restricted schema, and accept, decline and cancel map
+//! one to one. Approval of a call that needs it is a confirmation naming
+//! the tool and its arguments, redacted and cut to a few hundred bytes;
+//! only an accept approves.
 
 use oscova_core::UserScope;
 use oscova_core::host::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use oscova_core::interaction::{Answer, AskError, InteractionRequest, Question};
 use oscova_core::provider::BoxFuture;
 use oscova_core::text::{Limit, cut};
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::{ElicitationMode, ServiceError};
+use rmcp::model::{
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, ProtocolVersion,
+};
+use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
 
 /// At most this many bytes of a call's arguments are shown in an approval
 /// prompt.
 const MAX_SHOWN_ARGUMENTS: usize = 300;
 
-/// Whether the client declared form elicitation.
-pub(super) fn can_elicit(peer: &Peer<RoleServer>) -> bool {
-    peer.supported_elicitation_modes()
-        .contains(&ElicitationMode::Form)
+/// A question on its way to the call's driver, and where the answer goes.
+pub(super) type RoundAsk = (Question, oneshot::Sender<Result<Answer, AskError>>);
+
+/// Whether the request's client declared form elicitation: in the
+/// request's `_meta` on 2026-07-28, else at `initialize`.
+pub(super) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|caps| caps.elicitation)
+        // A declaration naming neither mode means form (2025-06-18).
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
-/// Sends `question` as a form elicitation and reads the answer.
-async fn elicit(peer: Peer<RoleServer>, question: &Question) -> Result<Answer, AskError> {
-    if !can_elicit(&peer) {
-        return Err(AskError::NoOneToAsk(
-            "the MCP client did not declare the elicitation capability, so it cannot ask the person"
-                .to_owned(),
-        ));
+/// Whether the request speaks 2026-07-28 or later, where questions take
+/// a round trip of their own.
+pub(super) fn in_rounds(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// How a call's questions reach the person.
+#[derive(Clone)]
+pub(super) enum Asker {
+    /// The client cannot ask; the text says why.
+    Nobody(&'static str),
+    /// `elicitation/create` to the client, answered in place.
+    Peer(Peer<RoleServer>),
+    /// To the call's driver, answered by the client's next round.
+    Rounds(mpsc::UnboundedSender<RoundAsk>),
+}
+
+impl Asker {
+    /// The asker for a call made by `context`; questions go to `rounds`
+    /// on 2026-07-28 and later.
+    pub(super) fn for_request(
+        context: &RequestContext<RoleServer>,
+        rounds: mpsc::UnboundedSender<RoundAsk>,
+    ) -> Self {
+        if !can_elicit(context) {
+            Self::Nobody(
+                "the MCP client did not declare the elicitation capability, so it cannot ask the person",
+            )
+        } else if in_rounds(context) {
+            Self::Rounds(rounds)
+        } else {
+            Self::Peer(context.peer.clone())
+        }
     }
+
+    /// Whether anyone can be asked.
+    pub(super) fn can_ask(&self) -> bool {
+        !matches!(self, Self::Nobody(_))
+    }
+
+    /// Asks `question` and returns the answer.
+    async fn ask(&self, question: Question) -> Result<Answer, AskError> {
+        match self {
+            Self::Nobody(why) => Err(AskError::NoOneToAsk((*why).to_owned())),
+            Self::Peer(peer) => {
+                let params = form_params(&question)?;
+                let result = peer.create_elicitation(params).await.map_err(|e| match e {
+                    ServiceError::McpError(data) if data.message.contains("2026-07-28") => {
+                        AskError::NoOneToAsk(format!(
+                            "this MCP session's protocol has no server-to-client requests, so the server cannot ask the person ({})",
+                            data.message
+                        ))
+                    }
+                    other => AskError::Failed(format!("the MCP client did not answer: {other}")),
+                })?;
+                answer_of(result)
+            }
+            Self::Rounds(driver) => {
+                let (tx, rx) = oneshot::channel();
+                driver
+                    .send((question, tx))
+                    .map_err(|_| AskError::Failed("the MCP request has ended".to_owned()))?;
+                rx.await.map_err(|_| {
+                    AskError::Failed("the MCP client did not come back with an answer".to_owned())
+                })?
+            }
+        }
+    }
+}
+
+/// `question` as the parameters of a form elicitation.
+pub(super) fn form_params(question: &Question) -> Result<ElicitRequestParams, AskError> {
     let schema: ElicitationSchema = serde_json::from_value(question.requested_schema())
         .map_err(|e| AskError::Failed(format!("the question has no MCP form: {e}")))?;
-    let params = ElicitRequestParams::FormElicitationParams {
+    Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: question.message().to_owned(),
         requested_schema: schema,
-    };
-    let result = peer.create_elicitation(params).await.map_err(|e| match e {
-        ServiceError::McpError(data) if data.message.contains("2026-07-28") => {
-            AskError::NoOneToAsk(format!(
-                "this MCP session's protocol has no server-to-client requests, so the server cannot ask the person ({})",
-                data.message
-            ))
-        }
-        other => AskError::Failed(format!("the MCP client did not answer: {other}")),
-    })?;
+    })
+}
+
+/// The person's answer in the client's elicitation result.
+pub(super) fn answer_of(result: ElicitResult) -> Result<Answer, AskError> {
     Ok(match result.action {
         ElicitationAction::Accept => match result.content {
             Some(Value::Object(values)) => Answer::Accept(values),
@@ -74,20 +149,20 @@ async fn elicit(peer: Peer<RoleServer>, question: &Question) -> Result<Answer, A
     })
 }
 
-/// Answers a call's questions through the client.
+/// Answers a call's questions through `asker`.
 pub(super) fn interaction(
-    peer: Peer<RoleServer>,
+    asker: Asker,
 ) -> impl Fn(InteractionRequest) -> BoxFuture<'static, Result<Answer, AskError>> + Send + Sync + 'static
 {
     move |request: InteractionRequest| {
-        let peer = peer.clone();
-        Box::pin(async move { elicit(peer, &request.question).await })
+        let asker = asker.clone();
+        Box::pin(async move { asker.ask(request.question).await })
     }
 }
 
 /// Approves calls by asking the person through the client.
 pub(super) struct ElicitApproval {
-    pub(super) peer: Peer<RoleServer>,
+    pub(super) asker: Asker,
     pub(super) scope: UserScope,
 }
 
@@ -109,9 +184,8 @@ impl ElicitApproval {
 impl ApprovalHandler for ElicitApproval {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
         let question = self.question(request);
-        let peer = self.peer.clone();
         Box::pin(async move {
-            match elicit(peer, &question).await {
+            match self.asker.ask(question).await {
                 Ok(Answer::Accept(_)) => ApprovalDecision::Approve,
                 Ok(Answer::Decline) => ApprovalDecision::Deny(Some(
                     "the person declined, asked by the MCP client".into(),

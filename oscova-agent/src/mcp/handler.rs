@@ -15,7 +15,11 @@
 //! above the session's level (`logging.rs`), always before the response,
 //! with `progress` never decreasing. `notifications/cancelled` cancels
 //! the call's token, and the host stops awaiting it at once, a question
-//! to the person included.
+//! to the person included. Each call runs as a task of its own, cancelled
+//! whenever its request goes away; from protocol 2026-07-28 a call that
+//! asks the person is parked between the rounds of a multi round-trip
+//! request (`rounds.rs`), and its progress and log messages go out with
+//! whichever round is in flight.
 //!
 //! Two rules rmcp does not keep on its own: a request for a method this
 //! server serves whose `params` do not fit (rmcp's untagged request type
@@ -36,19 +40,25 @@ use oscova_core::{ApprovalDecision, ApprovalRequest, ToolProgress, UserScope};
 use rmcp::model::SetLevelRequestParams;
 
 use super::names::ShortNames;
+use oscova_core::ToolResult;
+use oscova_core::interaction::{Answer, AskError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ErrorCode, Implementation, InputRequest, InputRequests,
+    InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
-use super::ask::{self, ElicitApproval};
+use super::ask::{self, Asker, ElicitApproval};
 use super::convert::{mcp_result, mcp_tool};
 use super::logging::{LogRelay, log_level};
+use super::rounds::{INPUT_KEY, Parked, ParkedCalls, RunningCall};
 
 /// The JSON-RPC error code of a `tools/call` refused because the session
 /// already runs its bound of calls: in the range JSON-RPC 2.0 leaves to
@@ -85,6 +95,8 @@ pub struct McpHandler {
     names: Option<Arc<ShortNames>>,
     /// The bound shared by every session of a server, and its size.
     global: Option<(Arc<Semaphore>, usize)>,
+    /// The server's calls waiting for an answer between rounds.
+    parked: Arc<ParkedCalls>,
 }
 
 impl McpHandler {
@@ -93,6 +105,7 @@ impl McpHandler {
         info: Implementation,
         max_in_flight: usize,
         allow_approval_required: bool,
+        parked: Arc<ParkedCalls>,
     ) -> Self {
         let tools = scope.tools().map(mcp_tool).collect();
         Self {
@@ -105,6 +118,7 @@ impl McpHandler {
             log_level: Arc::new(RwLock::new(super::logging::DEFAULT_LEVEL)),
             names: None,
             global: None,
+            parked,
         }
     }
 
@@ -201,8 +215,20 @@ impl ProgressRelay {
     }
 }
 
+/// What one round of a call came to.
+enum Round {
+    /// The call finished.
+    Done(ToolResult),
+    /// The call asks the person, and waits for the answer.
+    Asked(
+        ElicitRequestParams,
+        oneshot::Sender<Result<Answer, AskError>>,
+    ),
+}
+
 impl McpHandler {
-    /// `tools/call`, inside its request span.
+    /// `tools/call`, inside its request span: a new call, or the next
+    /// round of a parked one.
     async fn run_tool_call(
         &self,
         request: CallToolRequestParams,
@@ -233,18 +259,23 @@ impl McpHandler {
                 Err(_) => return Err(Self::server_busy(*max)),
             },
         };
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let (tx, mut rx) = mpsc::unbounded_channel::<ToolProgress>();
-        let (log_tx, mut log_rx) = mpsc::unbounded_channel::<ToolLog>();
-        let threshold = *self
-            .log_level
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let log_sink: LogSink = Arc::new(move |l: ToolLog| {
-            if l.level >= threshold {
-                let _ = log_tx.send(l);
+        let user = self.scope.user().id().to_owned();
+        let mut call = match request.request_state.as_deref() {
+            None => self.start_call(name, request.arguments, &context),
+            Some(handle) => {
+                let parked = self.parked.take(handle, &user, name).ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        "`requestState` names no call of this tool waiting for an answer: \
+                         it was answered already, waited too long, or is not this user's",
+                        None,
+                    )
+                })?;
+                let answer = input_answer(request.input_responses.as_ref());
+                // A call that ended meanwhile (cancelled, say) still reports.
+                let _ = parked.answer.send(answer);
+                parked.call
             }
-        });
+        };
         let mut logs = LogRelay::new(context.peer.clone(), name);
         let mut relay = context
             .meta
@@ -255,55 +286,149 @@ impl McpHandler {
                 last: 0.0,
                 sent: 0,
             });
-        let sink = relay.is_some().then(|| {
-            let sink: ProgressSink = Arc::new(move |p| {
-                let _ = tx.send(p);
-            });
-            sink
+        match drive(&mut call, &mut relay, &mut logs, &context.ct).await {
+            Round::Done(result) => Ok(mcp_result(result, self.scope.tool(name)).into()),
+            Round::Asked(params, answer) => {
+                let parked = Parked {
+                    user,
+                    tool: name.to_owned(),
+                    call,
+                    answer,
+                };
+                let handle = self
+                    .parked
+                    .park(parked)
+                    .map_err(|e| ErrorData::internal_error(e, None))?;
+                let mut requests = InputRequests::new();
+                let ask = InputRequest::Elicitation(ElicitRequest::new(params));
+                requests.insert(INPUT_KEY.to_owned(), ask);
+                let result = InputRequiredResult::new(Some(requests), Some(handle));
+                Ok(CallToolResponse::InputRequired(result))
+            }
+        }
+    }
+
+    /// Starts the call of `name` as a task of its own, inside the current
+    /// (request) span.
+    fn start_call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        context: &RequestContext<RoleServer>,
+    ) -> RunningCall {
+        let (progress_tx, progress) = mpsc::unbounded_channel::<ToolProgress>();
+        let (log_tx, logs) = mpsc::unbounded_channel::<ToolLog>();
+        let (ask_tx, asks) = mpsc::unbounded_channel();
+        let threshold = *self
+            .log_level
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let log_sink: LogSink = Arc::new(move |l: ToolLog| {
+            if l.level >= threshold {
+                let _ = log_tx.send(l);
+            }
         });
-        let call = self
-            .scope
-            .invoke(name, arguments)
-            .cancel_on(context.ct.clone())
-            .progress_sink(sink)
-            .log_sink(log_sink)
-            .interaction(ask::interaction(context.peer.clone()));
+        let progress_sink: ProgressSink = Arc::new(move |p| {
+            let _ = progress_tx.send(p);
+        });
+        let asker = Asker::for_request(context, ask_tx);
         // Either the server approves such calls itself, or the person is
         // asked through the client when it can ask, or the host's handler
         // decides.
-        let call = if self.allow_approval_required {
-            call.approval(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
-        } else if ask::can_elicit(&context.peer) {
-            call.approval(ElicitApproval {
-                peer: context.peer.clone(),
+        let elicit_approval =
+            (!self.allow_approval_required && asker.can_ask()).then(|| ElicitApproval {
+                asker: asker.clone(),
                 scope: self.scope.clone(),
-            })
-        } else {
-            call
-        };
-        tokio::pin!(call);
-        let result = loop {
-            tokio::select! {
-                result = &mut call => break result,
-                Some(p) = rx.recv() => {
-                    if let Some(relay) = relay.as_mut() {
-                        relay.send(p).await;
-                    }
-                }
-                Some(l) = log_rx.recv() => logs.send(l).await,
+            });
+        let approve_all = self.allow_approval_required;
+        let cancel = CancellationToken::new();
+        let (scope, name) = (self.scope.clone(), name.to_owned());
+        let arguments = Value::Object(arguments.unwrap_or_default());
+        let token = cancel.clone();
+        let run = async move {
+            let call = scope
+                .invoke(&name, arguments)
+                .cancel_on(token)
+                .progress_sink(Some(progress_sink))
+                .log_sink(log_sink)
+                .interaction(ask::interaction(asker));
+            if approve_all {
+                call.approval(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
+                    .await
+            } else if let Some(approval) = elicit_approval {
+                call.approval(approval).await
+            } else {
+                call.await
             }
         };
-        // Updates queued while the call finished go out before the response.
-        while let Ok(l) = log_rx.try_recv() {
-            logs.send(l).await;
+        RunningCall {
+            task: tokio::spawn(run.in_current_span()),
+            cancel,
+            progress,
+            logs,
+            asks,
         }
-        while let Ok(p) = rx.try_recv() {
-            if let Some(relay) = relay.as_mut() {
-                relay.send(p).await;
-            }
-        }
-        Ok(mcp_result(result, self.scope.tool(name)).into())
     }
+}
+
+/// The answer in a retry's `inputResponses`.
+fn input_answer(responses: Option<&rmcp::model::InputResponses>) -> Result<Answer, AskError> {
+    let Some(response) = responses.and_then(|r| r.get(INPUT_KEY)) else {
+        return Err(AskError::Failed(format!(
+            "the client came back without an answer under `inputResponses.{INPUT_KEY}`"
+        )));
+    };
+    let result: ElicitResult = serde_json::from_value(response.clone()).map_err(|e| {
+        AskError::InvalidAnswer(format!("the client's answer is no elicitation result: {e}"))
+    })?;
+    ask::answer_of(result)
+}
+
+/// Runs `call` until it finishes or asks the person, relaying its
+/// progress and log messages; a cancelled request cancels the call, which
+/// then finishes as cancelled. Updates queued meanwhile go out before the
+/// round ends.
+async fn drive(
+    call: &mut RunningCall,
+    relay: &mut Option<ProgressRelay>,
+    logs: &mut LogRelay,
+    ct: &CancellationToken,
+) -> Round {
+    let mut cancelled = false;
+    let round = loop {
+        tokio::select! {
+            result = &mut call.task => {
+                break Round::Done(result.unwrap_or_else(|e| {
+                    ToolResult::error(format!("the tool's task failed: {e}"))
+                }));
+            }
+            Some(p) = call.progress.recv() => {
+                if let Some(relay) = relay.as_mut() {
+                    relay.send(p).await;
+                }
+            }
+            Some(l) = call.logs.recv() => logs.send(l).await,
+            Some((question, answer)) = call.asks.recv() => match ask::form_params(&question) {
+                Ok(params) => break Round::Asked(params, answer),
+                Err(e) => {
+                    let _ = answer.send(Err(e));
+                }
+            },
+            () = ct.cancelled(), if !cancelled => {
+                cancelled = true;
+                call.cancel.cancel();
+            }
+        }
+    };
+    while let Ok(l) = call.logs.try_recv() {
+        logs.send(l).await;
+    }
+    while let Ok(p) = call.progress.try_recv() {
+        if let Some(relay) = relay.as_mut() {
+            relay.send(p).await;
+        }
+    }
+    round
 }
 
 impl ServerHandler for McpHandler {
@@ -340,7 +465,6 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        use tracing::Instrument as _;
         let span = super::trace::request_span("tools/call", Some(&request.name), &context);
         let response = self
             .run_tool_call(request, context)

@@ -61,12 +61,14 @@ mod handler;
 pub mod http;
 mod logging;
 mod names;
+mod rounds;
 mod trace;
 mod transport;
 
 pub use handler::{McpHandler, SERVER_BUSY};
 pub use logging::DEFAULT_LEVEL;
 pub use names::{NameClash, ToolNames};
+pub use rounds::{INPUT_KEY, MAX_PARKED, PARK_TIMEOUT};
 pub use transport::{DEFAULT_MAX_LINE_BYTES, LineTransport};
 
 use std::sync::Arc;
@@ -117,6 +119,9 @@ pub struct McpServer {
     allow_approval_required: bool,
     info: Implementation,
     names: Option<Arc<ShortNames>>,
+    /// Calls waiting for an answer between rounds, shared by every
+    /// handler this server makes.
+    parked: Arc<rounds::ParkedCalls>,
 }
 
 impl McpServer {
@@ -131,6 +136,7 @@ impl McpServer {
             allow_approval_required: false,
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
             names: None,
+            parked: Arc::default(),
         }
     }
 
@@ -188,6 +194,7 @@ impl McpServer {
             self.info.clone(),
             self.max_in_flight,
             self.allow_approval_required,
+            self.parked.clone(),
         );
         match &self.names {
             Some(names) => handler.with_names(names.clone()),

@@ -24,6 +24,24 @@ def dump(model):
     return model.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
+async def call_in_rounds(session, name, args, on_elicit):
+    """A `tools/call` on 2026-07-28, driving SEP-2322's rounds with the SDK's
+    own retry parameters: each `input_required` result's elicitations are
+    answered by `on_elicit` and sent back with the echoed `request_state`."""
+    responses, state = None, None
+    for _ in range(10):
+        result = await session.call_tool(
+            name, args, input_responses=responses, request_state=state, allow_input_required=True
+        )
+        if not isinstance(result, types.InputRequiredResult):
+            return result
+        responses = {}
+        for key, request in (result.input_requests or {}).items():
+            responses[key] = await on_elicit(None, request.params)
+        state = result.request_state
+    raise RuntimeError("more than 10 rounds")
+
+
 async def session_report(read, write, *, modern):
     report = {"asked": [], "logs": [], "progress": []}
     answers = [
@@ -82,9 +100,13 @@ async def session_report(read, write, *, modern):
 
         if not modern:
             await session.set_logging_level("warning")
-        survey = await session.call_tool(tool("survey"), {})
+        if modern:
+            survey = await call_in_rounds(session, tool("survey"), {}, on_elicit)
+            cleared = await call_in_rounds(session, tool("clear"), {"room": "lab"}, on_elicit)
+        else:
+            survey = await session.call_tool(tool("survey"), {})
+            cleared = await session.call_tool(tool("clear"), {"room": "lab"})
         report["survey"] = dump(survey)
-        cleared = await session.call_tool(tool("clear"), {"room": "lab"})
         report["clear"] = dump(cleared)
     return report
 

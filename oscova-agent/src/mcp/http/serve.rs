@@ -34,6 +34,7 @@ use super::scopes::ScopeCache;
 use super::{MCP_PATH, McpHttpError, McpHttpServer};
 use crate::mcp::McpHandler;
 use crate::mcp::names::ShortNames;
+use crate::mcp::rounds::ParkedCalls;
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -150,6 +151,7 @@ pub(super) async fn bind(
     manager.session_config.keep_alive = Some(server.idle_timeout);
     let sessions = Arc::new(manager);
     let calls = Arc::new(Semaphore::new(server.max_in_flight_total));
+    let parked = Arc::new(ParkedCalls::default());
     let factory = {
         let calls = calls.clone();
         let max_calls = server.max_in_flight_total;
@@ -162,8 +164,9 @@ pub(super) async fn bind(
             let scope = CURRENT
                 .try_with(UserScope::clone)
                 .map_err(|_| std::io::Error::other("no user for this request"))?;
-            let handler = McpHandler::new(scope, info.clone(), per_session, approve)
-                .with_global_bound(calls.clone(), max_calls);
+            let handler =
+                McpHandler::new(scope, info.clone(), per_session, approve, parked.clone())
+                    .with_global_bound(calls.clone(), max_calls);
             Ok(match &names {
                 Some(names) => handler.with_names(names.clone()),
                 None => handler,
