@@ -31,7 +31,11 @@
 //! arguments), and otherwise the host's approval handler decides, which
 //! fails closed when there is none. A tool's own questions go the same way
 //! to the client, and get an error saying the client cannot ask when it
-//! did not declare elicitation. Tools' log messages are
+//! did not declare elicitation. From protocol 2026-07-28, where a server
+//! sends no requests to the client, a question is an `input_required`
+//! answer to the `tools/call` and its answer comes with the client's retry
+//! (SEP-2322's multi round-trip requests; the call waits, parked, under
+//! an opaque single-use handle, at most [`PARK_TIMEOUT`]). Tools' log messages are
 //! `notifications/message`, filtered by `logging/setLevel` (from
 //! [`DEFAULT_LEVEL`] until set). The capabilities advertised are the ones
 //! served: tools and logging. Tool errors and refusals are `isError`
