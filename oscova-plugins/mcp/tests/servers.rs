@@ -2,7 +2,8 @@
 //! processes: one written with rmcp, one with the official Python SDK.
 //! Listing, calls, structured output, errors, bad arguments, progress,
 //! cancellation, timeouts, a crash and restart, a server that fails to
-//! start, and per-user processes with different credentials.
+//! start, per-user processes with different credentials, and a server's
+//! elicitation asked of the person.
 
 mod support;
 
@@ -10,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use oscova_core::InvokeError;
+use oscova_core::interaction::{Answer, AskError, InteractionRequest, Question};
 use oscova_core::prelude::*;
 use oscova_plugin_mcp::{McpPlugin, ServerConfig};
 use serde_json::json;
@@ -134,6 +136,58 @@ async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
         );
         host.shutdown().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_elicitation_is_asked_of_the_person_and_answered() {
+    let host = host(plugin(McpPlugin::builder().server("notes", server(Kind::Python))).await);
+    let scope = host.user_scope(UserInfo::new("alice"));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let person = move |request: InteractionRequest| {
+        seen.lock().unwrap().push(request.question.clone());
+        let answer = if seen.lock().unwrap().len() == 1 {
+            // The host fills what the person leaves out (`vegan`).
+            let values = json!({"guests": 4, "room": "garden"});
+            Answer::Accept(values.as_object().unwrap().clone())
+        } else {
+            Answer::Decline
+        };
+        async move { Ok::<_, AskError>(answer) }
+    };
+    let booked = scope
+        .invoke(&tool("book"), json!({}))
+        .interaction(person.clone())
+        .await;
+    assert_eq!(
+        booked.content, "booked 4 in garden vegan=False",
+        "{booked:?}"
+    );
+    let declined = scope
+        .invoke(&tool("book"), json!({}))
+        .interaction(person)
+        .await;
+    assert_eq!(declined.content, "not booked: decline", "{declined:?}");
+
+    let asked = asked.lock().unwrap().clone();
+    let Question::Form { message, form } = &asked[0] else {
+        panic!("a form: {asked:?}")
+    };
+    assert_eq!(message, "Booking details?");
+    let schema = form.requested_schema();
+    let p = &schema["properties"];
+    assert_eq!(
+        (
+            &p["guests"]["type"],
+            &p["guests"]["minimum"],
+            &p["guests"]["maximum"]
+        ),
+        (&json!("integer"), &json!(1), &json!(8)),
+        "{schema}"
+    );
+    assert_eq!(p["room"]["enum"], json!(["main", "garden"]), "{schema}");
+    assert_eq!(p["vegan"]["default"], json!(false), "{schema}");
+    host.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

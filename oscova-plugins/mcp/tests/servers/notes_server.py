@@ -3,12 +3,17 @@ started over stdio by the oscova.mcp plugin's integration tests.
 
 Tools: `Shout-Text`, `add` (structured output), `fail` (an error result),
 `slow` (progress, then waits to be cancelled), `whoami` (pid and
-$NOTES_TOKEN reversed), `crash` (stderr, then exit).
+$NOTES_TOKEN reversed), `crash` (stderr, then exit), `book` (asks the
+person for a form through elicitation).
 """
 
 import asyncio
 import os
 import sys
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 from mcp.server.mcpserver import MCPServer, Context
 
@@ -50,6 +55,21 @@ def whoami() -> str:
     token = os.environ.get("NOTES_TOKEN", "")[::-1]
     leaked = "HOST_SECRET_TOKEN" in os.environ
     return f"pid={os.getpid()} token_reversed={token} host_secret_seen={leaked}"
+
+
+class Booking(BaseModel):
+    guests: int = Field(default=2, ge=1, le=8, title="Guests")
+    room: Literal["main", "garden"] = Field(default="main", title="Room")
+    vegan: bool = Field(default=False, title="Vegan")
+
+
+@server.tool(description="Books a table, asking the person for the details.")
+async def book(ctx: Context) -> str:
+    answer = await ctx.elicit(message="Booking details?", schema=Booking)
+    if answer.action != "accept":
+        return f"not booked: {answer.action}"
+    d = answer.data
+    return f"booked {d.guests} in {d.room} vegan={d.vegan}"
 
 
 @server.tool(description="Exits.")
