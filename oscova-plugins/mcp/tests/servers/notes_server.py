@@ -4,7 +4,12 @@ started over stdio by the oscova.mcp plugin's integration tests.
 Tools: `Shout-Text`, `add` (structured output), `fail` (an error result),
 `slow` (progress, then waits to be cancelled), `whoami` (pid and
 $NOTES_TOKEN reversed), `crash` (stderr, then exit), `book` (asks the
-person for a form through elicitation).
+person for a form through elicitation), `authorization` (the request's
+Authorization header reversed, over HTTP; reversed so the host's
+redaction of the credential leaves it readable).
+
+`notes_server.py` serves stdio; `notes_server.py http PORT` serves
+streamable HTTP at http://127.0.0.1:PORT/mcp.
 """
 
 import asyncio
@@ -72,6 +77,14 @@ async def book(ctx: Context) -> str:
     return f"booked {d.guests} in {d.room} vegan={d.vegan}"
 
 
+@server.tool(description="The Authorization header of this request, reversed (HTTP only).")
+def authorization(ctx: Context) -> str:
+    request = getattr(ctx.request_context, "request", None)
+    headers = getattr(request, "headers", None)
+    header = (headers.get("authorization") if headers is not None else None) or "none"
+    return header[::-1]
+
+
 @server.tool(description="Exits.")
 def crash() -> str:
     print("fatal: crashing on purpose with token " + os.environ.get("NOTES_TOKEN", ""),
@@ -81,4 +94,7 @@ def crash() -> str:
 
 if __name__ == "__main__":
     print("python notes server starting", file=sys.stderr, flush=True)
-    server.run("stdio")
+    if sys.argv[1:2] == ["http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
