@@ -2,7 +2,7 @@
 //! factories: what compiles, and the exact diagnostics for what does not.
 //!
 //! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p
-//! oscova-core --test ui`, then read every one: each error must point at
+//! oscova-ui-tests --test ui`, then read every one: each error must point at
 //! the smallest offending token with a message in the attribute's syntax.
 
 #[test]
