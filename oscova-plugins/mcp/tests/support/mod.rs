@@ -4,7 +4,6 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use oscova_core::process::ProcessSpawnPolicy;
@@ -20,28 +19,21 @@ pub enum Kind {
 
 pub const KINDS: [Kind; 2] = [Kind::Rmcp, Kind::Python];
 
-/// The rmcp test server, built once (it is this crate's example).
+/// The rmcp test server: this crate's example, which `cargo test` builds
+/// before running the tests (a nested `cargo build -p` would resolve other
+/// features than a workspace run and rebuild much of the tree).
 pub fn rmcp_server() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "oscova-plugin-mcp",
-                "--example",
-                "rmcp_test_server",
-            ])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the rmcp test server failed");
         // target/<profile>/deps/<this test> → target/<profile>/examples/
         let exe = std::env::current_exe().expect("test binary");
         let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
         let path = dir.join("examples").join("rmcp_test_server");
-        assert!(path.is_file(), "no {}", path.display());
+        assert!(
+            path.is_file(),
+            "no {}: build it with `cargo build -p oscova-plugin-mcp --example rmcp_test_server`",
+            path.display()
+        );
         path
     })
     .clone()
