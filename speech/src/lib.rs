@@ -179,6 +179,22 @@ pub use whisper::{
     whisper_cache_dir,
 };
 
+/// The offline recognizer to use when nothing names one: `whisper` when
+/// this build has it (feature `whisper`) and its model is installed, else
+/// `pocketsphinx`.
+///
+/// ```
+/// let key = oscova_speech::default_offline_recognizer();
+/// assert!(key == "whisper" || key == "pocketsphinx");
+/// ```
+pub fn default_offline_recognizer() -> &'static str {
+    #[cfg(feature = "whisper")]
+    if WhisperRecognizer::installed_model().is_some() {
+        return SpeechProviderKeys::WHISPER;
+    }
+    SpeechProviderKeys::POCKETSPHINX
+}
+
 /// The speech contracts of `oscova-core`, so provider authors need one import.
 pub use oscova_core::provider::speech::{
     RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechProviderKeys,

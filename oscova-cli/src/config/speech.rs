@@ -184,11 +184,7 @@ impl Config {
 /// assert!(key == "whisper" || key == "pocketsphinx");
 /// ```
 pub fn default_recognizer() -> &'static str {
-    #[cfg(feature = "whisper")]
-    if oscova_speech::WhisperRecognizer::installed_model().is_some() {
-        return SpeechProviderKeys::WHISPER;
-    }
-    SpeechProviderKeys::POCKETSPHINX
+    oscova_speech::default_offline_recognizer()
 }
 
 #[cfg(test)]

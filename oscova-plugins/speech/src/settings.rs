@@ -2,7 +2,8 @@
 //! ([`SpeechLimits`]).
 //!
 //! Rules: the defaults keep everything on this machine — flite with the
-//! 16 kHz `kal16` voice, pocketsphinx, and offline operation required — so
+//! 16 kHz `kal16` voice, whisper when the build has it and its model is
+//! installed (else pocketsphinx), and offline operation required — so
 //! a host that configures nothing never sends a user's text or audio
 //! anywhere. API keys are never stored here: a setting names a credential,
 //! which is resolved through the user's credential resolver when a tool
@@ -20,7 +21,7 @@ use oscova_speech::{FLITE_DEFAULT_VOICE, SpeechProviderConfig, SpeechProviderKey
 /// let local = SpeechSettings::default();
 /// assert!(local.offline);
 /// assert_eq!(local.synthesis.provider, "flite");
-/// assert_eq!(local.recognition.provider, "pocketsphinx");
+/// assert_eq!(local.recognition.provider, oscova_speech::default_offline_recognizer());
 ///
 /// // A user who allows a hosted service for transcription:
 /// let hosted = SpeechSettings::default()
@@ -38,7 +39,9 @@ pub struct SpeechSettings {
     pub offline: bool,
     /// The provider `speak` uses (default `flite`, voice `kal16`).
     pub synthesis: SpeechProviderConfig,
-    /// The provider `transcribe` uses (default `pocketsphinx`).
+    /// The provider `transcribe` uses (default: `whisper` when this build
+    /// has it and its model is installed, else `pocketsphinx`; see
+    /// [`oscova_speech::default_offline_recognizer`]).
     pub recognition: SpeechProviderConfig,
     /// The name of the user's credential holding the synthesis provider's
     /// API key, if it needs one (for example `openai.api_key`).
@@ -54,7 +57,7 @@ impl Default for SpeechSettings {
             offline: true,
             synthesis: SpeechProviderConfig::new(SpeechProviderKeys::FLITE)
                 .voice(FLITE_DEFAULT_VOICE),
-            recognition: SpeechProviderConfig::new(SpeechProviderKeys::POCKETSPHINX),
+            recognition: SpeechProviderConfig::new(oscova_speech::default_offline_recognizer()),
             synthesis_credential: None,
             recognition_credential: None,
         }
