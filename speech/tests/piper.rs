@@ -151,7 +151,7 @@ const MORE: [&str; 5] = [
 ];
 
 /// Word errors and words of `sentences` spoken by `speak` and heard by
-/// pocketsphinx, printing each.
+/// `hear`, printing each.
 async fn round_trip(
     synthesis: &SpeechSynthesisRouter,
     speak: &SpeechProviderConfig,
@@ -320,4 +320,52 @@ async fn a_cancelled_request_is_cancelled() {
         .await
         .unwrap_err();
     assert!(matches!(err, SpeechError::Cancelled), "{err:?}");
+}
+
+/// Piper and flite heard by whisper (base when installed, else tiny.en)
+/// on the same sentences, in one run: both WERs printed, each held to at
+/// most 10 %. Whisper writes its own punctuation and casing, which the
+/// word comparison ignores.
+#[cfg(feature = "whisper")]
+#[tokio::test]
+async fn round_trip_word_error_rates_of_piper_and_flite_through_whisper() {
+    use oscova_speech::WhisperRecognizer;
+
+    let whisper = WhisperRecognizer::new();
+    let model = if whisper.preload(Some("base")).await.is_ok() {
+        "base"
+    } else {
+        whisper.preload(Some("tiny.en")).await.unwrap();
+        "tiny.en"
+    };
+    let recognition = SpeechRecognitionRouter::builder().builtin(whisper).build();
+    let hear = SpeechProviderConfig::new("whisper").model(model);
+    let sentences: Vec<&str> = SENTENCES.iter().chain(&MORE).copied().collect();
+    let piper = round_trip(&router(), &deterministic(), &recognition, &hear, &sentences).await;
+    let flite = round_trip(
+        &common::synthesis_router(),
+        &SpeechProviderConfig::new("flite").voice("kal16"),
+        &recognition,
+        &hear,
+        &sentences,
+    )
+    .await;
+    let rate = |(e, t): (usize, usize)| e as f64 / t as f64;
+    println!(
+        "round trip through whisper {model}, {} sentences: piper WER {:.1} % ({}/{}), flite kal16 WER {:.1} % ({}/{})",
+        sentences.len(),
+        rate(piper) * 100.0,
+        piper.0,
+        piper.1,
+        rate(flite) * 100.0,
+        flite.0,
+        flite.1
+    );
+    for (name, counts) in [("piper", piper), ("flite", flite)] {
+        assert!(
+            rate(counts) <= 0.10,
+            "{name} through whisper {model}: WER {:.1} % is above 10 %",
+            rate(counts) * 100.0
+        );
+    }
 }
