@@ -64,6 +64,19 @@ impl PostToolset {
         "rested".to_owned()
     }
 
+    /// Asks the person to confirm, twice.
+    pub async fn twice(&self, invocation: &ToolInvocation) -> Result<String, String> {
+        let mut said = Vec::new();
+        for question in ["First?", "Second?"] {
+            let yes = invocation
+                .confirm(question)
+                .await
+                .map_err(|e| e.to_string())?;
+            said.push(if yes { "yes" } else { "no" });
+        }
+        Ok(format!("{} for {}", said.join(" "), self.user))
+    }
+
     /// Waits until the call is cancelled.
     pub async fn hold(&self, invocation: &ToolInvocation) -> String {
         // The host stops awaiting a cancelled call at once, so the call
@@ -592,5 +605,86 @@ async fn stateless_2026_07_28_requests_are_each_served_from_their_users_scope() 
     }
     let anonymous = post(&server.url, body, &[("mcp-protocol-version", "2026-07-28")]).await;
     assert_eq!(anonymous.status(), 401);
+    server.shutdown().await;
+}
+
+/// One stateless 2026-07-28 `tools/call` of `twice` by `token`'s user, with
+/// `extra` params (the answer and the state of an earlier round): the
+/// JSON-RPC answer.
+async fn round(url: &str, token: &str, extra: Value) -> Value {
+    let mut params = json!({
+        "name": "test_post__post__twice",
+        "arguments": {},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        },
+    });
+    if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+        params.extend(extra);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params});
+    let auth = format!("Bearer {token}");
+    let response = post(
+        url,
+        &body.to_string(),
+        &[
+            ("authorization", &auth),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "test_post__post__twice"),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    let data = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .last()
+        .unwrap_or(&text);
+    serde_json::from_str(data).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_question_waits_between_stateless_requests_for_its_own_user() {
+    let server = Running::start(with_tokens(McpHttpServer::new(host().0))).await;
+    let accept = |state: &Value| {
+        json!({
+            "requestState": state,
+            "inputResponses": {"oscova.ask": {"action": "accept", "content": {}}},
+        })
+    };
+
+    let first = round(&server.url, ALICE, json!({})).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    let ask = &result["inputRequests"]["oscova.ask"];
+    assert_eq!(ask["method"], "elicitation/create", "{first}");
+    assert_eq!(ask["params"]["message"], "First?", "{first}");
+    let state = result["requestState"].clone();
+
+    // Bob cannot answer Alice's call, even with its state.
+    let stolen = round(&server.url, BOB, accept(&state)).await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+
+    // Each round is a request of its own; the call waits between them.
+    let second = round(&server.url, ALICE, accept(&state)).await;
+    assert_eq!(second["result"]["resultType"], "input_required", "{second}");
+    assert_eq!(
+        second["result"]["inputRequests"]["oscova.ask"]["params"]["message"],
+        "Second?"
+    );
+    let next = second["result"]["requestState"].clone();
+    assert_ne!(next, state, "a new handle for each round");
+    let done = round(&server.url, ALICE, accept(&next)).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "yes yes for alice",
+        "{done}"
+    );
+
+    // Each handle was good once.
+    let replayed = round(&server.url, ALICE, accept(&state)).await;
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
     server.shutdown().await;
 }
