@@ -72,6 +72,16 @@ fn text_of(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
+/// The messages the person was asked, in order.
+fn asked(r: &Value) -> Vec<&str> {
+    r["asked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect()
+}
+
 /// What every session sees, whatever its protocol.
 fn check_common(r: &Value) {
     assert!(r.get("error").is_none(), "{r}");
@@ -120,12 +130,7 @@ fn check_legacy(r: &Value) {
     check_common(r);
     assert!(r["capabilities"]["logging"].is_object(), "{r}");
     // Elicitation: three questions, then approval of the `Required` tool.
-    let asked: Vec<&str> = r["asked"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let asked = asked(r);
     assert_eq!(&asked[..3], ["Go on?", "Colour?", "Details"]);
     assert!(asked[3].contains(&tool("clear")), "{asked:?}");
     assert_eq!(text_of(&r["survey"]), r#"1 "Grace" false"#);
@@ -143,12 +148,7 @@ fn check_modern(r: &Value) {
     // 2026-07-28 has no server-to-client requests: each question, and the
     // approval of the `Required` tool, is an `input_required` round the
     // SDK answers and retries.
-    let asked: Vec<&str> = r["asked"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let asked = asked(r);
     assert_eq!(&asked[..3], ["Go on?", "Colour?", "Details"], "{r}");
     assert!(asked[3].contains(&tool("clear")), "{asked:?}");
     assert_eq!(text_of(&r["survey"]), r#"1 "Grace" false"#, "{r}");

@@ -184,27 +184,26 @@ async fn round_trip(
     (errors, total)
 }
 
-/// Piper and flite through the same recognizer on the same sentences, in
-/// one run: the WER of each is printed, piper's must stay at most 25 %.
-#[tokio::test]
-async fn round_trip_word_error_rates_of_piper_and_flite_through_pocketsphinx() {
+/// The word error rates of piper and of flite (`kal16`) on the same
+/// sentences heard by `hear`, in one run, both printed.
+async fn piper_and_flite_through(
+    recognition: &SpeechRecognitionRouter,
+    hear: &SpeechProviderConfig,
+    label: &str,
+) -> (f64, f64) {
     let sentences: Vec<&str> = SENTENCES.iter().chain(&MORE).copied().collect();
-    let (recognition, hear) = (
-        recognition_router(),
-        SpeechProviderConfig::new("pocketsphinx"),
-    );
-    let piper = round_trip(&router(), &deterministic(), &recognition, &hear, &sentences).await;
+    let piper = round_trip(&router(), &deterministic(), recognition, hear, &sentences).await;
     let flite = round_trip(
         &common::synthesis_router(),
         &SpeechProviderConfig::new("flite").voice("kal16"),
-        &recognition,
-        &hear,
+        recognition,
+        hear,
         &sentences,
     )
     .await;
     let rate = |(e, t): (usize, usize)| e as f64 / t as f64;
     println!(
-        "round trip through pocketsphinx, {} sentences: piper WER {:.1} % ({}/{}), flite kal16 WER {:.1} % ({}/{})",
+        "round trip through {label}, {} sentences: piper WER {:.1} % ({}/{}), flite kal16 WER {:.1} % ({}/{})",
         sentences.len(),
         rate(piper) * 100.0,
         piper.0,
@@ -213,10 +212,19 @@ async fn round_trip_word_error_rates_of_piper_and_flite_through_pocketsphinx() {
         flite.0,
         flite.1
     );
+    (rate(piper), rate(flite))
+}
+
+/// Piper and flite through pocketsphinx: piper's WER must stay at most
+/// 25 %.
+#[tokio::test]
+async fn round_trip_word_error_rates_of_piper_and_flite_through_pocketsphinx() {
+    let hear = SpeechProviderConfig::new("pocketsphinx");
+    let (piper, _) = piper_and_flite_through(&recognition_router(), &hear, "pocketsphinx").await;
     assert!(
-        rate(piper) <= 0.25,
+        piper <= 0.25,
         "piper WER {:.1} % is above 25 %",
-        rate(piper) * 100.0
+        piper * 100.0
     );
 }
 
@@ -340,32 +348,13 @@ async fn round_trip_word_error_rates_of_piper_and_flite_through_whisper() {
     };
     let recognition = SpeechRecognitionRouter::builder().builtin(whisper).build();
     let hear = SpeechProviderConfig::new("whisper").model(model);
-    let sentences: Vec<&str> = SENTENCES.iter().chain(&MORE).copied().collect();
-    let piper = round_trip(&router(), &deterministic(), &recognition, &hear, &sentences).await;
-    let flite = round_trip(
-        &common::synthesis_router(),
-        &SpeechProviderConfig::new("flite").voice("kal16"),
-        &recognition,
-        &hear,
-        &sentences,
-    )
-    .await;
-    let rate = |(e, t): (usize, usize)| e as f64 / t as f64;
-    println!(
-        "round trip through whisper {model}, {} sentences: piper WER {:.1} % ({}/{}), flite kal16 WER {:.1} % ({}/{})",
-        sentences.len(),
-        rate(piper) * 100.0,
-        piper.0,
-        piper.1,
-        rate(flite) * 100.0,
-        flite.0,
-        flite.1
-    );
-    for (name, counts) in [("piper", piper), ("flite", flite)] {
+    let label = format!("whisper {model}");
+    let (piper, flite) = piper_and_flite_through(&recognition, &hear, &label).await;
+    for (name, rate) in [("piper", piper), ("flite", flite)] {
         assert!(
-            rate(counts) <= 0.10,
-            "{name} through whisper {model}: WER {:.1} % is above 10 %",
-            rate(counts) * 100.0
+            rate <= 0.10,
+            "{name} through {label}: WER {:.1} % is above 10 %",
+            rate * 100.0
         );
     }
 }
