@@ -20,7 +20,7 @@
 //! must reach the process that parked it.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use oscova_core::ToolProgress;
@@ -98,9 +98,19 @@ impl std::fmt::Debug for ParkedCalls {
 
 impl ParkedCalls {
     /// Parks `parked` and returns its handle, dropping calls past their
-    /// time and, when full, the oldest.
-    pub(super) fn park(&self, parked: Parked) -> Result<String, String> {
+    /// time and, when full, the oldest; a timer drops this one when its
+    /// time is up.
+    pub(super) fn park(self: &Arc<Self>, parked: Parked) -> Result<String, String> {
         let handle = new_handle()?;
+        let timer = (Arc::downgrade(self), handle.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(PARK_TIMEOUT).await;
+            let (calls, handle) = timer;
+            if let Some(calls) = calls.upgrade() {
+                // Handles are never reused: if it is still here, it is this call.
+                calls.lock().calls.remove(&handle);
+            }
+        });
         let mut inner = self.lock();
         let now = Instant::now();
         inner
@@ -187,7 +197,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_handle_is_good_once_for_its_user_and_tool() {
-        let calls = ParkedCalls::default();
+        let calls = Arc::new(ParkedCalls::default());
         let (p, cancel) = parked("alice", "t");
         let handle = calls.park(p).unwrap();
         assert_eq!(handle.len(), 32);
@@ -201,9 +211,19 @@ mod tests {
         assert!(cancel.is_cancelled(), "a dropped call is cancelled");
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_call_waits_at_most_its_time() {
+        let calls = Arc::new(ParkedCalls::default());
+        let (p, cancel) = parked("alice", "t");
+        calls.park(p).unwrap();
+        tokio::time::sleep(PARK_TIMEOUT + Duration::from_secs(1)).await;
+        assert_eq!(calls.len(), 0);
+        assert!(cancel.is_cancelled(), "an expired call is cancelled");
+    }
+
     #[tokio::test]
     async fn the_oldest_call_gives_way_when_full() {
-        let calls = ParkedCalls::default();
+        let calls = Arc::new(ParkedCalls::default());
         let (first, first_cancel) = parked("alice", "t");
         let first = calls.park(first).unwrap();
         for _ in 1..MAX_PARKED {
