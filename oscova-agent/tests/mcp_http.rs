@@ -640,8 +640,8 @@ async fn round(url: &str, token: &str, extra: Value) -> Value {
     let text = response.text().await.unwrap();
     let data = text
         .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("data: "))
         .unwrap_or(&text);
     serde_json::from_str(data).unwrap()
 }
