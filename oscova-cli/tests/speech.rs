@@ -513,10 +513,9 @@ fn the_speech_tools_share_the_files_root_with_the_files_plugin() {
         "oscova_speech__speech__transcribe",
         r#"{"path": "berlin.wav"}"#,
     );
-    assert!(
-        heard["content"].as_str().unwrap().contains("berlin"),
-        "{heard}"
-    );
+    // Whisper (the default when its model is installed) writes "Berlin".
+    let text = heard["content"].as_str().unwrap().to_lowercase();
+    assert!(text.contains("berlin"), "{heard}");
 }
 
 #[cfg(unix)]
