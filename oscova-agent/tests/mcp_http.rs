@@ -537,7 +537,7 @@ async fn short_names_serve_tool_segments_and_refuse_clashes() {
     let client = connect(&server.url, None).await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["whoami", "echo", "nap", "hold"]);
+    assert_eq!(names, ["whoami", "echo", "nap", "twice", "hold"]);
     assert_eq!(
         text(
             &call(&client, "echo", json!({"text": "short"}))

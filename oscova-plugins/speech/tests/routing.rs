@@ -175,10 +175,15 @@ async fn the_provider_argument_may_pick_only_configured_or_local_providers() {
         "speech provider `openai` is not set up for you for speaking; leave `provider` out to use `flite`, or pick one of: flite",
     )
     .await;
+    // The default recognizer is whisper when its model is installed.
+    let listed = match oscova_speech::default_offline_recognizer() {
+        "whisper" => "leave `provider` out to use `whisper`, or pick one of: whisper, pocketsphinx",
+        _ => "or pick one of: pocketsphinx",
+    };
     f.refused(
         TRANSCRIBE,
         json!({"path": "a.wav", "provider": "acme.nothing"}),
-        "or pick one of: pocketsphinx",
+        listed,
     )
     .await;
     assert!(!f.root().join("a.wav").exists());
