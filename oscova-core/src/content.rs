@@ -11,7 +11,6 @@
 
 use std::fmt;
 
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 /// One block of a tool result after its text: more text, an image, audio
@@ -196,16 +195,87 @@ impl ContentBlock {
     }
 }
 
+/// The standard base64 alphabet (RFC 4648, section 4).
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 /// Standard base64 with padding, the encoding MCP uses for bytes.
+///
+/// ```
+/// assert_eq!(oscova_core::tool::encode_base64(b"foob"), "Zm9vYg==");
+/// ```
 pub fn encode_base64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        let sextets = chunk.len() + 1;
+        for i in 0..4 {
+            if i < sextets {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
-/// Decodes standard base64 (padding optional).
+/// Decodes standard base64 (padding optional). Anything else is refused:
+/// characters outside the alphabet (white space included), a length no
+/// encoding has, and unused bits that are not zero.
+///
+/// ```
+/// use oscova_core::tool::decode_base64;
+/// assert_eq!(decode_base64("Zm9vYg==").unwrap(), b"foob");
+/// assert_eq!(decode_base64("Zm9vYg").unwrap(), b"foob");
+/// assert!(decode_base64("Zm9v Yg").is_err());
+/// ```
 pub fn decode_base64(text: &str) -> Result<Vec<u8>, InvalidBase64> {
-    base64::engine::general_purpose::STANDARD_NO_PAD
-        .decode(text.trim_end_matches('='))
-        .map_err(|e| InvalidBase64(e.to_string()))
+    let text = text.trim_end_matches('=').as_bytes();
+    if text.len() % 4 == 1 {
+        return Err(InvalidBase64(format!(
+            "{} symbols is no whole number of bytes",
+            text.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(text.len() / 4 * 3 + 2);
+    for (index, chunk) in text.chunks(4).enumerate() {
+        let mut n = 0u32;
+        for (i, &symbol) in chunk.iter().enumerate() {
+            let value = sextet(symbol).ok_or_else(|| {
+                InvalidBase64(format!(
+                    "invalid symbol {:?} at offset {}",
+                    char::from(symbol),
+                    index * 4 + i
+                ))
+            })?;
+            n |= u32::from(value) << (18 - 6 * i);
+        }
+        let bytes = chunk.len() - 1;
+        // The bits after the last whole byte must be zero.
+        if bytes < 3 && n << (8 * bytes) & 0x00ff_ffff != 0 {
+            return Err(InvalidBase64(format!(
+                "invalid last symbol at offset {}",
+                index * 4 + chunk.len() - 1
+            )));
+        }
+        out.extend((0..bytes).map(|i| (n >> (16 - 8 * i)) as u8));
+    }
+    Ok(out)
+}
+
+/// The value of one base64 symbol.
+fn sextet(symbol: u8) -> Option<u8> {
+    match symbol {
+        b'A'..=b'Z' => Some(symbol - b'A'),
+        b'a'..=b'z' => Some(symbol - b'a' + 26),
+        b'0'..=b'9' => Some(symbol - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    }
 }
 
 /// Text that is not standard base64.
@@ -253,6 +323,57 @@ mod base64_bytes {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         let text = std::borrow::Cow::<'de, str>::deserialize(d)?;
         super::decode_base64(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod base64_tests {
+    use super::{decode_base64, encode_base64};
+
+    #[test]
+    fn rfc_4648_vectors_both_ways() {
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(encode_base64(plain.as_bytes()), coded);
+            assert_eq!(decode_base64(coded).unwrap(), plain.as_bytes(), "{coded}");
+            let bare = coded.trim_end_matches('=');
+            assert_eq!(decode_base64(bare).unwrap(), plain.as_bytes(), "{bare}");
+        }
+    }
+
+    #[test]
+    fn every_byte_and_length_round_trips() {
+        let bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+        for len in 0..bytes.len() {
+            let coded = encode_base64(&bytes[..len]);
+            assert_eq!(coded.len() % 4, 0);
+            assert_eq!(decode_base64(&coded).unwrap(), &bytes[..len], "{len}");
+        }
+        assert!(encode_base64(&[0xfb, 0xff]).contains(['+', '/']));
+    }
+
+    #[test]
+    fn anything_else_is_refused() {
+        for bad in [
+            "Z",
+            "Zm9vY",
+            "Zm9v Yg==",
+            "Zm9v\nYg",
+            "Zm-v",
+            "Zh==",
+            "Zm9=",
+            "Zg=x",
+            "é",
+        ] {
+            assert!(decode_base64(bad).is_err(), "{bad:?}");
+        }
     }
 }
 
