@@ -7,7 +7,6 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -18,36 +17,10 @@ use tokio::time::timeout;
 
 const WAIT: Duration = Duration::from_secs(60);
 
-/// The rmcp test server (the MCP plugin's example). `cargo test
-/// --workspace --all-targets` builds it with everything else; only when it
-/// is missing (this test run alone) is it built here, since a build of
-/// one package resolves other features than the workspace's and would
-/// rebuild much of the tree.
+/// The rmcp test server (the MCP plugin's example).
 fn rmcp_server() -> PathBuf {
     let bin = PathBuf::from(support::BIN);
-    let path = bin
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join("rmcp_test_server");
-    if path.is_file() {
-        return path;
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "-q",
-            "-p",
-            "oscova-plugin-mcp",
-            "--example",
-            "rmcp_test_server",
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success(), "building the rmcp test server failed");
-    assert!(path.is_file(), "no {}", path.display());
-    path
+    oscova_test_support::build_example("rmcp_test_server", bin.parent().unwrap())
 }
 
 fn config() -> PathBuf {

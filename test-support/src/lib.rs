@@ -87,3 +87,31 @@ pub mod python;
 pub mod schema_rules;
 pub mod text;
 pub mod trace;
+
+/// Builds the workspace example `name` and returns its path in
+/// `profile_dir` (`target/debug` or `target/release`, the directory above
+/// the calling test's `deps/`), building `--release` when `profile_dir`
+/// is `release`.
+///
+/// `cargo test --all-targets` compiles examples as tests, not as programs,
+/// so a test that runs one builds it. With `--workspace`, the build
+/// resolves features as the test run did and reuses its artifacts: a few
+/// seconds, where `-p <package>` resolves them anew and rebuilds much of
+/// the tree.
+///
+/// # Panics
+///
+/// When cargo cannot run or the build fails.
+pub fn build_example(name: &str, profile_dir: &std::path::Path) -> std::path::PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut build = std::process::Command::new(cargo);
+    build.args(["build", "-q", "--workspace", "--example", name]);
+    if profile_dir.file_name().is_some_and(|d| d == "release") {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo runs");
+    assert!(status.success(), "building the example `{name}` failed");
+    let path = profile_dir.join("examples").join(name);
+    assert!(path.is_file(), "no {}", path.display());
+    path
+}

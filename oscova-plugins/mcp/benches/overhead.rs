@@ -9,7 +9,6 @@
 #![allow(missing_docs)] // bench fixtures
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oscova_core::prelude::*;
@@ -19,32 +18,11 @@ use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
-/// The rmcp test server of this build's profile: built by `cargo test
-/// --workspace --all-targets` already (this bench then runs once, as a
-/// test), else built here, `--release` when the bench is (`cargo bench`).
+/// The rmcp test server, built in this bench's profile.
 fn server_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("bench binary");
     let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let path = dir.join("examples").join("rmcp_test_server");
-    if path.is_file() {
-        return path;
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut build = Command::new(cargo);
-    build.args([
-        "build",
-        "-q",
-        "-p",
-        "oscova-plugin-mcp",
-        "--example",
-        "rmcp_test_server",
-    ]);
-    if dir.file_name().is_some_and(|name| name == "release") {
-        build.arg("--release");
-    }
-    let status = build.status().expect("cargo runs");
-    assert!(status.success(), "building the rmcp test server failed");
-    path
+    oscova_test_support::build_example("rmcp_test_server", dir)
 }
 
 fn bench(c: &mut Criterion) {

@@ -19,22 +19,14 @@ pub enum Kind {
 
 pub const KINDS: [Kind; 2] = [Kind::Rmcp, Kind::Python];
 
-/// The rmcp test server: this crate's example, which `cargo test` builds
-/// before running the tests (a nested `cargo build -p` would resolve other
-/// features than a workspace run and rebuild much of the tree).
+/// The rmcp test server (this crate's example), built once per test run.
 pub fn rmcp_server() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        // target/<profile>/deps/<this test> → target/<profile>/examples/
+        // target/<profile>/deps/<this test> → target/<profile>/
         let exe = std::env::current_exe().expect("test binary");
         let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-        let path = dir.join("examples").join("rmcp_test_server");
-        assert!(
-            path.is_file(),
-            "no {}: build it with `cargo build -p oscova-plugin-mcp --example rmcp_test_server`",
-            path.display()
-        );
-        path
+        oscova_test_support::build_example("rmcp_test_server", dir)
     })
     .clone()
 }
