@@ -28,6 +28,14 @@ args=()
 for crate in "${crates[@]}"; do
     args+=(-p "$crate")
 done
+# cargo unpacks each crate of that overlay into its home once per
+# version and reuses the copy ever after, so a crate changed since an
+# earlier run (same version) would be verified as it was then. Remove
+# those copies of our crates first; nothing else of cargo's cache.
+home="${CARGO_HOME:-$HOME/.cargo}"
+for crate in "${crates[@]}"; do
+    rm -rf "$home"/registry/src/-*/"$crate"-[0-9]* "$home"/registry/cache/-*/"$crate"-[0-9]*.crate
+done
 # Each package is verified as a workspace of its own, which would build
 # with cargo's default dev profile (full debug info) and so rebuild every
 # dependency. The workspace's own dev profile, given here as config, lets
