@@ -8,6 +8,13 @@
 //! against `direct_async`, the same direct call under that harness.
 //!
 //! Run with: `cargo bench -p oscova-core --bench invoke`
+//!
+//! Wall time at this scale is noisy on a shared machine, so the budget can
+//! also be read in instructions: with `OSCOVA_INVOKE_CALLS=N` and
+//! `OSCOVA_INVOKE_CASE=direct|scope_invoke_poll` the binary makes N calls
+//! of that case after the same set-up and exits, without criterion. Run it
+//! under `valgrind --tool=callgrind` with N = 0 and N = 100000; the
+//! difference of the two "Collected" counts over N is the count per call.
 
 #![allow(missing_docs)] // bench fixtures
 
@@ -68,6 +75,23 @@ fn bench(c: &mut Criterion) {
     assert_eq!(direct(args.clone()).ok(), Some(json!("abcabc")));
     let r = rt.block_on(scope.invoke("bench__bench__repeat", args.clone()));
     assert_eq!(r.content, "abcabc");
+
+    if let Ok(calls) = std::env::var("OSCOVA_INVOKE_CALLS") {
+        let calls: u64 = calls.parse().expect("OSCOVA_INVOKE_CALLS is a count");
+        let case = std::env::var("OSCOVA_INVOKE_CASE").unwrap_or_default();
+        let mut cx = Context::from_waker(Waker::noop());
+        for _ in 0..calls {
+            match case.as_str() {
+                "direct" => drop(black_box(direct(black_box(args.clone())))),
+                "scope_invoke_poll" => {
+                    let call = pin!(scope.invoke("bench__bench__repeat", black_box(args.clone())));
+                    assert!(call.poll(&mut cx).is_ready());
+                }
+                other => panic!("OSCOVA_INVOKE_CASE: no case `{other}`"),
+            }
+        }
+        std::process::exit(0);
+    }
 
     let mut group = c.benchmark_group("invoke_small_tool");
     group.bench_function("direct", |b| b.iter(|| direct(black_box(args.clone()))));

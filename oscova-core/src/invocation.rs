@@ -176,6 +176,12 @@ impl std::ops::Deref for Shared<'_> {
     }
 }
 
+/// The one disabled span every call shares while nobody listens.
+fn disabled_span() -> &'static tracing::Span {
+    static NONE: std::sync::LazyLock<tracing::Span> = std::sync::LazyLock::new(tracing::Span::none);
+    &NONE
+}
+
 /// The per-call handle: call id, user, cancellation, progress, processes.
 ///
 /// It lives as long as the call and borrows the user scope's part for
@@ -338,16 +344,32 @@ impl<'a> ToolInvocation<'a> {
     }
 
     /// The call's span, made now for a tool of `plugin` if it has none yet.
+    ///
+    /// With nobody listening the span is disabled, and it is neither kept
+    /// nor given the call's id: filling a `OnceLock` and taking an id from
+    /// the process-wide counter were a tenth of a small call's cost.
     pub(crate) fn start_span(&self, plugin: &str) -> &tracing::Span {
-        self.span.get_or_init(|| {
-            let span = crate::host::invoke::span::call_span(self.tool, plugin, self.user_id());
-            crate::host::invoke::span::record_call_id(&span, self.call_id());
-            span
-        })
+        if let Some(span) = self.span.get() {
+            return span;
+        }
+        // No subscriber was ever installed (one atomic load): nothing could
+        // be listening, so do not even ask the call site.
+        if !tracing::dispatcher::has_been_set() {
+            return disabled_span();
+        }
+        let span = crate::host::invoke::span::call_span(self.tool, plugin, self.user_id());
+        if span.is_disabled() {
+            return disabled_span();
+        }
+        crate::host::invoke::span::record_call_id(&span, self.call_id());
+        self.span.get_or_init(|| span)
     }
 
     /// Gives the call the span its host opened for it.
     pub(crate) fn set_span(&mut self, span: tracing::Span) {
+        if span.is_disabled() {
+            return;
+        }
         crate::host::invoke::span::record_call_id(&span, self.call_id());
         let _ = self.span.set(span);
     }
