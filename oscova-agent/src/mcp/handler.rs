@@ -15,8 +15,8 @@
 //! above the session's level (`logging.rs`), always before the response,
 //! with `progress` never decreasing. `notifications/cancelled` cancels
 //! the call's token, and the host stops awaiting it at once, a question
-//! to the person included. Each call runs as a task of its own, cancelled
-//! whenever its request goes away; from protocol 2026-07-28 a call that
+//! to the person included. Each call is a future of its own, polled by the
+//! request that drives it and cancelled whenever that request goes away; from protocol 2026-07-28 a call that
 //! asks the person is parked between the rounds of a multi round-trip
 //! request (`rounds.rs`), and its progress and log messages go out with
 //! whichever round is in flight.
@@ -362,7 +362,7 @@ impl McpHandler {
             }
         };
         RunningCall {
-            task: tokio::spawn(run.in_current_span()),
+            task: Box::pin(run.in_current_span()),
             cancel,
             progress,
             logs,
@@ -397,11 +397,7 @@ async fn drive(
     let mut cancelled = false;
     let round = loop {
         tokio::select! {
-            result = &mut call.task => {
-                break Round::Done(result.unwrap_or_else(|e| {
-                    ToolResult::error(format!("the tool's task failed: {e}"))
-                }));
-            }
+            result = &mut call.task => break Round::Done(result),
             Some(p) = call.progress.recv() => {
                 if let Some(relay) = relay.as_mut() {
                     relay.send(p).await;
