@@ -51,6 +51,26 @@ fn describe(answer: &Answer) -> (&'static str, String) {
     }
 }
 
+/// Asks `form` and reports the answer as the SEP-1034 and SEP-1330
+/// scenarios expect: `Elicitation completed: action=…, content=…`.
+async fn completed(
+    invocation: &ToolInvocation<'_>,
+    message: &str,
+    form: Form,
+) -> Result<String, String> {
+    let answer = invocation
+        .ask(Question::Form {
+            message: message.to_owned(),
+            form,
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    let (action, content) = describe(&answer);
+    Ok(format!(
+        "Elicitation completed: action={action}, content={content}"
+    ))
+}
+
 /// The fixture tools.
 pub struct ConformanceToolset;
 
@@ -136,17 +156,8 @@ impl ConformanceToolset {
             .number("score", "Score", Some(95.5), false)
             .choice("status", "Status", statuses, Some("active"), false)
             .boolean("verified", "Verified", Some(true), false);
-        let answer = invocation
-            .ask(Question::Form {
-                message: "Please review and update the form fields with defaults".to_owned(),
-                form,
-            })
-            .await
-            .map_err(|e| e.to_string())?;
-        let (action, content) = describe(&answer);
-        Ok(format!(
-            "Elicitation completed: action={action}, content={content}"
-        ))
+        let message = "Please review and update the form fields with defaults";
+        completed(invocation, message, form).await
     }
 
     /// Asks for each of SEP-1330's five kinds of choice: untitled and
@@ -200,17 +211,12 @@ impl ConformanceToolset {
                 vec![],
                 false,
             );
-        let answer = invocation
-            .ask(Question::Form {
-                message: "Please select options from the enum fields".to_owned(),
-                form,
-            })
-            .await
-            .map_err(|e| e.to_string())?;
-        let (action, content) = describe(&answer);
-        Ok(format!(
-            "Elicitation completed: action={action}, content={content}"
-        ))
+        completed(
+            invocation,
+            "Please select options from the enum fields",
+            form,
+        )
+        .await
     }
 
     /// Reports progress 0, 50 and 100 of 100, about 50 ms apart.
