@@ -31,8 +31,9 @@ use crate::interact::TerminalInteraction;
 
 type Customize = Box<dyn FnOnce(PluginHostBuilder) -> PluginHostBuilder>;
 
-/// How many synchronous tool bodies `oscova mcp` runs at once, off the
-/// runtime's workers; later calls wait their turn.
+/// How many slow synchronous tool bodies `oscova mcp` runs at once, off
+/// the runtime's workers; later calls wait their turn (quick ones run in
+/// place, see `PluginHostBuilder::blocking_sync_tools`).
 const SERVING_SYNC_TOOLS: usize = 16;
 
 /// Runs the `oscova` command line over every plugin linked into this
@@ -233,8 +234,8 @@ impl Launcher {
 
     /// The host, over the named plugins and every other linked one.
     ///
-    /// When `serving` MCP, the host runs synchronous tool bodies off the
-    /// runtime's workers, so a slow one stalls neither other calls nor
+    /// When `serving` MCP, the host runs slow synchronous tool bodies off
+    /// the runtime's workers, so one stalls neither other calls nor
     /// `ping`.
     fn build_host(
         self,

@@ -1,16 +1,21 @@
 //! A slow synchronous tool and the calls around it: with
 //! `blocking_sync_tools`, its body runs off the runtime's worker, so other
 //! calls on the same runtime carry on; without it, the body holds its
-//! worker until it returns.
+//! worker until it returns. With it, a tool whose bodies have been quick
+//! runs in place, so the first of its bodies to block holds the worker
+//! once, and sends the tool's next bodies off it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use oscova_core::UserScope;
 use oscova_core::prelude::*;
 
 /// What one test's slow tool and the test tell each other.
 #[derive(Debug)]
 pub struct Flags {
+    /// Whether `sometimes` blocks like `slow`.
+    block: AtomicBool,
     started: AtomicBool,
     stop: AtomicBool,
     finished: AtomicBool,
@@ -19,6 +24,7 @@ pub struct Flags {
 impl Flags {
     const fn new() -> Self {
         Self {
+            block: AtomicBool::new(false),
             started: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             finished: AtomicBool::new(false),
@@ -26,7 +32,16 @@ impl Flags {
     }
 }
 
-/// One slow synchronous tool and one quick async one.
+impl Flags {
+    /// Ready for another slow body.
+    fn reset(&self) {
+        for flag in [&self.started, &self.stop, &self.finished] {
+            flag.store(false, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A slow synchronous tool, one slow when told, and a quick async one.
 pub struct PaceToolset {
     flags: &'static Flags,
 }
@@ -43,6 +58,15 @@ impl PaceToolset {
         }
         flags.finished.store(true, Ordering::SeqCst);
         "done".to_owned()
+    }
+
+    /// Quick, unless told to block: then as `slow`.
+    pub fn sometimes(&self) -> String {
+        if self.flags.block.load(Ordering::SeqCst) {
+            self.slow()
+        } else {
+            "quick".to_owned()
+        }
     }
 
     /// Answers at once.
@@ -66,9 +90,7 @@ impl AgentPlugin for PacePlugin {
     }
 }
 
-/// Starts `slow`, waits until its body runs, then runs `quick` as another
-/// task; says whether `quick` came back while `slow`'s body still ran.
-async fn quick_returns_first(flags: &'static Flags, off_worker: bool) -> bool {
+fn host(flags: &'static Flags, off_worker: bool) -> PluginHost {
     let builder = PluginHost::builder()
         .plugins([])
         .plugin_instance(PacePlugin { flags: Some(flags) });
@@ -77,16 +99,23 @@ async fn quick_returns_first(flags: &'static Flags, off_worker: bool) -> bool {
     } else {
         builder
     };
-    let host = builder.build().unwrap();
-    let scope = host.user_scope(UserInfo::new("u"));
+    builder.build().unwrap()
+}
+
+/// Starts `tool`, waits until its body runs, then runs `quick` as another
+/// task; says whether `quick` came back while `tool`'s body still ran.
+async fn quick_returns_first(flags: &'static Flags, scope: &UserScope, tool: &'static str) -> bool {
     let slow = tokio::spawn({
         let scope = scope.clone();
-        async move { scope.invoke("pace__pace__slow", json!({})).await.content }
+        async move { scope.invoke(tool, json!({})).await.content }
     });
     while !flags.started.load(Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let quick = tokio::spawn(async move { scope.invoke("pace__pace__quick", json!({})).await });
+    let quick = tokio::spawn({
+        let scope = scope.clone();
+        async move { scope.invoke("pace__pace__quick", json!({})).await }
+    });
     assert_eq!(quick.await.unwrap().content, "quick");
     let first = !flags.finished.load(Ordering::SeqCst);
     flags.stop.store(true, Ordering::SeqCst);
@@ -97,8 +126,9 @@ async fn quick_returns_first(flags: &'static Flags, off_worker: bool) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn off_the_worker_a_slow_synchronous_tool_stalls_no_other_call() {
     static FLAGS: Flags = Flags::new();
+    let scope = host(&FLAGS, true).user_scope(UserInfo::new("u"));
     assert!(
-        quick_returns_first(&FLAGS, true).await,
+        quick_returns_first(&FLAGS, &scope, "pace__pace__slow").await,
         "the quick call waited for the slow body"
     );
 }
@@ -106,6 +136,30 @@ async fn off_the_worker_a_slow_synchronous_tool_stalls_no_other_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn in_place_a_slow_synchronous_tool_holds_its_worker() {
     static FLAGS: Flags = Flags::new();
+    let scope = host(&FLAGS, false).user_scope(UserInfo::new("u"));
     // The one worker is busy in the slow body until it gives up.
-    assert!(!quick_returns_first(&FLAGS, false).await);
+    assert!(!quick_returns_first(&FLAGS, &scope, "pace__pace__slow").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn quick_bodies_run_in_place_until_one_turns_slow_which_sends_the_next_off_the_worker() {
+    static FLAGS: Flags = Flags::new();
+    let scope = host(&FLAGS, true).user_scope(UserInfo::new("u"));
+    for _ in 0..3 {
+        let result = scope.invoke("pace__pace__sometimes", json!({})).await;
+        assert_eq!(result.content, "quick");
+    }
+    // Its bodies were quick, so this one runs in place: when it blocks,
+    // it holds the one worker.
+    FLAGS.block.store(true, Ordering::SeqCst);
+    assert!(
+        !quick_returns_first(&FLAGS, &scope, "pace__pace__sometimes").await,
+        "a body of a tool known to be quick ran off the worker"
+    );
+    // That body was slow, so the next one runs off the worker.
+    FLAGS.reset();
+    assert!(
+        quick_returns_first(&FLAGS, &scope, "pace__pace__sometimes").await,
+        "the tool's body blocked its worker again"
+    );
 }

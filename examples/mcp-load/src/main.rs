@@ -9,8 +9,11 @@
 //! Sessions are opened before the clock starts. Each round runs both
 //! servers, fresh processes, alternating which goes first; the report
 //! gives per server the median over rounds of calls/s, p50 and p99 call
-//! latency, the server's resident memory after the round (VmRSS) and its
-//! peak (VmHWM), and the ratio oscova/rmcp of the medians.
+//! latency, the server's CPU time per call while the clock ran (user and
+//! system, from `/proc`), its resident memory after the round (VmRSS) and
+//! its peak (VmHWM), and the ratio oscova/rmcp of the medians. Client and
+//! server share the machine's cores, so the CPU each server spends per
+//! call is what decides its throughput here.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -41,6 +44,8 @@ struct Figures {
     calls_per_sec: f64,
     p50: Duration,
     p99: Duration,
+    /// Server CPU time (user + system) per call, in microseconds.
+    cpu_us_per_call: f64,
     rss_kib: u64,
     hwm_kib: u64,
 }
@@ -110,11 +115,31 @@ fn memory_kib(pid: u32) -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-async fn drive(
-    url: &str,
-    sessions: usize,
-    calls: usize,
-) -> Result<(Duration, Vec<Duration>), String> {
+/// The CPU time `pid` has used so far (user + system), from
+/// `/proc/PID/stat`, whose clock ticks are always 1/100 s on Linux.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold
+    // spaces: utime and stime are the 14th and 15th fields of the line.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|n| n.parse::<u64>().ok())
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
+/// What one round of calls measured: its wall time, the server's CPU time
+/// meanwhile, and every call's latency.
+struct Driven {
+    elapsed: Duration,
+    server_cpu: Duration,
+    latencies: Vec<Duration>,
+}
+
+async fn drive(url: &str, pid: u32, sessions: usize, calls: usize) -> Result<Driven, String> {
     let mut clients = Vec::with_capacity(sessions);
     for _ in 0..sessions {
         let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
@@ -144,13 +169,18 @@ async fn drive(
             Ok::<_, String>(latencies)
         }));
     }
+    let cpu_before = cpu_time(pid);
     barrier.wait().await;
     let started = Instant::now();
-    let mut all = Vec::with_capacity(sessions * calls);
+    let mut latencies = Vec::with_capacity(sessions * calls);
     for task in tasks {
-        all.extend(task.await.map_err(|e| e.to_string())??);
+        latencies.extend(task.await.map_err(|e| e.to_string())??);
     }
-    Ok((started.elapsed(), all))
+    Ok(Driven {
+        elapsed: started.elapsed(),
+        server_cpu: cpu_time(pid).saturating_sub(cpu_before),
+        latencies,
+    })
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -161,14 +191,20 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 async fn round(program: &Path, args: &[&str], options: &Options) -> Result<Figures, String> {
     let (child, url) = start(program, args).await?;
     let pid = child.id().unwrap_or_default();
-    let (elapsed, mut latencies) = drive(&url, options.sessions, options.calls).await?;
+    let Driven {
+        elapsed,
+        server_cpu,
+        mut latencies,
+    } = drive(&url, pid, options.sessions, options.calls).await?;
     let (rss_kib, hwm_kib) = memory_kib(pid);
     drop(child);
     latencies.sort();
+    let calls = latencies.len().max(1) as f64;
     Ok(Figures {
         calls_per_sec: latencies.len() as f64 / elapsed.as_secs_f64(),
         p50: percentile(&latencies, 0.5),
         p99: percentile(&latencies, 0.99),
+        cpu_us_per_call: server_cpu.as_secs_f64() * 1e6 / calls,
         rss_kib,
         hwm_kib,
     })
@@ -179,17 +215,19 @@ fn median(mut values: Vec<f64>) -> f64 {
     values.get(values.len() / 2).copied().unwrap_or_default()
 }
 
-fn summary(name: &str, rounds: &[Figures]) -> f64 {
+/// Prints one server's medians; returns its throughput and CPU per call.
+fn summary(name: &str, rounds: &[Figures]) -> (f64, f64) {
     let pick = |f: fn(&Figures) -> f64| median(rounds.iter().map(f).collect());
     let throughput = pick(|f| f.calls_per_sec);
     println!(
-        "{name:<8} {throughput:>10.0} calls/s   p50 {:>7.2} ms   p99 {:>7.2} ms   RSS {:>6.1} MiB   peak {:>6.1} MiB",
+        "{name:<8} {throughput:>7.0} calls/s   p50 {:>6.2} ms   p99 {:>6.2} ms   CPU {:>5.0} µs/call   RSS {:>5.1} MiB   peak {:>5.1} MiB",
         pick(|f| f.p50.as_secs_f64() * 1e3),
         pick(|f| f.p99.as_secs_f64() * 1e3),
+        pick(|f| f.cpu_us_per_call),
         pick(|f| f.rss_kib as f64 / 1024.0),
         pick(|f| f.hwm_kib as f64 / 1024.0),
     );
-    throughput
+    (throughput, pick(|f| f.cpu_us_per_call))
 }
 
 #[tokio::main]
@@ -219,8 +257,12 @@ async fn main() -> Result<(), String> {
             oscova.push(round(&options.oscova, &oscova_args, &options).await?);
         }
     }
-    let ours = summary("oscova", &oscova);
-    let theirs = summary("rmcp", &anchor);
+    let (ours, our_cpu) = summary("oscova", &oscova);
+    let (theirs, their_cpu) = summary("rmcp", &anchor);
+    println!(
+        "server CPU per call oscova/rmcp: {:.3}",
+        our_cpu / their_cpu.max(f64::MIN_POSITIVE)
+    );
     println!(
         "ratio oscova/rmcp: {:.3} (budget: at least 0.9)",
         ours / theirs

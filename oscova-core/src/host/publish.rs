@@ -33,6 +33,8 @@ pub struct PublishedTool {
     pub(crate) slot: usize,
     pub(crate) index: usize,
     info: ToolRef,
+    /// How long its synchronous bodies take, when the host times them.
+    pub(crate) pace: crate::host::invoke::BodyPace,
 }
 
 /// Where a published tool's metadata lives.
@@ -240,6 +242,7 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
                         slot: slot_index,
                         index,
                         info,
+                        pace: Default::default(),
                     });
                 }
             }

@@ -273,14 +273,26 @@ impl PluginHostBuilder {
         self
     }
 
-    /// Runs synchronous tool bodies off the runtime's worker threads, at
-    /// most `limit` at once (later ones wait their turn; a cancelled call
-    /// stops waiting): for hosts that serve many calls at once, such as an
-    /// MCP server, so a slow synchronous tool stalls neither other calls
-    /// nor the server. It uses tokio's `block_in_place`, so it applies on a
-    /// multi-threaded runtime; on a current-thread runtime bodies run in
-    /// place as before. Off by default: then a synchronous tool with
-    /// nothing to ask runs inside the call's first poll, at no cost.
+    /// Runs slow synchronous tool bodies off the runtime's worker threads,
+    /// at most `limit` at once (later ones wait their turn; a cancelled
+    /// call stops waiting): for hosts that serve many calls at once, such
+    /// as an MCP server, so a slow synchronous tool stalls neither other
+    /// calls nor the server.
+    ///
+    /// Which bodies are slow is learnt per tool: each synchronous body is
+    /// timed, and while a tool's recent bodies took under a millisecond (a
+    /// moving average) its next one runs in place, on the worker polling
+    /// the call, since handing a worker's tasks to another thread costs
+    /// more than such a body. A tool's first body, and every body of a tool
+    /// whose bodies have been slow, runs off the workers. What this cannot
+    /// prevent: a tool whose bodies were quick blocks one worker once, on
+    /// the body that turns slow. A tool that may block at any call (a
+    /// network file system, a child process) is better written `async`.
+    ///
+    /// It uses tokio's `block_in_place`, so it applies on a multi-threaded
+    /// runtime; on a current-thread runtime bodies run in place as before.
+    /// Off by default: then a synchronous tool with nothing to ask runs
+    /// inside the call's first poll, untimed.
     pub fn blocking_sync_tools(mut self, limit: usize) -> Self {
         self.blocking = Some(limit.max(1));
         self

@@ -37,6 +37,7 @@ pub(crate) mod approval;
 mod error;
 mod future;
 pub(crate) mod hooks;
+mod pace;
 mod pipeline;
 pub(crate) mod span;
 
@@ -47,6 +48,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use error::InvokeError;
+pub(crate) use pace::BodyPace;
 
 use super::scope::UserScope;
 use crate::interaction::InteractionHandler;

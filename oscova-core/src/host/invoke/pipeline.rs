@@ -71,15 +71,15 @@ impl UserScope {
     }
 
     /// Whether a call of `tool` can run to completion in place: a
-    /// synchronous method with no before-hooks and no approval to ask, on a
-    /// host that does not run synchronous bodies off the runtime's workers.
+    /// synchronous method with no before-hooks and no approval to ask,
+    /// whose body is not to run off the runtime's workers (`pace.rs`).
     #[inline]
     pub(super) fn runs_in_place(&self, tool: &PublishedTool) -> bool {
         let host = &*self.inner.host;
         let info = tool.info();
         !info.is_async()
             && host.policy.before.is_empty()
-            && host.policy.blocking.is_none()
+            && (host.policy.blocking.is_none() || !tool.pace.is_slow())
             && !host.policy.approval.needs_approval(info)
     }
 
@@ -119,7 +119,11 @@ impl UserScope {
         // straight to the caller's form: every move of it in between (into
         // a local, into a `Result`) showed up as a copy in the small-tool
         // bench.
-        let mut outcome = self.dispatch(tool, toolset, args, invocation);
+        let mut outcome = if self.inner.host.policy.blocking.is_some() {
+            self.dispatch_timed(tool, toolset, args, invocation)
+        } else {
+            self.dispatch(tool, toolset, args, invocation)
+        };
         if let Ok(Ok(Dispatched::Ready(result))) = &mut outcome {
             self.finish(tool, result);
         }
@@ -270,11 +274,11 @@ impl UserScope {
             return Err(InvokeError::Cancelled(wire_name.to_owned()));
         }
         let cancel = options.cancel.clone();
-        // A host that serves many calls at once runs synchronous bodies off
-        // the runtime's workers, a bounded number at a time, so a slow one
-        // stalls no other call (see `PluginHostBuilder::blocking_sync_tools`).
+        // A host that serves many calls at once runs slow synchronous
+        // bodies off the runtime's workers, a bounded number at a time, so
+        // one stalls no other call; quick ones run in place (`pace.rs`).
         let permit = match &host.policy.blocking {
-            Some(limit) if !info.is_async() && off_worker_possible() => {
+            Some(limit) if !info.is_async() && tool.pace.is_slow() && off_worker_possible() => {
                 let permit = match &cancel {
                     None => limit.clone().acquire_owned().await,
                     Some(token) => tokio::select! {
@@ -298,7 +302,11 @@ impl UserScope {
         }
         self.attach(&mut invocation, options);
         let dispatched = if permit.as_ref().is_some_and(Result::is_ok) {
-            tokio::task::block_in_place(|| self.dispatch(tool, toolset, &mut args, &invocation))
+            tokio::task::block_in_place(|| {
+                self.dispatch_timed(tool, toolset, &mut args, &invocation)
+            })
+        } else if host.policy.blocking.is_some() && !info.is_async() {
+            self.dispatch_timed(tool, toolset, &mut args, &invocation)
         } else {
             self.dispatch(tool, toolset, &mut args, &invocation)
         };
@@ -370,6 +378,22 @@ impl UserScope {
                 toolset.dispatch(tool.index, std::mem::take(args), invocation)
             }
         }))
+    }
+
+    /// [`dispatch`](Self::dispatch) of a synchronous body, timed into the
+    /// tool's pace, on a host that decides by it where such bodies run.
+    #[inline(never)]
+    fn dispatch_timed<'a>(
+        &self,
+        tool: &PublishedTool,
+        toolset: &'a dyn Toolset,
+        args: &mut Value,
+        invocation: &'a ToolInvocation<'_>,
+    ) -> std::thread::Result<Result<Dispatched<'a>, ArgError>> {
+        let started = std::time::Instant::now();
+        let outcome = self.dispatch(tool, toolset, args, invocation);
+        tool.pace.record(started.elapsed());
+        outcome
     }
 
     /// Redacts a finished result and runs the after-hooks on it.
