@@ -15,9 +15,13 @@
 //! the tool and its arguments, redacted and cut to a few hundred bytes;
 //! only an accept approves.
 
+use std::sync::{Arc, LazyLock};
+
 use oscova_core::UserScope;
 use oscova_core::host::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
-use oscova_core::interaction::{Answer, AskError, InteractionRequest, Question};
+use oscova_core::interaction::{
+    Answer, AskError, InteractionHandler, InteractionRequest, Question,
+};
 use oscova_core::provider::BoxFuture;
 use oscova_core::text::{Limit, cut};
 use rmcp::model::{
@@ -26,11 +30,17 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
+
+use super::rounds::{CallEvent, CallEvents};
 
 /// At most this many bytes of a call's arguments are shown in an approval
 /// prompt.
 const MAX_SHOWN_ARGUMENTS: usize = 300;
+
+/// Why a client without the elicitation capability cannot be asked.
+const NO_ELICITATION: &str =
+    "the MCP client did not declare the elicitation capability, so it cannot ask the person";
 
 /// A question on its way to the call's driver, and where the answer goes.
 pub(super) type RoundAsk = (Question, oneshot::Sender<Result<Answer, AskError>>);
@@ -61,22 +71,20 @@ pub(super) enum Asker {
     /// `elicitation/create` to the client, answered in place.
     Peer(Peer<RoleServer>),
     /// To the call's driver, answered by the client's next round.
-    Rounds(mpsc::UnboundedSender<RoundAsk>),
+    Rounds(Arc<CallEvents>),
 }
 
 impl Asker {
-    /// The asker for a call made by `context`; questions go to `rounds`
-    /// on 2026-07-28 and later.
+    /// The asker for a call made by `context`; questions go to the
+    /// call's `events` on 2026-07-28 and later.
     pub(super) fn for_request(
         context: &RequestContext<RoleServer>,
-        rounds: mpsc::UnboundedSender<RoundAsk>,
+        events: &Arc<CallEvents>,
     ) -> Self {
         if !can_elicit(context) {
-            Self::Nobody(
-                "the MCP client did not declare the elicitation capability, so it cannot ask the person",
-            )
+            Self::Nobody(NO_ELICITATION)
         } else if in_rounds(context) {
-            Self::Rounds(rounds)
+            Self::Rounds(events.clone())
         } else {
             Self::Peer(context.peer.clone())
         }
@@ -104,10 +112,10 @@ impl Asker {
                 })?;
                 answer_of(result)
             }
-            Self::Rounds(driver) => {
+            Self::Rounds(events) => {
                 let (tx, rx) = oneshot::channel();
-                driver
-                    .send((question, tx))
+                events
+                    .push(CallEvent::Ask((question, tx)))
                     .map_err(|_| AskError::Failed("the MCP request has ended".to_owned()))?;
                 rx.await.map_err(|_| {
                     AskError::Failed("the MCP client did not come back with an answer".to_owned())
@@ -149,15 +157,23 @@ pub(super) fn answer_of(result: ElicitResult) -> Result<Answer, AskError> {
     })
 }
 
-/// Answers a call's questions through `asker`.
-pub(super) fn interaction(
-    asker: Asker,
-) -> impl Fn(InteractionRequest) -> BoxFuture<'static, Result<Answer, AskError>> + Send + Sync + 'static
-{
-    move |request: InteractionRequest| {
+/// Answers a call's questions through `asker`. Calls from clients that
+/// cannot ask, the common case, share one handler.
+pub(super) fn interaction(asker: Asker) -> Arc<dyn InteractionHandler> {
+    static NOBODY: LazyLock<Arc<dyn InteractionHandler>> =
+        LazyLock::new(|| through(Asker::Nobody(NO_ELICITATION)));
+    match asker {
+        Asker::Nobody(why) if why == NO_ELICITATION => NOBODY.clone(),
+        asker => through(asker),
+    }
+}
+
+fn through(asker: Asker) -> Arc<dyn InteractionHandler> {
+    Arc::new(move |request: InteractionRequest| {
         let asker = asker.clone();
         Box::pin(async move { asker.ask(request.question).await })
-    }
+            as BoxFuture<'static, Result<Answer, AskError>>
+    })
 }
 
 /// Approves calls by asking the person through the client.

@@ -51,14 +51,14 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use super::ask::{self, Asker, ElicitApproval};
+use super::ask::{self, Asker, ElicitApproval, RoundAsk};
 use super::convert::{mcp_result, mcp_tool};
 use super::logging::{LogRelay, log_level};
-use super::rounds::{INPUT_KEY, Parked, ParkedCalls, RunningCall};
+use super::rounds::{CallEvent, CallEvents, INPUT_KEY, Parked, ParkedCalls, RunningCall};
 
 /// The JSON-RPC error code of a `tools/call` refused because the session
 /// already runs its bound of calls: in the range JSON-RPC 2.0 leaves to
@@ -99,43 +99,58 @@ pub struct McpHandler {
     parked: Arc<ParkedCalls>,
 }
 
+/// What one user is served: a scope and its tools as the client sees
+/// them, converted once per scope rather than once per session (on
+/// 2026-07-28 every request is a session of its own).
+#[derive(Debug, Clone)]
+pub(crate) struct Served {
+    pub(crate) scope: UserScope,
+    tools: Arc<[Tool]>,
+    names: Option<Arc<ShortNames>>,
+}
+
+impl Served {
+    /// `scope`'s tools, under their short names when `names` is given.
+    pub(crate) fn new(scope: UserScope, names: Option<Arc<ShortNames>>) -> Self {
+        let tools = scope
+            .tools()
+            .map(mcp_tool)
+            .filter_map(|mut tool| match &names {
+                None => Some(tool),
+                Some(names) => {
+                    tool.name = names.short(&tool.name)?.to_owned().into();
+                    Some(tool)
+                }
+            })
+            .collect();
+        Self {
+            scope,
+            tools,
+            names,
+        }
+    }
+}
+
 impl McpHandler {
     pub(super) fn new(
-        scope: UserScope,
+        served: Served,
         info: Implementation,
         max_in_flight: usize,
         allow_approval_required: bool,
         parked: Arc<ParkedCalls>,
     ) -> Self {
-        let tools = scope.tools().map(mcp_tool).collect();
         Self {
-            scope,
-            tools,
+            scope: served.scope,
+            tools: served.tools,
             info,
             in_flight: Arc::new(Semaphore::new(max_in_flight)),
             max_in_flight,
             allow_approval_required,
             log_level: Arc::new(RwLock::new(super::logging::DEFAULT_LEVEL)),
-            names: None,
+            names: served.names,
             global: None,
             parked,
         }
-    }
-
-    /// Serves the tools under their short names.
-    pub(super) fn with_names(mut self, names: Arc<ShortNames>) -> Self {
-        self.tools = self
-            .tools
-            .iter()
-            .filter_map(|tool| {
-                let short = names.short(&tool.name)?;
-                let mut tool = tool.clone();
-                tool.name = short.to_owned().into();
-                Some(tool)
-            })
-            .collect();
-        self.names = Some(names);
-        self
     }
 
     /// Shares a bound on calls in flight with other sessions: `permits`
@@ -191,14 +206,14 @@ fn invalid_params(request: &CustomRequest) -> ErrorData {
 }
 
 /// Sends progress notifications for one call, in order, never decreasing.
-struct ProgressRelay {
-    peer: Peer<RoleServer>,
+struct ProgressRelay<'a> {
+    peer: &'a Peer<RoleServer>,
     token: ProgressToken,
     last: f64,
     sent: u32,
 }
 
-impl ProgressRelay {
+impl ProgressRelay<'_> {
     async fn send(&mut self, p: ToolProgress) {
         self.sent += 1;
         let value = p.progress.unwrap_or(f64::from(self.sent)).max(self.last);
@@ -259,11 +274,11 @@ impl McpHandler {
                 Err(_) => return Err(Self::server_busy(*max)),
             },
         };
-        let user = self.scope.user().id().to_owned();
+        let user = self.scope.user().id();
         let mut call = match request.request_state.as_deref() {
             None => self.start_call(name, request.arguments, &context),
             Some(handle) => {
-                let parked = self.parked.take(handle, &user, name).ok_or_else(|| {
+                let parked = self.parked.take(handle, user, name).ok_or_else(|| {
                     ErrorData::invalid_params(
                         "`requestState` names no call of this tool waiting for an answer: \
                          it was answered already, waited too long, or is not this user's",
@@ -276,12 +291,15 @@ impl McpHandler {
                 parked.call
             }
         };
-        let mut logs = LogRelay::new(context.peer.clone(), name);
+        let mut logs = LogRelay {
+            peer: &context.peer,
+            logger: name,
+        };
         let mut relay = context
             .meta
             .get_progress_token()
             .map(|token| ProgressRelay {
-                peer: context.peer.clone(),
+                peer: &context.peer,
                 token,
                 last: 0.0,
                 sent: 0,
@@ -290,7 +308,7 @@ impl McpHandler {
             Round::Done(result) => Ok(mcp_result(result, self.scope.tool(name)).into()),
             Round::Asked(params, answer) => {
                 let parked = Parked {
-                    user,
+                    user: user.to_owned(),
                     tool: name.to_owned(),
                     call,
                     answer,
@@ -316,22 +334,26 @@ impl McpHandler {
         arguments: Option<JsonObject>,
         context: &RequestContext<RoleServer>,
     ) -> RunningCall {
-        let (progress_tx, progress) = mpsc::unbounded_channel::<ToolProgress>();
-        let (log_tx, logs) = mpsc::unbounded_channel::<ToolLog>();
-        let (ask_tx, asks) = mpsc::unbounded_channel();
+        let events = Arc::new(CallEvents::default());
         let threshold = *self
             .log_level
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let log_sink: LogSink = Arc::new(move |l: ToolLog| {
-            if l.level >= threshold {
-                let _ = log_tx.send(l);
-            }
-        });
-        let progress_sink: ProgressSink = Arc::new(move |p| {
-            let _ = progress_tx.send(p);
-        });
-        let asker = Asker::for_request(context, ask_tx);
+        let log_sink: LogSink = {
+            let events = events.clone();
+            Arc::new(move |l: ToolLog| {
+                if l.level >= threshold {
+                    let _ = events.push(CallEvent::Log(l));
+                }
+            })
+        };
+        let progress_sink: ProgressSink = {
+            let events = events.clone();
+            Arc::new(move |p| {
+                let _ = events.push(CallEvent::Progress(p));
+            })
+        };
+        let asker = Asker::for_request(context, &events);
         // Either the server approves such calls itself, or the person is
         // asked through the client when it can ask, or the host's handler
         // decides.
@@ -351,7 +373,7 @@ impl McpHandler {
                 .cancel_on(token)
                 .progress_sink(Some(progress_sink))
                 .log_sink(log_sink)
-                .interaction(ask::interaction(asker));
+                .interaction_handler(ask::interaction(asker));
             if approve_all {
                 call.approval(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
                     .await
@@ -364,9 +386,7 @@ impl McpHandler {
         RunningCall {
             task: Box::pin(run.in_current_span()),
             cancel,
-            progress,
-            logs,
-            asks,
+            events,
         }
     }
 }
@@ -390,41 +410,52 @@ fn input_answer(responses: Option<&rmcp::model::InputResponses>) -> Result<Answe
 /// round ends.
 async fn drive(
     call: &mut RunningCall,
-    relay: &mut Option<ProgressRelay>,
-    logs: &mut LogRelay,
+    relay: &mut Option<ProgressRelay<'_>>,
+    logs: &mut LogRelay<'_>,
     ct: &CancellationToken,
 ) -> Round {
     let mut cancelled = false;
     let round = loop {
         tokio::select! {
             result = &mut call.task => break Round::Done(result),
-            Some(p) = call.progress.recv() => {
-                if let Some(relay) = relay.as_mut() {
-                    relay.send(p).await;
+            event = call.events.next() => {
+                if let Some((question, answer)) = report(event, relay, logs).await {
+                    match ask::form_params(&question) {
+                        Ok(params) => break Round::Asked(params, answer),
+                        Err(e) => {
+                            let _ = answer.send(Err(e));
+                        }
+                    }
                 }
             }
-            Some(l) = call.logs.recv() => logs.send(l).await,
-            Some((question, answer)) = call.asks.recv() => match ask::form_params(&question) {
-                Ok(params) => break Round::Asked(params, answer),
-                Err(e) => {
-                    let _ = answer.send(Err(e));
-                }
-            },
             () = ct.cancelled(), if !cancelled => {
                 cancelled = true;
                 call.cancel.cancel();
             }
         }
     };
-    while let Ok(l) = call.logs.try_recv() {
-        logs.send(l).await;
-    }
-    while let Ok(p) = call.progress.try_recv() {
-        if let Some(relay) = relay.as_mut() {
-            relay.send(p).await;
-        }
+    while let Some(event) = call.events.next_report() {
+        report(event, relay, logs).await;
     }
     round
+}
+
+/// Sends a progress or log report on; gives back a question.
+async fn report(
+    event: CallEvent,
+    relay: &mut Option<ProgressRelay<'_>>,
+    logs: &mut LogRelay<'_>,
+) -> Option<RoundAsk> {
+    match event {
+        CallEvent::Progress(p) => {
+            if let Some(relay) = relay.as_mut() {
+                relay.send(p).await;
+            }
+        }
+        CallEvent::Log(l) => logs.send(l).await,
+        CallEvent::Ask(ask) => return Some(ask),
+    }
+    None
 }
 
 impl ServerHandler for McpHandler {

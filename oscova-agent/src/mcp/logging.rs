@@ -47,24 +47,17 @@ fn mcp_level(level: LogLevel) -> LoggingLevel {
     }
 }
 
-/// Sends one call's log messages.
-pub(super) struct LogRelay {
-    peer: Peer<RoleServer>,
-    logger: String,
+/// Sends one round's log messages, named after the tool.
+pub(super) struct LogRelay<'a> {
+    pub(super) peer: &'a Peer<RoleServer>,
+    pub(super) logger: &'a str,
 }
 
-impl LogRelay {
-    pub(super) fn new(peer: Peer<RoleServer>, tool: &str) -> Self {
-        Self {
-            peer,
-            logger: tool.to_owned(),
-        }
-    }
-
+impl LogRelay<'_> {
     pub(super) async fn send(&mut self, log: ToolLog) {
         let mut param =
             LoggingMessageNotificationParam::new(mcp_level(log.level), Value::String(log.message));
-        param.logger = Some(self.logger.clone());
+        param.logger = Some(self.logger.to_owned());
         let _ = self.peer.notify_logging_message(param).await;
     }
 }

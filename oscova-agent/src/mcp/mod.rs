@@ -193,17 +193,13 @@ impl McpServer {
     /// A fresh handler for one session, to serve with `rmcp` yourself (for
     /// example one per connection of an HTTP transport).
     pub fn handler(&self) -> McpHandler {
-        let handler = McpHandler::new(
-            self.scope.clone(),
+        McpHandler::new(
+            handler::Served::new(self.scope.clone(), self.names.clone()),
             self.info.clone(),
             self.max_in_flight,
             self.allow_approval_required,
             self.parked.clone(),
-        );
-        match &self.names {
-            Some(names) => handler.with_names(names.clone()),
-            None => handler,
-        }
+        )
     }
 
     /// Serves on stdin and stdout until the client disconnects. stdout then

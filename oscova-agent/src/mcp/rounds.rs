@@ -19,15 +19,16 @@
 //! The state lives in this process, so behind a load balancer a retry
 //! must reach the process that parked it.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use oscova_core::ToolProgress;
 use oscova_core::ToolResult;
 use oscova_core::interaction::{Answer, AskError};
 use oscova_core::tool::ToolLog;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::ask::RoundAsk;
@@ -50,14 +51,105 @@ pub const PARK_TIMEOUT: Duration = Duration::from_secs(600);
 pub(super) struct RunningCall {
     pub(super) task: CallFuture,
     pub(super) cancel: CancellationToken,
-    pub(super) progress: mpsc::UnboundedReceiver<ToolProgress>,
-    pub(super) logs: mpsc::UnboundedReceiver<ToolLog>,
-    pub(super) asks: mpsc::UnboundedReceiver<RoundAsk>,
+    pub(super) events: Arc<CallEvents>,
 }
 
 impl Drop for RunningCall {
     fn drop(&mut self) {
         self.cancel.cancel();
+        self.events.close();
+    }
+}
+
+/// What a running call reports to the request that drives it.
+pub(super) enum CallEvent {
+    Progress(ToolProgress),
+    Log(ToolLog),
+    /// A question for the person, to go out as this round's answer.
+    Ask(RoundAsk),
+}
+
+/// A running call's reports, in the order it made them, for whichever
+/// request drives it: one queue per call behind a lock, which allocates on
+/// the first report only. (A channel per kind of report cost six
+/// allocations a call, three of them blocks of 32 slots, for calls that
+/// mostly report nothing.) One driver at a time waits on it.
+#[derive(Default)]
+pub(super) struct CallEvents {
+    inner: Mutex<Events>,
+}
+
+#[derive(Default)]
+struct Events {
+    queue: VecDeque<CallEvent>,
+    /// The driver waiting for the next report.
+    waker: Option<Waker>,
+    /// The call is gone: reports are dropped.
+    closed: bool,
+}
+
+impl CallEvents {
+    /// Queues `event` for the driver; gives it back once the call is gone.
+    pub(super) fn push(&self, event: CallEvent) -> Result<(), CallEvent> {
+        let waker = {
+            let mut inner = self.lock();
+            if inner.closed {
+                return Err(event);
+            }
+            inner.queue.push_back(event);
+            inner.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Ok(())
+    }
+
+    /// The next report, when there is one.
+    pub(super) async fn next(&self) -> CallEvent {
+        std::future::poll_fn(|cx| {
+            let mut inner = self.lock();
+            if let Some(event) = inner.queue.pop_front() {
+                return Poll::Ready(event);
+            }
+            if !inner
+                .waker
+                .as_ref()
+                .is_some_and(|w| w.will_wake(cx.waker()))
+            {
+                inner.waker = Some(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// The next progress or log report already queued; a question stays
+    /// queued for the round that will carry it.
+    pub(super) fn next_report(&self) -> Option<CallEvent> {
+        let mut inner = self.lock();
+        match inner.queue.front() {
+            Some(CallEvent::Progress(_) | CallEvent::Log(_)) => inner.queue.pop_front(),
+            _ => None,
+        }
+    }
+
+    /// Drops what is queued and every later report.
+    fn close(&self) {
+        let dropped = {
+            let mut inner = self.lock();
+            inner.closed = true;
+            inner.waker = None;
+            std::mem::take(&mut inner.queue)
+        };
+        // Dropped outside the lock: a question's answer channel wakes its
+        // asker as it goes.
+        drop(dropped);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Events> {
+        // Every change under the lock is one push, pop or take.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -154,10 +246,8 @@ impl ParkedCalls {
         (!expired).then_some(entry.parked)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// How many calls wait.
@@ -180,16 +270,11 @@ mod tests {
 
     fn parked(user: &str, tool: &str) -> (Parked, CancellationToken) {
         let cancel = CancellationToken::new();
-        let (_p, progress) = mpsc::unbounded_channel();
-        let (_l, logs) = mpsc::unbounded_channel();
-        let (_a, asks) = mpsc::unbounded_channel();
         let (answer, _rx) = oneshot::channel();
         let call = RunningCall {
             task: Box::pin(async { ToolResult::text("done") }),
             cancel: cancel.clone(),
-            progress,
-            logs,
-            asks,
+            events: Arc::default(),
         };
         let parked = Parked {
             user: user.into(),
@@ -214,6 +299,63 @@ mod tests {
         assert!(!cancel.is_cancelled());
         drop(taken);
         assert!(cancel.is_cancelled(), "a dropped call is cancelled");
+    }
+
+    fn log(message: &str) -> CallEvent {
+        CallEvent::Log(ToolLog {
+            level: oscova_core::tool::LogLevel::Info,
+            message: message.to_owned(),
+        })
+    }
+
+    fn message(event: Option<CallEvent>) -> Option<String> {
+        match event? {
+            CallEvent::Log(l) => Some(l.message),
+            CallEvent::Progress(p) => Some(p.message),
+            CallEvent::Ask((q, _)) => Some(format!("ask: {}", q.message())),
+        }
+    }
+
+    #[tokio::test]
+    async fn reports_come_in_order_and_a_question_waits_for_its_round() {
+        let events = CallEvents::default();
+        events.push(log("one")).ok().unwrap();
+        let (tx, _rx) = oneshot::channel();
+        let question = oscova_core::interaction::Question::Confirm {
+            message: "go on?".into(),
+        };
+        events.push(CallEvent::Ask((question, tx))).ok().unwrap();
+        events.push(log("two")).ok().unwrap();
+        // What a finished round flushes: reports up to the question.
+        assert_eq!(message(events.next_report()).as_deref(), Some("one"));
+        assert!(events.next_report().is_none(), "the question stays");
+        assert_eq!(
+            message(Some(events.next().await)).as_deref(),
+            Some("ask: go on?")
+        );
+        assert_eq!(message(Some(events.next().await)).as_deref(), Some("two"));
+    }
+
+    #[tokio::test]
+    async fn a_waiting_driver_wakes_on_a_report_and_a_gone_call_takes_none() {
+        let events = Arc::new(CallEvents::default());
+        let waiting = tokio::spawn({
+            let events = events.clone();
+            async move { message(Some(events.next().await)) }
+        });
+        tokio::task::yield_now().await;
+        events.push(log("late")).ok().unwrap();
+        assert_eq!(waiting.await.unwrap().as_deref(), Some("late"));
+
+        let (tx, rx) = oneshot::channel();
+        let question = oscova_core::interaction::Question::Confirm {
+            message: "go on?".into(),
+        };
+        events.push(CallEvent::Ask((question, tx))).ok().unwrap();
+        events.close();
+        assert!(rx.await.is_err(), "a queued question's asker hears the end");
+        assert!(events.push(log("after")).is_err());
+        assert!(events.next_report().is_none());
     }
 
     #[tokio::test(start_paused = true)]

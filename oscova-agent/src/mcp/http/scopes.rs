@@ -1,5 +1,5 @@
-//! Users' scopes, built on a user's first request and kept in a bounded
-//! cache.
+//! Users' scopes, and their tools as MCP lists them, built on a user's
+//! first request and kept in a bounded cache.
 //!
 //! Rules: at most `capacity` scopes are kept; past it, the one used least
 //! recently is dropped (its sessions keep their handle to it, so nothing
@@ -11,7 +11,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use oscova_core::{PluginHost, UserInfo, UserScope};
+use oscova_core::{PluginHost, UserInfo};
+
+use crate::mcp::handler::Served;
+use crate::mcp::names::ShortNames;
 
 /// Turns a user id into the user a scope is built for (time zone and the
 /// like from the host's configuration).
@@ -21,27 +24,35 @@ pub(crate) struct ScopeCache {
     host: PluginHost,
     users: UserDirectory,
     capacity: usize,
+    /// Short names, when tools are served under them.
+    names: Option<Arc<ShortNames>>,
     inner: Mutex<Entries>,
 }
 
 #[derive(Default)]
 struct Entries {
     tick: u64,
-    scopes: HashMap<String, (UserScope, u64)>,
+    scopes: HashMap<String, (Served, u64)>,
 }
 
 impl ScopeCache {
-    pub(crate) fn new(host: PluginHost, users: UserDirectory, capacity: usize) -> Self {
+    pub(crate) fn new(
+        host: PluginHost,
+        users: UserDirectory,
+        capacity: usize,
+        names: Option<Arc<ShortNames>>,
+    ) -> Self {
         Self {
             host,
             users,
             capacity: capacity.max(1),
+            names,
             inner: Mutex::new(Entries::default()),
         }
     }
 
-    /// `user`'s scope, built now when it is not cached.
-    pub(crate) fn scope(&self, user: &str) -> UserScope {
+    /// `user`'s scope and tools, built now when not cached.
+    pub(crate) fn scope(&self, user: &str) -> Served {
         // A panic while the lock was held cannot leave the map half
         // changed: every change below is one insert or one remove.
         let mut entries = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
@@ -65,10 +76,11 @@ impl ScopeCache {
         for d in scope.diagnostics() {
             tracing::warn!(user, diagnostic = %d, "building a user's scope");
         }
+        let served = Served::new(scope, self.names.clone());
         entries
             .scopes
-            .insert(user.to_owned(), (scope.clone(), tick));
-        scope
+            .insert(user.to_owned(), (served.clone(), tick));
+        served
     }
 
     /// How many scopes are cached.
@@ -89,9 +101,9 @@ mod tests {
     #[test]
     fn the_cache_keeps_at_most_its_capacity_dropping_the_least_recent() {
         let host = PluginHost::builder().plugins([]).build().unwrap();
-        let cache = ScopeCache::new(host, Arc::new(|id: &str| UserInfo::new(id)), 2);
+        let cache = ScopeCache::new(host, Arc::new(|id: &str| UserInfo::new(id)), 2, None);
         let a = cache.scope("a");
-        assert_eq!(a.user().id(), "a");
+        assert_eq!(a.scope.user().id(), "a");
         cache.scope("b");
         cache.scope("a");
         cache.scope("c");

@@ -3,7 +3,8 @@
 //! Rules: connections are HTTP/1.1 through `hyper`; every request goes
 //! through [`Shared::handle`] (path, token, session owner) and then to
 //! `rmcp`'s `StreamableHttpService`, which does the protocol, the Origin
-//! and Host checks and the body cap. The user's scope reaches the session
+//! and Host checks and the body cap. The user's scope (with its tools as
+//! listed, converted once per cached scope) reaches the session
 //! factory `rmcp` calls through a task-local value set around that call:
 //! `rmcp` builds a session's handler (or a stateless request's) inside the
 //! request's own task, so no handler can get another request's user.
@@ -22,7 +23,6 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use oscova_core::UserScope;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -33,14 +33,16 @@ use super::auth::TokenTable;
 use super::scopes::ScopeCache;
 use super::{MCP_PATH, McpHttpError, McpHttpServer};
 use crate::mcp::McpHandler;
+use crate::mcp::handler::Served;
 use crate::mcp::names::ShortNames;
 use crate::mcp::rounds::ParkedCalls;
 
 type Body = BoxBody<Bytes, Infallible>;
 
 tokio::task_local! {
-    /// The scope of the request `rmcp` is handling in this task.
-    static CURRENT: UserScope;
+    /// The user (scope and tools) of the request `rmcp` is handling in
+    /// this task.
+    static CURRENT: Served;
 }
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -161,16 +163,13 @@ pub(super) async fn bind(
             server.allow_approval_required,
         );
         move || {
-            let scope = CURRENT
-                .try_with(UserScope::clone)
+            let served = CURRENT
+                .try_with(Served::clone)
                 .map_err(|_| std::io::Error::other("no user for this request"))?;
-            let handler =
-                McpHandler::new(scope, info.clone(), per_session, approve, parked.clone())
-                    .with_global_bound(calls.clone(), max_calls);
-            Ok(match &names {
-                Some(names) => handler.with_names(names.clone()),
-                None => handler,
-            })
+            Ok(
+                McpHandler::new(served, info.clone(), per_session, approve, parked.clone())
+                    .with_global_bound(calls.clone(), max_calls),
+            )
         }
     };
     let rmcp = StreamableHttpService::new(factory, sessions.clone(), config);
@@ -179,7 +178,7 @@ pub(super) async fn bind(
         sessions,
         tokens: TokenTable::new(server.tokens),
         default_user: server.default_user,
-        scopes: ScopeCache::new(server.host, server.users, server.scope_cache),
+        scopes: ScopeCache::new(server.host, server.users, server.scope_cache, names),
         owners: Mutex::new(HashMap::new()),
         calls,
         max_calls: server.max_in_flight_total,
@@ -195,22 +194,54 @@ pub(super) async fn bind(
     })
 }
 
-fn text_response(status: StatusCode, text: &'static str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+fn text_response(status: StatusCode, text: &'static str) -> Response<SentBody> {
+    let body = Full::new(Bytes::from_static(text.as_bytes())).boxed();
+    let mut response = Response::new(SentBody {
+        inner: body,
+        _sending: None,
+    });
     *response.status_mut() = status;
     response
 }
 
+/// A response body that, for a POST, counts as being sent until it ends or
+/// is dropped (shutdown waits for these). Wrapping `rmcp`'s body in place
+/// of boxing it once more saves an allocation and a dynamic call a frame.
+struct SentBody {
+    inner: Body,
+    _sending: Option<Sending>,
+}
+
+impl hyper::body::Body for SentBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 impl Shared {
-    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn handle(&self, request: Request<Incoming>) -> Response<SentBody> {
         if request.uri().path() != MCP_PATH {
             return text_response(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp");
         }
         let user = if self.tokens.is_empty() {
-            self.default_user.clone()
+            self.default_user.as_str()
         } else {
             match self.tokens.authenticate(request.headers()) {
-                Some(user) => user.to_owned(),
+                Some(user) => user,
                 None => {
                     let mut response = text_response(
                         StatusCode::UNAUTHORIZED,
@@ -224,14 +255,11 @@ impl Shared {
                 }
             }
         };
-        let session = request
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        if let Some(session) = &session {
+        let session = request.headers().get(SESSION_HEADER);
+        let in_session = session.is_some();
+        if let Some(session) = session.and_then(|v| v.to_str().ok()) {
             let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-            if owners.get(session).is_some_and(|owner| *owner != user) {
+            if owners.get(session).is_some_and(|owner| owner != user) {
                 // Said as for an unknown session: another user's session
                 // ids are not even confirmed to exist.
                 return text_response(StatusCode::NOT_FOUND, "Not Found: Session not found");
@@ -240,19 +268,13 @@ impl Shared {
         // A POST's response ends with the answer to what it carried (a GET
         // stream may last the session): shutdown waits for these.
         let sending = (request.method() == http::Method::POST).then(|| self.posts.start());
-        let scope = self.scopes.scope(&user);
+        let scope = self.scopes.scope(user);
         let response = CURRENT.scope(scope, self.rmcp.handle(request)).await;
-        let response = match sending {
-            None => response,
-            Some(sending) => response.map(|body| {
-                body.map_frame(move |frame| {
-                    let _ = &sending;
-                    frame
-                })
-                .boxed()
-            }),
-        };
-        if session.is_none()
+        let response = response.map(|inner| SentBody {
+            inner,
+            _sending: sending,
+        });
+        if !in_session
             && let Some(opened) = response
                 .headers()
                 .get(SESSION_HEADER)
@@ -261,7 +283,7 @@ impl Shared {
             self.owners
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .insert(opened.to_owned(), user);
+                .insert(opened.to_owned(), user.to_owned());
         }
         response
     }
