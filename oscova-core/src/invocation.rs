@@ -177,8 +177,9 @@ impl std::ops::Deref for Shared<'_> {
 }
 
 /// The one disabled span every call shares while nobody listens.
+#[inline]
 fn disabled_span() -> &'static tracing::Span {
-    static NONE: std::sync::LazyLock<tracing::Span> = std::sync::LazyLock::new(tracing::Span::none);
+    static NONE: tracing::Span = tracing::Span::none();
     &NONE
 }
 
@@ -348,6 +349,7 @@ impl<'a> ToolInvocation<'a> {
     /// With nobody listening the span is disabled, and it is neither kept
     /// nor given the call's id: filling a `OnceLock` and taking an id from
     /// the process-wide counter were a tenth of a small call's cost.
+    #[inline]
     pub(crate) fn start_span(&self, plugin: &str) -> &tracing::Span {
         if let Some(span) = self.span.get() {
             return span;
@@ -357,6 +359,13 @@ impl<'a> ToolInvocation<'a> {
         if !tracing::dispatcher::has_been_set() {
             return disabled_span();
         }
+        self.open_span(plugin)
+    }
+
+    /// [`start_span`](Self::start_span) once a subscriber exists, out of
+    /// line so the check above costs no call.
+    #[inline(never)]
+    fn open_span(&self, plugin: &str) -> &tracing::Span {
         let span = crate::host::invoke::span::call_span(self.tool, plugin, self.user_id());
         if span.is_disabled() {
             return disabled_span();

@@ -71,15 +71,16 @@ impl UserScope {
     }
 
     /// Whether a call of `tool` can run to completion in place: a
-    /// synchronous method with no before-hooks and no approval to ask,
-    /// whose body is not to run off the runtime's workers (`pace.rs`).
+    /// synchronous method with no before-hooks and no approval to ask, on a
+    /// host that does not decide where synchronous bodies run (`pace.rs`:
+    /// those calls take the general path, which times them).
     #[inline]
     pub(super) fn runs_in_place(&self, tool: &PublishedTool) -> bool {
         let host = &*self.inner.host;
         let info = tool.info();
         !info.is_async()
             && host.policy.before.is_empty()
-            && (host.policy.blocking.is_none() || !tool.pace.is_slow())
+            && host.policy.blocking.is_none()
             && !host.policy.approval.needs_approval(info)
     }
 
@@ -119,11 +120,7 @@ impl UserScope {
         // straight to the caller's form: every move of it in between (into
         // a local, into a `Result`) showed up as a copy in the small-tool
         // bench.
-        let mut outcome = if self.inner.host.policy.blocking.is_some() {
-            self.dispatch_timed(tool, toolset, args, invocation)
-        } else {
-            self.dispatch(tool, toolset, args, invocation)
-        };
+        let mut outcome = self.dispatch(tool, toolset, args, invocation);
         if let Ok(Ok(Dispatched::Ready(result))) = &mut outcome {
             self.finish(tool, result);
         }
@@ -382,6 +379,7 @@ impl UserScope {
 
     /// [`dispatch`](Self::dispatch) of a synchronous body, timed into the
     /// tool's pace, on a host that decides by it where such bodies run.
+    #[cold]
     #[inline(never)]
     fn dispatch_timed<'a>(
         &self,
