@@ -71,16 +71,15 @@ impl UserScope {
     }
 
     /// Whether a call of `tool` can run to completion in place: a
-    /// synchronous method with no before-hooks and no approval to ask, on a
-    /// host that does not decide where synchronous bodies run (`pace.rs`:
-    /// those calls take the general path, which times them).
+    /// synchronous method with no before-hooks and no approval to ask,
+    /// whose body is not to run off the runtime's workers (`pace.rs`).
     #[inline]
     pub(super) fn runs_in_place(&self, tool: &PublishedTool) -> bool {
         let host = &*self.inner.host;
         let info = tool.info();
         !info.is_async()
             && host.policy.before.is_empty()
-            && host.policy.blocking.is_none()
+            && (host.policy.blocking.is_none() || !tool.pace.is_slow())
             && !host.policy.approval.needs_approval(info)
     }
 
@@ -120,7 +119,13 @@ impl UserScope {
         // straight to the caller's form: every move of it in between (into
         // a local, into a `Result`) showed up as a copy in the small-tool
         // bench.
-        let mut outcome = self.dispatch(tool, toolset, args, invocation);
+        // A host that decides where synchronous bodies run times them
+        // (`pace.rs`).
+        let mut outcome = if self.inner.host.policy.blocking.is_some() {
+            self.dispatch_timed(tool, toolset, args, invocation)
+        } else {
+            self.dispatch(tool, toolset, args, invocation)
+        };
         if let Ok(Ok(Dispatched::Ready(result))) = &mut outcome {
             self.finish(tool, result);
         }
