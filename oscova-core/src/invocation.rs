@@ -201,7 +201,8 @@ pub struct ToolInvocation<'a> {
     tool: &'a str,
     interaction: Option<Arc<dyn InteractionHandler>>,
     log: Option<LogSink>,
-    span: OnceLock<tracing::Span>,
+    /// Set when the call starts, and only while somebody listens.
+    span: Option<tracing::Span>,
 }
 
 impl ToolInvocation<'static> {
@@ -214,11 +215,13 @@ impl ToolInvocation<'static> {
     /// assert!(!inv.is_cancelled());
     /// ```
     pub fn new(user: Arc<UserInfo>) -> Self {
-        Self::with_shared(Shared::Owned(Arc::new(InvocationShared {
+        let mut invocation = Self::with_shared(Shared::Owned(Arc::new(InvocationShared {
             user,
             spawn: None,
             redactors: Default::default(),
-        })))
+        })));
+        invocation.start_span("");
+        invocation
     }
 }
 
@@ -239,7 +242,7 @@ impl<'a> ToolInvocation<'a> {
             tool: "",
             interaction: None,
             log: None,
-            span: OnceLock::new(),
+            span: None,
         }
     }
 
@@ -338,40 +341,34 @@ impl<'a> ToolInvocation<'a> {
     /// attributes (`gen_ai.tool.name`, `gen_ai.tool.call.id`, the plugin id,
     /// `user.id`; see the host's `invoke` module). A host opens it when the
     /// call starts and the call runs inside it; a handle made outside a host
-    /// makes one on first use. [`log`](Self::log) records in it; a tool may
-    /// enter it for its own events too.
+    /// makes one when it is made. [`log`](Self::log) records in it; a tool
+    /// may enter it for its own events too. While nobody listens it is
+    /// disabled.
+    #[inline]
     pub fn span(&self) -> &tracing::Span {
-        self.start_span("")
+        self.span.as_ref().unwrap_or_else(|| disabled_span())
     }
 
-    /// The call's span, made now for a tool of `plugin` if it has none yet.
+    /// Opens the call's span for a tool of `plugin`, unless it has one.
     ///
     /// With nobody listening the span is disabled, and it is neither kept
     /// nor given the call's id: filling a `OnceLock` and taking an id from
     /// the process-wide counter were a tenth of a small call's cost.
     #[inline]
-    pub(crate) fn start_span(&self, plugin: &str) -> &tracing::Span {
-        if let Some(span) = self.span.get() {
-            return span;
-        }
+    pub(crate) fn start_span(&mut self, plugin: &str) {
         // No subscriber was ever installed (one atomic load): nothing could
         // be listening, so do not even ask the call site.
-        if !tracing::dispatcher::has_been_set() {
-            return disabled_span();
+        if self.span.is_none() && tracing::dispatcher::has_been_set() {
+            self.open_span(plugin);
         }
-        self.open_span(plugin)
     }
 
     /// [`start_span`](Self::start_span) once a subscriber exists, out of
     /// line so the check above costs no call.
     #[inline(never)]
-    fn open_span(&self, plugin: &str) -> &tracing::Span {
+    fn open_span(&mut self, plugin: &str) {
         let span = crate::host::invoke::span::call_span(self.tool, plugin, self.user_id());
-        if span.is_disabled() {
-            return disabled_span();
-        }
-        crate::host::invoke::span::record_call_id(&span, self.call_id());
-        self.span.get_or_init(|| span)
+        self.set_span(span);
     }
 
     /// Gives the call the span its host opened for it.
@@ -380,7 +377,7 @@ impl<'a> ToolInvocation<'a> {
             return;
         }
         crate::host::invoke::span::record_call_id(&span, self.call_id());
-        let _ = self.span.set(span);
+        self.span = Some(span);
     }
 
     /// Logs `message` at `level`: to tracing, inside the call's

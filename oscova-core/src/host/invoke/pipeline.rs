@@ -102,18 +102,17 @@ impl UserScope {
             &self.inner.shared,
             tool.wire_name(),
         ));
+        invocation.start_span(tool.plugin_id());
         if let Some(options) = options {
             if is_cancelled(&options) {
-                let _span = invocation.start_span(tool.plugin_id()).enter();
-                return self.fail::<R>(
-                    invocation.span(),
-                    InvokeError::Cancelled(wire_name.to_owned()),
-                );
+                let span = invocation.span();
+                let _span = span.enter();
+                return self.fail::<R>(span, InvokeError::Cancelled(wire_name.to_owned()));
             }
             self.attach(invocation, options);
         }
         let invocation = &*invocation;
-        let span = invocation.start_span(tool.plugin_id());
+        let span = invocation.span();
         let _entered = span.enter();
         // The result is finished where the dispatch left it, then handed
         // straight to the caller's form: every move of it in between (into
@@ -384,7 +383,6 @@ impl UserScope {
 
     /// [`dispatch`](Self::dispatch) of a synchronous body, timed into the
     /// tool's pace, on a host that decides by it where such bodies run.
-    #[cold]
     #[inline(never)]
     fn dispatch_timed<'a>(
         &self,
