@@ -1,9 +1,9 @@
 //! The `rmcp` server handler over one user scope: what each MCP request
 //! becomes.
 //!
-//! Rules: the tool list is the scope's, computed once when the handler is
-//! made (the catalog is fixed when the host starts), in the form
-//! `convert.rs` gives it. Calls go through the scope, so argument checks,
+//! Rules: the tool list is the scope's, in the form `convert.rs` gives
+//! it, computed once per `Served` scope (the catalog is fixed when the
+//! host starts) and shared by every handler made over it. Calls go through the scope, so argument checks,
 //! redaction and hooks are the host's, and so is approval unless the
 //! server was told to approve calls that need it itself or the client can
 //! ask the person (`ask.rs`; the host's policy still says which calls
