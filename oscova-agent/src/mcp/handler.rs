@@ -1,25 +1,25 @@
 //! The `rmcp` server handler over one user scope: what each MCP request
 //! becomes.
 //!
-//! Rules: the tool list is the scope's, in the form `convert.rs` gives
-//! it, computed once per `Served` scope (the catalog is fixed when the
-//! host starts) and shared by every handler made over it. Calls go through the scope, so argument checks,
-//! redaction and hooks are the host's, and so is approval unless the
-//! server was told to approve calls that need it itself or the client can
-//! ask the person (`ask.rs`; the host's policy still says which calls
-//! need it). An unknown tool is a JSON-RPC invalid-params error (it
-//! cannot be routed); everything else, refusals and bad arguments
+//! Rules: the tool list is the scope's, in the form `convert.rs` gives it,
+//! computed once per `Served` scope (the catalog is fixed when the host
+//! starts) and shared by every handler made over it. Calls go through the
+//! scope, so argument checks, redaction and hooks are the host's, and so is
+//! approval unless the server was told to approve calls that need it itself
+//! or the client can ask the person (`ask.rs`; the host's policy still says
+//! which calls need it). An unknown tool is a JSON-RPC invalid-params error
+//! (it cannot be routed); everything else, refusals and bad arguments
 //! included, is a result with `isError`, which the model can read and act
-//! on. Progress becomes `notifications/progress` only when the client
-//! sent a progress token, and log messages `notifications/message` at or
-//! above the session's level (`logging.rs`), always before the response,
-//! with `progress` never decreasing. `notifications/cancelled` cancels
-//! the call's token, and the host stops awaiting it at once, a question
-//! to the person included. Each call is a future of its own, polled by the
-//! request that drives it and cancelled whenever that request goes away; from protocol 2026-07-28 a call that
-//! asks the person is parked between the rounds of a multi round-trip
-//! request (`rounds.rs`), and its progress and log messages go out with
-//! whichever round is in flight.
+//! on. Progress becomes `notifications/progress` only when the client sent
+//! a progress token, and log messages `notifications/message` at or above
+//! the session's level (`logging.rs`), always before the response, with
+//! `progress` never decreasing. `notifications/cancelled` cancels the
+//! call's token, and the host stops awaiting it at once, a question to the
+//! person included. Each call is a future of its own, polled by the request
+//! that drives it and cancelled whenever that request goes away; from
+//! protocol 2026-07-28 a call that asks the person is parked between the
+//! rounds of a multi round-trip request (`rounds.rs`), and its progress and
+//! log messages go out with whichever round is in flight.
 //!
 //! Two rules rmcp does not keep on its own: a request for a method this
 //! server serves whose `params` do not fit (rmcp's untagged request type
