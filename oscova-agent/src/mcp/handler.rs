@@ -326,8 +326,8 @@ impl McpHandler {
         }
     }
 
-    /// Starts the call of `name` as a task of its own, inside the current
-    /// (request) span.
+    /// Makes the call of `name` a future of its own, inside the current
+    /// (request) span, reporting through one queue of events.
     fn start_call(
         &self,
         name: &str,
