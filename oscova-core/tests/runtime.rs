@@ -34,8 +34,10 @@ impl ToolHandler for Handler {
         if call.args.get("bad").is_some() {
             return Err(ArgError::new("/bad", "not accepted"));
         }
-        self.calls.fetch_add(1, Ordering::SeqCst);
         let name = call.tool.display_name().to_owned();
+        if name == "Needs-Approval" {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+        }
         let args = call.args;
         let invocation = call.invocation;
         Ok(Box::pin(async move {
@@ -93,6 +95,9 @@ fn tools() -> ToolsetInfo {
 #[plugin(id = "Test.Runtime")]
 pub struct RuntimePlugin;
 
+/// How often `Needs-Approval` ran, in this whole test binary. Only the one
+/// test that calls it reads it: the other tests call other tools at the
+/// same time, so a count of every call raced them.
 static CALLS: std::sync::OnceLock<Arc<AtomicUsize>> = std::sync::OnceLock::new();
 
 fn calls() -> Arc<AtomicUsize> {
