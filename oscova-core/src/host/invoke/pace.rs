@@ -14,8 +14,8 @@
 //! start never stalls a worker; the price is the one worker stalled by a
 //! tool whose bodies were quick and then one of them blocks. Handing a
 //! worker's tasks to another thread costs a thread wake-up per call, which
-//! for a body of microseconds is most of the call's cost: an MCP server
-//! measured a fifth of its throughput going there.
+//! for a body of microseconds is most of the call's cost: in the MCP load
+//! benchmark it was a quarter of the server's CPU time per call.
 //!
 //! The estimate is one atomic per published tool, read and written with
 //! relaxed ordering: two bodies finishing at once may lose one of their
