@@ -204,8 +204,8 @@ fn text_response(status: StatusCode, text: &'static str) -> Response<SentBody> {
     response
 }
 
-/// A response body that, for a POST, counts as being sent until it ends or
-/// is dropped (shutdown waits for these). Wrapping `rmcp`'s body in place
+/// A response body that, for a POST, counts as being sent until hyper
+/// drops it, sent in full or abandoned (shutdown waits for these). Wrapping `rmcp`'s body in place
 /// of boxing it once more saves an allocation and a dynamic call a frame.
 struct SentBody {
     inner: Body,
