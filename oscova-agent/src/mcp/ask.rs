@@ -66,8 +66,8 @@ pub(super) fn in_rounds(context: &RequestContext<RoleServer>) -> bool {
 /// How a call's questions reach the person.
 #[derive(Clone)]
 pub(super) enum Asker {
-    /// The client cannot ask; the text says why.
-    Nobody(&'static str),
+    /// The client did not declare elicitation, so nobody can be asked.
+    Nobody,
     /// `elicitation/create` to the client, answered in place.
     Peer(Peer<RoleServer>),
     /// To the call's driver, answered by the client's next round.
@@ -82,7 +82,7 @@ impl Asker {
         events: &Arc<CallEvents>,
     ) -> Self {
         if !can_elicit(context) {
-            Self::Nobody(NO_ELICITATION)
+            Self::Nobody
         } else if in_rounds(context) {
             Self::Rounds(events.clone())
         } else {
@@ -92,13 +92,13 @@ impl Asker {
 
     /// Whether anyone can be asked.
     pub(super) fn can_ask(&self) -> bool {
-        !matches!(self, Self::Nobody(_))
+        !matches!(self, Self::Nobody)
     }
 
     /// Asks `question` and returns the answer.
     async fn ask(&self, question: Question) -> Result<Answer, AskError> {
         match self {
-            Self::Nobody(why) => Err(AskError::NoOneToAsk((*why).to_owned())),
+            Self::Nobody => Err(AskError::NoOneToAsk(NO_ELICITATION.to_owned())),
             Self::Peer(peer) => {
                 let params = form_params(&question)?;
                 let result = peer.create_elicitation(params).await.map_err(|e| match e {
@@ -160,10 +160,9 @@ pub(super) fn answer_of(result: ElicitResult) -> Result<Answer, AskError> {
 /// Answers a call's questions through `asker`. Calls from clients that
 /// cannot ask, the common case, share one handler.
 pub(super) fn interaction(asker: Asker) -> Arc<dyn InteractionHandler> {
-    static NOBODY: LazyLock<Arc<dyn InteractionHandler>> =
-        LazyLock::new(|| through(Asker::Nobody(NO_ELICITATION)));
+    static NOBODY: LazyLock<Arc<dyn InteractionHandler>> = LazyLock::new(|| through(Asker::Nobody));
     match asker {
-        Asker::Nobody(why) if why == NO_ELICITATION => NOBODY.clone(),
+        Asker::Nobody => NOBODY.clone(),
         asker => through(asker),
     }
 }

@@ -4,19 +4,19 @@
 //! Rules: from 2026-07-28 a server sends no requests to the client, so a
 //! question from a tool (or approval asked of the person) cannot be
 //! answered inside the `tools/call`. Every call is a future of its own
-//! ([`RunningCall`]), polled by whichever request drives it; when it asks, the `tools/call` is answered with
-//! an `input_required` result carrying the question as one elicitation
-//! request under [`INPUT_KEY`], and a `requestState` that is an opaque
-//! handle: 128 random bits naming the call parked here, never data the
-//! client could forge into something else. The client retries the
-//! `tools/call` with the answer in `inputResponses` and the handle
-//! echoed; the parked call gets the answer and carries on, to its result
-//! or to its next question. A handle is good for one retry, by the same
-//! user, for the same tool: anything else is an invalid-params error that
-//! says nothing of other calls. At most [`MAX_PARKED`] calls wait at once
-//! and each waits at most [`PARK_TIMEOUT`]; past either the oldest is
-//! dropped, which cancels it, as does any other way of losing a call.
-//! The state lives in this process, so behind a load balancer a retry
+//! ([`RunningCall`]), polled by whichever request drives it; when it asks,
+//! the `tools/call` is answered with an `input_required` result carrying
+//! the question as one elicitation request under [`INPUT_KEY`], and a
+//! `requestState` that is an opaque handle: 128 random bits naming the call
+//! parked here, never data the client could forge into something else. The
+//! client retries the `tools/call` with the answer in `inputResponses` and
+//! the handle echoed; the parked call gets the answer and carries on, to
+//! its result or to its next question. A handle is good for one retry, by
+//! the same user, for the same tool: anything else is an invalid-params
+//! error that says nothing of other calls. At most [`MAX_PARKED`] calls
+//! wait at once and each waits at most [`PARK_TIMEOUT`]; past either the
+//! oldest is dropped, which cancels it, as does any other way of losing a
+//! call. The state lives in this process, so behind a load balancer a retry
 //! must reach the process that parked it.
 
 use std::collections::{HashMap, VecDeque};

@@ -114,12 +114,11 @@ impl UserScope {
         let invocation = &*invocation;
         let span = invocation.span();
         let _entered = span.enter();
-        // The result is finished where the dispatch left it, then handed
-        // straight to the caller's form: every move of it in between (into
-        // a local, into a `Result`) showed up as a copy in the small-tool
-        // bench.
         // A host that decides where synchronous bodies run times them
-        // (`pace.rs`).
+        // (`pace.rs`). The result is finished where the dispatch left it,
+        // then handed straight to the caller's form: every move of it in
+        // between (into a local, into a `Result`) showed up as a copy in the
+        // small-tool bench.
         let mut outcome = if self.inner.host.policy.blocking.is_some() {
             self.dispatch_timed(tool, toolset, args, invocation)
         } else {
