@@ -262,12 +262,12 @@
 //! errors are answered and the server serves on: an unparsable or
 //! oversized line is -32700 with `"id": null`, ill-fitting `params` -32602,
 //! and calls past the bound of 64 in flight a busy error at once. The
-//! server is `oscova_agent::mcp::McpServer` (crate `oscova-agent`, feature
+//! server is `oscova_mcp::McpServer` (crate `oscova-agent`, feature
 //! `mcp`), which serves a scope on stdio, any byte stream or any `rmcp`
 //! transport in a few lines.
 //!
 //! `oscova mcp --listen ADDR:PORT` serves streamable HTTP at `/mcp` with
-//! `oscova_agent::mcp::http::McpHttpServer` (feature `mcp-http`) to the
+//! `oscova_mcp::http::McpHttpServer` (feature `mcp-http`) to the
 //! users of the config's `[[mcp.tokens]]` (`user`, `sha256` of the bearer
 //! token), each from their own scope; without tokens only a loopback
 //! address is served (as `--user`), any other refused with exit code 2.
