@@ -130,7 +130,8 @@ fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 /// headers.insert(http::header::AUTHORIZATION, "Bearer a-secret".parse()?);
 /// assert_eq!(tokens.authenticate(&headers), Some("alice"));
 /// assert_eq!(tokens.authenticate(&HeaderMap::new()), None);
-/// assert!(!tokens.may_serve("0.0.0.0:8080".parse()?) || !tokens.is_empty());
+/// assert!(tokens.may_serve("0.0.0.0:8080".parse()?)); // tokens guard it
+/// assert!(!Tokens::default().may_serve("0.0.0.0:8080".parse()?));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -217,6 +218,16 @@ mod tests {
             assert_eq!(table.authenticate(&headers(bad)), None, "{bad}");
         }
         assert_eq!(table.authenticate(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn without_tokens_only_loopback_addresses_may_be_served() {
+        let none = Tokens::default();
+        assert!(none.may_serve("127.0.0.1:80".parse().unwrap()));
+        assert!(none.may_serve("[::1]:80".parse().unwrap()));
+        assert!(!none.may_serve("0.0.0.0:80".parse().unwrap()));
+        let some = Tokens::new([UserToken::from_token("u", "t")]);
+        assert!(some.may_serve("0.0.0.0:80".parse().unwrap()));
     }
 
     #[test]
