@@ -281,7 +281,8 @@ impl Launcher {
         }
         #[cfg(feature = "mcp-servers")]
         if let Some(mcp) = mcp {
-            builder = builder.plugin_instance(mcp);
+            // The servers' status is the host's to show (`oscova plugins`).
+            builder = builder.service(mcp.status().clone()).plugin_instance(mcp);
         }
         #[cfg(not(feature = "mcp-servers"))]
         let _: Option<McpServers> = mcp;
@@ -294,6 +295,10 @@ impl Launcher {
         if let Some(customize) = self.customize {
             builder = customize(builder);
         }
+        // One pair of speech routers for the commands and the speech
+        // plugin's tools, over every plugin's speech providers (after
+        // `customize`: an embedding host's own routers come first).
+        builder = builder.service_with(oscova_speech::SpeechRouters::from_context);
         let host = builder
             .approval_handler(CliApproval::new(asker, self.approval))
             .build()?;
