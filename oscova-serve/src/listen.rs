@@ -109,7 +109,14 @@ impl Listener {
     }
 
     /// Serves every connection with `handle` until `until` completes, then
-    /// shuts down as `shutdown` says (see the [module docs](self)).
+    /// shuts down as `shutdown` says: the listener closes at once; open
+    /// connections stay up while the responses being sent get
+    /// [`Shutdown::grace`] to finish (calls past the [`CallBound`], when
+    /// given, are refused meanwhile); then the cancellation token is
+    /// cancelled, and connections get two more seconds to close after
+    /// their current response. Accept errors that concern one connection
+    /// (or a passing shortage of file descriptors) are retried; any other
+    /// ends serving with [`ServeError::Accept`], after the same shutdown.
     pub async fn serve_until<F, Fut, B>(
         self,
         handle: F,

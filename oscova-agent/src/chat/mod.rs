@@ -1,7 +1,7 @@
 //! The tool-calling chat loop a host runs over one user scope and one model
 //! provider.
 //!
-//! Rules: the offline check ([`check_offline`]) runs before anything is
+//! Rules: the offline check ([`check_offline`](oscova_core::provider::model::check_offline)) runs before anything is
 //! sent, so a refused chat makes no connection. Every round is one model
 //! call; the scope's tools go with it as wire names, descriptions and input
 //! schemas exported in the loop's [`SchemaProfile`], and a tool whose schema
