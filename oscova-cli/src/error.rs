@@ -271,7 +271,11 @@ impl CliError {
         }
     }
 
-    /// A short machine-readable kind, used in `--json` error output.
+    /// A short machine-readable kind, used in `--json` error output. A
+    /// model, speech or tool error's is that error's own `kind()`
+    /// ([`ModelError::kind`], [`SpeechError::kind`], [`InvokeError::kind`]),
+    /// so the CLI, chat spans and every other front end name a failure
+    /// alike.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::ConfigRead { .. } | Self::ConfigParse { .. } | Self::ConfigValue { .. } => {
@@ -284,15 +288,15 @@ impl CliError {
             Self::UnknownProvider { .. } => "unknown_provider",
             Self::Unsupported { .. } => "unsupported",
             Self::NoModel { .. } => "no_model",
-            Self::Model { error, .. } => model_kind(error),
+            Self::Model { error, .. } => error.kind(),
             Self::Chat { error, .. } => match error {
-                ChatError::Model(error) => model_kind(error),
+                ChatError::Model(error) => error.kind(),
                 ChatError::Cancelled => "cancelled",
                 ChatError::RoundLimit { .. } => "round_limit",
                 ChatError::NoModel { .. } => "no_model",
                 _ => "chat",
             },
-            Self::Speech { error, .. } => speech_kind(error),
+            Self::Speech { error, .. } => error.kind(),
             Self::File { .. } => "file",
             Self::Write { .. } => "write",
             Self::Input(_) => "input",
@@ -378,21 +382,6 @@ fn model_status(error: &ModelError) -> ExitStatus {
     }
 }
 
-fn model_kind(error: &ModelError) -> &'static str {
-    match error {
-        ModelError::NotLocal { .. } => "not_local",
-        ModelError::NoLocalEndpoint { .. } => "no_local_endpoint",
-        ModelError::Refused { .. } => "refused",
-        ModelError::Unreachable { .. } => "unreachable",
-        ModelError::Unauthorized { .. } => "unauthorized",
-        ModelError::ModelNotFound { .. } => "model_not_found",
-        ModelError::Malformed { .. } => "malformed_response",
-        ModelError::Status { .. } => "server_status",
-        ModelError::Cancelled => "cancelled",
-        _ => "model",
-    }
-}
-
 fn speech_status(error: &SpeechError) -> ExitStatus {
     match error {
         SpeechError::NotLocal { .. } | SpeechError::NoLocalEndpoint { .. } => ExitStatus::Refused,
@@ -402,20 +391,6 @@ fn speech_status(error: &SpeechError) -> ExitStatus {
         | SpeechError::UnknownVoice { .. } => ExitStatus::Usage,
         SpeechError::Cancelled => ExitStatus::Interrupted,
         _ => ExitStatus::ToolError,
-    }
-}
-
-fn speech_kind(error: &SpeechError) -> &'static str {
-    match error {
-        SpeechError::NotLocal { .. } => "not_local",
-        SpeechError::NoLocalEndpoint { .. } => "no_local_endpoint",
-        SpeechError::UnknownProvider { .. } => "unknown_provider",
-        SpeechError::InvalidAudio(_) => "invalid_audio",
-        SpeechError::InvalidText(_) => "invalid_text",
-        SpeechError::UnknownVoice { .. } => "unknown_voice",
-        SpeechError::Cancelled => "cancelled",
-        SpeechError::NotInstalled { .. } => "not_installed",
-        _ => "speech",
     }
 }
 
@@ -546,7 +521,7 @@ mod tests {
                 "unknown_voice",
             ),
             (SpeechError::Cancelled, 130, "cancelled"),
-            (SpeechError::provider("flite crashed"), 1, "speech"),
+            (SpeechError::provider("flite crashed"), 1, "provider"),
         ];
         for (error, code, kind) in cases {
             let error = CliError::from(error);
@@ -558,6 +533,82 @@ mod tests {
         };
         assert_eq!(file.exit_status().code(), 2);
         assert_eq!(file.to_string(), "cannot use a.wav: it is empty");
+    }
+
+    #[test]
+    fn the_json_kind_of_a_model_or_speech_error_is_its_own_kind() {
+        let models = [
+            ModelError::NotLocal {
+                endpoint: "e".into(),
+            },
+            ModelError::NoLocalEndpoint {
+                provider: "p".into(),
+            },
+            ModelError::Refused {
+                url: "u".into(),
+                reason: "r".into(),
+            },
+            ModelError::Unreachable {
+                url: "u".into(),
+                message: "m".into(),
+            },
+            ModelError::Unauthorized { url: "u".into() },
+            ModelError::ModelNotFound {
+                model: "m".into(),
+                available: vec![],
+            },
+            ModelError::Malformed {
+                message: "m".into(),
+                line: "l".into(),
+            },
+            ModelError::Status {
+                status: 500,
+                body: "b".into(),
+            },
+            ModelError::Cancelled,
+            ModelError::Unsupported {
+                provider: "p".into(),
+                operation: "list models",
+            },
+            ModelError::Other("x".into()),
+        ];
+        for error in models {
+            let kind = error.kind();
+            assert_eq!(CliError::from(error).kind(), kind);
+        }
+        let via_chat = ChatError::Model(ModelError::Status {
+            status: 502,
+            body: "b".into(),
+        });
+        assert_eq!(CliError::from(via_chat).kind(), "http_status");
+        let speech = [
+            SpeechError::NotLocal {
+                what: "endpoint",
+                endpoint: "e".into(),
+            },
+            SpeechError::NoLocalEndpoint { key: "k".into() },
+            SpeechError::UnknownProvider {
+                key: "k".into(),
+                known: vec![],
+            },
+            SpeechError::InvalidAudio("a".into()),
+            SpeechError::InvalidText("t".into()),
+            SpeechError::UnknownVoice {
+                voice: "v".into(),
+                known: vec![],
+            },
+            SpeechError::Cancelled,
+            SpeechError::NotInstalled {
+                provider: "p".into(),
+                missing: "m".into(),
+                install: "i".into(),
+            },
+            SpeechError::provider("failed"),
+        ];
+        for error in speech {
+            let kind = error.kind();
+            assert_eq!(CliError::from(error).kind(), kind);
+        }
     }
 
     #[test]
