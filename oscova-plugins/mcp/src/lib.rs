@@ -37,7 +37,9 @@
 //! so `oscova plugins` shows it); every other server and plugin loads. A
 //! server that dies is restarted on the next call, with an event in its
 //! [`ServerStatus`]. Diagnostics and events carry a bounded, redacted tail
-//! of the server's stderr.
+//! of the server's stderr. A user who has not set a credential the server
+//! needs keeps its tools listed; each call returns an error result naming
+//! the credential and how to set it, and no connection is tried for them.
 //!
 //! `network`: the host cannot filter another process's sockets, so for a
 //! stdio server `network = "none"` is enforced by starting it in an empty
