@@ -208,7 +208,10 @@ async fn a_hung_call_ends_at_the_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_server_is_restarted_on_the_next_call() {
     for kind in KINDS {
-        let host = host(plugin(McpPlugin::builder().server("notes", server(kind))).await);
+        let mcp = plugin(McpPlugin::builder().server("notes", server(kind))).await;
+        // The plugin's status, as a host keeps it (a clone sees the same servers).
+        let status = mcp.status().clone();
+        let host = host(mcp);
         let scope = host.user_scope(UserInfo::new("alice"));
         let first = scope.invoke(&tool("whoami"), json!({})).await.content;
         let crashed = scope.invoke(&tool("crash"), json!({})).await;
@@ -222,7 +225,6 @@ async fn a_crashed_server_is_restarted_on_the_next_call() {
         assert!(!second.is_error, "{kind:?}: {second:?}");
         let pid = |s: &str| s.split_whitespace().next().map(str::to_owned);
         assert_ne!(pid(&first), pid(&second.content), "{kind:?}: a new process");
-        let status = host.service::<oscova_plugin_mcp::McpStatus>().unwrap();
         let events = status.servers().next().unwrap().events();
         assert!(
             events.iter().any(|e| e.contains("restarted")),
@@ -296,7 +298,9 @@ async fn a_user_without_the_credential_sees_the_tools_and_learns_what_to_set() {
         let config = server(kind)
             .per_user(true)
             .credential_env("NOTES_TOKEN", "notes.other");
-        let host = host(plugin(McpPlugin::builder().server("notes", config)).await);
+        let mcp = plugin(McpPlugin::builder().server("notes", config)).await;
+        let status = mcp.status().clone();
+        let host = host(mcp);
         let alice = host.user_scope(UserInfo::new("alice"));
         assert!(alice.diagnostics().is_empty(), "{:?}", alice.diagnostics());
         let listed: Vec<&str> = alice.tools().map(|t| t.wire_name()).collect();
@@ -319,7 +323,6 @@ async fn a_user_without_the_credential_sees_the_tools_and_learns_what_to_set() {
             json!({"error": "missing_credential", "credentials": ["notes.other"]})
         );
         // No connection was tried for her: nothing started, nothing failed.
-        let status = host.service::<oscova_plugin_mcp::McpStatus>().unwrap();
         let events: Vec<String> = status.servers().flat_map(|s| s.events()).collect();
         assert!(events.is_empty(), "{kind:?}: {events:?}");
         host.shutdown().await;
