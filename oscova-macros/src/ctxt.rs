@@ -49,6 +49,10 @@ impl Ctxt {
 }
 
 impl Drop for Ctxt {
+    #[allow(
+        clippy::panic,
+        reason = "the drop bomb: the one intended panic, see the module rules"
+    )]
     fn drop(&mut self) {
         // The intended panic (see the module rules): a code path that forgot
         // `check` would silently drop the author's errors. Debug builds only,

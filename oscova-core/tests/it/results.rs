@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use oscova_core::host::DefaultApproval;
-use oscova_core::interaction::{Answer, AskError, Form, InteractionRequest, Question};
+use oscova_core::interaction::{Answer, AskError, Form, FormField, InteractionRequest, Question};
 use oscova_core::prelude::*;
 use oscova_core::tool::{ContentBlock, LogLevel, ToolLog};
 use serde::Serialize;
@@ -115,12 +115,9 @@ impl ResultsToolset {
         let form = invocation
             .fill(
                 "Details",
-                Form::new().text("name", "Name", None, true).number(
-                    "size",
-                    "Size",
-                    Some(3.0),
-                    false,
-                ),
+                Form::new()
+                    .required_text("name", "Name")
+                    .field(FormField::number("size", "Size").with_default(3.0)),
             )
             .await
             .map_err(|e| e.to_string())?;
