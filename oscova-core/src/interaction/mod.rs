@@ -26,8 +26,8 @@ use std::future::Future;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::invocation::CallId;
 use crate::provider::BoxFuture;
+use crate::tool::CallId;
 
 mod check;
 mod field;
