@@ -27,6 +27,9 @@ pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
         other => {
             let err = not_an_impl(other.ok().as_ref(), &input);
             let mut out = err.to_compile_error();
+            if let Err(e) = cx.check() {
+                out.extend(e.to_compile_error());
+            }
             out.extend(input);
             return out;
         }

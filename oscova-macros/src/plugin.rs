@@ -129,7 +129,13 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let attr = parse_args(&mut cx, args);
     let item: Item = match syn::parse2(input.clone()) {
         Ok(item) => item,
-        Err(e) => return e.to_compile_error(),
+        Err(e) => {
+            let mut out = e.to_compile_error();
+            if let Err(e) = cx.check() {
+                out.extend(e.to_compile_error());
+            }
+            return out;
+        }
     };
     let (ident, generics, unit, attrs) = match &item {
         Item::Struct(s) => (

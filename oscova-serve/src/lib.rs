@@ -33,7 +33,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let host = PluginHost::builder().plugins([]).build()?;
+//! let host = PluginHost::builder().no_linked_plugins().build()?;
 //! let tokens = Arc::new(Tokens::new([UserToken::from_token("alice", "a-secret")]));
 //! let users = Arc::new(|id: &str| UserInfo::new(id));
 //! let scopes = Arc::new(ScopeCache::new(host, users, 64, |scope: UserScope| scope));

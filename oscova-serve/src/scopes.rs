@@ -32,7 +32,7 @@ type Make<T> = Box<dyn Fn(UserScope) -> T + Send + Sync>;
 /// use oscova_core::{PluginHost, UserInfo, UserScope};
 /// use oscova_serve::ScopeCache;
 ///
-/// let host = PluginHost::builder().plugins([]).build()?;
+/// let host = PluginHost::builder().no_linked_plugins().build()?;
 /// let users = Arc::new(|id: &str| UserInfo::new(id));
 /// let cache = ScopeCache::new(host, users, 2, |scope: UserScope| scope);
 /// assert_eq!(cache.get("alice").user().id(), "alice");
@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn the_cache_keeps_at_most_its_capacity_dropping_the_least_recent() {
-        let host = PluginHost::builder().plugins([]).build().unwrap();
+        let host = PluginHost::builder().no_linked_plugins().build().unwrap();
         let cache = ScopeCache::new(host, Arc::new(|id: &str| UserInfo::new(id)), 2, |s| s);
         let a = cache.get("a");
         assert_eq!(a.user().id(), "a");

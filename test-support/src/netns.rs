@@ -14,12 +14,12 @@
 //!   disabled), the test prints why and passes without running its body.
 //!
 //! ```no_run
-//! // In an integration test file (the name is the test's own, as the test
-//! // harness knows it):
+//! // In `tests/it/lan.rs` (the name is the test's own, as the test
+//! // harness knows it: module, then function):
 //! #[test]
 //! fn reaches_a_private_address_only_in_a_namespace() {
 //!     oscova_test_support::netns::run(
-//!         "reaches_a_private_address_only_in_a_namespace",
+//!         "lan::reaches_a_private_address_only_in_a_namespace",
 //!         &["10.0.0.5"],
 //!         || {
 //!             let listener = std::net::TcpListener::bind("10.0.0.5:0").unwrap();
@@ -53,9 +53,10 @@ pub fn run_async<F: Future<Output = ()>>(test: &str, addresses: &[&str], body: i
 /// Runs `body` inside a fresh network namespace whose `lo` also carries
 /// `addresses` (IPv4 or IPv6, without prefix length).
 ///
-/// `test` must be the test's name as the harness reports it (for a test at
-/// the top of an integration test file, the function's name): the binary
-/// is run again with `test --exact`, and only that run executes `body`.
+/// `test` must be the test's name as the harness reports it (for a test in
+/// `tests/it/foo.rs` of a crate's one test binary, `foo::` and the
+/// function's name): the binary is run again with `test --exact`, and only
+/// that run executes `body`.
 pub fn run(test: &str, addresses: &[&str], body: impl FnOnce()) {
     if std::env::var(INSIDE).as_deref() == Ok(test) {
         set_up(addresses);

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use oscova_core::interaction::{Answer, FieldKind, Form, FormField, Question};
+use oscova_core::interaction::{Answer, Form, FormField, Question};
 use oscova_core::prelude::*;
 use oscova_core::tool::{LogLevel, decode_base64};
 
@@ -133,8 +133,8 @@ impl ConformanceToolset {
         invocation: &ToolInvocation,
     ) -> Result<String, String> {
         let form = Form::new()
-            .text("username", "User's response", None, true)
-            .text("email", "User's email address", None, true);
+            .required_text("username", "User's response")
+            .required_text("email", "User's email address");
         let answer = invocation
             .ask(Question::Form { message, form })
             .await
@@ -147,15 +147,15 @@ impl ConformanceToolset {
     pub async fn test_elicitation_sep1034_defaults(
         invocation: &ToolInvocation,
     ) -> Result<String, String> {
-        let statuses = ["active", "inactive", "pending"]
-            .map(str::to_owned)
-            .to_vec();
         let form = Form::new()
-            .text("name", "Name", Some("John Doe"), false)
-            .integer("age", "Age", Some(30), false)
-            .number("score", "Score", Some(95.5), false)
-            .choice("status", "Status", statuses, Some("active"), false)
-            .boolean("verified", "Verified", Some(true), false);
+            .field(FormField::text("name", "Name").with_default("John Doe"))
+            .field(FormField::integer("age", "Age").with_default(30))
+            .field(FormField::number("score", "Score").with_default(95.5))
+            .field(
+                FormField::choice("status", "Status", ["active", "inactive", "pending"])
+                    .with_default("active"),
+            )
+            .field(FormField::boolean("verified", "Verified").with_default(true));
         let message = "Please review and update the form fields with defaults";
         completed(invocation, message, form).await
     }
@@ -166,22 +166,13 @@ impl ConformanceToolset {
     pub async fn test_elicitation_sep1330_enums(
         invocation: &ToolInvocation,
     ) -> Result<String, String> {
-        let owned = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        let legacy = FieldKind::Choice {
-            options: owned(&["opt1", "opt2", "opt3"]),
-            titles: owned(&["Option One", "Option Two", "Option Three"]),
-            default: None,
-            legacy_titles: true,
-        };
         let form = Form::new()
-            .choice(
+            .optional_choice(
                 "untitledSingle",
                 "Untitled single",
-                owned(&["option1", "option2", "option3"]),
-                None,
-                false,
+                ["option1", "option2", "option3"],
             )
-            .titled_choice(
+            .optional_choice(
                 "titledSingle",
                 "Titled single",
                 [
@@ -189,18 +180,25 @@ impl ConformanceToolset {
                     ("value2", "Second Option"),
                     ("value3", "Third Option"),
                 ],
-                None,
-                false,
             )
-            .with(FormField::new("legacyEnum", "Legacy titled", legacy))
-            .multi_choice(
+            .field(
+                FormField::choice(
+                    "legacyEnum",
+                    "Legacy titled",
+                    [
+                        ("opt1", "Option One"),
+                        ("opt2", "Option Two"),
+                        ("opt3", "Option Three"),
+                    ],
+                )
+                .legacy_titles(),
+            )
+            .optional_multi_choice(
                 "untitledMulti",
                 "Untitled multiple",
-                owned(&["option1", "option2", "option3"]),
-                vec![],
-                false,
+                ["option1", "option2", "option3"],
             )
-            .titled_multi_choice(
+            .optional_multi_choice(
                 "titledMulti",
                 "Titled multiple",
                 [
@@ -208,8 +206,6 @@ impl ConformanceToolset {
                     ("value2", "Second Choice"),
                     ("value3", "Third Choice"),
                 ],
-                vec![],
-                false,
             );
         completed(
             invocation,

@@ -1,5 +1,5 @@
 //! The path rules, one test each; links, special files and hard links on
-//! Unix. The swap race is `tests/fs_race.rs`.
+//! Unix. The swap race is `tests/it/fs_race.rs`.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

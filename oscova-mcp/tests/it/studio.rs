@@ -6,7 +6,7 @@
 // not every module uses every item.
 #![allow(unreachable_pub, dead_code)]
 
-use oscova_core::interaction::{FieldKind, Form, FormField};
+use oscova_core::interaction::{Form, FormField};
 use oscova_core::prelude::*;
 use oscova_core::tool::LogLevel;
 use serde::Serialize;
@@ -72,12 +72,9 @@ impl StudioToolset {
         let form = invocation
             .fill(
                 "Details",
-                Form::new().text("name", "Name", None, true).boolean(
-                    "loud",
-                    "Loud",
-                    Some(true),
-                    false,
-                ),
+                Form::new()
+                    .required_text("name", "Name")
+                    .field(FormField::boolean("loud", "Loud").with_default(true)),
             )
             .await
             .map_err(|e| e.to_string())?;
@@ -87,27 +84,22 @@ impl StudioToolset {
     /// Books a table: a form with a bounded whole number, a titled choice
     /// and a multiple choice.
     pub async fn book(invocation: &ToolInvocation) -> Result<String, String> {
-        let guests = FieldKind::Integer {
-            default: Some(2),
-            minimum: Some(1),
-            maximum: Some(8),
-        };
+        let guests = FormField::integer("guests", "Guests")
+            .with_default(2)
+            .minimum(1)
+            .maximum(8)
+            .required();
         let form = Form::new()
-            .with(FormField::new("guests", "Guests", guests).required())
-            .titled_choice(
-                "room",
-                "Room",
-                [("main", "Main hall"), ("garden", "Garden")],
-                Some("main"),
-                false,
+            .field(guests)
+            .field(
+                FormField::choice(
+                    "room",
+                    "Room",
+                    [("main", "Main hall"), ("garden", "Garden")],
+                )
+                .with_default("main"),
             )
-            .multi_choice(
-                "diet",
-                "Diet",
-                vec!["vegan".into(), "halal".into(), "kosher".into()],
-                vec![],
-                false,
-            );
+            .optional_multi_choice("diet", "Diet", ["vegan", "halal", "kosher"]);
         let answer = invocation
             .fill("Booking", form)
             .await

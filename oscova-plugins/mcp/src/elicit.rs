@@ -65,7 +65,7 @@ pub(crate) fn question(message: String, schema: &Value) -> Option<Question> {
             .and_then(Value::as_str)
             .unwrap_or(name);
         let field = FormField::new(name.as_str(), title, field_kind(p)?);
-        form = form.with(if required.contains(&name.as_str()) {
+        form = form.field(if required.contains(&name.as_str()) {
             field.required()
         } else {
             field

@@ -1,0 +1,29 @@
+//! Integration tests of `oscova-cli`: the `oscova` binary and the library, end to end.
+//!
+//! One test binary for the crate, one module per concern (as cargo and
+//! axum lay theirs out), so tokio, reqwest and rustls link once. Test
+//! names are `module::test`. The modules are `pub` so their fixtures obey
+//! the same `missing_docs`/`unreachable_pub` rules they did as crate roots;
+//! helpers shared by several modules are private modules here.
+
+mod support;
+mod validators;
+
+pub mod chat;
+pub mod cli;
+pub mod embedding;
+pub mod endpoint_scope;
+pub mod files_root;
+pub mod hardening;
+pub mod mcp;
+pub mod mcp_gateway;
+pub mod mcp_http;
+pub mod models;
+pub mod network;
+pub mod piper;
+pub mod profiles;
+pub mod results;
+pub mod secrets;
+pub mod speech;
+pub mod speech_plugins;
+pub mod traces;

@@ -1,0 +1,136 @@
+//! `oscova mcp --listen` end to end: the real binary on 127.0.0.1 with a
+//! port the system picks, driven by the official Python SDK's client
+//! (`scripts/ensure-python-mcp.sh` installs it), stopped with SIGTERM.
+
+use crate::support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const CLIENT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../oscova-mcp/tests/python/mcp_http_client.py"
+);
+const TOKEN: &str = "alice-token";
+/// `printf %s alice-token | sha256sum`
+const TOKEN_SHA256: &str = "9c220f200955d76c0a38d308225e0ef10c5f971acaf2f8d1d8f732affa5bd1dc";
+
+/// Starts the server and returns it with the URL it printed.
+fn serve(args: &[&str]) -> (Child, String) {
+    let mut child = support::oscova(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(at) = line.find("http://") {
+                    break line[at..].trim().to_owned();
+                }
+            }
+            _ => panic!("the server exited before saying where it listens"),
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, url)
+}
+
+fn python(url: &str, token: &str, tool: &str, args: &str) -> (Option<i32>, Value) {
+    let output = std::process::Command::new(oscova_test_support::python::mcp_python())
+        .args([CLIENT, url, token, tool, args])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or("null");
+    (
+        output.status.code(),
+        serde_json::from_str(last).unwrap_or(Value::Null),
+    )
+}
+
+fn terminate(child: &mut Child) -> Option<i32> {
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_public_address_without_tokens_is_refused_with_exit_2() {
+    let (code, _, stderr) = support::run(&mut support::oscova(&["mcp", "--listen", "0.0.0.0:0"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("[[mcp.tokens]]"), "{stderr}");
+
+    let dir = support::temp_dir("mcp-bad-hash");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"abc\"\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let (code, _, stderr) = support::run(&mut support::oscova(&[
+        "--config",
+        config,
+        "mcp",
+        "--listen",
+        "127.0.0.1:0",
+    ]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("alice"),
+        "the message names the entry: {stderr}"
+    );
+}
+
+#[test]
+fn users_are_served_by_token_and_sigterm_stops_the_server() {
+    let dir = support::temp_dir("mcp-http");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n"),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let (mut child, url) = serve(&[
+        "--config",
+        config,
+        "mcp",
+        "--listen",
+        "127.0.0.1:0",
+        "--names",
+        "short",
+    ]);
+    let (code, answer) = python(&url, TOKEN, "example_echo", r#"{"text": "hi"}"#);
+    assert_eq!(code, Some(0), "{answer}");
+    assert_eq!(answer["text"], "hi", "{answer}");
+    assert!(
+        answer["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&"example_echo".into()),
+        "short names: {answer}"
+    );
+    let (code, answer) = python(&url, "not-the-token", "example_echo", r#"{"text": "hi"}"#);
+    assert_eq!(code, Some(3), "refused: {answer}");
+    assert_eq!(terminate(&mut child), Some(0));
+}
