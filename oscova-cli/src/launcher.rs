@@ -269,8 +269,10 @@ impl Launcher {
             builder = builder.blocking_sync_tools(SERVING_SYNC_TOOLS);
         }
         if let Some(mcp) = mcp {
-            builder = builder.plugin_instance(mcp);
+            // The servers' status is the host's to show (`oscova plugins`).
+            builder = builder.service(mcp.status().clone()).plugin_instance(mcp);
         }
+
         // At a terminal the person answers tools' questions (an embedding
         // host's `customize` may set its own handler); an MCP session
         // answers them through its client, call by call.
@@ -280,6 +282,10 @@ impl Launcher {
         if let Some(customize) = self.customize {
             builder = customize(builder);
         }
+        // One pair of speech routers for the commands and the speech
+        // plugin's tools, over every plugin's speech providers (after
+        // `customize`: an embedding host's own routers come first).
+        builder = builder.service_with(oscova_speech::SpeechRouters::from_context);
         let host = builder
             .approval_handler(CliApproval::new(asker, self.approval))
             .build()?;

@@ -3,9 +3,9 @@
 //!
 //! A toolset factory gets an [`AgentPluginContext`] for one user; provider
 //! factories get a [`ProviderContext`], which has no credential access at
-//! all, since providers are shared by every user; service factories get a
-//! [`ServiceContext`], which sees the built providers and earlier services
-//! but no user. Credentials come out only as [`SecretString`], whose
+//! all, since providers are shared by every user; the host's own service
+//! factories get a [`ServiceContext`], which sees the built providers and
+//! earlier services but no user. Credentials come out only as [`SecretString`], whose
 //! `Debug` prints no value, and every value the resolver hands out is added
 //! to the user scope's redactor. What the host built is handed in typed,
 //! the way axum hands handlers their `State`: `ctx.service::<T>()` and
@@ -21,9 +21,10 @@ use secrecy::{ExposeSecret, SecretString};
 use crate::diagnostic::Diagnostic;
 use crate::http::HttpClient;
 use crate::process::ProcessSpawnPolicy;
-use crate::provider::kind::ProviderKind;
+use crate::provider::ProviderKind;
+use crate::provider::PublishedProvider;
+use crate::provider::provisions::Provisions;
 use crate::redact::Redactor;
-use crate::shared::{PublishedProvider, Shared};
 
 /// Who a user scope is for.
 ///
@@ -150,27 +151,27 @@ impl fmt::Debug for Credentials {
     }
 }
 
-/// What every plugin's context in one user scope shares: built once per
-/// scope, so handing a context to each plugin costs one reference count.
-pub(crate) struct ScopeShared {
+/// The parts of one user scope every plugin's context reads: built once
+/// per scope, so handing a context to each plugin costs one reference count.
+pub(crate) struct ScopeParts {
     pub(crate) user: Arc<UserInfo>,
     pub(crate) credentials: Credentials,
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) http: HttpClient,
     pub(crate) spawn: ProcessSpawnPolicy,
-    pub(crate) host: Arc<Shared>,
+    pub(crate) provisions: Arc<Provisions>,
 }
 
 /// A plugin's view of one user, handed to each toolset factory.
 #[derive(Clone)]
 pub struct AgentPluginContext {
     plugin_id: &'static str,
-    shared: Arc<ScopeShared>,
+    parts: Arc<ScopeParts>,
 }
 
 impl AgentPluginContext {
-    pub(crate) fn new(plugin_id: &'static str, shared: Arc<ScopeShared>) -> Self {
-        Self { plugin_id, shared }
+    pub(crate) fn new(plugin_id: &'static str, parts: Arc<ScopeParts>) -> Self {
+        Self { plugin_id, parts }
     }
 
     /// A context for tests and hand-built hosts: no credentials, the
@@ -180,12 +181,12 @@ impl AgentPluginContext {
         let credentials = Credentials::new(Arc::new(NoCredentials), user.clone(), Redactor::new());
         Self::new(
             plugin_id,
-            Arc::new(ScopeShared {
+            Arc::new(ScopeParts {
                 user,
                 credentials,
                 http: HttpClient::shared_default(),
                 spawn: ProcessSpawnPolicy::new(),
-                host: Arc::default(),
+                provisions: Arc::default(),
             }),
         )
     }
@@ -197,41 +198,43 @@ impl AgentPluginContext {
 
     /// The user's id.
     pub fn user_id(&self) -> &str {
-        self.shared.user.id()
+        self.parts.user.id()
     }
 
     /// The user.
     pub fn user(&self) -> &UserInfo {
-        &self.shared.user
+        &self.parts.user
     }
 
     /// The user's IANA time zone, when the host set one.
     pub fn time_zone(&self) -> Option<&str> {
-        self.shared.user.time_zone()
+        self.parts.user.time_zone()
     }
 
     /// The user's files root, when the host set one (see
     /// [`UserInfo::with_files_root`]).
     pub fn files_root(&self) -> Option<&Path> {
-        self.shared.user.files_root()
+        self.parts.user.files_root()
     }
 
-    /// The host's service of type `T`, when the host or a plugin registered
-    /// one ([`PluginHostBuilder::service`](crate::PluginHostBuilder::service),
-    /// [`AgentPluginBuilder::add_service`](crate::AgentPluginBuilder::add_service)).
+    /// The host's service of type `T`, when the host registered one
+    /// ([`PluginHostBuilder::service`](crate::PluginHostBuilder::service),
+    /// [`service_with`](crate::PluginHostBuilder::service_with)). Plugins
+    /// register none; a toolset that can use a host's service works
+    /// without it too.
     pub fn service<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.shared.host.service::<T>()
+        self.parts.provisions.service::<T>()
     }
 
     /// The providers of kind `K` the host built, in creation order, for
     /// example `ctx.providers::<dyn ModelProvider>()`.
     pub fn providers<K: ProviderKind + ?Sized>(&self) -> &[PublishedProvider<K>] {
-        self.shared.host.providers::<K>()
+        self.parts.provisions.providers::<K>()
     }
 
     /// The user's credentials.
     pub fn credentials(&self) -> &Credentials {
-        &self.shared.credentials
+        &self.parts.credentials
     }
 
     /// The host-managed HTTP client. It enforces the network scope of the
@@ -239,12 +242,12 @@ impl AgentPluginContext {
     /// feature (on by default).
     #[cfg(feature = "http")]
     pub fn http_client(&self) -> HttpClient {
-        self.shared.http.clone()
+        self.parts.http.clone()
     }
 
     /// The process spawn policy for processes this plugin starts.
     pub fn spawn_policy(&self) -> &ProcessSpawnPolicy {
-        &self.shared.spawn
+        &self.parts.spawn
     }
 
     /// A tracing span named after the plugin and the user.
@@ -252,7 +255,7 @@ impl AgentPluginContext {
         tracing::info_span!(
             "oscova.plugin",
             plugin = self.plugin_id,
-            user = self.shared.user.id()
+            user = self.parts.user.id()
         )
     }
 }
@@ -261,8 +264,8 @@ impl fmt::Debug for AgentPluginContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentPluginContext")
             .field("plugin_id", &self.plugin_id)
-            .field("user", &self.shared.user.id())
-            .field("time_zone", &self.shared.user.time_zone())
+            .field("user", &self.parts.user.id())
+            .field("time_zone", &self.parts.user.time_zone())
             .finish_non_exhaustive()
     }
 }
@@ -330,8 +333,7 @@ impl fmt::Debug for ProviderContext {
 /// before it, the host's HTTP client and spawn policy. Like a
 /// [`ProviderContext`], it has no user and no credentials.
 pub struct ServiceContext<'a> {
-    plugin_id: Option<&'static str>,
-    shared: &'a Shared,
+    provisions: &'a Provisions,
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     http: &'a HttpClient,
     spawn: &'a ProcessSpawnPolicy,
@@ -341,15 +343,13 @@ pub struct ServiceContext<'a> {
 
 impl<'a> ServiceContext<'a> {
     pub(crate) fn new(
-        plugin_id: Option<&'static str>,
-        shared: &'a Shared,
+        provisions: &'a Provisions,
         http: &'a HttpClient,
         spawn: &'a ProcessSpawnPolicy,
         reports: Option<&'a RefCell<Vec<Diagnostic>>>,
     ) -> Self {
         Self {
-            plugin_id,
-            shared,
+            provisions,
             http,
             spawn,
             reports,
@@ -369,19 +369,14 @@ impl<'a> ServiceContext<'a> {
         }
     }
 
-    /// The plugin registering the service, or `None` for the host's own.
-    pub fn plugin_id(&self) -> Option<&'static str> {
-        self.plugin_id
-    }
-
     /// The providers of kind `K` the host built, in creation order.
     pub fn providers<K: ProviderKind + ?Sized>(&self) -> &'a [PublishedProvider<K>] {
-        self.shared.providers::<K>()
+        self.provisions.providers::<K>()
     }
 
     /// A service built before this one.
     pub fn service<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.shared.service::<T>()
+        self.provisions.service::<T>()
     }
 
     /// The host's HTTP client, as providers get it.
@@ -398,8 +393,6 @@ impl<'a> ServiceContext<'a> {
 
 impl fmt::Debug for ServiceContext<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServiceContext")
-            .field("plugin_id", &self.plugin_id)
-            .finish_non_exhaustive()
+        f.debug_struct("ServiceContext").finish_non_exhaustive()
     }
 }

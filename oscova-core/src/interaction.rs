@@ -19,8 +19,8 @@ use std::future::Future;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::invocation::CallId;
 use crate::provider::BoxFuture;
+use crate::tool::CallId;
 
 /// The property an answer to [`Question::Choose`] carries.
 pub const CHOICE_FIELD: &str = "choice";

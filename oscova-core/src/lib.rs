@@ -101,47 +101,39 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-pub mod args;
-mod builder;
-mod content;
+// The contract: what plugins are written against. None of these modules
+// imports `host`.
 pub mod context;
+pub mod interaction;
+pub mod plugin;
+pub mod provider;
+pub mod runtime;
+pub mod tool;
+
+// The host: load, publish, provision, scopes, the invoke pipeline.
+pub mod host;
+
+// The boundaries and the rules both sides use.
+pub mod args;
 pub mod diagnostic;
 pub mod fs;
-pub mod host;
 pub mod http;
-pub mod interaction;
-mod invocation;
 pub mod locality;
-pub mod plugin;
 pub mod process;
-pub mod provider;
 pub mod redact;
-mod result;
-pub mod runtime;
-mod schema;
-mod shared;
 pub mod text;
-pub mod tool;
 pub mod wire;
-
-pub mod invoke {
-    //! Invoking a tool: [`UserScope::invoke`](crate::UserScope::invoke)
-    //! returns an [`Invoke`] builder (options: progress, cancellation, a
-    //! per-call approval handler; arguments as a value or JSON text), and
-    //! awaiting it runs the call.
-    pub use crate::host::invoke::{Arguments, CallOptions, Invoke, InvokeError, sealed};
-}
 
 // The front door: what most plugin authors and hosts name. Everything
 // else lives in the modules above, named by concept.
 pub use context::{AgentPluginContext, ProviderContext, UserInfo};
 pub use diagnostic::Diagnostic;
+pub use host::invoke::InvokeError;
 pub use host::{
     ApprovalDecision, ApprovalRequest, HostError, PluginHost, PluginHostBuilder, UserScope,
 };
 #[cfg(feature = "http")]
 pub use http::HttpClient;
-pub use invoke::InvokeError;
 pub use plugin::{AgentPlugin, AgentPluginBuilder};
 pub use tool::{NetworkScope, ToolApprovalMode, ToolInvocation, ToolProgress, ToolResult, Toolset};
 
@@ -176,12 +168,10 @@ pub mod prelude {
 /// Not public API. Used by generated code.
 pub mod __private {
     pub use crate::args::{ArgError, ArgReader};
-    pub use crate::invocation::ToolInvocation;
     pub use crate::plugin::{AgentPlugin, PluginManifest, PluginRegistration, RegisteredPlugin};
-    pub use crate::result::ToolResult;
-    pub use crate::schema::InputSchemaBuilder;
     pub use crate::tool::{
-        Dispatched, NetworkScope, ToolAnnotations, ToolApprovalMode, ToolInfo, Toolset, ToolsetInfo,
+        Dispatched, InputSchemaBuilder, NetworkScope, ToolAnnotations, ToolApprovalMode, ToolInfo,
+        ToolInvocation, ToolResult, Toolset, ToolsetInfo,
     };
     pub use inventory;
     pub use tokio_util::sync::CancellationToken;
@@ -288,7 +278,7 @@ pub mod __private {
 
     impl<T: schemars::JsonSchema + ?Sized> HasOutputSchema for OutputProbe<T> {
         fn __output_schema(&self) -> Option<serde_json::Value> {
-            Some(crate::schema::output_schema_for::<T>())
+            Some(crate::tool::output_schema_for::<T>())
         }
     }
 

@@ -18,8 +18,8 @@
 //!
 //! ```
 //! use oscova_core::prelude::*;
-//! use oscova_core::runtime::{RuntimeCall, ToolHandler, ToolInfo, ToolsetInfo};
-//! use oscova_core::tool::ToolFuture;
+//! use oscova_core::runtime::{RuntimeCall, ToolHandler};
+//! use oscova_core::tool::{ToolFuture, ToolInfo, ToolsetInfo};
 //! use oscova_core::args::ArgError;
 //!
 //! /// Answers every tool with its own name and the arguments it got.
@@ -58,120 +58,13 @@
 //! # }).unwrap();
 //! ```
 
-use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::args::ArgError;
-use crate::invocation::ToolInvocation;
-use crate::provider::kind::BoxError;
-use crate::tool::{
-    Dispatched, NetworkScope, ToolAnnotations, ToolApprovalMode, ToolFuture, ToolList, Toolset,
-};
-pub use crate::tool::{ToolInfo, ToolsetInfo};
-use crate::wire::normalize_segment;
-
-impl ToolInfo {
-    /// A tool defined at run time. `name` is normalised into the wire
-    /// name's tool segment (`Shout-Text` → `shout_text`) and kept as given
-    /// in [`display_name`](Self::display_name) and
-    /// [`method`](Self::method). `input_schema` is the JSON Schema of the
-    /// argument object. The approval mode starts at
-    /// [`ToolApprovalMode::Default`] and the network scope at
-    /// [`NetworkScope::None`], as for `#[toolset]` tools.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        input_schema: Value,
-    ) -> Self {
-        let given: String = name.into();
-        Self {
-            name: Cow::Owned(normalize_segment(&given)),
-            method: Cow::Owned(given.clone()),
-            display_name: Cow::Owned(given),
-            description: Cow::Owned(description.into()),
-            approval: ToolApprovalMode::Default,
-            network: NetworkScope::None,
-            is_async: true,
-            schema_fn: None,
-            schema: OnceLock::from(input_schema),
-            title: None,
-            annotations: ToolAnnotations::new(),
-            output_schema_fn: None,
-            output_schema: OnceLock::from(None),
-        }
-    }
-
-    /// A title for people.
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(Cow::Owned(title.into()));
-        self
-    }
-
-    /// Hints about what the tool does.
-    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
-        self.annotations = annotations;
-        self
-    }
-
-    /// The JSON Schema of the tool's structured result (its `details`).
-    pub fn with_output_schema(mut self, schema: Value) -> Self {
-        self.output_schema = OnceLock::from(Some(schema));
-        self
-    }
-
-    /// The approval mode.
-    pub fn with_approval(mut self, mode: ToolApprovalMode) -> Self {
-        self.approval = mode;
-        self
-    }
-
-    /// What the tool may reach over the network.
-    pub fn with_network_scope(mut self, scope: NetworkScope) -> Self {
-        self.network = scope;
-        self
-    }
-
-    /// Whether this tool was defined at run time.
-    pub fn is_runtime(&self) -> bool {
-        self.schema_fn.is_none()
-    }
-
-    /// The same metadata, owned, for a runtime handler (every runtime tool
-    /// is async).
-    pub(crate) fn runtime_copy(&self) -> Self {
-        Self {
-            name: self.name.clone(),
-            method: self.method.clone(),
-            display_name: self.display_name.clone(),
-            description: self.description.clone(),
-            approval: self.approval,
-            network: self.network,
-            is_async: true,
-            schema_fn: None,
-            schema: OnceLock::from(self.input_schema().clone()),
-            title: self.title.clone(),
-            annotations: self.annotations,
-            output_schema_fn: None,
-            output_schema: OnceLock::from(self.output_schema().cloned()),
-        }
-    }
-}
-
-impl ToolsetInfo {
-    /// A toolset defined at run time: `owner` is normalised into the wire
-    /// name's owner segment (as given, no `Toolset` suffix is removed) and
-    /// kept as given in [`type_name`](Self::type_name).
-    pub fn new(owner: impl Into<String>, tools: impl IntoIterator<Item = ToolInfo>) -> Self {
-        let given: String = owner.into();
-        Self {
-            owner: Cow::Owned(normalize_segment(&given)),
-            type_name: Cow::Owned(given),
-            tools: ToolList::Shared(tools.into_iter().collect()),
-        }
-    }
-}
+use crate::provider::BoxError;
+use crate::tool::{Dispatched, ToolFuture, ToolInfo, ToolInvocation, Toolset, ToolsetInfo};
 
 /// One call of a runtime tool, as its handler gets it.
 #[non_exhaustive]

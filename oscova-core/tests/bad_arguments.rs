@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oscova_core::prelude::*;
-use oscova_core::{UserScope, args::DEFAULT_MAX_ARGUMENT_BYTES, invoke::Arguments};
+use oscova_core::{UserScope, args::DEFAULT_MAX_ARGUMENT_BYTES, host::invoke::Arguments};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------- fixtures

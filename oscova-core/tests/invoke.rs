@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oscova_core::InvokeError;
+use oscova_core::host::invoke::Arguments;
 use oscova_core::host::{ApprovalHandler, DefaultApproval};
-use oscova_core::invoke::Arguments;
 use oscova_core::prelude::*;
 use oscova_core::provider::BoxFuture;
 

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use oscova_core::args::ArgError;
 use oscova_core::host::PublicationError;
 use oscova_core::prelude::*;
-use oscova_core::runtime::{RuntimeCall, ToolHandler, ToolInfo, ToolsetInfo};
+use oscova_core::runtime::{RuntimeCall, ToolHandler};
 use oscova_core::tool::ToolFuture;
+use oscova_core::tool::{ToolInfo, ToolsetInfo};
 use oscova_core::{ExposeSecret, InvokeError, SecretString};
 use serde_json::{Value, json};
 

@@ -394,7 +394,10 @@ async fn argument_errors_quoting_a_secret_are_redacted() {
     // The same through argument text: a duplicate property named by it.
     let text = format!(r#"{{"count": 1, "{KEY_A}": 1, "{KEY_A}": 2}}"#);
     let result = scope
-        .invoke(&wire("typed"), oscova_core::invoke::Arguments::json(&text))
+        .invoke(
+            &wire("typed"),
+            oscova_core::host::invoke::Arguments::json(&text),
+        )
         .await;
     assert!(result.is_error);
     assert_clean(&result.content, &all_secrets());
@@ -418,11 +421,11 @@ async fn an_unknown_tool_named_by_a_secret_is_redacted() {
     assert!(result.is_error);
     assert_clean(&result.content, &all_secrets());
     let result = scope
-        .invoke(KEY_A, oscova_core::invoke::Arguments::json("{}"))
+        .invoke(KEY_A, oscova_core::host::invoke::Arguments::json("{}"))
         .await;
     assert_clean(&result.content, &all_secrets());
     let err = scope
-        .invoke(KEY_A, oscova_core::invoke::Arguments::json("{}"))
+        .invoke(KEY_A, oscova_core::host::invoke::Arguments::json("{}"))
         .checked()
         .await
         .unwrap_err();

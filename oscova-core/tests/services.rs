@@ -1,7 +1,9 @@
 //! Host services: what the host built, handed to toolsets through their
 //! context, typed — providers by kind, services by type, the user's files
-//! root — and the rules for building them (once, after the providers, the
-//! host's first, one per type, failures isolated).
+//! root — and the rules for building them (once, after the providers, in
+//! the order the host added them, one per type, failures isolated).
+//! Services are the host's alone: a plugin's builder has no service
+//! registration (the UI test `plugin/fail/add_service.rs` pins that).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -69,7 +71,8 @@ impl ReportToolset {
     }
 }
 
-/// Registers two model providers, a service over them and a toolset.
+/// Registers two model providers and a toolset that uses the host's
+/// `ModelIndex` service when there is one.
 #[plugin(id = "svc.models")]
 pub struct ModelsPlugin;
 
@@ -77,10 +80,6 @@ impl AgentPlugin for ModelsPlugin {
     fn configure(&self, b: &mut AgentPluginBuilder) {
         b.add_model_provider(|_: &ProviderContext| Named("alpha"))
             .add_provider::<dyn ModelProvider, _, _>(|_: &ProviderContext| Named("beta"))
-            .add_service(|ctx: &ServiceContext<'_>| {
-                INDEX_BUILDS.fetch_add(1, Ordering::SeqCst);
-                ModelIndex::over(ctx)
-            })
             .add_toolset(|ctx: &AgentPluginContext| ReportToolset {
                 models: ctx
                     .providers::<dyn ModelProvider>()
@@ -100,6 +99,10 @@ async fn a_toolset_reaches_providers_services_and_the_files_root_through_its_con
     let before = INDEX_BUILDS.load(Ordering::SeqCst);
     let host = PluginHost::builder()
         .plugins(linked_plugins![ModelsPlugin])
+        .service_with(|ctx: &ServiceContext<'_>| {
+            INDEX_BUILDS.fetch_add(1, Ordering::SeqCst);
+            ModelIndex::over(ctx)
+        })
         .files_roots_under("/srv/files")
         .build()
         .unwrap();
@@ -128,12 +131,13 @@ async fn a_toolset_reaches_providers_services_and_the_files_root_through_its_con
 }
 
 #[tokio::test]
-async fn the_hosts_service_takes_precedence_and_the_plugins_is_reported() {
+async fn the_first_service_of_a_type_is_kept_and_a_later_one_is_reported() {
     let host = PluginHost::builder()
         .plugins(linked_plugins![ModelsPlugin])
         .service(ModelIndex {
             keys: vec!["from-host".into()],
         })
+        .service_with(ModelIndex::over)
         .build()
         .unwrap();
     assert_eq!(host.service::<ModelIndex>().unwrap().keys, ["from-host"]);
@@ -143,7 +147,7 @@ async fn the_hosts_service_takes_precedence_and_the_plugins_is_reported() {
         .filter(|d| d.kind == DiagnosticKind::DuplicateService)
         .collect();
     assert_eq!(dropped.len(), 1, "{:?}", host.diagnostics());
-    assert_eq!(dropped[0].plugin.as_deref(), Some("svc.models"));
+    assert_eq!(dropped[0].plugin, None);
     assert!(dropped[0].message.contains("ModelIndex"), "{}", dropped[0]);
 
     // No files root anywhere: the context says so.
@@ -155,25 +159,16 @@ async fn the_hosts_service_takes_precedence_and_the_plugins_is_reported() {
 struct Later(usize);
 struct Fragile;
 
-/// Registers services that fail, panic, and succeed.
-#[plugin(id = "svc.fragile")]
-pub struct FragilePlugin;
-
-impl AgentPlugin for FragilePlugin {
-    fn configure(&self, b: &mut AgentPluginBuilder) {
-        b.try_add_service(|_: &ServiceContext<'_>| Err::<Fragile, _>("no disk"))
-            .add_service(|_: &ServiceContext<'_>| -> Later { panic!("boom") })
-            .add_service(|ctx: &ServiceContext<'_>| {
-                // Services see the ones built before them.
-                Later(usize::from(ctx.service::<Fragile>().is_some()) + 40)
-            });
-    }
-}
-
 #[test]
 fn a_failing_or_panicking_service_is_left_out_and_the_rest_are_built() {
     let host = PluginHost::builder()
-        .plugins(linked_plugins![FragilePlugin])
+        .plugins([])
+        .try_service_with(|_: &ServiceContext<'_>| Err::<Fragile, _>("no disk"))
+        .service_with(|_: &ServiceContext<'_>| -> Later { panic!("boom") })
+        .service_with(|ctx: &ServiceContext<'_>| {
+            // Services see the ones built before them.
+            Later(usize::from(ctx.service::<Fragile>().is_some()) + 40)
+        })
         .build()
         .unwrap();
     assert!(host.service::<Fragile>().is_none());
@@ -196,4 +191,37 @@ fn a_hand_built_context_has_no_providers_and_no_services() {
     assert!(ctx.providers::<dyn ModelProvider>().is_empty());
     assert!(ctx.service::<ModelIndex>().is_none());
     assert_eq!(ctx.files_root(), None);
+}
+
+/// Loads two of its three sources; says so with a load diagnostic.
+#[plugin(id = "svc.partial")]
+pub struct PartialPlugin;
+
+impl AgentPlugin for PartialPlugin {
+    fn configure(&self, b: &mut AgentPluginBuilder) {
+        b.add_model_provider(|_: &ProviderContext| Named("gamma"))
+            .report(oscova_core::diagnostic::Diagnostic::warning(
+                DiagnosticKind::ConfigureFailed,
+                // A plugin speaks for itself only: the host puts its id here.
+                Some("someone.else"),
+                "source `archive` unreachable; its tools are left out",
+            ));
+    }
+}
+
+#[test]
+fn a_plugin_reports_what_it_left_out_as_its_own_load_diagnostic() {
+    let host = PluginHost::builder()
+        .plugins(linked_plugins![PartialPlugin])
+        .build()
+        .unwrap();
+    let reported: Vec<_> = host
+        .diagnostics()
+        .iter()
+        .filter(|d| d.message.contains("archive"))
+        .collect();
+    assert_eq!(reported.len(), 1, "{:?}", host.diagnostics());
+    assert_eq!(reported[0].plugin.as_deref(), Some("svc.partial"));
+    // The rest of the plugin loaded.
+    assert_eq!(host.providers::<dyn ModelProvider>().len(), 1);
 }

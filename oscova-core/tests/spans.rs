@@ -3,7 +3,7 @@
 //! and the tool's log messages are events inside it.
 
 use oscova_core::UserScope;
-use oscova_core::invoke::Arguments;
+use oscova_core::host::invoke::Arguments;
 use oscova_core::prelude::*;
 use oscova_core::tool::LogLevel;
 use oscova_test_support::trace::{Recorder, SeenSpan};

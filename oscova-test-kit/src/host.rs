@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use oscova_core::invoke::{Arguments, InvokeError};
+use oscova_core::host::invoke::{Arguments, InvokeError};
 use oscova_core::plugin::IntoToolset;
 use oscova_core::plugin::{PluginManifest, PluginRegistration, RegisteredPlugin};
 use oscova_core::provider::model::ModelProvider;
@@ -518,7 +518,7 @@ impl TestScope {
         wire_name: &'a str,
         args: Arguments<'a>,
         capture: &Capture,
-    ) -> oscova_core::invoke::Invoke<'a, oscova_core::invoke::CallOptions> {
+    ) -> oscova_core::host::invoke::Invoke<'a, oscova_core::host::invoke::CallOptions> {
         let (progress, logs) = (capture.progress.clone(), capture.logs.clone());
         self.scope
             .invoke(wire_name, args)

@@ -48,8 +48,8 @@ pub(super) async fn run(env: &Env, command: SpeechCommand) -> Result<ExitStatus,
     }
 }
 
-/// The host's speech routers service (the speech plugin registers one),
-/// else routers built from the host; their warnings on stderr either way.
+/// The host's speech routers service (the launcher registers one), else
+/// routers built from the host; their warnings on stderr either way.
 fn routers(env: &Env) -> Arc<SpeechRouters> {
     let routers = env
         .host

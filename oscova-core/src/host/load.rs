@@ -11,10 +11,17 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::FRAMEWORK_VERSION;
-use crate::builder::{AgentPluginBuilder, ToolsetRegistration};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, panic_message};
-use crate::plugin::{AgentPlugin, PluginManifest, PluginRegistration};
-use crate::shared::PluginShares;
+use crate::plugin::{
+    AgentPlugin, AgentPluginBuilder, PluginManifest, PluginRegistration, ProviderRegistration,
+    ToolsetRegistration,
+};
+
+/// The provider factories one plugin recorded, for provisioning.
+pub(crate) struct PluginProviders {
+    pub(crate) plugin_id: &'static str,
+    pub(crate) providers: Vec<ProviderRegistration>,
+}
 
 /// A plugin that loaded.
 pub(crate) struct LoadedPlugin {
@@ -36,7 +43,7 @@ pub(crate) struct ToolsetSlot {
 pub(crate) struct Loaded {
     pub(crate) plugins: Vec<LoadedPlugin>,
     pub(crate) slots: Vec<ToolsetSlot>,
-    pub(crate) shares: Vec<PluginShares>,
+    pub(crate) providers: Vec<PluginProviders>,
 }
 
 /// Loads `registrations` in order; `instances` are host-configured plugin
@@ -48,7 +55,7 @@ pub(crate) fn load(
 ) -> Loaded {
     let mut plugins = Vec::new();
     let mut slots = Vec::new();
-    let mut shares = Vec::new();
+    let mut providers = Vec::new();
     for reg in registrations {
         let manifest = reg.manifest();
         let Some(segment) = check_manifest(manifest, &plugins, diagnostics) else {
@@ -79,6 +86,11 @@ pub(crate) fn load(
             }
         };
         let parts = builder.into_parts();
+        // A plugin speaks for itself only.
+        diagnostics.extend(parts.reports.into_iter().map(|mut d| {
+            d.plugin = Some(manifest.id.to_owned());
+            d
+        }));
         let index = plugins.len();
         let first_slot = slots.len();
         let count = parts.toolsets.len();
@@ -93,16 +105,15 @@ pub(crate) fn load(
             first_slot,
             slots: count,
         });
-        shares.push(PluginShares {
+        providers.push(PluginProviders {
             plugin_id: manifest.id,
             providers: parts.providers,
-            services: parts.services,
         });
     }
     Loaded {
         plugins,
         slots,
-        shares,
+        providers,
     }
 }
 

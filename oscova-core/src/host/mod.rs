@@ -1,21 +1,28 @@
 //! The host: loads plugins, publishes their tools once for all users,
 //! builds shared providers and services, and hands out per-user scopes.
 //!
-//! The modules run one way, each owning its data:
-//! `start` (the builder and the start-up sequence) → `load` (manifests,
-//! `configure`) → `publish` (the catalog) → `crate::shared` (providers,
-//! services) → `scope` (one user's toolsets) → `invoke` (the pipeline,
-//! with its `hooks` and `approval`); a module imports only those before
-//! it, and the data they share (`Catalog`, `CallPolicy`, `ScopeEnv`) is
-//! declared here. This file is the handle over what they
-//! built. Start-up follows the order of ARCHITECTURE.md "The flow":
+//! The stages run one way, each owning its data: `load` (manifests,
+//! `configure`) → `publish` (the catalog) → `provision` (providers and
+//! services, built once) → `scope` (one user's toolsets) → `invoke` (the
+//! pipeline). A stage imports only the stages before it; the policies the
+//! pipeline applies (`approval`, `hooks`) and the data the stages share
+//! (`Catalog`, `CallPolicy`, `ScopeEnv`, each tool's `pace`) are declared
+//! before every stage, here and in those three files. `start` (the
+//! builder) runs the stages in order. This file is the handle over what
+//! they built. Start-up follows the order of ARCHITECTURE.md "The flow":
 //! nothing a plugin does can stop the host from starting; it only shows up
 //! in [`PluginHost::diagnostics`].
 
+mod approval;
+mod hooks;
+mod pace;
+
 pub mod invoke;
 mod load;
+mod provision;
 mod publish;
 mod scope;
+
 mod start;
 
 use rustc_hash::FxHashMap;
@@ -24,8 +31,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use invoke::approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest, DefaultApproval};
-pub use invoke::hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
+pub use approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest, DefaultApproval};
+pub use hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
 pub use publish::{PublicationError, PublishedTool};
 pub use scope::UserScope;
 pub use start::PluginHostBuilder;
@@ -35,10 +42,11 @@ use crate::diagnostic::Diagnostic;
 use crate::http::HttpClient;
 use crate::plugin::PluginManifest;
 use crate::process::ProcessSpawnPolicy;
-use crate::provider::kind::ProviderKind;
+use crate::provider::ProviderKind;
+use crate::provider::PublishedProvider;
+use crate::provider::provisions::{Provisions, ShutdownFn};
 use crate::redact::Redactor;
-use crate::shared::{PublishedProvider, Shared, ShutdownFn};
-use invoke::approval::ApprovalPolicy;
+use approval::ApprovalPolicy;
 use load::{LoadedPlugin, ToolsetSlot};
 
 /// The version of this framework, which plugin `framework` ranges are
@@ -119,7 +127,7 @@ struct Lifecycle {
 
 pub(crate) struct HostInner {
     pub(crate) catalog: Catalog,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) provisions: Arc<Provisions>,
     pub(crate) policy: CallPolicy,
     pub(crate) env: ScopeEnv,
     diagnostics: Vec<Diagnostic>,
@@ -207,12 +215,12 @@ impl PluginHost {
     /// The providers of kind `K` built at start-up, in creation order: for
     /// example `host.providers::<dyn ModelProvider>()`.
     pub fn providers<K: ProviderKind + ?Sized>(&self) -> &[PublishedProvider<K>] {
-        self.inner.shared.providers::<K>()
+        self.inner.provisions.providers::<K>()
     }
 
-    /// The service of type `T`, when the host or a plugin registered one.
+    /// The service of type `T`, when the host registered one.
     pub fn service<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.inner.shared.service::<T>()
+        self.inner.provisions.service::<T>()
     }
 
     /// The host's view as a service factory sees it: its providers,
@@ -220,8 +228,7 @@ impl PluginHost {
     /// them after start-up.
     pub fn service_context(&self) -> ServiceContext<'_> {
         ServiceContext::new(
-            None,
-            &self.inner.shared,
+            &self.inner.provisions,
             &self.inner.env.unscoped,
             &self.inner.env.spawn,
             None,

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::load::{LoadedPlugin, ToolsetSlot};
-use crate::builder::RegisteredInfo;
 use crate::diagnostic::DiagnosticKind;
+use crate::plugin::RegisteredInfo;
 use crate::tool::{NetworkScope, ToolAnnotations, ToolApprovalMode, ToolInfo, ToolList};
 use crate::wire::WireName;
 
@@ -34,7 +34,7 @@ pub struct PublishedTool {
     pub(crate) index: usize,
     info: ToolRef,
     /// How long its synchronous bodies take, when the host times them.
-    pub(crate) pace: crate::host::invoke::BodyPace,
+    pub(crate) pace: super::pace::BodyPace,
 }
 
 /// Where a published tool's metadata lives.
@@ -43,7 +43,7 @@ enum ToolRef {
     /// A `#[toolset]` type's.
     Static(&'static ToolInfo),
     /// A runtime toolset's, at this index.
-    Shared(Arc<[ToolInfo]>, usize),
+    Runtime(Arc<[ToolInfo]>, usize),
 }
 
 impl PublishedTool {
@@ -103,7 +103,7 @@ impl PublishedTool {
         match &self.info {
             ToolRef::Static(info) => info,
             // In range: publication made the index from this list.
-            ToolRef::Shared(tools, index) => &tools[*index],
+            ToolRef::Runtime(tools, index) => &tools[*index],
         }
     }
 }
@@ -186,7 +186,7 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
         let shared = match &slot.registration.info {
             RegisteredInfo::Static(_) => None,
             RegisteredInfo::Runtime(info) => match &info.tools {
-                ToolList::Shared(tools) => Some(tools),
+                ToolList::Runtime(tools) => Some(tools),
                 ToolList::Static(_) => None,
             },
         };
@@ -232,7 +232,7 @@ pub(crate) fn publish(plugins: &[LoadedPlugin], slots: &[ToolsetSlot]) -> Publis
                     slot_entry.insert(tools.len());
                     let info = match (statics.get(index), shared) {
                         (Some(info), _) => ToolRef::Static(info),
-                        (None, Some(tools)) => ToolRef::Shared(tools.clone(), index),
+                        (None, Some(tools)) => ToolRef::Runtime(tools.clone(), index),
                         (None, None) => continue,
                     };
                     tools.push(PublishedTool {

@@ -4,20 +4,20 @@
 //! providers and services are the host's, shared by every user. Building
 //! one calls every toolset factory exactly once, in load order, with that
 //! user's context; a factory that fails or panics drops that toolset for
-//! this user only, with a diagnostic. Invoking lives in `invoke/`, which
-//! builds on this module (never the other way round).
+//! this user only, with a diagnostic. The pipeline lives in `invoke/`,
+//! which builds on this module; `UserScope::invoke` is only its entry.
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use super::HostInner;
+use super::invoke::{Arguments, Invoke};
 use super::publish::PublishedTool;
-use crate::context::{AgentPluginContext, Credentials, ScopeShared, UserInfo};
+use crate::context::{AgentPluginContext, Credentials, ScopeParts, UserInfo};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, panic_message};
-use crate::invocation::InvocationShared;
 use crate::redact::Redactor;
-use crate::tool::Toolset;
+use crate::tool::{CallBase, Toolset};
 
 /// One user's tools.
 #[derive(Clone)]
@@ -28,7 +28,7 @@ pub struct UserScope {
 pub(in crate::host) struct ScopeInner {
     pub(in crate::host) host: Arc<HostInner>,
     pub(in crate::host) user: Arc<UserInfo>,
-    pub(in crate::host) shared: InvocationShared,
+    pub(in crate::host) calls: CallBase,
     pub(in crate::host) toolsets: Box<[Option<Arc<dyn Toolset>>]>,
     pub(in crate::host) redactor: Redactor,
     diagnostics: Vec<Diagnostic>,
@@ -59,7 +59,7 @@ impl UserScope {
         let mut diagnostics = Vec::new();
         let catalog = &host.catalog;
         let mut toolsets: Vec<Option<Arc<dyn Toolset>>> = Vec::with_capacity(catalog.slots.len());
-        let shared = Arc::new(ScopeShared {
+        let parts = Arc::new(ScopeParts {
             user: user.clone(),
             credentials: Credentials::new(
                 host.env.credentials.clone(),
@@ -68,13 +68,13 @@ impl UserScope {
             ),
             http: host.env.http.clone(),
             spawn: host.env.spawn.clone(),
-            host: host.shared.clone(),
+            provisions: host.provisions.clone(),
         });
         for plugin in &catalog.plugins {
             if plugin.slots == 0 {
                 continue;
             }
-            let ctx = AgentPluginContext::new(plugin.manifest.id, shared.clone());
+            let ctx = AgentPluginContext::new(plugin.manifest.id, parts.clone());
             let slots = catalog
                 .slots
                 .get(plugin.first_slot..plugin.first_slot + plugin.slots)
@@ -110,7 +110,7 @@ impl UserScope {
                 ));
             }
         }
-        let shared = InvocationShared {
+        let calls = CallBase {
             user: user.clone(),
             spawn: Some(host.env.spawn.clone()),
             redactors: [redactor.clone(), host.policy.redactor.clone()],
@@ -119,12 +119,21 @@ impl UserScope {
             inner: Arc::new(ScopeInner {
                 host,
                 user,
-                shared,
+                calls,
                 toolsets: toolsets.into_boxed_slice(),
                 redactor,
                 diagnostics,
             }),
         }
+    }
+
+    /// Calls the tool `wire_name` with `args` (a JSON value, or
+    /// [`Arguments::json`] text); set options on the returned [`Invoke`],
+    /// then await it. The pipeline behind it is
+    /// [`invoke`](crate::host::invoke)'s.
+    #[inline]
+    pub fn invoke<'a>(&'a self, wire_name: &'a str, args: impl Into<Arguments<'a>>) -> Invoke<'a> {
+        Invoke::new(self, wire_name, args.into(), ())
     }
 
     /// The user this scope is for.

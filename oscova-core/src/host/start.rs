@@ -10,22 +10,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::invoke::approval::{ApprovalHandler, ApprovalPolicy, DefaultApproval};
-use super::invoke::hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
+use super::approval::{ApprovalHandler, ApprovalPolicy, DefaultApproval};
+use super::hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
+use super::provision::{self, ServiceRegistration};
 use super::{
     CallPolicy, Catalog, FilesRoots, HostError, HostInner, Lifecycle, PluginHost, ScopeEnv, load,
     publish,
 };
-use crate::builder::ServiceRegistration;
 use crate::context::{CredentialResolver, NoCredentials, ServiceContext, UserInfo};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
 use crate::http::HttpClient;
 use crate::interaction::InteractionHandler;
 use crate::plugin::{AgentPlugin, PluginRegistration, RegisteredPlugin};
 use crate::process::ProcessSpawnPolicy;
-use crate::provider::kind::BoxError;
+use crate::provider::BoxError;
 use crate::redact::Redactor;
-use crate::shared;
 
 /// Configures and builds a [`PluginHost`].
 pub struct PluginHostBuilder {
@@ -233,9 +232,11 @@ impl PluginHostBuilder {
         self
     }
 
-    /// Adds a service every toolset and provider context can reach by type
+    /// Adds a service every toolset context can reach by type
     /// ([`AgentPluginContext::service`](crate::AgentPluginContext::service)).
-    /// The host's services take precedence over plugins' of the same type.
+    /// Services are the host's alone: the plugin contract has no service
+    /// registration. One per type: a later one of a type already added is
+    /// dropped with a diagnostic.
     ///
     /// ```
     /// use oscova_core::prelude::*;
@@ -393,8 +394,8 @@ impl PluginHostBuilder {
         // Children never inherit a value the host knows to be secret.
         let redactor = Redactor::new();
         let spawn = self.spawn.redacting(&redactor);
-        let built = shared::build(
-            loaded.shares,
+        let built = provision::build(
+            loaded.providers,
             self.services,
             &unscoped,
             &spawn,
@@ -410,7 +411,7 @@ impl PluginHostBuilder {
                     by_name: published.by_name,
                     publication_errors: published.errors,
                 },
-                shared: built.shared,
+                provisions: built.provisions,
                 policy: CallPolicy {
                     approval: self.approval,
                     before: self.before,

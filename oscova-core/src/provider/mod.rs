@@ -15,12 +15,13 @@
 //! scrubbed error texts) is not a contract: it is in the `oscova-agent`
 //! crate, as `oscova_agent::http`.
 
-pub mod kind;
+mod kind;
 pub mod model;
+pub(crate) mod provisions;
 pub mod speech;
 
-pub use crate::shared::PublishedProvider;
 pub use kind::{BoxError, IntoProvider, ProviderKind};
+pub use provisions::PublishedProvider;
 
 use std::borrow::Cow;
 use std::fmt;

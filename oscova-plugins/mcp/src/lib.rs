@@ -62,8 +62,8 @@ use std::sync::Arc;
 use oscova_core::diagnostic::{Diagnostic, DiagnosticKind};
 use oscova_core::process::ProcessSpawnPolicy;
 use oscova_core::redact::Redactor;
-use oscova_core::runtime::{ToolInfo, ToolsetInfo};
 use oscova_core::tool::ToolAnnotations;
+use oscova_core::tool::{ToolInfo, ToolsetInfo};
 use oscova_core::{AgentPlugin, AgentPluginBuilder, AgentPluginContext, NetworkScope, plugin};
 
 pub use config::{ConfigError, DEFAULT_TIMEOUT, McpConfig, ServerConfig};
@@ -125,22 +125,13 @@ impl AgentPlugin for McpPlugin {
             builder
                 .add_runtime_toolset(info, move |ctx: &AgentPluginContext| handler(&server, ctx));
         }
-        let diagnostics = self.diagnostics.clone();
-        let status = McpStatus {
-            servers: self.status.servers.clone(),
-        };
-        builder.add_service(move |ctx| {
-            for message in &diagnostics {
-                ctx.report(Diagnostic::warning(
-                    DiagnosticKind::ToolSourceFailed,
-                    Some(PLUGIN_ID),
-                    message.clone(),
-                ));
-            }
-            McpStatus {
-                servers: status.servers.clone(),
-            }
-        });
+        for message in &self.diagnostics {
+            builder.report(Diagnostic::warning(
+                DiagnosticKind::ToolSourceFailed,
+                Some(PLUGIN_ID),
+                message.clone(),
+            ));
+        }
     }
 }
 

@@ -54,9 +54,11 @@ impl ServerStatus {
     }
 }
 
-/// Every configured server's status: the `oscova.mcp` plugin registers it
-/// as a service (`host.service::<McpStatus>()`).
-#[derive(Debug, Default)]
+/// Every configured server's status ([`McpPlugin::status`](crate::McpPlugin::status)).
+/// A clone sees the same servers; a host that wants it among its services
+/// adds one (`PluginHost::builder().service(plugin.status().clone())`, as
+/// the `oscova` command does).
+#[derive(Debug, Default, Clone)]
 pub struct McpStatus {
     pub(crate) servers: Vec<std::sync::Arc<ServerStatus>>,
 }

@@ -207,7 +207,10 @@ async fn a_hung_call_ends_at_the_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_server_is_restarted_on_the_next_call() {
     for kind in KINDS {
-        let host = host(plugin(McpPlugin::builder().server("notes", server(kind))).await);
+        let mcp = plugin(McpPlugin::builder().server("notes", server(kind))).await;
+        // The plugin's status, as a host keeps it (a clone sees the same servers).
+        let status = mcp.status().clone();
+        let host = host(mcp);
         let scope = host.user_scope(UserInfo::new("alice"));
         let first = scope.invoke(&tool("whoami"), json!({})).await.content;
         let crashed = scope.invoke(&tool("crash"), json!({})).await;
@@ -221,7 +224,6 @@ async fn a_crashed_server_is_restarted_on_the_next_call() {
         assert!(!second.is_error, "{kind:?}: {second:?}");
         let pid = |s: &str| s.split_whitespace().next().map(str::to_owned);
         assert_ne!(pid(&first), pid(&second.content), "{kind:?}: a new process");
-        let status = host.service::<oscova_plugin_mcp::McpStatus>().unwrap();
         let events = status.servers().next().unwrap().events();
         assert!(
             events.iter().any(|e| e.contains("restarted")),

@@ -77,12 +77,15 @@
 //!
 //! ## Routing plugin speech providers
 //!
-//! The plugin registers [`SpeechRouters`] as a host service, built once at
-//! start-up over the built-in providers and every speech provider the
-//! host's plugins registered ([`SpeechRouters::from_context`]); every
-//! scope's tools route through that one pair. A host that wants other
-//! routers registers its own `SpeechRouters` with
-//! `PluginHostBuilder::service`, which takes precedence.
+//! The tools route through the host's [`SpeechRouters`] service when the
+//! host registered one (`PluginHost::builder().service_with(SpeechRouters::from_context)`,
+//! as the `oscova` command does): the built-in providers and every speech
+//! provider the host's plugins registered, built once at start-up. A
+//! plugin registers no host service (the Oscova contract has no such
+//! registration), so on a host without one the plugin builds the same
+//! pair from the first user scope's context
+//! ([`SpeechRouters::from_toolset_context`]) and every later scope of that
+//! host shares it.
 //!
 //! # Network scope
 //!
@@ -103,7 +106,7 @@ mod toolset;
 
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use oscova_core::fs::{self, UserRoot};
 use oscova_core::prelude::*;
@@ -122,7 +125,7 @@ pub use oscova_core::fs::{DEFAULT_BASE, ROOT_ENV, RootResolver, user_dir_name};
 pub type SettingsResolver = Arc<dyn Fn(&UserInfo) -> SpeechSettings + Send + Sync>;
 
 /// The `oscova.speech` plugin: contributes [`SpeechToolset`] to every user
-/// with a files root, and registers the host's [`SpeechRouters`] service.
+/// with a files root, routed through the host's [`SpeechRouters`].
 #[plugin(
     id = "oscova.speech",
     name = "Speech",
@@ -218,22 +221,22 @@ impl fmt::Debug for SpeechPlugin {
 
 impl AgentPlugin for SpeechPlugin {
     fn configure(&self, builder: &mut AgentPluginBuilder) {
-        builder.add_service(SpeechRouters::from_context);
         let plugin = self.clone();
+        // One pair per host: `configure` runs once per host, and every
+        // context of one host sees the same providers.
+        let fallback: Arc<OnceLock<Arc<SpeechRouters>>> = Arc::default();
         builder.add_toolset(move |ctx: &AgentPluginContext| {
             let Some(root) = fs::root_for(plugin.roots.as_ref(), ctx) else {
                 return Err(SpeechToolError::NoRoot {
                     user: ctx.user_id().to_owned(),
                 });
             };
-            // The plugin's own service, unless the host registered its own
-            // routers, which take precedence; a context without services
-            // (a hand-built one) gets routers over the built-in providers.
+            // The host's routers, else this host's pair built from the
+            // first context that needs it.
             let routers = ctx.service::<SpeechRouters>().unwrap_or_else(|| {
-                Arc::new(SpeechRouters::builtin(
-                    ctx.http_client(),
-                    ctx.spawn_policy().clone(),
-                ))
+                fallback
+                    .get_or_init(|| Arc::new(SpeechRouters::from_toolset_context(ctx)))
+                    .clone()
             });
             Ok(SpeechToolset {
                 root: UserRoot::new(root).allow_hard_links(plugin.hard_links),

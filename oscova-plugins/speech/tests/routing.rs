@@ -250,17 +250,9 @@ async fn the_tools_route_plugin_providers_with_no_wiring() {
         .strict(true)
         .build()
         .unwrap();
-    // The plugin registered the routers as a host service, built once over
-    // every plugin's speech providers.
-    let routers = host
-        .service::<SpeechRouters>()
-        .expect("the plugin's service");
-    // piper: this crate's tests enable oscova-speech's `piper` feature.
-    assert_eq!(
-        routers.synthesis().keys(),
-        ["acme.beep", "flite", "openai", "piper"]
-    );
-    assert_eq!(routers.diagnostics().count(), 0);
+    // A plugin registers no host service: the plugin routes over what its
+    // context sees, every plugin's speech providers.
+    assert!(host.service::<SpeechRouters>().is_none());
 
     let scope = host.user_scope(UserInfo::new("alice"));
     let r = scope
@@ -280,6 +272,39 @@ async fn the_tools_route_plugin_providers_with_no_wiring() {
         )
         .await;
     assert!(!r.is_error, "{}", r.content);
+    // A second user's scope routes the same way.
+    let bob = host.user_scope(UserInfo::new("bob"));
+    let r = bob
+        .invoke(SPEAK, json!({"text": "beep", "path": "beep.wav"}))
+        .await;
+    assert_eq!(r.details["provider"], "acme.beep", "{}", r.content);
+}
+
+#[tokio::test]
+async fn a_host_builds_the_routers_once_over_every_plugins_providers() {
+    let base = tempfile::tempdir().unwrap();
+    let speech = SpeechPlugin::per_user(base.path())
+        .settings(|_| SpeechSettings::default().synthesis(SpeechProviderConfig::new("acme.beep")));
+    let host = PluginHost::builder()
+        .plugins(oscova_core::linked_plugins![BeepPlugin])
+        .plugin_instance(speech)
+        .service_with(SpeechRouters::from_context)
+        .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true)
+        .strict(true)
+        .build()
+        .unwrap();
+    let routers = host.service::<SpeechRouters>().expect("the host's service");
+    // piper: this crate's tests enable oscova-speech's `piper` feature.
+    assert_eq!(
+        routers.synthesis().keys(),
+        ["acme.beep", "flite", "openai", "piper"]
+    );
+    assert_eq!(routers.diagnostics().count(), 0);
+    let r = host
+        .user_scope(UserInfo::new("alice"))
+        .invoke(SPEAK, json!({"text": "beep", "path": "beep.wav"}))
+        .await;
+    assert_eq!(r.details["provider"], "acme.beep", "{}", r.content);
 }
 
 #[tokio::test]
@@ -298,14 +323,6 @@ async fn routers_the_host_registers_take_precedence() {
         .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true)
         .build()
         .unwrap();
-    // The plugin's own routers were dropped, with a diagnostic.
-    assert!(
-        host.diagnostics()
-            .iter()
-            .any(|d| d.kind == oscova_core::diagnostic::DiagnosticKind::DuplicateService),
-        "{:?}",
-        host.diagnostics()
-    );
     let scope = host.user_scope(UserInfo::new("alice"));
     let r = scope
         .invoke(SPEAK, json!({"text": "beep", "path": "beep.wav"}))

@@ -23,6 +23,7 @@ mod synthesis;
 use std::fmt;
 use std::sync::Arc;
 
+use oscova_core::AgentPluginContext;
 use oscova_core::HttpClient;
 use oscova_core::context::ServiceContext;
 use oscova_core::process::ProcessSpawnPolicy;
@@ -346,9 +347,9 @@ impl SpeechRouters {
     /// Both routers over what a host built, as a service factory sees it:
     /// the built-in providers on the host's HTTP client and spawn policy,
     /// then every speech provider the host's plugins registered. This is
-    /// how the `oscova.speech` plugin registers them as a host service
-    /// (`builder.add_service(SpeechRouters::from_context)`), so every
-    /// toolset reaches one shared pair through its context.
+    /// how a host registers them as its service
+    /// (`PluginHost::builder().service_with(SpeechRouters::from_context)`),
+    /// so its own code and every toolset reach one shared pair.
     ///
     /// Providers dropped in type-key collisions are reported to the host
     /// too ([`ServiceContext::report`]), so they are among its diagnostics.
@@ -363,6 +364,21 @@ impl SpeechRouters {
             ctx.report(diagnostic.clone());
         }
         routers
+    }
+
+    /// Both routers over what a toolset's context sees: the built-in
+    /// providers on the context's HTTP client and spawn policy, then every
+    /// speech provider the host's plugins registered (the same for every
+    /// user of one host). For a plugin whose host registered no
+    /// `SpeechRouters` service; providers dropped in type-key collisions
+    /// are logged when the routers are built.
+    pub fn from_toolset_context(ctx: &AgentPluginContext) -> Self {
+        Self::over(
+            ctx.http_client(),
+            ctx.spawn_policy().clone(),
+            ctx.providers::<dyn SpeechRecognitionProvider>(),
+            ctx.providers::<dyn SpeechSynthesisProvider>(),
+        )
     }
 
     /// Both routers over the built-in providers only (`flite`,

@@ -7,7 +7,7 @@
 use serde_json::json;
 
 use crate::args::ArgError;
-use crate::result::ToolResult;
+use crate::tool::ToolResult;
 
 /// Why a call did not produce the tool's own result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

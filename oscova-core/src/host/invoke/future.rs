@@ -20,13 +20,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::approval::ApprovalHandler;
 use super::{Arguments, CallOptions, InvokeError};
+use crate::host::approval::ApprovalHandler;
 use crate::host::scope::UserScope;
 use crate::interaction::InteractionHandler;
-use crate::invocation::ToolInvocation;
-use crate::invocation::{LogSink, ProgressSink, ToolLog, ToolProgress};
-use crate::result::ToolResult;
+use crate::tool::{LogSink, ProgressSink, ToolInvocation, ToolLog, ToolProgress, ToolResult};
 
 mod private {
     pub trait Sealed {}
@@ -134,7 +132,7 @@ enum Stage<'a> {
 ///
 /// ```
 /// use oscova_core::prelude::*;
-/// use oscova_core::invoke::Arguments;
+/// use oscova_core::host::invoke::Arguments;
 ///
 /// pub struct EchoToolset;
 /// #[toolset]
@@ -184,7 +182,7 @@ pub struct Invoke<'a, O: Passed = (), R: Report = ToolResult> {
 
 impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
     #[inline]
-    pub(super) fn new(
+    pub(in crate::host) fn new(
         scope: &'a UserScope,
         wire_name: &'a str,
         args: Arguments<'a>,

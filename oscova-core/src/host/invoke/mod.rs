@@ -33,13 +33,9 @@
 //! unknown tool's name is cut short. With no subscriber, the span costs a
 //! check of a static flag.
 
-pub(crate) mod approval;
 mod error;
 mod future;
-pub(crate) mod hooks;
-mod pace;
 mod pipeline;
-pub(crate) mod span;
 
 use std::fmt;
 use std::sync::Arc;
@@ -48,18 +44,17 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use error::InvokeError;
-pub(crate) use pace::BodyPace;
+pub use future::{Invoke, Passed, Report};
 
-use super::scope::UserScope;
+use super::approval::ApprovalHandler;
 use crate::interaction::InteractionHandler;
-use crate::invocation::{LogSink, ProgressSink};
-use approval::ApprovalHandler;
+use crate::tool::{LogSink, ProgressSink};
 
 /// A tool's arguments: a JSON value, or JSON text as models and MCP
 /// clients send it.
 ///
 /// ```
-/// use oscova_core::invoke::Arguments;
+/// use oscova_core::host::invoke::Arguments;
 /// use serde_json::json;
 ///
 /// let from_value: Arguments<'_> = json!({"text": "hi"}).into();
@@ -110,22 +105,4 @@ impl fmt::Debug for CallOptions {
             .field("log", &self.log.is_some())
             .finish()
     }
-}
-
-pub use future::Invoke;
-
-impl UserScope {
-    /// Calls the tool `wire_name` with `args` (a JSON value, or
-    /// [`Arguments::json`] text); set options on the returned [`Invoke`],
-    /// then await it.
-    #[inline]
-    pub fn invoke<'a>(&'a self, wire_name: &'a str, args: impl Into<Arguments<'a>>) -> Invoke<'a> {
-        Invoke::new(self, wire_name, args.into(), ())
-    }
-}
-
-/// What an [`Invoke`] can be awaited as and what it can carry; implemented
-/// for the types it names, and only for them.
-pub mod sealed {
-    pub use super::future::{Passed, Report};
 }

@@ -15,18 +15,18 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ApprovalDecision, ApprovalRequest};
 use super::future::{CatchUnwind, Report, SlowCall, panicked};
-use super::hooks;
-use super::span;
 use super::{CallOptions, InvokeError};
 use crate::args::ArgError;
+use crate::host::approval::{ApprovalDecision, ApprovalRequest};
+use crate::host::hooks;
 use crate::host::publish::PublishedTool;
 use crate::host::scope::UserScope;
 use crate::http;
-use crate::invocation::{ProgressSink, ToolInvocation, ToolProgress};
-use crate::result::ToolResult;
-use crate::tool::{Dispatched, NetworkScope, Toolset};
+use crate::tool::span;
+use crate::tool::{
+    Dispatched, NetworkScope, ProgressSink, ToolInvocation, ToolProgress, ToolResult, Toolset,
+};
 
 /// `#[toolset]` marks every async method, so a synchronous tool returning a
 /// future has a hand-made `ToolInfo` that does not match its dispatch.
@@ -102,7 +102,7 @@ impl UserScope {
         // with `insert`, leaves no drop of its old value to call (10
         // instructions a call in the small-tool bench).
         let invocation = handle
-            .get_or_insert_with(|| ToolInvocation::borrowing(&self.inner.shared, tool.wire_name()));
+            .get_or_insert_with(|| ToolInvocation::borrowing(&self.inner.calls, tool.wire_name()));
         invocation.start_span(tool.plugin_id());
         if let Some(options) = options {
             if is_cancelled(&options) {
@@ -159,7 +159,7 @@ impl UserScope {
     /// A call's failure, recorded in its span, redacted, in the caller's form.
     #[cold]
     fn fail<R: Report>(&self, span: &tracing::Span, error: InvokeError) -> R {
-        span::record_error(span, &error);
+        span::record_error(span, error.kind());
         self.refuse(error)
     }
 
@@ -170,7 +170,7 @@ impl UserScope {
     pub(super) fn refuse_unfound<R: Report>(&self, wire_name: &str, error: InvokeError) -> R {
         if tracing::enabled!(target: span::TARGET, tracing::Level::INFO) {
             let span = span::call_span(&crate::args::shorten(wire_name), "", self.inner.user.id());
-            span::record_error(&span, &error);
+            span::record_error(&span, error.kind());
         }
         self.refuse(error)
     }
@@ -201,7 +201,7 @@ impl UserScope {
                 let outcome = call.await;
                 match &outcome {
                     Ok(result) => span::record_result(&recorded, result),
-                    Err(error) => span::record_error(&recorded, error),
+                    Err(error) => span::record_error(&recorded, error.kind()),
                 }
                 outcome
             }
@@ -311,7 +311,7 @@ impl UserScope {
             }
             _ => None,
         };
-        let mut invocation = ToolInvocation::borrowing(&scope.shared, tool.wire_name());
+        let mut invocation = ToolInvocation::borrowing(&scope.calls, tool.wire_name());
         invocation.set_span(span);
         if options.interaction.is_none()
             && let Some(handler) = &host.policy.interaction

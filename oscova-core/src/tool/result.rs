@@ -12,7 +12,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::content::ContentBlock;
+use super::content::ContentBlock;
 
 /// The outcome of a tool call.
 ///

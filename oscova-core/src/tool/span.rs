@@ -4,19 +4,22 @@
 //! `execute_tool` span (exported as `execute_tool {wire name}`) with
 //! `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.type`,
 //! `gen_ai.tool.call.id`, the plugin id and the user id; a failure records
-//! `error.type` (the [`InvokeError::kind`], or `tool_error` for a result
+//! `error.type` (the host's `InvokeError::kind`, or `tool_error` for a result
 //! the tool marked as an error) and an error status. The tool's own log
 //! messages are events inside it. No argument or result text goes into
 //! the span, and an exporter redacts what does (the CLI's does).
 //!
 //! With no subscriber listening, making and entering the span is a check
 //! of a static flag: the fields are never evaluated.
+//!
+//! The span belongs to the call ([`ToolInvocation`](super::ToolInvocation)
+//! opens it), so it lives with the contract; the host's pipeline records
+//! refusals in it by kind.
 
 use tracing::Span;
 use tracing::field::Empty;
 
-use super::InvokeError;
-use crate::result::ToolResult;
+use super::{CallId, ToolResult};
 
 /// The target every call span has, for subscribers that filter by target.
 pub(crate) const TARGET: &str = "oscova_core::tool_call";
@@ -43,16 +46,17 @@ pub(crate) fn call_span(wire_name: &str, plugin: &str, user: &str) -> Span {
 
 /// Records the call's id once it has one.
 #[inline]
-pub(crate) fn record_call_id(span: &Span, id: crate::invocation::CallId) {
+pub(crate) fn record_call_id(span: &Span, id: CallId) {
     if !span.is_disabled() {
         span.record("gen_ai.tool.call.id", id.get());
     }
 }
 
-/// Records a refused or failed call.
+/// Records a refused or failed call, by its error's stable kind (the
+/// host's `InvokeError::kind`).
 #[cold]
-pub(crate) fn record_error(span: &Span, error: &InvokeError) {
-    record_error_type(span, error.kind());
+pub(crate) fn record_error(span: &Span, kind: &'static str) {
+    record_error_type(span, kind);
 }
 
 /// Records a result the tool marked as an error.

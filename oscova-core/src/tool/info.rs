@@ -1,77 +1,21 @@
-//! Tool metadata and the toolset contract that `#[toolset]` implements.
+//! Tool metadata: [`ToolInfo`], [`ToolsetInfo`] and the hints
+//! ([`ToolAnnotations`]) a tool carries.
 //!
-//! Metadata is static: the macro emits one `static` [`ToolsetInfo`] per
-//! toolset type, so publication reads it without creating an instance and
-//! every user scope shares it. Input schemas are built on first use and
-//! cached in the metadata itself. Tools known only at run time (an MCP
-//! server's, say) use the same types, built with owned text by
-//! [`runtime`](crate::runtime); static metadata stays borrowed, never copied.
+//! Rules: a `#[toolset]` type's metadata is one `static`, borrowed, never
+//! copied; its input schema is built on first use and cached in the
+//! metadata. Metadata of a tool known only at run time is built here too,
+//! with owned text ([`ToolInfo::new`], [`ToolsetInfo::new`]): its names
+//! are normalised once, when it is built, by the wire-name rule.
 
 use std::borrow::Cow;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::args::ArgError;
-pub use crate::content::{
-    ContentBlock, EmbeddedResource, InvalidBase64, ResourceContents, decode_base64, encode_base64,
-};
-pub use crate::invocation::{
-    CallId, LogLevel, LogSink, ProgressSink, ToolInvocation, ToolLog, ToolProgress,
-};
-pub use crate::result::ToolResult;
-pub use crate::schema::{InputSchemaBuilder, SCHEMA_DIALECT, output_schema_for};
-
-/// Whether a host must ask before running a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolApprovalMode {
-    /// Defer to the host's policy.
-    #[default]
-    Default,
-    /// The host must get approval before running the tool.
-    Required,
-    /// The host may run the tool unasked.
-    NotRequired,
-}
-
-/// What a tool may reach over the network. The host enforces it on the
-/// HTTP client a toolset gets from its context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NetworkScope {
-    /// No network access.
-    #[default]
-    None,
-    /// This machine only (loopback and `localhost`).
-    Local,
-    /// Anything.
-    Internet,
-}
-
-impl fmt::Display for ToolApprovalMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Default => "default",
-            Self::Required => "required",
-            Self::NotRequired => "not_required",
-        })
-    }
-}
-
-impl fmt::Display for NetworkScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::None => "none",
-            Self::Local => "local",
-            Self::Internet => "internet",
-        })
-    }
-}
+use super::{NetworkScope, ToolApprovalMode};
+use crate::wire::normalize_segment;
 
 /// Builds a tool's input schema. Generated code supplies one per tool.
 pub type SchemaFn = fn() -> Value;
@@ -174,7 +118,7 @@ impl ToolAnnotations {
 }
 
 /// Metadata of one tool: static for `#[toolset]` tools, owned for tools
-/// defined at run time ([`ToolInfo::new`](crate::runtime)).
+/// defined at run time ([`ToolInfo::new`], see [`runtime`](crate::runtime)).
 pub struct ToolInfo {
     pub(crate) method: Cow<'static, str>,
     pub(crate) name: Cow<'static, str>,
@@ -327,7 +271,7 @@ impl fmt::Debug for ToolInfo {
 }
 
 /// Metadata of a toolset: a static one per `#[toolset]` type, or one
-/// built at run time ([`ToolsetInfo::new`](crate::runtime)).
+/// built at run time ([`ToolsetInfo::new`], see [`runtime`](crate::runtime)).
 #[derive(Debug)]
 pub struct ToolsetInfo {
     pub(crate) type_name: Cow<'static, str>,
@@ -339,7 +283,7 @@ pub struct ToolsetInfo {
 #[derive(Debug, Clone)]
 pub(crate) enum ToolList {
     Static(&'static [ToolInfo]),
-    Shared(Arc<[ToolInfo]>),
+    Runtime(Arc<[ToolInfo]>),
 }
 
 impl ToolsetInfo {
@@ -370,85 +314,114 @@ impl ToolsetInfo {
     pub fn tools(&self) -> &[ToolInfo] {
         match &self.tools {
             ToolList::Static(tools) => tools,
-            ToolList::Shared(tools) => tools,
+            ToolList::Runtime(tools) => tools,
         }
     }
 
     /// Whether the toolset was defined at run time.
     pub fn is_runtime(&self) -> bool {
-        matches!(self.tools, ToolList::Shared(_))
+        matches!(self.tools, ToolList::Runtime(_))
     }
 }
 
-/// A boxed future of a tool call.
-pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
+// Metadata built at run time (see [`crate::runtime`]).
+impl ToolInfo {
+    /// A tool defined at run time. `name` is normalised into the wire
+    /// name's tool segment (`Shout-Text` → `shout_text`) and kept as given
+    /// in [`display_name`](Self::display_name) and
+    /// [`method`](Self::method). `input_schema` is the JSON Schema of the
+    /// argument object. The approval mode starts at
+    /// [`ToolApprovalMode::Default`] and the network scope at
+    /// [`NetworkScope::None`], as for `#[toolset]` tools.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        let given: String = name.into();
+        Self {
+            name: Cow::Owned(normalize_segment(&given)),
+            method: Cow::Owned(given.clone()),
+            display_name: Cow::Owned(given),
+            description: Cow::Owned(description.into()),
+            approval: ToolApprovalMode::Default,
+            network: NetworkScope::None,
+            is_async: true,
+            schema_fn: None,
+            schema: OnceLock::from(input_schema),
+            title: None,
+            annotations: ToolAnnotations::new(),
+            output_schema_fn: None,
+            output_schema: OnceLock::from(None),
+        }
+    }
 
-/// What dispatching a tool produced: a finished result (sync methods run
-/// inline, with no allocation for a future) or a future to await.
-pub enum Dispatched<'a> {
-    /// The method already ran.
-    Ready(ToolResult),
-    /// The method is async; await this.
-    Pending(ToolFuture<'a>),
-}
+    /// A title for people.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(Cow::Owned(title.into()));
+        self
+    }
 
-impl fmt::Debug for Dispatched<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Ready(r) => f.debug_tuple("Ready").field(r).finish(),
-            Self::Pending(_) => f.write_str("Pending(..)"),
+    /// Hints about what the tool does.
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// The JSON Schema of the tool's structured result (its `details`).
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = OnceLock::from(Some(schema));
+        self
+    }
+
+    /// The approval mode.
+    pub fn with_approval(mut self, mode: ToolApprovalMode) -> Self {
+        self.approval = mode;
+        self
+    }
+
+    /// What the tool may reach over the network.
+    pub fn with_network_scope(mut self, scope: NetworkScope) -> Self {
+        self.network = scope;
+        self
+    }
+
+    /// Whether this tool was defined at run time.
+    pub fn is_runtime(&self) -> bool {
+        self.schema_fn.is_none()
+    }
+
+    /// The same metadata, owned, for a runtime handler (every runtime tool
+    /// is async).
+    pub(crate) fn runtime_copy(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            method: self.method.clone(),
+            display_name: self.display_name.clone(),
+            description: self.description.clone(),
+            approval: self.approval,
+            network: self.network,
+            is_async: true,
+            schema_fn: None,
+            schema: OnceLock::from(self.input_schema().clone()),
+            title: self.title.clone(),
+            annotations: self.annotations,
+            output_schema_fn: None,
+            output_schema: OnceLock::from(self.output_schema().cloned()),
         }
     }
 }
 
-impl<'a> Dispatched<'a> {
-    /// Runs the call to completion.
-    pub async fn finish(self) -> ToolResult {
-        match self {
-            Self::Ready(r) => r,
-            Self::Pending(fut) => fut.await,
+impl ToolsetInfo {
+    /// A toolset defined at run time: `owner` is normalised into the wire
+    /// name's owner segment (as given, no `Toolset` suffix is removed) and
+    /// kept as given in [`type_name`](Self::type_name).
+    pub fn new(owner: impl Into<String>, tools: impl IntoIterator<Item = ToolInfo>) -> Self {
+        let given: String = owner.into();
+        Self {
+            owner: Cow::Owned(normalize_segment(&given)),
+            type_name: Cow::Owned(given),
+            tools: ToolList::Runtime(tools.into_iter().collect()),
         }
     }
-}
-
-/// The contract `#[toolset]` implements for a type.
-///
-/// `#[toolset]` is the supported way to implement it: the metadata
-/// constructors it needs are not public API (they live in `__private`), so
-/// a hand-written implementation may break with any release. Tools known
-/// only at run time go through [`runtime`](crate::runtime) instead.
-///
-/// Toolsets serve many concurrent calls through `&self`; keep per-call
-/// state inside the call.
-///
-/// ```
-/// use oscova_core::prelude::*;
-///
-/// pub struct MathToolset;
-///
-/// #[toolset]
-/// impl MathToolset {
-///     /// Adds two numbers.
-///     pub fn add(a: i64, b: i64) -> i64 { a + b }
-/// }
-///
-/// let info = MathToolset::toolset_info();
-/// assert_eq!(info.owner(), "math");
-/// assert_eq!(info.tools()[0].name(), "add");
-/// ```
-pub trait Toolset: Send + Sync + 'static {
-    /// The static metadata of this toolset type.
-    fn toolset_info() -> &'static ToolsetInfo
-    where
-        Self: Sized;
-
-    /// Parses `args` for tool number `index` (into [`ToolsetInfo::tools`])
-    /// and starts the call. Bad arguments are an [`ArgError`] and the method
-    /// is not called.
-    fn dispatch<'a>(
-        &'a self,
-        index: usize,
-        args: Value,
-        invocation: &'a ToolInvocation<'_>,
-    ) -> Result<Dispatched<'a>, ArgError>;
 }

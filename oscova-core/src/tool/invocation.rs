@@ -137,17 +137,18 @@ pub struct ToolLog {
 /// Receives a call's log messages; the host supplies one per call.
 pub type LogSink = Arc<dyn Fn(ToolLog) + Send + Sync>;
 
-/// What every call of one user scope shares. A call borrows it from its
-/// scope, so starting a call touches no reference count.
+/// What every call of one user scope starts from: the user, the spawn
+/// policy, the redactors. A call borrows it from its scope, so starting a
+/// call touches no reference count.
 #[derive(Debug)]
-pub(crate) struct InvocationShared {
+pub(crate) struct CallBase {
     pub(crate) user: Arc<UserInfo>,
     pub(crate) spawn: Option<ProcessSpawnPolicy>,
     /// The scope's redactor, then the host's.
     pub(crate) redactors: [Redactor; 2],
 }
 
-impl InvocationShared {
+impl CallBase {
     pub(crate) fn redact(&self, text: &mut String) {
         for redactor in &self.redactors {
             if let std::borrow::Cow::Owned(clean) = redactor.redact(text) {
@@ -157,18 +158,18 @@ impl InvocationShared {
     }
 }
 
-/// A call's view of its scope's shared part: borrowed from a user scope,
-/// owned by a handle built on its own.
-enum Shared<'a> {
-    Borrowed(&'a InvocationShared),
-    Owned(Arc<InvocationShared>),
+/// A call's base: borrowed from a user scope, owned by a handle built on
+/// its own.
+enum BaseRef<'a> {
+    Borrowed(&'a CallBase),
+    Owned(Arc<CallBase>),
 }
 
-impl std::ops::Deref for Shared<'_> {
-    type Target = InvocationShared;
+impl std::ops::Deref for BaseRef<'_> {
+    type Target = CallBase;
 
     #[inline]
-    fn deref(&self) -> &InvocationShared {
+    fn deref(&self) -> &CallBase {
         match self {
             Self::Borrowed(shared) => shared,
             Self::Owned(shared) => shared,
@@ -194,7 +195,7 @@ pub struct ToolInvocation<'a> {
     /// Taken from the process-wide counter on first use only: most calls
     /// never ask, and the counter is a contended cache line under load.
     call_id: OnceLock<CallId>,
-    shared: Shared<'a>,
+    base: BaseRef<'a>,
     cancel: OnceLock<CancellationToken>,
     progress: Option<ProgressSink>,
     /// The wire name of the tool, when a host runs it.
@@ -215,7 +216,7 @@ impl ToolInvocation<'static> {
     /// assert!(!inv.is_cancelled());
     /// ```
     pub fn new(user: Arc<UserInfo>) -> Self {
-        let mut invocation = Self::with_shared(Shared::Owned(Arc::new(InvocationShared {
+        let mut invocation = Self::with_base(BaseRef::Owned(Arc::new(CallBase {
             user,
             spawn: None,
             redactors: Default::default(),
@@ -226,17 +227,17 @@ impl ToolInvocation<'static> {
 }
 
 impl<'a> ToolInvocation<'a> {
-    /// A handle borrowing a user scope's shared part.
-    pub(crate) fn borrowing(shared: &'a InvocationShared, tool: &'a str) -> Self {
-        let mut invocation = Self::with_shared(Shared::Borrowed(shared));
+    /// A handle borrowing a user scope's call base.
+    pub(crate) fn borrowing(base: &'a CallBase, tool: &'a str) -> Self {
+        let mut invocation = Self::with_base(BaseRef::Borrowed(base));
         invocation.tool = tool;
         invocation
     }
 
-    fn with_shared(shared: Shared<'a>) -> Self {
+    fn with_base(base: BaseRef<'a>) -> Self {
         Self {
             call_id: OnceLock::new(),
-            shared,
+            base,
             cancel: OnceLock::new(),
             progress: None,
             tool: "",
@@ -288,10 +289,10 @@ impl<'a> ToolInvocation<'a> {
 
     /// Uses `policy` for processes started by this call.
     pub fn with_spawn_policy(mut self, policy: ProcessSpawnPolicy) -> Self {
-        self.shared = Shared::Owned(Arc::new(InvocationShared {
-            user: self.shared.user.clone(),
+        self.base = BaseRef::Owned(Arc::new(CallBase {
+            user: self.base.user.clone(),
             spawn: Some(policy),
-            redactors: self.shared.redactors.clone(),
+            redactors: self.base.redactors.clone(),
         }));
         self
     }
@@ -303,12 +304,12 @@ impl<'a> ToolInvocation<'a> {
 
     /// The calling user's id.
     pub fn user_id(&self) -> &str {
-        self.shared.user.id()
+        self.base.user.id()
     }
 
     /// The calling user.
     pub fn user(&self) -> &UserInfo {
-        &self.shared.user
+        &self.base.user
     }
 
     /// The call's cancellation token. Long-running tools should watch it;
@@ -367,7 +368,7 @@ impl<'a> ToolInvocation<'a> {
     /// line so the check above costs no call.
     #[inline(never)]
     fn open_span(&mut self, plugin: &str) {
-        let span = crate::host::invoke::span::call_span(self.tool, plugin, self.user_id());
+        let span = super::span::call_span(self.tool, plugin, self.user_id());
         self.set_span(span);
     }
 
@@ -376,7 +377,7 @@ impl<'a> ToolInvocation<'a> {
         if span.is_disabled() {
             return;
         }
-        crate::host::invoke::span::record_call_id(&span, self.call_id());
+        super::span::record_call_id(&span, self.call_id());
         self.span = Some(span);
     }
 
@@ -393,7 +394,7 @@ impl<'a> ToolInvocation<'a> {
     /// ```
     pub fn log(&self, level: LogLevel, message: impl Into<String>) {
         let mut message = message.into();
-        self.shared.redact(&mut message);
+        self.base.redact(&mut message);
         self.span().in_scope(|| match level {
             LogLevel::Debug => tracing::debug!(target: "oscova::tool", "{message}"),
             LogLevel::Info | LogLevel::Notice => {
@@ -416,7 +417,7 @@ impl<'a> ToolInvocation<'a> {
                 "this host did not give the call a way to ask the person".to_owned(),
             ));
         };
-        self.shared.redact(question.message_mut());
+        self.base.redact(question.message_mut());
         let request = InteractionRequest {
             tool: self.tool.to_owned(),
             call_id: self.call_id(),
@@ -501,13 +502,13 @@ impl<'a> ToolInvocation<'a> {
     /// The process spawn policy for this call: processes a tool starts get
     /// a filtered environment and the user's `TZ`.
     pub fn spawn_policy(&self) -> ProcessSpawnPolicy {
-        self.shared.spawn.clone().unwrap_or_default()
+        self.base.spawn.clone().unwrap_or_default()
     }
 
     /// A spawn request for `command` already carrying the user's time zone.
     pub fn process(&self, command: impl Into<std::ffi::OsString>) -> ProcessSpawnRequest {
         let request = ProcessSpawnRequest::new(command);
-        match self.shared.user.time_zone() {
+        match self.base.user.time_zone() {
             Some(tz) => request.time_zone(tz),
             None => request,
         }
@@ -526,7 +527,7 @@ impl fmt::Debug for ToolInvocation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolInvocation")
             .field("call_id", &self.call_id.get())
-            .field("user", &self.shared.user.id())
+            .field("user", &self.base.user.id())
             .field("cancelled", &self.is_cancelled())
             .finish_non_exhaustive()
     }

@@ -13,10 +13,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::InvokeError;
+use super::invoke::InvokeError;
 use crate::context::UserInfo;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, panic_message};
-use crate::result::ToolResult;
+use crate::tool::ToolResult;
 
 /// A tool call about to run.
 #[derive(Debug)]

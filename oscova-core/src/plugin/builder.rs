@@ -2,20 +2,29 @@
 //! factories, in call order, never deduplicated.
 //!
 //! Factories may return the value or a `Result`; nothing runs while
-//! `configure` does. Provider and service factories run once when the host
-//! starts (providers first, then services, each in load order); toolset
-//! factories run once per user scope.
+//! `configure` does. Provider factories run once when the host starts, in
+//! load order; toolset factories run once per user scope.
+//!
+//! Rules: these are the complete registrations, as the Oscova contract has
+//! them: toolsets (`add_toolset`, and `add_runtime_toolset` for tools known
+//! only at run time) and providers (`add_model_provider`, the two speech
+//! forms, and `add_provider` for any other [`ProviderKind`]). There is no
+//! registration for host services, middleware, routes or background work
+//! ([`report`](AgentPluginBuilder::report) records a load diagnostic, not a
+//! registration):
+//! services are the host's ([`PluginHostBuilder::service_with`](crate::PluginHostBuilder::service_with)).
 
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 
-use crate::context::{AgentPluginContext, ProviderContext, ServiceContext};
-use crate::provider::kind::{BoxError, IntoProvider, ProviderKind};
+use crate::context::{AgentPluginContext, ProviderContext};
+use crate::diagnostic::Diagnostic;
 use crate::provider::model::ModelProvider;
+use crate::provider::provisions::{PublishFn, publish_provider};
 use crate::provider::speech::{SpeechRecognitionProvider, SpeechSynthesisProvider};
+use crate::provider::{BoxError, IntoProvider, ProviderKind};
 use crate::runtime::{IntoToolHandler, RuntimeToolset};
-use crate::shared::PublishFn;
 use crate::tool::{ToolInfo, ToolList, Toolset, ToolsetInfo};
 
 /// What a toolset factory may return: a toolset or a `Result` of one.
@@ -158,65 +167,6 @@ impl fmt::Debug for ProviderRegistration {
     }
 }
 
-/// A built service, type-erased: an `Arc<T>`.
-pub(crate) type AnyService = Arc<dyn Any + Send + Sync>;
-
-pub(crate) type ServiceFactory =
-    Box<dyn Fn(&ServiceContext<'_>) -> Result<AnyService, BoxError> + Send + Sync>;
-
-/// A recorded service factory.
-pub struct ServiceRegistration {
-    type_id: TypeId,
-    type_name: &'static str,
-    pub(crate) factory: ServiceFactory,
-}
-
-impl ServiceRegistration {
-    pub(crate) fn new<T, F, E>(factory: F) -> Self
-    where
-        T: Send + Sync + 'static,
-        F: Fn(&ServiceContext<'_>) -> Result<T, E> + Send + Sync + 'static,
-        E: Into<BoxError>,
-    {
-        Self {
-            type_id: TypeId::of::<T>(),
-            type_name: std::any::type_name::<T>(),
-            factory: Box::new(move |ctx| {
-                factory(ctx)
-                    .map(|s| Arc::new(s) as AnyService)
-                    .map_err(Into::into)
-            }),
-        }
-    }
-
-    /// A service that is already built.
-    pub(crate) fn value<T: Send + Sync + 'static>(service: T) -> Self {
-        let service: AnyService = Arc::new(service);
-        Self {
-            type_id: TypeId::of::<T>(),
-            type_name: std::any::type_name::<T>(),
-            factory: Box::new(move |_| Ok(service.clone())),
-        }
-    }
-
-    /// The Rust type of the service.
-    pub fn type_name(&self) -> &'static str {
-        self.type_name
-    }
-
-    pub(crate) fn type_id(&self) -> TypeId {
-        self.type_id
-    }
-}
-
-impl fmt::Debug for ServiceRegistration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServiceRegistration")
-            .field("type_name", &self.type_name)
-            .finish_non_exhaustive()
-    }
-}
-
 /// Records what a plugin contributes.
 ///
 /// ```
@@ -239,7 +189,7 @@ impl fmt::Debug for ServiceRegistration {
 pub struct AgentPluginBuilder {
     toolsets: Vec<ToolsetRegistration>,
     providers: Vec<ProviderRegistration>,
-    services: Vec<ServiceRegistration>,
+    reports: Vec<Diagnostic>,
 }
 
 impl AgentPluginBuilder {
@@ -276,13 +226,13 @@ impl AgentPluginBuilder {
         R: IntoToolHandler,
     {
         let tools = match &info.tools {
-            ToolList::Shared(tools) => tools.clone(),
+            ToolList::Runtime(tools) => tools.clone(),
             // A `#[toolset]` type's metadata under a runtime handler: the
             // tools are copied into shared ones, which the handler indexes.
             ToolList::Static(tools) => tools.iter().map(ToolInfo::runtime_copy).collect(),
         };
         let info = ToolsetInfo {
-            tools: ToolList::Shared(tools.clone()),
+            tools: ToolList::Runtime(tools.clone()),
             ..info
         };
         self.toolsets.push(ToolsetRegistration {
@@ -313,7 +263,7 @@ impl AgentPluginBuilder {
             kind: TypeId::of::<K>(),
             kind_name: K::NAME,
             type_name: std::any::type_name::<R::Output>(),
-            publish: crate::shared::publish_provider::<K>,
+            publish: publish_provider::<K>,
             factory: Box::new(move |ctx| {
                 factory(ctx)
                     .into_provider()
@@ -350,31 +300,43 @@ impl AgentPluginBuilder {
         self.add_provider::<dyn SpeechSynthesisProvider, F, R>(factory)
     }
 
-    /// Records a service factory, called once at start-up after every
-    /// provider is built. The service is shared by every user: toolset
-    /// factories reach it with
-    /// [`AgentPluginContext::service`](crate::AgentPluginContext::service).
-    /// One service per type: the host's own come first, then plugins' in
-    /// load order; a later one of the same type is dropped with a
-    /// diagnostic.
-    pub fn add_service<T, F>(&mut self, factory: F) -> &mut Self
-    where
-        T: Send + Sync + 'static,
-        F: Fn(&ServiceContext<'_>) -> T + Send + Sync + 'static,
-    {
-        self.try_add_service(move |ctx| Ok::<T, std::convert::Infallible>(factory(ctx)))
+    /// Says what this plugin left out while it configured, for an
+    /// operator: a source of tools it could not use, say, when the rest of
+    /// the plugin still works. This is not a registration (nothing is
+    /// built from it): the host records it among its load
+    /// [`diagnostics`](crate::PluginHost::diagnostics), with this plugin's
+    /// id, as it does a `configure` that failed. Failures a user can
+    /// correct (a credential not set) belong in the tool call instead,
+    /// with guidance.
+    ///
+    /// ```
+    /// use oscova_core::prelude::*;
+    /// use oscova_core::diagnostic::{Diagnostic, DiagnosticKind};
+    ///
+    /// #[plugin(id = "demo.partial")]
+    /// pub struct PartialPlugin;
+    /// impl AgentPlugin for PartialPlugin {
+    ///     fn configure(&self, b: &mut AgentPluginBuilder) {
+    ///         b.report(Diagnostic::warning(
+    ///             DiagnosticKind::ConfigureFailed,
+    ///             None,
+    ///             "the `archive` source is unreachable; its tools are left out",
+    ///         ));
+    ///     }
+    /// }
+    ///
+    /// let host = PluginHost::builder().plugins(oscova_core::linked_plugins![PartialPlugin]).build()?;
+    /// assert_eq!(host.diagnostics()[0].plugin.as_deref(), Some("demo.partial"));
+    /// # Ok::<(), oscova_core::HostError>(())
+    /// ```
+    pub fn report(&mut self, diagnostic: Diagnostic) -> &mut Self {
+        self.reports.push(diagnostic);
+        self
     }
 
-    /// [`add_service`](Self::add_service) for a factory that can fail: an
-    /// `Err` leaves the service out, with a diagnostic.
-    pub fn try_add_service<T, F, E>(&mut self, factory: F) -> &mut Self
-    where
-        T: Send + Sync + 'static,
-        F: Fn(&ServiceContext<'_>) -> Result<T, E> + Send + Sync + 'static,
-        E: Into<BoxError>,
-    {
-        self.services.push(ServiceRegistration::new(factory));
-        self
+    /// What the plugin [`report`](Self::report)ed, in call order.
+    pub fn reports(&self) -> &[Diagnostic] {
+        &self.reports
     }
 
     /// The recorded toolsets, in call order.
@@ -387,16 +349,11 @@ impl AgentPluginBuilder {
         &self.providers
     }
 
-    /// The recorded services, in call order.
-    pub fn services(&self) -> &[ServiceRegistration] {
-        &self.services
-    }
-
     pub(crate) fn into_parts(self) -> BuilderParts {
         BuilderParts {
             toolsets: self.toolsets,
             providers: self.providers,
-            services: self.services,
+            reports: self.reports,
         }
     }
 }
@@ -404,5 +361,5 @@ impl AgentPluginBuilder {
 pub(crate) struct BuilderParts {
     pub(crate) toolsets: Vec<ToolsetRegistration>,
     pub(crate) providers: Vec<ProviderRegistration>,
-    pub(crate) services: Vec<ServiceRegistration>,
+    pub(crate) reports: Vec<Diagnostic>,
 }

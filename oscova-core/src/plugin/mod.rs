@@ -12,11 +12,13 @@
 
 use std::fmt;
 
-pub use crate::builder::{
-    AgentPluginBuilder, IntoToolset, ProviderRegistration, ServiceRegistration, ToolsetFactory,
-    ToolsetRegistration,
+mod builder;
+
+use crate::provider::BoxError;
+pub use builder::{
+    AgentPluginBuilder, IntoToolset, ProviderRegistration, ToolsetFactory, ToolsetRegistration,
 };
-use crate::provider::kind::BoxError;
+pub(crate) use builder::{AnyProvider, RegisteredInfo};
 
 /// What a plugin says about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
