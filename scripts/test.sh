@@ -3,7 +3,8 @@
 # local speech providers need when they are missing, then formatting,
 # lints, every test (unit, integration, doc and UI tests), the docs built
 # with warnings as errors, the seed plugin's crate budget, and the
-# packaging of every crate meant for the registry.
+# packaging of every crate meant for the registry, and the structural
+# rules of ARCHITECTURE.md (scripts/check-structure.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,8 @@ scripts/ensure-piper.sh
 scripts/ensure-whisper-model.sh all
 
 cargo fmt --all --check
+# The contract apart from the host; no source file over 600 lines.
+scripts/check-structure.sh
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked

@@ -546,9 +546,9 @@ async fn run_tool(
     });
     let invoke = scope
         .invoke(&call.name, args)
-        .cancel_on(options.cancel.clone());
+        .cancellation(options.cancel.clone());
     let invoke = match progress {
-        Some(sink) => invoke.progress_sink(sink),
+        Some(sink) => invoke.progress_arc(sink),
         None => invoke,
     };
     match invoke.checked().await {

@@ -105,7 +105,7 @@ impl Launcher {
     }
 
     /// Loads these plugins too, even if the linker dropped their
-    /// registration (as [`PluginHostBuilder::expect_linked`] does), first
+    /// registration (as [`PluginHostBuilder::also_load`] does), first
     /// and in this order, then every other linked plugin: the order decides
     /// the catalog's order and, for two tools with one wire name, which is
     /// kept (the earlier).

@@ -60,7 +60,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! // Every linked plugin, this one first (and kept by the linker).
 //! let host = PluginHost::builder()
-//!     .expect_linked(oscova_core::linked_plugins![ExampleAgentPlugin])
+//!     .also_load(oscova_core::linked_plugins![ExampleAgentPlugin])
 //!     .build()?;
 //! let scope = host.user_scope(UserInfo::new("alice").with_time_zone("Europe/Berlin"));
 //! let result = scope

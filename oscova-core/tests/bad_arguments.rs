@@ -103,7 +103,7 @@ fn scope() -> (PluginHost, UserScope, Arc<AtomicUsize>) {
     let plugin = BadPlugin::default();
     let calls = plugin.calls.clone();
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(plugin)
         .strict(true)
         .build()
@@ -470,7 +470,7 @@ async fn a_smaller_cap_is_honoured() {
     let plugin = BadPlugin::default();
     let calls = plugin.calls.clone();
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(plugin)
         .max_argument_bytes(64)
         .build()

@@ -92,7 +92,7 @@ impl AgentPlugin for PacePlugin {
 
 fn host(flags: &'static Flags, off_worker: bool) -> PluginHost {
     let builder = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(PacePlugin { flags: Some(flags) });
     let builder = if off_worker {
         builder.blocking_sync_tools(2)

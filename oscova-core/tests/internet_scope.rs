@@ -102,7 +102,7 @@ impl Resolve for MapResolver {
 
 fn scope_with(http: HttpClient) -> (PluginHost, UserScope) {
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(NetPlugin)
         .http_client(http)
         .strict(true)

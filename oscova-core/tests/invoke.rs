@@ -94,7 +94,7 @@ async fn a_per_call_handler_is_asked_instead_of_the_hosts() {
 
     let r = scope
         .invoke(WIPE, json!({"target": "tmp"}))
-        .approval(Counting {
+        .approval_handler(Counting {
             approve: true,
             asked: call_asked.clone(),
         })
@@ -124,7 +124,7 @@ async fn a_per_call_handler_does_not_change_which_tools_need_approval() {
     let asked = Arc::new(AtomicUsize::new(0));
     let r = scope
         .invoke(PEEK, json!({}))
-        .approval(Counting {
+        .approval_handler(Counting {
             approve: false,
             asked: asked.clone(),
         })

@@ -194,7 +194,7 @@ impl AgentPlugin for NetPlugin {
 fn host_with(plugin: NetPlugin) -> (PluginHost, UserScope) {
     let nested = plugin.nested.clone();
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(plugin)
         .strict(true)
         .build()

@@ -331,7 +331,7 @@ async fn the_calls_handler_wins_answers_are_checked_and_nobody_means_an_error() 
 
     let r = scope
         .invoke(&name("ask"), json!({}))
-        .interaction(scripted(vec![Answer::Decline], Arc::default()))
+        .interaction_handler(scripted(vec![Answer::Decline], Arc::default()))
         .await;
     assert_eq!(r.content, "declined");
 
@@ -339,7 +339,7 @@ async fn the_calls_handler_wins_answers_are_checked_and_nobody_means_an_error() 
     // sees it.
     let r = scope
         .invoke(&name("ask"), json!({}))
-        .interaction(scripted(
+        .interaction_handler(scripted(
             vec![accept(json!({})), accept(json!({"choice": "blue"}))],
             Arc::default(),
         ))
@@ -367,8 +367,8 @@ async fn cancelling_the_call_ends_the_wait_for_an_answer() {
     let ask = name("ask");
     let call = scope
         .invoke(&ask, json!({}))
-        .interaction(never)
-        .cancel_on(cancel.clone())
+        .interaction_handler(never)
+        .cancellation(cancel.clone())
         .checked();
     let canceller = async {
         tokio::task::yield_now().await;

@@ -235,7 +235,7 @@ async fn approval_and_hooks_apply() {
 
     let approved = scope
         .invoke("test_runtime__notes__needs_approval", json!({}))
-        .approval(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
+        .approval_handler(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
         .await;
     assert_eq!(approved.content, "unknown");
 
@@ -256,7 +256,7 @@ async fn progress_and_cancellation_reach_the_handler() {
     let trigger = cancel.clone();
     let call = scope
         .invoke("test_runtime__notes__wait", json!({}))
-        .cancel_on(cancel)
+        .cancellation(cancel)
         .progress(move |p: ToolProgress| {
             sink.lock().unwrap().push(p.message.clone());
             trigger.cancel();

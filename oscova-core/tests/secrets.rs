@@ -149,7 +149,7 @@ impl AgentPlugin for LeakyPlugin {
 
 fn host(plugin: LeakyPlugin) -> PluginHost {
     PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(plugin)
         .credentials(resolver)
         .spawn_policy(ProcessSpawnPolicy::with_base_env([

@@ -162,7 +162,7 @@ struct Fragile;
 #[test]
 fn a_failing_or_panicking_service_is_left_out_and_the_rest_are_built() {
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .try_service_with(|_: &ServiceContext<'_>| Err::<Fragile, _>("no disk"))
         .service_with(|_: &ServiceContext<'_>| -> Later { panic!("boom") })
         .service_with(|ctx: &ServiceContext<'_>| {

@@ -84,7 +84,7 @@ async fn no_planted_secret_reaches_a_child() {
         "ssh://git@example.org/acme/repo".into(),
     ));
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .spawn_policy(ProcessSpawnPolicy::with_base_env(base))
         .build()
         .unwrap();
@@ -119,7 +119,7 @@ async fn no_planted_secret_reaches_a_child() {
 #[tokio::test]
 async fn an_explicit_variable_still_reaches_its_child() {
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .spawn_policy(ProcessSpawnPolicy::with_base_env(ORDINARY))
         .build()
         .unwrap();

@@ -192,7 +192,7 @@ async fn cancellation_returns_promptly_even_if_the_body_ignores_it() {
     let cancel = token;
     let outcome = scope
         .invoke(&wire("sleepy"), json!({}))
-        .cancel_on(cancel)
+        .cancellation(cancel)
         .checked()
         .await;
     let elapsed = started.elapsed();
@@ -206,7 +206,7 @@ async fn cancellation_returns_promptly_even_if_the_body_ignores_it() {
     let cancel = token;
     let r = scope
         .invoke(&wire("sleepy"), json!({}))
-        .cancel_on(cancel)
+        .cancellation(cancel)
         .await;
     assert!(r.is_error);
     assert_eq!(r.details, json!({"error": "cancelled"}));
@@ -244,7 +244,7 @@ async fn a_cancelled_token_stops_a_synchronous_tool_before_it_runs() {
     let cancel = token;
     let outcome = scope
         .invoke(&wire("count"), json!({"limit": 1}))
-        .cancel_on(cancel)
+        .cancellation(cancel)
         .checked()
         .await;
     assert_eq!(outcome, Err(InvokeError::Cancelled(wire("count"))));
@@ -258,7 +258,7 @@ async fn the_injected_token_and_invocation_are_the_callers() {
     let cancel = token.clone();
     let r = scope
         .invoke(&wire("cancel_own"), json!({}))
-        .cancel_on(cancel)
+        .cancellation(cancel)
         .await;
     assert_eq!(r, ToolResult::text("token-owner"));
     assert!(

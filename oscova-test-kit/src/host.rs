@@ -508,7 +508,7 @@ impl TestScope {
         let capture = Capture::default();
         let result = self
             .invoke(&wire_name, args.into(), &capture)
-            .cancel_on(token)
+            .cancellation(token)
             .await;
         capture.finish(wire_name, result)
     }
@@ -524,11 +524,11 @@ impl TestScope {
             .invoke(wire_name, args)
             .progress(move |p| lock(&progress).push(p))
             .log(move |l| lock(&logs).push(l))
-            .approval(Recorder {
+            .approval_handler(Recorder {
                 script: self.script.clone(),
                 asked: capture.approvals.clone(),
             })
-            .interaction(Questions {
+            .interaction_handler(Questions {
                 script: self.script.clone(),
                 asked: capture.questions.clone(),
             })

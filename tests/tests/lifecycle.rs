@@ -203,7 +203,7 @@ impl AgentPlugin for NextPlugin {
 
 fn host(counts: &Arc<Counts>) -> PluginHost {
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(CountedPlugin {
             counts: counts.clone(),
         })

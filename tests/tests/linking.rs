@@ -32,7 +32,7 @@ fn inventory_collects_every_linked_plugin_crate() {
 #[tokio::test]
 async fn a_default_host_loads_every_linked_plugin_once() {
     let host = PluginHost::builder()
-        .expect_linked(expected())
+        .also_load(expected())
         .require_plugin_ids(["test.alpha", "test.beta", "acme.search"])
         .build()
         .unwrap();

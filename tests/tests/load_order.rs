@@ -131,8 +131,8 @@ fn an_explicit_list_loads_in_its_own_order() {
 #[test]
 fn expected_plugins_load_first_then_the_rest_sorted() {
     let host = PluginHost::builder()
-        .expect_linked(linked_plugins![BetaPlugin, AcmeSearchTwin])
-        .expect_linked(linked_plugins![AlphaPlugin])
+        .also_load(linked_plugins![BetaPlugin, AcmeSearchTwin])
+        .also_load(linked_plugins![AlphaPlugin])
         .build()
         .unwrap();
     assert_eq!(

@@ -65,7 +65,7 @@ impl AgentPlugin for NoLicencePlugin {
 async fn a_factory_that_cannot_build_fails_its_users_scope_not_publication() {
     let calls = Arc::new(AtomicUsize::new(0));
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(NoLicencePlugin {
             calls: calls.clone(),
         })

@@ -12,7 +12,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Every linked plugin loads; naming the crates keeps the linker from
     // dropping them, and the check fails start-up if one is missing.
     let host = PluginHost::builder()
-        .expect_linked(linked_plugins![ExampleAgentPlugin])
+        .also_load(linked_plugins![ExampleAgentPlugin])
         .require_plugin_ids(["acme.search"])
         .approval_handler(|req: &ApprovalRequest<'_>| {
             println!("approving {} for {}", req.wire_name, req.user.id());

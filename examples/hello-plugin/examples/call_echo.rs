@@ -9,7 +9,7 @@ use oscova_core::prelude::*;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let host = PluginHost::builder()
-        .expect_linked(oscova_core::linked_plugins![ExampleAgentPlugin])
+        .also_load(oscova_core::linked_plugins![ExampleAgentPlugin])
         .build()?;
     let scope = host.user_scope(UserInfo::new("alice"));
     for tool in scope.tools() {

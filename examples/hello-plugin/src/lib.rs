@@ -234,7 +234,7 @@ mod tests {
                 "acme_search__example__slow_count",
                 json!({"to": 10_000, "delay_ms": 10_000}),
             )
-            .cancel_on(token)
+            .cancellation(token)
             .checked();
         let (outcome, ()) = tokio::join!(call, async move { cancel.cancel() });
         assert!(

@@ -370,15 +370,15 @@ impl McpHandler {
         let run = async move {
             let call = scope
                 .invoke(&name, arguments)
-                .cancel_on(token)
-                .progress_sink(Some(progress_sink))
-                .log_sink(log_sink)
-                .interaction_handler(ask::interaction(asker));
+                .cancellation(token)
+                .progress_arc(Some(progress_sink))
+                .log_arc(log_sink)
+                .interaction_handler_arc(ask::interaction(asker));
             if approve_all {
-                call.approval(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
+                call.approval_handler(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
                     .await
             } else if let Some(approval) = elicit_approval {
-                call.approval(approval).await
+                call.approval_handler(approval).await
             } else {
                 call.await
             }

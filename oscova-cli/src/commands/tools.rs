@@ -178,7 +178,7 @@ async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
     let progress = ProgressLine::on_stderr();
     let call = scope
         .invoke(&args.name, arguments)
-        .progress_sink(progress.as_ref().map(ProgressLine::sink))
+        .progress_arc(progress.as_ref().map(ProgressLine::sink))
         .checked();
     let outcome = tokio::select! {
         outcome = call => outcome,

@@ -6,6 +6,7 @@
 //! only safe answer when nobody can be asked.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -76,7 +77,7 @@ where
 }
 
 pub(crate) struct ApprovalPolicy {
-    pub(crate) handler: Option<Box<dyn ApprovalHandler>>,
+    pub(crate) handler: Option<Arc<dyn ApprovalHandler>>,
     pub(crate) default: DefaultApproval,
     /// Whether `Default` tools annotated `read_only` run unasked even when
     /// `default` is `Required`.

@@ -85,7 +85,7 @@ impl Default for PluginHostBuilder {
 
 impl PluginHostBuilder {
     /// Loads exactly these plugins instead of every linked one, in this
-    /// order (then any named with [`expect_linked`](Self::expect_linked)
+    /// order (then any named with [`also_load`](Self::also_load)
     /// or [`plugin_instance`](Self::plugin_instance)); see
     /// [`build`](Self::build) for what the order decides.
     pub fn plugins(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
@@ -93,16 +93,33 @@ impl PluginHostBuilder {
         self
     }
 
-    /// Loads every linked plugin and these too, even if the linker dropped
-    /// their registration (the list references each crate). A plugin both
-    /// linked and listed loads once.
+    /// Loads none of the linked plugins: only those named with
+    /// [`also_load`](Self::also_load) or
+    /// [`plugin_instance`](Self::plugin_instance), for a host that names
+    /// every plugin it runs.
+    ///
+    /// ```
+    /// use oscova_core::PluginHost;
+    /// let host = PluginHost::builder().no_linked_plugins().build()?;
+    /// assert_eq!(host.plugins().len(), 0);
+    /// # Ok::<(), oscova_core::HostError>(())
+    /// ```
+    pub fn no_linked_plugins(mut self) -> Self {
+        self.explicit = Some(Vec::new());
+        self
+    }
+
+    /// Also loads these plugins, even if the linker dropped their
+    /// registration (the list references each crate), besides every linked
+    /// one (or those of [`plugins`](Self::plugins)). A plugin both linked
+    /// and listed loads once.
     ///
     /// These load first, in this order (several calls append), and then
     /// every other linked plugin in the order of
     /// [`PluginRegistration::linked`]: sorted by normalised id, then type
     /// name, never by how the linker laid the crates out. See
     /// [`build`](Self::build) for what the order decides.
-    pub fn expect_linked(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
+    pub fn also_load(mut self, plugins: impl IntoIterator<Item = PluginRegistration>) -> Self {
         self.extra.extend(plugins);
         self
     }
@@ -110,7 +127,7 @@ impl PluginHostBuilder {
     /// Loads plugin `P` from this value instead of creating it with
     /// `Default`: how a host configures a plugin (a root directory, a
     /// clock) before it starts. `P` is loaded as with
-    /// [`expect_linked`](Self::expect_linked); a later value for the same
+    /// [`also_load`](Self::also_load); a later value for the same
     /// type replaces an earlier one.
     ///
     /// ```
@@ -124,7 +141,7 @@ impl PluginHostBuilder {
     /// }
     ///
     /// let host = PluginHost::builder()
-    ///     .plugins([])
+    ///     .no_linked_plugins()
     ///     .plugin_instance(GreetPlugin { greeting: "hej".into() })
     ///     .build()?;
     /// assert_eq!(host.plugins().len(), 1);
@@ -156,8 +173,18 @@ impl PluginHostBuilder {
     }
 
     /// The handler asked before tools that need approval run.
-    pub fn approval_handler(mut self, handler: impl ApprovalHandler) -> Self {
-        self.approval.handler = Some(Box::new(handler));
+    pub fn approval_handler(self, handler: impl ApprovalHandler) -> Self {
+        self.approval_handler_arc(Arc::new(handler) as Arc<dyn ApprovalHandler>)
+    }
+
+    /// [`approval_handler`](Self::approval_handler) with a handler the
+    /// host already holds, or none (`None`: tools that need approval are
+    /// denied).
+    pub fn approval_handler_arc(
+        mut self,
+        handler: impl Into<Option<Arc<dyn ApprovalHandler>>>,
+    ) -> Self {
+        self.approval.handler = handler.into();
         self
     }
 
@@ -180,10 +207,19 @@ impl PluginHostBuilder {
     /// The handler that answers tools' questions
     /// ([`ToolInvocation::ask`](crate::ToolInvocation::ask) and its forms)
     /// when the call has none of its own
-    /// ([`Invoke::interaction`](crate::invoke::Invoke::interaction)).
+    /// ([`Invoke::interaction_handler`](crate::host::invoke::Invoke::interaction_handler)).
     /// Without one, tools are told nobody can be asked.
-    pub fn interaction_handler(mut self, handler: impl InteractionHandler) -> Self {
-        self.interaction = Some(Arc::new(handler));
+    pub fn interaction_handler(self, handler: impl InteractionHandler) -> Self {
+        self.interaction_handler_arc(Arc::new(handler) as Arc<dyn InteractionHandler>)
+    }
+
+    /// [`interaction_handler`](Self::interaction_handler) with a handler
+    /// the host already holds, or none.
+    pub fn interaction_handler_arc(
+        mut self,
+        handler: impl Into<Option<Arc<dyn InteractionHandler>>>,
+    ) -> Self {
+        self.interaction = handler.into();
         self
     }
 
@@ -206,7 +242,7 @@ impl PluginHostBuilder {
         self
     }
 
-    /// The largest argument text [`Arguments::json`](crate::invoke::Arguments::json)
+    /// The largest argument text [`Arguments::json`](crate::host::invoke::Arguments::json)
     /// may carry, in bytes (default
     /// [`DEFAULT_MAX_ARGUMENT_BYTES`](crate::args::DEFAULT_MAX_ARGUMENT_BYTES)).
     pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
@@ -243,7 +279,7 @@ impl PluginHostBuilder {
     ///
     /// struct Clock(&'static str);
     ///
-    /// let host = PluginHost::builder().plugins([]).service(Clock("utc")).build()?;
+    /// let host = PluginHost::builder().no_linked_plugins().service(Clock("utc")).build()?;
     /// assert_eq!(host.service::<Clock>().map(|c| c.0), Some("utc"));
     /// # Ok::<(), oscova_core::HostError>(())
     /// ```
@@ -326,7 +362,7 @@ impl PluginHostBuilder {
     /// Plugins load in one deterministic order:
     ///
     /// 1. the list given to [`plugins`](Self::plugins), in its order;
-    /// 2. the plugins named with [`expect_linked`](Self::expect_linked) and
+    /// 2. the plugins named with [`also_load`](Self::also_load) and
     ///    [`plugin_instance`](Self::plugin_instance), in call order, each
     ///    unless already listed;
     /// 3. unless [`plugins`](Self::plugins) was called, every other linked

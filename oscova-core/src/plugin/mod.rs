@@ -238,7 +238,7 @@ inventory::collect!(PluginRegistration);
 /// Registrations of plugin types, referenced by path so the linker keeps
 /// their crates. Hand the list to
 /// [`PluginHostBuilder::plugins`](crate::PluginHostBuilder::plugins) or
-/// [`PluginHostBuilder::expect_linked`](crate::PluginHostBuilder::expect_linked).
+/// [`PluginHostBuilder::also_load`](crate::PluginHostBuilder::also_load).
 ///
 /// ```
 /// use oscova_core::prelude::*;

@@ -138,7 +138,7 @@ pub struct ToolInfo {
 
 impl ToolInfo {
     /// Built by `#[toolset]` only. `is_async` must say whether
-    /// [`Toolset::dispatch`] returns [`Dispatched::Pending`] for this tool:
+    /// [`Toolset::dispatch`] returns [`Dispatched::Pending`](super::Dispatched::Pending) for this tool:
     /// hosts take a path without any future for tools that never do.
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
@@ -223,8 +223,8 @@ impl ToolInfo {
     }
 
     /// Whether the method is `async`: its calls return
-    /// [`Dispatched::Pending`]; a synchronous method's calls are always
-    /// [`Dispatched::Ready`].
+    /// [`Dispatched::Pending`](super::Dispatched::Pending); a synchronous method's calls are always
+    /// [`Dispatched::Ready`](super::Dispatched::Ready).
     pub fn is_async(&self) -> bool {
         self.is_async
     }

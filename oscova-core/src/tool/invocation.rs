@@ -248,7 +248,13 @@ impl<'a> ToolInvocation<'a> {
     }
 
     /// Sends questions to `handler` ([`ask`](Self::ask) and its forms).
-    pub fn with_interaction(mut self, handler: Arc<dyn InteractionHandler>) -> Self {
+    pub fn with_interaction_handler(self, handler: impl InteractionHandler) -> Self {
+        self.with_interaction_handler_arc(Arc::new(handler) as Arc<dyn InteractionHandler>)
+    }
+
+    /// [`with_interaction_handler`](Self::with_interaction_handler) with a
+    /// handler the caller already holds.
+    pub fn with_interaction_handler_arc(mut self, handler: Arc<dyn InteractionHandler>) -> Self {
         self.set_interaction(handler);
         self
     }
@@ -258,7 +264,12 @@ impl<'a> ToolInvocation<'a> {
     }
 
     /// Sends log messages to `sink` (as well as to tracing).
-    pub fn with_log(mut self, sink: LogSink) -> Self {
+    pub fn with_log(self, sink: impl Fn(ToolLog) + Send + Sync + 'static) -> Self {
+        self.with_log_arc(Arc::new(sink) as LogSink)
+    }
+
+    /// [`with_log`](Self::with_log) with a sink the caller already holds.
+    pub fn with_log_arc(mut self, sink: LogSink) -> Self {
         self.set_log(sink);
         self
     }
@@ -278,7 +289,13 @@ impl<'a> ToolInvocation<'a> {
     }
 
     /// Sends progress updates to `sink`.
-    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+    pub fn with_progress(self, sink: impl Fn(ToolProgress) + Send + Sync + 'static) -> Self {
+        self.with_progress_arc(Arc::new(sink) as ProgressSink)
+    }
+
+    /// [`with_progress`](Self::with_progress) with a sink the caller
+    /// already holds.
+    pub fn with_progress_arc(mut self, sink: ProgressSink) -> Self {
         self.set_progress(sink);
         self
     }

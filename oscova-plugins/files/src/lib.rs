@@ -53,7 +53,7 @@
 //! let base = tempfile::tempdir()?;
 //! let files = FilesPlugin::per_user(base.path()); // <base>/<user id>/
 //! let host = PluginHost::builder()
-//!     .plugins([])
+//!     .no_linked_plugins()
 //!     .plugin_instance(files)
 //!     .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true) // `write` needs approval
 //!     .build()?;

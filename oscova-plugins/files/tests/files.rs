@@ -59,7 +59,7 @@ fn catalog_marks_write_as_needing_approval() {
 async fn write_needs_an_approval_and_a_denied_write_does_nothing() {
     let base = tempfile::tempdir().unwrap();
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(FilesPlugin::per_user(base.path()))
         .build()
         .unwrap();
@@ -467,7 +467,7 @@ async fn symlinks_that_stay_inside_the_root_work() {
 async fn users_are_isolated_and_odd_ids_stay_inside_the_base() {
     let base = tempfile::tempdir().unwrap();
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(FilesPlugin::per_user(base.path()))
         .approval_handler(|_: &ApprovalRequest<'_>| true)
         .build()
@@ -511,7 +511,7 @@ async fn a_user_without_a_root_gets_no_files_tools() {
     let plugin =
         FilesPlugin::with_resolver(move |user| (user.id() == "alice").then(|| dir.join("a")));
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(plugin)
         .build()
         .unwrap();

@@ -47,7 +47,7 @@ fn bench(c: &mut Criterion) {
             mcp.start_diagnostics()
         );
         let host = PluginHost::builder()
-            .plugins([])
+            .no_linked_plugins()
             .plugin_instance(mcp)
             .build()
             .expect("host");

@@ -23,7 +23,7 @@
 //!     .start()
 //!     .await;
 //! let host = PluginHost::builder()
-//!     .plugins([])
+//!     .no_linked_plugins()
 //!     .plugin_instance(mcp)
 //!     .build()?;
 //! let scope = host.user_scope(UserInfo::new("alice"));

@@ -92,7 +92,7 @@ async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
         let (sink, trigger) = (seen.clone(), cancel.clone());
         let outcome = scope
             .invoke(&tool("slow"), json!({}))
-            .cancel_on(cancel)
+            .cancellation(cancel)
             .progress(move |p: ToolProgress| {
                 let mut seen = sink.lock().unwrap();
                 if p.progress == Some(2.0) {
@@ -157,7 +157,7 @@ async fn a_servers_elicitation_is_asked_of_the_person_and_answered() {
     };
     let booked = scope
         .invoke(&tool("book"), json!({}))
-        .interaction(person.clone())
+        .interaction_handler(person.clone())
         .await;
     assert_eq!(
         booked.content, "booked 4 in garden vegan=False",
@@ -165,7 +165,7 @@ async fn a_servers_elicitation_is_asked_of_the_person_and_answered() {
     );
     let declined = scope
         .invoke(&tool("book"), json!({}))
-        .interaction(person)
+        .interaction_handler(person)
         .await;
     assert_eq!(declined.content, "not booked: decline", "{declined:?}");
 

@@ -58,7 +58,7 @@
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let host = PluginHost::builder()
-//!     .expect_linked(oscova_core::linked_plugins![OllamaPlugin])
+//!     .also_load(oscova_core::linked_plugins![OllamaPlugin])
 //!     .build()?;
 //! let provider = model_provider(&host, "ollama").ok_or("no ollama provider")?;
 //! let scope = host.user_scope(UserInfo::new("alice"));

@@ -44,7 +44,7 @@
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let host = PluginHost::builder()
-//!     .expect_linked(oscova_core::linked_plugins![OpenAiPlugin])
+//!     .also_load(oscova_core::linked_plugins![OpenAiPlugin])
 //!     .build()?;
 //! let provider = model_provider(&host, "openai").ok_or("no openai provider")?;
 //! let scope = host.user_scope(UserInfo::new("alice"));

@@ -31,7 +31,7 @@
 //! let base = tempfile::tempdir()?;
 //! let speech = SpeechPlugin::per_user(base.path()); // <base>/<user id>/
 //! let host = PluginHost::builder()
-//!     .plugins([])
+//!     .no_linked_plugins()
 //!     .plugin_instance(speech)
 //!     .approval_handler(|_: &oscova_core::ApprovalRequest<'_>| true)
 //!     .build()?;

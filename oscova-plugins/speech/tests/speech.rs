@@ -290,7 +290,7 @@ async fn a_denied_speak_never_writes() {
     // No approval handler at all: denied too (fail closed).
     let base = tempfile::tempdir().unwrap();
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(SpeechPlugin::per_user(base.path()))
         .build()
         .unwrap();
@@ -397,7 +397,7 @@ async fn text_and_audio_caps_apply_before_any_work() {
 #[tokio::test]
 async fn a_user_without_a_root_gets_no_speech_tools() {
     let host = PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(SpeechPlugin::with_resolver(|user| {
             (user.id() == "alice").then(|| std::env::temp_dir().join("unused"))
         }))

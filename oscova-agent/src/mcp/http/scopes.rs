@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn the_cache_keeps_at_most_its_capacity_dropping_the_least_recent() {
-        let host = PluginHost::builder().plugins([]).build().unwrap();
+        let host = PluginHost::builder().no_linked_plugins().build().unwrap();
         let cache = ScopeCache::new(host, Arc::new(|id: &str| UserInfo::new(id)), 2, None);
         let a = cache.scope("a");
         assert_eq!(a.scope.user().id(), "a");

@@ -154,7 +154,7 @@ enum Stage<'a> {
 /// let cancel = CancellationToken::new();
 /// let result = scope
 ///     .invoke("demo_echo__echo__echo", Arguments::json(r#"{"text": "hi"}"#))
-///     .cancel_on(cancel)
+///     .cancellation(cancel)
 ///     .progress(|p: ToolProgress| eprintln!("{}", p.message))
 ///     .await;
 /// assert_eq!(result.content, "hi");
@@ -222,7 +222,7 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
 
     /// Cancels the call when `token` is cancelled: the host stops awaiting
     /// it at once, and the tool sees the token through its invocation.
-    pub fn cancel_on(self, token: CancellationToken) -> Invoke<'a, CallOptions, R> {
+    pub fn cancellation(self, token: CancellationToken) -> Invoke<'a, CallOptions, R> {
         let mut call = self.with_options();
         call.options.cancel = Some(token);
         call
@@ -233,15 +233,12 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
         self,
         sink: impl Fn(ToolProgress) + Send + Sync + 'static,
     ) -> Invoke<'a, CallOptions, R> {
-        self.progress_sink(Arc::new(sink) as ProgressSink)
+        self.progress_arc(Arc::new(sink) as ProgressSink)
     }
 
-    /// [`progress`](Self::progress) with a shared sink, or none (`None`):
-    /// for callers that report progress only sometimes.
-    pub fn progress_sink(
-        self,
-        sink: impl Into<Option<ProgressSink>>,
-    ) -> Invoke<'a, CallOptions, R> {
+    /// [`progress`](Self::progress) with a sink the caller already holds,
+    /// or none (`None`): for callers that report progress only sometimes.
+    pub fn progress_arc(self, sink: impl Into<Option<ProgressSink>>) -> Invoke<'a, CallOptions, R> {
         let mut call = self.with_options();
         call.options.progress = sink.into();
         call
@@ -251,37 +248,50 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
     /// only, when the tool needs approval (for example: a client that
     /// already asked the person). The host's policy still decides whether
     /// the tool needs approval at all.
-    pub fn approval(self, handler: impl ApprovalHandler) -> Invoke<'a, CallOptions, R> {
+    pub fn approval_handler(self, handler: impl ApprovalHandler) -> Invoke<'a, CallOptions, R> {
+        self.approval_handler_arc(Arc::new(handler) as Arc<dyn ApprovalHandler>)
+    }
+
+    /// [`approval_handler`](Self::approval_handler) with a handler the
+    /// caller already holds, or none (the host's).
+    pub fn approval_handler_arc(
+        self,
+        handler: impl Into<Option<Arc<dyn ApprovalHandler>>>,
+    ) -> Invoke<'a, CallOptions, R> {
         let mut call = self.with_options();
-        call.options.approval = Some(Arc::new(handler));
+        call.options.approval = handler.into();
         call
     }
 
     /// Answers the tool's questions ([`ToolInvocation::ask`] and its
     /// forms) with `handler`, for this call only, instead of the host's
     /// [`interaction_handler`](crate::PluginHostBuilder::interaction_handler).
-    pub fn interaction(self, handler: impl InteractionHandler) -> Invoke<'a, CallOptions, R> {
-        self.interaction_handler(Arc::new(handler))
-    }
-
-    /// [`interaction`](Self::interaction) with a shared handler.
     pub fn interaction_handler(
         self,
-        handler: Arc<dyn InteractionHandler>,
+        handler: impl InteractionHandler,
+    ) -> Invoke<'a, CallOptions, R> {
+        self.interaction_handler_arc(Arc::new(handler) as Arc<dyn InteractionHandler>)
+    }
+
+    /// [`interaction_handler`](Self::interaction_handler) with a handler
+    /// the caller already holds, or none (the host's).
+    pub fn interaction_handler_arc(
+        self,
+        handler: impl Into<Option<Arc<dyn InteractionHandler>>>,
     ) -> Invoke<'a, CallOptions, R> {
         let mut call = self.with_options();
-        call.options.interaction = Some(handler);
+        call.options.interaction = handler.into();
         call
     }
 
     /// Sends the tool's log messages ([`ToolInvocation::log`], already
     /// redacted) to `sink` as well as to tracing.
     pub fn log(self, sink: impl Fn(ToolLog) + Send + Sync + 'static) -> Invoke<'a, CallOptions, R> {
-        self.log_sink(Arc::new(sink) as LogSink)
+        self.log_arc(Arc::new(sink) as LogSink)
     }
 
-    /// [`log`](Self::log) with a shared sink, or none.
-    pub fn log_sink(self, sink: impl Into<Option<LogSink>>) -> Invoke<'a, CallOptions, R> {
+    /// [`log`](Self::log) with a sink the caller already holds, or none.
+    pub fn log_arc(self, sink: impl Into<Option<LogSink>>) -> Invoke<'a, CallOptions, R> {
         let mut call = self.with_options();
         call.options.log = sink.into();
         call

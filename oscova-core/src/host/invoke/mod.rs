@@ -1,4 +1,4 @@
-//! Invocation: the one way to run a tool, [`UserScope::invoke`], and the
+//! Invocation: the one way to run a tool, [`UserScope::invoke`](crate::UserScope::invoke), and the
 //! pipeline behind it.
 //!
 //! `scope.invoke(name, args)` returns an [`Invoke`] builder; options go on

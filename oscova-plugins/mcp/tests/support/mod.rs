@@ -69,7 +69,7 @@ pub async fn plugin(builder: McpPluginBuilder) -> McpPlugin {
 /// A host over the plugin only; users' `notes.token` is `<user>-token-1`.
 pub fn host(plugin: McpPlugin) -> PluginHost {
     PluginHost::builder()
-        .plugins([])
+        .no_linked_plugins()
         .plugin_instance(plugin)
         .spawn_policy(spawn_policy())
         .credentials(|user: &UserInfo, key: &str| {
