@@ -91,9 +91,8 @@ impl ArgError {
 pub struct ArgReader<const N: usize> {
     names: &'static [&'static str; N],
     slots: [Option<Value>; N],
-    /// Made on the first unknown property or problem. Arguments that read
-    /// cleanly, the common case, leave it empty, and the reader then costs
-    /// one check to finish and to drop instead of two vectors each.
+    /// Made on the first unknown property or problem: arguments that read
+    /// cleanly cost one check to finish and to drop, not two vectors each.
     trouble: Option<Box<Trouble>>,
 }
 
@@ -105,32 +104,16 @@ struct Trouble {
 }
 
 impl<const N: usize> ArgReader<N> {
-    /// Starts reading for parameters `names`; `null` counts as an empty
-    /// object, since many clients send it for tools without parameters.
+    /// [`start`](Self::start) and [`read`](Self::read), searching `names`.
     pub fn new(args: Value, names: &'static [&'static str; N]) -> Result<Self, ArgError> {
-        Self::with_lookup(args, names, |key| names.iter().position(|n| *n == key))
-    }
-
-    /// [`new`](Self::new) with the parameter lookup given as a function
-    /// from a property name to its parameter's index. Generated code passes
-    /// a `match` on the names, which compiles to inline comparisons where
-    /// a search through `names` would call `memcmp` for each one.
-    #[inline]
-    pub fn with_lookup(
-        args: Value,
-        names: &'static [&'static str; N],
-        lookup: impl Fn(&str) -> Option<usize>,
-    ) -> Result<Self, ArgError> {
         let mut reader = Self::start(names);
-        reader.read(args, lookup)?;
+        reader.read(args, |key| names.iter().position(|n| *n == key))?;
         Ok(reader)
     }
 
-    /// A reader for parameters `names` with nothing read yet; fill it with
-    /// [`read`](Self::read). Generated code builds the reader in its own
-    /// place and fills it there: returning it inside a `Result`, as
-    /// [`with_lookup`](Self::with_lookup) does, copied the whole reader
-    /// twice per call in the small-tool bench (about 30 instructions).
+    /// A reader for parameters `names` with nothing read yet, for
+    /// [`read`](Self::read) to fill in place: returning it inside a
+    /// `Result` copied it twice per call in the small-tool bench.
     #[inline]
     pub fn start(names: &'static [&'static str; N]) -> Self {
         Self {
@@ -140,9 +123,11 @@ impl<const N: usize> ArgReader<N> {
         }
     }
 
-    /// Drops each property of `args` into the slot `lookup` gives its name
-    /// (see [`with_lookup`](Self::with_lookup)); `null` counts as an empty
-    /// object, since many clients send it for tools without parameters.
+    /// Drops each property of `args` into the slot of the parameter
+    /// `lookup` names for it; `null` counts as an empty object, since many
+    /// clients send it for tools without parameters. Generated code passes
+    /// a `match` on the names, which compiles to inline comparisons where
+    /// a search through `names` would call `memcmp` for each one.
     #[inline]
     pub fn read(
         &mut self,
@@ -154,19 +139,17 @@ impl<const N: usize> ArgReader<N> {
                 for (key, value) in map {
                     match lookup(&key).and_then(|i| self.slots.get_mut(i)) {
                         Some(slot) => *slot = Some(value),
-                        None => self.trouble().unknown.push(key),
+                        None => self.trouble.get_or_insert_default().unknown.push(key),
                     }
                 }
                 Ok(())
             }
             Value::Null => Ok(()),
-            other => Err(ArgError::new(
-                "",
-                format!(
-                    "arguments must be a JSON object, found {}",
-                    describe_value(&other)
-                ),
-            )),
+            other => {
+                let found = describe_value(&other);
+                let message = format!("arguments must be a JSON object, found {found}");
+                Err(ArgError::new("", message))
+            }
         }
     }
 
@@ -178,10 +161,7 @@ impl<const N: usize> ArgReader<N> {
         let value = match self.slots.get_mut(index).and_then(Option::take) {
             Some(v) => v,
             None if required => {
-                self.problem(ArgProblem {
-                    path: pointer_segment(self.name(index)),
-                    message: "missing required property".to_owned(),
-                });
+                self.problem_at(index, "missing required property".to_owned());
                 return None;
             }
             None => Value::Null,
@@ -192,10 +172,7 @@ impl<const N: usize> ArgReader<N> {
             return match T::deserialize(value) {
                 Ok(v) => Some(v),
                 Err(err) => {
-                    self.problem(ArgProblem {
-                        path: pointer_segment(self.name(index)),
-                        message: humanize(&err.to_string()),
-                    });
+                    self.problem_at(index, humanize(&err.to_string()));
                     None
                 }
             };
@@ -240,59 +217,49 @@ impl<const N: usize> ArgReader<N> {
         self.names.get(index).copied().unwrap_or_default()
     }
 
-    /// Ends reading: properties no parameter has are problems too. The
-    /// first 20 are reported one by one and the rest
-    /// counted in one more problem, so ten thousand stray properties make a
-    /// short error, not a long one. It takes the reader by reference, so
-    /// that the reader stays where it was built: taking it by value moved
-    /// it once more per call (about 25 instructions in the small-tool
-    /// bench). The problems found leave with the error.
+    /// Ends reading: properties no parameter has are problems too, the
+    /// first 20 one by one and the rest counted in one more, so ten thousand
+    /// stray properties make a short error. By reference, so the reader
+    /// stays where it was built (by value, it moved once more per call).
     #[inline]
     pub fn finish(&mut self) -> Result<(), ArgError> {
         match self.trouble.take() {
             None => Ok(()),
-            Some(trouble) => trouble.into_result(),
+            Some(trouble) => Err(trouble.into_error()),
         }
     }
 
-    /// Where unknown properties and problems go, made when first needed.
-    #[cold]
-    fn trouble(&mut self) -> &mut Trouble {
-        self.trouble.get_or_insert_with(Box::default)
-    }
-
-    /// Records a problem.
     #[cold]
     fn problem(&mut self, problem: ArgProblem) {
-        self.trouble().problems.push(problem);
+        self.trouble.get_or_insert_default().problems.push(problem);
+    }
+
+    #[cold]
+    fn problem_at(&mut self, index: usize, message: String) {
+        let path = pointer_segment(self.name(index));
+        self.problem(ArgProblem { path, message });
     }
 }
 
 impl Trouble {
+    /// The error; never empty, as trouble is made with something in it.
     #[cold]
-    fn into_result(self) -> Result<(), ArgError> {
-        let Self {
-            unknown,
-            mut problems,
-        } = self;
-        for key in unknown.iter().take(MAX_UNKNOWN_REPORTED) {
-            problems.push(ArgProblem {
+    fn into_error(mut self) -> ArgError {
+        for key in self.unknown.iter().take(MAX_UNKNOWN_REPORTED) {
+            self.problems.push(ArgProblem {
                 path: pointer_segment(key),
                 message: "unknown property".to_owned(),
             });
         }
-        if let Some(more) = unknown.len().checked_sub(MAX_UNKNOWN_REPORTED)
-            && more > 0
-        {
-            problems.push(ArgProblem {
+        let more = self.unknown.len().saturating_sub(MAX_UNKNOWN_REPORTED);
+        if more > 0 {
+            self.problems.push(ArgProblem {
                 path: String::new(),
                 message: format!("{more} more unknown properties"),
             });
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(ArgError { problems })
+        ArgError {
+            problems: self.problems,
         }
     }
 }
@@ -548,7 +515,8 @@ mod tests {
             _ => None,
         };
         let args = json!({"query": "x", "limit": 3, "broken": 1, "other": 2});
-        let mut r = ArgReader::with_lookup(args, &["query", "limit"], lookup).unwrap();
+        let mut r = ArgReader::start(&["query", "limit"]);
+        r.read(args, lookup).unwrap();
         assert_eq!(r.take::<String>(0, true).as_deref(), Some("x"));
         assert_eq!(r.take::<u32>(1, true), Some(3));
         let err = r.finish().unwrap_err();
