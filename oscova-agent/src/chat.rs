@@ -472,20 +472,10 @@ fn record_model_call(span: &tracing::Span, response: &Result<ChatResponse, Model
     }
 }
 
-/// A short, stable name for a model error's kind.
+/// The span's `error.type` for a model error: its stable
+/// [`kind`](ModelError::kind).
 fn model_error_type(error: &ModelError) -> &'static str {
-    match error {
-        ModelError::NotLocal { .. } | ModelError::NoLocalEndpoint { .. } => "not_local",
-        ModelError::Refused { .. } => "refused",
-        ModelError::Unreachable { .. } => "unreachable",
-        ModelError::Unauthorized { .. } => "unauthorized",
-        ModelError::ModelNotFound { .. } => "model_not_found",
-        ModelError::Malformed { .. } => "malformed_response",
-        ModelError::Status { .. } => "http_status",
-        ModelError::Cancelled => "cancelled",
-        ModelError::Unsupported { .. } => "unsupported",
-        _ => "model_error",
-    }
+    error.kind()
 }
 
 fn for_model(result: &ToolResult) -> String {

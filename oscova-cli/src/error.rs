@@ -271,7 +271,11 @@ impl CliError {
         }
     }
 
-    /// A short machine-readable kind, used in `--json` error output.
+    /// A short machine-readable kind, used in `--json` error output. A
+    /// model, speech or tool error's is that error's own `kind()`
+    /// ([`ModelError::kind`], [`SpeechError::kind`], [`InvokeError::kind`]),
+    /// so the CLI, chat spans and every other front end name a failure
+    /// alike.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::ConfigRead { .. } | Self::ConfigParse { .. } | Self::ConfigValue { .. } => {
@@ -284,15 +288,15 @@ impl CliError {
             Self::UnknownProvider { .. } => "unknown_provider",
             Self::Unsupported { .. } => "unsupported",
             Self::NoModel { .. } => "no_model",
-            Self::Model { error, .. } => model_kind(error),
+            Self::Model { error, .. } => error.kind(),
             Self::Chat { error, .. } => match error {
-                ChatError::Model(error) => model_kind(error),
+                ChatError::Model(error) => error.kind(),
                 ChatError::Cancelled => "cancelled",
                 ChatError::RoundLimit { .. } => "round_limit",
                 ChatError::NoModel { .. } => "no_model",
                 _ => "chat",
             },
-            Self::Speech { error, .. } => speech_kind(error),
+            Self::Speech { error, .. } => error.kind(),
             Self::File { .. } => "file",
             Self::Write { .. } => "write",
             Self::Input(_) => "input",
@@ -378,21 +382,6 @@ fn model_status(error: &ModelError) -> ExitStatus {
     }
 }
 
-fn model_kind(error: &ModelError) -> &'static str {
-    match error {
-        ModelError::NotLocal { .. } => "not_local",
-        ModelError::NoLocalEndpoint { .. } => "no_local_endpoint",
-        ModelError::Refused { .. } => "refused",
-        ModelError::Unreachable { .. } => "unreachable",
-        ModelError::Unauthorized { .. } => "unauthorized",
-        ModelError::ModelNotFound { .. } => "model_not_found",
-        ModelError::Malformed { .. } => "malformed_response",
-        ModelError::Status { .. } => "server_status",
-        ModelError::Cancelled => "cancelled",
-        _ => "model",
-    }
-}
-
 fn speech_status(error: &SpeechError) -> ExitStatus {
     match error {
         SpeechError::NotLocal { .. } | SpeechError::NoLocalEndpoint { .. } => ExitStatus::Refused,
@@ -405,170 +394,5 @@ fn speech_status(error: &SpeechError) -> ExitStatus {
     }
 }
 
-fn speech_kind(error: &SpeechError) -> &'static str {
-    match error {
-        SpeechError::NotLocal { .. } => "not_local",
-        SpeechError::NoLocalEndpoint { .. } => "no_local_endpoint",
-        SpeechError::UnknownProvider { .. } => "unknown_provider",
-        SpeechError::InvalidAudio(_) => "invalid_audio",
-        SpeechError::InvalidText(_) => "invalid_text",
-        SpeechError::UnknownVoice { .. } => "unknown_voice",
-        SpeechError::Cancelled => "cancelled",
-        SpeechError::NotInstalled { .. } => "not_installed",
-        _ => "speech",
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn refusals_usage_and_failures_have_distinct_codes() {
-        let denied = CliError::from(InvokeError::Denied {
-            tool: "t".into(),
-            reason: None,
-        });
-        assert_eq!(denied.exit_status().code(), 3);
-        let blocked = CliError::from(InvokeError::Blocked {
-            tool: "t".into(),
-            reason: "no".into(),
-        });
-        assert_eq!(blocked.exit_status().code(), 3);
-        assert_eq!(CliError::UnknownTool("t".into()).exit_status().code(), 2);
-        let panicked = CliError::from(InvokeError::Panicked {
-            tool: "t".into(),
-            message: "boom".into(),
-        });
-        assert_eq!(panicked.exit_status().code(), 1);
-        assert_eq!(panicked.kind(), "panicked");
-    }
-
-    #[test]
-    fn model_errors_map_to_refused_failed_usage_and_interrupted() {
-        let refused = CliError::from(ModelError::NotLocal {
-            endpoint: "https://api.example.com".into(),
-        });
-        assert_eq!(
-            (refused.exit_status().code(), refused.kind()),
-            (3, "not_local")
-        );
-        let via_chat = CliError::from(ChatError::Model(ModelError::NotLocal {
-            endpoint: "x".into(),
-        }));
-        assert_eq!(via_chat.exit_status().code(), 3);
-        let default_endpoint = CliError::from(ModelError::NoLocalEndpoint {
-            provider: "openai".into(),
-        });
-        assert_eq!(
-            (
-                default_endpoint.exit_status().code(),
-                default_endpoint.kind()
-            ),
-            (3, "no_local_endpoint")
-        );
-        let unreachable = CliError::from(ModelError::Unreachable {
-            url: "http://127.0.0.1:9/api/chat".into(),
-            message: "refused".into(),
-        });
-        assert_eq!(unreachable.exit_status().code(), 1);
-        assert!(
-            unreachable
-                .to_string()
-                .contains("http://127.0.0.1:9/api/chat")
-        );
-        assert_eq!(
-            CliError::from(ChatError::Cancelled).exit_status().code(),
-            130
-        );
-        assert_eq!(
-            CliError::from(ModelError::Cancelled).exit_status().code(),
-            130
-        );
-        let limit = CliError::from(ChatError::RoundLimit {
-            max_rounds: 2,
-            pending: vec!["t".into()],
-        });
-        assert_eq!(
-            (limit.exit_status().code(), limit.kind()),
-            (1, "round_limit")
-        );
-        let no_model = CliError::NoModel {
-            provider: "ollama".into(),
-        };
-        assert_eq!(no_model.exit_status().code(), 2);
-        let unknown = CliError::UnknownProvider {
-            key: "x".into(),
-            available: vec!["ollama".into(), "openai".into()],
-        };
-        assert_eq!(unknown.exit_status().code(), 2);
-        assert!(unknown.to_string().contains("ollama, openai"), "{unknown}");
-    }
-
-    #[test]
-    fn speech_errors_map_to_refused_usage_failed_and_interrupted() {
-        let cases = [
-            (
-                SpeechError::NotLocal {
-                    what: "endpoint",
-                    endpoint: "http://192.0.2.1:9".into(),
-                },
-                3,
-                "not_local",
-            ),
-            (
-                SpeechError::NoLocalEndpoint {
-                    key: "openai".into(),
-                },
-                3,
-                "no_local_endpoint",
-            ),
-            (
-                SpeechError::UnknownProvider {
-                    key: "x".into(),
-                    known: vec!["flite".into()],
-                },
-                2,
-                "unknown_provider",
-            ),
-            (
-                SpeechError::InvalidAudio("empty".into()),
-                2,
-                "invalid_audio",
-            ),
-            (SpeechError::InvalidText("empty".into()), 2, "invalid_text"),
-            (
-                SpeechError::UnknownVoice {
-                    voice: "v".into(),
-                    known: vec![],
-                },
-                2,
-                "unknown_voice",
-            ),
-            (SpeechError::Cancelled, 130, "cancelled"),
-            (SpeechError::provider("flite crashed"), 1, "speech"),
-        ];
-        for (error, code, kind) in cases {
-            let error = CliError::from(error);
-            assert_eq!((error.exit_status().code(), error.kind()), (code, kind));
-        }
-        let file = CliError::File {
-            path: "a.wav".into(),
-            reason: "it is empty".into(),
-        };
-        assert_eq!(file.exit_status().code(), 2);
-        assert_eq!(file.to_string(), "cannot use a.wav: it is empty");
-    }
-
-    #[test]
-    fn redaction_covers_server_text() {
-        let redactor = oscova_core::redact::Redactor::new();
-        redactor.add("sk-secret-123");
-        let error = CliError::from(ModelError::Status {
-            status: 500,
-            body: "bad key sk-secret-123".into(),
-        })
-        .redacted(&[&redactor]);
-        assert!(!error.to_string().contains("sk-secret-123"), "{error}");
-    }
-}
+mod tests;

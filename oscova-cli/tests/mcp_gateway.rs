@@ -193,3 +193,42 @@ async fn the_gateway_re_serves_mcp_servers_with_oscovas_policy() {
     assert_eq!(sum.structured_content, Some(json!({"sum": 5})), "{sum:?}");
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn a_user_without_the_credential_sees_the_tools_and_the_call_says_what_to_set() {
+    let config = config();
+    let path = config.display().to_string();
+    // bob has no `notes.token`: the server's tools stay in his list...
+    let (code, doc) = support::run_json(&["--config", &path, "tools", "list", "--user", "bob"]);
+    assert_eq!(code, 0, "{doc}");
+    let names: Vec<&str> = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"oscova_mcp__notes__whoami"), "{names:?}");
+    assert_eq!(doc["diagnostics"], json!([]), "{doc}");
+    // ...and a call is an error result naming the credential and where to
+    // set it, with no server started for him.
+    let args = [
+        "--config",
+        &path,
+        "tools",
+        "call",
+        "oscova_mcp__notes__whoami",
+        "--args",
+        "{}",
+        "--user",
+        "bob",
+    ];
+    let (code, doc) = support::run_json(&args);
+    assert_eq!(code, 1, "{doc}");
+    assert_eq!(doc["is_error"], true, "{doc}");
+    let content = doc["content"].as_str().unwrap();
+    assert!(
+        content.contains("credential `notes.token` (for `NOTES_TOKEN`)")
+            && content.contains("`[users.bob.credentials]`"),
+        "{content}"
+    );
+}

@@ -164,8 +164,8 @@ pub use openai::{
 pub use piper::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND, PiperSynthesizer};
 pub use pocketsphinx::PocketsphinxRecognizer;
 pub use router::{
-    ProviderOrigin, SpeechRecognitionRouter, SpeechRecognitionRouterBuilder, SpeechRouters,
-    SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
+    PROVIDER_DROPPED, ProviderOrigin, SpeechRecognitionRouter, SpeechRecognitionRouterBuilder,
+    SpeechRouters, SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
 };
 pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
 pub use wav::{

@@ -9,10 +9,11 @@ use std::sync::Arc;
 
 use common::spy::Spy;
 use common::warnings::Warnings;
-use oscova_core::{diagnostic::DiagnosticKind, diagnostic::Severity};
+use oscova_core::diagnostic::Severity;
 use oscova_speech::{
-    FliteSynthesizer, OpenAiSpeech, PocketsphinxRecognizer, ProviderOrigin, RecognitionRequest,
-    SpeechProviderConfig, SpeechRecognitionRouter, SpeechSynthesisRouter, SynthesisRequest,
+    FliteSynthesizer, OpenAiSpeech, PROVIDER_DROPPED, PocketsphinxRecognizer, ProviderOrigin,
+    RecognitionRequest, SpeechProviderConfig, SpeechRecognitionRouter, SpeechSynthesisRouter,
+    SynthesisRequest,
 };
 
 #[tokio::test]
@@ -39,7 +40,7 @@ async fn built_in_beats_plugin_whatever_the_order() {
     let [diagnostic] = router.diagnostics() else {
         panic!("{:?}", router.diagnostics());
     };
-    assert_eq!(diagnostic.kind, DiagnosticKind::ProviderDropped);
+    assert_eq!(diagnostic.kind, PROVIDER_DROPPED);
     assert_eq!(diagnostic.severity, Severity::Warning);
     assert_eq!(diagnostic.plugin.as_deref(), Some("acme.tts"));
     assert_eq!(

@@ -5,11 +5,11 @@
 mod common;
 
 use common::spy::Spy;
+use oscova_core::HostError;
 use oscova_core::prelude::*;
-use oscova_core::{HostError, diagnostic::DiagnosticKind};
 use oscova_speech::{
-    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRecognitionRouter, SpeechRouters,
-    SpeechSynthesisRouter, SynthesisRequest,
+    PROVIDER_DROPPED, RecognitionRequest, SpeechError, SpeechProviderConfig,
+    SpeechRecognitionRouter, SpeechRouters, SpeechSynthesisRouter, SynthesisRequest,
 };
 
 /// Registers two speech providers and one that collides with `flite`.
@@ -92,7 +92,8 @@ async fn a_plugin_cannot_take_a_built_in_key() {
     let [dropped] = router.diagnostics() else {
         panic!("{:?}", router.diagnostics());
     };
-    assert_eq!(dropped.kind, DiagnosticKind::ProviderDropped);
+    assert_eq!(dropped.kind, PROVIDER_DROPPED);
+    assert_eq!(dropped.kind.code(), "provider_dropped");
     assert_eq!(dropped.plugin.as_deref(), Some("test.speech"));
     assert!(
         dropped

@@ -318,7 +318,7 @@ impl AgentPluginBuilder {
     /// impl AgentPlugin for PartialPlugin {
     ///     fn configure(&self, b: &mut AgentPluginBuilder) {
     ///         b.report(Diagnostic::warning(
-    ///             DiagnosticKind::ConfigureFailed,
+    ///             DiagnosticKind::Other("source_unreachable"),
     ///             None,
     ///             "the `archive` source is unreachable; its tools are left out",
     ///         ));

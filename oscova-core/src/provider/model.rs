@@ -32,6 +32,9 @@ use super::{BoxFuture, ProviderTypeKey, ready};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::locality::is_local_endpoint;
 
+mod error;
+pub use error::ModelError;
+
 /// Where a configured endpoint runs, as a user saved it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -388,91 +391,6 @@ pub struct DownloadProgress {
     /// Bytes of the current part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
-}
-
-/// Why a model call failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ModelError {
-    /// Offline operation is required and the endpoint is not local.
-    #[error("offline operation is required, but endpoint `{endpoint}` is not on this machine")]
-    NotLocal {
-        /// The refused endpoint.
-        endpoint: String,
-    },
-    /// Offline operation is required and the provider's default endpoint
-    /// is not on this machine.
-    #[error(
-        "offline operation is required, but provider `{provider}` calls a remote service by default; configure a local endpoint"
-    )]
-    NoLocalEndpoint {
-        /// The provider's type key.
-        provider: String,
-    },
-    /// The request was refused before connecting: the endpoint looks
-    /// local but resolves (or redirects) to another machine, or redirects
-    /// away from the one endpoint a saved `local` scope allows.
-    #[error("the request to {url} was refused before connecting: {reason}")]
-    Refused {
-        /// The URL tried.
-        url: String,
-        /// Why, naming the destination.
-        reason: String,
-    },
-    /// The server could not be reached.
-    #[error("cannot reach {url}: {message}")]
-    Unreachable {
-        /// The URL tried.
-        url: String,
-        /// Why.
-        message: String,
-    },
-    /// The server refused the API key.
-    #[error(
-        "the server at {url} refused the API key (401); check the key configured for this provider"
-    )]
-    Unauthorized {
-        /// The URL tried.
-        url: String,
-    },
-    /// The model does not exist on the server.
-    #[error("model `{model}` was not found; the server has: {}", available.join(", "))]
-    ModelNotFound {
-        /// The model asked for.
-        model: String,
-        /// The models the server has.
-        available: Vec<String>,
-    },
-    /// The server sent something that is not its documented format.
-    #[error("malformed response from the server: {message} (in: {line})")]
-    Malformed {
-        /// What was wrong.
-        message: String,
-        /// The offending line or chunk.
-        line: String,
-    },
-    /// The server answered with an error status.
-    #[error("the server answered {status}: {body}")]
-    Status {
-        /// The HTTP status.
-        status: u16,
-        /// The start of the body.
-        body: String,
-    },
-    /// The call was cancelled.
-    #[error("the model call was cancelled")]
-    Cancelled,
-    /// The provider cannot do this.
-    #[error("provider `{provider}` cannot {operation}")]
-    Unsupported {
-        /// The provider's type key.
-        provider: String,
-        /// What was asked, as a verb phrase ("list models").
-        operation: &'static str,
-    },
-    /// Something else failed.
-    #[error("{0}")]
-    Other(String),
 }
 
 /// A chat model back end.

@@ -152,6 +152,44 @@ pub enum SpeechError {
 }
 
 impl SpeechError {
+    /// A short machine-readable kind, one per variant, for logs, spans and
+    /// JSON output. The strings are stable: a new variant adds a string,
+    /// none is renamed. Where a failure is also a [`ModelError`]'s
+    /// (an offline refusal, a cancellation), the string is the same.
+    ///
+    /// | Variant | Kind |
+    /// |---|---|
+    /// | [`UnknownProvider`](Self::UnknownProvider) | `unknown_provider` |
+    /// | [`NotLocal`](Self::NotLocal) | `not_local` |
+    /// | [`NoLocalEndpoint`](Self::NoLocalEndpoint) | `no_local_endpoint` |
+    /// | [`InvalidAudio`](Self::InvalidAudio) | `invalid_audio` |
+    /// | [`InvalidText`](Self::InvalidText) | `invalid_text` |
+    /// | [`UnknownVoice`](Self::UnknownVoice) | `unknown_voice` |
+    /// | [`Cancelled`](Self::Cancelled) | `cancelled` |
+    /// | [`NotInstalled`](Self::NotInstalled) | `not_installed` |
+    /// | [`Provider`](Self::Provider) | `provider` |
+    ///
+    /// [`ModelError`]: crate::provider::model::ModelError
+    ///
+    /// ```
+    /// use oscova_core::provider::speech::SpeechError;
+    ///
+    /// assert_eq!(SpeechError::provider("flite crashed").kind(), "provider");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::UnknownProvider { .. } => "unknown_provider",
+            Self::NotLocal { .. } => "not_local",
+            Self::NoLocalEndpoint { .. } => "no_local_endpoint",
+            Self::InvalidAudio(_) => "invalid_audio",
+            Self::InvalidText(_) => "invalid_text",
+            Self::UnknownVoice { .. } => "unknown_voice",
+            Self::Cancelled => "cancelled",
+            Self::NotInstalled { .. } => "not_installed",
+            Self::Provider { .. } => "provider",
+        }
+    }
+
     /// A provider failure with a message only.
     pub fn provider(message: impl Into<String>) -> Self {
         Self::Provider {
@@ -407,5 +445,56 @@ pub trait SpeechSynthesisProvider: Send + Sync + 'static {
     /// Releases resources; called once at host shutdown.
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         ready(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_speech_error_has_its_stable_kind() {
+        let cases = [
+            (
+                SpeechError::UnknownProvider {
+                    key: "k".into(),
+                    known: vec![],
+                },
+                "unknown_provider",
+            ),
+            (
+                SpeechError::NotLocal {
+                    what: "endpoint",
+                    endpoint: "e".into(),
+                },
+                "not_local",
+            ),
+            (
+                SpeechError::NoLocalEndpoint { key: "k".into() },
+                "no_local_endpoint",
+            ),
+            (SpeechError::InvalidAudio("a".into()), "invalid_audio"),
+            (SpeechError::InvalidText("t".into()), "invalid_text"),
+            (
+                SpeechError::UnknownVoice {
+                    voice: "v".into(),
+                    known: vec![],
+                },
+                "unknown_voice",
+            ),
+            (SpeechError::Cancelled, "cancelled"),
+            (
+                SpeechError::NotInstalled {
+                    provider: "p".into(),
+                    missing: "m".into(),
+                    install: "i".into(),
+                },
+                "not_installed",
+            ),
+            (SpeechError::provider("failed"), "provider"),
+        ];
+        for (error, kind) in cases {
+            assert_eq!(error.kind(), kind, "{error:?}");
+        }
     }
 }

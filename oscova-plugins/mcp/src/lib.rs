@@ -37,7 +37,9 @@
 //! so `oscova plugins` shows it); every other server and plugin loads. A
 //! server that dies is restarted on the next call, with an event in its
 //! [`ServerStatus`]. Diagnostics and events carry a bounded, redacted tail
-//! of the server's stderr.
+//! of the server's stderr. A user who has not set a credential the server
+//! needs keeps its tools listed; each call returns an error result naming
+//! the credential and how to set it, and no connection is tried for them.
 //!
 //! `network`: the host cannot filter another process's sockets, so for a
 //! stdio server `network = "none"` is enforced by starting it in an empty
@@ -72,10 +74,16 @@ pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
 
 use connect::{ConnectParams, connect};
 use pin::{CatalogTool, PinError, catalog_hash, read_pins, write_pin};
-use server::{Server, ServerHandler, Slot};
+use server::{MissingCredentials, Server, ServerHandler, Slot};
 
 /// The plugin id.
 pub const PLUGIN_ID: &str = "oscova.mcp";
+
+/// The kind of the warning for a server left out at start-up (it did not
+/// start, could not list its tools, or its pin is not valid): code
+/// `tool_source_failed`. This plugin's own kind, so not a variant of core's
+/// [`DiagnosticKind`].
+pub const TOOL_SOURCE_FAILED: DiagnosticKind = DiagnosticKind::Other("tool_source_failed");
 
 /// The `oscova.mcp` plugin, holding what [`McpPluginBuilder::start`] found.
 /// Linked without configuration (its `Default`), it contributes nothing.
@@ -127,7 +135,7 @@ impl AgentPlugin for McpPlugin {
         }
         for message in &self.diagnostics {
             builder.report(Diagnostic::warning(
-                DiagnosticKind::ToolSourceFailed,
+                TOOL_SOURCE_FAILED,
                 Some(PLUGIN_ID),
                 message.clone(),
             ));
@@ -175,11 +183,13 @@ fn tool_info(tool: &CatalogTool, config: &ServerConfig) -> ToolInfo {
 }
 
 /// One scope's handler: a `per_user` server gets its own (empty) slot and
-/// that user's credentials; a missing credential skips the toolset for
-/// that user, with the scope's diagnostic.
-fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> Result<ServerHandler, String> {
+/// that user's credentials. A credential the user has not set keeps the
+/// toolset: its tools stay listed, and each call returns an error naming
+/// the credential and how to set it, without connecting to the server.
+fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> ServerHandler {
     let config = &server.config;
     let mut credentials = Vec::new();
+    let mut missing = Vec::new();
     let keys = if config.is_stdio() {
         &config.credential_env
     } else {
@@ -188,27 +198,25 @@ fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> Result<ServerHandl
     for (name, key) in keys {
         match ctx.credentials().get(key) {
             Some(secret) => credentials.push((name.clone(), secret)),
-            None => {
-                return Err(format!(
-                    "MCP server `{}` needs credential `{key}` (for `{name}`), which is not set for this user",
-                    server.name
-                ));
-            }
+            None => missing.push((name.clone(), key.clone())),
         }
     }
-    Ok(ServerHandler {
+    let missing = (!missing.is_empty())
+        .then(|| MissingCredentials::new(&server.name, ctx.user_id(), missing));
+    ServerHandler {
         server: server.clone(),
         own: config
             .per_user
             .then(|| tokio::sync::Mutex::new(Slot::default())),
         credentials,
+        missing,
         spawn: if config.per_user {
             ctx.spawn_policy().clone()
         } else {
             server.spawn.clone()
         },
         user: ctx.user_id().to_owned(),
-    })
+    }
 }
 
 /// Configures servers, then [`start`](Self::start)s them.

@@ -8,7 +8,10 @@
 //! connection that died is replaced on the next call, with a diagnostic
 //! carrying the redacted stderr tail. Each new connection lists the tools
 //! again: a tool whose live definition differs from the published one (the
-//! pin, or the listing at start) is refused until it is re-pinned.
+//! pin, or the listing at start) is refused until it is re-pinned. A
+//! scope whose user lacks a credential the server needs never connects:
+//! every call returns the error [`MissingCredentials`] words, so the tools
+//! stay listed and the person learns what to set.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -112,8 +115,69 @@ pub(crate) struct ServerHandler {
     pub(crate) own: Option<tokio::sync::Mutex<Slot>>,
     /// Resolved credentials: variable or header name → value.
     pub(crate) credentials: Vec<(String, SecretString)>,
+    /// The credentials this user has not set, if any: every call fails
+    /// with this, before connecting.
+    pub(crate) missing: Option<MissingCredentials>,
     pub(crate) spawn: ProcessSpawnPolicy,
     pub(crate) user: String,
+}
+
+/// The credentials a user has not set for a server, as the error result
+/// every call of its tools returns for that user.
+pub(crate) struct MissingCredentials {
+    message: String,
+    keys: Vec<String>,
+}
+
+impl MissingCredentials {
+    /// `missing` holds (variable or header name, credential key) pairs.
+    pub(crate) fn new(server: &str, user: &str, missing: Vec<(String, String)>) -> Self {
+        let needs = missing
+            .iter()
+            .map(|(name, key)| format!("`{key}` (for `{name}`)"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let keys: Vec<String> = missing.into_iter().map(|(_, key)| key).collect();
+        let set = keys
+            .iter()
+            .map(|key| format!("`{key}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let noun = if keys.len() == 1 {
+            "credential"
+        } else {
+            "credentials"
+        };
+        let message = format!(
+            "MCP server `{server}` needs the {noun} {needs}, which is not set for user \
+             `{user}`; the user must set the {noun} {set} (oscova: under \
+             `[users.{}.credentials]` in the config file), and until then this server's \
+             tools cannot run for them",
+            toml_key(user)
+        );
+        Self { message, keys }
+    }
+
+    /// The error result a call returns.
+    fn result(&self) -> ToolResult {
+        ToolResult::error(self.message.clone()).with_details(serde_json::json!({
+            "error": "missing_credential",
+            "credentials": self.keys,
+        }))
+    }
+}
+
+/// `key` as a TOML table key: bare when it can be, else quoted.
+fn toml_key(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        key.to_owned()
+    } else {
+        serde_json::Value::from(key).to_string()
+    }
 }
 
 impl ServerHandler {
@@ -321,6 +385,10 @@ impl ToolHandler for ServerHandler {
         let Some(tool) = self.server.catalog.get(call.index) else {
             return Err(ArgError::new("/", "no such tool"));
         };
+        if let Some(missing) = &self.missing {
+            let result = missing.result();
+            return Ok(Box::pin(std::future::ready(result)));
+        }
         crate::validate::check(&tool.input_schema, &call.args)?;
         let name = tool.name.clone();
         let invocation = call.invocation;

@@ -2,7 +2,8 @@
 //! processes: one written with rmcp, one with the official Python SDK.
 //! Listing, calls, structured output, errors, bad arguments, progress,
 //! cancellation, timeouts, a crash and restart, a server that fails to
-//! start, per-user processes with different credentials, and a server's
+//! start, per-user processes with different credentials, a user without
+//! the credential (tools listed, calls say what to set), and a server's
 //! elicitation asked of the person.
 
 mod support;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use oscova_core::InvokeError;
 use oscova_core::interaction::{Answer, AskError, InteractionRequest, Question};
 use oscova_core::prelude::*;
-use oscova_plugin_mcp::{McpPlugin, ServerConfig};
+use oscova_plugin_mcp::{McpPlugin, ServerConfig, TOOL_SOURCE_FAILED};
 use serde_json::json;
 use support::{KINDS, Kind, host, plugin, server, tool};
 
@@ -257,6 +258,14 @@ async fn a_server_that_fails_to_start_is_a_diagnostic_and_the_rest_loads() {
     .await;
     let host = host(mcp);
     let text: Vec<String> = host.diagnostics().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        host.diagnostics()
+            .iter()
+            .filter(|d| d.kind == TOOL_SOURCE_FAILED)
+            .count(),
+        3,
+        "one `tool_source_failed` per server left out: {text:#?}"
+    );
     assert!(
         text.iter()
             .any(|d| d.contains("`broken`") && d.contains("FAIL_AT_START is set")),
@@ -280,6 +289,44 @@ async fn a_server_that_fails_to_start_is_a_diagnostic_and_the_rest_loads() {
             .content,
         "X"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_without_the_credential_sees_the_tools_and_learns_what_to_set() {
+    for kind in KINDS {
+        // `notes.other` is set for nobody (the test host has `notes.token`).
+        let config = server(kind)
+            .per_user(true)
+            .credential_env("NOTES_TOKEN", "notes.other");
+        let mcp = plugin(McpPlugin::builder().server("notes", config)).await;
+        let status = mcp.status().clone();
+        let host = host(mcp);
+        let alice = host.user_scope(UserInfo::new("alice"));
+        assert!(alice.diagnostics().is_empty(), "{:?}", alice.diagnostics());
+        let listed: Vec<&str> = alice.tools().map(|t| t.wire_name()).collect();
+        assert!(
+            listed.contains(&tool("whoami").as_str()),
+            "{kind:?}: the tools stay listed: {listed:?}"
+        );
+        let result = alice.invoke(&tool("whoami"), json!({})).await;
+        assert!(result.is_error, "{kind:?}: {result:?}");
+        assert_eq!(
+            result.content,
+            "MCP server `notes` needs the credential `notes.other` (for `NOTES_TOKEN`), which is \
+             not set for user `alice`; the user must set the credential `notes.other` (oscova: \
+             under `[users.alice.credentials]` in the config file), and until then this \
+             server's tools cannot run for them",
+            "{kind:?}"
+        );
+        assert_eq!(
+            result.details,
+            json!({"error": "missing_credential", "credentials": ["notes.other"]})
+        );
+        // No connection was tried for her: nothing started, nothing failed.
+        let events: Vec<String> = status.servers().flat_map(|s| s.events()).collect();
+        assert!(events.is_empty(), "{kind:?}: {events:?}");
+        host.shutdown().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,7 @@
 //! the host's load order, which `PluginHostBuilder::build` documents and the
 //! linker does not decide, each plugin's in the order it registered them);
 //! every later one is dropped with a
-//! [`DiagnosticKind::ProviderDropped`] warning (logged through `tracing` as it
+//! [`PROVIDER_DROPPED`] warning (logged through `tracing` as it
 //! is created, and kept for [`diagnostics`](SpeechRecognitionRouter::diagnostics))
 //! that names the dropped implementation and the one that kept the key. A
 //! provider's type key and `default_is_local_endpoint` are read once, there.
@@ -42,6 +42,11 @@ pub use synthesis::{SpeechSynthesisRouter, SpeechSynthesisRouterBuilder};
 
 use crate::error::truncate;
 use crate::openai::{OpenAiSpeech, redact_endpoint_text};
+
+/// The kind of the warning a router gives when a provider loses a type-key
+/// collision and is dropped: code `provider_dropped`. The speech routers'
+/// own kind, so not a variant of core's [`DiagnosticKind`].
+pub const PROVIDER_DROPPED: DiagnosticKind = DiagnosticKind::Other("provider_dropped");
 
 /// Where a routed provider came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -211,7 +216,7 @@ fn dropped<P: ?Sized + Routed>(
     };
     let message =
         format!("{dropped} was dropped: type key `{key}` is already taken by {winner} ({rule})");
-    Diagnostic::warning(DiagnosticKind::ProviderDropped, loser.plugin_id(), message)
+    Diagnostic::warning(PROVIDER_DROPPED, loser.plugin_id(), message)
 }
 
 /// A provider that won its type key.

@@ -90,3 +90,69 @@ fn check_offline_names_the_refused_endpoint() {
     c.endpoint_scope = Some(EndpointScope::Remote);
     assert!(check_offline(&c, &Fixed(true), true).is_err());
 }
+
+#[test]
+fn every_model_error_has_its_stable_kind() {
+    let cases = [
+        (
+            ModelError::NotLocal {
+                endpoint: "e".into(),
+            },
+            "not_local",
+        ),
+        (
+            ModelError::NoLocalEndpoint {
+                provider: "p".into(),
+            },
+            "no_local_endpoint",
+        ),
+        (
+            ModelError::Refused {
+                url: "u".into(),
+                reason: "r".into(),
+            },
+            "refused",
+        ),
+        (
+            ModelError::Unreachable {
+                url: "u".into(),
+                message: "m".into(),
+            },
+            "unreachable",
+        ),
+        (ModelError::Unauthorized { url: "u".into() }, "unauthorized"),
+        (
+            ModelError::ModelNotFound {
+                model: "m".into(),
+                available: vec![],
+            },
+            "model_not_found",
+        ),
+        (
+            ModelError::Malformed {
+                message: "m".into(),
+                line: "l".into(),
+            },
+            "malformed_response",
+        ),
+        (
+            ModelError::Status {
+                status: 500,
+                body: "b".into(),
+            },
+            "http_status",
+        ),
+        (ModelError::Cancelled, "cancelled"),
+        (
+            ModelError::Unsupported {
+                provider: "p".into(),
+                operation: "o",
+            },
+            "unsupported",
+        ),
+        (ModelError::Other("x".into()), "other"),
+    ];
+    for (error, kind) in cases {
+        assert_eq!(error.kind(), kind, "{error:?}");
+    }
+}
