@@ -376,10 +376,12 @@ fn dispatch_arm(index: usize, tool: &Tool) -> TokenStream {
     };
     quote! {
         #index => {
-            #[allow(unused_mut)]
-            let mut __oscova_reader = ::oscova_core::__private::ArgReader::with_lookup(
+            // Built in place and filled there, not returned in a `Result`:
+            // each move of the reader was a copy of it per call.
+            let mut __oscova_reader =
+                ::oscova_core::__private::ArgReader::start(&[#(#names),*]);
+            __oscova_reader.read(
                 __oscova_args,
-                &[#(#names),*],
                 |__oscova_key| match __oscova_key {
                     #(#names => ::core::option::Option::Some(#slots),)*
                     _ => ::core::option::Option::None,

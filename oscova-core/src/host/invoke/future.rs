@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::pipeline::Pipeline;
 use super::{Arguments, CallOptions, InvokeError};
 use crate::host::approval::ApprovalHandler;
 use crate::host::scope::UserScope;
@@ -329,7 +330,7 @@ impl<O: Passed, R: Report> Future for Invoke<'_, O, R> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
         let this = &mut *self;
-        let scope = this.scope;
+        let scope = Pipeline(this.scope);
         match &mut this.stage {
             Stage::Start => {
                 let found = scope

@@ -62,11 +62,17 @@ fn off_worker_possible() -> bool {
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
-impl UserScope {
+/// The pipeline over one user scope: what an [`Invoke`](super::Invoke)
+/// runs. A copy of a reference, so its steps take it by value and what
+/// they return borrows the scope, not the pipeline.
+#[derive(Clone, Copy)]
+pub(super) struct Pipeline<'s>(pub(super) &'s UserScope);
+
+impl<'s> Pipeline<'s> {
     /// Parses arguments given as JSON text, strictly and within the host's
     /// size cap.
-    pub(super) fn parse_text(&self, wire_name: &str, text: &str) -> Result<Value, InvokeError> {
-        crate::args::parse_arguments(text, self.inner.host.policy.max_argument_bytes)
+    pub(super) fn parse_text(self, wire_name: &str, text: &str) -> Result<Value, InvokeError> {
+        crate::args::parse_arguments(text, self.0.inner.host.policy.max_argument_bytes)
             .map_err(|error| invalid_arguments(wire_name, error))
     }
 
@@ -74,8 +80,8 @@ impl UserScope {
     /// synchronous method with no before-hooks and no approval to ask,
     /// whose body is not to run off the runtime's workers (`pace.rs`).
     #[inline]
-    pub(super) fn runs_in_place(&self, tool: &PublishedTool) -> bool {
-        let host = &*self.inner.host;
+    pub(super) fn runs_in_place(self, tool: &PublishedTool) -> bool {
+        let host = &*self.0.inner.host;
         let info = tool.info();
         !info.is_async()
             && host.policy.before.is_empty()
@@ -89,8 +95,8 @@ impl UserScope {
     /// dropping it here, between the tool's return and this function's,
     /// made the result take one more copy.
     #[inline]
-    pub(super) fn run_in_place<'s, R: Report>(
-        &'s self,
+    pub(super) fn run_in_place<R: Report>(
+        self,
         wire_name: &str,
         tool: &'s PublishedTool,
         toolset: &dyn Toolset,
@@ -98,10 +104,12 @@ impl UserScope {
         options: Option<CallOptions>,
         handle: &mut Option<ToolInvocation<'s>>,
     ) -> R {
-        let invocation = handle.insert(ToolInvocation::borrowing(
-            &self.inner.calls,
-            tool.wire_name(),
-        ));
+        // The slot is empty (a call starts once): filling it this way, not
+        // with `insert`, leaves no drop of its old value to call (10
+        // instructions a call in the small-tool bench).
+        let invocation = handle.get_or_insert_with(|| {
+            ToolInvocation::borrowing(&self.0.inner.calls, tool.wire_name())
+        });
         invocation.start_span(tool.plugin_id());
         if let Some(options) = options {
             if is_cancelled(&options) {
@@ -115,32 +123,49 @@ impl UserScope {
         let span = invocation.span();
         let _entered = span.enter();
         // A host that decides where synchronous bodies run times them
-        // (`pace.rs`). The result is finished where the dispatch left it,
-        // then handed straight to the caller's form: every move of it in
-        // between (into a local, into a `Result`) showed up as a copy in the
-        // small-tool bench.
-        let mut outcome = if self.inner.host.policy.blocking.is_some() {
+        // (`pace.rs`). The result is finished and recorded where the
+        // dispatch left it, then moved once, straight into the caller's
+        // form: every move of it in between (into a local, into a `Result`)
+        // showed up as a copy in the small-tool bench, and recording it
+        // after taking it out cost two more (about 30 instructions).
+        let mut outcome = if self.0.inner.host.policy.blocking.is_some() {
             self.dispatch_timed(tool, toolset, args, invocation)
         } else {
             self.dispatch(tool, toolset, args, invocation)
         };
         if let Ok(Ok(Dispatched::Ready(result))) = &mut outcome {
             self.finish(tool, result);
+            span::record_result(span, result);
         }
         match outcome {
-            Ok(Ok(Dispatched::Ready(result))) => {
-                span::record_result(span, &result);
-                R::ok(result)
-            }
-            Ok(Ok(Dispatched::Pending(_))) => self.fail::<R>(span, not_synchronous(wire_name)),
-            Ok(Err(error)) => self.fail::<R>(span, invalid_arguments(wire_name, error)),
-            Err(payload) => self.fail::<R>(span, panicked(wire_name, &*payload)),
+            Ok(Ok(Dispatched::Ready(result))) => R::ok(result),
+            failed => self.failed_dispatch::<R>(span, wire_name, failed),
         }
+    }
+
+    /// A dispatch that gave no result: a synchronous tool that returned a
+    /// future, arguments refused, or a panic.
+    #[cold]
+    #[inline(never)]
+    fn failed_dispatch<R: Report>(
+        self,
+        span: &tracing::Span,
+        wire_name: &str,
+        outcome: std::thread::Result<Result<Dispatched<'_>, ArgError>>,
+    ) -> R {
+        let error = match outcome {
+            Ok(Ok(Dispatched::Pending(_))) => not_synchronous(wire_name),
+            Ok(Err(error)) => invalid_arguments(wire_name, error),
+            Err(payload) => panicked(wire_name, &*payload),
+            // Finished above; never reaches here.
+            Ok(Ok(Dispatched::Ready(result))) => return R::ok(result),
+        };
+        self.fail::<R>(span, error)
     }
 
     /// A call's failure, recorded in its span, redacted, in the caller's form.
     #[cold]
-    fn fail<R: Report>(&self, span: &tracing::Span, error: InvokeError) -> R {
+    fn fail<R: Report>(self, span: &tracing::Span, error: InvokeError) -> R {
         span::record_error(span, error.kind());
         self.refuse(error)
     }
@@ -149,9 +174,10 @@ impl UserScope {
     /// that are not JSON): a span of its own records it, named with the
     /// name cut short, since it is whatever the model sent.
     #[cold]
-    pub(super) fn refuse_unfound<R: Report>(&self, wire_name: &str, error: InvokeError) -> R {
+    pub(super) fn refuse_unfound<R: Report>(self, wire_name: &str, error: InvokeError) -> R {
         if tracing::enabled!(target: span::TARGET, tracing::Level::INFO) {
-            let span = span::call_span(&crate::args::shorten(wire_name), "", self.inner.user.id());
+            let span =
+                span::call_span(&crate::args::shorten(wire_name), "", self.0.inner.user.id());
             span::record_error(&span, error.kind());
         }
         self.refuse(error)
@@ -159,7 +185,7 @@ impl UserScope {
 
     /// A call's failure, redacted, in the caller's form.
     #[cold]
-    pub(super) fn refuse<R: Report>(&self, error: InvokeError) -> R {
+    pub(super) fn refuse<R: Report>(self, error: InvokeError) -> R {
         R::err(self.redact_error(error))
     }
 
@@ -167,15 +193,18 @@ impl UserScope {
     /// does not carry the whole state machine.
     #[inline(never)]
     pub(super) fn slow<'a>(
-        &'a self,
+        self,
         wire_name: &'a str,
         tool: &'a PublishedTool,
         toolset: &'a dyn Toolset,
         args: Value,
         options: CallOptions,
-    ) -> SlowCall<'a> {
+    ) -> SlowCall<'a>
+    where
+        's: 'a,
+    {
         use tracing::Instrument as _;
-        let span = span::call_span(wire_name, tool.plugin_id(), self.inner.user.id());
+        let span = span::call_span(wire_name, tool.plugin_id(), self.0.inner.user.id());
         let call = self.call_slow(wire_name, tool, toolset, args, options, span.clone());
         let recorded = span.clone();
         Box::pin(
@@ -194,15 +223,15 @@ impl UserScope {
     /// The published tool and this user's instance of its toolset.
     #[inline]
     pub(super) fn find(
-        &self,
+        self,
         wire_name: &str,
-    ) -> Result<(&PublishedTool, &dyn Toolset), InvokeError> {
-        let host = &*self.inner.host;
+    ) -> Result<(&'s PublishedTool, &'s dyn Toolset), InvokeError> {
+        let host = &*self.0.inner.host;
         let tool = host
             .catalog
             .tool(wire_name)
             .ok_or_else(|| InvokeError::UnknownTool(wire_name.to_owned()))?;
-        match self.inner.toolsets.get(tool.slot) {
+        match self.0.inner.toolsets.get(tool.slot) {
             Some(Some(toolset)) => Ok((tool, &**toolset)),
             _ => Err(InvokeError::Unavailable(wire_name.to_owned())),
         }
@@ -212,7 +241,7 @@ impl UserScope {
     /// tools (awaited under the tool's network scope, with panics caught and
     /// cancellation honoured even when the body ignores it).
     async fn call_slow(
-        &self,
+        self,
         wire_name: &str,
         tool: &PublishedTool,
         toolset: &dyn Toolset,
@@ -220,7 +249,7 @@ impl UserScope {
         options: CallOptions,
         span: tracing::Span,
     ) -> Result<ToolResult, InvokeError> {
-        let scope = &*self.inner;
+        let scope = &*self.0.inner;
         let host = &*scope.host;
         if !host.policy.before.is_empty() {
             hooks::run_before(
@@ -335,7 +364,7 @@ impl UserScope {
 
     /// Hands the caller's cancellation and progress to the call's handle.
     #[inline]
-    fn attach(&self, invocation: &mut ToolInvocation<'_>, options: CallOptions) {
+    fn attach(self, invocation: &mut ToolInvocation<'_>, options: CallOptions) {
         if let Some(token) = options.cancel {
             invocation.set_cancellation(token);
         }
@@ -358,7 +387,7 @@ impl UserScope {
     /// is: each extra move of either was a copy in the small-tool bench.
     #[inline]
     fn dispatch<'a>(
-        &self,
+        self,
         tool: &PublishedTool,
         toolset: &'a dyn Toolset,
         args: &mut Value,
@@ -384,7 +413,7 @@ impl UserScope {
     /// tool's pace, on a host that decides by it where such bodies run.
     #[inline(never)]
     fn dispatch_timed<'a>(
-        &self,
+        self,
         tool: &PublishedTool,
         toolset: &'a dyn Toolset,
         args: &mut Value,
@@ -398,10 +427,10 @@ impl UserScope {
 
     /// Redacts a finished result and runs the after-hooks on it.
     #[inline]
-    fn finish(&self, tool: &PublishedTool, result: &mut ToolResult) {
+    fn finish(self, tool: &PublishedTool, result: &mut ToolResult) {
         self.redact_result(result);
-        if !self.inner.host.policy.after.is_empty() {
-            let (hooks, user) = (&self.inner.host.policy.after, &self.inner.user);
+        if !self.0.inner.host.policy.after.is_empty() {
+            let (hooks, user) = (&self.0.inner.host.policy.after, &self.0.inner.user);
             hooks::run_after(hooks, tool.wire_name(), user, result, |r| {
                 self.redact_result(r)
             });
@@ -413,15 +442,15 @@ impl UserScope {
     /// then cut to a few hundred bytes: it is whatever the model sent, and a
     /// 10 MB name must not make a 10 MB error. Redaction comes first, since a
     /// cut could split a secret and let its first half through.
-    pub(super) fn redact_error(&self, error: InvokeError) -> InvokeError {
+    pub(super) fn redact_error(self, error: InvokeError) -> InvokeError {
         match self.redact_error_fields(error) {
             InvokeError::UnknownTool(name) => InvokeError::UnknownTool(crate::args::shorten(&name)),
             other => other,
         }
     }
 
-    fn redact_error_fields(&self, error: InvokeError) -> InvokeError {
-        let redactors = [&self.inner.redactor, &self.inner.host.policy.redactor];
+    fn redact_error_fields(self, error: InvokeError) -> InvokeError {
+        let redactors = [&self.0.inner.redactor, &self.0.inner.host.policy.redactor];
         if redactors.iter().all(|r| r.is_empty()) {
             return error;
         }
@@ -458,15 +487,15 @@ impl UserScope {
     /// Redacts a result; the check that there is nothing to redact, the
     /// common case, is inlined into the call path.
     #[inline]
-    fn redact_result(&self, result: &mut ToolResult) {
-        if !(self.inner.redactor.is_empty() && self.inner.host.policy.redactor.is_empty()) {
+    fn redact_result(self, result: &mut ToolResult) {
+        if !(self.0.inner.redactor.is_empty() && self.0.inner.host.policy.redactor.is_empty()) {
             self.redact_known(result);
         }
     }
 
     #[inline(never)]
-    fn redact_known(&self, result: &mut ToolResult) {
-        for redactor in [&self.inner.redactor, &self.inner.host.policy.redactor] {
+    fn redact_known(self, result: &mut ToolResult) {
+        for redactor in [&self.0.inner.redactor, &self.0.inner.host.policy.redactor] {
             if redactor.is_empty() {
                 continue;
             }
@@ -481,9 +510,9 @@ impl UserScope {
         }
     }
 
-    fn redacting_sink(&self, sink: ProgressSink) -> ProgressSink {
-        let scope = self.inner.redactor.clone();
-        let host = self.inner.host.policy.redactor.clone();
+    fn redacting_sink(self, sink: ProgressSink) -> ProgressSink {
+        let scope = self.0.inner.redactor.clone();
+        let host = self.0.inner.host.policy.redactor.clone();
         Arc::new(move |mut progress: ToolProgress| {
             for redactor in [&scope, &host] {
                 if let std::borrow::Cow::Owned(clean) = redactor.redact(&progress.message) {
