@@ -14,6 +14,8 @@ crates=(
     oscova-macros
     oscova-core
     oscova-agent
+    oscova-serve
+    oscova-mcp
     oscova-speech
     oscova-test-kit
     oscova-plugin-time

@@ -8,11 +8,10 @@
 //! |---|---|---|
 //! | `chat` | `chat` (default) | the tool-calling chat loop over one user scope and one model provider |
 //! | `profile` | `profile` (default) | tool input schemas exported in the dialects model APIs accept |
-//! | [`http`] | always | the HTTP plumbing model and speech back ends share: bounded reads, streamed lines, scrubbed errors |
-//! | `mcp` | `mcp` | an MCP server serving one user scope over stdio or any `rmcp` transport |
 //!
-//! Back ends depend on this crate with `default-features = false` and get
-//! [`http`] alone; hosts turn on what they use.
+//! The protocol front ends are crates of their own (`oscova-mcp`, over the
+//! serving pieces of `oscova-serve`), and the HTTP plumbing model and
+//! speech back ends share is `oscova_core::http::backend`.
 //!
 //! # A chat over a user scope
 //!
@@ -34,23 +33,6 @@
 //! # Ok(())
 //! # }
 //! ```
-//!
-//! # Serving MCP
-//!
-//! With the `mcp` feature, one user's tools become an MCP server in a few
-//! lines (see `mcp::McpServer`):
-//!
-//! ```no_run
-//! # #[cfg(feature = "mcp")]
-//! # async fn demo(scope: oscova_core::UserScope) -> Result<(), oscova_agent::mcp::McpError> {
-//! oscova_agent::mcp::McpServer::new(scope)
-//!     .allow_approval_required(false)
-//!     .max_in_flight(16)
-//!     .serve_stdio()
-//!     .await?;
-//! # Ok(())
-//! # }
-//! ```
 
 #![cfg_attr(
     not(test),
@@ -59,8 +41,5 @@
 
 #[cfg(feature = "chat")]
 pub mod chat;
-pub mod http;
-#[cfg(feature = "mcp")]
-pub mod mcp;
 #[cfg(feature = "profile")]
 pub mod profile;

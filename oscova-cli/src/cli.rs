@@ -156,7 +156,7 @@ pub(crate) enum Names {
     Short,
 }
 
-impl From<Names> for oscova_agent::mcp::ToolNames {
+impl From<Names> for oscova_mcp::ToolNames {
     fn from(names: Names) -> Self {
         match names {
             Names::Wire => Self::Wire,

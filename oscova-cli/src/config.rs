@@ -134,6 +134,7 @@ pub struct Config {
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
     http: Option<HttpClient>,
+    #[cfg(feature = "mcp-servers")]
     mcp_servers: Arc<oscova_plugin_mcp::McpConfig>,
 }
 
@@ -301,6 +302,7 @@ impl Config {
             files_root,
             providers: Arc::new(file.providers),
             speech: Arc::new(file.speech),
+            #[cfg(feature = "mcp-servers")]
             mcp_servers: Arc::new(file.mcp.servers()),
             mcp: Arc::new(file.mcp),
             secrets: Arc::new(Secrets {
@@ -313,7 +315,8 @@ impl Config {
         })
     }
 
-    /// The `[mcp.servers]` section.
+    /// The `[mcp.servers]` section (feature `mcp-servers`).
+    #[cfg(feature = "mcp-servers")]
     pub fn mcp_servers(&self) -> &oscova_plugin_mcp::McpConfig {
         &self.mcp_servers
     }

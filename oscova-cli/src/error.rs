@@ -17,9 +17,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use oscova_agent::chat::ChatError;
-use oscova_agent::mcp::http::McpHttpError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
+use oscova_mcp::http::McpHttpError;
 use oscova_speech::SpeechError;
 
 /// How an `oscova` command ended, as a process exit code.
@@ -198,16 +198,27 @@ pub enum CliError {
     Input(#[source] io::Error),
     /// The MCP server could not start or stopped with an error.
     #[error("MCP server: {0}")]
-    Mcp(#[source] oscova_agent::mcp::McpError),
+    Mcp(#[source] oscova_mcp::McpError),
     /// The MCP HTTP server could not start or stopped with an error.
     #[error("MCP server: {0}")]
-    McpHttp(#[source] oscova_agent::mcp::http::McpHttpError),
+    McpHttp(#[source] oscova_mcp::http::McpHttpError),
     /// `--names short` with two tools sharing a short name.
     #[error("MCP server: {0}")]
-    McpNames(#[source] oscova_agent::mcp::NameClash),
+    McpNames(#[source] oscova_mcp::NameClash),
     /// Pinning an MCP server's catalog (`oscova mcp pin`) failed.
+    #[cfg(feature = "mcp-servers")]
     #[error("{0}")]
     McpPin(#[source] oscova_plugin_mcp::McpError),
+    /// `[mcp.servers]` or `oscova mcp pin` in a build without the
+    /// `mcp-servers` feature.
+    #[error(
+        "{what}: this oscova was built without MCP servers as toolsets (the `mcp-servers` \
+         feature of oscova-cli, part of `first-party`)"
+    )]
+    McpServersOff {
+        /// What asked for them.
+        what: String,
+    },
     /// The async runtime could not be created.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),
@@ -237,6 +248,7 @@ impl CliError {
             | Self::Unsupported { .. }
             | Self::NoModel { .. }
             | Self::File { .. }
+            | Self::McpServersOff { .. }
             | Self::McpNames(_) => ExitStatus::Usage,
             Self::McpHttp(error) => match error {
                 McpHttpError::NoTokens { .. } | McpHttpError::NameClash(_) => ExitStatus::Usage,
@@ -258,12 +270,14 @@ impl CliError {
                 e if e.is_refusal() => ExitStatus::Refused,
                 _ => ExitStatus::ToolError,
             },
+            #[cfg(feature = "mcp-servers")]
             Self::McpPin(oscova_plugin_mcp::McpError::UnknownServer(_))
             | Self::McpPin(oscova_plugin_mcp::McpError::NoLockFile)
             | Self::McpPin(oscova_plugin_mcp::McpError::Config { .. }) => ExitStatus::Usage,
+            #[cfg(feature = "mcp-servers")]
+            Self::McpPin(_) => ExitStatus::ToolError,
             Self::Host(_)
             | Self::Mcp(_)
-            | Self::McpPin(_)
             | Self::Runtime(_)
             | Self::Output(_)
             | Self::Input(_)
@@ -301,7 +315,9 @@ impl CliError {
             Self::Write { .. } => "write",
             Self::Input(_) => "input",
             Self::Mcp(_) | Self::McpHttp(_) | Self::McpNames(_) => "mcp",
+            #[cfg(feature = "mcp-servers")]
             Self::McpPin(_) => "mcp_pin",
+            Self::McpServersOff { .. } => "mcp_servers_off",
             Self::Runtime(_) => "runtime",
             Self::Output(_) => "output",
         }

@@ -21,6 +21,7 @@ use oscova_core::{
     process::ProcessSpawnPolicy, redact::Redactor,
 };
 
+#[cfg(feature = "mcp-servers")]
 use oscova_plugin_mcp::{McpPlugin, McpPluginBuilder};
 
 use crate::approval::{Asker, CliApproval};
@@ -203,15 +204,25 @@ impl Launcher {
             ..
         }) = &cli.command
         {
-            let builder = self.mcp_servers(&config);
-            let outcome = runtime.block_on(crate::commands::pin_mcp_server(&config, builder, name));
+            #[cfg(feature = "mcp-servers")]
+            let outcome = {
+                let builder = self.mcp_servers(&config);
+                runtime.block_on(crate::commands::pin_mcp_server(&config, builder, name))
+            };
+            #[cfg(not(feature = "mcp-servers"))]
+            let outcome = Err(CliError::McpServersOff {
+                what: format!("`oscova mcp pin {name}`"),
+            });
             runtime.shutdown_background();
             return outcome;
         }
         // MCP servers' catalogs are known before the host starts (listed
         // on the runtime that serves their calls, or read from pins).
+        #[cfg(feature = "mcp-servers")]
         let mcp = (!config.mcp_servers().servers.is_empty())
             .then(|| runtime.block_on(self.mcp_servers(&config).start()));
+        #[cfg(not(feature = "mcp-servers"))]
+        let mcp = None;
         let host = self.build_host(&config, asker, serving, mcp)?;
         // Traces, when an OTLP endpoint is configured; flushed when this
         // guard drops, after the runtime has stopped.
@@ -242,7 +253,7 @@ impl Launcher {
         config: &Config,
         asker: Asker,
         serving: bool,
-        mcp: Option<McpPlugin>,
+        mcp: Option<McpServers>,
     ) -> Result<PluginHost, CliError> {
         let spawn = spawn_policy(config);
         // The named plugins load first, in the order given, then every other
@@ -268,11 +279,13 @@ impl Launcher {
         if serving {
             builder = builder.blocking_sync_tools(SERVING_SYNC_TOOLS);
         }
+        #[cfg(feature = "mcp-servers")]
         if let Some(mcp) = mcp {
             // The servers' status is the host's to show (`oscova plugins`).
             builder = builder.service(mcp.status().clone()).plugin_instance(mcp);
         }
-
+        #[cfg(not(feature = "mcp-servers"))]
+        let _: Option<McpServers> = mcp;
         // At a terminal the person answers tools' questions (an embedding
         // host's `customize` may set its own handler); an MCP session
         // answers them through its client, call by call.
@@ -298,6 +311,14 @@ impl Launcher {
     }
 }
 
+/// The plugin of the config's `[mcp.servers]`.
+#[cfg(feature = "mcp-servers")]
+type McpServers = McpPlugin;
+/// No plugin of `[mcp.servers]`: the config refuses the section.
+#[cfg(not(feature = "mcp-servers"))]
+type McpServers = std::convert::Infallible;
+
+#[cfg(feature = "mcp-servers")]
 impl Launcher {
     /// The config's `[mcp.servers]`, with the host's spawn policy and the
     /// config's secrets redacted from what the servers print.

@@ -18,7 +18,11 @@
 //! plugin: every user's files root is a folder under
 //! [`Config::files_root`], handed to plugins through their context, and the
 //! speech plugin registers the host's speech routers as a service. With
-//! `default-features = false` this library links no first-party plugin.
+//! `default-features = false` this library links no plugin crate, not even
+//! the MCP plugin: `[mcp.servers]` (the `oscova.mcp` plugin) and `oscova mcp
+//! pin` are the `mcp-servers` feature, part of `first-party`, and without
+//! it a config that names MCP servers is refused with an error naming the
+//! feature.
 //!
 //! # Commands
 //!
@@ -262,12 +266,11 @@
 //! errors are answered and the server serves on: an unparsable or
 //! oversized line is -32700 with `"id": null`, ill-fitting `params` -32602,
 //! and calls past the bound of 64 in flight a busy error at once. The
-//! server is `oscova_agent::mcp::McpServer` (crate `oscova-agent`, feature
-//! `mcp`), which serves a scope on stdio, any byte stream or any `rmcp`
+//! server is `oscova_mcp::McpServer` (crate `oscova-mcp`), which serves a scope on stdio, any byte stream or any `rmcp`
 //! transport in a few lines.
 //!
 //! `oscova mcp --listen ADDR:PORT` serves streamable HTTP at `/mcp` with
-//! `oscova_agent::mcp::http::McpHttpServer` (feature `mcp-http`) to the
+//! `oscova_mcp::http::McpHttpServer` (`oscova-mcp`'s feature `http`) to the
 //! users of the config's `[[mcp.tokens]]` (`user`, `sha256` of the bearer
 //! token), each from their own scope; without tokens only a loopback
 //! address is served (as `--user`), any other refused with exit code 2.

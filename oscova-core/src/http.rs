@@ -65,9 +65,15 @@
 //!
 //! Allowed names are trusted whatever they resolve to: naming one is the
 //! host's decision that it may be reached.
+//!
+//! [`backend`] is what model and speech back ends build on over this
+//! client: sending under cancellation, bounded reads, streamed lines and
+//! errors with the API key scrubbed.
 
 #[cfg(feature = "http")]
 mod address;
+#[cfg(feature = "http")]
+pub mod backend;
 #[cfg(feature = "http")]
 mod client;
 #[cfg(feature = "http")]

@@ -87,7 +87,8 @@
 //!
 //! - `macros`: `#[toolset]` and `#[plugin]`;
 //! - `http`: the scoped [`HttpClient`] (`ctx.http_client()`), over reqwest
-//!   and rustls;
+//!   and rustls, and the plumbing model and speech back ends share
+//!   ([`http::backend`]);
 //! - `process`: starting child processes under the spawn policy
 //!   ([`ProcessSpawnPolicy::run`](process::ProcessSpawnPolicy::run));
 //! - `fs`: the per-user files root's handles ([`fs::UserRoot`]).

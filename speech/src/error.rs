@@ -16,7 +16,7 @@
 
 use std::path::PathBuf;
 
-use oscova_agent::http::BackendError;
+use oscova_core::http::backend::BackendError;
 use oscova_core::provider::speech::SpeechError;
 use oscova_core::{http::HttpError, process::SpawnError};
 

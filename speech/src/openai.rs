@@ -15,10 +15,10 @@
 //! the in-flight request future is dropped, which closes the connection.
 //! Answers are read up to 64 MiB; a longer one is an error,
 //! not a cut file. Sending, reading and the scrubbing of server text are
-//! the model back ends' plumbing ([`oscova_agent::http`]), so these errors
+//! the model back ends' plumbing ([`oscova_core::http::backend`]), so these errors
 //! follow the same rules as theirs.
 
-use oscova_agent::http::{Body, Scrub, authorized, check_status, send};
+use oscova_core::http::backend::{Body, Scrub, authorized, check_status, send};
 use oscova_core::provider::speech::{
     RecognitionRequest, SpeechError, SpeechProviderKeys, SpeechRecognitionProvider,
     SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio, Transcript,

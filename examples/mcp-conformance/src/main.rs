@@ -1,7 +1,7 @@
 //! Run with: `cargo run -p example-mcp-conformance -- --listen 127.0.0.1:PORT`
 //!
 //! The conformance plugin's tools under their short names at
-//! `http://127.0.0.1:PORT/mcp`, served by `oscova_agent::mcp::http` (the
+//! `http://127.0.0.1:PORT/mcp`, served by `oscova_mcp::http` (the
 //! server `oscova mcp --listen` runs) until SIGTERM or Ctrl-C. Port 0 picks
 //! a free port; the line `mcp-conformance: serving http://ADDR/mcp` on
 //! stderr says which.
@@ -10,9 +10,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use example_mcp_conformance::ConformancePlugin;
-use oscova_agent::mcp::ToolNames;
-use oscova_agent::mcp::http::McpHttpServer;
 use oscova_core::{PluginHost, linked_plugins};
+use oscova_mcp::ToolNames;
+use oscova_mcp::http::McpHttpServer;
 
 #[tokio::main]
 async fn main() -> ExitCode {

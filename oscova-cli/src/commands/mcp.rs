@@ -1,14 +1,14 @@
 //! `oscova mcp`: the host's tools as an MCP server, over stdin and stdout
 //! for one user, or over streamable HTTP (`--listen`) for many.
 //!
-//! Rules: the servers are `oscova_agent::mcp::McpServer` and
-//! `oscova_agent::mcp::http::McpHttpServer`; this command only picks the
+//! Rules: the servers are `oscova_mcp::McpServer` and
+//! `oscova_mcp::http::McpHttpServer`; this command only picks the
 //! user (stdio, or HTTP without tokens) or the users (the config's
 //! `[[mcp.tokens]]`), applies the `[mcp]` section, reports diagnostics on
 //! stderr (stdout carries protocol messages only on stdio) and serves
 //! until the client disconnects (stdio) or SIGTERM or Ctrl-C (HTTP, which
 //! then shuts down gracefully). The tools it serves include the
-//! `[mcp.servers]` ones (the `oscova.mcp` plugin), so it is also a gateway
+//! `[mcp.servers]` ones (the `oscova.mcp` plugin, feature `mcp-servers`), so it is also a gateway
 //! that re-serves other MCP servers with Oscova's policy applied: per-user
 //! credentials, approval, redaction, hooks. `oscova mcp pin NAME` pins one
 //! server's catalog instead of serving. With `--listen`, one line
@@ -24,14 +24,17 @@
 
 use std::net::SocketAddr;
 
-use oscova_agent::mcp::McpServer;
-use oscova_agent::mcp::http::McpHttpServer;
+use oscova_mcp::McpServer;
+use oscova_mcp::http::McpHttpServer;
+#[cfg(feature = "mcp-servers")]
 use oscova_plugin_mcp::McpPluginBuilder;
 
 use super::Env;
 use crate::cli::McpArgs;
+#[cfg(feature = "mcp-servers")]
 use crate::config::Config;
 use crate::error::{CliError, ExitStatus};
+#[cfg(feature = "mcp-servers")]
 use crate::output::print_text;
 use crate::output::warn;
 
@@ -96,6 +99,7 @@ async fn terminated() {
 
 /// `oscova mcp pin NAME`: lists that server and writes its catalog, with
 /// its hash, to the lock file beside the config.
+#[cfg(feature = "mcp-servers")]
 pub(crate) async fn pin(
     config: &Config,
     builder: McpPluginBuilder,

@@ -21,6 +21,7 @@ use std::future::Future;
 
 use oscova_core::{CancellationToken, PluginHost};
 
+#[cfg(feature = "mcp-servers")]
 pub(crate) use mcp::pin as pin_mcp_server;
 
 use crate::cli::Command;

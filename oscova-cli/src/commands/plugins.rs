@@ -30,6 +30,7 @@ pub(super) fn run(env: &Env) -> Result<ExitStatus, CliError> {
             })
         })
         .collect();
+    #[cfg(feature = "mcp-servers")]
     let servers: Vec<Value> = host
         .service::<oscova_plugin_mcp::McpStatus>()
         .map(|status| {
@@ -39,6 +40,8 @@ pub(super) fn run(env: &Env) -> Result<ExitStatus, CliError> {
                 .collect()
         })
         .unwrap_or_default();
+    #[cfg(not(feature = "mcp-servers"))]
+    let servers: Vec<Value> = Vec::new();
     if env.json {
         print_json(&json!({
             "plugins": plugins,

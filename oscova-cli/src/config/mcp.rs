@@ -5,7 +5,10 @@
 //! checked when the file is loaded, so a mistyped hash never starts a
 //! server that lets nobody in; the file holds hashes only, never tokens.
 //! `allowed_origins` are browser origins accepted beside loopback ones.
-//! The limits default to the server library's.
+//! The limits default to the server library's. `[mcp.servers.NAME]`
+//! entries are the `oscova.mcp` plugin's (feature `mcp-servers`); in a
+//! build without it, any entry is an error when the file is loaded, naming
+//! the server and the feature, never silently ignored.
 //!
 //! ```toml
 //! [mcp]
@@ -20,7 +23,7 @@
 
 use std::time::Duration;
 
-use oscova_agent::mcp::http::{McpHttpServer, UserToken};
+use oscova_mcp::http::{McpHttpServer, UserToken};
 use serde::Deserialize;
 
 /// `[mcp]` as written.
@@ -40,11 +43,18 @@ pub(crate) struct McpSection {
     /// `[mcp.servers.NAME]`: MCP servers used as toolsets (the `oscova.mcp`
     /// plugin).
     #[serde(default)]
-    servers: std::collections::BTreeMap<String, oscova_plugin_mcp::ServerConfig>,
+    servers: std::collections::BTreeMap<String, ServerEntry>,
     /// Parsed from `tokens` by [`McpSection::check`].
     #[serde(skip)]
     parsed: Vec<UserToken>,
 }
+
+/// One `[mcp.servers.NAME]` entry: the plugin's settings.
+#[cfg(feature = "mcp-servers")]
+type ServerEntry = oscova_plugin_mcp::ServerConfig;
+/// One `[mcp.servers.NAME]` entry: anything, refused by [`McpSection::check`].
+#[cfg(not(feature = "mcp-servers"))]
+type ServerEntry = toml::Value;
 
 /// One `[[mcp.tokens]]` entry as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -56,6 +66,7 @@ struct TokenEntry {
 
 impl McpSection {
     /// The servers, as the `oscova.mcp` plugin takes them.
+    #[cfg(feature = "mcp-servers")]
     pub(crate) fn servers(&self) -> oscova_plugin_mcp::McpConfig {
         oscova_plugin_mcp::McpConfig {
             servers: self.servers.clone(),
@@ -63,8 +74,16 @@ impl McpSection {
     }
 
     /// Parses the token hashes; the message names the user whose entry is
-    /// wrong.
+    /// wrong. Without the `mcp-servers` feature, refuses any
+    /// `[mcp.servers]` entry.
     pub(crate) fn check(&mut self) -> Result<(), String> {
+        #[cfg(not(feature = "mcp-servers"))]
+        if let Some(name) = self.servers.keys().next() {
+            return Err(crate::error::CliError::McpServersOff {
+                what: format!("[mcp.servers.{name}]"),
+            }
+            .to_string());
+        }
         self.parsed = self
             .tokens
             .iter()
@@ -102,5 +121,25 @@ impl McpSection {
             server = server.scope_cache(capacity);
         }
         server
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_entries_are_the_plugins_or_refused_by_name() {
+        let mut section: McpSection =
+            toml::from_str("[servers.notes]\ncommand = \"notes-server\"\n").unwrap();
+        let checked = section.check();
+        #[cfg(feature = "mcp-servers")]
+        assert_eq!(checked, Ok(()));
+        #[cfg(not(feature = "mcp-servers"))]
+        {
+            let message = checked.unwrap_err();
+            assert!(message.contains("[mcp.servers.notes]"), "{message}");
+            assert!(message.contains("`mcp-servers` feature"), "{message}");
+        }
     }
 }

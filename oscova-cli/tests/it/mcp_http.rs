@@ -12,7 +12,7 @@ use serde_json::Value;
 
 const CLIENT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../oscova-agent/tests/python/mcp_http_client.py"
+    "/../oscova-mcp/tests/python/mcp_http_client.py"
 );
 const TOKEN: &str = "alice-token";
 /// `printf %s alice-token | sha256sum`

@@ -12,8 +12,8 @@
 //! hands them out by kind (`host.providers::<dyn ModelProvider>()`).
 //!
 //! The HTTP plumbing that back ends share (bounded reads, streamed lines,
-//! scrubbed error texts) is not a contract: it is in the `oscova-agent`
-//! crate, as `oscova_agent::http`.
+//! scrubbed error texts) is not a contract: it is [`crate::http::backend`],
+//! behind the `http` feature.
 
 mod kind;
 pub mod model;

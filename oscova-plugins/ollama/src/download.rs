@@ -11,7 +11,7 @@
 //! closes the connection, and Ollama stops the transfer when its client
 //! goes away.
 
-use oscova_agent::http::{Body, Scrub, authorized, check_status, excerpt, send};
+use oscova_core::http::backend::{Body, Scrub, authorized, check_status, excerpt, send};
 use oscova_core::provider::BoxFuture;
 use oscova_core::provider::model::{
     DownloadProgress, ModelDownloadProvider, ModelError, ModelInfo, ModelProviderConfig,

@@ -1,17 +1,17 @@
 //! Newline-delimited JSON, read line by line from a body that arrives
 //! split anywhere.
 //!
-//! Rules: the bytes become lines through `oscova_agent::http`'s
+//! Rules: the bytes become lines through `oscova_core::http::backend`'s
 //! [`LineSplitter`], which buffers until a whole line is there and only
 //! then decodes it, so a split inside a character or a JSON value is
 //! invisible; lines end in `\n` or `\r\n`, a last line without its newline
 //! still counts, and a line longer than
-//! [`MAX_LINE`](oscova_agent::http::MAX_LINE) is an error rather than
+//! [`MAX_LINE`](oscova_core::http::backend::MAX_LINE) is an error rather than
 //! unbounded memory. What a line means is the caller's
 //! business; this loop only runs until the caller says stop.
 
-use oscova_agent::http::{Body, LineSplitter, Scrub};
 use oscova_core::CancellationToken;
+use oscova_core::http::backend::{Body, LineSplitter, Scrub};
 use oscova_core::provider::model::ModelError;
 
 /// Whether to keep reading after a line.

@@ -12,7 +12,7 @@
 //! dropping the response closes the connection. An unknown model is looked
 //! up in `/api/tags`, so the error lists the models the server has.
 
-use oscova_agent::http::{
+use oscova_core::http::backend::{
     Body, Failure, Scrub, authorized, check_status, endpoint_url, get_text, send,
 };
 use oscova_core::provider::model::{

@@ -15,7 +15,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use oscova_agent::http::excerpt;
+use oscova_core::http::backend::excerpt;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink,
     DownloadProgress, ModelError, ModelInfo, TokenUsage, ToolCallRequest, ToolSpec,

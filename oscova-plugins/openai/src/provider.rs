@@ -10,7 +10,7 @@
 //! server cannot be reached, the key on 401, the server's model names on
 //! an unknown model, the offending line on a malformed stream.
 
-use oscova_agent::http::{
+use oscova_core::http::backend::{
     Body, Failure, Scrub, authorized, check_status, endpoint_url, excerpt, get_text, send,
 };
 use oscova_core::provider::model::{

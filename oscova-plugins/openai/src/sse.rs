@@ -1,6 +1,6 @@
 //! Server-sent events, decoded from bytes that arrive split anywhere.
 //!
-//! Rules: the bytes become lines through `oscova_agent::http`'s
+//! Rules: the bytes become lines through `oscova_core::http::backend`'s
 //! [`LineSplitter`], which buffers until a whole line is there and only
 //! then decodes it, so a split inside a character or inside `data:` is
 //! invisible; lines end in `\n` or `\r\n`. Following the SSE format, a line
@@ -8,10 +8,10 @@
 //! after the colon dropped), several `data` lines of one event are joined
 //! with `\n`, and a blank line dispatches the event. Only `data` matters
 //! to chat completions; other fields are ignored. A line longer than
-//! [`MAX_LINE`](oscova_agent::http::MAX_LINE) is an error rather
+//! [`MAX_LINE`](oscova_core::http::backend::MAX_LINE) is an error rather
 //! than unbounded memory.
 
-use oscova_agent::http::LineSplitter;
+use oscova_core::http::backend::LineSplitter;
 use oscova_core::provider::model::ModelError;
 
 /// Turns lines into the `data` of each event.

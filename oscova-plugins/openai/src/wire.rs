@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use oscova_agent::http::{Scrub, excerpt};
+use oscova_core::http::backend::{Scrub, excerpt};
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError,
     TokenUsage, ToolCallRequest, ToolSpec,

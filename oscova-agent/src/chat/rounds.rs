@@ -1,0 +1,264 @@
+//! The loop: model calls in rounds, and the tool calls each round asks for.
+//!
+//! Rules: see the [module rules](super); every tool call appended to the
+//! conversation is answered by a tool message, whatever stops the loop.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use oscova_core::provider::model::{
+    ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ModelProvider,
+    ModelProviderConfig, ToolCallRequest, check_offline,
+};
+use oscova_core::tool::ProgressSink;
+use oscova_core::{ExposeSecret, InvokeError, SecretString, ToolProgress, ToolResult, UserScope};
+use serde_json::{Map, Value, json};
+use tracing::Instrument as _;
+
+use super::messages::tool_message;
+use super::span::{model_call_span, record_model_call};
+use super::{ChatError, ChatEvent, ChatLoopOptions, ChatOutcome, tool_specs};
+use crate::profile::SchemaProfile;
+
+/// Runs a tool-calling chat: sends `messages` and the scope's tools to
+/// `provider`, runs the tool calls the model asks for through `scope`,
+/// appends the model's messages and the tool results to `messages`, and
+/// repeats until the model answers without tool calls.
+///
+/// The model is `config.model`. `api_key` is added to the scope's redactor,
+/// so a tool that echoes it shows `[REDACTED]`. See the module rules for
+/// the offline check, refusals, the round bound and cancellation.
+pub async fn run_chat(
+    scope: &UserScope,
+    provider: &dyn ModelProvider,
+    config: &ModelProviderConfig,
+    api_key: Option<&SecretString>,
+    messages: &mut Vec<ChatMessage>,
+    options: ChatLoopOptions,
+) -> Result<ChatOutcome, ChatError> {
+    let key = provider.type_key();
+    if key != config.provider.as_str() {
+        return Err(ChatError::ProviderMismatch {
+            configured: config.provider.to_string(),
+            provider: key.to_string(),
+        });
+    }
+    check_offline(config, provider, options.offline)?;
+    let Some(model) = config.model.as_deref().filter(|m| !m.trim().is_empty()) else {
+        return Err(ChatError::NoModel {
+            provider: key.to_string(),
+        });
+    };
+    if let Some(secret) = api_key {
+        scope.redactor().add(secret.expose_secret());
+    }
+    let tools = tool_specs(scope, options.profile);
+    let emit = |event: ChatEvent| {
+        if let Some(sink) = &options.on_event {
+            sink(&event);
+        }
+    };
+    let forward = |event: ChatStreamEvent| match event {
+        ChatStreamEvent::Text(text) => emit(ChatEvent::Text(text)),
+        ChatStreamEvent::ToolCallStarted { id, name } => {
+            emit(ChatEvent::ToolCallStarted { id, name });
+        }
+        // A kind of stream event this loop does not know yet has no
+        // `ChatEvent` to become; the answer it belongs to still arrives
+        // whole in the response.
+        _ => {}
+    };
+    let sink: ChatStreamSink<'_> = &forward;
+
+    let mut tool_calls = 0;
+    let mut pending = Vec::new();
+    for round in 1..=options.max_rounds {
+        if options.cancel.is_cancelled() {
+            return Err(ChatError::Cancelled);
+        }
+        let request = ChatRequest {
+            config,
+            api_key,
+            model,
+            messages,
+            tools: &tools,
+            stream: options.stream.then_some(sink),
+            cancel: options.cancel.clone(),
+        };
+        let span = model_call_span(&key, model);
+        let response = tokio::select! {
+            biased;
+            () = options.cancel.cancelled() => {
+                span.record("error.type", "cancelled");
+                return Err(ChatError::Cancelled);
+            }
+            response = provider.chat(request).instrument(span.clone()) => {
+                record_model_call(&span, &response);
+                response?
+            }
+        };
+        let finish_reason = response.finish_reason;
+        let mut message = response.message;
+        message.role = ChatRole::Assistant;
+        message.tool_call_id = None;
+        name_calls(&mut message.tool_calls, round);
+        if !options.stream && !message.content.is_empty() {
+            emit(ChatEvent::Text(message.content.clone()));
+        }
+        messages.push(message.clone());
+        if message.tool_calls.is_empty() {
+            return Ok(ChatOutcome {
+                message,
+                finish_reason,
+                rounds: round,
+                tool_calls,
+            });
+        }
+        if round == options.max_rounds {
+            pending = message.tool_calls;
+            break;
+        }
+        for (i, call) in message.tool_calls.iter().enumerate() {
+            if options.cancel.is_cancelled() {
+                answer_unrun(messages, message.tool_calls.get(i..), CANCELLED_TEXT);
+                return Err(ChatError::Cancelled);
+            }
+            let Some((result, refused)) = run_tool(scope, call, &options, &emit).await else {
+                answer_unrun(messages, message.tool_calls.get(i..), CANCELLED_TEXT);
+                return Err(ChatError::Cancelled);
+            };
+            tool_calls += 1;
+            messages.push(tool_message(&call.id, &result));
+            emit(ChatEvent::ToolCallFinished {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                result,
+                refused,
+            });
+        }
+    }
+
+    // The bound was reached (or is zero): answer what is pending so the
+    // conversation stays valid, then say which bound stopped it.
+    let text = format!(
+        "not run: the chat reached its bound of {} model call(s)",
+        options.max_rounds
+    );
+    answer_unrun(messages, Some(&pending), &text);
+    Err(ChatError::RoundLimit {
+        max_rounds: options.max_rounds,
+        pending: pending.into_iter().map(|c| c.name).collect(),
+    })
+}
+
+const CANCELLED_TEXT: &str = "not run: the chat was cancelled";
+
+/// Gives every call a unique, non-empty id; some servers send none.
+fn name_calls(calls: &mut [ToolCallRequest], round: usize) {
+    let mut seen = HashSet::new();
+    for (i, call) in calls.iter_mut().enumerate() {
+        if call.id.is_empty() || !seen.insert(call.id.clone()) {
+            call.id = format!("call_{round}_{i}");
+            seen.insert(call.id.clone());
+        }
+    }
+}
+
+fn answer_unrun(messages: &mut Vec<ChatMessage>, calls: Option<&[ToolCallRequest]>, text: &str) {
+    for call in calls.unwrap_or_default() {
+        messages.push(ChatMessage::tool(call.id.clone(), text));
+    }
+}
+
+/// Runs one call; `None` when it was cancelled.
+async fn run_tool(
+    scope: &UserScope,
+    call: &ToolCallRequest,
+    options: &ChatLoopOptions,
+    emit: &(dyn Fn(ChatEvent) + Send + Sync),
+) -> Option<(ToolResult, bool)> {
+    emit(ChatEvent::ToolCallRunning(call.clone()));
+    let args = prepare_arguments(scope, call, options.profile);
+    let progress = options.on_event.clone().map(|sink| {
+        let id = call.id.clone();
+        Arc::new(move |progress: ToolProgress| {
+            sink(&ChatEvent::ToolProgress {
+                id: id.clone(),
+                progress,
+            });
+        }) as ProgressSink
+    });
+    let invoke = scope
+        .invoke(&call.name, args)
+        .cancellation(options.cancel.clone());
+    let invoke = match progress {
+        Some(sink) => invoke.progress_arc(sink),
+        None => invoke,
+    };
+    match invoke.checked().await {
+        Ok(result) => Some((result, false)),
+        Err(InvokeError::Cancelled(_)) => None,
+        Err(error) => {
+            let refused = error.is_refusal();
+            let kind = error.kind();
+            let text = if refused {
+                format!("{error}. The call did not run; do not retry it unless the user asks.")
+            } else {
+                error.to_string()
+            };
+            let text = scope.redactor().redact(&text).into_owned();
+            let result = ToolResult::error(text).with_details(json!({ "error": kind }));
+            Some((result, refused))
+        }
+    }
+}
+
+/// The arguments as the tool expects them: a JSON object. Some servers send
+/// the arguments as a JSON string, or nothing; and under the `openai`
+/// profile every optional parameter is nullable, so a `null` for a
+/// parameter the tool does not require is removed (the profile's advice),
+/// leaving the parameter's default to apply.
+fn prepare_arguments(scope: &UserScope, call: &ToolCallRequest, profile: SchemaProfile) -> Value {
+    let mut args = match &call.arguments {
+        Value::Null => Value::Object(Map::new()),
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(value @ Value::Object(_)) => value,
+            _ => call.arguments.clone(),
+        },
+        other => other.clone(),
+    };
+    if profile != SchemaProfile::OpenAi {
+        return args;
+    }
+    let Some(tool) = scope.tool(&call.name) else {
+        return args;
+    };
+    let required: HashSet<&str> = tool
+        .input_schema()
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Value::Object(members) = &mut args {
+        members.retain(|name, value| !value.is_null() || required.contains(name.as_str()));
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_and_duplicate_ids_are_replaced() {
+        let call = |id: &str| ToolCallRequest {
+            id: id.into(),
+            name: "t".into(),
+            arguments: Value::Null,
+        };
+        let mut calls = vec![call(""), call("a"), call("a"), call("call_2_0")];
+        name_calls(&mut calls, 2);
+        let ids: Vec<_> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["call_2_0", "a", "call_2_2", "call_2_3"]);
+    }
+}

@@ -1,0 +1,7 @@
+//! The integration tests of `oscova-agent`, one binary (as cargo and axum
+//! do): a module per concern.
+
+// Fixture plugins and toolsets are `pub` for the macros' sake.
+#![allow(unreachable_pub)]
+
+mod chat;

@@ -1,0 +1,537 @@
+//! The `rmcp` server handler over one user scope: what each MCP request
+//! becomes.
+//!
+//! Rules: the tool list is the scope's, in the form `convert.rs` gives it,
+//! computed once per `Served` scope (the catalog is fixed when the host
+//! starts) and shared by every handler made over it. Calls go through the
+//! scope, so argument checks, redaction and hooks are the host's, and so is
+//! approval unless the server was told to approve calls that need it itself
+//! or the client can ask the person (`ask.rs`; the host's policy still says
+//! which calls need it). An unknown tool is a JSON-RPC invalid-params error
+//! (it cannot be routed); everything else, refusals and bad arguments
+//! included, is a result with `isError`, which the model can read and act
+//! on. Progress becomes `notifications/progress` only when the client sent
+//! a progress token, and log messages `notifications/message` at or above
+//! the session's level (`logging.rs`), always before the response, with
+//! `progress` never decreasing. `notifications/cancelled` cancels the
+//! call's token, and the host stops awaiting it at once, a question to the
+//! person included. Each call is a future of its own, polled by the request
+//! that drives it and cancelled whenever that request goes away; from
+//! protocol 2026-07-28 a call that asks the person is parked between the
+//! rounds of a multi round-trip request (`rounds.rs`), and its progress and
+//! log messages go out with whichever round is in flight.
+//!
+//! Two rules rmcp does not keep on its own: a request for a method this
+//! server serves whose `params` do not fit (rmcp's untagged request type
+//! then reads it as a custom request) is -32602, not -32601; and at most
+//! `max_in_flight` `tools/call` requests run at once per handler, the
+//! excess answered at once with [`SERVER_BUSY`] (rmcp spawns a task per
+//! request with no bound).
+
+use std::sync::Arc;
+
+use std::sync::RwLock;
+
+use oscova_core::tool::{LogLevel, LogSink, ProgressSink, ToolLog};
+use oscova_core::{ApprovalDecision, ApprovalRequest, ToolProgress, UserScope};
+// rmcp marks MCP logging deprecated in favour of a later proposal; the 2025
+// protocols this server speaks still define it (see `logging.rs`).
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
+
+use super::names::ShortNames;
+use oscova_core::ToolResult;
+use oscova_core::interaction::{Answer, AskError};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ErrorCode, Implementation, InputRequest, InputRequests,
+    InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, oneshot};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+use super::ask::{self, Asker, ElicitApproval, RoundAsk};
+use super::convert::{mcp_result, mcp_tool};
+use super::logging::{LogRelay, log_level};
+use super::rounds::{CallEvent, CallEvents, INPUT_KEY, Parked, ParkedCalls, RunningCall};
+
+/// The JSON-RPC error code of a `tools/call` refused because the session
+/// already runs its bound of calls: in the range JSON-RPC 2.0 leaves to
+/// servers (-32000 to -32099). The error's `data` names the bound
+/// (`{"max_in_flight": N}`).
+pub const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
+
+/// The methods this server answers. A request for one of them that reaches
+/// [`McpHandler::on_custom_request`] had `params` that did not fit.
+const SERVED_METHODS: [&str; 5] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "logging/setLevel",
+];
+
+/// One session's `rmcp` server handler over a user scope's tools.
+///
+/// [`McpServer`](super::McpServer) makes one per session; use
+/// [`McpServer::handler`](super::McpServer::handler) to serve it yourself
+/// with `rmcp`. Cloning shares the in-flight bound.
+#[derive(Debug, Clone)]
+pub struct McpHandler {
+    scope: UserScope,
+    tools: Arc<[Tool]>,
+    info: Implementation,
+    in_flight: Arc<Semaphore>,
+    max_in_flight: usize,
+    allow_approval_required: bool,
+    /// The least severe log level the client wants (`logging/setLevel`).
+    log_level: Arc<RwLock<LogLevel>>,
+    /// Short names, when served under them.
+    names: Option<Arc<ShortNames>>,
+    /// The bound shared by every session of a server, and its size.
+    global: Option<(Arc<Semaphore>, usize)>,
+    /// The server's calls waiting for an answer between rounds.
+    parked: Arc<ParkedCalls>,
+}
+
+/// What one user is served: a scope and its tools as the client sees
+/// them, converted once per scope rather than once per session (on
+/// 2026-07-28 every request is a session of its own).
+#[derive(Debug, Clone)]
+pub(crate) struct Served {
+    pub(crate) scope: UserScope,
+    tools: Arc<[Tool]>,
+    names: Option<Arc<ShortNames>>,
+}
+
+impl Served {
+    /// `scope`'s tools, under their short names when `names` is given.
+    pub(crate) fn new(scope: UserScope, names: Option<Arc<ShortNames>>) -> Self {
+        let tools = scope
+            .tools()
+            .map(mcp_tool)
+            .filter_map(|mut tool| match &names {
+                None => Some(tool),
+                Some(names) => {
+                    tool.name = names.short(&tool.name)?.to_owned().into();
+                    Some(tool)
+                }
+            })
+            .collect();
+        Self {
+            scope,
+            tools,
+            names,
+        }
+    }
+}
+
+impl McpHandler {
+    pub(super) fn new(
+        served: Served,
+        info: Implementation,
+        max_in_flight: usize,
+        allow_approval_required: bool,
+        parked: Arc<ParkedCalls>,
+    ) -> Self {
+        Self {
+            scope: served.scope,
+            tools: served.tools,
+            info,
+            in_flight: Arc::new(Semaphore::new(max_in_flight)),
+            max_in_flight,
+            allow_approval_required,
+            log_level: Arc::new(RwLock::new(super::logging::DEFAULT_LEVEL)),
+            names: served.names,
+            global: None,
+            parked,
+        }
+    }
+
+    /// Shares a bound on calls in flight with other sessions: `permits`
+    /// holds `max` permits in all. Only the HTTP server has sessions to
+    /// share it between.
+    #[cfg(feature = "http")]
+    pub(super) fn with_global_bound(mut self, permits: Arc<Semaphore>, max: usize) -> Self {
+        self.global = Some((permits, max));
+        self
+    }
+
+    fn server_busy(max: usize) -> ErrorData {
+        ErrorData::new(
+            SERVER_BUSY,
+            format!(
+                "server busy: the server already runs {max} tool calls, its bound for all \
+                 sessions together; retry when one has finished"
+            ),
+            Some(json!({ "max_in_flight_total": max })),
+        )
+    }
+
+    fn busy(&self) -> ErrorData {
+        ErrorData::new(
+            SERVER_BUSY,
+            format!(
+                "server busy: this session already runs {} tool calls, its bound; \
+                 retry when one has finished",
+                self.max_in_flight
+            ),
+            Some(json!({ "max_in_flight": self.max_in_flight })),
+        )
+    }
+}
+
+/// The -32602 answer to a served method whose `params` did not fit.
+fn invalid_params(request: &CustomRequest) -> ErrorData {
+    let method = request.method.as_str();
+    let problem = match (method, &request.params) {
+        ("tools/call", None) => {
+            "`params` is missing; send {\"name\": ..., \"arguments\": {...}}".to_owned()
+        }
+        ("tools/call", Some(params)) => {
+            match serde_json::from_value::<CallToolRequestParams>(params.clone()) {
+                Err(error) => error.to_string(),
+                Ok(_) => "they do not fit the method".to_owned(),
+            }
+        }
+        (_, None) => "`params` is missing".to_owned(),
+        (_, Some(_)) => "they do not fit the method".to_owned(),
+    };
+    ErrorData::invalid_params(format!("invalid params for `{method}`: {problem}"), None)
+}
+
+/// Sends progress notifications for one call, in order, never decreasing.
+struct ProgressRelay<'a> {
+    peer: &'a Peer<RoleServer>,
+    token: ProgressToken,
+    last: f64,
+    sent: u32,
+}
+
+impl ProgressRelay<'_> {
+    async fn send(&mut self, p: ToolProgress) {
+        self.sent += 1;
+        let value = p.progress.unwrap_or(f64::from(self.sent)).max(self.last);
+        self.last = value;
+        let mut param = ProgressNotificationParam::new(self.token.clone(), value);
+        if let Some(total) = p.total {
+            param = param.with_total(total);
+        }
+        if !p.message.is_empty() {
+            param = param.with_message(p.message);
+        }
+        // A client that went away cannot be told; the call carries on.
+        let _ = self.peer.notify_progress(param).await;
+    }
+}
+
+/// What one round of a call came to.
+enum Round {
+    /// The call finished.
+    Done(ToolResult),
+    /// The call asks the person, and waits for the answer.
+    Asked(
+        ElicitRequestParams,
+        oneshot::Sender<Result<Answer, AskError>>,
+    ),
+}
+
+impl McpHandler {
+    /// `tools/call`, inside its request span: a new call, or the next
+    /// round of a parked one.
+    async fn run_tool_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = match &self.names {
+            None => Some(request.name.as_ref()),
+            Some(names) => names.wire(&request.name),
+        };
+        let Some(name) = name.filter(|name| self.scope.tool(name).is_some()) else {
+            let name = request.name.as_ref();
+            // The name is the client's text, and may be a secret pasted by
+            // mistake: the error passes the scope's and the host's
+            // redactors, as results do.
+            let message = format!("unknown tool `{name}`");
+            let message = self.scope.redact(&message).into_owned();
+            return Err(ErrorData::invalid_params(message, None));
+        };
+        // Held until the response is built; a cancelled call returns at
+        // once, so its permit comes back at once too.
+        let Ok(_permit) = self.in_flight.clone().try_acquire_owned() else {
+            return Err(self.busy());
+        };
+        let _global = match &self.global {
+            None => None,
+            Some((permits, max)) => match permits.clone().try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => return Err(Self::server_busy(*max)),
+            },
+        };
+        let user = self.scope.user().id();
+        let mut call = match request.request_state.as_deref() {
+            None => self.start_call(name, request.arguments, &context),
+            Some(handle) => {
+                let parked = self.parked.take(handle, user, name).ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        "`requestState` names no call of this tool waiting for an answer: \
+                         it was answered already, waited too long, or is not this user's",
+                        None,
+                    )
+                })?;
+                let answer = input_answer(request.input_responses.as_ref());
+                // A call that ended meanwhile (cancelled, say) still reports.
+                let _ = parked.answer.send(answer);
+                parked.call
+            }
+        };
+        let mut logs = LogRelay {
+            peer: &context.peer,
+            logger: name,
+        };
+        let mut relay = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressRelay {
+                peer: &context.peer,
+                token,
+                last: 0.0,
+                sent: 0,
+            });
+        match drive(&mut call, &mut relay, &mut logs, &context.ct).await {
+            Round::Done(result) => Ok(mcp_result(result, self.scope.tool(name)).into()),
+            Round::Asked(params, answer) => {
+                let parked = Parked {
+                    user: user.to_owned(),
+                    tool: name.to_owned(),
+                    call,
+                    answer,
+                };
+                let handle = self
+                    .parked
+                    .park(parked)
+                    .map_err(|e| ErrorData::internal_error(e, None))?;
+                let mut requests = InputRequests::new();
+                let ask = InputRequest::Elicitation(ElicitRequest::new(params));
+                requests.insert(INPUT_KEY.to_owned(), ask);
+                let result = InputRequiredResult::new(Some(requests), Some(handle));
+                Ok(CallToolResponse::InputRequired(result))
+            }
+        }
+    }
+
+    /// Makes the call of `name` a future of its own, inside the current
+    /// (request) span, reporting through one queue of events.
+    fn start_call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        context: &RequestContext<RoleServer>,
+    ) -> RunningCall {
+        let events = Arc::new(CallEvents::default());
+        let threshold = *self
+            .log_level
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let log_sink: LogSink = {
+            let events = events.clone();
+            Arc::new(move |l: ToolLog| {
+                if l.level >= threshold {
+                    let _ = events.push(CallEvent::Log(l));
+                }
+            })
+        };
+        let progress_sink: ProgressSink = {
+            let events = events.clone();
+            Arc::new(move |p| {
+                let _ = events.push(CallEvent::Progress(p));
+            })
+        };
+        let asker = Asker::for_request(context, &events);
+        // Either the server approves such calls itself, or the person is
+        // asked through the client when it can ask, or the host's handler
+        // decides.
+        let elicit_approval =
+            (!self.allow_approval_required && asker.can_ask()).then(|| ElicitApproval {
+                asker: asker.clone(),
+                scope: self.scope.clone(),
+            });
+        let approve_all = self.allow_approval_required;
+        let cancel = CancellationToken::new();
+        let (scope, name) = (self.scope.clone(), name.to_owned());
+        let arguments = Value::Object(arguments.unwrap_or_default());
+        let token = cancel.clone();
+        let run = async move {
+            let call = scope
+                .invoke(&name, arguments)
+                .cancellation(token)
+                .progress_arc(Some(progress_sink))
+                .log_arc(log_sink)
+                .interaction_handler_arc(ask::interaction(asker));
+            if approve_all {
+                call.approval_handler(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
+                    .await
+            } else if let Some(approval) = elicit_approval {
+                call.approval_handler(approval).await
+            } else {
+                call.await
+            }
+        };
+        RunningCall {
+            task: Box::pin(run.in_current_span()),
+            cancel,
+            events,
+        }
+    }
+}
+
+/// The answer in a retry's `inputResponses`.
+fn input_answer(responses: Option<&rmcp::model::InputResponses>) -> Result<Answer, AskError> {
+    let Some(response) = responses.and_then(|r| r.get(INPUT_KEY)) else {
+        return Err(AskError::Failed(format!(
+            "the client came back without an answer under `inputResponses.{INPUT_KEY}`"
+        )));
+    };
+    let result: ElicitResult = serde_json::from_value(response.clone()).map_err(|e| {
+        AskError::InvalidAnswer(format!("the client's answer is no elicitation result: {e}"))
+    })?;
+    ask::answer_of(result)
+}
+
+/// Runs `call` until it finishes or asks the person, relaying its
+/// progress and log messages; a cancelled request cancels the call, which
+/// then finishes as cancelled. Updates queued meanwhile go out before the
+/// round ends.
+async fn drive(
+    call: &mut RunningCall,
+    relay: &mut Option<ProgressRelay<'_>>,
+    logs: &mut LogRelay<'_>,
+    ct: &CancellationToken,
+) -> Round {
+    let mut cancelled = false;
+    let round = loop {
+        tokio::select! {
+            result = &mut call.task => break Round::Done(result),
+            event = call.events.next() => {
+                if let Some((question, answer)) = report(event, relay, logs).await {
+                    match ask::form_params(&question) {
+                        Ok(params) => break Round::Asked(params, answer),
+                        Err(e) => {
+                            let _ = answer.send(Err(e));
+                        }
+                    }
+                }
+            }
+            () = ct.cancelled(), if !cancelled => {
+                cancelled = true;
+                call.cancel.cancel();
+            }
+        }
+    };
+    while let Some(event) = call.events.next_report() {
+        report(event, relay, logs).await;
+    }
+    round
+}
+
+/// Sends a progress or log report on; gives back a question.
+async fn report(
+    event: CallEvent,
+    relay: &mut Option<ProgressRelay<'_>>,
+    logs: &mut LogRelay<'_>,
+) -> Option<RoundAsk> {
+    match event {
+        CallEvent::Progress(p) => {
+            if let Some(relay) = relay.as_mut() {
+                relay.send(p).await;
+            }
+        }
+        CallEvent::Log(l) => logs.send(l).await,
+        CallEvent::Ask(ask) => return Some(ask),
+    }
+    None
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        // What this server really serves: tools, and log messages from them.
+        #[allow(deprecated)]
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(self.info.clone())
+        .with_instructions(format!(
+            "Tools of the Oscova plugins linked into this host, for user `{}`.",
+            self.scope.user().id()
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let span = super::trace::request_span("tools/call", Some(&request.name), &context);
+        let response = self
+            .run_tool_call(request, context)
+            .instrument(span.clone())
+            .await;
+        match &response {
+            Err(_) => super::trace::record_error(&span, "protocol_error"),
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+                super::trace::record_error(&span, "tool_error");
+            }
+            Ok(_) => {}
+        }
+        response
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self
+            .log_level
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = log_level(&request);
+        Ok(())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if SERVED_METHODS.contains(&request.method.as_str()) {
+            return Err(invalid_params(&request));
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: `{}`", request.method),
+            None,
+        ))
+    }
+}

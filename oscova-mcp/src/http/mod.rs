@@ -1,0 +1,287 @@
+//! MCP over streamable HTTP for many users: `rmcp`'s streamable HTTP server
+//! at `/mcp`, users chosen by bearer token, each served from their own
+//! scope.
+//!
+//! ```no_run
+//! use oscova_mcp::http::{McpHttpServer, UserToken};
+//! use oscova_core::PluginHost;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let host = PluginHost::builder().build()?;
+//! let hash = "9c220f200955d76c0a38d308225e0ef10c5f971acaf2f8d1d8f732affa5bd1dc";
+//! let server = McpHttpServer::new(host.clone())
+//!     .tokens([UserToken::from_sha256_hex("alice", hash)?])
+//!     .bind("0.0.0.0:8080".parse()?)
+//!     .await?;
+//! eprintln!("serving on http://{}/mcp", server.local_addr());
+//! server.serve_until(async { tokio::signal::ctrl_c().await.ok(); }).await?;
+//! host.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Rules, in the order a request meets them:
+//!
+//! 1. Only `/mcp` is served; any other path is 404.
+//! 2. With any token configured, the request needs `Authorization: Bearer
+//!    <token>`; a missing or unknown token is 401 with `WWW-Authenticate:
+//!    Bearer` (see [`oscova_serve::Tokens`] for how tokens are compared). Without
+//!    tokens every request is the default user's, and [`McpHttpServer::bind`]
+//!    refuses any address but a loopback one ([`McpHttpError::NoTokens`]).
+//!    The token check is where a real authorization server would plug in.
+//! 3. A session (`Mcp-Session-Id`) belongs to the user who opened it; the
+//!    same id with another user's token is 404, as an unknown session is.
+//! 4. `rmcp` then checks the `Origin` (403 unless a loopback origin or one
+//!    of [`McpHttpServer::allowed_origins`]) and, when bound to loopback,
+//!    the `Host` (403 unless a loopback name), as
+//!    [`oscova_serve::OriginPolicy`] decides, caps the body
+//!    ([`McpHttpServer::max_body_bytes`], 413 past it) and serves the
+//!    protocol: sessions for 2025-06-18 and 2025-11-25, each request on its
+//!    own for 2026-07-28.
+//! 5. Each session's handler is the stdio server's ([`McpHandler`]) over
+//!    the user's scope, taken from a bounded cache ([`McpHttpServer::scope_cache`],
+//!    an [`oscova_serve::ScopeCache`] of the scope with its tools as MCP
+//!    lists them) and built on the user's first request. Calls in flight are bounded
+//!    per session and for the whole server, both answered with
+//!    [`SERVER_BUSY`](super::SERVER_BUSY) past the bound; a session with
+//!    no message either way for [`McpHttpServer::idle_timeout`] is closed
+//!    (`rmcp` counts a call that reports no progress as idle, so the
+//!    timeout must exceed the longest silent call).
+//!
+//! Shutdown ([`BoundMcpServer::serve_until`], through
+//! [`oscova_serve::Listener::serve_until`]): the listener closes at once;
+//! open connections stay up while calls in flight get
+//! [`McpHttpServer::shutdown_grace`] to finish and their answers to be sent
+//! in full (new calls are refused with [`SERVER_BUSY`](super::SERVER_BUSY)
+//! meanwhile; a running call may still need its client's answer, which
+//! comes on those connections); then everything still running is
+//! cancelled, the sessions end, and connections close.
+//!
+//! [`McpHandler`]: super::McpHandler
+
+mod serve;
+
+pub use oscova_serve::{BadTokenHash, UserDirectory, UserToken, token_sha256_hex};
+pub use serve::BoundMcpServer;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use oscova_core::{PluginHost, UserInfo};
+use oscova_serve::{ServeError, Tokens};
+use rmcp::model::Implementation;
+
+use super::{DEFAULT_MAX_IN_FLIGHT, NameClash, ToolNames};
+
+/// The path MCP is served at.
+pub const MCP_PATH: &str = "/mcp";
+/// The default cap on a request body: 4 MiB, as `rmcp`'s.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The default bound on tool calls in flight for the whole server.
+pub const DEFAULT_MAX_IN_FLIGHT_TOTAL: usize = 1024;
+/// The default time a session may stay idle before it is closed.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The default time calls in flight get to finish at shutdown.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// The default number of users' scopes kept.
+pub const DEFAULT_SCOPE_CACHE: usize = 1024;
+
+/// Why the HTTP server did not start or stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpHttpError {
+    /// No tokens are configured and the address is not a loopback one:
+    /// anyone who can reach it would act as the default user.
+    #[error(
+        "refusing to serve MCP on {addr} without tokens: anyone who can reach a non-loopback \
+         address would act as user `{user}`; add [[mcp.tokens]] entries or listen on 127.0.0.1"
+    )]
+    NoTokens {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The user it would have served.
+        user: String,
+    },
+    /// Short names were asked for and two tools share one.
+    #[error(transparent)]
+    NameClash(#[from] NameClash),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Accepting connections failed for good.
+    #[error("accepting MCP connections failed: {0}")]
+    Accept(#[source] std::io::Error),
+}
+
+impl From<ServeError> for McpHttpError {
+    fn from(error: ServeError) -> Self {
+        match error {
+            ServeError::Bind { addr, source } => Self::Bind { addr, source },
+            ServeError::Accept(source) => Self::Accept(source),
+            // `ServeError` is non-exhaustive; any later variant is one of
+            // accepting.
+            other => Self::Accept(std::io::Error::other(other)),
+        }
+    }
+}
+
+/// A streamable HTTP MCP server over a host, for many users. Configure it,
+/// then [`bind`](Self::bind) it.
+#[derive(Clone)]
+pub struct McpHttpServer {
+    host: PluginHost,
+    users: UserDirectory,
+    default_user: String,
+    tokens: Tokens,
+    allowed_origins: Vec<String>,
+    max_body_bytes: usize,
+    max_in_flight: usize,
+    max_in_flight_total: usize,
+    idle_timeout: Duration,
+    shutdown_grace: Duration,
+    scope_cache: usize,
+    allow_approval_required: bool,
+    names: ToolNames,
+    info: Implementation,
+}
+
+impl std::fmt::Debug for McpHttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpServer")
+            .field("default_user", &self.default_user)
+            .field("tokens", &self.tokens)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("max_in_flight_total", &self.max_in_flight_total)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpHttpServer {
+    /// A server over `host`'s tools with the defaults: no tokens (so
+    /// loopback only, as user `local`), loopback origins only, and the
+    /// `DEFAULT_*` limits of this module.
+    pub fn new(host: PluginHost) -> Self {
+        Self {
+            host,
+            users: Arc::new(|id: &str| UserInfo::new(id)),
+            default_user: "local".to_owned(),
+            tokens: Tokens::default(),
+            allowed_origins: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_in_flight_total: DEFAULT_MAX_IN_FLIGHT_TOTAL,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            scope_cache: DEFAULT_SCOPE_CACHE,
+            allow_approval_required: false,
+            names: ToolNames::Wire,
+            info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
+        }
+    }
+
+    /// How a user id becomes the [`UserInfo`] its scope is built for (by
+    /// default, the id alone).
+    pub fn users(mut self, users: impl Fn(&str) -> UserInfo + Send + Sync + 'static) -> Self {
+        self.users = Arc::new(users);
+        self
+    }
+
+    /// The user served when no tokens are configured (`local` by default).
+    pub fn default_user(mut self, user: impl Into<String>) -> Self {
+        self.default_user = user.into();
+        self
+    }
+
+    /// The users' tokens. With any, every request needs one.
+    pub fn tokens(mut self, tokens: impl IntoIterator<Item = UserToken>) -> Self {
+        self.tokens = Tokens::new(tokens);
+        self
+    }
+
+    /// Browser origins accepted beside loopback ones, as
+    /// `scheme://host[:port]` (`:*` for any port).
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The largest request body accepted, in bytes (413 past it).
+    pub fn max_body_bytes(mut self, max: usize) -> Self {
+        self.max_body_bytes = max.max(1);
+        self
+    }
+
+    /// The bound on tool calls one session runs at once (at least 1).
+    pub fn max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self
+    }
+
+    /// The bound on tool calls all sessions run at once (at least 1).
+    pub fn max_in_flight_total(mut self, max: usize) -> Self {
+        self.max_in_flight_total = max.max(1);
+        self
+    }
+
+    /// How long a session may be idle before it is closed.
+    pub fn idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = idle;
+        self
+    }
+
+    /// How long calls in flight get to finish at shutdown before they are
+    /// cancelled.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// How many users' scopes are kept (at least 1).
+    pub fn scope_cache(mut self, capacity: usize) -> Self {
+        self.scope_cache = capacity.max(1);
+        self
+    }
+
+    /// Whether the server approves, itself, calls that need approval (see
+    /// [`McpServer::allow_approval_required`](super::McpServer::allow_approval_required)).
+    pub fn allow_approval_required(mut self, allow: bool) -> Self {
+        self.allow_approval_required = allow;
+        self
+    }
+
+    /// How tools are named; [`ToolNames::Short`] is checked against the
+    /// host's whole catalog when the server binds.
+    pub fn tool_names(mut self, names: ToolNames) -> Self {
+        self.names = names;
+        self
+    }
+
+    /// The name and version given in `initialize`.
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// Checks the settings and binds `addr` (port 0 picks a free one).
+    /// Fails without tokens on a non-loopback address, and on a short-name
+    /// clash, before binding.
+    pub async fn bind(self, addr: SocketAddr) -> Result<BoundMcpServer, McpHttpError> {
+        if !self.tokens.may_serve(addr) {
+            return Err(McpHttpError::NoTokens {
+                addr,
+                user: self.default_user.clone(),
+            });
+        }
+        serve::bind(self, addr).await
+    }
+}

@@ -1,0 +1,90 @@
+//! HTTP serving for protocol front ends, apart from the protocol.
+//!
+//! A front end (the MCP server in `oscova-mcp`, an A2A server next) serves
+//! many users of one [`PluginHost`](oscova_core::PluginHost) over HTTP.
+//! What does not depend on its protocol is here, written once:
+//!
+//! | piece | what it keeps |
+//! |---|---|
+//! | [`Tokens`], [`UserToken`] | a bearer token becomes a user id; only hashes kept, compared in constant time |
+//! | [`ScopeCache`] | each user's scope (and what the front end derives from it), built on first use, bounded |
+//! | [`OriginPolicy`] | loopback origins plus the operator's; `Host` checked on loopback |
+//! | [`CallBound`], [`Responses`], [`CountedBody`] | calls in flight for the whole server; responses still being sent |
+//! | [`Listener`], [`Shutdown`] | binding, HTTP/1.1 connections, graceful shutdown |
+//!
+//! Nothing here names a protocol type: a front end turns a request into a
+//! user with [`Tokens::authenticate`], takes the user's entry from its
+//! [`ScopeCache`], and answers with whatever body its protocol server
+//! gives.
+//!
+//! # A front end in a few lines
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use bytes::Bytes;
+//! use http_body_util::Full;
+//! use hyper::{Request, Response, StatusCode};
+//! use oscova_core::{PluginHost, UserInfo, UserScope};
+//! use oscova_serve::{Listener, Responses, ScopeCache, Shutdown, Tokens, UserToken};
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let host = PluginHost::builder().no_linked_plugins().build()?;
+//! let tokens = Arc::new(Tokens::new([UserToken::from_token("alice", "a-secret")]));
+//! let users = Arc::new(|id: &str| UserInfo::new(id));
+//! let scopes = Arc::new(ScopeCache::new(host, users, 64, |scope: UserScope| scope));
+//!
+//! let handle = move |request: Request<hyper::body::Incoming>| {
+//!     let (tokens, scopes) = (tokens.clone(), scopes.clone());
+//!     async move {
+//!         let Some(user) = tokens.authenticate(request.headers()) else {
+//!             let mut denied = Response::new(Full::new(Bytes::from_static(b"who are you?")));
+//!             *denied.status_mut() = StatusCode::UNAUTHORIZED;
+//!             return denied;
+//!         };
+//!         let scope = scopes.get(user);
+//!         let text = format!("{} has {} tools", user, scope.tools().count());
+//!         Response::new(Full::new(Bytes::from(text)))
+//!     }
+//! };
+//!
+//! let listener = Listener::bind("127.0.0.1:0".parse()?).await?;
+//! let addr = listener.local_addr();
+//! let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//! let shutdown = Shutdown::new(CancellationToken::new(), Duration::from_secs(1), Arc::new(Responses::default()));
+//! let server = tokio::spawn(listener.serve_until(handle, async { stopped.await.ok(); }, shutdown));
+//!
+//! let mut socket = tokio::net::TcpStream::connect(addr).await?;
+//! socket
+//!     .write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer a-secret\r\nconnection: close\r\n\r\n")
+//!     .await?;
+//! let mut answer = String::new();
+//! socket.read_to_string(&mut answer).await?;
+//! assert!(answer.ends_with("alice has 0 tools"), "{answer}");
+//!
+//! stop.send(()).ok();
+//! server.await??;
+//! # Ok(())
+//! # }
+//! ```
+
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod auth;
+mod limits;
+mod listen;
+mod origin;
+mod scopes;
+
+pub use auth::{BadTokenHash, Tokens, UserToken, token_sha256_hex};
+pub use limits::{CallBound, CountedBody, Responses, Sending};
+pub use listen::{Listener, ServeError, Shutdown};
+pub use origin::OriginPolicy;
+pub use scopes::{ScopeCache, UserDirectory};
