@@ -28,7 +28,7 @@
 //! let mut config = ModelProviderConfig::new("ollama");
 //! config.model = Some("llama3.2".into());
 //! let mut messages = vec![ChatMessage::user("What time is it in Tokyo?")];
-//! let outcome = run_chat(&scope, &*provider, &config, None, &mut messages, ChatLoopOptions::new()).await?;
+//! let outcome = run_chat(&scope, &*provider, &config, &mut messages).await?;
 //! println!("{}", outcome.message.content);
 //! # Ok(())
 //! # }

@@ -251,7 +251,7 @@ impl CliError {
             | Self::McpServersOff { .. }
             | Self::McpNames(_) => ExitStatus::Usage,
             Self::McpHttp(error) => match error {
-                McpHttpError::NoTokens { .. } | McpHttpError::NameClash(_) => ExitStatus::Usage,
+                McpHttpError::NoTokens { .. } => ExitStatus::Usage,
                 _ => ExitStatus::ToolError,
             },
             Self::Model { error, .. } => model_status(error),

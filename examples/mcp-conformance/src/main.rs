@@ -35,8 +35,14 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = McpHttpServer::new(host.clone())
-        .tool_names(ToolNames::Short)
+    let server = match McpHttpServer::new(host.clone()).tool_names(ToolNames::Short) {
+        Ok(server) => server,
+        Err(error) => {
+            eprintln!("mcp-conformance: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let server = server
         .server_info("oscova-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .bind(addr)
         .await;

@@ -27,7 +27,7 @@ mod rounds;
 mod span;
 
 pub use events::{ChatEvent, ChatEventSink};
-pub use rounds::run_chat;
+pub use rounds::{ChatRun, run_chat};
 
 use std::fmt;
 use std::sync::Arc;
@@ -50,7 +50,7 @@ pub const DEFAULT_MAX_ROUNDS: usize = 8;
 /// let options = ChatLoopOptions::new()
 ///     .max_rounds(4)
 ///     .offline(true)
-///     .cancel(cancel.clone())
+///     .cancellation(cancel.clone())
 ///     .on_event(|event| println!("{event:?}"));
 /// assert_eq!(options.max_rounds, 4);
 /// ```
@@ -69,7 +69,7 @@ pub struct ChatLoopOptions {
     /// function formats accept).
     pub profile: SchemaProfile,
     /// Cancels the model call or tool call in progress.
-    pub cancel: CancellationToken,
+    pub cancellation: CancellationToken,
     /// Receives events as they happen.
     pub on_event: Option<ChatEventSink>,
 }
@@ -82,7 +82,7 @@ impl ChatLoopOptions {
             offline: false,
             stream: true,
             profile: SchemaProfile::OpenAi,
-            cancel: CancellationToken::new(),
+            cancellation: CancellationToken::new(),
             on_event: None,
         }
     }
@@ -112,8 +112,8 @@ impl ChatLoopOptions {
     }
 
     /// Sets the cancellation token.
-    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
-        self.cancel = cancel;
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
         self
     }
 
@@ -137,7 +137,7 @@ impl fmt::Debug for ChatLoopOptions {
             .field("offline", &self.offline)
             .field("stream", &self.stream)
             .field("profile", &self.profile)
-            .field("cancelled", &self.cancel.is_cancelled())
+            .field("cancelled", &self.cancellation.is_cancelled())
             .field("on_event", &self.on_event.is_some())
             .finish()
     }

@@ -20,15 +20,89 @@ use super::span::{model_call_span, record_model_call};
 use super::{ChatError, ChatEvent, ChatLoopOptions, ChatOutcome, tool_specs};
 use crate::profile::SchemaProfile;
 
-/// Runs a tool-calling chat: sends `messages` and the scope's tools to
+/// A tool-calling chat: sends `messages` and the scope's tools to
 /// `provider`, runs the tool calls the model asks for through `scope`,
 /// appends the model's messages and the tool results to `messages`, and
-/// repeats until the model answers without tool calls.
+/// repeats until the model answers without tool calls. Set options on the
+/// returned [`ChatRun`], then await it, as with
+/// [`UserScope::invoke`].
 ///
-/// The model is `config.model`. `api_key` is added to the scope's redactor,
-/// so a tool that echoes it shows `[REDACTED]`. See the module rules for
-/// the offline check, refusals, the round bound and cancellation.
-pub async fn run_chat(
+/// The model is `config.model`. See the module rules for the offline check,
+/// refusals, the round bound and cancellation.
+pub fn run_chat<'a>(
+    scope: &'a UserScope,
+    provider: &'a dyn ModelProvider,
+    config: &'a ModelProviderConfig,
+    messages: &'a mut Vec<ChatMessage>,
+) -> ChatRun<'a> {
+    ChatRun {
+        scope,
+        provider,
+        config,
+        messages,
+        api_key: None,
+        options: ChatLoopOptions::new(),
+    }
+}
+
+/// A chat to run: made by [`run_chat`], options set on it, run when
+/// awaited.
+#[must_use = "a chat runs only when awaited"]
+pub struct ChatRun<'a> {
+    scope: &'a UserScope,
+    provider: &'a dyn ModelProvider,
+    config: &'a ModelProviderConfig,
+    messages: &'a mut Vec<ChatMessage>,
+    api_key: Option<&'a SecretString>,
+    options: ChatLoopOptions,
+}
+
+impl<'a> ChatRun<'a> {
+    /// The API key the provider is called with (none by default). It is
+    /// added to the scope's redactor, so a tool that echoes it shows
+    /// `[REDACTED]`.
+    pub fn api_key(mut self, key: impl Into<Option<&'a SecretString>>) -> Self {
+        self.api_key = key.into();
+        self
+    }
+
+    /// The loop's options (rounds, offline, streaming, schema profile,
+    /// cancellation, events); [`ChatLoopOptions::new`] by default.
+    pub fn options(mut self, options: ChatLoopOptions) -> Self {
+        self.options = options;
+        self
+    }
+}
+
+impl std::fmt::Debug for ChatRun<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatRun")
+            .field("provider", &self.config.provider)
+            .field("messages", &self.messages.len())
+            .field("api_key", &self.api_key.is_some())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> std::future::IntoFuture for ChatRun<'a> {
+    type Output = Result<ChatOutcome, ChatError>;
+    type IntoFuture =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Self::Output> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(run(
+            self.scope,
+            self.provider,
+            self.config,
+            self.api_key,
+            self.messages,
+            self.options,
+        ))
+    }
+}
+
+async fn run(
     scope: &UserScope,
     provider: &dyn ModelProvider,
     config: &ModelProviderConfig,
@@ -73,7 +147,7 @@ pub async fn run_chat(
     let mut tool_calls = 0;
     let mut pending = Vec::new();
     for round in 1..=options.max_rounds {
-        if options.cancel.is_cancelled() {
+        if options.cancellation.is_cancelled() {
             return Err(ChatError::Cancelled);
         }
         let request = ChatRequest {
@@ -83,12 +157,12 @@ pub async fn run_chat(
             messages,
             tools: &tools,
             stream: options.stream.then_some(sink),
-            cancel: options.cancel.clone(),
+            cancel: options.cancellation.clone(),
         };
         let span = model_call_span(&key, model);
         let response = tokio::select! {
             biased;
-            () = options.cancel.cancelled() => {
+            () = options.cancellation.cancelled() => {
                 span.record("error.type", "cancelled");
                 return Err(ChatError::Cancelled);
             }
@@ -119,7 +193,7 @@ pub async fn run_chat(
             break;
         }
         for (i, call) in message.tool_calls.iter().enumerate() {
-            if options.cancel.is_cancelled() {
+            if options.cancellation.is_cancelled() {
                 answer_unrun(messages, message.tool_calls.get(i..), CANCELLED_TEXT);
                 return Err(ChatError::Cancelled);
             }
@@ -190,7 +264,7 @@ async fn run_tool(
     });
     let invoke = scope
         .invoke(&call.name, args)
-        .cancellation(options.cancel.clone());
+        .cancellation(options.cancellation.clone());
     let invoke = match progress {
         Some(sink) => invoke.progress_arc(sink),
         None => invoke,

@@ -185,7 +185,8 @@ async fn two_rounds_run_the_tool_and_send_its_result_back() {
     ]);
     let mut messages = vec![ChatMessage::user("Weather in Paris?")];
     let (events, options) = recorder();
-    let outcome = run_chat(&scope, &provider, &config(), None, &mut messages, options)
+    let outcome = run_chat(&scope, &provider, &config(), &mut messages)
+        .options(options)
         .await
         .unwrap();
 
@@ -248,7 +249,8 @@ async fn a_refused_call_is_reported_to_the_model_and_the_chat_goes_on() {
     ]);
     let mut messages = vec![ChatMessage::user("Wipe it all.")];
     let (events, options) = recorder();
-    run_chat(&scope, &provider, &config(), None, &mut messages, options)
+    run_chat(&scope, &provider, &config(), &mut messages)
+        .options(options)
         .await
         .unwrap();
     let tool = &messages[2];
@@ -281,7 +283,8 @@ async fn unknown_tools_and_string_arguments_are_handled() {
     ]);
     let mut messages = vec![ChatMessage::user("go")];
     let options = ChatLoopOptions::new().stream(false);
-    let outcome = run_chat(&scope, &provider, &config(), None, &mut messages, options)
+    let outcome = run_chat(&scope, &provider, &config(), &mut messages)
+        .options(options)
         .await
         .unwrap();
     assert_eq!(outcome.tool_calls, 2);
@@ -305,7 +308,8 @@ async fn the_round_bound_is_an_error_naming_it_and_the_history_stays_valid() {
     };
     let mut messages = vec![ChatMessage::user("loop")];
     let options = ChatLoopOptions::new().max_rounds(3);
-    let err = run_chat(&scope, &provider, &config(), None, &mut messages, options)
+    let err = run_chat(&scope, &provider, &config(), &mut messages)
+        .options(options)
         .await
         .unwrap_err();
     assert!(
@@ -333,7 +337,8 @@ async fn offline_refusal_makes_no_model_call() {
     config.endpoint_scope = Some(EndpointScope::Remote);
     let mut messages = vec![ChatMessage::user("hi")];
     let options = ChatLoopOptions::new().offline(true);
-    let err = run_chat(&scope, &provider, &config, None, &mut messages, options)
+    let err = run_chat(&scope, &provider, &config, &mut messages)
+        .options(options)
         .await
         .unwrap_err();
     assert!(
@@ -357,15 +362,17 @@ async fn cancelling_a_running_tool_cancels_the_chat() {
     )]);
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    let options = ChatLoopOptions::new().cancel(cancel).on_event(move |e| {
-        if matches!(e, ChatEvent::ToolCallRunning(c) if c.name == SLOW) {
-            trigger.cancel();
-        }
-    });
+    let options = ChatLoopOptions::new()
+        .cancellation(cancel)
+        .on_event(move |e| {
+            if matches!(e, ChatEvent::ToolCallRunning(c) if c.name == SLOW) {
+                trigger.cancel();
+            }
+        });
     let mut messages = vec![ChatMessage::user("slow")];
     let err = tokio::time::timeout(
         Duration::from_secs(10),
-        run_chat(&scope, &provider, &config(), None, &mut messages, options),
+        run_chat(&scope, &provider, &config(), &mut messages).options(options),
     )
     .await
     .unwrap()
@@ -391,16 +398,10 @@ async fn the_api_key_is_redacted_from_tool_results() {
     ]);
     let key = SecretString::from("sk-secret-123");
     let mut messages = vec![ChatMessage::user("echo")];
-    run_chat(
-        &scope,
-        &provider,
-        &config(),
-        Some(&key),
-        &mut messages,
-        ChatLoopOptions::new(),
-    )
-    .await
-    .unwrap();
+    run_chat(&scope, &provider, &config(), &mut messages)
+        .api_key(&key)
+        .await
+        .unwrap();
     assert_eq!(messages[2].content, "key [REDACTED]");
 }
 
@@ -412,28 +413,14 @@ async fn configuration_mistakes_are_reported_before_any_call() {
     let mut messages = vec![ChatMessage::user("hi")];
     let mut config = config();
     config.model = None;
-    let err = run_chat(
-        &scope,
-        &provider,
-        &config,
-        None,
-        &mut messages,
-        ChatLoopOptions::new(),
-    )
-    .await
-    .unwrap_err();
+    let err = run_chat(&scope, &provider, &config, &mut messages)
+        .await
+        .unwrap_err();
     assert!(matches!(err, ChatError::NoModel { .. }), "{err:?}");
     let other = ModelProviderConfig::new("openai");
-    let err = run_chat(
-        &scope,
-        &provider,
-        &other,
-        None,
-        &mut messages,
-        ChatLoopOptions::new(),
-    )
-    .await
-    .unwrap_err();
+    let err = run_chat(&scope, &provider, &other, &mut messages)
+        .await
+        .unwrap_err();
     assert!(matches!(err, ChatError::ProviderMismatch { .. }), "{err:?}");
     assert_eq!(provider.calls.load(Ordering::SeqCst), 0);
 }
@@ -464,7 +451,8 @@ fn each_model_call_has_a_chat_span_with_the_model_and_token_usage() {
                 ]);
                 let mut messages = vec![ChatMessage::user("go")];
                 let (_, options) = recorder();
-                run_chat(&scope, &provider, &config(), None, &mut messages, options)
+                run_chat(&scope, &provider, &config(), &mut messages)
+                    .options(options)
                     .await
                     .unwrap();
             });

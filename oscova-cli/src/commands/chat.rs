@@ -19,6 +19,7 @@
 
 mod view;
 
+use std::future::IntoFuture as _;
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
@@ -100,17 +101,17 @@ impl Chat<'_> {
         let options = ChatLoopOptions::new()
             .max_rounds(self.max_rounds)
             .offline(self.offline)
-            .cancel(cancel.clone())
+            .cancellation(cancel.clone())
             .on_event(move |event| sink.on_event(event));
         let chat = run_chat(
             &self.scope,
             &*self.provider,
             &self.config,
-            self.api_key.as_ref(),
             &mut self.messages,
-            options,
-        );
-        let outcome = cancellable(chat, &cancel).await;
+        )
+        .api_key(self.api_key.as_ref())
+        .options(options);
+        let outcome = cancellable(chat.into_future(), &cancel).await;
         view.finish();
         let outcome = match outcome {
             Some(Ok(outcome)) => outcome,

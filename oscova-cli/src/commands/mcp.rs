@@ -65,7 +65,8 @@ async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitSt
         .users(move |id: &str| config.user(Some(id)))
         .default_user(default_user.id())
         .allow_approval_required(args.allow_approval_required)
-        .tool_names(args.names.into());
+        .tool_names(args.names.into())
+        .map_err(CliError::McpNames)?;
     let server = env
         .config
         .mcp()

@@ -72,6 +72,7 @@ use oscova_core::{PluginHost, UserInfo};
 use oscova_serve::{ServeError, Tokens};
 use rmcp::model::Implementation;
 
+use super::names::ShortNames;
 use super::{DEFAULT_MAX_IN_FLIGHT, NameClash, ToolNames};
 
 /// The path MCP is served at.
@@ -103,9 +104,6 @@ pub enum McpHttpError {
         /// The user it would have served.
         user: String,
     },
-    /// Short names were asked for and two tools share one.
-    #[error(transparent)]
-    NameClash(#[from] NameClash),
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -148,7 +146,8 @@ pub struct McpHttpServer {
     shutdown_grace: Duration,
     scope_cache: usize,
     allow_approval_required: bool,
-    names: ToolNames,
+    /// Short names, when asked for (checked when set).
+    names: Option<Arc<ShortNames>>,
     info: Implementation,
 }
 
@@ -184,7 +183,7 @@ impl McpHttpServer {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             scope_cache: DEFAULT_SCOPE_CACHE,
             allow_approval_required: false,
-            names: ToolNames::Wire,
+            names: None,
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
         }
     }
@@ -259,11 +258,17 @@ impl McpHttpServer {
         self
     }
 
-    /// How tools are named; [`ToolNames::Short`] is checked against the
-    /// host's whole catalog when the server binds.
-    pub fn tool_names(mut self, names: ToolNames) -> Self {
-        self.names = names;
-        self
+    /// Sets how tools are named to clients, as
+    /// [`McpServer::tool_names`](super::McpServer::tool_names) does:
+    /// [`ToolNames::Short`] is checked here against the host's whole
+    /// catalog (every user's tools are among it), and fails, naming both
+    /// tools, when two share a tool segment.
+    pub fn tool_names(mut self, names: ToolNames) -> Result<Self, NameClash> {
+        self.names = match names {
+            ToolNames::Wire => None,
+            ToolNames::Short => Some(ShortNames::build(self.host.tools())?),
+        };
+        Ok(self)
     }
 
     /// The name and version given in `initialize`.

@@ -34,7 +34,6 @@ use tokio_util::sync::CancellationToken;
 use super::{MCP_PATH, McpHttpError, McpHttpServer};
 use crate::McpHandler;
 use crate::handler::Served;
-use crate::names::ShortNames;
 use crate::rounds::ParkedCalls;
 
 type SentBody = CountedBody<BoxBody<Bytes, Infallible>>;
@@ -83,10 +82,7 @@ pub(super) async fn bind(
     server: McpHttpServer,
     addr: SocketAddr,
 ) -> Result<BoundMcpServer, McpHttpError> {
-    let names = match server.names {
-        super::ToolNames::Short => Some(ShortNames::build(server.host.tools())?),
-        _ => None,
-    };
+    let names = server.names.clone();
     let listener = Listener::bind(addr).await?;
     let addr = listener.local_addr();
     let cancel = CancellationToken::new();

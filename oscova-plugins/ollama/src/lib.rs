@@ -66,7 +66,9 @@
 //! config.model = Some("llama3.2".into());
 //! let mut messages = vec![ChatMessage::user("What time is it in Tokyo?")];
 //! let options = ChatLoopOptions::new().offline(true);
-//! let outcome = run_chat(&scope, &*provider, &config, None, &mut messages, options).await?;
+//! let outcome = run_chat(&scope, &*provider, &config, &mut messages)
+//!     .options(options)
+//!     .await?;
 //! println!("{}", outcome.message.content);
 //! # Ok(())
 //! # }

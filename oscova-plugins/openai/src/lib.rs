@@ -57,7 +57,10 @@
 //!         print!("{text}");
 //!     }
 //! });
-//! run_chat(&scope, &*provider, &config, Some(&key), &mut messages, options).await?;
+//! run_chat(&scope, &*provider, &config, &mut messages)
+//!     .api_key(&key)
+//!     .options(options)
+//!     .await?;
 //! # Ok(())
 //! # }
 //! ```

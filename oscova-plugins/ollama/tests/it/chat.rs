@@ -103,7 +103,8 @@ async fn chat_against(server: &TestServer, stream: bool) -> (Vec<ChatMessage>, V
         .offline(true)
         .on_event(move |e| sink.lock().unwrap().push(e.clone()));
     let mut messages = vec![ChatMessage::user("Weather in Zürich?")];
-    let outcome = run_chat(&scope, &*provider, &config, None, &mut messages, options)
+    let outcome = run_chat(&scope, &*provider, &config, &mut messages)
+        .options(options)
         .await
         .unwrap();
     assert_eq!(outcome.rounds, 2);

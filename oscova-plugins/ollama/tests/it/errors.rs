@@ -233,7 +233,8 @@ async fn offline_refusal_makes_no_connection() {
     config.endpoint_scope = Some(EndpointScope::Remote);
     let mut messages = vec![ChatMessage::user("hi")];
     let options = ChatLoopOptions::new().offline(true);
-    let err = run_chat(&scope, &*provider, &config, None, &mut messages, options)
+    let err = run_chat(&scope, &*provider, &config, &mut messages)
+        .options(options)
         .await
         .unwrap_err();
     assert!(

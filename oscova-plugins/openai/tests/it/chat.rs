@@ -130,16 +130,11 @@ async fn chat_against(server: &TestServer, stream: bool) -> (Vec<ChatMessage>, V
         .offline(true) // 127.0.0.1 is local, so this is allowed
         .on_event(move |e| sink.lock().unwrap().push(e.clone()));
     let mut messages = vec![ChatMessage::user("Weather in Zürich?")];
-    let outcome = run_chat(
-        &scope,
-        &*provider,
-        &config,
-        Some(&key),
-        &mut messages,
-        options,
-    )
-    .await
-    .unwrap();
+    let outcome = run_chat(&scope, &*provider, &config, &mut messages)
+        .api_key(&key)
+        .options(options)
+        .await
+        .unwrap();
     assert_eq!(outcome.rounds, 2);
     assert_eq!(outcome.tool_calls, 1);
     let events = events.lock().unwrap().clone();

@@ -277,16 +277,11 @@ async fn offline_refusal_makes_no_connection() {
     let mut messages = vec![ChatMessage::user("hi")];
     let key = SecretString::from(KEY);
     let options = ChatLoopOptions::new().offline(true);
-    let err = run_chat(
-        &scope,
-        &*provider,
-        &config,
-        Some(&key),
-        &mut messages,
-        options,
-    )
-    .await
-    .unwrap_err();
+    let err = run_chat(&scope, &*provider, &config, &mut messages)
+        .api_key(&key)
+        .options(options)
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, ChatError::Model(ModelError::NotLocal { endpoint }) if endpoint == &server.url()),
         "{err:?}"
@@ -298,7 +293,8 @@ async fn offline_refusal_makes_no_connection() {
     let mut config = ModelProviderConfig::new("openai");
     config.model = Some("m".into());
     let options = ChatLoopOptions::new().offline(true);
-    let err = run_chat(&scope, &*provider, &config, None, &mut messages, options)
+    let err = run_chat(&scope, &*provider, &config, &mut messages)
+        .options(options)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("offline"), "{err}");
