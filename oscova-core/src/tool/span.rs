@@ -52,23 +52,19 @@ pub(crate) fn record_call_id(span: &Span, id: CallId) {
     }
 }
 
-/// Records a refused or failed call, by its error's stable kind (the
-/// host's `InvokeError::kind`).
-#[cold]
-pub(crate) fn record_error(span: &Span, kind: &'static str) {
-    record_error_type(span, kind);
-}
-
 /// Records a result the tool marked as an error.
 #[inline]
 pub(crate) fn record_result(span: &Span, result: &ToolResult) {
     if result.is_error {
-        record_error_type(span, "tool_error");
+        record_error(span, "tool_error");
     }
 }
 
+/// Records a refused or failed call by its error's stable kind (the
+/// host's `InvokeError::kind`), or `tool_error` for a result the tool
+/// marked as an error.
 #[cold]
-fn record_error_type(span: &Span, kind: &str) {
+pub(crate) fn record_error(span: &Span, kind: &str) {
     span.record("error.type", kind);
     span.record("otel.status_code", "ERROR");
 }
