@@ -27,3 +27,4 @@ pub mod secrets;
 pub mod speech;
 pub mod speech_plugins;
 pub mod traces;
+pub mod trusted_files;
