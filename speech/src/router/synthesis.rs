@@ -12,8 +12,10 @@
 //! expands, such as a long number read digit by digit, passes the first
 //! cap and not the second). Both refusals are
 //! [`SpeechError::InvalidText`] saying the limit and to split the text.
-//! The caps bound what one request costs; what one synthesis computes
-//! before its length is known is the provider's (flite speaks 5 000
+//! The caps bound what one request returns; what one synthesis computes
+//! before its length is known is the provider's: piper stops between
+//! sentences once its audio passes the cap
+//! (`PiperSynthesizer::with_max_seconds`), flite runs to the end (5 000
 //! characters of digits, 1 240 s of audio, in under a minute).
 
 use std::sync::Arc;
