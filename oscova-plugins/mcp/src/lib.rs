@@ -274,6 +274,11 @@ impl McpPluginBuilder {
     }
 
     /// The lock file of pinned catalogs (the CLI's sits beside its config).
+    /// It is read as a file the host trusts (`oscova_core::fs::read_trusted`:
+    /// a regular file owned by this user or root that nobody else can
+    /// write, nor any directory on its way); one that is not loads no
+    /// server, with a diagnostic saying why. See [`pin`] for what a pin
+    /// protects against.
     pub fn lock_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.lock_file = Some(path.into());
         self
