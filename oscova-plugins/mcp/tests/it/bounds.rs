@@ -126,6 +126,7 @@ async fn a_server_flooding_stderr_without_newlines_costs_the_host_only_the_tail(
         mcp.start_diagnostics()
     );
     let grew = peak_rss().expect("VmHWM").saturating_sub(before);
+    println!("{flood} bytes of stderr raised the peak RSS by {grew} bytes");
     assert!(
         grew < 64 << 20,
         "reading {flood} bytes of stderr raised the host's peak memory by {grew} bytes"
