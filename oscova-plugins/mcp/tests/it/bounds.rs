@@ -53,6 +53,18 @@ async fn a_silent_server_fails_its_starter_and_its_waiters_at_the_timeout() {
         );
     }
 
+    // Bob's call waited for alice's attempt rather than queueing behind a
+    // lock for one of its own: one start was tried, not two.
+    let failed_starts = status
+        .servers()
+        .next()
+        .unwrap()
+        .events()
+        .iter()
+        .filter(|e| e.contains("could not be started"))
+        .count();
+    assert_eq!(failed_starts, 1, "one attempt served both calls");
+
     // The server answers again: the next call starts it.
     std::fs::remove_file(&hang).unwrap();
     let carol = host.user_scope(UserInfo::new("carol"));
