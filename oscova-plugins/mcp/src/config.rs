@@ -69,9 +69,10 @@ pub struct ServerConfig {
     #[serde(default)]
     pub approval: ToolApprovalMode,
     /// What its tools may reach. `none` is enforced for stdio servers
-    /// where the platform allows it (an empty network namespace on Linux);
-    /// otherwise it is a declaration approval policies and the catalog
-    /// show.
+    /// where the platform allows it (Linux: an empty network namespace and
+    /// a seccomp filter, so no IP address and no unix socket of the host
+    /// is reachable; the filesystem is not confined); otherwise it is a
+    /// declaration approval policies and the catalog show.
     #[serde(default = "internet")]
     pub network: NetworkScope,
     /// A streamable HTTP server: its endpoint.
