@@ -7,7 +7,9 @@
 //! [`KIT_PLUGIN_ID`]; a name given to [`TestScope::call`] is a wire name or
 //! the unique tool whose wire name ends with `__{name}`.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use oscova_core::host::invoke::{Arguments, InvokeError};
 use oscova_core::plugin::IntoToolset;
@@ -20,6 +22,7 @@ use oscova_core::{
 };
 
 use crate::call::{Call, Capture, Questions, Recorder, Script};
+use crate::running::CANCELLATION_GRACE;
 use crate::user::{TestUser, Vault};
 
 /// The id of the kit's own plugin, which contributes the toolset and the
@@ -74,6 +77,8 @@ impl RegisteredPlugin for KitPlugin {
 #[must_use = "a builder does nothing until it is built"]
 pub struct TestHostBuilder {
     plugins: Vec<PluginRegistration>,
+    allow: Vec<String>,
+    grace: Duration,
     steps: Vec<HostStep>,
     kit: KitPlugin,
     user: TestUser,
@@ -161,6 +166,29 @@ impl TestHostBuilder {
         self
     }
 
+    /// Lets `Internet` tools reach `server`, a loopback
+    /// [`TestServer`](crate::http::TestServer), as a host lets them reach a
+    /// named internal destination
+    /// ([`HttpClientBuilder::allow_internal`](oscova_core::http::HttpClientBuilder::allow_internal)
+    /// with the server's `127.0.0.1:{port}`): the tool under test keeps its
+    /// real scope, and every other internal address stays refused. Without
+    /// it an `Internet` tool's request to the server is refused, as it would
+    /// be in production. Servers add up over calls. A host step that sets
+    /// its own HTTP client ([`host`](Self::host)) replaces this one.
+    #[cfg(feature = "http")]
+    pub fn allow_internal(mut self, server: &crate::http::TestServer) -> Self {
+        self.allow.push(server.addr.to_string());
+        self
+    }
+
+    /// How long a cancelled [`RunningCall`](crate::RunningCall)'s body has
+    /// to clean up before the host drops it (default
+    /// [`CANCELLATION_GRACE`](crate::CANCELLATION_GRACE)).
+    pub fn cancellation_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
     /// Any other host setting, applied to the real builder.
     pub fn host(
         mut self,
@@ -209,6 +237,16 @@ impl TestHostBuilder {
         if !self.kit.registrars.is_empty() {
             builder = builder.plugin_instance(self.kit);
         }
+        #[cfg(feature = "http")]
+        if !self.allow.is_empty() {
+            match oscova_core::HttpClient::builder()
+                .allow_internal(&self.allow)
+                .build()
+            {
+                Ok(http) => builder = builder.http_client(http),
+                Err(e) => panic!("the test host's HTTP client did not start: {e}"),
+            }
+        }
         for step in self.steps {
             builder = step(builder);
         }
@@ -220,6 +258,7 @@ impl TestHostBuilder {
             host,
             vault,
             script,
+            grace: self.grace,
         };
         let scope = shared.scope(&self.user);
         TestHost { shared, scope }
@@ -232,6 +271,7 @@ struct Shared {
     host: Arc<PluginHost>,
     vault: Vault,
     script: Script,
+    grace: Duration,
 }
 
 impl Shared {
@@ -247,6 +287,7 @@ impl Shared {
             files,
             script: self.script.clone(),
             host: self.host.clone(),
+            grace: self.grace,
         }
     }
 }
@@ -301,6 +342,8 @@ impl TestHost {
             user: TestUser::new(DEFAULT_USER),
             approve_by_default: true,
             strict: true,
+            allow: Vec::new(),
+            grace: CANCELLATION_GRACE,
         }
     }
 
@@ -360,17 +403,19 @@ impl TestHost {
     }
 
     /// [`TestScope::call`] as the default user.
-    pub async fn call(&self, name: &str, args: serde_json::Value) -> Call {
-        self.scope.call(name, args).await
+    #[track_caller]
+    pub fn call(&self, name: &str, args: serde_json::Value) -> impl Future<Output = Call> + '_ {
+        self.scope.call(name, args)
     }
 
     /// [`TestScope::try_call`] as the default user.
-    pub async fn try_call(
-        &self,
+    #[track_caller]
+    pub fn try_call<'a>(
+        &'a self,
         name: &str,
-        args: impl Into<Arguments<'_>>,
-    ) -> Result<Call, InvokeError> {
-        self.scope.try_call(name, args).await
+        args: impl Into<Arguments<'a>>,
+    ) -> impl Future<Output = Result<Call, InvokeError>> + 'a {
+        self.scope.try_call(name, args)
     }
 
     /// Shuts the host's providers down, as a host does at exit.
@@ -394,6 +439,7 @@ pub struct TestScope {
     files: Option<tempfile::TempDir>,
     script: Script,
     host: Arc<PluginHost>,
+    pub(crate) grace: Duration,
 }
 
 impl std::fmt::Debug for TestScope {
@@ -472,48 +518,84 @@ impl TestScope {
     /// progress and the approvals it needed. A host refusal (unknown
     /// arguments, a denied approval) comes back as an error result, as a
     /// model would see it.
-    pub async fn call(&self, name: &str, args: serde_json::Value) -> Call {
+    ///
+    /// # Panics
+    ///
+    /// As [`wire_name`](Self::wire_name), at the caller's line: the name
+    /// is resolved when `call` is called, before the future is awaited.
+    #[track_caller]
+    pub fn call(&self, name: &str, args: serde_json::Value) -> impl Future<Output = Call> + '_ {
         let wire_name = self.wire_name(name);
-        let capture = Capture::default();
-        let result = self.invoke(&wire_name, args.into(), &capture).await;
-        capture.finish(wire_name, result)
+        async move {
+            let capture = Capture::default();
+            let result = self.invoke(&wire_name, args.into(), &capture).await;
+            capture.finish(wire_name, result)
+        }
     }
 
     /// [`call`](Self::call), with the host's refusals apart: `Err` when
     /// the host did not run the tool (bad arguments, denied, blocked,
     /// cancelled, panicked), `Ok` with the tool's own result otherwise.
     /// `args` may be a JSON value or [`Arguments::json`] text.
-    pub async fn try_call(
-        &self,
+    ///
+    /// # Panics
+    ///
+    /// As [`call`](Self::call).
+    #[track_caller]
+    pub fn try_call<'a>(
+        &'a self,
         name: &str,
-        args: impl Into<Arguments<'_>>,
-    ) -> Result<Call, InvokeError> {
+        args: impl Into<Arguments<'a>>,
+    ) -> impl Future<Output = Result<Call, InvokeError>> + 'a {
         let wire_name = self.wire_name(name);
-        let capture = Capture::default();
-        let result = self
-            .invoke(&wire_name, args.into(), &capture)
-            .checked()
-            .await?;
-        Ok(capture.finish(wire_name, result))
+        let args = args.into();
+        async move {
+            let capture = Capture::default();
+            let result = self.invoke(&wire_name, args, &capture).checked().await?;
+            Ok(capture.finish(wire_name, result))
+        }
     }
 
-    /// [`call`](Self::call) with a cancellation token the test holds.
-    pub async fn call_cancellable(
+    /// [`call`](Self::call) with a cancellation token the test holds. The
+    /// host stops awaiting the call as soon as the token fires, so the
+    /// tool's own cleanup is not seen: to see it, [`start`](Self::start)
+    /// the call and cancel the [`RunningCall`](crate::RunningCall).
+    ///
+    /// # Panics
+    ///
+    /// As [`call`](Self::call).
+    #[track_caller]
+    pub fn call_cancellable(
         &self,
         name: &str,
         args: serde_json::Value,
         token: CancellationToken,
-    ) -> Call {
+    ) -> impl Future<Output = Call> + '_ {
         let wire_name = self.wire_name(name);
-        let capture = Capture::default();
-        let result = self
-            .invoke(&wire_name, args.into(), &capture)
-            .cancellation(token)
-            .await;
-        capture.finish(wire_name, result)
+        async move {
+            let capture = Capture::default();
+            let result = self
+                .invoke(&wire_name, args.into(), &capture)
+                .cancellation(token)
+                .await;
+            capture.finish(wire_name, result)
+        }
     }
 
-    fn invoke<'a>(
+    /// A handle on the same scope for a task of its own: it shares the
+    /// host, the script and the user, but not the temporary files root,
+    /// which stays with `self`.
+    pub(crate) fn detached(&self) -> Self {
+        Self {
+            scope: self.scope.clone(),
+            files: None,
+            script: self.script.clone(),
+            host: self.host.clone(),
+            grace: self.grace,
+        }
+    }
+
+    pub(crate) fn invoke<'a>(
         &'a self,
         wire_name: &'a str,
         args: Arguments<'a>,
@@ -540,6 +622,6 @@ impl TestScope {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
