@@ -223,7 +223,9 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
     }
 
     /// Cancels the call when `token` is cancelled: the host stops awaiting
-    /// it at once, and the tool sees the token through its invocation.
+    /// it at once (or once the body has had its
+    /// [`cancellation_grace`](Self::cancellation_grace)), and the tool sees
+    /// the token through its invocation.
     pub fn cancellation(self, token: CancellationToken) -> Invoke<'a, CallOptions, R> {
         let mut call = self.with_options();
         call.options.cancel = Some(token);
