@@ -154,12 +154,14 @@ mod host;
 pub mod http;
 mod providers;
 mod running;
+mod scope;
 mod user;
 
 pub use call::{AskedApproval, AskedQuestion, Call, accept};
-pub use host::{DEFAULT_USER, KIT_PLUGIN_ID, TestHost, TestHostBuilder, TestScope};
+pub use host::{DEFAULT_USER, KIT_PLUGIN_ID, TestHost, TestHostBuilder};
 pub use providers::{FakeModel, FakeRecognizer, FakeSynthesizer, SeenChat};
 pub use running::{CANCELLATION_GRACE, RunningCall};
+pub use scope::TestScope;
 pub use user::TestUser;
 
 #[cfg(doctest)]

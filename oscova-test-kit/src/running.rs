@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::call::{Call, Capture};
-use crate::host::{TestScope, lock};
+use crate::scope::{TestScope, lock};
 
 /// How long a cancelled call's body has, by default, to clean up before
 /// the host drops it.
