@@ -77,6 +77,8 @@ impl RegisteredPlugin for KitPlugin {
 #[must_use = "a builder does nothing until it is built"]
 pub struct TestHostBuilder {
     plugins: Vec<PluginRegistration>,
+    /// Internal destinations `Internet` tools may reach (`host:port`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     allow: Vec<String>,
     grace: Duration,
     steps: Vec<HostStep>,
