@@ -90,8 +90,8 @@ pub use limits::{
     check_count, check_duration,
 };
 pub use listen::{
-    BODY_TIMEOUT_RANGE, BodyError, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
-    Listener, MAX_CONNECTIONS_RANGE, RequestBody, ServeError, Shutdown,
+    BODY_TIMEOUT_RANGE, BodyError, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS, Listener,
+    MAX_CONNECTIONS_RANGE, RequestBody, ServeError, Shutdown,
 };
 pub use origin::OriginPolicy;
 pub use scopes::{ScopeCache, UserDirectory};

@@ -119,7 +119,8 @@ pub const SCOPE_CACHE_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 pub const IDLE_TIMEOUT_RANGE: RangeInclusive<Duration> =
     Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
 /// The range of [`McpHttpServer::shutdown_grace`]: none to an hour.
-pub const SHUTDOWN_GRACE_RANGE: RangeInclusive<Duration> = Duration::ZERO..=Duration::from_secs(3600);
+pub const SHUTDOWN_GRACE_RANGE: RangeInclusive<Duration> =
+    Duration::ZERO..=Duration::from_secs(3600);
 
 /// Why the HTTP server did not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -369,12 +370,32 @@ impl McpHttpServer {
         let counts = [
             ("max_body_bytes", self.max_body_bytes, MAX_BODY_BYTES_RANGE),
             ("max_in_flight", self.max_in_flight, MAX_IN_FLIGHT_RANGE),
-            ("max_in_flight_total", self.max_in_flight_total, MAX_IN_FLIGHT_TOTAL_RANGE),
-            ("max_in_flight_per_user", self.max_in_flight_per_user, MAX_IN_FLIGHT_PER_USER_RANGE),
-            ("max_parked_per_user", self.max_parked_per_user, MAX_PARKED_PER_USER_RANGE),
-            ("max_sessions_per_user", self.max_sessions_per_user, MAX_SESSIONS_PER_USER_RANGE),
+            (
+                "max_in_flight_total",
+                self.max_in_flight_total,
+                MAX_IN_FLIGHT_TOTAL_RANGE,
+            ),
+            (
+                "max_in_flight_per_user",
+                self.max_in_flight_per_user,
+                MAX_IN_FLIGHT_PER_USER_RANGE,
+            ),
+            (
+                "max_parked_per_user",
+                self.max_parked_per_user,
+                MAX_PARKED_PER_USER_RANGE,
+            ),
+            (
+                "max_sessions_per_user",
+                self.max_sessions_per_user,
+                MAX_SESSIONS_PER_USER_RANGE,
+            ),
             ("max_sessions", self.max_sessions, MAX_SESSIONS_RANGE),
-            ("max_connections", self.max_connections, MAX_CONNECTIONS_RANGE),
+            (
+                "max_connections",
+                self.max_connections,
+                MAX_CONNECTIONS_RANGE,
+            ),
             ("scope_cache", self.scope_cache, SCOPE_CACHE_RANGE),
         ];
         for (setting, value, range) in &counts {

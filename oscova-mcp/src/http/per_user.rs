@@ -76,7 +76,11 @@ mod tests {
         assert!(Arc::ptr_eq(&alice, &bounds.of("alice")));
         drop(alice);
         let again = bounds.of("alice");
-        assert_eq!(again.available_permits(), 1, "the running call still counts");
+        assert_eq!(
+            again.available_permits(),
+            1,
+            "the running call still counts"
+        );
         for i in 0..SWEEP_FROM * 2 {
             drop(bounds.of(&format!("user{i}")));
         }

@@ -205,7 +205,10 @@ fn refused(refusal: &Refusal) -> Response<SentBody> {
         Refusal::Total { .. } => StatusCode::SERVICE_UNAVAILABLE,
         Refusal::NoUser => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    let text = format!("{}: {refusal}", status.canonical_reason().unwrap_or("Refused"));
+    let text = format!(
+        "{}: {refusal}",
+        status.canonical_reason().unwrap_or("Refused")
+    );
     let mut response = Response::new(CountedBody::new(Full::new(Bytes::from(text)).boxed(), None));
     *response.status_mut() = status;
     response

@@ -173,8 +173,13 @@ impl Sessions {
     /// binding it to them.
     async fn open(
         &self,
-    ) -> Result<(SessionId, <LocalSessionManager as SessionManager>::Transport), SessionsError>
-    {
+    ) -> Result<
+        (
+            SessionId,
+            <LocalSessionManager as SessionManager>::Transport,
+        ),
+        SessionsError,
+    > {
         let refuse = |refusal: Refusal| {
             super::serve::note_refusal(refusal.clone());
             SessionsError::Refused(refusal)
