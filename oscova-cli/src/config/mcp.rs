@@ -5,7 +5,10 @@
 //! checked when the file is loaded, so a mistyped hash never starts a
 //! server that lets nobody in; the file holds hashes only, never tokens.
 //! `allowed_origins` are browser origins accepted beside loopback ones.
-//! The limits default to the server library's. `[mcp.servers.NAME]`
+//! The limits default to the server library's (`oscova_mcp::http`'s
+//! `DEFAULT_*` constants), and each must lie in the range the library
+//! exports beside it (`*_RANGE`); the server refuses to start on one
+//! outside, naming it (exit 2). `[mcp.servers.NAME]`
 //! entries are the `oscova.mcp` plugin's (feature `mcp-servers`); in a
 //! build without it, any entry is an error when the file is loaded, naming
 //! the server and the feature, never silently ignored.
@@ -14,6 +17,12 @@
 //! [mcp]
 //! allowed_origins = ["https://app.example.com"]
 //! max_in_flight_total = 512
+//! max_in_flight_per_user = 128
+//! max_sessions_per_user = 32
+//! max_sessions = 1024
+//! max_parked_per_user = 16
+//! max_connections = 512
+//! body_timeout_secs = 20
 //! idle_timeout_secs = 600
 //!
 //! [[mcp.tokens]]
@@ -37,6 +46,12 @@ pub(crate) struct McpSection {
     max_body_bytes: Option<usize>,
     max_in_flight: Option<usize>,
     max_in_flight_total: Option<usize>,
+    max_in_flight_per_user: Option<usize>,
+    max_parked_per_user: Option<usize>,
+    max_sessions_per_user: Option<usize>,
+    max_sessions: Option<usize>,
+    max_connections: Option<usize>,
+    body_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
     shutdown_grace_secs: Option<u64>,
     scope_cache: Option<usize>,
@@ -110,6 +125,24 @@ impl McpSection {
         }
         if let Some(max) = self.max_in_flight_total {
             server = server.max_in_flight_total(max);
+        }
+        if let Some(max) = self.max_in_flight_per_user {
+            server = server.max_in_flight_per_user(max);
+        }
+        if let Some(max) = self.max_parked_per_user {
+            server = server.max_parked_per_user(max);
+        }
+        if let Some(max) = self.max_sessions_per_user {
+            server = server.max_sessions_per_user(max);
+        }
+        if let Some(max) = self.max_sessions {
+            server = server.max_sessions(max);
+        }
+        if let Some(max) = self.max_connections {
+            server = server.max_connections(max);
+        }
+        if let Some(secs) = self.body_timeout_secs {
+            server = server.body_timeout(Duration::from_secs(secs));
         }
         if let Some(secs) = self.idle_timeout_secs {
             server = server.idle_timeout(Duration::from_secs(secs));

@@ -22,6 +22,11 @@
 //!
 //! Rules, in the order a request meets them:
 //!
+//! 0. At most [`McpHttpServer::max_connections`] connections are open at
+//!    once (more wait to be accepted); headers must arrive within 30
+//!    seconds and a body within [`McpHttpServer::body_timeout`] of them
+//!    (408 and the connection closed past it), so a client that trickles
+//!    a request holds a connection that long at most.
 //! 1. Only `/mcp` is served; any other path is 404.
 //! 2. With any token configured, the request needs `Authorization: Bearer
 //!    <token>`; a missing or unknown token is 401 with `WWW-Authenticate:
@@ -29,8 +34,16 @@
 //!    tokens every request is the default user's, and [`McpHttpServer::bind`]
 //!    refuses any address but a loopback one ([`McpHttpError::NoTokens`]).
 //!    The token check is where a real authorization server would plug in.
-//! 3. A session (`Mcp-Session-Id`) belongs to the user who opened it; the
-//!    same id with another user's token is 404, as an unknown session is.
+//! 3. A session (`Mcp-Session-Id`) belongs to the user whose request
+//!    opened it, bound where `rmcp` creates it, whatever that request's
+//!    headers said; the same id with another user's token is 404, as an
+//!    unknown session is. A session id that is not one header of visible
+//!    ASCII is 400. A user has at most
+//!    [`McpHttpServer::max_sessions_per_user`] sessions open and the
+//!    server [`McpHttpServer::max_sessions`]: one more closes the session
+//!    idle longest (the user's, then anyone's), and is refused with 429
+//!    (the user's bound) or 503 (the server's) when every candidate has a
+//!    request in flight.
 //! 4. `rmcp` then checks the `Origin` (403 unless a loopback origin or one
 //!    of [`McpHttpServer::allowed_origins`]) and, when bound to loopback,
 //!    the `Host` (403 unless a loopback name), as
@@ -41,12 +54,23 @@
 //! 5. Each session's handler is the stdio server's ([`McpHandler`]) over
 //!    the user's scope, taken from a bounded cache ([`McpHttpServer::scope_cache`],
 //!    an [`oscova_serve::ScopeCache`] of the scope with its tools as MCP
-//!    lists them) and built on the user's first request. Calls in flight are bounded
-//!    per session and for the whole server, both answered with
-//!    [`SERVER_BUSY`](super::SERVER_BUSY) past the bound; a session with
+//!    lists them) and built on the user's first request. Calls in flight
+//!    are bounded per session, per user (across the user's sessions and
+//!    stateless requests, [`McpHttpServer::max_in_flight_per_user`]) and
+//!    for the whole server, each answered with
+//!    [`SERVER_BUSY`](super::SERVER_BUSY) past its bound; a call waiting
+//!    between 2026-07-28 rounds counts against its user's
+//!    [`McpHttpServer::max_parked_per_user`], so no user's parking drops
+//!    another's call while they hold more. A session with
 //!    no message either way for [`McpHttpServer::idle_timeout`] is closed
 //!    (`rmcp` counts a call that reports no progress as idle, so the
 //!    timeout must exceed the longest silent call).
+//!
+//! Every numeric setting has a range exported here (`*_RANGE`, with
+//! [`MAX_IN_FLIGHT_RANGE`](super::MAX_IN_FLIGHT_RANGE) and
+//! [`MAX_PARKED_PER_USER_RANGE`]); [`McpHttpServer::bind`] refuses a value
+//! outside it with [`McpHttpError::Setting`], naming the setting and the
+//! range, so no setting makes the server panic.
 //!
 //! Shutdown ([`BoundMcpServer::serve_until`], through
 //! [`oscova_serve::Listener::serve_until`]): the listener closes at once;
