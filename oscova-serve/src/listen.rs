@@ -219,8 +219,10 @@ impl Listener {
     }
 
     /// Serves every connection with `handle` until `until` completes, then
-    /// shuts down as `shutdown` says (bodies and connections bounded as the
-    /// [module docs](self) say): the listener closes at once; open
+    /// shuts down as `shutdown` says (at most
+    /// [`max_connections`](Self::max_connections) connections at once,
+    /// each body within [`body_timeout`](Self::body_timeout) or 408): the
+    /// listener closes at once; open
     /// connections stay up while the responses being sent get
     /// [`Shutdown::grace`] to finish (calls past the [`CallBound`], when
     /// given, are refused meanwhile); then the cancellation token is

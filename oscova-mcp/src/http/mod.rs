@@ -67,7 +67,7 @@
 //!    timeout must exceed the longest silent call).
 //!
 //! Every numeric setting has a range exported here (`*_RANGE`, with
-//! [`MAX_IN_FLIGHT_RANGE`](super::MAX_IN_FLIGHT_RANGE) and
+//! [`MAX_IN_FLIGHT_RANGE`] and
 //! [`MAX_PARKED_PER_USER_RANGE`]); [`McpHttpServer::bind`] refuses a value
 //! outside it with [`McpHttpError::Setting`], naming the setting and the
 //! range, so no setting makes the server panic.
@@ -302,7 +302,7 @@ impl McpHttpServer {
     }
 
     /// The bound on tool calls one session runs at once, in
-    /// [`MAX_IN_FLIGHT_RANGE`](super::MAX_IN_FLIGHT_RANGE). On 2026-07-28,
+    /// [`MAX_IN_FLIGHT_RANGE`]. On 2026-07-28,
     /// where each request is handled on its own, it bounds nothing past
     /// one request; [`max_in_flight_per_user`](Self::max_in_flight_per_user) does.
     pub fn max_in_flight(mut self, max: usize) -> Self {
