@@ -251,7 +251,7 @@ impl CliError {
             | Self::McpServersOff { .. }
             | Self::McpNames(_) => ExitStatus::Usage,
             Self::McpHttp(error) => match error {
-                McpHttpError::NoTokens { .. } => ExitStatus::Usage,
+                McpHttpError::NoTokens { .. } | McpHttpError::Setting(_) => ExitStatus::Usage,
                 _ => ExitStatus::ToolError,
             },
             Self::Model { error, .. } => model_status(error),

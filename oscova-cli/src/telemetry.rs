@@ -15,16 +15,24 @@
 //! trace, through the W3C trace-context propagator installed here.
 //!
 //! **Redaction is fixed here, at the exporter.** [`RedactingExporter`]
-//! passes every span's name, string attributes, event names, event
-//! attributes and status message through the host's redactor before any
-//! byte leaves the process, so a secret the host knows cannot reach the
-//! collector, whatever a tool or library put into a span.
+//! passes every text a span carries through the host's redactor before
+//! any byte leaves the process: its name, attribute keys and string
+//! values (arrays included), event names and attributes, each link's
+//! attributes and trace state, its own trace state (which a client's
+//! `_meta.tracestate` sets, and every child span inherits), the status
+//! message, and the resource's attributes. So a secret the host knows
+//! cannot reach the collector, whatever a client, tool or library put
+//! into a span. A trace-state member whose key held a secret is dropped
+//! (a key cannot carry `[REDACTED]`); one whose value did keeps the
+//! redacted value; a trace state still showing a secret after that is
+//! dropped whole. What is left of a span is ids, times, kinds, flags and
+//! numbers.
 
 use std::borrow::Cow;
 use std::time::Duration;
 
-use opentelemetry::trace::{Status, TracerProvider as _};
-use opentelemetry::{KeyValue, StringValue, Value};
+use opentelemetry::trace::{SpanContext, Status, TraceState, TracerProvider as _};
+use opentelemetry::{Key, KeyValue, StringValue, Value};
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
@@ -174,7 +182,20 @@ impl<E: SpanExporter> SpanExporter for RedactingExporter<E> {
     }
 
     fn set_resource(&mut self, resource: &Resource) {
-        self.inner.set_resource(resource);
+        let mut attributes: Vec<KeyValue> = resource
+            .iter()
+            .map(|(key, value)| KeyValue::new(key.clone(), value.clone()))
+            .collect();
+        if self.redactor.is_empty() || !redact_attributes(&self.redactor, &mut attributes) {
+            self.inner.set_resource(resource);
+            return;
+        }
+        let builder = Resource::builder_empty();
+        let clean = match resource.schema_url() {
+            Some(url) => builder.with_schema_url(attributes, url.to_owned()),
+            None => builder.with_attributes(attributes),
+        };
+        self.inner.set_resource(&clean.build());
     }
 }
 
@@ -192,6 +213,11 @@ fn redact_span(redactor: &Redactor, span: &mut SpanData) {
         }
         redact_attributes(redactor, &mut event.attributes);
     }
+    for link in span.links.links.iter_mut() {
+        redact_attributes(redactor, &mut link.attributes);
+        redact_context(redactor, &mut link.span_context);
+    }
+    redact_context(redactor, &mut span.span_context);
     if let Status::Error { description } = &mut span.status
         && let Cow::Owned(clean) = redactor.redact(description)
     {
@@ -199,14 +225,52 @@ fn redact_span(redactor: &Redactor, span: &mut SpanData) {
     }
 }
 
-fn redact_attributes(redactor: &Redactor, attributes: &mut [KeyValue]) {
+/// Redacts a span context's trace state (see the module docs).
+fn redact_context(redactor: &Redactor, context: &mut SpanContext) {
+    let header = context.trace_state().header();
+    if matches!(redactor.redact(&header), Cow::Borrowed(_)) {
+        return;
+    }
+    let members = header.split(',').filter_map(|member| {
+        let (key, value) = member.split_once('=')?;
+        let Cow::Borrowed(key) = redactor.redact(key) else {
+            return None;
+        };
+        Some((key.to_owned(), redactor.redact(value).into_owned()))
+    });
+    let state = TraceState::from_key_value(members)
+        .ok()
+        .filter(|state| matches!(redactor.redact(&state.header()), Cow::Borrowed(_)))
+        .unwrap_or(TraceState::NONE);
+    *context = SpanContext::new(
+        context.trace_id(),
+        context.span_id(),
+        context.trace_flags(),
+        context.is_remote(),
+        state,
+    );
+}
+
+/// Redacts keys and string values; says whether anything changed.
+fn redact_attributes(redactor: &Redactor, attributes: &mut [KeyValue]) -> bool {
+    let mut changed = false;
     for attribute in attributes {
+        if let Cow::Owned(clean) = redactor.redact(attribute.key.as_str()) {
+            attribute.key = Key::from(clean);
+            changed = true;
+        }
         let clean = match &attribute.value {
             Value::String(text) => match redactor.redact(text.as_str()) {
                 Cow::Owned(clean) => Value::String(StringValue::from(clean)),
                 Cow::Borrowed(_) => continue,
             },
             Value::Array(opentelemetry::Array::String(items)) => {
+                if items
+                    .iter()
+                    .all(|item| matches!(redactor.redact(item.as_str()), Cow::Borrowed(_)))
+                {
+                    continue;
+                }
                 let items = items
                     .iter()
                     .map(|item| StringValue::from(redactor.redact(item.as_str()).into_owned()))
@@ -216,14 +280,16 @@ fn redact_attributes(redactor: &Redactor, attributes: &mut [KeyValue]) {
             _ => continue,
         };
         attribute.value = clean;
+        changed = true;
     }
+    changed
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use opentelemetry::trace::{Span as _, Tracer as _};
+    use opentelemetry::trace::{Span as _, TraceContextExt as _, Tracer as _};
 
     use super::*;
 
@@ -255,7 +321,19 @@ mod tests {
             })
             .build();
         let tracer = provider.tracer("test");
-        let mut span = tracer.start(format!("execute_tool {SECRET}"));
+        // A client's trace state, as a remote parent every span inherits.
+        let remote = SpanContext::new(
+            opentelemetry::trace::TraceId::from(7_u128),
+            opentelemetry::trace::SpanId::from(9_u64),
+            opentelemetry::trace::TraceFlags::SAMPLED,
+            true,
+            format!("vendor={SECRET},{SECRET}=x,other=kept")
+                .parse()
+                .unwrap_or_else(|_| format!("vendor={SECRET},other=kept").parse().unwrap()),
+        );
+        let parent = opentelemetry::Context::new().with_remote_span_context(remote.clone());
+        let mut span = tracer.start_with_context(format!("execute_tool {SECRET}"), &parent);
+        span.add_link(remote, vec![KeyValue::new(format!("why {SECRET}"), SECRET)]);
         span.set_attribute(KeyValue::new("note", format!("token={SECRET}")));
         span.set_attribute(KeyValue::new("count", 3_i64));
         span.set_attribute(KeyValue::new(
@@ -288,5 +366,18 @@ mod tests {
             [KeyValue::new("message", "saw [REDACTED]")]
         );
         assert_eq!(span.status, Status::error("failed with [REDACTED]"));
+        assert_eq!(
+            span.span_context.trace_state().header(),
+            "vendor=[REDACTED],other=kept"
+        );
+        let link = &span.links.links[0];
+        assert_eq!(
+            link.span_context.trace_state().header(),
+            "vendor=[REDACTED],other=kept"
+        );
+        assert_eq!(
+            link.attributes,
+            [KeyValue::new("why [REDACTED]", "[REDACTED]")]
+        );
     }
 }

@@ -26,7 +26,9 @@
 //! then reads it as a custom request) is -32602, not -32601; and at most
 //! `max_in_flight` `tools/call` requests run at once per handler, the
 //! excess answered at once with [`SERVER_BUSY`] (rmcp spawns a task per
-//! request with no bound).
+//! request with no bound); over HTTP the same holds per user, whose
+//! handlers share one bound (on 2026-07-28 every request is a handler of
+//! its own), and for the whole server.
 
 use std::sync::Arc;
 
@@ -95,6 +97,8 @@ pub struct McpHandler {
     names: Option<Arc<ShortNames>>,
     /// The bound shared by every session of a server, and its size.
     global: Option<(Arc<Semaphore>, usize)>,
+    /// The bound shared by every session of the user, and its size.
+    per_user: Option<(Arc<Semaphore>, usize)>,
     /// The server's calls waiting for an answer between rounds.
     parked: Arc<ParkedCalls>,
 }
@@ -107,6 +111,8 @@ pub(crate) struct Served {
     pub(crate) scope: UserScope,
     tools: Arc<[Tool]>,
     names: Option<Arc<ShortNames>>,
+    /// The user's bound on calls in flight, and its size.
+    per_user: Option<(Arc<Semaphore>, usize)>,
 }
 
 impl Served {
@@ -127,7 +133,15 @@ impl Served {
             scope,
             tools,
             names,
+            per_user: None,
         }
+    }
+
+    /// Shares `permits` (`max` in all) between every call of this user.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_user_bound(mut self, permits: Arc<Semaphore>, max: usize) -> Self {
+        self.per_user = Some((permits, max));
+        self
     }
 }
 
@@ -143,12 +157,14 @@ impl McpHandler {
             scope: served.scope,
             tools: served.tools,
             info,
-            in_flight: Arc::new(Semaphore::new(max_in_flight)),
+            // Never past what a semaphore holds, whatever a caller asked.
+            in_flight: Arc::new(Semaphore::new(max_in_flight.min(Semaphore::MAX_PERMITS))),
             max_in_flight,
             allow_approval_required,
             log_level: Arc::new(RwLock::new(super::logging::DEFAULT_LEVEL)),
             names: served.names,
             global: None,
+            per_user: served.per_user,
             parked,
         }
     }
@@ -170,6 +186,17 @@ impl McpHandler {
                  sessions together; retry when one has finished"
             ),
             Some(json!({ "max_in_flight_total": max })),
+        )
+    }
+
+    fn user_busy(max: usize) -> ErrorData {
+        ErrorData::new(
+            SERVER_BUSY,
+            format!(
+                "server busy: this user already runs {max} tool calls, the bound for one user \
+                 across sessions and requests; retry when one has finished"
+            ),
+            Some(json!({ "max_in_flight_per_user": max })),
         )
     }
 
@@ -266,6 +293,13 @@ impl McpHandler {
         // once, so its permit comes back at once too.
         let Ok(_permit) = self.in_flight.clone().try_acquire_owned() else {
             return Err(self.busy());
+        };
+        let _user = match &self.per_user {
+            None => None,
+            Some((permits, max)) => match permits.clone().try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => return Err(Self::user_busy(*max)),
+            },
         };
         let _global = match &self.global {
             None => None,

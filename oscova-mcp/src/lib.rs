@@ -109,6 +109,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// The default bound on `tools/call` requests one session runs at once.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 
+/// The range of [`McpServer::max_in_flight`] and
+/// [`http::McpHttpServer::max_in_flight`].
+pub const MAX_IN_FLIGHT_RANGE: std::ops::RangeInclusive<usize> = 1..=65_536;
+
 /// Why serving MCP stopped with an error.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -122,14 +126,27 @@ pub enum McpError {
     Session(#[source] tokio::task::JoinError),
 }
 
+/// A setting of [`McpServer`] outside its range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{setting}` is {value}; it must be in {range:?}")]
+#[non_exhaustive]
+pub struct SettingError {
+    /// The setting, as the builder names it.
+    pub setting: &'static str,
+    /// The value asked for.
+    pub value: usize,
+    /// The range it must be in.
+    pub range: std::ops::RangeInclusive<usize>,
+}
+
 /// Serves one user scope's tools over MCP, one session per `serve_*` call.
 ///
 /// ```no_run
 /// use oscova_mcp::McpServer;
-/// # async fn demo(scope: oscova_core::UserScope) -> Result<(), oscova_mcp::McpError> {
+/// # async fn demo(scope: oscova_core::UserScope) -> Result<(), Box<dyn std::error::Error>> {
 /// McpServer::new(scope)
 ///     .allow_approval_required(true)
-///     .max_in_flight(16)
+///     .max_in_flight(16)?
 ///     .server_info("acme-agent", "1.2.0")
 ///     .serve_stdio()
 ///     .await?;
@@ -176,11 +193,20 @@ impl McpServer {
         Ok(self)
     }
 
-    /// Sets how many `tools/call` requests one session runs at once (at
-    /// least 1); the excess is answered with [`SERVER_BUSY`].
-    pub fn max_in_flight(mut self, max: usize) -> Self {
-        self.max_in_flight = max.max(1);
-        self
+    /// Sets how many `tools/call` requests one session runs at once, in
+    /// [`MAX_IN_FLIGHT_RANGE`]; the excess is answered with
+    /// [`SERVER_BUSY`]. Outside the range, the error names the setting and
+    /// the range.
+    pub fn max_in_flight(mut self, max: usize) -> Result<Self, SettingError> {
+        if !MAX_IN_FLIGHT_RANGE.contains(&max) {
+            return Err(SettingError {
+                setting: "max_in_flight",
+                value: max,
+                range: MAX_IN_FLIGHT_RANGE,
+            });
+        }
+        self.max_in_flight = max;
+        Ok(self)
     }
 
     /// Whether the server approves, itself, the calls that need approval

@@ -13,13 +13,18 @@
 //! the handle echoed; the parked call gets the answer and carries on, to
 //! its result or to its next question. A handle is good for one retry, by
 //! the same user, for the same tool: anything else is an invalid-params
-//! error that says nothing of other calls. At most [`MAX_PARKED`] calls
-//! wait at once and each waits at most [`PARK_TIMEOUT`]; past either the
-//! oldest is dropped, which cancels it, as does any other way of losing a
-//! call. The state lives in this process, so behind a load balancer a retry
+//! error that says nothing of other calls. Each call waits at most
+//! [`PARK_TIMEOUT`]. At most [`MAX_PARKED`] calls wait at once, and at
+//! most the server's per-user bound ([`DEFAULT_MAX_PARKED_PER_USER`]
+//! unless set) of one user's: past the user's bound, that user's oldest
+//! call is dropped; past the total, the oldest call of the user with the
+//! most calls waiting, so one user parking calls never drops another's
+//! while they hold more. Dropping a call cancels it, as does any other way
+//! of losing one. The state lives in this process, so behind a load balancer a retry
 //! must reach the process that parked it.
 
 use std::collections::{HashMap, VecDeque};
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
@@ -40,6 +45,12 @@ pub const INPUT_KEY: &str = "oscova.ask";
 /// The most calls that wait for an answer at once, for all users of a
 /// server together.
 pub const MAX_PARKED: usize = 1024;
+
+/// The default bound on one user's calls waiting for an answer.
+pub const DEFAULT_MAX_PARKED_PER_USER: usize = 64;
+
+/// The range of the bound on one user's calls waiting for an answer.
+pub const MAX_PARKED_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_PARKED;
 
 /// How long a call waits for the client to come back with an answer.
 pub const PARK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -166,9 +177,16 @@ pub(super) struct Parked {
 }
 
 /// The calls of a server waiting for answers, by handle.
-#[derive(Default)]
 pub(crate) struct ParkedCalls {
     inner: Mutex<Inner>,
+    /// The bound on one user's calls.
+    per_user: usize,
+}
+
+impl Default for ParkedCalls {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_PARKED_PER_USER)
+    }
 }
 
 #[derive(Default)]
@@ -194,9 +212,20 @@ impl std::fmt::Debug for ParkedCalls {
 }
 
 impl ParkedCalls {
+    /// A table where at most `per_user` calls of one user wait (clamped
+    /// to [`MAX_PARKED_PER_USER_RANGE`]).
+    pub(crate) fn new(per_user: usize) -> Self {
+        let range = MAX_PARKED_PER_USER_RANGE;
+        Self {
+            inner: Mutex::default(),
+            per_user: per_user.clamp(*range.start(), *range.end()),
+        }
+    }
+
     /// Parks `parked` and returns its handle, dropping calls past their
-    /// time and, when full, the oldest; a timer drops this one when its
-    /// time is up.
+    /// time and, when its user's bound or the table is full, the call
+    /// that gives way (see the module docs); a timer drops this one when
+    /// its time is up.
     pub(super) fn park(self: &Arc<Self>, parked: Parked) -> Result<String, String> {
         let handle = new_handle()?;
         let timer = (Arc::downgrade(self), handle.clone());
@@ -213,14 +242,8 @@ impl ParkedCalls {
         inner
             .calls
             .retain(|_, entry| now.duration_since(entry.since) < PARK_TIMEOUT);
-        if inner.calls.len() >= MAX_PARKED
-            && let Some(oldest) = inner
-                .calls
-                .iter()
-                .min_by_key(|(_, entry)| entry.order)
-                .map(|(h, _)| h.clone())
-        {
-            inner.calls.remove(&oldest);
+        if let Some(gone) = inner.gives_way(&parked.user, self.per_user) {
+            inner.calls.remove(&gone);
         }
         let order = inner.next;
         inner.next += 1;
@@ -254,6 +277,37 @@ impl ParkedCalls {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.lock().calls.len()
+    }
+}
+
+impl Inner {
+    /// The call to drop before `user` parks one more: their own oldest
+    /// past their bound, else, when the table is full, the oldest call of
+    /// the user with the most waiting.
+    fn gives_way(&self, user: &str, per_user: usize) -> Option<String> {
+        // Per user: how many calls wait, and the oldest one's order and handle.
+        let mut users: HashMap<&str, (usize, u64, &str)> = HashMap::new();
+        for (handle, entry) in &self.calls {
+            let seen = users
+                .entry(entry.parked.user.as_str())
+                .or_insert((0, u64::MAX, ""));
+            seen.0 += 1;
+            if entry.order < seen.1 {
+                (seen.1, seen.2) = (entry.order, handle.as_str());
+            }
+        }
+        if let Some(&(count, _, oldest)) = users.get(user)
+            && count >= per_user
+        {
+            return Some(oldest.to_owned());
+        }
+        if self.calls.len() < MAX_PARKED {
+            return None;
+        }
+        users
+            .values()
+            .max_by_key(|(count, order, _)| (*count, std::cmp::Reverse(*order)))
+            .map(|(_, _, oldest)| (*oldest).to_owned())
     }
 }
 
@@ -370,7 +424,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_oldest_call_gives_way_when_full() {
-        let calls = Arc::new(ParkedCalls::default());
+        let calls = Arc::new(ParkedCalls::new(MAX_PARKED));
         let (first, first_cancel) = parked("alice", "t");
         let first = calls.park(first).unwrap();
         for _ in 1..MAX_PARKED {
@@ -381,5 +435,23 @@ mod tests {
         assert_eq!(calls.len(), MAX_PARKED);
         assert!(calls.take(&first, "alice", "t").is_none());
         assert!(first_cancel.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn when_full_the_user_with_the_most_calls_gives_way() {
+        let calls = Arc::new(ParkedCalls::new(MAX_PARKED));
+        let (bobs, bob_cancel) = parked("bob", "t");
+        let bobs = calls.park(bobs).unwrap();
+        let (first, first_cancel) = parked("alice", "t");
+        let first = calls.park(first).unwrap();
+        for _ in 2..MAX_PARKED {
+            calls.park(parked("alice", "t").0).unwrap();
+        }
+        calls.park(parked("alice", "t").0).unwrap();
+        assert_eq!(calls.len(), MAX_PARKED);
+        assert!(first_cancel.is_cancelled(), "alice's oldest gave way");
+        assert!(calls.take(&first, "alice", "t").is_none());
+        assert!(!bob_cancel.is_cancelled(), "bob's older call was kept");
+        assert!(calls.take(&bobs, "bob", "t").is_some());
     }
 }

@@ -10,7 +10,8 @@
 //! | [`ScopeCache`] | each user's scope (and what the front end derives from it), built on first use, bounded |
 //! | [`OriginPolicy`] | loopback origins plus the operator's; `Host` checked on loopback |
 //! | [`CallBound`], [`Responses`], [`CountedBody`] | calls in flight for the whole server; responses still being sent |
-//! | [`Listener`], [`Shutdown`] | binding, HTTP/1.1 connections, graceful shutdown |
+//! | [`check_count`], [`check_duration`], [`LimitError`] | numeric settings checked against their ranges before anything is built from them |
+//! | [`Listener`], [`Shutdown`], [`RequestBody`] | binding, HTTP/1.1 connections (bounded in number), request bodies (bounded in time), graceful shutdown |
 //!
 //! Nothing here names a protocol type: a front end turns a request into a
 //! user with [`Tokens::authenticate`], takes the user's entry from its
@@ -38,7 +39,7 @@
 //! let users = Arc::new(|id: &str| UserInfo::new(id));
 //! let scopes = Arc::new(ScopeCache::new(host, users, 64, |scope: UserScope| scope));
 //!
-//! let handle = move |request: Request<hyper::body::Incoming>| {
+//! let handle = move |request: Request<oscova_serve::RequestBody>| {
 //!     let (tokens, scopes) = (tokens.clone(), scopes.clone());
 //!     async move {
 //!         let Some(user) = tokens.authenticate(request.headers()) else {
@@ -84,7 +85,13 @@ mod origin;
 mod scopes;
 
 pub use auth::{BadTokenHash, Tokens, UserToken, token_sha256_hex};
-pub use limits::{CallBound, CountedBody, Responses, Sending};
-pub use listen::{Listener, ServeError, Shutdown};
+pub use limits::{
+    CALL_BOUND_RANGE, CallBound, CountedBody, LimitError, MAX_COUNT, Responses, Sending,
+    check_count, check_duration,
+};
+pub use listen::{
+    BODY_TIMEOUT_RANGE, BodyError, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS, Listener,
+    MAX_CONNECTIONS_RANGE, RequestBody, ServeError, Shutdown,
+};
 pub use origin::OriginPolicy;
 pub use scopes::{ScopeCache, UserDirectory};

@@ -8,24 +8,99 @@
 //! running ones finish. A response counts as being sent from the moment
 //! the front end [starts](Responses::start) it until its body is dropped,
 //! sent in full or abandoned ([`CountedBody`]); [`Responses::none`] waits
-//! for the count to reach zero.
+//! for the count to reach zero. A numeric setting is checked against its
+//! range before anything is built from it ([`check_count`],
+//! [`check_duration`]): past the range the caller gets a [`LimitError`]
+//! naming the setting and the range, never a panic deep inside a
+//! semaphore.
 
+use std::ops::RangeInclusive;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
 
+/// The largest bound on calls, connections or sessions any setting may
+/// name: 2^20, far past what a machine serves at once and far below what
+/// a semaphore holds on any platform.
+pub const MAX_COUNT: usize = 1 << 20;
+
+/// The range of a [`CallBound`].
+pub const CALL_BOUND_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+
+/// A numeric setting outside the range a server accepts.
+///
+/// ```
+/// let error = oscova_serve::check_count("max_in_flight_total", 0, &(1..=8)).unwrap_err();
+/// assert_eq!(error.setting(), "max_in_flight_total");
+/// assert_eq!(error.to_string(), "`max_in_flight_total` is 0; it must be in 1..=8");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{setting}` is {value}; it must be in {range}")]
+pub struct LimitError {
+    setting: &'static str,
+    value: String,
+    range: String,
+}
+
+impl LimitError {
+    /// The setting, as the server's builder names it.
+    pub fn setting(&self) -> &'static str {
+        self.setting
+    }
+
+    /// The range it must be in, as `min..=max`.
+    pub fn range(&self) -> &str {
+        &self.range
+    }
+}
+
+/// `value` when `range` holds it; otherwise an error naming `setting`.
+pub fn check_count(
+    setting: &'static str,
+    value: usize,
+    range: &RangeInclusive<usize>,
+) -> Result<usize, LimitError> {
+    if range.contains(&value) {
+        return Ok(value);
+    }
+    Err(LimitError {
+        setting,
+        value: value.to_string(),
+        range: format!("{}..={}", range.start(), range.end()),
+    })
+}
+
+/// `value` when `range` holds it; otherwise an error naming `setting`.
+pub fn check_duration(
+    setting: &'static str,
+    value: Duration,
+    range: &RangeInclusive<Duration>,
+) -> Result<Duration, LimitError> {
+    if range.contains(&value) {
+        return Ok(value);
+    }
+    Err(LimitError {
+        setting,
+        value: format!("{value:?}"),
+        range: format!("{:?}..={:?}", range.start(), range.end()),
+    })
+}
+
 /// The server-wide bound on calls in flight.
 ///
 /// ```
-/// let bound = oscova_serve::CallBound::new(2);
+/// let bound = oscova_serve::CallBound::new(2)?;
 /// let permit = bound.semaphore().try_acquire();
 /// assert!(permit.is_ok());
 /// assert_eq!(bound.max(), 2);
+/// assert!(oscova_serve::CallBound::new(usize::MAX).is_err());
+/// # Ok::<(), oscova_serve::LimitError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct CallBound {
@@ -34,13 +109,13 @@ pub struct CallBound {
 }
 
 impl CallBound {
-    /// A bound of `max` calls (at least 1).
-    pub fn new(max: usize) -> Self {
-        let max = max.max(1);
-        Self {
+    /// A bound of `max` calls, in [`CALL_BOUND_RANGE`].
+    pub fn new(max: usize) -> Result<Self, LimitError> {
+        let max = check_count("calls in flight", max, &CALL_BOUND_RANGE)?;
+        Ok(Self {
             permits: Arc::new(Semaphore::new(max)),
             max,
-        }
+        })
     }
 
     /// The permits, one per call in flight.
@@ -173,7 +248,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_hoard_keeps_the_permits_that_come_back() {
-        let bound = CallBound::new(2);
+        let bound = CallBound::new(2).unwrap();
         let running = bound.semaphore().clone().try_acquire_owned().unwrap();
         let hoard = bound.hoard();
         tokio::task::yield_now().await;

@@ -2,8 +2,18 @@
 //! shutdown.
 //!
 //! Rules: connections are HTTP/1.1 through `hyper`, with `TCP_NODELAY` and
-//! 30 seconds to send a request's headers; every request goes to the front
-//! end's handler. An accept error that concerns one connection or a passing
+//! 30 seconds to send a request's headers (an idle kept-alive connection
+//! waits for its next request's headers, so it closes after 30 idle
+//! seconds too); every request goes to the front end's handler. A body
+//! must arrive in full within [`Listener::body_timeout`] of its headers
+//! ([`DEFAULT_BODY_TIMEOUT`]): past it, reading it fails with
+//! [`BodyError::Timeout`], the answer is 408 whatever the handler made of
+//! the failure, and the connection closes, so a client that trickles a
+//! body holds a connection for that long at most. At most
+//! [`Listener::max_connections`] connections are open at once
+//! ([`DEFAULT_MAX_CONNECTIONS`]); past it, new ones wait in the kernel's
+//! listen queue, not accepted, until one closes (a warning is logged
+//! when the bound is reached). An accept error that concerns one connection or a passing
 //! shortage of file descriptors is logged and retried after 50 ms; any
 //! other ends serving with [`ServeError::Accept`]. Shutdown, once the
 //! future given to [`Listener::serve_until`] completes: the listener
@@ -17,17 +27,33 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::ops::RangeInclusive;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper::body::{Body, Incoming};
-use hyper::{Request, Response};
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
-use crate::limits::{CallBound, Responses};
+use crate::limits::{CallBound, LimitError, MAX_COUNT, Responses, check_count, check_duration};
+
+/// The default bound on connections open at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// The range of [`Listener::max_connections`].
+pub const MAX_CONNECTIONS_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The default time a request's body gets to arrive in full.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The range of [`Listener::body_timeout`]: a millisecond to an hour.
+pub const BODY_TIMEOUT_RANGE: RangeInclusive<Duration> =
+    Duration::from_millis(1)..=Duration::from_secs(3600);
 
 /// How long connections get to close once everything was cancelled.
 const CLOSE_DEADLINE: Duration = Duration::from_secs(2);
@@ -89,6 +115,70 @@ impl Shutdown {
 pub struct Listener {
     listener: TcpListener,
     addr: SocketAddr,
+    max_connections: usize,
+    body_timeout: Duration,
+}
+
+/// Why a request's body could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BodyError {
+    /// The body did not arrive in full within the listener's body timeout.
+    #[error("the request body did not arrive in full within {0:?}")]
+    Timeout(Duration),
+    /// The connection failed while the body was read.
+    #[error(transparent)]
+    Read(hyper::Error),
+}
+
+/// A request's body, which fails with [`BodyError::Timeout`] once the
+/// listener's [body timeout](Listener::body_timeout) has passed since the
+/// request's headers arrived. The timer is set only when the body is not
+/// all there at the first read, as a small JSON body usually is.
+#[derive(Debug)]
+pub struct RequestBody {
+    inner: Incoming,
+    timeout: Duration,
+    /// None when the deadline is past any instant the clock can name.
+    deadline: Option<Instant>,
+    sleep: Option<Pin<Box<Sleep>>>,
+    /// Set when the deadline passed: the connection's, shared by its
+    /// requests one after the other.
+    timed_out: Arc<AtomicBool>,
+}
+
+impl Body for RequestBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let this = self.get_mut();
+        if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+            return Poll::Ready(frame.map(|f| f.map_err(BodyError::Read)));
+        }
+        let Some(deadline) = this.deadline else {
+            return Poll::Pending;
+        };
+        let sleep = this
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if sleep.as_mut().poll(cx).is_ready() {
+            this.timed_out.store(true, Ordering::Relaxed);
+            return Poll::Ready(Some(Err(BodyError::Timeout(this.timeout))));
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 impl Listener {
@@ -100,7 +190,27 @@ impl Listener {
         let addr = listener
             .local_addr()
             .map_err(|source| ServeError::Bind { addr, source })?;
-        Ok(Self { listener, addr })
+        Ok(Self {
+            listener,
+            addr,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+        })
+    }
+
+    /// Sets how many connections may be open at once, in
+    /// [`MAX_CONNECTIONS_RANGE`]; past it, new ones wait to be accepted.
+    pub fn max_connections(mut self, max: usize) -> Result<Self, LimitError> {
+        self.max_connections = check_count("max_connections", max, &MAX_CONNECTIONS_RANGE)?;
+        Ok(self)
+    }
+
+    /// Sets how long a request's body gets to arrive in full after its
+    /// headers, in [`BODY_TIMEOUT_RANGE`]; past it, the answer is 408 and
+    /// the connection closes.
+    pub fn body_timeout(mut self, timeout: Duration) -> Result<Self, LimitError> {
+        self.body_timeout = check_duration("body_timeout", timeout, &BODY_TIMEOUT_RANGE)?;
+        Ok(self)
     }
 
     /// The address bound (with the port picked, when 0 was asked for).
@@ -109,7 +219,10 @@ impl Listener {
     }
 
     /// Serves every connection with `handle` until `until` completes, then
-    /// shuts down as `shutdown` says: the listener closes at once; open
+    /// shuts down as `shutdown` says (at most
+    /// [`max_connections`](Self::max_connections) connections at once,
+    /// each body within [`body_timeout`](Self::body_timeout) or 408): the
+    /// listener closes at once; open
     /// connections stay up while the responses being sent get
     /// [`Shutdown::grace`] to finish (calls past the [`CallBound`], when
     /// given, are refused meanwhile); then the cancellation token is
@@ -124,25 +237,57 @@ impl Listener {
         shutdown: Shutdown,
     ) -> Result<(), ServeError>
     where
-        F: Fn(Request<Incoming>) -> Fut + Clone + Send + 'static,
+        F: Fn(Request<RequestBody>) -> Fut + Clone + Send + 'static,
         Fut: Future<Output = Response<B>> + Send + 'static,
         B: Body + Send + 'static,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let graceful = GracefulShutdown::new();
+        let connections = Arc::new(Semaphore::new(self.max_connections));
+        let body_timeout = self.body_timeout;
         tokio::pin!(until);
         let mut failure = None;
         loop {
+            let slot = async {
+                if connections.available_permits() == 0 {
+                    tracing::warn!(
+                        max = self.max_connections,
+                        "connection bound reached; new connections wait until one closes"
+                    );
+                }
+                let permit = connections.clone().acquire_owned().await;
+                (permit, self.listener.accept().await)
+            };
             tokio::select! {
                 () = &mut until => break,
-                accepted = self.listener.accept() => match accepted {
+                (permit, accepted) = slot => match accepted {
                     Ok((stream, _)) => {
                         let _ = stream.set_nodelay(true);
                         let handle = handle.clone();
-                        let service = hyper::service::service_fn(move |request| {
+                        let timed_out = Arc::new(AtomicBool::new(false));
+                        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                            timed_out.store(false, Ordering::Relaxed);
+                            let request = request.map(|inner| RequestBody {
+                                inner,
+                                timeout: body_timeout,
+                                deadline: Instant::now().checked_add(body_timeout),
+                                sleep: None,
+                                timed_out: timed_out.clone(),
+                            });
                             let response = handle(request);
-                            async move { Ok::<_, Infallible>(response.await) }
+                            let timed_out = timed_out.clone();
+                            async move {
+                                let mut response = response.await;
+                                if timed_out.load(Ordering::Relaxed) {
+                                    *response.status_mut() = StatusCode::REQUEST_TIMEOUT;
+                                    response.headers_mut().insert(
+                                        hyper::header::CONNECTION,
+                                        hyper::header::HeaderValue::from_static("close"),
+                                    );
+                                }
+                                Ok::<_, Infallible>(response)
+                            }
                         });
                         let conn = hyper::server::conn::http1::Builder::new()
                             .timer(TokioTimer::new())
@@ -150,6 +295,8 @@ impl Listener {
                             .serve_connection(TokioIo::new(stream), service);
                         let conn = graceful.watch(conn);
                         tokio::spawn(async move {
+                            // The connection's slot, given back when it ends.
+                            let _permit = permit;
                             if let Err(error) = conn.await {
                                 tracing::debug!(%error, "connection ended with an error");
                             }

@@ -5,9 +5,10 @@
 //! checked when the file is loaded, so a mistyped hash never starts a
 //! server that lets nobody in; the file holds hashes only, never tokens.
 //! `allowed_origins` are browser origins accepted beside loopback ones.
-//! The limits default to the server library's; each has a range
-//! (`ranges.rs`), and a value outside it is an error when the file is
-//! loaded, naming the key and the range. `[mcp.servers.NAME]`
+//! The limits default to the server library's (`oscova_mcp::http`'s
+//! `DEFAULT_*` constants); each has the range the library exports beside
+//! it (`*_RANGE`, read by `ranges.rs`), and a value outside it is an error
+//! when the file is loaded, naming the key and the range. `[mcp.servers.NAME]`
 //! entries are the `oscova.mcp` plugin's (feature `mcp-servers`); in a
 //! build without it, any entry is an error when the file is loaded, naming
 //! the server and the feature, never silently ignored.
@@ -16,6 +17,12 @@
 //! [mcp]
 //! allowed_origins = ["https://app.example.com"]
 //! max_in_flight_total = 512
+//! max_in_flight_per_user = 128
+//! max_sessions_per_user = 32
+//! max_sessions = 1024
+//! max_parked_per_user = 16
+//! max_connections = 512
+//! body_timeout_secs = 20
 //! idle_timeout_secs = 600
 //!
 //! [[mcp.tokens]]
@@ -39,6 +46,12 @@ pub(crate) struct McpSection {
     max_body_bytes: Option<usize>,
     max_in_flight: Option<usize>,
     max_in_flight_total: Option<usize>,
+    max_in_flight_per_user: Option<usize>,
+    max_parked_per_user: Option<usize>,
+    max_sessions_per_user: Option<usize>,
+    max_sessions: Option<usize>,
+    max_connections: Option<usize>,
+    body_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
     shutdown_grace_secs: Option<u64>,
     scope_cache: Option<usize>,
@@ -91,6 +104,12 @@ impl McpSection {
         MCP_MAX_BODY_BYTES.check(self.max_body_bytes)?;
         MCP_MAX_IN_FLIGHT.check(self.max_in_flight)?;
         MCP_MAX_IN_FLIGHT_TOTAL.check(self.max_in_flight_total)?;
+        MCP_MAX_IN_FLIGHT_PER_USER.check(self.max_in_flight_per_user)?;
+        MCP_MAX_PARKED_PER_USER.check(self.max_parked_per_user)?;
+        MCP_MAX_SESSIONS_PER_USER.check(self.max_sessions_per_user)?;
+        MCP_MAX_SESSIONS.check(self.max_sessions)?;
+        MCP_MAX_CONNECTIONS.check(self.max_connections)?;
+        MCP_BODY_TIMEOUT_SECS.check(self.body_timeout_secs)?;
         MCP_IDLE_TIMEOUT_SECS.check(self.idle_timeout_secs)?;
         MCP_SHUTDOWN_GRACE_SECS.check(self.shutdown_grace_secs)?;
         MCP_SCOPE_CACHE.check(self.scope_cache)?;
@@ -127,6 +146,24 @@ impl McpSection {
         }
         if let Some(max) = self.max_in_flight_total {
             server = server.max_in_flight_total(max);
+        }
+        if let Some(max) = self.max_in_flight_per_user {
+            server = server.max_in_flight_per_user(max);
+        }
+        if let Some(max) = self.max_parked_per_user {
+            server = server.max_parked_per_user(max);
+        }
+        if let Some(max) = self.max_sessions_per_user {
+            server = server.max_sessions_per_user(max);
+        }
+        if let Some(max) = self.max_sessions {
+            server = server.max_sessions(max);
+        }
+        if let Some(max) = self.max_connections {
+            server = server.max_connections(max);
+        }
+        if let Some(secs) = self.body_timeout_secs {
+            server = server.body_timeout(Duration::from_secs(secs));
         }
         if let Some(secs) = self.idle_timeout_secs {
             server = server.idle_timeout(Duration::from_secs(secs));

@@ -3,15 +3,18 @@
 //! Rules: each numeric key of the configuration has a range here
 //! ([`RANGES`]); a value outside it is a configuration error (exit status
 //! 2) that names the key and the range, given when the file is loaded and
-//! before anything starts, never a panic later. A value that becomes a
-//! semaphore's permits is bounded by tokio's `Semaphore::MAX_PERMITS`; the
-//! other bounds are far past any real need and far below what would
-//! overflow a clock or an allocation. The CLI README lists the same
-//! table.
+//! before anything starts, never a panic later. The `[mcp]` limits take
+//! the ranges the server library exports (`oscova_mcp::http::*_RANGE`),
+//! so the file and the server cannot disagree; the other bounds are far
+//! past any real need and far below what would overflow a clock or an
+//! allocation. The CLI README lists the same table.
 
 use std::fmt;
 
-use tokio::sync::Semaphore;
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+use oscova_mcp::http;
 
 /// A closed range of a numeric key.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,20 +51,59 @@ const fn whole(key: &'static str, min: u64, max: u64) -> Range {
 /// One day, in seconds.
 const DAY: u64 = 86_400;
 
+/// A count the server library bounds (`oscova_mcp::http`'s `*_RANGE`).
+const fn count(key: &'static str, range: RangeInclusive<usize>) -> Range {
+    whole(key, *range.start() as u64, *range.end() as u64)
+}
+
+/// A duration the server library bounds, as whole seconds in the file.
+const fn secs(key: &'static str, range: RangeInclusive<Duration>) -> Range {
+    let start = range.start();
+    let rounded_up = start.as_secs() + (start.subsec_nanos() > 0) as u64;
+    whole(key, rounded_up, range.end().as_secs())
+}
+
+// The `[mcp]` limits are the server library's own ranges, so the file and
+// `McpHttpServer::bind` can never disagree about what is allowed.
+
 /// `[mcp] max_body_bytes`.
-pub(super) const MCP_MAX_BODY_BYTES: Range = whole("mcp.max_body_bytes", 1, 1 << 30);
-/// `[mcp] max_in_flight`: a semaphore per session.
+pub(super) const MCP_MAX_BODY_BYTES: Range =
+    count("mcp.max_body_bytes", http::MAX_BODY_BYTES_RANGE);
+/// `[mcp] max_in_flight`: calls at once per session.
 pub(super) const MCP_MAX_IN_FLIGHT: Range =
-    whole("mcp.max_in_flight", 1, Semaphore::MAX_PERMITS as u64);
-/// `[mcp] max_in_flight_total`: the server's semaphore.
+    count("mcp.max_in_flight", oscova_mcp::MAX_IN_FLIGHT_RANGE);
+/// `[mcp] max_in_flight_total`: the server's call bound.
 pub(super) const MCP_MAX_IN_FLIGHT_TOTAL: Range =
-    whole("mcp.max_in_flight_total", 1, Semaphore::MAX_PERMITS as u64);
+    count("mcp.max_in_flight_total", http::MAX_IN_FLIGHT_TOTAL_RANGE);
+/// `[mcp] max_in_flight_per_user`.
+pub(super) const MCP_MAX_IN_FLIGHT_PER_USER: Range = count(
+    "mcp.max_in_flight_per_user",
+    http::MAX_IN_FLIGHT_PER_USER_RANGE,
+);
+/// `[mcp] max_parked_per_user`.
+pub(super) const MCP_MAX_PARKED_PER_USER: Range =
+    count("mcp.max_parked_per_user", http::MAX_PARKED_PER_USER_RANGE);
+/// `[mcp] max_sessions_per_user`.
+pub(super) const MCP_MAX_SESSIONS_PER_USER: Range = count(
+    "mcp.max_sessions_per_user",
+    http::MAX_SESSIONS_PER_USER_RANGE,
+);
+/// `[mcp] max_sessions`.
+pub(super) const MCP_MAX_SESSIONS: Range = count("mcp.max_sessions", http::MAX_SESSIONS_RANGE);
+/// `[mcp] max_connections`.
+pub(super) const MCP_MAX_CONNECTIONS: Range =
+    count("mcp.max_connections", http::MAX_CONNECTIONS_RANGE);
+/// `[mcp] body_timeout_secs`.
+pub(super) const MCP_BODY_TIMEOUT_SECS: Range =
+    secs("mcp.body_timeout_secs", http::BODY_TIMEOUT_RANGE);
 /// `[mcp] idle_timeout_secs`.
-pub(super) const MCP_IDLE_TIMEOUT_SECS: Range = whole("mcp.idle_timeout_secs", 1, DAY);
+pub(super) const MCP_IDLE_TIMEOUT_SECS: Range =
+    secs("mcp.idle_timeout_secs", http::IDLE_TIMEOUT_RANGE);
 /// `[mcp] shutdown_grace_secs`.
-pub(super) const MCP_SHUTDOWN_GRACE_SECS: Range = whole("mcp.shutdown_grace_secs", 0, 3_600);
+pub(super) const MCP_SHUTDOWN_GRACE_SECS: Range =
+    secs("mcp.shutdown_grace_secs", http::SHUTDOWN_GRACE_RANGE);
 /// `[mcp] scope_cache`.
-pub(super) const MCP_SCOPE_CACHE: Range = whole("mcp.scope_cache", 1, 1_000_000);
+pub(super) const MCP_SCOPE_CACHE: Range = count("mcp.scope_cache", http::SCOPE_CACHE_RANGE);
 /// `[mcp.servers.NAME] timeout_secs`: above 0.
 pub(super) const MCP_SERVER_TIMEOUT_SECS: Range = Range {
     key: "mcp.servers.NAME.timeout_secs",
@@ -79,6 +121,12 @@ const RANGES: &[Range] = &[
     MCP_MAX_BODY_BYTES,
     MCP_MAX_IN_FLIGHT,
     MCP_MAX_IN_FLIGHT_TOTAL,
+    MCP_MAX_IN_FLIGHT_PER_USER,
+    MCP_MAX_PARKED_PER_USER,
+    MCP_MAX_SESSIONS_PER_USER,
+    MCP_MAX_SESSIONS,
+    MCP_MAX_CONNECTIONS,
+    MCP_BODY_TIMEOUT_SECS,
     MCP_IDLE_TIMEOUT_SECS,
     MCP_SHUTDOWN_GRACE_SECS,
     MCP_SCOPE_CACHE,
@@ -130,23 +178,23 @@ mod tests {
         for (i, r) in RANGES.iter().enumerate() {
             assert!(RANGES[i + 1..].iter().all(|o| o.key != r.key), "{}", r.key);
         }
+        let total_max = *http::MAX_IN_FLIGHT_TOTAL_RANGE.end();
         assert_eq!(
             MCP_MAX_IN_FLIGHT_TOTAL.check(Some(u64::MAX)).unwrap_err(),
             format!(
-                "mcp.max_in_flight_total is {}; it must be 1 to {}",
+                "mcp.max_in_flight_total is {}; it must be 1 to {total_max}",
                 u64::MAX,
-                Semaphore::MAX_PERMITS
             )
         );
-        assert!(
-            MCP_MAX_IN_FLIGHT
-                .check(Some(Semaphore::MAX_PERMITS))
-                .is_ok()
-        );
-        assert!(
-            MCP_MAX_IN_FLIGHT
-                .check(Some(Semaphore::MAX_PERMITS + 1))
-                .is_err()
+        let per_session_max = *oscova_mcp::MAX_IN_FLIGHT_RANGE.end();
+        assert!(MCP_MAX_IN_FLIGHT.check(Some(per_session_max)).is_ok());
+        assert!(MCP_MAX_IN_FLIGHT.check(Some(per_session_max + 1)).is_err());
+        // A whole-second bound never admits less than the library's
+        // least duration, nor more than its greatest.
+        assert_eq!(MCP_IDLE_TIMEOUT_SECS.min, 1.0);
+        assert_eq!(
+            MCP_BODY_TIMEOUT_SECS.max,
+            http::BODY_TIMEOUT_RANGE.end().as_secs()
         );
         assert!(MCP_SHUTDOWN_GRACE_SECS.check(Some(0u64)).is_ok());
         assert!(MCP_IDLE_TIMEOUT_SECS.check(Some(0u64)).is_err());

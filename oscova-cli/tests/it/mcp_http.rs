@@ -102,6 +102,35 @@ fn a_public_address_without_tokens_is_refused_with_exit_2() {
 }
 
 #[test]
+fn a_limit_out_of_its_range_is_refused_with_exit_2_naming_it() {
+    // Values that used to panic the server (a semaphore's limit) or
+    // cannot serve at all.
+    for (key, value) in [
+        ("max_in_flight_total", "18446744073709551615"),
+        ("max_in_flight", "18446744073709551615"),
+        ("max_sessions", "0"),
+        ("max_connections", "0"),
+        ("body_timeout_secs", "0"),
+    ] {
+        let dir = support::temp_dir("mcp-bad-limit");
+        let config = dir.join("config.toml");
+        std::fs::write(&config, format!("[mcp]\n{key} = {value}\n")).unwrap();
+        let config = config.to_str().unwrap();
+        let (code, _, stderr) = support::run(&mut support::oscova(&[
+            "--config",
+            config,
+            "mcp",
+            "--listen",
+            "127.0.0.1:0",
+        ]));
+        assert_eq!(code, 2, "{key}: {stderr}");
+        let setting = key.trim_end_matches("_secs");
+        assert!(stderr.contains(setting), "{key}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{key}: {stderr}");
+    }
+}
+
+#[test]
 fn users_are_served_by_token_and_sigterm_stops_the_server() {
     let dir = support::temp_dir("mcp-http");
     let config = dir.join("config.toml");

@@ -185,3 +185,71 @@ async fn an_mcp_request_continues_the_clients_trace() {
     assert_eq!(tool["traceId"], CLIENT_TRACE);
     assert_eq!(tool["parentSpanId"], request["spanId"], "{tool:#}");
 }
+
+#[tokio::test]
+async fn a_clients_trace_state_reaches_the_collector_redacted() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::CallToolRequestParams;
+    use std::process::Stdio;
+
+    // A secret the host knows (a configured credential), sent back by a
+    // client inside its trace state, as a key and as a value.
+    const KEY: &str = "sk-trace-0123456789abcdef";
+    let config = support::temp_dir("trace-state").join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[credentials]\n\"acme.api_key\" = \"{KEY}\"\n"),
+    )
+    .unwrap();
+    let collector = TestServer::start(|_| Reply::json(200, json!({}))).await;
+    let mut cmd = tokio::process::Command::new(support::BIN);
+    cmd.arg("--config").arg(&config).arg("mcp");
+    support::clean_env(cmd.as_std_mut());
+    cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", collector.url())
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = ().serve(transport).await.unwrap();
+    let params: CallToolRequestParams = serde_json::from_value(json!({
+        "name": ECHO,
+        "arguments": {"text": "hi"},
+        "_meta": {
+            "traceparent": format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"),
+            "tracestate": format!("vendor=token-{KEY},{KEY}=v,plain=kept"),
+        },
+    }))
+    .unwrap();
+    let result = client.call_tool(params).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    client.cancel().await.unwrap();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits once its client is gone")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+
+    let requests = collector.requests();
+    assert!(!requests.is_empty(), "no export");
+    for request in &requests {
+        let body = String::from_utf8_lossy(&request.body);
+        assert!(
+            !body.contains(KEY),
+            "the secret reached the collector: {body}"
+        );
+    }
+    let spans = spans(&collector);
+    let request_name = format!("tools/call {ECHO}");
+    let (_, request) = spans
+        .iter()
+        .find(|(_, s)| s["name"] == request_name.as_str())
+        .unwrap_or_else(|| panic!("no {request_name} span in {spans:#?}"));
+    // The client's trace goes on, with its trace state less the secret.
+    assert_eq!(request["traceId"], CLIENT_TRACE, "{request:#}");
+    assert_eq!(
+        request["traceState"], "vendor=token-[REDACTED],plain=kept",
+        "{request:#}"
+    );
+}

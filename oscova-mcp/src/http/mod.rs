@@ -22,6 +22,11 @@
 //!
 //! Rules, in the order a request meets them:
 //!
+//! 0. At most [`McpHttpServer::max_connections`] connections are open at
+//!    once (more wait to be accepted); headers must arrive within 30
+//!    seconds and a body within [`McpHttpServer::body_timeout`] of them
+//!    (408 and the connection closed past it), so a client that trickles
+//!    a request holds a connection that long at most.
 //! 1. Only `/mcp` is served; any other path is 404.
 //! 2. With any token configured, the request needs `Authorization: Bearer
 //!    <token>`; a missing or unknown token is 401 with `WWW-Authenticate:
@@ -29,8 +34,16 @@
 //!    tokens every request is the default user's, and [`McpHttpServer::bind`]
 //!    refuses any address but a loopback one ([`McpHttpError::NoTokens`]).
 //!    The token check is where a real authorization server would plug in.
-//! 3. A session (`Mcp-Session-Id`) belongs to the user who opened it; the
-//!    same id with another user's token is 404, as an unknown session is.
+//! 3. A session (`Mcp-Session-Id`) belongs to the user whose request
+//!    opened it, bound where `rmcp` creates it, whatever that request's
+//!    headers said; the same id with another user's token is 404, as an
+//!    unknown session is. A session id that is not one header of visible
+//!    ASCII is 400. A user has at most
+//!    [`McpHttpServer::max_sessions_per_user`] sessions open and the
+//!    server [`McpHttpServer::max_sessions`]: one more closes the session
+//!    idle longest (the user's, then anyone's), and is refused with 429
+//!    (the user's bound) or 503 (the server's) when every candidate has a
+//!    request in flight.
 //! 4. `rmcp` then checks the `Origin` (403 unless a loopback origin or one
 //!    of [`McpHttpServer::allowed_origins`]) and, when bound to loopback,
 //!    the `Host` (403 unless a loopback name), as
@@ -41,12 +54,23 @@
 //! 5. Each session's handler is the stdio server's ([`McpHandler`]) over
 //!    the user's scope, taken from a bounded cache ([`McpHttpServer::scope_cache`],
 //!    an [`oscova_serve::ScopeCache`] of the scope with its tools as MCP
-//!    lists them) and built on the user's first request. Calls in flight are bounded
-//!    per session and for the whole server, both answered with
-//!    [`SERVER_BUSY`](super::SERVER_BUSY) past the bound; a session with
+//!    lists them) and built on the user's first request. Calls in flight
+//!    are bounded per session, per user (across the user's sessions and
+//!    stateless requests, [`McpHttpServer::max_in_flight_per_user`]) and
+//!    for the whole server, each answered with
+//!    [`SERVER_BUSY`](super::SERVER_BUSY) past its bound; a call waiting
+//!    between 2026-07-28 rounds counts against its user's
+//!    [`McpHttpServer::max_parked_per_user`], so no user's parking drops
+//!    another's call while they hold more. A session with
 //!    no message either way for [`McpHttpServer::idle_timeout`] is closed
 //!    (`rmcp` counts a call that reports no progress as idle, so the
 //!    timeout must exceed the longest silent call).
+//!
+//! Every numeric setting has a range exported here (`*_RANGE`, with
+//! [`MAX_IN_FLIGHT_RANGE`] and
+//! [`MAX_PARKED_PER_USER_RANGE`]); [`McpHttpServer::bind`] refuses a value
+//! outside it with [`McpHttpError::Setting`], naming the setting and the
+//! range, so no setting makes the server panic.
 //!
 //! Shutdown ([`BoundMcpServer::serve_until`], through
 //! [`oscova_serve::Listener::serve_until`]): the listener closes at once;
@@ -59,21 +83,29 @@
 //!
 //! [`McpHandler`]: super::McpHandler
 
+mod per_user;
 mod serve;
+mod sessions;
 
-pub use oscova_serve::{BadTokenHash, UserDirectory, UserToken, token_sha256_hex};
+pub use oscova_serve::{
+    BODY_TIMEOUT_RANGE, BadTokenHash, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS, LimitError,
+    MAX_CONNECTIONS_RANGE, UserDirectory, UserToken, token_sha256_hex,
+};
 pub use serve::BoundMcpServer;
 
+pub use super::rounds::{DEFAULT_MAX_PARKED_PER_USER, MAX_PARKED_PER_USER_RANGE};
+
 use std::net::SocketAddr;
+use std::ops::RangeInclusive;
 use std::sync::Arc;
 use std::time::Duration;
 
 use oscova_core::{PluginHost, UserInfo};
-use oscova_serve::{ServeError, Tokens};
+use oscova_serve::{MAX_COUNT, ServeError, Tokens, check_count, check_duration};
 use rmcp::model::Implementation;
 
 use super::names::ShortNames;
-use super::{DEFAULT_MAX_IN_FLIGHT, NameClash, ToolNames};
+use super::{DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_RANGE, NameClash, ToolNames};
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -87,6 +119,32 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// The default number of users' scopes kept.
 pub const DEFAULT_SCOPE_CACHE: usize = 1024;
+/// The default bound on one user's tool calls in flight, across all their
+/// sessions and requests.
+pub const DEFAULT_MAX_IN_FLIGHT_PER_USER: usize = 256;
+/// The default bound on one user's open sessions.
+pub const DEFAULT_MAX_SESSIONS_PER_USER: usize = 128;
+/// The default bound on open sessions, all users together.
+pub const DEFAULT_MAX_SESSIONS: usize = 2048;
+
+/// The range of [`McpHttpServer::max_body_bytes`]: a byte to 1 GiB.
+pub const MAX_BODY_BYTES_RANGE: RangeInclusive<usize> = 1..=1 << 30;
+/// The range of [`McpHttpServer::max_in_flight_total`].
+pub const MAX_IN_FLIGHT_TOTAL_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The range of [`McpHttpServer::max_in_flight_per_user`].
+pub const MAX_IN_FLIGHT_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The range of [`McpHttpServer::max_sessions_per_user`].
+pub const MAX_SESSIONS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The range of [`McpHttpServer::max_sessions`].
+pub const MAX_SESSIONS_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The range of [`McpHttpServer::scope_cache`].
+pub const SCOPE_CACHE_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The range of [`McpHttpServer::idle_timeout`]: a millisecond to a week.
+pub const IDLE_TIMEOUT_RANGE: RangeInclusive<Duration> =
+    Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
+/// The range of [`McpHttpServer::shutdown_grace`]: none to an hour.
+pub const SHUTDOWN_GRACE_RANGE: RangeInclusive<Duration> =
+    Duration::ZERO..=Duration::from_secs(3600);
 
 /// Why the HTTP server did not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -116,6 +174,10 @@ pub enum McpHttpError {
     /// Accepting connections failed for good.
     #[error("accepting MCP connections failed: {0}")]
     Accept(#[source] std::io::Error),
+    /// A setting is outside its range (each range is a constant of this
+    /// module: [`MAX_SESSIONS_RANGE`] and the like).
+    #[error("invalid MCP server setting: {0}")]
+    Setting(#[from] LimitError),
 }
 
 impl From<ServeError> for McpHttpError {
@@ -142,6 +204,12 @@ pub struct McpHttpServer {
     max_body_bytes: usize,
     max_in_flight: usize,
     max_in_flight_total: usize,
+    max_in_flight_per_user: usize,
+    max_parked_per_user: usize,
+    max_sessions_per_user: usize,
+    max_sessions: usize,
+    max_connections: usize,
+    body_timeout: Duration,
     idle_timeout: Duration,
     shutdown_grace: Duration,
     scope_cache: usize,
@@ -160,6 +228,12 @@ impl std::fmt::Debug for McpHttpServer {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_in_flight", &self.max_in_flight)
             .field("max_in_flight_total", &self.max_in_flight_total)
+            .field("max_in_flight_per_user", &self.max_in_flight_per_user)
+            .field("max_parked_per_user", &self.max_parked_per_user)
+            .field("max_sessions_per_user", &self.max_sessions_per_user)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_connections", &self.max_connections)
+            .field("body_timeout", &self.body_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .finish_non_exhaustive()
     }
@@ -179,6 +253,12 @@ impl McpHttpServer {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_in_flight_total: DEFAULT_MAX_IN_FLIGHT_TOTAL,
+            max_in_flight_per_user: DEFAULT_MAX_IN_FLIGHT_PER_USER,
+            max_parked_per_user: DEFAULT_MAX_PARKED_PER_USER,
+            max_sessions_per_user: DEFAULT_MAX_SESSIONS_PER_USER,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             scope_cache: DEFAULT_SCOPE_CACHE,
@@ -214,41 +294,146 @@ impl McpHttpServer {
         self
     }
 
-    /// The largest request body accepted, in bytes (413 past it).
+    /// The largest request body accepted, in bytes (413 past it), in
+    /// [`MAX_BODY_BYTES_RANGE`].
     pub fn max_body_bytes(mut self, max: usize) -> Self {
-        self.max_body_bytes = max.max(1);
+        self.max_body_bytes = max;
         self
     }
 
-    /// The bound on tool calls one session runs at once (at least 1).
+    /// The bound on tool calls one session runs at once, in
+    /// [`MAX_IN_FLIGHT_RANGE`]. On 2026-07-28,
+    /// where each request is handled on its own, it bounds nothing past
+    /// one request; [`max_in_flight_per_user`](Self::max_in_flight_per_user) does.
     pub fn max_in_flight(mut self, max: usize) -> Self {
-        self.max_in_flight = max.max(1);
+        self.max_in_flight = max;
         self
     }
 
-    /// The bound on tool calls all sessions run at once (at least 1).
+    /// The bound on tool calls all sessions run at once, in
+    /// [`MAX_IN_FLIGHT_TOTAL_RANGE`].
     pub fn max_in_flight_total(mut self, max: usize) -> Self {
-        self.max_in_flight_total = max.max(1);
+        self.max_in_flight_total = max;
         self
     }
 
-    /// How long a session may be idle before it is closed.
+    /// The bound on tool calls one user runs at once, across all their
+    /// sessions and requests, in [`MAX_IN_FLIGHT_PER_USER_RANGE`]: past
+    /// it, [`SERVER_BUSY`](super::SERVER_BUSY) with
+    /// `{"max_in_flight_per_user": N}`.
+    pub fn max_in_flight_per_user(mut self, max: usize) -> Self {
+        self.max_in_flight_per_user = max;
+        self
+    }
+
+    /// The bound on one user's calls waiting for an answer between the
+    /// rounds of a 2026-07-28 request, in [`MAX_PARKED_PER_USER_RANGE`]:
+    /// past it, that user's oldest waiting call is dropped (and
+    /// cancelled), never another user's.
+    pub fn max_parked_per_user(mut self, max: usize) -> Self {
+        self.max_parked_per_user = max;
+        self
+    }
+
+    /// The bound on one user's open sessions, in
+    /// [`MAX_SESSIONS_PER_USER_RANGE`]: opening one more first closes
+    /// that user's longest idle session, and is refused with 429 when
+    /// each has a request in flight.
+    pub fn max_sessions_per_user(mut self, max: usize) -> Self {
+        self.max_sessions_per_user = max;
+        self
+    }
+
+    /// The bound on open sessions, all users together, in
+    /// [`MAX_SESSIONS_RANGE`]: opening one more first closes the longest
+    /// idle session, and is refused with 503 when each has a request in
+    /// flight.
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max;
+        self
+    }
+
+    /// The bound on connections open at once, in [`MAX_CONNECTIONS_RANGE`];
+    /// past it, new connections wait to be accepted until one closes.
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max;
+        self
+    }
+
+    /// How long a request's body gets to arrive in full after its
+    /// headers, in [`BODY_TIMEOUT_RANGE`]; past it, the answer is 408 and
+    /// the connection closes.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// How long a session may be idle before it is closed, in
+    /// [`IDLE_TIMEOUT_RANGE`].
     pub fn idle_timeout(mut self, idle: Duration) -> Self {
         self.idle_timeout = idle;
         self
     }
 
     /// How long calls in flight get to finish at shutdown before they are
-    /// cancelled.
+    /// cancelled, in [`SHUTDOWN_GRACE_RANGE`].
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
         self
     }
 
-    /// How many users' scopes are kept (at least 1).
+    /// How many users' scopes are kept, in [`SCOPE_CACHE_RANGE`].
     pub fn scope_cache(mut self, capacity: usize) -> Self {
-        self.scope_cache = capacity.max(1);
+        self.scope_cache = capacity;
         self
+    }
+
+    /// Checks every numeric setting against its range; the first one
+    /// outside is the error, naming the setting and the range.
+    pub fn check(&self) -> Result<(), LimitError> {
+        let counts = [
+            ("max_body_bytes", self.max_body_bytes, MAX_BODY_BYTES_RANGE),
+            ("max_in_flight", self.max_in_flight, MAX_IN_FLIGHT_RANGE),
+            (
+                "max_in_flight_total",
+                self.max_in_flight_total,
+                MAX_IN_FLIGHT_TOTAL_RANGE,
+            ),
+            (
+                "max_in_flight_per_user",
+                self.max_in_flight_per_user,
+                MAX_IN_FLIGHT_PER_USER_RANGE,
+            ),
+            (
+                "max_parked_per_user",
+                self.max_parked_per_user,
+                MAX_PARKED_PER_USER_RANGE,
+            ),
+            (
+                "max_sessions_per_user",
+                self.max_sessions_per_user,
+                MAX_SESSIONS_PER_USER_RANGE,
+            ),
+            ("max_sessions", self.max_sessions, MAX_SESSIONS_RANGE),
+            (
+                "max_connections",
+                self.max_connections,
+                MAX_CONNECTIONS_RANGE,
+            ),
+            ("scope_cache", self.scope_cache, SCOPE_CACHE_RANGE),
+        ];
+        for (setting, value, range) in &counts {
+            check_count(setting, *value, range)?;
+        }
+        let durations = [
+            ("body_timeout", self.body_timeout, BODY_TIMEOUT_RANGE),
+            ("idle_timeout", self.idle_timeout, IDLE_TIMEOUT_RANGE),
+            ("shutdown_grace", self.shutdown_grace, SHUTDOWN_GRACE_RANGE),
+        ];
+        for (setting, value, range) in &durations {
+            check_duration(setting, *value, range)?;
+        }
+        Ok(())
     }
 
     /// Whether the server approves, itself, calls that need approval (see
@@ -278,9 +463,11 @@ impl McpHttpServer {
     }
 
     /// Checks the settings and binds `addr` (port 0 picks a free one).
-    /// Fails without tokens on a non-loopback address, and on a short-name
-    /// clash, before binding.
+    /// Fails, before binding, on a setting outside its range
+    /// ([`check`](Self::check), [`McpHttpError::Setting`]) and without
+    /// tokens on a non-loopback address.
     pub async fn bind(self, addr: SocketAddr) -> Result<BoundMcpServer, McpHttpError> {
+        self.check()?;
         if !self.tokens.may_serve(addr) {
             return Err(McpHttpError::NoTokens {
                 addr,

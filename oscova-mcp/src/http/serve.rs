@@ -1,36 +1,46 @@
 //! The checks in front of `rmcp`, and the server's state; binding,
 //! connections and shutdown are `oscova_serve::Listener`'s.
 //!
-//! Rules: every request goes through [`State::handle`] (path, token,
-//! session owner) and then to `rmcp`'s `StreamableHttpService`, which does
-//! the protocol, the Origin and Host checks (as `oscova_serve::OriginPolicy`
-//! decides) and the body cap. The user's scope (with its tools as listed,
-//! converted once per cached scope) reaches the session factory `rmcp`
-//! calls through a task-local value set around that call: `rmcp` builds a
-//! session's handler (or a stateless request's) inside the request's own
-//! task, so no handler can get another request's user. A POST's response
+//! Rules: every request goes through [`State::handle`] (path, token, a
+//! well-formed `Mcp-Session-Id`, the session's owner) and then to `rmcp`'s
+//! `StreamableHttpService`, which does the protocol, the Origin and Host
+//! checks (as `oscova_serve::OriginPolicy` decides) and the body cap. A
+//! session id that is not one run of visible ASCII (0x21 to 0x7E, as the
+//! protocol defines it), or sent twice, is 400 before anything reads it:
+//! `rmcp` would read such a header as no session and open a new one. The
+//! user (their scope with its tools as listed, converted once per cached
+//! scope) reaches the session factory and the session manager
+//! (`sessions.rs`) `rmcp` calls through a task-local value set around
+//! `rmcp`'s handling of the request: `rmcp` builds a session's handler (or
+//! a stateless request's) and creates sessions inside the request's own
+//! task, so no handler or session can get another request's user, and
+//! every session is bound to its user where it is created. A session the
+//! manager refused is answered 429 (the user's bound) or 503 (the
+//! server's), with the reason. A POST's response
 //! counts as being sent until hyper drops its body, sent in full or
 //! abandoned (shutdown waits for these); a GET stream, which may last the
 //! session, does not.
 
-use std::collections::HashMap;
+use std::cell::Cell;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
 use oscova_serve::{
-    CallBound, CountedBody, Listener, OriginPolicy, Responses, ScopeCache, Shutdown, Tokens,
+    CallBound, CountedBody, Listener, OriginPolicy, RequestBody, Responses, ScopeCache, Shutdown,
+    Tokens,
 };
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::per_user::UserBounds;
+use super::sessions::{Owner, Refusal, Sessions};
 use super::{MCP_PATH, McpHttpError, McpHttpServer};
 use crate::McpHandler;
 use crate::handler::Served;
@@ -38,10 +48,28 @@ use crate::rounds::ParkedCalls;
 
 type SentBody = CountedBody<BoxBody<Bytes, Infallible>>;
 
+/// The request `rmcp` is handling in this task.
+struct Current {
+    /// Its user (scope and tools).
+    served: Served,
+    /// Why the session it would open was refused, if it was.
+    refused: Cell<Option<Refusal>>,
+}
+
 tokio::task_local! {
-    /// The user (scope and tools) of the request `rmcp` is handling in
-    /// this task.
-    static CURRENT: Served;
+    static CURRENT: Current;
+}
+
+/// The user of the request being handled in this task.
+pub(super) fn current_user() -> Option<Arc<str>> {
+    CURRENT
+        .try_with(|current| Arc::from(current.served.scope.user().id()))
+        .ok()
+}
+
+/// Notes why the session the request being handled would open was refused.
+pub(super) fn note_refusal(refusal: Refusal) {
+    let _ = CURRENT.try_with(|current| current.refused.set(Some(refusal)));
 }
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -52,7 +80,6 @@ pub struct BoundMcpServer {
     state: Arc<State>,
     cancel: CancellationToken,
     grace: Duration,
-    idle: Duration,
 }
 
 impl std::fmt::Debug for BoundMcpServer {
@@ -65,13 +92,12 @@ impl std::fmt::Debug for BoundMcpServer {
 
 /// What every request of the server reads.
 struct State {
-    rmcp: StreamableHttpService<McpHandler, LocalSessionManager>,
-    sessions: Arc<LocalSessionManager>,
+    rmcp: StreamableHttpService<McpHandler, Sessions>,
+    /// The sessions, with their owners.
+    sessions: Arc<Sessions>,
     tokens: Tokens,
     default_user: String,
     scopes: ScopeCache<Served>,
-    /// Session id to the user who opened it.
-    owners: Mutex<HashMap<String, String>>,
     /// The server-wide bound on calls in flight.
     calls: CallBound,
     /// POST responses not yet sent in full.
@@ -83,7 +109,10 @@ pub(super) async fn bind(
     addr: SocketAddr,
 ) -> Result<BoundMcpServer, McpHttpError> {
     let names = server.names.clone();
-    let listener = Listener::bind(addr).await?;
+    let listener = Listener::bind(addr)
+        .await?
+        .max_connections(server.max_connections)?
+        .body_timeout(server.body_timeout)?;
     let addr = listener.local_addr();
     let cancel = CancellationToken::new();
     let policy = OriginPolicy::new(addr, server.allowed_origins.iter().cloned());
@@ -97,9 +126,13 @@ pub(super) async fn bind(
     }
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(server.idle_timeout);
-    let sessions = Arc::new(manager);
-    let calls = CallBound::new(server.max_in_flight_total);
-    let parked = Arc::new(ParkedCalls::default());
+    let sessions = Arc::new(Sessions::new(
+        manager,
+        server.max_sessions_per_user,
+        server.max_sessions,
+    ));
+    let calls = CallBound::new(server.max_in_flight_total)?;
+    let parked = Arc::new(ParkedCalls::new(server.max_parked_per_user));
     let factory = {
         let calls = calls.clone();
         let (info, per_session, approve) = (
@@ -109,7 +142,7 @@ pub(super) async fn bind(
         );
         move || {
             let served = CURRENT
-                .try_with(Served::clone)
+                .try_with(|current| current.served.clone())
                 .map_err(|_| std::io::Error::other("no user for this request"))?;
             Ok(
                 McpHandler::new(served, info.clone(), per_session, approve, parked.clone())
@@ -118,11 +151,15 @@ pub(super) async fn bind(
         }
     };
     let rmcp = StreamableHttpService::new(factory, sessions.clone(), config);
+    let bounds = UserBounds::new(server.max_in_flight_per_user);
     let scopes = ScopeCache::new(
         server.host,
         server.users,
         server.scope_cache,
-        move |scope| Served::new(scope, names.clone()),
+        move |scope| {
+            let bound = bounds.of(scope.user().id());
+            Served::new(scope, names.clone()).with_user_bound(bound, bounds.max())
+        },
     );
     let state = Arc::new(State {
         rmcp,
@@ -130,7 +167,6 @@ pub(super) async fn bind(
         tokens: server.tokens,
         default_user: server.default_user,
         scopes,
-        owners: Mutex::new(HashMap::new()),
         calls,
         posts: Arc::default(),
     });
@@ -139,7 +175,6 @@ pub(super) async fn bind(
         state,
         cancel,
         grace: server.shutdown_grace,
-        idle: server.idle_timeout,
     })
 }
 
@@ -150,8 +185,37 @@ fn text_response(status: StatusCode, text: &'static str) -> Response<SentBody> {
     response
 }
 
+/// Whether a request's `Mcp-Session-Id` headers name one session as the
+/// protocol spells an id: one header, visible ASCII only.
+fn well_formed_session(request: &Request<RequestBody>) -> bool {
+    let mut ids = request.headers().get_all(SESSION_HEADER).iter();
+    match (ids.next(), ids.next()) {
+        (None, _) => true,
+        (Some(id), None) => {
+            !id.is_empty() && id.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b))
+        }
+        (Some(_), Some(_)) => false,
+    }
+}
+
+/// The answer to a session the manager refused.
+fn refused(refusal: &Refusal) -> Response<SentBody> {
+    let status = match refusal {
+        Refusal::PerUser { .. } => StatusCode::TOO_MANY_REQUESTS,
+        Refusal::Total { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        Refusal::NoUser => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let text = format!(
+        "{}: {refusal}",
+        status.canonical_reason().unwrap_or("Refused")
+    );
+    let mut response = Response::new(CountedBody::new(Full::new(Bytes::from(text)).boxed(), None));
+    *response.status_mut() = status;
+    response
+}
+
 impl State {
-    async fn handle(&self, request: Request<Incoming>) -> Response<SentBody> {
+    async fn handle(&self, request: Request<RequestBody>) -> Response<SentBody> {
         if request.uri().path() != MCP_PATH {
             return text_response(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp");
         }
@@ -173,52 +237,37 @@ impl State {
                 }
             }
         };
-        let session = request.headers().get(SESSION_HEADER);
-        let in_session = session.is_some();
-        if let Some(session) = session.and_then(|v| v.to_str().ok()) {
-            let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-            if owners.get(session).is_some_and(|owner| owner != user) {
-                // Said as for an unknown session: another user's session
-                // ids are not even confirmed to exist.
-                return text_response(StatusCode::NOT_FOUND, "Not Found: Session not found");
-            }
+        if !well_formed_session(&request) {
+            return text_response(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: Mcp-Session-Id must be one header of visible ASCII characters",
+            );
+        }
+        if let Some(session) = request.headers().get(SESSION_HEADER)
+            && let Ok(session) = session.to_str()
+            && self.sessions.owner(session, user) == Owner::Other
+        {
+            // Said as for an unknown session: another user's session
+            // ids are not even confirmed to exist.
+            return text_response(StatusCode::NOT_FOUND, "Not Found: Session not found");
         }
         // A POST's response ends with the answer to what it carried (a GET
         // stream may last the session): shutdown waits for these.
         let sending = (request.method() == http::Method::POST).then(|| self.posts.start());
-        let scope = self.scopes.get(user);
-        let response = CURRENT.scope(scope, self.rmcp.handle(request)).await;
-        let response = response.map(|inner| CountedBody::new(inner, sending));
-        if !in_session
-            && let Some(opened) = response
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-        {
-            self.owners
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(opened.to_owned(), user.to_owned());
-        }
-        response
-    }
-
-    /// Forgets the owners of sessions that have ended.
-    async fn prune_owners(&self) {
-        let live: Vec<String> = {
-            let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-            owners.keys().cloned().collect()
+        let current = Current {
+            served: self.scopes.get(user),
+            refused: Cell::new(None),
         };
-        let sessions = self.sessions.sessions.read().await;
-        let ended: Vec<String> = live
-            .into_iter()
-            .filter(|id| !sessions.contains_key(id.as_str()))
-            .collect();
-        drop(sessions);
-        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-        for id in ended {
-            owners.remove(&id);
+        let (response, refusal) = CURRENT
+            .scope(current, async {
+                let response = self.rmcp.handle(request).await;
+                (response, CURRENT.with(|current| current.refused.take()))
+            })
+            .await;
+        if let Some(refusal) = refusal {
+            return refused(&refusal);
         }
+        response.map(|inner| CountedBody::new(inner, sending))
     }
 }
 
@@ -235,25 +284,12 @@ impl BoundMcpServer {
         shutdown: impl Future<Output = ()> + Send,
     ) -> Result<(), McpHttpError> {
         let state = self.state;
-        let pruner = {
-            let state = state.clone();
-            let every = (self.idle / 2).clamp(Duration::from_secs(1), Duration::from_secs(60));
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(every);
-                loop {
-                    tick.tick().await;
-                    state.prune_owners().await;
-                }
-            })
-        };
         let drain =
             Shutdown::new(self.cancel, self.grace, state.posts.clone()).calls(state.calls.clone());
         let handle = move |request| {
             let state = state.clone();
             async move { state.handle(request).await }
         };
-        let served = self.listener.serve_until(handle, shutdown, drain).await;
-        pruner.abort();
-        Ok(served?)
+        Ok(self.listener.serve_until(handle, shutdown, drain).await?)
     }
 }

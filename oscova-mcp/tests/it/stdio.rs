@@ -300,7 +300,7 @@ async fn tools_call_with_missing_or_ill_typed_params_is_invalid_params() {
 
 #[tokio::test]
 async fn calls_past_the_bound_are_refused_at_once_until_one_finishes() {
-    let mut raw = Raw::start(server().max_in_flight(2)).await;
+    let mut raw = Raw::start(server().max_in_flight(2).unwrap()).await;
     let wait = |id: u64| {
         format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{WAIT}","arguments":{{}}}}}}"#

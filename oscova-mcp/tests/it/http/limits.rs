@@ -1,5 +1,7 @@
-//! What is bounded: request bodies, calls in flight, idle sessions, and
-//! the grace calls get at shutdown.
+//! What is bounded: request bodies, calls in flight (per session, per
+//! user, for the server), calls waiting between rounds (per user), idle
+//! sessions, the grace calls get at shutdown, and the settings
+//! themselves (issue 24, findings 7 and 12).
 
 use super::*;
 
@@ -137,4 +139,209 @@ async fn shutdown_lets_calls_finish_then_cancels_what_outlives_the_grace() {
         "the call still running after the grace was cancelled"
     );
     holding.abort();
+}
+
+/// Sends a stateless 2026-07-28 `tools/call` of `tool` as `token`'s user,
+/// with `extra` params: the JSON-RPC answer.
+async fn stateless(url: &str, token: &str, tool: &str, args: Value, extra: Value) -> Value {
+    let mut params = json!({
+        "name": tool,
+        "arguments": args,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        },
+    });
+    if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+        params.extend(extra);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params});
+    let auth = format!("Bearer {token}");
+    let response = post(
+        url,
+        &body.to_string(),
+        &[
+            ("authorization", &auth),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", tool),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    let data = text
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(&text);
+    serde_json::from_str(data).unwrap()
+}
+
+/// Parks a call of `twice` as `token`'s user: its request state.
+async fn park(url: &str, token: &str) -> Value {
+    let asked = stateless(url, token, "test_post__post__twice", json!({}), json!({})).await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    asked["result"]["requestState"].clone()
+}
+
+/// Answers the parked call `state` as `token`'s user.
+async fn answer(url: &str, token: &str, state: &Value) -> Value {
+    let extra = json!({
+        "requestState": state,
+        "inputResponses": {"oscova.ask": {"action": "accept", "content": {}}},
+    });
+    stateless(url, token, "test_post__post__twice", json!({}), extra).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_user_parking_calls_never_drops_another_users() {
+    let server = Running::start(with_tokens(McpHttpServer::new(host().0))).await;
+    let url = server.url.as_str();
+    let bobs = park(url, BOB).await;
+    // Alice parks more calls than the whole table holds.
+    let alices_first = park(url, ALICE).await;
+    let mut parking = Vec::new();
+    for _ in 0..8 {
+        let url = url.to_owned();
+        parking.push(tokio::spawn(async move {
+            for _ in 0..oscova_mcp::MAX_PARKED / 8 {
+                park(&url, ALICE).await;
+            }
+        }));
+    }
+    for task in parking {
+        task.await.unwrap();
+    }
+    let kept = answer(url, BOB, &bobs).await;
+    assert_eq!(kept["result"]["resultType"], "input_required", "{kept}");
+    let dropped = answer(url, ALICE, &alices_first).await;
+    assert_eq!(dropped["error"]["code"], -32602, "{dropped}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_own_oldest_parked_call_gives_way_past_their_bound() {
+    let server =
+        Running::start(with_tokens(McpHttpServer::new(host().0)).max_parked_per_user(2)).await;
+    let url = server.url.as_str();
+    let bobs = park(url, BOB).await;
+    let states = [
+        park(url, ALICE).await,
+        park(url, ALICE).await,
+        park(url, ALICE).await,
+    ];
+    let dropped = answer(url, ALICE, &states[0]).await;
+    assert_eq!(dropped["error"]["code"], -32602, "{dropped}");
+    for state in [&states[1], &states[2]] {
+        let kept = answer(url, ALICE, state).await;
+        assert_eq!(kept["result"]["resultType"], "input_required", "{kept}");
+    }
+    let kept = answer(url, BOB, &bobs).await;
+    assert_eq!(kept["result"]["resultType"], "input_required", "{kept}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_in_flight_are_bounded_per_user_across_stateless_requests() {
+    let (served, gate) = host();
+    let server = Running::start(
+        with_tokens(McpHttpServer::new(served))
+            .max_in_flight(1)
+            .max_in_flight_per_user(2),
+    )
+    .await;
+    let url = server.url.clone();
+    // On 2026-07-28 each request is a handler of its own, so only the
+    // user's bound holds Alice to two calls at once.
+    let mut naps = Vec::new();
+    for _ in 0..2 {
+        let url = url.clone();
+        naps.push(tokio::spawn(async move {
+            let nap = "test_post__post__nap";
+            stateless(&url, ALICE, nap, json!({"ms": 1500}), json!({})).await
+        }));
+        gate.entered.notified().await;
+    }
+    let echo = "test_post__post__echo";
+    let busy = stateless(&url, ALICE, echo, json!({"text": "x"}), json!({})).await;
+    assert_eq!(busy["error"]["code"], SERVER_BUSY.0, "{busy}");
+    assert_eq!(
+        busy["error"]["data"],
+        json!({"max_in_flight_per_user": 2}),
+        "{busy}"
+    );
+    // Bob is not held back by Alice's calls.
+    let bobs = stateless(&url, BOB, echo, json!({"text": "b"}), json!({})).await;
+    assert_eq!(bobs["result"]["content"][0]["text"], "b", "{bobs}");
+    for nap in naps {
+        let rested = nap.await.unwrap();
+        assert_eq!(rested["result"]["content"][0]["text"], "rested", "{rested}");
+    }
+    let after = stateless(&url, ALICE, echo, json!({"text": "y"}), json!({})).await;
+    assert_eq!(after["result"]["content"][0]["text"], "y", "{after}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn absurd_limits_are_refused_by_name_never_a_panic() {
+    let huge = usize::MAX;
+    type Set = fn(McpHttpServer) -> McpHttpServer;
+    let settings: [(&str, Set); 11] = [
+        ("max_in_flight_total", |s| s.max_in_flight_total(usize::MAX)),
+        ("max_in_flight", |s| s.max_in_flight(usize::MAX)),
+        ("max_in_flight_per_user", |s| s.max_in_flight_per_user(0)),
+        ("max_parked_per_user", |s| s.max_parked_per_user(usize::MAX)),
+        ("max_sessions_per_user", |s| s.max_sessions_per_user(0)),
+        ("max_sessions", |s| s.max_sessions(usize::MAX)),
+        ("max_connections", |s| s.max_connections(usize::MAX)),
+        ("max_body_bytes", |s| s.max_body_bytes(0)),
+        ("scope_cache", |s| s.scope_cache(usize::MAX)),
+        ("body_timeout", |s| s.body_timeout(Duration::MAX)),
+        ("idle_timeout", |s| s.idle_timeout(Duration::ZERO)),
+    ];
+    for (name, set) in settings {
+        let refused = set(McpHttpServer::new(host().0))
+            .bind("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap_err();
+        let McpHttpError::Setting(error) = &refused else {
+            panic!("{name}: {refused}");
+        };
+        assert_eq!(error.setting(), name, "{refused}");
+        let message = refused.to_string();
+        assert!(
+            message.contains(name) && message.contains(error.range()),
+            "{message}"
+        );
+    }
+    // The stdio server's builder and the serving pieces refuse them too.
+    let scope = host().0.user_scope(UserInfo::new("alice"));
+    let refused = oscova_mcp::McpServer::new(scope)
+        .max_in_flight(huge)
+        .unwrap_err();
+    assert_eq!(refused.setting, "max_in_flight");
+    assert_eq!(refused.range, oscova_mcp::MAX_IN_FLIGHT_RANGE);
+    assert!(oscova_serve::CallBound::new(huge).is_err());
+    let listener = oscova_serve::Listener::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let refused = listener.max_connections(huge).unwrap_err();
+    assert_eq!(refused.setting(), "max_connections");
+    // The largest values in range serve.
+    let (served, _) = host();
+    let server = Running::start(
+        McpHttpServer::new(served)
+            .max_in_flight(*oscova_mcp::MAX_IN_FLIGHT_RANGE.end())
+            .max_in_flight_total(*oscova_mcp::http::MAX_IN_FLIGHT_TOTAL_RANGE.end())
+            .max_in_flight_per_user(*oscova_mcp::http::MAX_IN_FLIGHT_PER_USER_RANGE.end()),
+    )
+    .await;
+    let client = connect(&server.url, None).await;
+    let echoed = call(&client, "test_post__post__echo", json!({"text": "z"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "z");
+    client.cancel().await.unwrap();
+    server.shutdown().await;
 }

@@ -2,9 +2,12 @@
 //! by rmcp's client, the official Python SDK's client (pip package `mcp`,
 //! installed by `scripts/ensure-python-mcp.sh`) and raw HTTP for what no
 //! client would send. Needs the `http` feature (on by default). The
-//! fixtures are here; the tests are in [`users`] and [`limits`].
+//! fixtures are here; the tests are in [`users`], [`sessions`],
+//! [`connections`] and [`limits`].
 
+mod connections;
 mod limits;
+mod sessions;
 mod users;
 
 use std::net::SocketAddr;
