@@ -9,6 +9,8 @@ use crate::support;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
+use oscova_mcp::http;
+
 use support::{oscova, run, temp_dir};
 
 fn chmod(path: &Path, mode: u32) {
@@ -149,43 +151,61 @@ async fn absurd_numbers_are_configuration_errors() {
     let cases = [
         (
             format!("[mcp]\nmax_in_flight_total = {huge}"),
-            "mcp.max_in_flight_total is 18446744073709551615; it must be 1 to 2305843009213693951",
+            format!(
+                "mcp.max_in_flight_total is {huge}; it must be 1 to {}",
+                http::MAX_IN_FLIGHT_TOTAL_RANGE.end()
+            ),
         ),
         (
             format!("[mcp]\nmax_in_flight = {huge}"),
-            "mcp.max_in_flight is 18446744073709551615; it must be 1 to 2305843009213693951",
+            format!(
+                "mcp.max_in_flight is {huge}; it must be 1 to {}",
+                oscova_mcp::MAX_IN_FLIGHT_RANGE.end()
+            ),
         ),
         (
             "[mcp]\nmax_in_flight = 0".to_owned(),
-            "mcp.max_in_flight is 0; it must be 1 to",
+            "mcp.max_in_flight is 0; it must be 1 to".to_owned(),
         ),
         (
             format!("[mcp]\nmax_body_bytes = {huge}"),
-            "mcp.max_body_bytes is 18446744073709551615; it must be 1 to 1073741824",
+            format!(
+                "mcp.max_body_bytes is {huge}; it must be 1 to {}",
+                http::MAX_BODY_BYTES_RANGE.end()
+            ),
         ),
         (
             format!("[mcp]\nidle_timeout_secs = {huge}"),
-            "mcp.idle_timeout_secs is 18446744073709551615; it must be 1 to 86400",
+            format!(
+                "mcp.idle_timeout_secs is {huge}; it must be 1 to {}",
+                http::IDLE_TIMEOUT_RANGE.end().as_secs()
+            ),
         ),
         (
             format!("[mcp]\nshutdown_grace_secs = {huge}"),
-            "mcp.shutdown_grace_secs is 18446744073709551615; it must be 0 to 3600",
+            format!(
+                "mcp.shutdown_grace_secs is {huge}; it must be 0 to {}",
+                http::SHUTDOWN_GRACE_RANGE.end().as_secs()
+            ),
         ),
         (
             format!("[mcp]\nscope_cache = {huge}"),
-            "mcp.scope_cache is 18446744073709551615; it must be 1 to 1000000",
+            format!(
+                "mcp.scope_cache is {huge}; it must be 1 to {}",
+                http::SCOPE_CACHE_RANGE.end()
+            ),
         ),
         (
             "[speech.hear]\nthreads = 4294967295".to_owned(),
-            "speech.hear.threads is 4294967295; it must be 1 to 1024",
+            "speech.hear.threads is 4294967295; it must be 1 to 1024".to_owned(),
         ),
         (
             "[mcp.servers.notes]\ncommand = \"x\"\ntimeout_secs = 1e12".to_owned(),
-            "mcp.servers.notes.timeout_secs is 1000000000000; it must be more than 0 and at most 86400",
+            "mcp.servers.notes.timeout_secs is 1000000000000; it must be more than 0 and at most 86400".to_owned(),
         ),
         (
             "[mcp.servers.notes]\ncommand = \"x\"\ntimeout_secs = -1".to_owned(),
-            "mcp.servers.notes.timeout_secs is -1; it must be more than 0",
+            "mcp.servers.notes.timeout_secs is -1; it must be more than 0".to_owned(),
         ),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
