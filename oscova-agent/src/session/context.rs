@@ -46,7 +46,10 @@ impl SessionContext {
 
     /// The messages as the chat loop sends them (pi's `convertToLlm`).
     pub fn chat_messages(&self) -> Vec<ChatMessage> {
-        self.messages.iter().filter_map(AgentMessage::to_chat).collect()
+        self.messages
+            .iter()
+            .filter_map(AgentMessage::to_chat)
+            .collect()
     }
 }
 

@@ -33,7 +33,11 @@ pub struct SessionEntry {
 
 /// What an entry records, tagged by `type` as pi writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 #[non_exhaustive]
 pub enum EntryKind {
     /// A message of the conversation.

@@ -46,9 +46,7 @@ pub enum SessionError {
     #[error("no entry `{0}` in this session")]
     UnknownEntry(EntryId),
     /// A session id that breaks the rule (letters, digits, `.`, `_`, `-`).
-    #[error(
-        "`{0}` is not a session id: use letters and digits, with `.`, `_` or `-` inside"
-    )]
+    #[error("`{0}` is not a session id: use letters and digits, with `.`, `_` or `-` inside")]
     InvalidId(String),
     /// A stored entry could not be read back.
     #[error("session `{session}` holds an entry that cannot be read: {reason}")]

@@ -197,11 +197,15 @@ impl Session {
     /// Appends one entry after the leaf.
     pub async fn append(&mut self, kind: EntryKind) -> Result<EntryId, SessionError> {
         let mut ids = self.append_all(vec![kind]).await?;
-        ids.pop().ok_or_else(|| SessionError::InvalidAppend("no entries were given".into()))
+        ids.pop()
+            .ok_or_else(|| SessionError::InvalidAppend("no entries were given".into()))
     }
 
     /// Appends entries after the leaf, as one batch.
-    pub async fn append_all(&mut self, kinds: Vec<EntryKind>) -> Result<Vec<EntryId>, SessionError> {
+    pub async fn append_all(
+        &mut self,
+        kinds: Vec<EntryKind>,
+    ) -> Result<Vec<EntryId>, SessionError> {
         let parent = self.info.leaf.clone();
         self.append_from(parent, kinds).await
     }
@@ -226,7 +230,12 @@ impl Session {
                     _ => None,
                 };
                 EntryKind::Message {
-                    message: AgentMessage::from_chat(message, millis, name.as_deref(), model.as_ref()),
+                    message: AgentMessage::from_chat(
+                        message,
+                        millis,
+                        name.as_deref(),
+                        model.as_ref(),
+                    ),
                 }
             })
             .collect();
@@ -277,11 +286,9 @@ impl Session {
         from: Option<&EntryId>,
         summary: impl Into<String>,
     ) -> Result<EntryId, SessionError> {
-        let old = self
-            .info
-            .leaf
-            .clone()
-            .ok_or_else(|| SessionError::InvalidAppend("the session has no branch to leave".into()))?;
+        let old = self.info.leaf.clone().ok_or_else(|| {
+            SessionError::InvalidAppend("the session has no branch to leave".into())
+        })?;
         if let Some(from) = from
             && !self.by_id.contains_key(from)
         {
@@ -295,7 +302,8 @@ impl Session {
             from_hook: None,
         };
         let mut ids = self.append_from(from.cloned(), vec![kind]).await?;
-        ids.pop().ok_or_else(|| SessionError::InvalidAppend("no entries were given".into()))
+        ids.pop()
+            .ok_or_else(|| SessionError::InvalidAppend("no entries were given".into()))
     }
 
     async fn append_from(

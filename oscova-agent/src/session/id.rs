@@ -221,7 +221,10 @@ mod tests {
             iso_to_millis("2024-12-03T14:00:00.000Z"),
             Some(1_733_234_400_000)
         );
-        assert_eq!(iso_to_millis("2024-02-29T23:59:59.5Z"), Some(1_709_251_199_500));
+        assert_eq!(
+            iso_to_millis("2024-02-29T23:59:59.5Z"),
+            Some(1_709_251_199_500)
+        );
         for ms in [0, 951_782_400_123, 1_733_234_401_999, 4_102_444_800_000] {
             assert_eq!(iso_to_millis(&millis_to_iso(ms)), Some(ms));
         }

@@ -32,7 +32,11 @@ pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 /// One part of a message's content (pi: `TextContent`, `ThinkingContent`,
 /// `ImageContent`, `ToolCall`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 #[non_exhaustive]
 pub enum ContentPart {
     /// Text.
@@ -332,7 +336,11 @@ impl AgentMessage {
                 let mut extra = Map::new();
                 extra.insert("api".into(), Value::String("oscova".into()));
                 extra.insert("usage".into(), zero_usage());
-                let stop = if message.tool_calls.is_empty() { "stop" } else { "toolUse" };
+                let stop = if message.tool_calls.is_empty() {
+                    "stop"
+                } else {
+                    "toolUse"
+                };
                 extra.insert("stopReason".into(), Value::String(stop.into()));
                 Self::Assistant(AssistantMessage {
                     content,
@@ -501,7 +509,10 @@ mod tests {
         let AgentMessage::Assistant(a) = &stored else {
             panic!("{stored:?}")
         };
-        assert_eq!((a.provider.as_str(), a.model.as_str()), ("ollama", "llama3.2"));
+        assert_eq!(
+            (a.provider.as_str(), a.model.as_str()),
+            ("ollama", "llama3.2")
+        );
 
         let tool = ChatMessage::tool("c1", "12:00").with_attachments(vec![ContentBlock::Image {
             data: vec![1, 2, 3],
@@ -510,7 +521,12 @@ mod tests {
         let stored = AgentMessage::from_chat(&tool, 8, Some("time__clock__now"), None);
         assert_eq!(stored.to_chat().unwrap(), tool);
         for plain in [ChatMessage::user("hi"), ChatMessage::system("be brief")] {
-            assert_eq!(AgentMessage::from_chat(&plain, 9, None, None).to_chat().unwrap(), plain);
+            assert_eq!(
+                AgentMessage::from_chat(&plain, 9, None, None)
+                    .to_chat()
+                    .unwrap(),
+                plain
+            );
         }
     }
 

@@ -47,9 +47,9 @@ pub use message::{
     COMPACTION_SUMMARY_SUFFIX, CompactionSummaryMessage, ContentPart, CustomMessage,
     MessageContent, ModelRef, SystemMessage, ToolResultMessage, UserMessage,
 };
-pub use store::{MemoryStore, SessionInfo, SessionSnapshot, SessionStore};
 #[cfg(feature = "postgres")]
 pub use store::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
+pub use store::{MemoryStore, SessionInfo, SessionSnapshot, SessionStore};
 pub use tree::{Branch, SessionTree};

@@ -120,11 +120,7 @@ impl SessionStore for MemoryStore {
         Ok(info)
     }
 
-    async fn find(
-        &self,
-        user: &UserInfo,
-        name: &str,
-    ) -> Result<Option<SessionInfo>, SessionError> {
+    async fn find(&self, user: &UserInfo, name: &str) -> Result<Option<SessionInfo>, SessionError> {
         Ok(self
             .lock()
             .values()
@@ -132,11 +128,7 @@ impl SessionStore for MemoryStore {
             .map(|s| s.info.clone()))
     }
 
-    async fn load(
-        &self,
-        user: &UserInfo,
-        id: &SessionId,
-    ) -> Result<SessionSnapshot, SessionError> {
+    async fn load(&self, user: &UserInfo, id: &SessionId) -> Result<SessionSnapshot, SessionError> {
         let mut sessions = self.lock();
         let stored = mine(&mut sessions, user, id)?;
         Ok(SessionSnapshot {

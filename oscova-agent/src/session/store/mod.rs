@@ -83,12 +83,10 @@ pub trait SessionStore: Send + Sync + 'static {
     async fn create(&self, user: &UserInfo, name: &str) -> Result<SessionInfo, SessionError>;
 
     /// The user's session named `name`, if any.
-    async fn find(&self, user: &UserInfo, name: &str)
-    -> Result<Option<SessionInfo>, SessionError>;
+    async fn find(&self, user: &UserInfo, name: &str) -> Result<Option<SessionInfo>, SessionError>;
 
     /// The user's session `id` with all its entries.
-    async fn load(&self, user: &UserInfo, id: &SessionId)
-    -> Result<SessionSnapshot, SessionError>;
+    async fn load(&self, user: &UserInfo, id: &SessionId) -> Result<SessionSnapshot, SessionError>;
 
     /// Appends `entries` when the session's leaf is still `expected_leaf`;
     /// the last entry becomes the leaf.

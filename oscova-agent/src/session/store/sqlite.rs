@@ -73,7 +73,9 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -91,14 +93,7 @@ fn is_constraint(error: &rusqlite::Error) -> bool {
 impl SqliteStore {
     /// The default file: `${XDG_DATA_HOME:-~/.local/share}/oscova/sessions.db`.
     pub fn default_path() -> Result<PathBuf, SessionError> {
-        let base = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-            Some(dir) => PathBuf::from(dir),
-            None => std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|home| PathBuf::from(home).join(".local").join("share"))
-                .ok_or(SessionError::NoDataDir)?,
-        };
-        Ok(base.join("oscova").join("sessions.db"))
+        data_path(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
     }
 
     /// Opens the default file ([`SqliteStore::default_path`]), creating it
@@ -141,6 +136,20 @@ impl SqliteStore {
     }
 }
 
+fn data_path(
+    xdg_data_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Result<PathBuf, SessionError> {
+    let base = match xdg_data_home.filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => home
+            .filter(|v| !v.is_empty())
+            .map(|home| PathBuf::from(home).join(".local").join("share"))
+            .ok_or(SessionError::NoDataDir)?,
+    };
+    Ok(base.join("oscova").join("sessions.db"))
+}
+
 fn open_file(path: &Path) -> Result<Connection, SessionError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(backend)?;
@@ -173,11 +182,7 @@ fn read_info(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
     })
 }
 
-fn info_of(
-    conn: &Connection,
-    user: &str,
-    id: &str,
-) -> Result<SessionInfo, SessionError> {
+fn info_of(conn: &Connection, user: &str, id: &str) -> Result<SessionInfo, SessionError> {
     conn.query_row(
         &format!("SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE id = ?1 AND user_id = ?2"),
         params![id, user],
@@ -240,11 +245,7 @@ impl SessionStore for SqliteStore {
         .await
     }
 
-    async fn find(
-        &self,
-        user: &UserInfo,
-        name: &str,
-    ) -> Result<Option<SessionInfo>, SessionError> {
+    async fn find(&self, user: &UserInfo, name: &str) -> Result<Option<SessionInfo>, SessionError> {
         let (user, name) = (user.id().to_owned(), name.to_owned());
         self.run(move |conn| {
             conn.query_row(
@@ -260,11 +261,7 @@ impl SessionStore for SqliteStore {
         .await
     }
 
-    async fn load(
-        &self,
-        user: &UserInfo,
-        id: &SessionId,
-    ) -> Result<SessionSnapshot, SessionError> {
+    async fn load(&self, user: &UserInfo, id: &SessionId) -> Result<SessionSnapshot, SessionError> {
         let (user, id) = (user.id().to_owned(), id.to_string());
         self.run(move |conn| {
             let tx = conn
@@ -304,7 +301,11 @@ impl SessionStore for SqliteStore {
             .iter()
             .map(|e| {
                 let body = e.to_json_line().map_err(backend)?;
-                Ok((e.id.to_string(), e.parent_id.as_ref().map(EntryId::to_string), body))
+                Ok((
+                    e.id.to_string(),
+                    e.parent_id.as_ref().map(EntryId::to_string),
+                    body,
+                ))
             })
             .collect::<Result<Vec<_>, SessionError>>()?;
         let (user, id) = (user.id().to_owned(), id.to_string());
@@ -425,5 +426,25 @@ impl SessionStore for SqliteStore {
             Ok(deleted > 0)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_file_is_under_the_xdg_data_folder() {
+        let path =
+            |x: Option<&str>, h: Option<&str>| data_path(x.map(Into::into), h.map(Into::into));
+        assert_eq!(
+            path(Some("/x/data"), Some("/home/a")).unwrap(),
+            PathBuf::from("/x/data/oscova/sessions.db")
+        );
+        assert_eq!(
+            path(Some(""), Some("/home/a")).unwrap(),
+            PathBuf::from("/home/a/.local/share/oscova/sessions.db")
+        );
+        assert!(matches!(path(None, None), Err(SessionError::NoDataDir)));
     }
 }
