@@ -44,3 +44,19 @@ fn rusqlite_mode(path: &std::path::Path) -> String {
         "rollback".into()
     }
 }
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_conforms() {
+    use oscova_agent::session::PostgresStore;
+    let cluster = oscova_test_support::postgres::Cluster::start();
+    let counter = std::sync::atomic::AtomicUsize::new(0);
+    conformance::run(|| {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let config = cluster.create_database(&format!("conformance_{n}"));
+        async move {
+            Arc::new(PostgresStore::connect(&config).await.unwrap()) as Arc<dyn SessionStore>
+        }
+    })
+    .await;
+}
