@@ -191,7 +191,7 @@ impl SessionStore for MemoryStore {
             .filter(|s| s.user == user.id())
             .map(|s| s.info.clone())
             .collect();
-        out.sort_by(|a, b| (&a.created, &a.id).cmp(&(&b.created, &b.id)));
+        out.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.name.cmp(&b.name)));
         Ok(out)
     }
 

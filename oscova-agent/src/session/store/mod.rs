@@ -108,7 +108,8 @@ pub trait SessionStore: Send + Sync + 'static {
         leaf: Option<&EntryId>,
     ) -> Result<SessionInfo, SessionError>;
 
-    /// The user's sessions, oldest first.
+    /// The user's sessions, the most recently changed first (ties by
+    /// name).
     async fn list(&self, user: &UserInfo) -> Result<Vec<SessionInfo>, SessionError>;
 
     /// Deletes the user's session `id` with its entries; `false` when the

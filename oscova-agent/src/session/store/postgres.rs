@@ -337,7 +337,7 @@ impl SessionStore for PostgresStore {
         let rows = client
             .query(
                 &format!(
-                    "SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE user_id = $1 ORDER BY created_at, id"
+                    "SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE user_id = $1 ORDER BY updated_at DESC, name COLLATE \"C\""
                 ),
                 &[&user.id()],
             )

@@ -394,7 +394,7 @@ impl SessionStore for SqliteStore {
         self.run(move |conn| {
             let mut statement = conn
                 .prepare(&format!(
-                    "SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE user_id = ?1 ORDER BY created_at, id"
+                    "SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE user_id = ?1 ORDER BY updated_at DESC, name"
                 ))
                 .map_err(backend)?;
             let rows = statement.query_map(params![user], read_info).map_err(backend)?;

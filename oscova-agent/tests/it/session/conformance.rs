@@ -85,7 +85,7 @@ async fn append_checks_the_leaf(store: Arc<dyn SessionStore>) {
     let info = store.create(&alice, "s").await.unwrap();
     let root = user_entry("r0000001", None, "first");
     let after = store
-        .append(&alice, &info.id, None, &[root.clone()])
+        .append(&alice, &info.id, None, std::slice::from_ref(&root))
         .await
         .unwrap();
     assert_eq!(
@@ -339,8 +339,9 @@ async fn list_and_delete(store: Arc<dyn SessionStore>) {
     let alice = UserInfo::new("alice");
     let a = store.create(&alice, "a").await.unwrap();
     let b = store.create(&alice, "b").await.unwrap();
+    // `a` changed last (or in the same millisecond, and its name is first).
     store
-        .append(&alice, &b.id, None, &[user_entry("r0000001", None, "x")])
+        .append(&alice, &a.id, None, &[user_entry("r0000001", None, "x")])
         .await
         .unwrap();
     let names: Vec<String> = store

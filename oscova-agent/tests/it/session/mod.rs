@@ -3,4 +3,5 @@
 
 mod conformance;
 mod context;
+mod processes;
 mod stores;
