@@ -11,6 +11,10 @@ cd "$(dirname "$0")/.."
 scripts/ensure-system-packages.sh
 # Debian's Postgres, for the session store's tests (throwaway clusters).
 scripts/ensure-postgres.sh
+# The pi coding agent's package on its pinned Node 22: the session interop
+# tests check our JSONL against pi's own parseSessionEntries/buildSessionContext.
+OSCOVA_PI_DIR="$(scripts/ensure-pi.sh | tail -n 1)"
+export OSCOVA_PI_DIR
 # The official MCP Python SDK, a real third-party client and server for the MCP tests.
 OSCOVA_MCP_PYTHON="$(scripts/ensure-python-mcp.sh)"
 export OSCOVA_MCP_PYTHON

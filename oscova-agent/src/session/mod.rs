@@ -24,7 +24,8 @@
 //! The files: `entry.rs` (the entry kinds), `message.rs` (pi's messages
 //! and what each is for the model), `context.rs` (the branch, compaction,
 //! edits), `tree.rs` (roots, children, branches, labels), `handle.rs`
-//! ([`Session`]), `id.rs` (ids and timestamps), `error.rs`, and `store/`
+//! ([`Session`]), `id.rs` (ids and timestamps), `error.rs`, `pi.rs` (pi's
+//! JSONL files, export and import), and `store/`
 //! (the trait, the memory, SQLite and Postgres stores).
 
 mod context;
@@ -33,6 +34,7 @@ mod error;
 mod handle;
 mod id;
 mod message;
+pub mod pi;
 pub mod store;
 mod tree;
 

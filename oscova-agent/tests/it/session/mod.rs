@@ -3,5 +3,6 @@
 
 mod conformance;
 mod context;
+mod pi_interop;
 mod processes;
 mod stores;
