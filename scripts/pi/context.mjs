@@ -1,7 +1,8 @@
 // Runs the real pi package on a session file: reads it as pi does
 // (parseSessionEntries, migrateSessionEntries) and builds the model context
 // from its last entry (buildSessionContext). Prints one JSON object:
-// { header, context, times_ms, max_rss_kib, heap_used_bytes }.
+// { header, context, times_ms, rss_before_kib, max_rss_kib, heap_used_bytes }
+// (rss_before_kib: after pi's package was loaded, before the first run).
 // `repeat` runs the read-and-build that many times (the resume benchmark);
 // `times_ms` has one figure per run, the file read included.
 //
@@ -14,6 +15,7 @@ const [dir, file, repeat = "1"] = process.argv.slice(2);
 const entry = join(dir, "node_modules/@earendil-works/pi-coding-agent/dist/index.js");
 const pi = await import(pathToFileURL(entry).href);
 
+const rssBefore = Math.round(process.memoryUsage().rss / 1024);
 let header;
 let context;
 const times = [];
@@ -30,6 +32,7 @@ process.stdout.write(
         header,
         context,
         times_ms: times,
+        rss_before_kib: rssBefore,
         max_rss_kib: process.resourceUsage().maxRSS,
         heap_used_bytes: process.memoryUsage().heapUsed,
     }),

@@ -44,8 +44,9 @@ pub fn write_session(folder: &Path) -> serde_json::Value {
     run("write.mjs", &[folder.as_os_str()])
 }
 
-/// What pi made of a session file: `{header, context, times_ms,
-/// max_rss_kib, heap_used_bytes}` (see `scripts/pi/context.mjs`).
+/// What pi made of a session file, read and built `repeat` times:
+/// `{header, context, times_ms, rss_before_kib, max_rss_kib,
+/// heap_used_bytes}` (see `scripts/pi/context.mjs`).
 pub fn context(file: &Path, repeat: usize) -> serde_json::Value {
     let repeat = repeat.to_string();
     run("context.mjs", &[file.as_os_str(), repeat.as_ref()])

@@ -18,7 +18,7 @@ use super::context::{EntryIndex, SessionContext, branch_path, build_context, ind
 use super::entry::{EntryKind, SessionEntry};
 use super::error::SessionError;
 use super::id::{EntryId, SessionId, iso_to_millis, now_iso};
-use super::message::{AgentMessage, ContentPart};
+use super::message::{AgentMessage, ContentPart, ModelRef};
 use super::store::{SessionInfo, SessionStore};
 use super::tree::SessionTree;
 
@@ -218,7 +218,7 @@ impl Session {
         &mut self,
         messages: &[ChatMessage],
     ) -> Result<Vec<EntryId>, SessionError> {
-        let model = self.context().model;
+        let model = self.current_model();
         let now = now_iso();
         let millis = iso_to_millis(&now).unwrap_or(0);
         let kinds = messages
@@ -250,7 +250,7 @@ impl Session {
             .find(|c| c.id == call)
             .map(|c| c.name.clone());
         in_batch.or_else(|| {
-            self.branch().into_iter().rev().find_map(|e| match &e.kind {
+            self.ancestors().find_map(|e| match &e.kind {
                 EntryKind::Message {
                     message: AgentMessage::Assistant(a),
                 } => a.content.iter().find_map(|part| match part {
@@ -259,6 +259,41 @@ impl Session {
                 }),
                 _ => None,
             })
+        })
+    }
+
+    /// The entries from the leaf up to the root, nearest first.
+    fn ancestors(&self) -> impl Iterator<Item = &SessionEntry> + '_ {
+        let mut current = self.leaf().and_then(|id| self.entry(id));
+        let mut steps = 0;
+        std::iter::from_fn(move || {
+            let entry = current?;
+            // A parent cycle (a hand-edited import) must not loop forever.
+            steps += 1;
+            current = entry
+                .parent_id
+                .as_ref()
+                .and_then(|id| self.entry(id))
+                .filter(|_| steps <= self.entries.len());
+            Some(entry)
+        })
+    }
+
+    /// The model the branch last chose or was answered by (what
+    /// [`SessionContext::model`] says), found without building the context.
+    pub fn current_model(&self) -> Option<ModelRef> {
+        self.ancestors().find_map(|e| match &e.kind {
+            EntryKind::ModelChange { provider, model_id } => Some(ModelRef {
+                provider: provider.clone(),
+                model_id: model_id.clone(),
+            }),
+            EntryKind::Message {
+                message: AgentMessage::Assistant(a),
+            } => Some(ModelRef {
+                provider: a.provider.clone(),
+                model_id: a.model.clone(),
+            }),
+            _ => None,
         })
     }
 
