@@ -17,7 +17,7 @@ use super::id::EntryId;
 use super::message::{AgentMessage, MessageContent, SystemMessage};
 
 /// One entry of a session's tree (pi: `SessionEntry`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionEntry {
     /// Its id, unique within the session.
@@ -158,6 +158,12 @@ pub enum EntryKind {
 pub struct ContextReplacement {
     /// The new content.
     pub content: MessageContent,
+}
+
+impl<'de> Deserialize<'de> for SessionEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        super::wire::WireEntry::deserialize(deserializer)?.into_entry()
+    }
 }
 
 impl EntryKind {

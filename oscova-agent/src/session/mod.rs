@@ -37,6 +37,7 @@ mod message;
 pub mod pi;
 pub mod store;
 mod tree;
+mod wire;
 
 pub use context::SessionContext;
 pub use entry::{ContextReplacement, EntryKind, SessionEntry};

@@ -127,6 +127,14 @@ pub fn parse(text: &str) -> Result<PiFile, SessionError> {
     }
     let mut entries = Vec::new();
     for (n, line) in lines.enumerate() {
+        // The common case reads the line once; only a line that is not an
+        // entry, or a version 2 file, is read as plain JSON too.
+        if version >= 3
+            && let Ok(entry) = SessionEntry::from_json_line(line)
+        {
+            entries.push(entry);
+            continue;
+        }
         let Ok(mut value) = serde_json::from_str::<serde_json::Value>(line) else {
             skipped += 1;
             continue;
