@@ -9,6 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-system-packages.sh
+# Debian's Postgres, for the session store's tests (throwaway clusters).
+scripts/ensure-postgres.sh
+# The pi coding agent's package on its pinned Node 22: the session interop
+# tests check our JSONL against pi's own parseSessionEntries/buildSessionContext.
+OSCOVA_PI_DIR="$(scripts/ensure-pi.sh | tail -n 1)"
+export OSCOVA_PI_DIR
 # The official MCP Python SDK, a real third-party client and server for the MCP tests.
 OSCOVA_MCP_PYTHON="$(scripts/ensure-python-mcp.sh)"
 export OSCOVA_MCP_PYTHON
@@ -23,6 +29,10 @@ scripts/check-structure.sh
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+# The Postgres session store is off by default; its conformance suite and
+# two-process test run here, against throwaway clusters.
+cargo clippy -p oscova-agent --features postgres --all-targets --locked -- -D warnings
+cargo test -p oscova-agent --features postgres --test it --locked session::
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 scripts/check-seed-budget.sh
 scripts/package-check.sh

@@ -8,6 +8,9 @@
 //! |---|---|---|
 //! | `chat` | `chat` (default) | the tool-calling chat loop over one user scope and one model provider |
 //! | `profile` | `profile` (default) | tool input schemas exported in the dialects model APIs accept |
+//! | `session` | `session` (by `sqlite`, default) | sessions: the entry tree (pi's format v3), the context built from a branch, the `SessionStore` trait and the in-memory store |
+//! | `session::SqliteStore` | `sqlite` (default) | the embedded session store: one SQLite file, WAL |
+//! | `session::PostgresStore` | `postgres` | the session store for several processes or machines |
 //!
 //! The protocol front ends are crates of their own (`oscova-mcp`, over the
 //! serving pieces of `oscova-serve`), and the HTTP plumbing model and
@@ -43,3 +46,5 @@
 pub mod chat;
 #[cfg(feature = "profile")]
 pub mod profile;
+#[cfg(feature = "session")]
+pub mod session;

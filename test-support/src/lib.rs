@@ -83,6 +83,8 @@
 pub mod http;
 pub mod netns;
 pub mod ollama;
+pub mod pi;
+pub mod postgres;
 pub mod python;
 pub mod schema_rules;
 pub mod text;

@@ -5,3 +5,5 @@
 #![allow(unreachable_pub)]
 
 mod chat;
+#[cfg(feature = "sqlite")]
+mod session;

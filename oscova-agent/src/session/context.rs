@@ -1,0 +1,264 @@
+//! What the model sees of a session: the branch from the leaf, as pi's
+//! `buildSessionContext` builds it.
+//!
+//! Rules, pi's own: walk from the leaf to the root through `parentId`
+//! (no leaf: nothing). When a compaction lies on that path, the latest one
+//! leads: its checkpoint system message (when it has one) and its summary
+//! first, then the entries from its `firstKeptEntryId` up to it (system
+//! messages among them dropped in favour of the checkpoint), then every
+//! entry after it. Each `context_edit` on the selected entries replaces or
+//! leaves out its target's contribution, the latest edit winning. Messages
+//! go in as stored; custom messages, branch summaries and the compaction
+//! summary become messages; custom entries, labels, session info, usage,
+//! edits and model or thinking-level changes add none. The thinking level
+//! and the model are the latest on the whole path (an assistant message
+//! names its model too).
+
+use std::collections::HashMap;
+
+use oscova_core::provider::model::ChatMessage;
+
+use super::entry::{EntryKind, SessionEntry};
+use super::id::{EntryId, iso_to_millis};
+use super::message::{
+    AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, ContentPart, CustomMessage,
+    MessageContent, ModelRef,
+};
+
+/// The model's view of a session's branch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionContext {
+    /// The messages, in pi's form (summaries and custom messages
+    /// included), in order.
+    pub messages: Vec<AgentMessage>,
+    /// The thinking level (`off` until changed).
+    pub thinking_level: String,
+    /// The model last chosen or last answering, if any.
+    pub model: Option<ModelRef>,
+}
+
+impl SessionContext {
+    /// Builds the context of the branch ending at `leaf` from a session's
+    /// entries (what [`Session::context`](super::Session::context) does).
+    pub fn build(entries: &[SessionEntry], leaf: Option<&EntryId>) -> Self {
+        build_context(entries, &index(entries), leaf)
+    }
+
+    /// The messages as the chat loop sends them (pi's `convertToLlm`).
+    pub fn chat_messages(&self) -> Vec<ChatMessage> {
+        self.messages
+            .iter()
+            .filter_map(AgentMessage::to_chat)
+            .collect()
+    }
+}
+
+/// An index of entries by id, built once per session.
+pub(crate) type EntryIndex = HashMap<EntryId, usize>;
+
+/// Indexes `entries` by id (a later duplicate wins, as in pi's map).
+pub(crate) fn index(entries: &[SessionEntry]) -> EntryIndex {
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.clone(), i))
+        .collect()
+}
+
+/// The entries from the root to `leaf`, in order (pi's `getBranch`). An
+/// unknown leaf gives an empty path.
+pub(crate) fn branch_path<'a>(
+    entries: &'a [SessionEntry],
+    by_id: &EntryIndex,
+    leaf: Option<&EntryId>,
+) -> Vec<&'a SessionEntry> {
+    let mut path = Vec::new();
+    let mut current = leaf.and_then(|id| by_id.get(id)).map(|&i| &entries[i]);
+    while let Some(entry) = current {
+        path.push(entry);
+        // A parent cycle in a hand-edited file would loop forever.
+        if path.len() > entries.len() {
+            break;
+        }
+        current = entry
+            .parent_id
+            .as_ref()
+            .and_then(|id| by_id.get(id))
+            .map(|&i| &entries[i]);
+    }
+    path.reverse();
+    path
+}
+
+fn is_system_message(entry: &SessionEntry) -> bool {
+    matches!(
+        &entry.kind,
+        EntryKind::Message {
+            message: AgentMessage::System(_)
+        }
+    )
+}
+
+/// The compaction-aware entries of the branch (pi's `buildContextEntries`).
+pub(crate) fn context_entries<'a>(path: &[&'a SessionEntry]) -> Vec<&'a SessionEntry> {
+    let Some(at) = path
+        .iter()
+        .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }))
+    else {
+        return path.to_vec();
+    };
+    let EntryKind::Compaction {
+        first_kept_entry_id,
+        ..
+    } = &path[at].kind
+    else {
+        return path.to_vec();
+    };
+    let mut out = vec![path[at]];
+    let mut kept = false;
+    for entry in &path[..at] {
+        kept |= entry.id == *first_kept_entry_id;
+        if kept && !is_system_message(entry) {
+            out.push(entry);
+        }
+    }
+    out.extend_from_slice(&path[at + 1..]);
+    out
+}
+
+/// The messages one entry contributes (pi's
+/// `sessionEntryToContextMessages`).
+pub(crate) fn entry_messages(entry: &SessionEntry) -> Vec<AgentMessage> {
+    let millis = || iso_to_millis(&entry.timestamp).unwrap_or(0);
+    match &entry.kind {
+        EntryKind::Message { message } => vec![message.clone()],
+        EntryKind::CustomMessage {
+            custom_type,
+            content,
+            details,
+            display,
+        } => vec![AgentMessage::Custom(CustomMessage {
+            custom_type: custom_type.clone(),
+            content: content.clone(),
+            display: *display,
+            details: details.clone(),
+            timestamp: millis(),
+        })],
+        EntryKind::BranchSummary {
+            from_id, summary, ..
+        } if !summary.is_empty() => vec![AgentMessage::BranchSummary(BranchSummaryMessage {
+            summary: summary.clone(),
+            from_id: Some(from_id.to_string()),
+            timestamp: millis(),
+        })],
+        EntryKind::Compaction {
+            summary,
+            tokens_before,
+            system_message,
+            ..
+        } => {
+            let summary = AgentMessage::CompactionSummary(CompactionSummaryMessage {
+                summary: summary.clone(),
+                tokens_before: *tokens_before,
+                timestamp: millis(),
+            });
+            match system_message {
+                Some(system) => vec![AgentMessage::System(system.clone()), summary],
+                None => vec![summary],
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn apply_edit(messages: Vec<AgentMessage>, edit: &EntryKind) -> Vec<AgentMessage> {
+    let EntryKind::ContextEdit { replacement, .. } = edit else {
+        return messages;
+    };
+    let Some(replacement) = replacement else {
+        return Vec::new();
+    };
+    let as_parts = || match &replacement.content {
+        MessageContent::Text(text) => vec![ContentPart::text(text.clone())],
+        MessageContent::Parts(parts) => parts.clone(),
+    };
+    messages
+        .into_iter()
+        .map(|message| match message {
+            AgentMessage::User(mut m) => {
+                m.content = replacement.content.clone();
+                AgentMessage::User(m)
+            }
+            AgentMessage::Custom(mut m) => {
+                m.content = replacement.content.clone();
+                AgentMessage::Custom(m)
+            }
+            AgentMessage::Assistant(mut m) => {
+                m.content = as_parts();
+                AgentMessage::Assistant(m)
+            }
+            AgentMessage::ToolResult(mut m) => {
+                m.content = as_parts();
+                AgentMessage::ToolResult(m)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// Builds the context of the branch ending at `leaf` (pi's
+/// `buildSessionContext`).
+pub(crate) fn build_context(
+    entries: &[SessionEntry],
+    by_id: &EntryIndex,
+    leaf: Option<&EntryId>,
+) -> SessionContext {
+    let path = branch_path(entries, by_id, leaf);
+    let mut thinking_level = "off".to_owned();
+    let mut model = None;
+    for entry in &path {
+        match &entry.kind {
+            EntryKind::ThinkingLevelChange { thinking_level: l } => thinking_level = l.clone(),
+            EntryKind::ModelChange { provider, model_id } => {
+                model = Some(ModelRef {
+                    provider: provider.clone(),
+                    model_id: model_id.clone(),
+                });
+            }
+            EntryKind::Message {
+                message: AgentMessage::Assistant(a),
+            } => {
+                model = Some(ModelRef {
+                    provider: a.provider.clone(),
+                    model_id: a.model.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+    let selected = context_entries(&path);
+    let mut edits: HashMap<&EntryId, &EntryKind> = HashMap::new();
+    for entry in &selected {
+        if let EntryKind::ContextEdit { target_id, .. } = &entry.kind {
+            edits.insert(target_id, &entry.kind);
+        }
+    }
+    let mut messages = Vec::with_capacity(selected.len());
+    for (i, entry) in selected.iter().enumerate() {
+        // Only the leading (newest) compaction contributes; an older one
+        // inside the kept range adds nothing.
+        if i > 0 && matches!(entry.kind, EntryKind::Compaction { .. }) {
+            continue;
+        }
+        let own = entry_messages(entry);
+        match edits.get(&entry.id) {
+            Some(edit) => messages.extend(apply_edit(own, edit)),
+            None => messages.extend(own),
+        }
+    }
+    SessionContext {
+        messages,
+        thinking_level,
+        model,
+    }
+}

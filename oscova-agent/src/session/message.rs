@@ -1,0 +1,559 @@
+//! The messages a session keeps: pi's `AgentMessage` (format v3), field
+//! for field, and what each becomes for the model.
+//!
+//! Rules: a message is stored as pi writes it (`role`, camelCase fields,
+//! content parts tagged by `type`, timestamps in Unix milliseconds);
+//! fields this crate does not model (an assistant's `api`, `usage`,
+//! `stopReason` extras, a tool result's `details`, ...) are kept in
+//! `extra` and written back unchanged, so a file read and written again
+//! loses nothing. What the model sees follows pi's `convertToLlm`: custom
+//! messages, bash executions (unless `excludeFromContext`), branch and
+//! compaction summaries become user messages, summaries wrapped in pi's
+//! exact prefix and suffix; thinking parts stay out; images of a tool
+//! result go as attachments, images of other messages are left out
+//! (`ChatMessage` carries bytes on tool messages only).
+
+use base64::Engine as _;
+use oscova_core::provider::model::{ChatMessage, ChatRole, ToolCallRequest};
+use oscova_core::tool::ContentBlock;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// pi's text before a compaction summary (`COMPACTION_SUMMARY_PREFIX`).
+pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+/// pi's text after a compaction summary.
+pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
+/// pi's text before a branch summary (`BRANCH_SUMMARY_PREFIX`).
+pub const BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+/// pi's text after a branch summary.
+pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+
+/// One part of a message's content (pi: `TextContent`, `ThinkingContent`,
+/// `ImageContent`, `ToolCall`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+#[non_exhaustive]
+pub enum ContentPart {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+        /// A provider's signature over it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text_signature: Option<String>,
+    },
+    /// The model's reasoning; never sent back as text.
+    Thinking {
+        /// The reasoning.
+        thinking: String,
+        /// A provider's signature (or the redacted payload).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thinking_signature: Option<String>,
+        /// Whether safety filters redacted it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redacted: Option<bool>,
+    },
+    /// An image.
+    Image {
+        /// The bytes, base64.
+        data: String,
+        /// The MIME type.
+        mime_type: String,
+    },
+    /// A tool call the model asked for.
+    ToolCall {
+        /// The provider's call id.
+        id: String,
+        /// The tool's wire name.
+        name: String,
+        /// The arguments (an object).
+        arguments: Value,
+        /// A provider's signature.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<String>,
+        /// A namespace (OpenAI Responses).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
+        /// Why the arguments text was not a JSON object.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments_error: Option<String>,
+    },
+}
+
+impl ContentPart {
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text {
+            text: text.into(),
+            text_signature: None,
+        }
+    }
+}
+
+/// Content that is either plain text or parts (pi: `string | (TextContent
+/// | ImageContent)[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    /// Plain text.
+    Text(String),
+    /// Parts.
+    Parts(Vec<ContentPart>),
+}
+
+impl MessageContent {
+    /// The text parts joined by newlines (images and the rest left out).
+    pub fn text(&self) -> String {
+        match self {
+            Self::Text(text) => text.clone(),
+            Self::Parts(parts) => join_text(parts),
+        }
+    }
+}
+
+fn join_text(parts: &[ContentPart]) -> String {
+    let mut out = String::new();
+    for part in parts {
+        if let ContentPart::Text { text, .. } = part {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(text);
+        }
+    }
+    out
+}
+
+/// Instructions and the prompt sections (pi: `SystemMessage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemMessage {
+    /// The instruction text.
+    pub content: MessageContent,
+    /// Named prompt sections, rendered after `content`; `null` removes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sections: Option<Map<String, Value>>,
+    /// When it was written (Unix milliseconds).
+    pub timestamp: i64,
+    /// Fields kept as read (`toolsAdded`, `toolsRemoved`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What the person said (pi: `UserMessage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    /// Text or parts.
+    pub content: MessageContent,
+    /// When it was written (Unix milliseconds).
+    pub timestamp: i64,
+}
+
+/// The model's answer (pi: `AssistantMessage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    /// Text, thinking and tool-call parts.
+    pub content: Vec<ContentPart>,
+    /// The provider (pi reads it as the session's current model).
+    #[serde(default)]
+    pub provider: String,
+    /// The model.
+    #[serde(default)]
+    pub model: String,
+    /// When the request started (Unix milliseconds).
+    pub timestamp: i64,
+    /// Fields kept as read (`api`, `usage`, `stopReason`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A tool's result (pi: `ToolResultMessage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    /// The call it answers.
+    pub tool_call_id: String,
+    /// The tool's wire name.
+    pub tool_name: String,
+    /// Text and image parts.
+    pub content: Vec<ContentPart>,
+    /// Whether the tool failed.
+    #[serde(default)]
+    pub is_error: bool,
+    /// When it was made (Unix milliseconds).
+    pub timestamp: i64,
+    /// Fields kept as read (`details`, `usage`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A message an extension injected (pi: `CustomMessage`); shown to the
+/// model as a user message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessage {
+    /// The extension's type tag.
+    pub custom_type: String,
+    /// Text or parts.
+    pub content: MessageContent,
+    /// Whether a UI shows it.
+    #[serde(default)]
+    pub display: bool,
+    /// Extension data, never sent to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    /// When it was made (Unix milliseconds).
+    pub timestamp: i64,
+}
+
+/// A shell command the person ran (pi: `BashExecutionMessage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashExecutionMessage {
+    /// The command.
+    pub command: String,
+    /// What it printed.
+    pub output: String,
+    /// Its exit code, when it exited.
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    /// Whether it was cancelled.
+    #[serde(default)]
+    pub cancelled: bool,
+    /// Whether the output was cut.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where the whole output is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    /// Left out of the model's context (pi's `!!`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_from_context: Option<bool>,
+    /// When it ran (Unix milliseconds).
+    pub timestamp: i64,
+}
+
+/// A branch summary as a message of the context (pi: `BranchSummaryMessage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryMessage {
+    /// The summary.
+    pub summary: String,
+    /// The leaf whose abandoned path it summarises.
+    pub from_id: Option<String>,
+    /// The entry's time (Unix milliseconds).
+    pub timestamp: i64,
+}
+
+/// A compaction summary as a message of the context (pi:
+/// `CompactionSummaryMessage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionSummaryMessage {
+    /// The summary.
+    pub summary: String,
+    /// The context size it replaced, in tokens.
+    pub tokens_before: u64,
+    /// The entry's time (Unix milliseconds).
+    pub timestamp: i64,
+}
+
+/// A message of a session (pi: `AgentMessage`), tagged by `role`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum AgentMessage {
+    /// Instructions.
+    System(SystemMessage),
+    /// The person.
+    User(UserMessage),
+    /// The model.
+    Assistant(AssistantMessage),
+    /// A tool result.
+    ToolResult(ToolResultMessage),
+    /// An extension's message.
+    Custom(CustomMessage),
+    /// A shell command the person ran.
+    BashExecution(BashExecutionMessage),
+    /// A branch summary (context only; stored as a `branch_summary` entry).
+    BranchSummary(BranchSummaryMessage),
+    /// A compaction summary (context only; stored as a `compaction` entry).
+    CompactionSummary(CompactionSummaryMessage),
+}
+
+/// The model an assistant message names, for messages made from a
+/// [`ChatMessage`] (pi reads it back as the session's model).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRef {
+    /// The provider's type key.
+    pub provider: String,
+    /// The model.
+    pub model_id: String,
+}
+
+impl AgentMessage {
+    /// The message a [`ChatMessage`] is stored as, stamped `timestamp`
+    /// (Unix milliseconds). A tool message needs the name of the tool it
+    /// answers (`tool_name`, from the assistant's call); an assistant
+    /// message names `model` when known.
+    pub fn from_chat(
+        message: &ChatMessage,
+        timestamp: i64,
+        tool_name: Option<&str>,
+        model: Option<&ModelRef>,
+    ) -> Self {
+        match message.role {
+            ChatRole::System => Self::System(SystemMessage {
+                content: MessageContent::Text(message.content.clone()),
+                sections: None,
+                timestamp,
+                extra: Map::new(),
+            }),
+            ChatRole::User => Self::User(UserMessage {
+                content: MessageContent::Text(message.content.clone()),
+                timestamp,
+            }),
+            ChatRole::Assistant => {
+                let mut content = Vec::with_capacity(1 + message.tool_calls.len());
+                if !message.content.is_empty() {
+                    content.push(ContentPart::text(message.content.clone()));
+                }
+                content.extend(message.tool_calls.iter().map(|call| ContentPart::ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    thought_signature: None,
+                    namespace: None,
+                    arguments_error: None,
+                }));
+                let mut extra = Map::new();
+                extra.insert("api".into(), Value::String("oscova".into()));
+                extra.insert("usage".into(), zero_usage());
+                let stop = if message.tool_calls.is_empty() {
+                    "stop"
+                } else {
+                    "toolUse"
+                };
+                extra.insert("stopReason".into(), Value::String(stop.into()));
+                Self::Assistant(AssistantMessage {
+                    content,
+                    provider: model.map(|m| m.provider.clone()).unwrap_or_default(),
+                    model: model.map(|m| m.model_id.clone()).unwrap_or_default(),
+                    timestamp,
+                    extra,
+                })
+            }
+            ChatRole::Tool => {
+                let mut content = vec![ContentPart::text(message.content.clone())];
+                content.extend(message.attachments.iter().filter_map(|block| match block {
+                    ContentBlock::Image { data, mime_type } => Some(ContentPart::Image {
+                        data: base64::engine::general_purpose::STANDARD.encode(data),
+                        mime_type: mime_type.clone(),
+                    }),
+                    _ => None,
+                }));
+                Self::ToolResult(ToolResultMessage {
+                    tool_call_id: message.tool_call_id.clone().unwrap_or_default(),
+                    tool_name: tool_name.unwrap_or_default().to_owned(),
+                    content,
+                    is_error: false,
+                    timestamp,
+                    extra: Map::new(),
+                })
+            }
+        }
+    }
+
+    /// What the model sees of this message (pi's `convertToLlm`), or
+    /// `None` for a bash execution kept out of the context.
+    pub fn to_chat(&self) -> Option<ChatMessage> {
+        Some(match self {
+            Self::System(m) => {
+                let mut text = m.content.text();
+                for section in m.sections.iter().flat_map(|s| s.values()) {
+                    if let Value::String(section) = section {
+                        if !text.is_empty() {
+                            text.push_str("\n\n");
+                        }
+                        text.push_str(section);
+                    }
+                }
+                ChatMessage::system(text)
+            }
+            Self::User(m) => ChatMessage::user(m.content.text()),
+            Self::Assistant(m) => {
+                let calls = m
+                    .content
+                    .iter()
+                    .filter_map(|part| match part {
+                        ContentPart::ToolCall {
+                            id,
+                            name,
+                            arguments,
+                            ..
+                        } => Some(ToolCallRequest {
+                            id: id.clone(),
+                            name: name.clone(),
+                            arguments: arguments.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                ChatMessage::assistant(join_text(&m.content), calls)
+            }
+            Self::ToolResult(m) => {
+                let images = m
+                    .content
+                    .iter()
+                    .filter_map(|part| match part {
+                        ContentPart::Image { data, mime_type } => {
+                            let bytes = base64::engine::general_purpose::STANDARD
+                                .decode(data)
+                                .ok()?;
+                            Some(ContentBlock::Image {
+                                data: bytes,
+                                mime_type: mime_type.clone(),
+                            })
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                ChatMessage::tool(m.tool_call_id.clone(), join_text(&m.content))
+                    .with_attachments(images)
+            }
+            Self::Custom(m) => ChatMessage::user(m.content.text()),
+            Self::BashExecution(m) => {
+                if m.exclude_from_context == Some(true) {
+                    return None;
+                }
+                ChatMessage::user(bash_text(m))
+            }
+            Self::BranchSummary(m) => ChatMessage::user(format!(
+                "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
+                m.summary
+            )),
+            Self::CompactionSummary(m) => ChatMessage::user(format!(
+                "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
+                m.summary
+            )),
+        })
+    }
+}
+
+/// pi's `bashExecutionToText`.
+fn bash_text(m: &BashExecutionMessage) -> String {
+    let mut text = format!("Ran `{}`\n", m.command);
+    if m.output.is_empty() {
+        text.push_str("(no output)");
+    } else {
+        text.push_str(&format!("```\n{}\n```", m.output));
+    }
+    if m.cancelled {
+        text.push_str("\n\n(command cancelled)");
+    } else if let Some(code) = m.exit_code.filter(|c| *c != 0) {
+        text.push_str(&format!("\n\nCommand exited with code {code}"));
+    }
+    if let (true, Some(path)) = (m.truncated, &m.full_output_path) {
+        text.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
+    }
+    text
+}
+
+fn zero_usage() -> Value {
+    serde_json::json!({
+        "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pi_messages_read_and_write_back_unchanged() {
+        let lines = [
+            json!({"role":"user","content":"Hello","timestamp":1733234401000_i64}),
+            json!({"role":"assistant","content":[{"type":"text","text":"Hi!"},{"type":"thinking","thinking":"hm"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"cmd":"ls"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude","usage":{"input":1},"stopReason":"toolUse","timestamp":1733234402000_i64}),
+            json!({"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"out"}],"isError":false,"details":{"x":1},"timestamp":1733234403000_i64}),
+            json!({"role":"custom","customType":"ext","content":[{"type":"text","text":"note"}],"display":true,"timestamp":5}),
+        ];
+        for line in lines {
+            let message: AgentMessage = serde_json::from_value(line.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&message).unwrap(), line);
+        }
+    }
+
+    #[test]
+    fn chat_messages_map_both_ways() {
+        let call = ToolCallRequest {
+            id: "c1".into(),
+            name: "time__clock__now".into(),
+            arguments: json!({"zone": "UTC"}),
+        };
+        let model = ModelRef {
+            provider: "ollama".into(),
+            model_id: "llama3.2".into(),
+        };
+        let assistant = ChatMessage::assistant("checking", vec![call]);
+        let stored = AgentMessage::from_chat(&assistant, 7, None, Some(&model));
+        assert_eq!(stored.to_chat().unwrap(), assistant);
+        let AgentMessage::Assistant(a) = &stored else {
+            panic!("{stored:?}")
+        };
+        assert_eq!(
+            (a.provider.as_str(), a.model.as_str()),
+            ("ollama", "llama3.2")
+        );
+
+        let tool = ChatMessage::tool("c1", "12:00").with_attachments(vec![ContentBlock::Image {
+            data: vec![1, 2, 3],
+            mime_type: "image/png".into(),
+        }]);
+        let stored = AgentMessage::from_chat(&tool, 8, Some("time__clock__now"), None);
+        assert_eq!(stored.to_chat().unwrap(), tool);
+        for plain in [ChatMessage::user("hi"), ChatMessage::system("be brief")] {
+            assert_eq!(
+                AgentMessage::from_chat(&plain, 9, None, None)
+                    .to_chat()
+                    .unwrap(),
+                plain
+            );
+        }
+    }
+
+    #[test]
+    fn summaries_and_custom_messages_reach_the_model_as_pi_words_them() {
+        let summary = AgentMessage::CompactionSummary(CompactionSummaryMessage {
+            summary: "We fixed X.".into(),
+            tokens_before: 10,
+            timestamp: 0,
+        });
+        assert_eq!(
+            summary.to_chat().unwrap().content,
+            "The conversation history before this point was compacted into the following summary:\n\n<summary>\nWe fixed X.\n</summary>"
+        );
+        let bash = AgentMessage::BashExecution(BashExecutionMessage {
+            command: "ls".into(),
+            output: "a".into(),
+            exit_code: Some(2),
+            cancelled: false,
+            truncated: false,
+            full_output_path: None,
+            exclude_from_context: None,
+            timestamp: 0,
+        });
+        assert_eq!(
+            bash.to_chat().unwrap().content,
+            "Ran `ls`\n```\na\n```\n\nCommand exited with code 2"
+        );
+    }
+}

@@ -1,0 +1,58 @@
+//! Sessions: a user's conversation as a tree of entries that outlives the
+//! process, branches, and resumes anywhere the store is reachable.
+//!
+//! Rules:
+//!
+//! - A session belongs to one user and holds entries, each with an id and
+//!   a parent id; the **leaf** marks the active branch, and the model's
+//!   context is built by walking from the leaf to the root
+//!   ([`Session::context`], pi's `buildSessionContext`).
+//! - Entries are pi's session format v3, kind for kind and field for field
+//!   ([`SessionEntry`], [`EntryKind`], [`AgentMessage`]): message, model
+//!   change, thinking-level change, usage, compaction, branch summary,
+//!   custom (extension state, never in the context), custom message (in
+//!   the context), context edit, label, session info.
+//! - Entries are append-only. A fork moves the leaf to any entry; the next
+//!   append starts a branch there ([`Session::fork`]); [`Session::tree`]
+//!   lists the branches.
+//! - A [`SessionStore`] keeps sessions per user, checks each write against
+//!   the leaf the writer last saw (a conflict is [`SessionError::Changed`]:
+//!   resume and decide anew) and keeps a batch whole or not at all, so a
+//!   killed process loses at most what it had not yet appended and never
+//!   leaves the store corrupt.
+//!
+//! The files: `entry.rs` (the entry kinds), `message.rs` (pi's messages
+//! and what each is for the model), `context.rs` (the branch, compaction,
+//! edits), `tree.rs` (roots, children, branches, labels), `handle.rs`
+//! ([`Session`]), `id.rs` (ids and timestamps), `error.rs`, `pi.rs` (pi's
+//! JSONL files, export and import), and `store/`
+//! (the trait, the memory, SQLite and Postgres stores).
+
+mod context;
+mod entry;
+mod error;
+mod handle;
+mod id;
+mod message;
+pub mod pi;
+pub mod store;
+mod tree;
+mod wire;
+
+pub use context::SessionContext;
+pub use entry::{ContextReplacement, EntryKind, SessionEntry};
+pub use error::SessionError;
+pub use handle::Session;
+pub use id::{EntryId, SessionId, iso_to_millis, millis_to_iso, now_iso};
+pub use message::{
+    AgentMessage, AssistantMessage, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX,
+    BashExecutionMessage, BranchSummaryMessage, COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX, CompactionSummaryMessage, ContentPart, CustomMessage,
+    MessageContent, ModelRef, SystemMessage, ToolResultMessage, UserMessage,
+};
+#[cfg(feature = "postgres")]
+pub use store::PostgresStore;
+#[cfg(feature = "sqlite")]
+pub use store::SqliteStore;
+pub use store::{MemoryStore, SessionInfo, SessionSnapshot, SessionStore};
+pub use tree::{Branch, SessionTree};

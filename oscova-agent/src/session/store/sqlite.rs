@@ -1,0 +1,450 @@
+//! The SQLite session store: the embedded default, one file per host.
+//!
+//! Rules: the module rules of `store`, across processes. The file is in
+//! WAL mode with `synchronous=FULL`, so an append that returned survives a
+//! crash of the process or the machine; several processes may open one
+//! file (a writer waits up to [`BUSY_TIMEOUT`] for another's transaction).
+//! Each append is one `BEGIN IMMEDIATE` transaction: it takes the write
+//! lock, reads the leaf, checks it, inserts, moves the leaf and commits; an
+//! error anywhere rolls everything back. Reads are one deferred
+//! transaction, a consistent snapshot. SQLite calls block, so they run on
+//! tokio's blocking threads, never on the async workers. The schema is
+//! Postgres's (`store/postgres.rs`), column for column.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use oscova_core::UserInfo;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::{
+    SessionInfo, SessionSnapshot, SessionStore, check_chain, duplicate_id, unknown_parent,
+};
+use crate::session::entry::SessionEntry;
+use crate::session::error::SessionError;
+use crate::session::id::{EntryId, SessionId, now_iso};
+
+/// How long a writer waits for another process's transaction.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS oscova_sessions (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    leaf_id TEXT,
+    entry_count BIGINT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (user_id, name)
+);
+CREATE TABLE IF NOT EXISTS oscova_session_entries (
+    session_id TEXT NOT NULL REFERENCES oscova_sessions (id) ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    id TEXT NOT NULL,
+    parent_id TEXT,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq),
+    UNIQUE (session_id, id)
+);
+";
+
+/// Sessions in one SQLite file (see the module rules).
+///
+/// ```
+/// use oscova_agent::session::{SessionStore, SqliteStore};
+/// use oscova_core::UserInfo;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// let store = SqliteStore::open(dir.path().join("sessions.db")).await.unwrap();
+/// let alice = UserInfo::new("alice");
+/// store.create(&alice, "notes").await.unwrap();
+/// assert_eq!(store.list(&alice).await.unwrap().len(), 1);
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct SqliteStore {
+    path: PathBuf,
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+fn backend(error: impl std::error::Error + Send + Sync + 'static) -> SessionError {
+    SessionError::Backend {
+        backend: "sqlite",
+        source: Box::new(error),
+    }
+}
+
+fn is_constraint(error: &rusqlite::Error) -> bool {
+    error.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation)
+}
+
+impl SqliteStore {
+    /// The default file: `${XDG_DATA_HOME:-~/.local/share}/oscova/sessions.db`.
+    pub fn default_path() -> Result<PathBuf, SessionError> {
+        data_path(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
+    }
+
+    /// Opens the default file ([`SqliteStore::default_path`]), creating it
+    /// and its folder when missing.
+    pub async fn open_default() -> Result<Self, SessionError> {
+        Self::open(Self::default_path()?).await
+    }
+
+    /// Opens (or creates) the store in the file at `path`.
+    pub async fn open(path: impl Into<PathBuf>) -> Result<Self, SessionError> {
+        let path = path.into();
+        let at = path.clone();
+        let conn = tokio::task::spawn_blocking(move || open_file(&at))
+            .await
+            .map_err(backend)??;
+        Ok(Self {
+            path,
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    /// The file the store is in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T, SessionError> + Send + 'static,
+    ) -> Result<T, SessionError> {
+        let conn = self.conn.clone();
+        tokio::task::spawn_blocking(move || {
+            // A panic inside `work` rolled its transaction back when the
+            // transaction was dropped; the connection is still sound.
+            let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+            work(&mut conn)
+        })
+        .await
+        .map_err(backend)?
+    }
+}
+
+fn data_path(
+    xdg_data_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Result<PathBuf, SessionError> {
+    let base = match xdg_data_home.filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => home
+            .filter(|v| !v.is_empty())
+            .map(|home| PathBuf::from(home).join(".local").join("share"))
+            .ok_or(SessionError::NoDataDir)?,
+    };
+    Ok(base.join("oscova").join("sessions.db"))
+}
+
+fn open_file(path: &Path) -> Result<Connection, SessionError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(backend)?;
+    }
+    let conn = Connection::open(path).map_err(backend)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(backend)?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(backend)?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(backend)?;
+    conn.execute_batch(SCHEMA).map_err(backend)?;
+    Ok(conn)
+}
+
+const INFO_COLUMNS: &str = "id, name, leaf_id, entry_count, created_at, updated_at";
+
+fn read_info(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
+    let count: i64 = row.get(3)?;
+    Ok(SessionInfo {
+        id: SessionId::parse(&row.get::<_, String>(0)?).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })?,
+        name: row.get(1)?,
+        leaf: row.get::<_, Option<String>>(2)?.map(EntryId::new),
+        entry_count: u64::try_from(count).unwrap_or(0),
+        created: row.get(4)?,
+        updated: row.get(5)?,
+    })
+}
+
+fn info_of(conn: &Connection, user: &str, id: &str) -> Result<SessionInfo, SessionError> {
+    conn.query_row(
+        &format!("SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE id = ?1 AND user_id = ?2"),
+        params![id, user],
+        read_info,
+    )
+    .optional()
+    .map_err(backend)?
+    .ok_or_else(|| SessionError::NotFound {
+        session: id.to_owned(),
+    })
+}
+
+fn check_leaf(info: &SessionInfo, expected: Option<&str>) -> Result<(), SessionError> {
+    if info.leaf.as_ref().map(EntryId::as_str) == expected {
+        Ok(())
+    } else {
+        Err(SessionError::Changed {
+            expected: expected.map(EntryId::new),
+            actual: info.leaf.clone(),
+        })
+    }
+}
+
+fn has_entry(conn: &Connection, session: &str, entry: &str) -> Result<bool, SessionError> {
+    conn.query_row(
+        "SELECT 1 FROM oscova_session_entries WHERE session_id = ?1 AND id = ?2",
+        params![session, entry],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|found| found.is_some())
+    .map_err(backend)
+}
+
+#[async_trait]
+impl SessionStore for SqliteStore {
+    async fn create(&self, user: &UserInfo, name: &str) -> Result<SessionInfo, SessionError> {
+        let id = SessionId::random()?;
+        let (user, name) = (user.id().to_owned(), name.to_owned());
+        self.run(move |conn| {
+            let now = now_iso();
+            let inserted = conn.execute(
+                "INSERT INTO oscova_sessions (id, user_id, name, leaf_id, entry_count, created_at, updated_at) \
+                 VALUES (?1, ?2, ?3, NULL, 0, ?4, ?4)",
+                params![id.as_str(), user, name, now],
+            );
+            match inserted {
+                Ok(_) => Ok(SessionInfo {
+                    id,
+                    name,
+                    leaf: None,
+                    entry_count: 0,
+                    created: now.clone(),
+                    updated: now,
+                }),
+                Err(e) if is_constraint(&e) => Err(SessionError::NameTaken { name }),
+                Err(e) => Err(backend(e)),
+            }
+        })
+        .await
+    }
+
+    async fn find(&self, user: &UserInfo, name: &str) -> Result<Option<SessionInfo>, SessionError> {
+        let (user, name) = (user.id().to_owned(), name.to_owned());
+        self.run(move |conn| {
+            conn.query_row(
+                &format!(
+                    "SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE user_id = ?1 AND name = ?2"
+                ),
+                params![user, name],
+                read_info,
+            )
+            .optional()
+            .map_err(backend)
+        })
+        .await
+    }
+
+    async fn load(&self, user: &UserInfo, id: &SessionId) -> Result<SessionSnapshot, SessionError> {
+        let (user, id) = (user.id().to_owned(), id.to_string());
+        self.run(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Deferred)
+                .map_err(backend)?;
+            let info = info_of(&tx, &user, &id)?;
+            let mut statement = tx
+                .prepare(
+                    "SELECT body FROM oscova_session_entries WHERE session_id = ?1 ORDER BY seq",
+                )
+                .map_err(backend)?;
+            let mut rows = statement.query(params![id]).map_err(backend)?;
+            let mut entries = Vec::with_capacity(usize::try_from(info.entry_count).unwrap_or(0));
+            while let Some(row) = rows.next().map_err(backend)? {
+                let body = row.get_ref(0).map_err(backend)?.as_str().map_err(backend)?;
+                entries.push(SessionEntry::from_json_line(body).map_err(|e| {
+                    SessionError::Corrupt {
+                        session: id.clone(),
+                        reason: e.to_string(),
+                    }
+                })?);
+            }
+            Ok(SessionSnapshot { info, entries })
+        })
+        .await
+    }
+
+    async fn append(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        expected_leaf: Option<&EntryId>,
+        entries: &[SessionEntry],
+    ) -> Result<SessionInfo, SessionError> {
+        check_chain(entries)?;
+        let rows = entries
+            .iter()
+            .map(|e| {
+                let body = e.to_json_line().map_err(backend)?;
+                Ok((
+                    e.id.to_string(),
+                    e.parent_id.as_ref().map(EntryId::to_string),
+                    body,
+                ))
+            })
+            .collect::<Result<Vec<_>, SessionError>>()?;
+        let (user, id) = (user.id().to_owned(), id.to_string());
+        let expected = expected_leaf.map(EntryId::to_string);
+        self.run(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let mut info = info_of(&tx, &user, &id)?;
+            check_leaf(&info, expected.as_deref())?;
+            if let Some(parent) = rows.first().and_then(|r| r.1.as_deref())
+                && !has_entry(&tx, &id, parent)?
+            {
+                return Err(unknown_parent(&EntryId::new(parent)));
+            }
+            let start = i64::try_from(info.entry_count).map_err(backend)?;
+            {
+                let mut insert = tx
+                    .prepare(
+                        "INSERT INTO oscova_session_entries (session_id, seq, id, parent_id, body) \
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )
+                    .map_err(backend)?;
+                for (seq, (entry, parent, body)) in (start..).zip(&rows) {
+                    match insert.execute(params![id, seq, entry, parent, body]) {
+                        Ok(_) => {}
+                        Err(e) if is_constraint(&e) => return Err(duplicate_id()),
+                        Err(e) => return Err(backend(e)),
+                    }
+                }
+            }
+            let leaf = rows.last().map(|r| r.0.clone());
+            let count = start + i64::try_from(rows.len()).map_err(backend)?;
+            let now = now_iso();
+            tx.execute(
+                "UPDATE oscova_sessions SET leaf_id = ?1, entry_count = ?2, updated_at = ?3 WHERE id = ?4",
+                params![leaf, count, now, id],
+            )
+            .map_err(backend)?;
+            tx.commit().map_err(backend)?;
+            info.leaf = leaf.map(EntryId::new);
+            info.entry_count = u64::try_from(count).unwrap_or(0);
+            info.updated = now;
+            Ok(info)
+        })
+        .await
+    }
+
+    async fn set_leaf(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        expected_leaf: Option<&EntryId>,
+        leaf: Option<&EntryId>,
+    ) -> Result<SessionInfo, SessionError> {
+        let (user, id) = (user.id().to_owned(), id.to_string());
+        let expected = expected_leaf.map(EntryId::to_string);
+        let leaf = leaf.map(EntryId::to_string);
+        self.run(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let mut info = info_of(&tx, &user, &id)?;
+            check_leaf(&info, expected.as_deref())?;
+            if let Some(leaf) = &leaf
+                && !has_entry(&tx, &id, leaf)?
+            {
+                return Err(SessionError::UnknownEntry(EntryId::new(leaf.clone())));
+            }
+            let now = now_iso();
+            tx.execute(
+                "UPDATE oscova_sessions SET leaf_id = ?1, updated_at = ?2 WHERE id = ?3",
+                params![leaf, now, id],
+            )
+            .map_err(backend)?;
+            tx.commit().map_err(backend)?;
+            info.leaf = leaf.map(EntryId::new);
+            info.updated = now;
+            Ok(info)
+        })
+        .await
+    }
+
+    async fn list(&self, user: &UserInfo) -> Result<Vec<SessionInfo>, SessionError> {
+        let user = user.id().to_owned();
+        self.run(move |conn| {
+            let mut statement = conn
+                .prepare(&format!(
+                    "SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE user_id = ?1 ORDER BY updated_at DESC, name"
+                ))
+                .map_err(backend)?;
+            let rows = statement.query_map(params![user], read_info).map_err(backend)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        })
+        .await
+    }
+
+    async fn delete(&self, user: &UserInfo, id: &SessionId) -> Result<bool, SessionError> {
+        let (user, id) = (user.id().to_owned(), id.to_string());
+        self.run(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let deleted = tx
+                .execute(
+                    "DELETE FROM oscova_sessions WHERE id = ?1 AND user_id = ?2",
+                    params![id, user],
+                )
+                .map_err(backend)?;
+            if deleted > 0 {
+                tx.execute(
+                    "DELETE FROM oscova_session_entries WHERE session_id = ?1",
+                    params![id],
+                )
+                .map_err(backend)?;
+            }
+            tx.commit().map_err(backend)?;
+            Ok(deleted > 0)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_file_is_under_the_xdg_data_folder() {
+        let path =
+            |x: Option<&str>, h: Option<&str>| data_path(x.map(Into::into), h.map(Into::into));
+        assert_eq!(
+            path(Some("/x/data"), Some("/home/a")).unwrap(),
+            PathBuf::from("/x/data/oscova/sessions.db")
+        );
+        assert_eq!(
+            path(Some(""), Some("/home/a")).unwrap(),
+            PathBuf::from("/home/a/.local/share/oscova/sessions.db")
+        );
+        assert!(matches!(path(None, None), Err(SessionError::NoDataDir)));
+    }
+}

@@ -1,0 +1,8 @@
+//! Sessions: the conformance suite against every store, the context as pi
+//! builds it, and two real processes writing one session.
+
+mod conformance;
+mod context;
+mod pi_interop;
+mod processes;
+mod stores;
