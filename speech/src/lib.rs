@@ -153,6 +153,8 @@
 
 mod error;
 mod flite;
+#[cfg(feature = "piper")]
+mod kokoro;
 mod openai;
 #[cfg(feature = "piper")]
 mod piper;
@@ -164,6 +166,8 @@ mod wav;
 mod whisper;
 
 pub use flite::{FLITE_DEFAULT_VOICE, FLITE_VOICES, FliteSynthesizer};
+#[cfg(feature = "piper")]
+pub use kokoro::{KOKORO_DEFAULT_VOICE, KOKORO_INSTALL_COMMAND, KokoroSynthesizer};
 pub use openai::{
     OPENAI_DEFAULT_ENDPOINT, OPENAI_DEFAULT_SPEECH_MODEL, OPENAI_DEFAULT_TRANSCRIPTION_MODEL,
     OPENAI_DEFAULT_VOICE, OpenAiSpeech,
@@ -187,6 +191,22 @@ pub use whisper::{
     WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, WhisperRecognizer,
     whisper_cache_dir,
 };
+
+/// The offline synthesizer to use when nothing names one: `kokoro` when
+/// this build has it (feature `piper`) and its files and onnxruntime are
+/// installed (`scripts/ensure-kokoro.sh`), else `flite`.
+///
+/// ```
+/// let key = oscova_speech::default_offline_synthesizer();
+/// assert!(key == "kokoro" || key == "flite");
+/// ```
+pub fn default_offline_synthesizer() -> &'static str {
+    #[cfg(feature = "piper")]
+    if KokoroSynthesizer::installed() {
+        return SpeechProviderKeys::KOKORO;
+    }
+    SpeechProviderKeys::FLITE
+}
 
 /// The offline recognizer to use when nothing names one: `whisper` when
 /// this build has it (feature `whisper`) and its model is installed, else
