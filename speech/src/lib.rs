@@ -208,6 +208,23 @@ pub fn default_offline_synthesizer() -> &'static str {
     SpeechProviderKeys::FLITE
 }
 
+/// The synthesis configuration to use when nothing names a provider:
+/// `kokoro` with [`KOKORO_DEFAULT_VOICE`](crate::KokoroSynthesizer) when
+/// it is installed (see [`default_offline_synthesizer`]), else `flite`
+/// with [`FLITE_DEFAULT_VOICE`].
+///
+/// ```
+/// let config = oscova_speech::default_offline_synthesis();
+/// assert!(config.voice.as_deref() == Some("af_heart") || config.voice.as_deref() == Some("kal16"));
+/// ```
+pub fn default_offline_synthesis() -> SpeechProviderConfig {
+    #[cfg(feature = "piper")]
+    if KokoroSynthesizer::installed() {
+        return SpeechProviderConfig::new(SpeechProviderKeys::KOKORO).voice(KOKORO_DEFAULT_VOICE);
+    }
+    SpeechProviderConfig::new(SpeechProviderKeys::FLITE).voice(FLITE_DEFAULT_VOICE)
+}
+
 /// The offline recognizer to use when nothing names one: `whisper` when
 /// this build has it (feature `whisper`) and its model is installed, else
 /// `pocketsphinx`.

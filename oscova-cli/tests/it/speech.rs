@@ -72,8 +72,10 @@ fn say_offline(text: &str) -> PathBuf {
         "--offline",
     ]));
     assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    // kokoro where scripts/ensure-kokoro.sh installed it, else flite.
+    let default = oscova_cli::default_synthesis().provider;
     assert!(
-        stdout.contains("s of speech") && stdout.contains("flite"),
+        stdout.contains("s of speech") && stdout.contains(default.as_str()),
         "{stdout}"
     );
     out
@@ -114,7 +116,7 @@ fn json_shapes_of_say_and_hear() {
         .map(String::as_str)
         .collect();
     assert_eq!(keys, ["bytes", "duration_seconds", "file", "provider"]);
-    assert_eq!(doc["provider"], "flite");
+    assert_eq!(doc["provider"], oscova_cli::default_synthesis().provider);
     assert_eq!(doc["file"], path_str(&out));
     let size = std::fs::metadata(&out).unwrap().len();
     assert_eq!(doc["bytes"], size);
@@ -373,7 +375,17 @@ fn unknown_voices_providers_empty_text_and_missing_folders_are_usage_errors() {
     let out_str = path_str(&out);
     let cases: [(&[&str], &str, &str); 5] = [
         (
-            &["speech", "say", "hello", "-o", out_str, "--voice", "kal17"],
+            &[
+                "speech",
+                "say",
+                "hello",
+                "-o",
+                out_str,
+                "--provider",
+                "flite",
+                "--voice",
+                "kal17",
+            ],
             "unknown_voice",
             "unknown voice `kal17`; available voices: kal16, slt, rms, awb, kal",
         ),
@@ -388,7 +400,11 @@ fn unknown_voices_providers_empty_text_and_missing_folders_are_usage_errors() {
                 "acme.nope",
             ],
             "unknown_provider",
-            "no speech provider has type `acme.nope`; known types: flite, openai",
+            if cfg!(feature = "piper") {
+                "no speech provider has type `acme.nope`; known types: flite, kokoro, openai, piper"
+            } else {
+                "no speech provider has type `acme.nope`; known types: flite, openai"
+            },
         ),
         (
             &["speech", "hear", out_str, "--provider", "flite"],
@@ -437,6 +453,7 @@ fn providers_lists_both_directions_with_voices_and_defaults() {
             .cloned()
             .unwrap_or_else(|| panic!("{direction} {key}: {doc}"))
     };
+    let say_default = oscova_cli::default_synthesis().provider;
     let flite = find("synthesis", "flite");
     assert_eq!(
         (
@@ -444,8 +461,19 @@ fn providers_lists_both_directions_with_voices_and_defaults() {
             flite["default"].clone(),
             flite["origin"].clone()
         ),
-        (json!(true), json!(true), json!("built-in"))
+        (
+            json!(true),
+            json!(say_default == "flite"),
+            json!("built-in")
+        )
     );
+    if cfg!(feature = "piper") {
+        let kokoro = find("synthesis", "kokoro");
+        assert_eq!(
+            (kokoro["local"].clone(), kokoro["default"].clone()),
+            (json!(true), json!(say_default == "kokoro"))
+        );
+    }
     assert_eq!(
         flite["voices"],
         json!(["kal16", "slt", "rms", "awb", "kal"])

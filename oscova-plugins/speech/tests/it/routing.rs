@@ -294,10 +294,10 @@ async fn a_host_builds_the_routers_once_over_every_plugins_providers() {
         .build()
         .unwrap();
     let routers = host.service::<SpeechRouters>().expect("the host's service");
-    // piper: this crate's tests enable oscova-speech's `piper` feature.
+    // kokoro, piper: this crate's tests enable oscova-speech's `piper` feature.
     assert_eq!(
         routers.synthesis().keys(),
-        ["acme.beep", "flite", "openai", "piper"]
+        ["acme.beep", "flite", "kokoro", "openai", "piper"]
     );
     assert_eq!(routers.diagnostics().count(), 0);
     let r = host
