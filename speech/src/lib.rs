@@ -7,6 +7,7 @@
 //! | `flite` | [`FliteSynthesizer`] (the `flite` program) | synthesis | yes |
 //! | `pocketsphinx` | [`PocketsphinxRecognizer`] (libpocketsphinx, US English) | recognition | yes |
 //! | `openai` | [`OpenAiSpeech`] (any OpenAI-compatible server) | both | only with a local endpoint |
+//! | `kokoro` | `KokoroSynthesizer` (Kokoro-82M on onnxruntime, feature `piper`; the default synthesizer when installed) | synthesis | yes |
 //! | `piper` | `PiperSynthesizer` (Piper voices on onnxruntime, feature `piper`) | synthesis | yes |
 //! | `whisper` | `WhisperRecognizer` (whisper.cpp; feature `whisper`) | recognition | yes |
 //!

@@ -17,7 +17,10 @@
 //! When espeak-ng splits differently (its line count does not match), its
 //! lines are taken as sentences of their own, each ended with `.`: the
 //! words are all there, only the pauses differ. espeak-ng runs through the
-//! provider's spawn policy, killed on cancellation.
+//! provider's spawn policy, killed on cancellation. The kokoro provider
+//! uses the same cutter and runner (`espeak_clauses`: the clauses'
+//! phonemes before they are grouped into sentences), so the rule lives
+//! here once.
 
 use oscova_core::CancellationToken;
 use oscova_core::process::{ProcessSpawnPolicy, ProcessSpawnRequest, SpawnError};
