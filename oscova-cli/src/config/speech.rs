@@ -163,7 +163,7 @@ impl Config {
             .as_ref()
             .is_none_or(|t| non_empty(t.provider.as_deref()).is_none());
         #[cfg(feature = "whisper")]
-        if unconfigured && default_recognizer() == SpeechProviderKeys::POCKETSPHINX {
+        if unconfigured && default_recognizer() == oscova_speech::SpeechProviderKeys::POCKETSPHINX {
             return Some(format!(
                 "using pocketsphinx: the Whisper model is not installed; install it with `{}` \
                  for far fewer errors",

@@ -73,9 +73,9 @@ fn say_offline(text: &str) -> PathBuf {
     ]));
     assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
     // kokoro where scripts/ensure-kokoro.sh installed it, else flite.
-    let default = oscova_cli::default_synthesis().provider;
+    let default = oscova_cli::default_synthesis().provider.as_str().to_owned();
     assert!(
-        stdout.contains("s of speech") && stdout.contains(default.as_str()),
+        stdout.contains("s of speech") && stdout.contains(&default),
         "{stdout}"
     );
     out
@@ -116,7 +116,10 @@ fn json_shapes_of_say_and_hear() {
         .map(String::as_str)
         .collect();
     assert_eq!(keys, ["bytes", "duration_seconds", "file", "provider"]);
-    assert_eq!(doc["provider"], oscova_cli::default_synthesis().provider);
+    assert_eq!(
+        doc["provider"],
+        oscova_cli::default_synthesis().provider.as_str()
+    );
     assert_eq!(doc["file"], path_str(&out));
     let size = std::fs::metadata(&out).unwrap().len();
     assert_eq!(doc["bytes"], size);
@@ -453,7 +456,7 @@ fn providers_lists_both_directions_with_voices_and_defaults() {
             .cloned()
             .unwrap_or_else(|| panic!("{direction} {key}: {doc}"))
     };
-    let say_default = oscova_cli::default_synthesis().provider;
+    let say_default = oscova_cli::default_synthesis().provider.as_str().to_owned();
     let flite = find("synthesis", "flite");
     assert_eq!(
         (

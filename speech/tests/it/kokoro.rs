@@ -70,7 +70,7 @@ async fn a_text_over_510_tokens_is_spoken_in_chunks() {
     let sentence = "Open the door and turn on the light in the kitchen, then close the window \
                     and bring the umbrella from the hall";
     // One long sentence of clauses, no full stop: about 12 × 80 tokens.
-    let long: String = vec![sentence; 12].join(", ") + ".";
+    let long: String = [sentence; 12].join(", ") + ".";
     let one = kokoro
         .synthesize(SynthesisRequest::new(&config, &format!("{sentence}.")))
         .await
