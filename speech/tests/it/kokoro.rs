@@ -284,3 +284,81 @@ async fn kokoro_stops_once_past_its_length_limit() {
         "{message}"
     );
 }
+
+/// CPU seconds used so far by this process and its waited-for children
+/// (`/proc/self/stat`, 100 ticks a second).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<f64> = after
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0.0))
+        .collect();
+    (11..=14)
+        .map(|i| fields.get(i).copied().unwrap_or(0.0))
+        .sum::<f64>()
+        / 100.0
+}
+
+/// Warm real-time factors of kokoro, piper and flite on one sentence, in
+/// one run, printed (wall median of five and CPU per synthesis, over the
+/// audio's duration); no timed assertion. Run alone, with
+/// `-- --nocapture --test-threads 1`, for figures that are not shared with
+/// other tests. The criterion benchmark `synthesize` measures the same in
+/// a release build.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn warm_real_time_factors_of_kokoro_piper_and_flite() {
+    use oscova_speech::{FliteSynthesizer, PiperSynthesizer};
+
+    let sentence =
+        "Please open the door and turn on the light in the kitchen, then close the window.";
+    let mut kokoro_config = config("af_heart");
+    kokoro_config.options.insert("threads".into(), 2.into());
+    let mut piper_config = SpeechProviderConfig::new("piper");
+    piper_config.options.insert("threads".into(), 2.into());
+    piper_config
+        .options
+        .insert("deterministic".into(), true.into());
+    let flite_config = SpeechProviderConfig::new("flite").voice("kal16");
+    let kokoro = installed();
+    let piper = PiperSynthesizer::new();
+    let flite = FliteSynthesizer::new();
+    let mut rows = Vec::new();
+    for (name, provider, config) in [
+        (
+            "kokoro af_heart",
+            &kokoro as &dyn SpeechSynthesisProvider,
+            &kokoro_config,
+        ),
+        ("piper en_US-joe-medium", &piper, &piper_config),
+        ("flite kal16", &flite, &flite_config),
+    ] {
+        // Warm: the first synthesis loads the model.
+        provider
+            .synthesize(SynthesisRequest::new(config, "Hello."))
+            .await
+            .unwrap();
+        let runs = 5;
+        let cpu_before = cpu_seconds();
+        let mut times = Vec::new();
+        let mut audio = 0.0;
+        for _ in 0..runs {
+            let started = std::time::Instant::now();
+            let out = provider
+                .synthesize(SynthesisRequest::new(config, sentence))
+                .await
+                .unwrap();
+            times.push(started.elapsed().as_secs_f64());
+            audio = decode_wav(&out.wav).unwrap().duration().as_secs_f64();
+        }
+        let cpu = (cpu_seconds() - cpu_before) / f64::from(runs);
+        times.sort_by(f64::total_cmp);
+        let wall = times[times.len() / 2];
+        assert!(audio > 2.0, "{name}: {audio:.2} s of audio");
+        rows.push((name, wall / audio, cpu / audio, audio));
+    }
+    println!("warm real-time factors, one sentence, 2 threads (this machine's load included):");
+    for (name, wall, cpu, audio) in rows {
+        println!("  {name:<24} wall RTF {wall:.3}, CPU RTF {cpu:.3} ({audio:.2} s of audio)");
+    }
+}
