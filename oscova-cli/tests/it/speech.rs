@@ -124,8 +124,14 @@ fn json_shapes_of_say_and_hear() {
     let size = std::fs::metadata(&out).unwrap().len();
     assert_eq!(doc["bytes"], size);
     let seconds = doc["duration_seconds"].as_f64().unwrap();
-    // kal16 is 16 kHz, 16-bit mono: the duration follows from the size.
-    let expected = (size - 44) as f64 / 32_000.0;
+    // 16-bit mono at the default's rate (kokoro 24 kHz, flite kal16
+    // 16 kHz): the duration follows from the size.
+    let rate = if doc["provider"] == "kokoro" {
+        24_000.0
+    } else {
+        16_000.0
+    };
+    let expected = (size - 44) as f64 / (2.0 * rate);
     assert!((seconds - expected).abs() < 0.01, "{seconds} vs {expected}");
     assert!(seconds > 0.5, "{seconds}");
 
