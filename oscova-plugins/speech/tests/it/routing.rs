@@ -329,8 +329,9 @@ async fn routers_the_host_registers_take_precedence() {
         .await;
     assert!(r.is_error);
     assert!(
-        r.content
-            .contains("no speech provider has type `acme.beep`; known types: flite, openai"),
+        r.content.contains(
+            "no speech provider has type `acme.beep`; known types: flite, kokoro, openai"
+        ),
         "{}",
         r.content
     );
