@@ -389,6 +389,24 @@ mod tests {
     }
 
     #[test]
+    fn clauses_keep_their_punctuation_and_where_sentences_end() {
+        let clauses = clauses("Hello world, this is a test. How are you?");
+        let spoken = spoken_clauses(&clauses, "həlˈoʊ wˈɜːld\nðɪs ɪz ɐ tˈɛst\nhˈaʊ ɑːɹ juː\n");
+        let as_text: Vec<(String, bool)> = spoken
+            .iter()
+            .map(|s| (s.phonemes.iter().collect(), s.ends_sentence))
+            .collect();
+        assert_eq!(
+            as_text,
+            [
+                ("həlˈoʊ wˈɜːld, ".to_owned(), false),
+                ("ðɪs ɪz ɐ tˈɛst.".to_owned(), true),
+                ("hˈaʊ ɑːɹ juː?".to_owned(), true),
+            ]
+        );
+    }
+
+    #[test]
     fn a_different_split_keeps_every_line_as_a_sentence() {
         // Two clauses for us; espeak-ng cut the first one once more.
         let clauses = clauses("Dr Smith, for example here");
