@@ -53,7 +53,8 @@ pub(crate) enum Command {
     Models(ModelsCommand),
 
     /// Speak text into a WAV file and hear the words in one, through the
-    /// speech routers (local flite and pocketsphinx by default).
+    /// speech routers (local by default: kokoro, else flite; whisper, else
+    /// pocketsphinx).
     #[command(subcommand)]
     Speech(SpeechCommand),
 }
