@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The main job on embedded defaults: no API keys, no network. Lists the
 # linked plugins and the published catalog, calls a tool, and runs
-# offline speech round trips (flite to whisper, then a Piper neural voice
-# to the default recognizer). Installs the system packages the local speech
-# providers need, the Whisper model, and piper's onnxruntime and test voice
-# when they are missing.
+# offline speech round trips (the default synthesizer, kokoro, to whisper,
+# then a Piper neural voice to the default recognizer). Installs
+# the system packages the local speech providers need, the Whisper model,
+# piper's onnxruntime and test voice, and Kokoro-82M when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-system-packages.sh
 # onnxruntime and the test voice for the piper section below.
 scripts/ensure-piper.sh
+# Kokoro-82M: with it installed, the default voice of `oscova speech say`.
+scripts/ensure-kokoro.sh
 scripts/ensure-whisper-model.sh tiny.en
 
 oscova() {
@@ -26,12 +28,21 @@ echo
 echo "== a tool call"
 oscova tools call acme_search__example__example_echo --args '{"text": "Hello from Oscova"}'
 echo
-echo "== offline speech round trip (flite to whisper, no network)"
+echo "== offline speech round trip (the default synthesizer, kokoro af_heart, to whisper, no network)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 sentence="open the door and turn on the light"
 echo "said:  $sentence"
-oscova speech say "$sentence" -o "$dir/hello.wav" --offline
+# No --provider: the default synthesizer, kokoro now that it is installed.
+spoken="$(oscova --json speech say "$sentence" -o "$dir/hello.wav" --offline)"
+echo "spoken: $spoken"
+case "$spoken" in
+    *'"provider":"kokoro"'* | *'"provider": "kokoro"'*) ;;
+    *)
+        echo "the default synthesizer was not kokoro" >&2
+        exit 1
+        ;;
+esac
 # No --provider: the default recognizer, whisper now that its model is in.
 heard="$(oscova --json speech hear "$dir/hello.wav" --offline)" # an assignment, so set -e sees a failure
 echo "heard: $heard"

@@ -20,6 +20,8 @@ OSCOVA_MCP_PYTHON="$(scripts/ensure-python-mcp.sh)"
 export OSCOVA_MCP_PYTHON
 # onnxruntime and the test voice for the piper provider's tests.
 scripts/ensure-piper.sh
+# Kokoro-82M, its English voices and vocabulary for the kokoro provider's tests.
+scripts/ensure-kokoro.sh
 # The Whisper models (tiny.en, base) for the whisper provider's tests.
 scripts/ensure-whisper-model.sh all
 

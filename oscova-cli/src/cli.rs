@@ -53,7 +53,8 @@ pub(crate) enum Command {
     Models(ModelsCommand),
 
     /// Speak text into a WAV file and hear the words in one, through the
-    /// speech routers (local flite and pocketsphinx by default).
+    /// speech routers (local by default: kokoro, else flite; whisper, else
+    /// pocketsphinx).
     #[command(subcommand)]
     Speech(SpeechCommand),
 }
@@ -257,9 +258,12 @@ pub(crate) struct PullArgs {
 /// `oscova speech ...`
 #[derive(Debug, Subcommand)]
 pub(crate) enum SpeechCommand {
-    /// Speak TEXT into a WAV file (default provider: flite, voice kal16).
+    /// Speak TEXT into a WAV file (default provider: kokoro, voice af_heart, when
+    /// scripts/ensure-kokoro.sh installed it; else flite, voice kal16).
     Say(SayArgs),
-    /// Print the words spoken in a WAV file (default provider: pocketsphinx).
+    /// Print the words spoken in a WAV file (default provider: whisper, model
+    /// tiny.en, when scripts/ensure-whisper-model.sh installed it; else
+    /// pocketsphinx).
     Hear(HearArgs),
     /// List the speech providers: type keys, names, voices, where they come from.
     Providers,
@@ -268,7 +272,8 @@ pub(crate) enum SpeechCommand {
 /// Which speech provider to use, where, and whether it must be local.
 #[derive(Debug, Args)]
 pub(crate) struct SpeechRouteArgs {
-    /// The speech provider's type key: `flite` or `pocketsphinx` (local),
+    /// The speech provider's type key: `kokoro`, `piper` or `flite` (say),
+    /// `whisper` or `pocketsphinx` (hear), all local,
     /// `openai`, or one a linked plugin registers (default: the config's
     /// `[speech.say]` / `[speech.hear]` provider, else the local one).
     #[arg(long, value_name = "KEY")]
@@ -291,8 +296,8 @@ pub(crate) struct SayArgs {
     /// The WAV file to write (replaced if it exists).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output: PathBuf,
-    /// The voice (flite: kal16, slt, rms, awb, kal; `oscova speech
-    /// providers` lists them).
+    /// The voice (kokoro: af_heart, bf_emma, am_michael and 25 more; flite:
+    /// kal16, slt, rms, awb, kal; `oscova speech providers` lists them).
     #[arg(long, value_name = "VOICE")]
     pub(crate) voice: Option<String>,
     #[command(flatten)]

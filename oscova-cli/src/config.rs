@@ -20,7 +20,7 @@ mod ranges;
 mod source;
 mod speech;
 
-pub use speech::default_recognizer;
+pub use speech::{default_recognizer, default_synthesis};
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -108,10 +108,12 @@
 //!
 //! `oscova speech say` and `hear` go through the speech routers built from
 //! the host (`oscova_speech::SpeechRouters::from_host`: the built-in
-//! `flite`, `pocketsphinx`, `whisper` (feature `whisper`, on by default)
-//! and `openai` providers plus any a linked plugin registers; collisions
-//! are reported on stderr). Without `--provider` they use the config's
-//! `[speech.say]` / `[speech.hear]` provider, else flite (voice `kal16`)
+//! `flite`, `pocketsphinx`, `kokoro` and `piper` (feature `piper`),
+//! `whisper` (feature `whisper`; both on by default) and `openai` providers
+//! plus any a linked plugin registers; collisions are reported on stderr).
+//! Without `--provider` they use the config's `[speech.say]` /
+//! `[speech.hear]` provider, else kokoro (voice `af_heart`) when
+//! `scripts/ensure-kokoro.sh` installed it, else flite (voice `kal16`),
 //! and whisper when its model is installed
 //! (`scripts/ensure-whisper-model.sh`), else pocketsphinx with a line on
 //! stderr saying how to install the model; all run on this machine with no
@@ -199,13 +201,13 @@
 //! [network]
 //! allow = ["10.0.0.5:8080", "intranet.example"]
 //!
-//! # `oscova speech`: all optional; without it, flite and whisper (when its
-//! # model is installed, else pocketsphinx).
+//! # `oscova speech`: all optional; without it, kokoro (when installed, else
+//! # flite) and whisper (when its model is installed, else pocketsphinx).
 //! [speech]
 //! offline = false                      # true: always as if --offline were given
 //!
 //! [speech.say]                         # the provider `say` uses without --provider
-//! provider = "openai"                  # default "flite"
+//! provider = "openai"                  # default "kokoro" when installed, else "flite"
 //! endpoint = "http://127.0.0.1:8000"   # an OpenAI-compatible server
 //! model = "tts-1"
 //! voice = "nova"
@@ -310,7 +312,7 @@ mod term;
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
 pub use config::{
     CONFIG_ENV, CREDENTIAL_ENV_PREFIX, Config, ConfigCredentials, DEFAULT_USER, FILES_ROOT_ENV,
-    TIME_ZONE_ENV, USER_ENV, credential_env_var, default_recognizer,
+    TIME_ZONE_ENV, USER_ENV, credential_env_var, default_recognizer, default_synthesis,
 };
 pub use error::{CliError, ExitStatus};
 pub use launcher::{Launcher, run, run_with};

@@ -1,4 +1,5 @@
-//! Synthesis by `piper` (en_US-joe-medium on onnxruntime 1.32.0, 2 threads,
+//! Synthesis by `kokoro` (Kokoro-82M int8, voice af_heart, 2 threads),
+//! `piper` (en_US-joe-medium on onnxruntime 1.32.0, 2 threads,
 //! deterministic) and `flite` (kal16) side by side in one run: load time
 //! (piper: onnxruntime plus the voice on first use, then the voice alone;
 //! flite: a one-word synthesis, since every flite call starts the program
@@ -6,14 +7,14 @@
 //! a real-time factor (synthesis time / audio duration, medians of the same
 //! run) and as criterion timings.
 //!
-//! Run with `scripts/ensure-piper.sh && cargo bench -p oscova-speech --features piper --bench synthesize -- --warm-up-time 2 --measurement-time 10 --sample-size 10`.
+//! Run with `scripts/ensure-piper.sh && scripts/ensure-kokoro.sh && cargo bench -p oscova-speech --features piper --bench synthesize -- --warm-up-time 2 --measurement-time 10 --sample-size 10`.
 
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oscova_speech::{
-    FliteSynthesizer, PiperSynthesizer, SpeechProviderConfig, SpeechSynthesisProvider,
-    SynthesisRequest, decode_wav,
+    FliteSynthesizer, KokoroSynthesizer, PiperSynthesizer, SpeechProviderConfig,
+    SpeechSynthesisProvider, SynthesisRequest, decode_wav,
 };
 
 const SENTENCE: &str =
@@ -58,6 +59,10 @@ fn synthesize(c: &mut Criterion) {
         .options
         .insert("threads".into(), serde_json::Value::from(2));
     let flite_config = SpeechProviderConfig::new("flite").voice("kal16");
+    let mut kokoro_config = SpeechProviderConfig::new("kokoro").voice("af_heart");
+    kokoro_config
+        .options
+        .insert("threads".into(), serde_json::Value::from(2));
 
     // Load times.
     let started = Instant::now();
@@ -76,6 +81,12 @@ fn synthesize(c: &mut Criterion) {
             started.elapsed().as_secs_f64()
         })
         .collect();
+    let started = Instant::now();
+    let kokoro = KokoroSynthesizer::new();
+    runtime
+        .block_on(kokoro.preload(&kokoro_config))
+        .expect("kokoro; run scripts/ensure-kokoro.sh");
+    let kokoro_load = started.elapsed().as_secs_f64();
     let flite = FliteSynthesizer::new();
     let flite_cold: Vec<f64> = (0..5)
         .map(|_| {
@@ -129,6 +140,14 @@ fn synthesize(c: &mut Criterion) {
     );
     let (piper_time, piper_audio) = rtf(&piper, &piper_config);
     let (flite_time, flite_audio) = rtf(&flite, &flite_config);
+    let (kokoro_time, kokoro_audio) = rtf(&kokoro, &kokoro_config);
+    eprintln!(
+        "warm sentence, kokoro af_heart (2 threads): {kokoro_time:.3} s for {kokoro_audio:.2} s \
+         of audio, RTF {:.3}; kokoro/piper time ratio {:.2}; load (model, after onnxruntime) \
+         {kokoro_load:.3} s",
+        kokoro_time / kokoro_audio,
+        kokoro_time / piper_time,
+    );
     eprintln!(
         "load: piper first {first_load:.3} s (onnxruntime + voice), voice alone median {:.3} s; \
          flite one-word synthesis median {:.3} s",
@@ -151,6 +170,14 @@ fn synthesize(c: &mut Criterion) {
                 .synthesize(SynthesisRequest::new(&piper_config, SENTENCE))
                 .await
                 .expect("piper")
+        })
+    });
+    group.bench_function("kokoro_af_heart", |b| {
+        b.to_async(&runtime).iter(|| async {
+            kokoro
+                .synthesize(SynthesisRequest::new(&kokoro_config, SENTENCE))
+                .await
+                .expect("kokoro")
         })
     });
     group.bench_function("flite_kal16", |b| {

@@ -7,6 +7,7 @@
 //! | `flite` | [`FliteSynthesizer`] (the `flite` program) | synthesis | yes |
 //! | `pocketsphinx` | [`PocketsphinxRecognizer`] (libpocketsphinx, US English) | recognition | yes |
 //! | `openai` | [`OpenAiSpeech`] (any OpenAI-compatible server) | both | only with a local endpoint |
+//! | `kokoro` | `KokoroSynthesizer` (Kokoro-82M on onnxruntime, feature `piper`; the default synthesizer when installed) | synthesis | yes |
 //! | `piper` | `PiperSynthesizer` (Piper voices on onnxruntime, feature `piper`) | synthesis | yes |
 //! | `whisper` | `WhisperRecognizer` (whisper.cpp; feature `whisper`) | recognition | yes |
 //!
@@ -153,6 +154,8 @@
 
 mod error;
 mod flite;
+#[cfg(feature = "piper")]
+mod kokoro;
 mod openai;
 #[cfg(feature = "piper")]
 mod piper;
@@ -164,6 +167,8 @@ mod wav;
 mod whisper;
 
 pub use flite::{FLITE_DEFAULT_VOICE, FLITE_VOICES, FliteSynthesizer};
+#[cfg(feature = "piper")]
+pub use kokoro::{KOKORO_DEFAULT_VOICE, KOKORO_INSTALL_COMMAND, KokoroSynthesizer};
 pub use openai::{
     OPENAI_DEFAULT_ENDPOINT, OPENAI_DEFAULT_SPEECH_MODEL, OPENAI_DEFAULT_TRANSCRIPTION_MODEL,
     OPENAI_DEFAULT_VOICE, OpenAiSpeech,
@@ -187,6 +192,39 @@ pub use whisper::{
     WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, WhisperRecognizer,
     whisper_cache_dir,
 };
+
+/// The offline synthesizer to use when nothing names one: `kokoro` when
+/// this build has it (feature `piper`) and its files and onnxruntime are
+/// installed (`scripts/ensure-kokoro.sh`), else `flite`.
+///
+/// ```
+/// let key = oscova_speech::default_offline_synthesizer();
+/// assert!(key == "kokoro" || key == "flite");
+/// ```
+pub fn default_offline_synthesizer() -> &'static str {
+    #[cfg(feature = "piper")]
+    if KokoroSynthesizer::installed() {
+        return SpeechProviderKeys::KOKORO;
+    }
+    SpeechProviderKeys::FLITE
+}
+
+/// The synthesis configuration to use when nothing names a provider:
+/// `kokoro` with [`KOKORO_DEFAULT_VOICE`](crate::KokoroSynthesizer) when
+/// it is installed (see [`default_offline_synthesizer`]), else `flite`
+/// with [`FLITE_DEFAULT_VOICE`].
+///
+/// ```
+/// let config = oscova_speech::default_offline_synthesis();
+/// assert!(config.voice.as_deref() == Some("af_heart") || config.voice.as_deref() == Some("kal16"));
+/// ```
+pub fn default_offline_synthesis() -> SpeechProviderConfig {
+    #[cfg(feature = "piper")]
+    if KokoroSynthesizer::installed() {
+        return SpeechProviderConfig::new(SpeechProviderKeys::KOKORO).voice(KOKORO_DEFAULT_VOICE);
+    }
+    SpeechProviderConfig::new(SpeechProviderKeys::FLITE).voice(FLITE_DEFAULT_VOICE)
+}
 
 /// The offline recognizer to use when nothing names one: `whisper` when
 /// this build has it (feature `whisper`) and its model is installed, else

@@ -13,7 +13,7 @@
 //! `<provider>.api_key`. `offline = true` makes every speech command act
 //! as if `--offline` were given; no flag turns it off for one command.
 
-use oscova_speech::{FLITE_DEFAULT_VOICE, SpeechProviderConfig, SpeechProviderKeys};
+use oscova_speech::SpeechProviderConfig;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -113,7 +113,9 @@ impl Config {
     /// The configuration `oscova speech say` uses with `--provider key`
     /// (`None`: no flag): the `[speech.say]` table when `key` is absent or
     /// names its provider, else a bare configuration for `key`. Without a
-    /// table the default is flite with voice `kal16`.
+    /// table (or a `provider` in it) the default is [`default_synthesis`]:
+    /// kokoro with voice `af_heart` when it is installed, else flite with
+    /// voice `kal16`.
     ///
     /// ```
     /// let none: [(&str, &str); 0] = [];
@@ -133,8 +135,8 @@ impl Config {
     /// ```
     pub fn speech_synthesis(&self, key: Option<&str>) -> SpeechProviderConfig {
         let configured = match &self.speech.say {
-            Some(table) => table.to_config(SpeechProviderKeys::FLITE),
-            None => SpeechProviderConfig::new(SpeechProviderKeys::FLITE).voice(FLITE_DEFAULT_VOICE),
+            Some(table) => table.to_config(&default_synthesis().provider),
+            None => default_synthesis(),
         };
         pick(configured, key)
     }
@@ -161,7 +163,7 @@ impl Config {
             .as_ref()
             .is_none_or(|t| non_empty(t.provider.as_deref()).is_none());
         #[cfg(feature = "whisper")]
-        if unconfigured && default_recognizer() == SpeechProviderKeys::POCKETSPHINX {
+        if unconfigured && default_recognizer() == oscova_speech::SpeechProviderKeys::POCKETSPHINX {
             return Some(format!(
                 "using pocketsphinx: the Whisper model is not installed; install it with `{}` \
                  for far fewer errors",
@@ -171,6 +173,19 @@ impl Config {
         let _ = unconfigured;
         None
     }
+}
+
+/// The synthesis configuration `say` uses when nothing names a provider:
+/// `kokoro` (voice `af_heart`) when the build has it (feature `piper`) and
+/// `scripts/ensure-kokoro.sh` has installed it, else `flite` (voice
+/// `kal16`).
+///
+/// ```
+/// let say = oscova_cli::default_synthesis();
+/// assert!(say.provider == "kokoro" || say.provider == "flite");
+/// ```
+pub fn default_synthesis() -> SpeechProviderConfig {
+    oscova_speech::default_offline_synthesis()
 }
 
 /// The recognizer `hear` uses when nothing names one: `whisper` when the
@@ -197,11 +212,7 @@ mod tests {
     fn without_a_section_speech_is_local() {
         let config = config("").unwrap();
         assert!(!config.speech_offline());
-        let say = config.speech_synthesis(None);
-        assert_eq!(
-            (say.provider.as_str(), say.voice.as_deref()),
-            ("flite", Some("kal16"))
-        );
+        assert_eq!(config.speech_synthesis(None), default_synthesis());
         assert_eq!(
             config.speech_recognition(None).provider,
             default_recognizer()
@@ -223,6 +234,7 @@ mod tests {
             [speech]
             offline = true
             [speech.say]
+            provider = "flite"
             voice = "slt"
             [speech.hear]
             provider = "openai"

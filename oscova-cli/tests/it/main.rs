@@ -15,6 +15,7 @@ pub mod embedding;
 pub mod endpoint_scope;
 pub mod files_root;
 pub mod hardening;
+pub mod kokoro;
 pub mod mcp;
 pub mod mcp_gateway;
 pub mod mcp_http;

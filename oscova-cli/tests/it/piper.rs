@@ -91,7 +91,7 @@ fn providers_lists_piper_with_its_voice() {
             piper["origin"].clone()
         ),
         (json!(true), json!(false), json!("built-in")),
-        "flite stays the default"
+        "piper is never the default"
     );
     assert!(
         piper["voices"].as_array().unwrap().contains(&json!(VOICE)),

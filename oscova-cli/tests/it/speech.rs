@@ -72,8 +72,10 @@ fn say_offline(text: &str) -> PathBuf {
         "--offline",
     ]));
     assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    // kokoro where scripts/ensure-kokoro.sh installed it, else flite.
+    let default = oscova_cli::default_synthesis().provider.as_str().to_owned();
     assert!(
-        stdout.contains("s of speech") && stdout.contains("flite"),
+        stdout.contains("s of speech") && stdout.contains(&default),
         "{stdout}"
     );
     out
@@ -114,13 +116,22 @@ fn json_shapes_of_say_and_hear() {
         .map(String::as_str)
         .collect();
     assert_eq!(keys, ["bytes", "duration_seconds", "file", "provider"]);
-    assert_eq!(doc["provider"], "flite");
+    assert_eq!(
+        doc["provider"],
+        oscova_cli::default_synthesis().provider.as_str()
+    );
     assert_eq!(doc["file"], path_str(&out));
     let size = std::fs::metadata(&out).unwrap().len();
     assert_eq!(doc["bytes"], size);
     let seconds = doc["duration_seconds"].as_f64().unwrap();
-    // kal16 is 16 kHz, 16-bit mono: the duration follows from the size.
-    let expected = (size - 44) as f64 / 32_000.0;
+    // 16-bit mono at the default's rate (kokoro 24 kHz, flite kal16
+    // 16 kHz): the duration follows from the size.
+    let rate = if doc["provider"] == "kokoro" {
+        24_000.0
+    } else {
+        16_000.0
+    };
+    let expected = (size - 44) as f64 / (2.0 * rate);
     assert!((seconds - expected).abs() < 0.01, "{seconds} vs {expected}");
     assert!(seconds > 0.5, "{seconds}");
 
@@ -373,7 +384,17 @@ fn unknown_voices_providers_empty_text_and_missing_folders_are_usage_errors() {
     let out_str = path_str(&out);
     let cases: [(&[&str], &str, &str); 5] = [
         (
-            &["speech", "say", "hello", "-o", out_str, "--voice", "kal17"],
+            &[
+                "speech",
+                "say",
+                "hello",
+                "-o",
+                out_str,
+                "--provider",
+                "flite",
+                "--voice",
+                "kal17",
+            ],
             "unknown_voice",
             "unknown voice `kal17`; available voices: kal16, slt, rms, awb, kal",
         ),
@@ -388,7 +409,11 @@ fn unknown_voices_providers_empty_text_and_missing_folders_are_usage_errors() {
                 "acme.nope",
             ],
             "unknown_provider",
-            "no speech provider has type `acme.nope`; known types: flite, openai",
+            if cfg!(feature = "piper") {
+                "no speech provider has type `acme.nope`; known types: flite, kokoro, openai, piper"
+            } else {
+                "no speech provider has type `acme.nope`; known types: flite, openai"
+            },
         ),
         (
             &["speech", "hear", out_str, "--provider", "flite"],
@@ -437,6 +462,7 @@ fn providers_lists_both_directions_with_voices_and_defaults() {
             .cloned()
             .unwrap_or_else(|| panic!("{direction} {key}: {doc}"))
     };
+    let say_default = oscova_cli::default_synthesis().provider.as_str().to_owned();
     let flite = find("synthesis", "flite");
     assert_eq!(
         (
@@ -444,8 +470,19 @@ fn providers_lists_both_directions_with_voices_and_defaults() {
             flite["default"].clone(),
             flite["origin"].clone()
         ),
-        (json!(true), json!(true), json!("built-in"))
+        (
+            json!(true),
+            json!(say_default == "flite"),
+            json!("built-in")
+        )
     );
+    if cfg!(feature = "piper") {
+        let kokoro = find("synthesis", "kokoro");
+        assert_eq!(
+            (kokoro["local"].clone(), kokoro["default"].clone()),
+            (json!(true), json!(say_default == "kokoro"))
+        );
+    }
     assert_eq!(
         flite["voices"],
         json!(["kal16", "slt", "rms", "awb", "kal"])

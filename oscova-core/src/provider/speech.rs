@@ -29,6 +29,9 @@ impl SpeechProviderKeys {
     pub const OPENAI: &'static str = "openai";
     /// Local synthesis with Piper neural voices (onnxruntime and espeak-ng).
     pub const PIPER: &'static str = "piper";
+    /// Local synthesis with Kokoro-82M (onnxruntime and espeak-ng;
+    /// `oscova-speech` feature `piper`).
+    pub const KOKORO: &'static str = "kokoro";
     /// Local recognition with whisper.cpp (`oscova-speech` feature `whisper`).
     pub const WHISPER: &'static str = "whisper";
 }

@@ -13,7 +13,8 @@
 //! absolute paths, no symbolic links that lead out, parent directories
 //! checked. Each user's
 //! [`SpeechSettings`] choose the providers and whether speech must stay on
-//! this machine; the default is flite (`kal16`) and whisper (when the
+//! this machine; the default is kokoro (`af_heart`, when the build has it
+//! and it is installed, else flite `kal16`) and whisper (when the
 //! build has it and its model is installed, else pocketsphinx) with
 //! offline operation required.
 //!

@@ -1,15 +1,16 @@
 //! What a host decides per user ([`SpeechSettings`]) and per plugin
 //! ([`SpeechLimits`]).
 //!
-//! Rules: the defaults keep everything on this machine — flite with the
-//! 16 kHz `kal16` voice, whisper when the build has it and its model is
+//! Rules: the defaults keep everything on this machine — kokoro (voice
+//! `af_heart`) when the build has it and it is installed, else flite with
+//! the 16 kHz `kal16` voice, whisper when the build has it and its model is
 //! installed (else pocketsphinx), and offline operation required — so
 //! a host that configures nothing never sends a user's text or audio
 //! anywhere. API keys are never stored here: a setting names a credential,
 //! which is resolved through the user's credential resolver when a tool
 //! runs (so its value is also redacted from every result).
 
-use oscova_speech::{FLITE_DEFAULT_VOICE, SpeechProviderConfig, SpeechProviderKeys};
+use oscova_speech::SpeechProviderConfig;
 
 /// One user's speech settings: which providers speak and listen, and
 /// whether speech must stay on this machine.
@@ -20,7 +21,7 @@ use oscova_speech::{FLITE_DEFAULT_VOICE, SpeechProviderConfig, SpeechProviderKey
 ///
 /// let local = SpeechSettings::default();
 /// assert!(local.offline);
-/// assert_eq!(local.synthesis.provider, "flite");
+/// assert_eq!(local.synthesis, oscova_speech::default_offline_synthesis());
 /// assert_eq!(local.recognition.provider, oscova_speech::default_offline_recognizer());
 ///
 /// // A user who allows a hosted service for transcription:
@@ -37,7 +38,9 @@ pub struct SpeechSettings {
     /// one, whose design) is not on this machine is refused by the router
     /// before it is entered. Default `true`.
     pub offline: bool,
-    /// The provider `speak` uses (default `flite`, voice `kal16`).
+    /// The provider `speak` uses (default: `kokoro`, voice `af_heart`, when
+    /// this build has it and it is installed, else `flite`, voice `kal16`;
+    /// see [`oscova_speech::default_offline_synthesis`]).
     pub synthesis: SpeechProviderConfig,
     /// The provider `transcribe` uses (default: `whisper` when this build
     /// has it and its model is installed, else `pocketsphinx`; see
@@ -55,8 +58,7 @@ impl Default for SpeechSettings {
     fn default() -> Self {
         Self {
             offline: true,
-            synthesis: SpeechProviderConfig::new(SpeechProviderKeys::FLITE)
-                .voice(FLITE_DEFAULT_VOICE),
+            synthesis: oscova_speech::default_offline_synthesis(),
             recognition: SpeechProviderConfig::new(oscova_speech::default_offline_recognizer()),
             synthesis_credential: None,
             recognition_credential: None,

@@ -35,7 +35,7 @@ pub(crate) const ORT_DYLIB_ENV: &str = "ORT_DYLIB_PATH";
 pub(crate) const ESPEAK_INSTALL_COMMAND: &str = "apt-get install espeak-ng espeak-ng-data";
 
 /// `$XDG_CACHE_HOME/oscova`, else `~/.cache/oscova`.
-fn cache_root() -> Option<PathBuf> {
+pub(crate) fn cache_root() -> Option<PathBuf> {
     let xdg = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute());

@@ -16,10 +16,10 @@
 //! listing providers stays cheap. A missing library, voice or espeak-ng is
 //! [`SpeechError::NotInstalled`] naming the command that installs it.
 
-mod assets;
-mod error;
-mod phonemes;
-mod runtime;
+pub(crate) mod assets;
+pub(crate) mod error;
+pub(crate) mod phonemes;
+pub(crate) mod runtime;
 mod settings;
 mod voice;
 
@@ -40,6 +40,9 @@ use phonemes::{espeak, text_sentences};
 use runtime::{Model, encode_wav, infer_all, to_pcm16};
 use settings::{Settings, Speaker};
 use voice::{PhonemeType, VoiceConfig};
+
+/// Who the spawn policy is told espeak-ng runs for.
+const ORIGIN: &str = "speech provider piper";
 
 /// How many loaded voices a provider keeps warm.
 const WARM_VOICES: usize = 4;
@@ -310,7 +313,7 @@ impl PiperSynthesizer {
                 path: files.config.clone(),
                 reason,
             })?;
-            let env = runtime::environment(&library)?;
+            let env = runtime::environment(&library, PIPER_INSTALL_COMMAND)?;
             let model = Model::load(&env, &files.model, threads)?;
             Ok(Loaded {
                 config,
@@ -356,6 +359,7 @@ impl PiperSynthesizer {
         let sentences = match voice.phoneme_type {
             PhonemeType::Espeak => {
                 espeak(
+                    ORIGIN,
                     &self.policy,
                     &self.espeak,
                     &voice.espeak_voice,

@@ -17,7 +17,10 @@
 //! When espeak-ng splits differently (its line count does not match), its
 //! lines are taken as sentences of their own, each ended with `.`: the
 //! words are all there, only the pauses differ. espeak-ng runs through the
-//! provider's spawn policy, killed on cancellation.
+//! provider's spawn policy, killed on cancellation. The kokoro provider
+//! uses the same cutter and runner (`espeak_clauses`: the clauses'
+//! phonemes before they are grouped into sentences), so the rule lives
+//! here once.
 
 use oscova_core::CancellationToken;
 use oscova_core::process::{ProcessSpawnPolicy, ProcessSpawnRequest, SpawnError};
@@ -25,9 +28,6 @@ use unicode_normalization::UnicodeNormalization;
 
 use super::assets::ESPEAK_INSTALL_COMMAND;
 use super::error::PiperError;
-
-/// Who the spawn policy is told espeak-ng runs for.
-const ORIGIN: &str = "speech provider piper";
 
 /// How a clause ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,8 +179,17 @@ fn clean(line: &str) -> Vec<char> {
     out
 }
 
-/// Sentences of phonemes from espeak-ng's output for `clauses`.
-pub(crate) fn sentences(clauses: &[Clause], output: &str) -> Vec<Vec<char>> {
+/// One clause's phonemes, its punctuation put back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Spoken {
+    pub(crate) phonemes: Vec<char>,
+    /// Whether a sentence ends with this clause.
+    pub(crate) ends_sentence: bool,
+}
+
+/// Each clause's phonemes from espeak-ng's output for `clauses`, clauses
+/// with nothing to say left out (see the module rules).
+pub(crate) fn spoken_clauses(clauses: &[Clause], output: &str) -> Vec<Spoken> {
     let lines: Vec<&str> = output.lines().collect();
     let nonempty: Vec<&str> = lines
         .iter()
@@ -201,19 +210,39 @@ pub(crate) fn sentences(clauses: &[Clause], output: &str) -> Vec<Vec<char>> {
             .map(|line| {
                 let mut phonemes = clean(line);
                 phonemes.push('.');
-                phonemes
+                Spoken {
+                    phonemes,
+                    ends_sentence: true,
+                }
             })
             .collect();
     };
+    let mut out: Vec<Spoken> = Vec::new();
+    for (clause, line) in clauses.iter().zip(lines) {
+        let mut phonemes = clean(line);
+        let ends_sentence = clause.terminator.ends_sentence();
+        if phonemes.is_empty() {
+            if ends_sentence && let Some(last) = out.last_mut() {
+                last.ends_sentence = true;
+            }
+            continue;
+        }
+        phonemes.extend_from_slice(clause.terminator.phonemes());
+        out.push(Spoken {
+            phonemes,
+            ends_sentence,
+        });
+    }
+    out
+}
+
+/// Sentences of phonemes from espeak-ng's output for `clauses`.
+pub(crate) fn sentences(clauses: &[Clause], output: &str) -> Vec<Vec<char>> {
     let mut out = Vec::new();
     let mut current: Vec<char> = Vec::new();
-    for (clause, line) in clauses.iter().zip(lines) {
-        let phonemes = clean(line);
-        if !phonemes.is_empty() {
-            current.extend(phonemes);
-            current.extend_from_slice(clause.terminator.phonemes());
-        }
-        if clause.terminator.ends_sentence() && !current.is_empty() {
+    for spoken in spoken_clauses(clauses, output) {
+        current.extend(spoken.phonemes);
+        if spoken.ends_sentence {
             out.push(std::mem::take(&mut current));
         }
     }
@@ -233,8 +262,11 @@ pub(crate) fn text_sentences(text: &str) -> Vec<Vec<char>> {
     }
 }
 
-/// Runs espeak-ng for `text` with espeak voice `voice`.
+/// Runs espeak-ng for `text` with espeak voice `voice` and returns its
+/// sentences of phonemes; `origin` is who the spawn policy is told it runs
+/// for.
 pub(crate) async fn espeak(
+    origin: &str,
     policy: &ProcessSpawnPolicy,
     program: &str,
     voice: &str,
@@ -245,11 +277,41 @@ pub(crate) async fn espeak(
     if clauses.is_empty() {
         return Err(PiperError::NothingToSay);
     }
+    let stdout = run_espeak(origin, policy, program, voice, &clauses, cancel).await?;
+    Ok(sentences(&clauses, &stdout))
+}
+
+/// Runs espeak-ng for `text` and returns each clause's phonemes.
+pub(crate) async fn espeak_clauses(
+    origin: &str,
+    policy: &ProcessSpawnPolicy,
+    program: &str,
+    voice: &str,
+    text: &str,
+    cancel: &CancellationToken,
+) -> Result<Vec<Spoken>, PiperError> {
+    let clauses = clauses(text);
+    if clauses.is_empty() {
+        return Err(PiperError::NothingToSay);
+    }
+    let stdout = run_espeak(origin, policy, program, voice, &clauses, cancel).await?;
+    Ok(spoken_clauses(&clauses, &stdout))
+}
+
+/// espeak-ng's IPA output for `clauses`.
+async fn run_espeak(
+    origin: &str,
+    policy: &ProcessSpawnPolicy,
+    program: &str,
+    voice: &str,
+    clauses: &[Clause],
+    cancel: &CancellationToken,
+) -> Result<String, PiperError> {
     let request = ProcessSpawnRequest::new(program)
         .args(["-q", "--ipa", "-b", "1", "-v", voice, "--stdin"])
-        .origin(ORIGIN);
+        .origin(origin);
     let output = policy
-        .run(request, Some(espeak_input(&clauses).into_bytes()), cancel)
+        .run(request, Some(espeak_input(clauses).into_bytes()), cancel)
         .await
         .map_err(|source| match source {
             SpawnError::NotFound { .. } => PiperError::NotInstalled {
@@ -260,8 +322,7 @@ pub(crate) async fn espeak(
                 source: Box::new(source),
             },
         })?;
-    let stdout = String::from_utf8(output.stdout).map_err(|_| PiperError::BadPhonemes)?;
-    Ok(sentences(&clauses, &stdout))
+    String::from_utf8(output.stdout).map_err(|_| PiperError::BadPhonemes)
 }
 
 #[cfg(test)]
@@ -325,6 +386,24 @@ mod tests {
         let out = sentences(&clauses, "həlˈoʊ wˈɜːld\nðɪs ɪz ɐ tˈɛst\nhˈaʊ ɑːɹ juː\n");
         let as_text: Vec<String> = out.iter().map(|s| s.iter().collect()).collect();
         assert_eq!(as_text, ["həlˈoʊ wˈɜːld, ðɪs ɪz ɐ tˈɛst.", "hˈaʊ ɑːɹ juː?"]);
+    }
+
+    #[test]
+    fn clauses_keep_their_punctuation_and_where_sentences_end() {
+        let clauses = clauses("Hello world, this is a test. How are you?");
+        let spoken = spoken_clauses(&clauses, "həlˈoʊ wˈɜːld\nðɪs ɪz ɐ tˈɛst\nhˈaʊ ɑːɹ juː\n");
+        let as_text: Vec<(String, bool)> = spoken
+            .iter()
+            .map(|s| (s.phonemes.iter().collect(), s.ends_sentence))
+            .collect();
+        assert_eq!(
+            as_text,
+            [
+                ("həlˈoʊ wˈɜːld, ".to_owned(), false),
+                ("ðɪs ɪz ɐ tˈɛst.".to_owned(), true),
+                ("hˈaʊ ɑːɹ juː?".to_owned(), true),
+            ]
+        );
     }
 
     #[test]

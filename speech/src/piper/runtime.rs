@@ -28,15 +28,18 @@ use ort::session::{RunOptions, Session};
 use ort::value::Tensor;
 use oscova_core::CancellationToken;
 
-use super::assets::PIPER_INSTALL_COMMAND;
 use super::error::PiperError;
 
 /// The environment, once a library has loaded, with the library's path.
 static RUNTIME: Mutex<Option<(PathBuf, Environment)>> = Mutex::new(None);
 
 /// The process's onnxruntime environment, loading `library` if none is
-/// loaded yet.
-pub(crate) fn environment(library: &Path) -> Result<Environment, PiperError> {
+/// loaded yet; a missing library is "not installed" naming `install`.
+/// Shared by every provider on onnxruntime (piper, kokoro).
+pub(crate) fn environment(
+    library: &Path,
+    install: &'static str,
+) -> Result<Environment, PiperError> {
     let absolute = std::path::absolute(library).unwrap_or_else(|_| library.to_path_buf());
     if !absolute.is_file() {
         return Err(PiperError::NotInstalled {
@@ -44,7 +47,7 @@ pub(crate) fn environment(library: &Path) -> Result<Environment, PiperError> {
                 "the onnxruntime library {} does not exist",
                 absolute.display()
             ),
-            install: PIPER_INSTALL_COMMAND,
+            install,
         });
     }
     let mut slot = RUNTIME
@@ -64,7 +67,7 @@ pub(crate) fn environment(library: &Path) -> Result<Environment, PiperError> {
     }
     let env = ort::init_from(&absolute)
         .map_err(PiperError::onnx(&format!("loading {}", absolute.display())))?
-        .with_name("oscova-piper")
+        .with_name("oscova-speech")
         .build()
         .map_err(PiperError::onnx("creating its environment"))?;
     *slot = Some((absolute, env.clone()));
@@ -239,10 +242,11 @@ pub(crate) async fn infer_all(
     outcome
 }
 
-/// Stops the blocking task when the synthesis ends early.
-struct StopOnDrop {
-    stop: CancellationToken,
-    options: Arc<RunOptions>,
+/// Stops the blocking task when the synthesis ends early: cancels `stop`
+/// and terminates the run through `options`.
+pub(crate) struct StopOnDrop {
+    pub(crate) stop: CancellationToken,
+    pub(crate) options: Arc<RunOptions>,
 }
 
 impl Drop for StopOnDrop {
@@ -299,6 +303,7 @@ pub(crate) fn encode_wav(samples: &[i16], rate: u32) -> Result<Vec<u8>, PiperErr
 
 #[cfg(test)]
 mod tests {
+    use super::super::assets::PIPER_INSTALL_COMMAND;
     use super::*;
 
     #[test]
@@ -320,7 +325,11 @@ mod tests {
 
     #[test]
     fn a_missing_library_is_not_installed() {
-        let err = environment(Path::new("/nonexistent/libonnxruntime.so")).unwrap_err();
+        let err = environment(
+            Path::new("/nonexistent/libonnxruntime.so"),
+            PIPER_INSTALL_COMMAND,
+        )
+        .unwrap_err();
         assert!(
             matches!(&err, PiperError::NotInstalled { install, .. } if *install == PIPER_INSTALL_COMMAND),
             "{err:?}"

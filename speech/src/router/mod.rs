@@ -318,8 +318,8 @@ fn shown(url: &str) -> String {
 
 /// Both routers, built from one host: the built-in providers (`flite`,
 /// `pocketsphinx` and one `openai` instance shared by both directions, using
-/// the host's HTTP client and spawn policy; `piper` too with the feature
-/// `piper`) plus every speech provider the host's plugins registered.
+/// the host's HTTP client and spawn policy; `kokoro` and `piper` too with
+/// the feature `piper`) plus every speech provider the host's plugins registered.
 ///
 /// ```no_run
 /// use oscova_core::PluginHost;
@@ -413,7 +413,9 @@ impl SpeechRouters {
             .builtin(crate::FliteSynthesizer::new().with_policy(spawn.clone()))
             .builtin_shared(openai);
         #[cfg(feature = "piper")]
-        let synthesis = synthesis.builtin(crate::PiperSynthesizer::new().with_policy(spawn));
+        let synthesis = synthesis
+            .builtin(crate::KokoroSynthesizer::new().with_policy(spawn.clone()))
+            .builtin(crate::PiperSynthesizer::new().with_policy(spawn));
         #[cfg(not(feature = "piper"))]
         drop(spawn);
         let synthesis = synthesis.published(synthesizers).build();

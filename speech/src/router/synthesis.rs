@@ -69,7 +69,7 @@ impl SpeechSynthesisRouter {
 
     /// The built-in providers (`flite` with the host's spawn policy,
     /// `openai` on the host's HTTP client, and with the feature `piper`
-    /// `piper` with the host's spawn policy) plus the synthesis providers
+    /// `kokoro` and `piper` with the host's spawn policy) plus the synthesis providers
     /// of the host's plugins.
     pub fn from_host(host: &PluginHost) -> Self {
         let builder = Self::builder()
@@ -77,6 +77,7 @@ impl SpeechSynthesisRouter {
             .builtin(OpenAiSpeech::new(host.http_client()));
         #[cfg(feature = "piper")]
         let builder = builder
+            .builtin(crate::KokoroSynthesizer::new().with_policy(host.spawn_policy().clone()))
             .builtin(crate::PiperSynthesizer::new().with_policy(host.spawn_policy().clone()));
         builder.host_plugins(host).build()
     }

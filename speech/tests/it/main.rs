@@ -10,6 +10,7 @@ mod common;
 
 pub mod bad_audio;
 pub mod collisions;
+pub mod kokoro;
 pub mod offline_routing;
 pub mod openai;
 pub mod piper;

@@ -142,7 +142,7 @@ async fn sentences_and_punctuation_are_all_spoken() {
 }
 
 /// More read-style sentences for the round trip, with punctuation.
-const MORE: [&str; 5] = [
+pub const MORE: [&str; 5] = [
     "Could you tell me where the train station is?",
     "I would like a cup of coffee with milk, please.",
     "The meeting starts early in the morning.",

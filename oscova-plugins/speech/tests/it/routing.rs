@@ -294,10 +294,10 @@ async fn a_host_builds_the_routers_once_over_every_plugins_providers() {
         .build()
         .unwrap();
     let routers = host.service::<SpeechRouters>().expect("the host's service");
-    // piper: this crate's tests enable oscova-speech's `piper` feature.
+    // kokoro, piper: this crate's tests enable oscova-speech's `piper` feature.
     assert_eq!(
         routers.synthesis().keys(),
-        ["acme.beep", "flite", "openai", "piper"]
+        ["acme.beep", "flite", "kokoro", "openai", "piper"]
     );
     assert_eq!(routers.diagnostics().count(), 0);
     let r = host
@@ -329,8 +329,9 @@ async fn routers_the_host_registers_take_precedence() {
         .await;
     assert!(r.is_error);
     assert!(
-        r.content
-            .contains("no speech provider has type `acme.beep`; known types: flite, openai"),
+        r.content.contains(
+            "no speech provider has type `acme.beep`; known types: flite, kokoro, openai"
+        ),
         "{}",
         r.content
     );

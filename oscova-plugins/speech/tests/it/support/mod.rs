@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use oscova_core::prelude::*;
 use oscova_core::{ApprovalRequest, SecretString, UserScope};
-use oscova_plugin_speech::SpeechPlugin;
-use oscova_speech::{Pcm16kMono, encode_wav};
+use oscova_plugin_speech::{SpeechPlugin, SpeechSettings};
+use oscova_speech::{Pcm16kMono, SpeechProviderConfig, encode_wav};
 use oscova_test_kit::http::{Reply, TestServer};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -28,9 +28,19 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    /// Default settings, approvals granted.
+    /// Default settings with flite (`kal16`) speaking, approvals granted:
+    /// the default synthesizer is kokoro where it is installed, and these
+    /// tests check flite's voices, rate and errors.
     pub fn new() -> Self {
-        Self::with(|base| SpeechPlugin::per_user(base), true)
+        Self::with(
+            |base| {
+                SpeechPlugin::per_user(base).settings(|_| {
+                    SpeechSettings::default()
+                        .synthesis(SpeechProviderConfig::new("flite").voice("kal16"))
+                })
+            },
+            true,
+        )
     }
 
     /// `make` gets the base directory; `approve` is the approval handler's answer.
