@@ -53,7 +53,8 @@ pub(crate) enum Command {
     Models(ModelsCommand),
 
     /// Speak text into a WAV file and hear the words in one, through the
-    /// speech routers (local flite and pocketsphinx by default).
+    /// speech routers (local ones by default: flite to say, whisper when
+    /// installed or pocketsphinx to hear).
     #[command(subcommand)]
     Speech(SpeechCommand),
 }
@@ -91,7 +92,7 @@ pub(crate) struct ListArgs {
 /// `oscova tools show`
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {
-    /// The tool's wire name.
+    /// The tool's wire name, or its end when only one tool ends so.
     pub(crate) name: String,
     /// Show the input schema as exported for this model API.
     #[arg(long, value_enum, default_value_t = Profile::Raw)]
@@ -101,7 +102,8 @@ pub(crate) struct ShowArgs {
 /// `oscova tools call`
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
-    /// The tool's wire name.
+    /// The tool's wire name, or its end (`echo`, `example__echo`) when only
+    /// one of the user's tools ends so.
     pub(crate) name: String,
     /// The arguments, as a JSON object.
     #[arg(long, value_name = "JSON", default_value = "{}")]
@@ -119,9 +121,11 @@ pub(crate) struct CallArgs {
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
     /// Where to write the bytes of images, audio and blob resources the
-    /// result carries (one file each, named after the tool).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub(crate) out_dir: PathBuf,
+    /// result carries (one file each, named after the tool; default: a new
+    /// private folder in the system's temporary directory). Each file's
+    /// path is printed.
+    #[arg(long, visible_alias = "out", value_name = "DIR")]
+    pub(crate) out_dir: Option<PathBuf>,
 }
 
 /// `oscova mcp`
@@ -259,7 +263,8 @@ pub(crate) struct PullArgs {
 pub(crate) enum SpeechCommand {
     /// Speak TEXT into a WAV file (default provider: flite, voice kal16).
     Say(SayArgs),
-    /// Print the words spoken in a WAV file (default provider: pocketsphinx).
+    /// Print the words spoken in a WAV file (default provider: whisper when
+    /// this build has it and its model is installed, else pocketsphinx).
     Hear(HearArgs),
     /// List the speech providers: type keys, names, voices, where they come from.
     Providers,
@@ -268,9 +273,11 @@ pub(crate) enum SpeechCommand {
 /// Which speech provider to use, where, and whether it must be local.
 #[derive(Debug, Args)]
 pub(crate) struct SpeechRouteArgs {
-    /// The speech provider's type key: `flite` or `pocketsphinx` (local),
-    /// `openai`, or one a linked plugin registers (default: the config's
-    /// `[speech.say]` / `[speech.hear]` provider, else the local one).
+    /// The speech provider's type key: `flite`, `piper`, `pocketsphinx` or
+    /// `whisper` (local), `openai`, or one a linked plugin registers
+    /// (default: the config's `[speech.say]` / `[speech.hear]` provider,
+    /// else flite to say, and whisper, when installed, or pocketsphinx to
+    /// hear).
     #[arg(long, value_name = "KEY")]
     pub(crate) provider: Option<String>,
     /// The provider's server, instead of the config's or the provider's
