@@ -11,6 +11,7 @@ mod validators;
 
 pub mod chat;
 pub mod cli;
+pub mod docs;
 pub mod embedding;
 pub mod endpoint_scope;
 pub mod files_root;
