@@ -5,7 +5,7 @@
 //! | type key | provider | direction | local |
 //! |---|---|---|---|
 //! | `flite` | [`FliteSynthesizer`] (the `flite` program) | synthesis | yes |
-//! | `pocketsphinx` | [`PocketsphinxRecognizer`] (libpocketsphinx, US English) | recognition | yes |
+//! | `pocketsphinx` | `PocketsphinxRecognizer` (libpocketsphinx, US English; feature `pocketsphinx`, on by default) | recognition | yes |
 //! | `openai` | [`OpenAiSpeech`] (any OpenAI-compatible server) | both | only with a local endpoint |
 //! | `piper` | `PiperSynthesizer` (Piper voices on onnxruntime, feature `piper`) | synthesis | yes |
 //! | `whisper` | `WhisperRecognizer` (whisper.cpp; feature `whisper`) | recognition | yes |
@@ -148,8 +148,10 @@ mod flite;
 mod openai;
 #[cfg(feature = "piper")]
 mod piper;
+#[cfg(feature = "pocketsphinx")]
 mod pocketsphinx;
 mod router;
+#[cfg(feature = "pocketsphinx")]
 mod sphinx;
 mod wav;
 #[cfg(feature = "whisper")]
@@ -162,11 +164,13 @@ pub use openai::{
 };
 #[cfg(feature = "piper")]
 pub use piper::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND, PiperSynthesizer};
+#[cfg(feature = "pocketsphinx")]
 pub use pocketsphinx::PocketsphinxRecognizer;
 pub use router::{
     PROVIDER_DROPPED, ProviderOrigin, SpeechRecognitionRouter, SpeechRecognitionRouterBuilder,
     SpeechRouters, SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
 };
+#[cfg(feature = "pocketsphinx")]
 pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
 pub use wav::{
     AudioKind, DEFAULT_MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE,
