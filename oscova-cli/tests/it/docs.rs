@@ -77,7 +77,7 @@ fn commands() -> BTreeMap<Vec<String>, Flags> {
 }
 
 /// The fenced blocks of `markdown` whose info string starts with `lang`.
-fn blocks<'a>(markdown: &'a str, lang: &str) -> Vec<String> {
+fn blocks(markdown: &str, lang: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current: Option<String> = None;
     for line in markdown.lines() {
@@ -330,7 +330,10 @@ fn the_readmes_toml_examples_are_valid_configs() {
     ] {
         for block in blocks(text, "toml") {
             // Cargo manifests are not configs.
-            if block.contains("dependencies]") || block.contains("[package]") || block.contains("[features]") {
+            if block.contains("dependencies]")
+                || block.contains("[package]")
+                || block.contains("[features]")
+            {
                 continue;
             }
             if let Err(e) = Config::from_toml_str(&block, none) {

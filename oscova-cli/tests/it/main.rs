@@ -21,6 +21,7 @@ pub mod mcp_gateway;
 pub mod mcp_http;
 pub mod models;
 pub mod network;
+pub mod outside_crate;
 pub mod piper;
 pub mod profiles;
 pub mod results;
