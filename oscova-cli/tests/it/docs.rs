@@ -260,7 +260,11 @@ fn every_oscova_line_in_the_docs_uses_flags_that_exist() {
         for block in blocks(text, "sh").into_iter().chain(blocks(text, "text")) {
             for line in block.lines() {
                 for part in line.split(" | ") {
-                    let Some(written) = parse_invocation(part.trim(), &known) else {
+                    // The guide's own binary is the same command line.
+                    let part = part
+                        .trim()
+                        .replace("target/release/acme-weather ", "oscova ");
+                    let Some(written) = parse_invocation(&part, &known) else {
                         continue;
                     };
                     assert!(
