@@ -3,8 +3,9 @@
 //! the guide's own blocks (those after an `<!-- outside-crate: KIND -->`
 //! marker), so a change to the guide that no longer builds fails here.
 //!
-//! The crate lives in a fresh folder under the system's temporary
-//! directory, beside a link named `oscova` to this checkout, so the guide's
+//! The crate lives in a folder of this checkout's under the system's
+//! temporary directory (the same on every run, so what cargo built for it
+//! is reused), beside a link named `oscova` to this checkout, so the guide's
 //! path lines (`../oscova/oscova-core`) are used as written. It gets the
 //! workspace's `Cargo.lock` (cargo keeps the versions it names, so nothing
 //! is fetched: `--offline`) and builds into `target/outside-crate`, shared
@@ -194,7 +195,16 @@ asyncio.run(main())
 
 #[test]
 fn a_crate_made_from_the_guide_builds_tests_and_serves_over_mcp() {
-    let base = std::env::temp_dir().join(format!("oscova-outside-crate-{}", std::process::id()));
+    // One folder per checkout, the same on every run: cargo keys what it
+    // built by the path of each crate, so a new path would rebuild every
+    // oscova crate each time.
+    let checkout = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        root().hash(&mut hasher);
+        hasher.finish()
+    };
+    let base = std::env::temp_dir().join(format!("oscova-outside-crate-{checkout:016x}"));
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(&base).unwrap();
     assert!(
