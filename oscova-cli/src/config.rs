@@ -16,6 +16,7 @@
 mod mcp;
 mod parse;
 mod providers;
+mod ranges;
 mod source;
 mod speech;
 

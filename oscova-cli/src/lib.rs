@@ -153,7 +153,12 @@
 //! `OSCOVA_CONFIG`, else `config.toml` in the platform config directory
 //! (`~/.config/oscova/config.toml` on Linux, honouring
 //! `XDG_CONFIG_HOME`); a missing default file is fine, a missing named
-//! file is an error. Every key is optional and unknown keys are errors:
+//! file is an error. The file is refused (exit 2) unless nobody but its
+//! owner and root could have written it, ssh's rule, on the file and every
+//! directory on its way (`oscova_core::fs::read_trusted`); every number
+//! in it has a range, and a value outside it is an error naming the key
+//! and the range (the README lists them). Every key is optional and
+//! unknown keys are errors:
 //!
 //! ```toml
 //! # The user when neither --user nor OSCOVA_USER is given (else "local").
@@ -276,7 +281,9 @@
 //! address is served (as `--user`), any other refused with exit code 2.
 //! `[mcp]` sets `allowed_origins` and the limits (`max_body_bytes`,
 //! `max_in_flight`, `max_in_flight_total`, `idle_timeout_secs`,
-//! `shutdown_grace_secs`, `scope_cache`); SIGTERM or Ctrl-C shuts it down
+//! `shutdown_grace_secs`, `scope_cache`, each within its range:
+//! `max_in_flight` and `max_in_flight_total` at most tokio's
+//! `Semaphore::MAX_PERMITS`); SIGTERM or Ctrl-C shuts it down
 //! gracefully. `--names short` serves tools under their tool segment
 //! alone, and refuses to start when two share one.
 

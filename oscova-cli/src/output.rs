@@ -19,7 +19,10 @@
 //! value by value before it is serialised; text streamed in pieces goes
 //! through [`stream`], which catches a secret split across pieces. Output
 //! written elsewhere in the CLI (the chat view, the progress line) uses
-//! [`redacted`] or [`stream`] too.
+//! [`redacted`] or [`stream`] too. Then every text printed passes
+//! `term::for_terminal` and every JSON document `term::json_for_terminal`
+//! (see `term.rs`), so no control sequence from a plugin, a server or a
+//! model reaches the terminal.
 
 use std::io::Write;
 use std::sync::{PoisonError, RwLock};
@@ -29,6 +32,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::CliError;
+use crate::term::{for_terminal, json_for_terminal};
 
 /// The program's name in messages: `oscova` unless the launcher was given
 /// another.
@@ -97,22 +101,22 @@ fn redacted_json<T: Serialize + ?Sized>(value: &T) -> Result<Value, CliError> {
 pub(crate) fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(&redacted_json(value)?)
         .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
-    write_stdout(&text)
+    write_stdout(&json_for_terminal(&text))
 }
 
 /// Prints `value` as compact JSON on one line of stdout.
 pub(crate) fn print_json_line<T: Serialize + ?Sized>(value: &T) -> Result<(), CliError> {
     let text = serde_json::to_string(&redacted_json(value)?)
         .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
-    write_stdout(&text)
+    write_stdout(&json_for_terminal(&text))
 }
 
 /// Prints `text` and a newline on stdout.
 pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
-    write_stdout(&redacted(text))
+    write_stdout(&for_terminal(&redacted(text)))
 }
 
-/// Writes an already redacted line. A reader that closed the pipe early
+/// Writes an already redacted and cleaned line. A reader that closed the pipe early
 /// (`| head`) has all it wanted, so that is not an error.
 fn write_stdout(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
@@ -128,7 +132,7 @@ pub(crate) fn warn(text: &str) {
         std::io::stderr().lock(),
         "{}: {}",
         program(),
-        redacted(text)
+        for_terminal(&redacted(text))
     );
 }
 
@@ -150,6 +154,6 @@ pub(crate) fn print_error(error: &CliError, json: bool) {
         std::io::stderr().lock(),
         "{}: error: {}",
         program(),
-        redacted(&error.to_string())
+        for_terminal(&redacted(&error.to_string()))
     );
 }

@@ -65,6 +65,7 @@ fn message(payload: &(dyn Any + Send)) -> &str {
 
 #[cfg(not(test))]
 fn emit(text: &str) {
+    let text = crate::term::for_terminal(text);
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 

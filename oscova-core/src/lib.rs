@@ -181,17 +181,19 @@ pub mod __private {
     use std::fmt::Display;
     use std::future::Future;
 
-    // The three traits below are what generated code checks an author's
+    // The four traits below are what generated code checks an author's
     // types against, as `<Type as Trait>::method`, with `Type` carrying the
     // author's span: a wrong type is one error on that type. The blanket
     // impls are `do_not_recommend`, so rustc reports the trait and its
     // message once instead of one error per missing serde/schemars bound.
 
-    /// A type a tool parameter may have.
+    /// A type a tool parameter may have, as read from the JSON arguments.
+    /// Its schema is [`ToolArgumentSchema`]'s: two traits, so a type that
+    /// misses one derive is told which.
     #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a tool parameter",
-        label = "this parameter's type must implement `serde::Deserialize` and `schemars::JsonSchema`",
-        note = "derive both on your own types: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+        message = "`{Self}` cannot be a tool parameter: it does not implement `serde::Deserialize`",
+        label = "add `#[derive(serde::Deserialize)]` to `{Self}`: the arguments are read into it",
+        note = "a parameter type needs both: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
     )]
     pub trait ToolArgument: Sized {
         /// Reads parameter number `index`.
@@ -200,12 +202,10 @@ pub mod __private {
             index: usize,
             required: bool,
         ) -> Option<Self>;
-        /// Adds the parameter `name` to a schema.
-        fn __param(builder: &mut InputSchemaBuilder, name: &str, doc: &str, required: bool);
     }
 
     #[diagnostic::do_not_recommend]
-    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {
+    impl<T: serde::de::DeserializeOwned> ToolArgument for T {
         #[inline]
         fn __take<const N: usize>(
             reader: &mut ArgReader<N>,
@@ -214,7 +214,21 @@ pub mod __private {
         ) -> Option<Self> {
             reader.take::<T>(index, required)
         }
+    }
 
+    /// A type a tool parameter may have, as described in the input schema.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool parameter: it does not implement `schemars::JsonSchema`",
+        label = "add `#[derive(schemars::JsonSchema)]` to `{Self}`: the input schema the model reads describes it",
+        note = "a parameter type needs both: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+    )]
+    pub trait ToolArgumentSchema {
+        /// Adds the parameter `name` to a schema.
+        fn __param(builder: &mut InputSchemaBuilder, name: &str, doc: &str, required: bool);
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<T: schemars::JsonSchema> ToolArgumentSchema for T {
         #[inline]
         fn __param(builder: &mut InputSchemaBuilder, name: &str, doc: &str, required: bool) {
             builder.param::<T>(name, doc, required);

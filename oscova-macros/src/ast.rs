@@ -11,6 +11,7 @@ use syn::{
 
 use crate::attr::{self, ToolAttr};
 use crate::ctxt::Ctxt;
+use crate::warning::Warning;
 
 /// The whole toolset.
 pub(crate) struct Toolset {
@@ -129,7 +130,18 @@ impl Toolset {
                     tools.push(Tool::from_syn(cx, f));
                 }
                 ImplItem::Fn(f) => {
-                    if let Some(a) = f.attrs.iter().find(|a| attr::is_tool_attr(a)) {
+                    let tool_attr = f.attrs.iter().find(|a| attr::is_tool_attr(a));
+                    if tool_attr.is_none() && f.attrs.iter().any(|a| a.path().is_ident("doc")) {
+                        let name = &f.sig.ident;
+                        cx.warn(Warning::new(
+                            name.span(),
+                            "not_a_tool",
+                            format!(
+                                "`{name}` has a doc comment but is not `pub`, so it is not a tool: only the `pub fn`s of a #[toolset] impl are tools. Make it `pub fn` to publish it; for a helper, move it to a plain `impl` block, or use `//` comments"
+                            ),
+                        ));
+                    }
+                    if let Some(a) = tool_attr {
                         let target: &dyn quote::ToTokens = match &f.vis {
                             Visibility::Inherited => a,
                             restricted => restricted,
@@ -250,6 +262,19 @@ impl Tool {
             Some(lit) => lit.value(),
             None => attr::doc_text(&f.attrs),
         };
+        if description.trim().is_empty() {
+            let span = attr
+                .description
+                .as_ref()
+                .map_or(method.span(), LitStr::span);
+            cx.warn(Warning::new(
+                span,
+                "tool_without_description",
+                format!(
+                    "the tool `{method_name}` has no description, so the model is told nothing about when to call it: write a doc comment (`/// What it does.`) above it, or #[tool(description = \"...\")]"
+                ),
+            ));
+        }
 
         let mut has_self = false;
         let mut params = Vec::new();

@@ -143,9 +143,23 @@ fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Option<Expr>) 
         return;
     }
     if !known.iter().any(|k| key == k) {
+        let all = [
+            NAME,
+            TITLE,
+            DESCRIPTION,
+            APPROVAL,
+            NETWORK,
+            READ_ONLY,
+            DESTRUCTIVE,
+            IDEMPOTENT,
+            OPEN_WORLD,
+        ];
         cx.error_spanned_by(
             key,
-            format!("unknown key `{key}` in #[tool]; expected one of {KEYS}"),
+            format!(
+                "unknown key `{key}` in #[tool]{}; expected one of {KEYS}",
+                suggestion(&key.to_string(), &all)
+            ),
         );
         return;
     }
@@ -295,13 +309,56 @@ fn variant_value(
         cx.error_spanned_by(
             &last.ident,
             format!(
-                "unknown {key} value `{}`; expected one of {expected}",
-                last.ident
+                "unknown {key} value `{}`{}; expected one of {expected}",
+                last.ident,
+                suggestion(&last.ident.to_string(), variants)
             ),
         );
         return None;
     }
     Some(last.ident.clone())
+}
+
+/// ` (did you mean `{candidate}`?)` when `word` is most likely a slip for
+/// one of `candidates`, else nothing.
+pub(crate) fn suggestion(word: &str, candidates: &[&str]) -> String {
+    did_you_mean(word, candidates).map_or_else(String::new, |c| format!(" (did you mean `{c}`?)"))
+}
+
+/// The candidate `word` was most likely meant as: the same word in another
+/// case or with `_`/`-` left out or added (`required`, `not_required`), or
+/// within a typo or two of it (`Requried`); `None` when nothing is close.
+fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let folded = |w: &str| w.replace(['_', '-'], "").to_ascii_lowercase();
+    let word = folded(word);
+    if let Some(same) = candidates.iter().find(|c| folded(c) == word) {
+        return Some(same);
+    }
+    let limit = (word.chars().count() / 3).clamp(1, 2);
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&word, &folded(c)), *c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// The doc comment text of `attrs`, lines joined, common indent removed.
@@ -328,4 +385,30 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> String {
         lines.pop();
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{APPROVAL_MODES, NETWORK_SCOPES, did_you_mean};
+
+    #[test]
+    fn a_slip_is_matched_to_what_was_meant() {
+        assert_eq!(did_you_mean("required", APPROVAL_MODES), Some("Required"));
+        assert_eq!(
+            did_you_mean("not_required", APPROVAL_MODES),
+            Some("NotRequired")
+        );
+        assert_eq!(did_you_mean("Requried", APPROVAL_MODES), Some("Required"));
+        assert_eq!(did_you_mean("internet", NETWORK_SCOPES), Some("Internet"));
+        assert_eq!(
+            did_you_mean("descripton", &["name", "description"]),
+            Some("description")
+        );
+    }
+
+    #[test]
+    fn nothing_close_is_no_suggestion() {
+        assert_eq!(did_you_mean("Always", APPROVAL_MODES), None);
+        assert_eq!(did_you_mean("Web", NETWORK_SCOPES), None);
+    }
 }

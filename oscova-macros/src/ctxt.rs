@@ -15,10 +15,13 @@ use std::fmt::Display;
 
 use quote::ToTokens;
 
-/// The error collector for one macro call.
+use crate::warning::Warning;
+
+/// The error collector for one macro call; it keeps the warnings too.
 #[derive(Default)]
 pub(crate) struct Ctxt {
     errors: Option<syn::Error>,
+    warnings: Vec<Warning>,
     /// Set by [`Ctxt::check`]; the drop bomb goes off without it.
     checked: bool,
 }
@@ -35,6 +38,16 @@ impl Ctxt {
             Some(all) => all.combine(err),
             None => self.errors = Some(err),
         }
+    }
+
+    /// Records a warning (code that compiles but is likely a mistake).
+    pub(crate) fn warn(&mut self, warning: Warning) {
+        self.warnings.push(warning);
+    }
+
+    /// The warnings recorded so far, taken out.
+    pub(crate) fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// The combined errors, if any. Consumes the collector, which defuses

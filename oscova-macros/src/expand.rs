@@ -13,6 +13,7 @@ use crate::attr;
 use crate::ctxt::Ctxt;
 use crate::fallback;
 use crate::valid;
+use crate::warning::Warning;
 
 pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
@@ -39,10 +40,12 @@ pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
         valid::check(&mut cx, model);
     }
     strip_helper_attrs(&mut item);
+    let warnings = cx.take_warnings();
     match (cx.check(), model) {
         (Ok(()), Some(model)) => {
             let generated = generate(&item, &model);
-            quote! { #item #generated }
+            let warnings = warnings.iter().map(Warning::to_tokens);
+            quote! { #item #generated #(#warnings)* }
         }
         (Err(errors), model) => {
             let fallback = fallback::toolset(&item, model.is_some());
@@ -205,7 +208,7 @@ fn schema_fn(index: usize, tool: &Tool) -> TokenStream {
             required,
             ..
         } => Some(quote! {
-            <#ty as ::oscova_core::__private::ToolArgument>::__param(
+            <#ty as ::oscova_core::__private::ToolArgumentSchema>::__param(
                 &mut __oscova_builder, #name, #doc, #required,
             );
         }),

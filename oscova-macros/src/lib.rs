@@ -6,7 +6,8 @@
 //! run them: `attr` (attribute parsing), `ast` (the typed model built from
 //! syn), `valid` (checks across items), `expand` (code generation), and
 //! `fallback` (a minimal impl emitted beside errors so one mistake does not
-//! cause a cascade of follow-on errors).
+//! cause a cascade of follow-on errors); `warning` makes rustc warn about
+//! code that compiles but is likely a mistake.
 
 #![cfg_attr(
     not(test),
@@ -22,6 +23,7 @@ mod expand;
 mod fallback;
 mod plugin;
 mod valid;
+mod warning;
 
 use proc_macro::TokenStream;
 
@@ -58,6 +60,14 @@ use proc_macro::TokenStream;
 /// inside a name is normalised, not an error. A name that normalises to
 /// nothing is a compile error on it, and so are two tools of one toolset
 /// that normalise to the same name.
+///
+/// Code that compiles but is likely a mistake gets a warning on the
+/// method's name (rustc's `deprecated` lint, the one stable way a macro
+/// can warn): a tool with no doc comment and no `description` (the model
+/// would read an empty description), and a doc-commented fn that is not
+/// `pub` (it is not a tool; keep documented helpers in a plain `impl`
+/// block). A misspelled key or value is an error naming the one most
+/// likely meant (`approval = required`: did you mean `Required`?).
 #[proc_macro_attribute]
 pub fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::toolset(args.into(), input.into()).into()

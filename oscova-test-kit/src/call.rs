@@ -90,6 +90,31 @@ impl Call {
     }
 }
 
+/// An accepted answer to a question, from a JSON object of its fields:
+/// `accept(json!({"city": "Paris", "days": 3}))` answers a form, and
+/// `accept(json!({}))` a confirmation. For the other answers, name
+/// [`Answer::Decline`] or [`Answer::Cancel`].
+///
+/// ```
+/// use oscova_core::interaction::Answer;
+/// use oscova_test_kit::accept;
+/// use serde_json::json;
+///
+/// let Answer::Accept(fields) = accept(json!({"city": "Paris"})) else { unreachable!() };
+/// assert_eq!(fields["city"], "Paris");
+/// ```
+///
+/// # Panics
+///
+/// At the caller's line, when `fields` is not a JSON object.
+#[track_caller]
+pub fn accept(fields: Value) -> Answer {
+    match fields {
+        Value::Object(fields) => Answer::Accept(fields),
+        other => panic!("an accepted answer is a JSON object of fields, not {other}"),
+    }
+}
+
 /// An approval the host asked for during a call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AskedApproval {

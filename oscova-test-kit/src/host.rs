@@ -4,10 +4,11 @@
 //! Rules: only what the test names is loaded (never every linked plugin),
 //! and strictly (a publication error fails the build); a toolset or a fake
 //! provider given directly is contributed by the kit's own plugin, id
-//! [`KIT_PLUGIN_ID`]; a name given to [`TestScope::call`] is a wire name or
-//! the unique tool whose wire name ends with `__{name}`.
+//! [`KIT_PLUGIN_ID`]. The scope and its calls are `scope.rs`'s.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
 
 use oscova_core::host::invoke::{Arguments, InvokeError};
 use oscova_core::plugin::IntoToolset;
@@ -15,11 +16,13 @@ use oscova_core::plugin::{PluginManifest, PluginRegistration, RegisteredPlugin};
 use oscova_core::provider::model::ModelProvider;
 use oscova_core::provider::speech::{SpeechRecognitionProvider, SpeechSynthesisProvider};
 use oscova_core::{
-    AgentPlugin, AgentPluginBuilder, AgentPluginContext, ApprovalDecision, CancellationToken,
-    PluginHost, PluginHostBuilder, UserScope,
+    AgentPlugin, AgentPluginBuilder, AgentPluginContext, ApprovalDecision, PluginHost,
+    PluginHostBuilder,
 };
 
-use crate::call::{Call, Capture, Questions, Recorder, Script};
+use crate::call::{Call, Script};
+use crate::running::CANCELLATION_GRACE;
+use crate::scope::TestScope;
 use crate::user::{TestUser, Vault};
 
 /// The id of the kit's own plugin, which contributes the toolset and the
@@ -74,6 +77,10 @@ impl RegisteredPlugin for KitPlugin {
 #[must_use = "a builder does nothing until it is built"]
 pub struct TestHostBuilder {
     plugins: Vec<PluginRegistration>,
+    /// Internal destinations `Internet` tools may reach (`host:port`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    allow: Vec<String>,
+    grace: Duration,
     steps: Vec<HostStep>,
     kit: KitPlugin,
     user: TestUser,
@@ -161,6 +168,29 @@ impl TestHostBuilder {
         self
     }
 
+    /// Lets `Internet` tools reach `server`, a loopback
+    /// [`TestServer`](crate::http::TestServer), as a host lets them reach a
+    /// named internal destination
+    /// ([`HttpClientBuilder::allow_internal`](oscova_core::http::HttpClientBuilder::allow_internal)
+    /// with the server's `127.0.0.1:{port}`): the tool under test keeps its
+    /// real scope, and every other internal address stays refused. Without
+    /// it an `Internet` tool's request to the server is refused, as it would
+    /// be in production. Servers add up over calls. A host step that sets
+    /// its own HTTP client ([`host`](Self::host)) replaces this one.
+    #[cfg(feature = "http")]
+    pub fn allow_internal(mut self, server: &crate::http::TestServer) -> Self {
+        self.allow.push(server.addr.to_string());
+        self
+    }
+
+    /// How long a cancelled [`RunningCall`](crate::RunningCall)'s body has
+    /// to clean up before the host drops it (default
+    /// [`CANCELLATION_GRACE`](crate::CANCELLATION_GRACE)).
+    pub fn cancellation_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
     /// Any other host setting, applied to the real builder.
     pub fn host(
         mut self,
@@ -209,6 +239,16 @@ impl TestHostBuilder {
         if !self.kit.registrars.is_empty() {
             builder = builder.plugin_instance(self.kit);
         }
+        #[cfg(feature = "http")]
+        if !self.allow.is_empty() {
+            match oscova_core::HttpClient::builder()
+                .allow_internal(&self.allow)
+                .build()
+            {
+                Ok(http) => builder = builder.http_client(http),
+                Err(e) => panic!("the test host's HTTP client did not start: {e}"),
+            }
+        }
         for step in self.steps {
             builder = step(builder);
         }
@@ -220,6 +260,7 @@ impl TestHostBuilder {
             host,
             vault,
             script,
+            grace: self.grace,
         };
         let scope = shared.scope(&self.user);
         TestHost { shared, scope }
@@ -232,6 +273,7 @@ struct Shared {
     host: Arc<PluginHost>,
     vault: Vault,
     script: Script,
+    grace: Duration,
 }
 
 impl Shared {
@@ -247,6 +289,7 @@ impl Shared {
             files,
             script: self.script.clone(),
             host: self.host.clone(),
+            grace: self.grace,
         }
     }
 }
@@ -301,6 +344,8 @@ impl TestHost {
             user: TestUser::new(DEFAULT_USER),
             approve_by_default: true,
             strict: true,
+            allow: Vec::new(),
+            grace: CANCELLATION_GRACE,
         }
     }
 
@@ -360,17 +405,19 @@ impl TestHost {
     }
 
     /// [`TestScope::call`] as the default user.
-    pub async fn call(&self, name: &str, args: serde_json::Value) -> Call {
-        self.scope.call(name, args).await
+    #[track_caller]
+    pub fn call(&self, name: &str, args: serde_json::Value) -> impl Future<Output = Call> + '_ {
+        self.scope.call(name, args)
     }
 
     /// [`TestScope::try_call`] as the default user.
-    pub async fn try_call(
-        &self,
+    #[track_caller]
+    pub fn try_call<'a>(
+        &'a self,
         name: &str,
-        args: impl Into<Arguments<'_>>,
-    ) -> Result<Call, InvokeError> {
-        self.scope.try_call(name, args).await
+        args: impl Into<Arguments<'a>>,
+    ) -> impl Future<Output = Result<Call, InvokeError>> + 'a {
+        self.scope.try_call(name, args)
     }
 
     /// Shuts the host's providers down, as a host does at exit.
@@ -385,161 +432,4 @@ impl std::ops::Deref for TestHost {
     fn deref(&self) -> &TestScope {
         &self.scope
     }
-}
-
-/// One test user's scope: calls tools as that user and records what each
-/// call reported and asked for.
-pub struct TestScope {
-    scope: UserScope,
-    files: Option<tempfile::TempDir>,
-    script: Script,
-    host: Arc<PluginHost>,
-}
-
-impl std::fmt::Debug for TestScope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TestScope")
-            .field("user", &self.scope.user().id())
-            .finish_non_exhaustive()
-    }
-}
-
-impl std::ops::Deref for TestScope {
-    type Target = UserScope;
-
-    fn deref(&self) -> &UserScope {
-        &self.scope
-    }
-}
-
-impl TestScope {
-    /// The real scope (also reached by `Deref`: `scope.tools()`).
-    pub fn user_scope(&self) -> &UserScope {
-        &self.scope
-    }
-
-    /// The user's files root, when the user has one.
-    pub fn files_root(&self) -> Option<&std::path::Path> {
-        self.files
-            .as_ref()
-            .map(tempfile::TempDir::path)
-            .or_else(|| self.scope.user().files_root())
-    }
-
-    /// The wire names of the tools this user has.
-    pub fn tool_names(&self) -> Vec<String> {
-        self.scope
-            .tools()
-            .map(|t| t.wire_name().to_owned())
-            .collect()
-    }
-
-    /// The wire name `name` stands for: `name` itself when a tool has it,
-    /// else the one tool whose wire name ends with `__{name}` (the tool
-    /// segment, or `owner__tool`).
-    ///
-    /// # Panics
-    ///
-    /// When no tool, or more than one, matches: the message lists the
-    /// user's tools.
-    #[track_caller]
-    pub fn wire_name(&self, name: &str) -> String {
-        if self.scope.tool(name).is_some() {
-            return name.to_owned();
-        }
-        let suffix = format!("__{name}");
-        let matches: Vec<String> = self
-            .tool_names()
-            .into_iter()
-            .filter(|w| w.ends_with(&suffix))
-            .collect();
-        match matches.as_slice() {
-            [one] => one.clone(),
-            [] => panic!(
-                "no tool is named `{name}` for user `{}`; the tools are: {}",
-                self.scope.user().id(),
-                self.tool_names().join(", ")
-            ),
-            many => panic!(
-                "`{name}` names more than one tool ({}); give more of the wire name",
-                many.join(", ")
-            ),
-        }
-    }
-
-    /// Calls the tool `name` (a wire name or a short one, see
-    /// [`wire_name`](Self::wire_name)) with `args`, and records its
-    /// progress and the approvals it needed. A host refusal (unknown
-    /// arguments, a denied approval) comes back as an error result, as a
-    /// model would see it.
-    pub async fn call(&self, name: &str, args: serde_json::Value) -> Call {
-        let wire_name = self.wire_name(name);
-        let capture = Capture::default();
-        let result = self.invoke(&wire_name, args.into(), &capture).await;
-        capture.finish(wire_name, result)
-    }
-
-    /// [`call`](Self::call), with the host's refusals apart: `Err` when
-    /// the host did not run the tool (bad arguments, denied, blocked,
-    /// cancelled, panicked), `Ok` with the tool's own result otherwise.
-    /// `args` may be a JSON value or [`Arguments::json`] text.
-    pub async fn try_call(
-        &self,
-        name: &str,
-        args: impl Into<Arguments<'_>>,
-    ) -> Result<Call, InvokeError> {
-        let wire_name = self.wire_name(name);
-        let capture = Capture::default();
-        let result = self
-            .invoke(&wire_name, args.into(), &capture)
-            .checked()
-            .await?;
-        Ok(capture.finish(wire_name, result))
-    }
-
-    /// [`call`](Self::call) with a cancellation token the test holds.
-    pub async fn call_cancellable(
-        &self,
-        name: &str,
-        args: serde_json::Value,
-        token: CancellationToken,
-    ) -> Call {
-        let wire_name = self.wire_name(name);
-        let capture = Capture::default();
-        let result = self
-            .invoke(&wire_name, args.into(), &capture)
-            .cancellation(token)
-            .await;
-        capture.finish(wire_name, result)
-    }
-
-    fn invoke<'a>(
-        &'a self,
-        wire_name: &'a str,
-        args: Arguments<'a>,
-        capture: &Capture,
-    ) -> oscova_core::host::invoke::Invoke<'a, oscova_core::host::invoke::CallOptions> {
-        let (progress, logs) = (capture.progress.clone(), capture.logs.clone());
-        self.scope
-            .invoke(wire_name, args)
-            .progress(move |p| lock(&progress).push(p))
-            .log(move |l| lock(&logs).push(l))
-            .approval_handler(Recorder {
-                script: self.script.clone(),
-                asked: capture.approvals.clone(),
-            })
-            .interaction_handler(Questions {
-                script: self.script.clone(),
-                asked: capture.questions.clone(),
-            })
-    }
-
-    /// The host this scope belongs to.
-    pub fn plugin_host(&self) -> &PluginHost {
-        &self.host
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }

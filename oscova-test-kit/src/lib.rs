@@ -71,7 +71,20 @@
 //! other answers ([`TestHost::answer_approvals`]) or built the host with
 //! [`TestHostBuilder::deny_approvals_by_default`].
 //! [`TestScope::try_call`] keeps the host's refusals (bad arguments, a
-//! denial) apart from the tool's own results.
+//! denial) apart from the tool's own results. A name that matches no tool,
+//! or several, panics at the test's own line, listing the user's tools.
+//!
+//! # Cancelling a running call
+//!
+//! [`TestScope::start`] runs a call on a task of its own and hands back a
+//! [`RunningCall`]: wait for the tool's progress with
+//! [`RunningCall::next_progress`], [`cancel`](RunningCall::cancel) it,
+//! and [`finish`](RunningCall::finish) it. The body sees its
+//! invocation's cancellation token fire and has a grace period
+//! ([`CANCELLATION_GRACE`], or [`TestHostBuilder::cancellation_grace`]) to
+//! clean up and answer, so the test sees the tool's own cleanup (its
+//! result, its logs, what it undid); a body that ignores the token ends
+//! cancelled once the grace period is over.
 //!
 //! # Fake providers
 //!
@@ -113,8 +126,10 @@
 //!
 //! [`http::TestServer`] is a real HTTP/1.1 server on 127.0.0.1 with a port
 //! the system picks; it records every request and answers with what the
-//! test's handler returns. Tools that reach it need a `Local` network
-//! scope: the host's client refuses loopback to `Internet` tools.
+//! test's handler returns. `Local` tools reach it; `Internet` tools are
+//! refused loopback, as in production, unless the test allows that server
+//! with [`TestHostBuilder::allow_internal`] (the kit's `http` feature, on
+//! by default), as a host allows a named internal destination.
 //!
 //! ```
 //! use oscova_test_kit::http::{Reply, TestServer};
@@ -131,17 +146,22 @@
 //! Every [`Call`] also records the tool's log messages ([`Call::logs`]) and
 //! the questions it asked the person ([`Call::questions`]); answers come
 //! from [`TestHost::answer_questions`], in order, and a question with no
-//! answer left is declined.
+//! answer left is declined. [`accept`] makes an accepted answer from a
+//! JSON object of fields: `accept(json!({"city": "Paris"}))`.
 
 mod call;
 mod host;
 pub mod http;
 mod providers;
+mod running;
+mod scope;
 mod user;
 
-pub use call::{AskedApproval, AskedQuestion, Call};
-pub use host::{DEFAULT_USER, KIT_PLUGIN_ID, TestHost, TestHostBuilder, TestScope};
+pub use call::{AskedApproval, AskedQuestion, Call, accept};
+pub use host::{DEFAULT_USER, KIT_PLUGIN_ID, TestHost, TestHostBuilder};
 pub use providers::{FakeModel, FakeRecognizer, FakeSynthesizer, SeenChat};
+pub use running::{CANCELLATION_GRACE, RunningCall};
+pub use scope::TestScope;
 pub use user::TestUser;
 
 #[cfg(doctest)]

@@ -59,6 +59,20 @@ pub(crate) enum EngineError {
     )]
     AudioTooLong { seconds: f64, limit_seconds: u32 },
 
+    /// The text to synthesize is longer than the router speaks.
+    #[error(
+        "the text has {chars} characters, more than the limit of {limit} characters; \
+         split it into shorter parts"
+    )]
+    TextTooLong { chars: usize, limit: usize },
+
+    /// The synthesized audio plays longer than the router returns.
+    #[error(
+        "the text makes {seconds:.1} seconds of speech, longer than the limit of \
+         {limit_seconds} seconds; split it into shorter parts"
+    )]
+    SpeechTooLong { seconds: f64, limit_seconds: u32 },
+
     /// The text to synthesize is empty or only whitespace.
     #[error("there is no text to speak; pass a non-empty text")]
     EmptyText,
@@ -245,7 +259,9 @@ impl From<EngineError> for SpeechError {
         }
         let message = err.to_string();
         let source: Option<Box<dyn std::error::Error + Send + Sync>> = match err {
-            EngineError::EmptyText => return Self::InvalidText(message),
+            EngineError::EmptyText
+            | EngineError::TextTooLong { .. }
+            | EngineError::SpeechTooLong { .. } => return Self::InvalidText(message),
             EngineError::UnknownVoice { voice, known } => {
                 return Self::UnknownVoice { voice, known };
             }

@@ -5,7 +5,9 @@
 //! checked when the file is loaded, so a mistyped hash never starts a
 //! server that lets nobody in; the file holds hashes only, never tokens.
 //! `allowed_origins` are browser origins accepted beside loopback ones.
-//! The limits default to the server library's. `[mcp.servers.NAME]`
+//! The limits default to the server library's; each has a range
+//! (`ranges.rs`), and a value outside it is an error when the file is
+//! loaded, naming the key and the range. `[mcp.servers.NAME]`
 //! entries are the `oscova.mcp` plugin's (feature `mcp-servers`); in a
 //! build without it, any entry is an error when the file is loaded, naming
 //! the server and the feature, never silently ignored.
@@ -73,8 +75,9 @@ impl McpSection {
         }
     }
 
-    /// Parses the token hashes; the message names the user whose entry is
-    /// wrong. Without the `mcp-servers` feature, refuses any
+    /// Checks every number against its range (`ranges.rs`) and parses the
+    /// token hashes; the message names the key and its range, or the user
+    /// whose entry is wrong. Without the `mcp-servers` feature, refuses any
     /// `[mcp.servers]` entry.
     pub(crate) fn check(&mut self) -> Result<(), String> {
         #[cfg(not(feature = "mcp-servers"))]
@@ -83,6 +86,20 @@ impl McpSection {
                 what: format!("[mcp.servers.{name}]"),
             }
             .to_string());
+        }
+        use super::ranges::*;
+        MCP_MAX_BODY_BYTES.check(self.max_body_bytes)?;
+        MCP_MAX_IN_FLIGHT.check(self.max_in_flight)?;
+        MCP_MAX_IN_FLIGHT_TOTAL.check(self.max_in_flight_total)?;
+        MCP_IDLE_TIMEOUT_SECS.check(self.idle_timeout_secs)?;
+        MCP_SHUTDOWN_GRACE_SECS.check(self.shutdown_grace_secs)?;
+        MCP_SCOPE_CACHE.check(self.scope_cache)?;
+        #[cfg(feature = "mcp-servers")]
+        for (name, server) in &self.servers {
+            MCP_SERVER_TIMEOUT_SECS.check_float(
+                &format!("mcp.servers.{name}.timeout_secs"),
+                server.timeout_secs,
+            )?;
         }
         self.parsed = self
             .tokens

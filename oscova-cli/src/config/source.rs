@@ -4,7 +4,13 @@
 //! Rules: the file must be a regular file (checked on the opened handle,
 //! opened without blocking, so `--config /dev/zero` or a FIFO is refused
 //! at once) of at most [`MAX_CONFIG_BYTES`], counted while reading, and
-//! UTF-8 text. The environment is read with [`std::env::vars_os`], never
+//! UTF-8 text. It holds credentials and the commands `[mcp.servers]`
+//! starts, so it is read with `oscova_core::fs::read_trusted`, ssh's rule:
+//! the file, and every directory on its way from `/` (a link's and its
+//! target's), must be owned by this user or root and writable by nobody
+//! else (a sticky directory such as `/tmp` excepted); otherwise the
+//! command stops with exit status 2 naming the file or directory and
+//! `chmod go-w`. The environment is read with [`std::env::vars_os`], never
 //! [`std::env::vars`], which panics on the first variable that is not
 //! UTF-8 and so would take every command down with it. Such a variable is
 //! skipped with a warning on stderr that names it and never shows its
@@ -22,7 +28,7 @@ pub(super) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// The config file's text.
 pub(super) fn read_config(path: &Path) -> io::Result<String> {
-    let bytes = oscova_core::fs::read_regular(path, MAX_CONFIG_BYTES)?;
+    let bytes = oscova_core::fs::read_trusted(path, MAX_CONFIG_BYTES)?;
     String::from_utf8(bytes)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8 text"))
 }

@@ -63,10 +63,7 @@ impl SpeechSection {
         if self.say.as_ref().is_some_and(|t| t.threads.is_some()) {
             return Err("[speech.say] has threads; threads belong in [speech.hear]".to_owned());
         }
-        if self.hear.as_ref().and_then(|t| t.threads) == Some(0) {
-            return Err("[speech.hear] threads must be at least 1".to_owned());
-        }
-        Ok(())
+        super::ranges::SPEECH_HEAR_THREADS.check(self.hear.as_ref().and_then(|t| t.threads))
     }
 }
 

@@ -136,3 +136,34 @@ async fn an_endless_argument_source_is_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("character device"), "{err}");
 }
+
+/// Issue 24: `speech say` took any amount of text (110 KB ran piper for
+/// minutes, memory growing). The synthesis router refuses more than 5,000
+/// characters before any provider runs: exit 2, the limit in the message,
+/// no file written.
+#[tokio::test]
+async fn text_to_speak_is_capped() {
+    let out = temp_dir("say-cap").join("long.wav");
+    let text = "word ".repeat(1_001); // 5,005 characters
+    let out_path = out.to_str().unwrap();
+    for json in [false, true] {
+        let mut args = vec!["speech", "say", text.as_str(), "-o", out_path, "--offline"];
+        if json {
+            args.insert(0, "--json");
+        }
+        let (code, stdout, err) = support::run_async(oscova(&args), None).await;
+        assert_eq!(code, 2, "{stdout} {err}");
+        if json {
+            let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(doc["error"]["kind"], "invalid_text", "{doc}");
+        } else {
+            assert!(
+                err.contains(
+                    "the text has 5005 characters, more than the limit of 5000 characters"
+                ),
+                "{err}"
+            );
+        }
+        assert!(!out.exists());
+    }
+}

@@ -28,4 +28,6 @@ pub mod results;
 pub mod secrets;
 pub mod speech;
 pub mod speech_plugins;
+pub mod terminal;
 pub mod traces;
+pub mod trusted_files;

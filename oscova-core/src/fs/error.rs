@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::io;
+use std::path::PathBuf;
 
 /// What is at a path, as the file system says without following links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,9 +77,87 @@ pub enum FileError {
         /// The cap.
         limit: u64,
     },
+    /// A file the host trusts ([`read_trusted`](super::read_trusted)),
+    /// or a directory or link on its way, could have been written by
+    /// someone other than its owner and root.
+    #[error("{} {why}", .path.display())]
+    Untrusted {
+        /// The file, directory or link at fault (links resolved up to it).
+        path: PathBuf,
+        /// What is wrong with it.
+        why: Untrusted,
+    },
     /// The file could not be opened or read.
     #[error(transparent)]
     Io(#[from] io::Error),
+}
+
+/// Why [`read_trusted`](super::read_trusted) refused a file, a directory
+/// on its way or a link it would follow: ssh's rules.
+///
+/// ```
+/// use oscova_core::fs::Untrusted;
+///
+/// let why = Untrusted::Writable { mode: 0o775 };
+/// assert_eq!(
+///     why.to_string(),
+///     "is writable by its group (mode 0775), so someone other than its owner could change what \
+///      this program trusts; run `chmod go-w` on it"
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Untrusted {
+    /// Its group or others may write it (a directory only when it has no
+    /// sticky bit).
+    Writable {
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// Owned by someone who is neither the process's user nor root.
+    Owner {
+        /// Its owner.
+        uid: u32,
+        /// The process's effective user.
+        user: u32,
+    },
+    /// A symbolic link owned by someone who is neither the process's user
+    /// nor root (one planted in a shared directory such as `/tmp`).
+    LinkOwner {
+        /// The link's owner.
+        uid: u32,
+        /// The process's effective user.
+        user: u32,
+    },
+}
+
+impl fmt::Display for Untrusted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Writable { mode } => {
+                let who = match (mode & 0o020 != 0, mode & 0o002 != 0) {
+                    (true, true) => "its group and others",
+                    (true, false) => "its group",
+                    _ => "others",
+                };
+                write!(
+                    f,
+                    "is writable by {who} (mode {mode:04o}), so someone other than its owner \
+                     could change what this program trusts; run `chmod go-w` on it"
+                )
+            }
+            Self::Owner { uid, user } => write!(
+                f,
+                "is owned by uid {uid}, neither this user (uid {user}) nor root, so its owner \
+                 decides what this program trusts"
+            ),
+            Self::LinkOwner { uid, user } => write!(
+                f,
+                "is a symbolic link owned by uid {uid}, neither this user (uid {user}) nor \
+                 root; refusing to follow it"
+            ),
+        }
+    }
 }
 
 impl From<FileError> for io::Error {
@@ -92,6 +171,9 @@ impl From<FileError> for io::Error {
             } => io::Error::new(io::ErrorKind::IsADirectory, error.to_string()),
             FileError::TooLarge { .. } => {
                 io::Error::new(io::ErrorKind::FileTooLarge, error.to_string())
+            }
+            FileError::Untrusted { .. } => {
+                io::Error::new(io::ErrorKind::PermissionDenied, error.to_string())
             }
             other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
         }

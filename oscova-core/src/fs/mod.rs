@@ -67,7 +67,11 @@
 //! Files the host names itself (a config file, an audio file on the
 //! command line) are not in a root: [`open_regular`], [`read_regular`]
 //! and [`create_regular`] apply the same regular-file and capped-read
-//! rules to them.
+//! rules to them. A file whose content decides what the host does (its
+//! configuration, a lock file of reviewed catalogs) is read with
+//! [`read_trusted`]: the same rules, and ssh's on who may have written
+//! it (nobody but its owner and root, on the file and on every directory
+//! on its way; see `trusted.rs`).
 //!
 //! Where the roots are is the host's choice, made per user by a
 //! [`RootResolver`]. The default, shared by the first-party plugins, is one
@@ -105,6 +109,8 @@ mod file;
 mod root;
 #[cfg(all(test, feature = "fs"))]
 mod tests;
+#[cfg(feature = "fs")]
+mod trusted;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -113,11 +119,13 @@ use crate::context::{AgentPluginContext, UserInfo};
 
 #[cfg(feature = "fs")]
 pub use dir::{Entries, RootDir, RootEntry};
-pub use error::{FileError, FileKind, RootPathError};
+pub use error::{FileError, FileKind, RootPathError, Untrusted};
 #[cfg(feature = "fs")]
 pub use file::{create_regular, open_regular, read_capped, read_regular};
 #[cfg(feature = "fs")]
 pub use root::{CreateMode, RootFile, UserRoot, WriteCheck};
+#[cfg(feature = "fs")]
+pub use trusted::read_trusted;
 
 /// The environment variable naming the default base directory of the
 /// per-user roots.

@@ -18,6 +18,14 @@
 //!
 //! A variable is also denied by its value: when the value holds a URL with a password in
 //! its userinfo (`scheme://user:pass@host`), whatever the name.
+//!
+//! Apart from secrets, a variable that hands a child the address of an agent or a bus
+//! that acts for the user is denied ([`is_agent_socket_name`]): its name is one of
+//! [`AGENT_SOCKETS`] (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`, `DBUS_SESSION_BUS_ADDRESS`,
+//! `DOCKER_HOST`, `KRB5CCNAME`, ...) or ends with `_SOCK` or `_SOCKET`. A child that
+//! inherited `SSH_AUTH_SOCK` could sign as the user with every key the agent holds; one
+//! that inherited the session bus could ask the keyring for passwords. Passing one
+//! explicitly still works, for the one child that needs it.
 
 /// Words that make a name secret wherever they appear in it.
 const CONTAINED: [&str; 6] = [
@@ -72,6 +80,38 @@ const KEY_ENDINGS: [&str; 7] = [
     "WEBHOOKURL",
     "CONNECTIONSTRING",
 ];
+
+/// Variables that name an agent's or a bus's socket, or a credential cache: a child that
+/// has one can act as the user (sign with the ssh agent's keys, ask the keyring over the
+/// session bus, drive the docker daemon).
+pub(super) const AGENT_SOCKETS: [&str; 13] = [
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "DBUS_STARTER_ADDRESS",
+    "GNOME_KEYRING_CONTROL",
+    "GNOME_KEYRING_PID",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "KRB5CCNAME",
+    "KRB5_KTNAME",
+    "SYSTEMD_NOTIFY_SOCKET",
+];
+
+/// Endings of names that hold a socket's address (`SSH_AUTH_SOCK`, `NOTIFY_SOCKET`).
+const SOCKET_SUFFIXES: [&str; 2] = ["_SOCK", "_SOCKET"];
+
+/// Whether the name hands a child an agent's or a bus's socket (the module docs).
+pub(super) fn is_agent_socket_name(name: &str) -> bool {
+    AGENT_SOCKETS
+        .iter()
+        .any(|agent| name.eq_ignore_ascii_case(agent))
+        || SOCKET_SUFFIXES
+            .iter()
+            .any(|suffix| ends_with_ignore_ascii_case(name, suffix))
+}
 
 fn ends_with_ignore_ascii_case(name: &str, suffix: &str) -> bool {
     name.len()
@@ -220,17 +260,43 @@ mod tests {
             "SHELL",
             "LD_LIBRARY_PATH",
             "XDG_DATA_PATH",
-            "SSH_AUTH_SOCK",
             "MONKEY",
             "KEYBOARD",
             "HOMEPAGE_URL",
             "FEEDBACK_URL",
-            "DBUS_SESSION_BUS_ADDRESS",
             "Logging__LogLevel__Default",
             "Section__",
             "",
         ] {
             assert!(!is_secret_name(name), "{name} should pass");
+        }
+    }
+
+    #[test]
+    fn agent_sockets_are_denied_and_ordinary_names_are_not() {
+        for name in [
+            "SSH_AUTH_SOCK",
+            "ssh_auth_sock",
+            "GPG_AGENT_INFO",
+            "DBUS_SESSION_BUS_ADDRESS",
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            "DOCKER_HOST",
+            "KRB5CCNAME",
+            "NOTIFY_SOCKET",
+            "GPG_AGENT_SOCK",
+            "PODMAN_SOCKET",
+        ] {
+            assert!(is_agent_socket_name(name), "{name} should be denied");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "DISPLAY",
+            "XDG_RUNTIME_DIR",
+            "SOCKS_VERSION",
+            "",
+        ] {
+            assert!(!is_agent_socket_name(name), "{name} should pass");
         }
     }
 
@@ -284,6 +350,13 @@ mod tests {
             "SECRETS_DIR",
             "PASSWORD_MIN_LENGTH",
             "Logging__MaxTokens",
+        ] {
+            assert!(policy.is_denied(name), "{name} should be denied");
+        }
+        for name in [
+            "SSH_AUTH_SOCK",
+            "GPG_AGENT_INFO",
+            "DBUS_SESSION_BUS_ADDRESS",
         ] {
             assert!(policy.is_denied(name), "{name} should be denied");
         }

@@ -13,7 +13,11 @@
 //!    [`Redactor`] given to [`ProcessSpawnPolicy::redacting`] knows (a host's policy is
 //!    given the host's redactor, so every key the host has learnt is covered, wherever it
 //!    sits in a variable). Over-denying is cheap, because a request can still pass the
-//!    variable explicitly; under-denying leaks, so the rule errs wide.
+//!    variable explicitly; under-denying leaks, so the rule errs wide. Variables that hand
+//!    a child an agent or a bus acting for the user (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`,
+//!    `DBUS_SESSION_BUS_ADDRESS`, `DOCKER_HOST`, `KRB5CCNAME`, any `*_SOCK`/`*_SOCKET`)
+//!    are denied the same way, for every child: a child never learns where the user's
+//!    agents listen unless its request passes the variable.
 //! 2. Variables the request sets or removes explicitly are applied next and never
 //!    filtered: the caller decided that this one process sees this value, and no other
 //!    process does.
@@ -51,7 +55,7 @@ pub use request::{ProcessSpawnContext, ProcessSpawnHook, ProcessSpawnRequest};
 pub use run::ProcessOutput;
 
 use crate::redact::Redactor;
-use denylist::{has_url_password, is_secret_name};
+use denylist::{has_url_password, is_agent_socket_name, is_secret_name};
 
 /// Where the base environment comes from.
 #[derive(Clone)]
@@ -175,12 +179,19 @@ impl ProcessSpawnPolicy {
     ///   its last part ends with `Key`, `Pat`, `Auth`, `Pwd`, `Dsn`, `WebhookUrl` or
     ///   `ConnectionString` (`OpenAI__ApiKey`, `Jwt__SigningKey`), or one part is
     ///   `ConnectionStrings`;
+    /// - hands a child an agent's or a bus's socket: `SSH_AUTH_SOCK`, `SSH_AGENT_PID`,
+    ///   `GPG_AGENT_INFO`, `DBUS_SESSION_BUS_ADDRESS`, `DBUS_SYSTEM_BUS_ADDRESS`,
+    ///   `DBUS_STARTER_ADDRESS`, `GNOME_KEYRING_CONTROL`, `GNOME_KEYRING_PID`, `DOCKER_HOST`,
+    ///   `CONTAINER_HOST`, `KRB5CCNAME`, `KRB5_KTNAME`, `SYSTEMD_NOTIFY_SOCKET`, or any name
+    ///   ending with `_SOCK` or `_SOCKET` (a child with the ssh agent's socket can sign as
+    ///   the user);
     /// - was added with [`deny`](Self::deny).
     ///
     /// `PATH`, `HOME`, `LANG`, `PWD`, `TERM` and `TZ` pass. Values are judged too, when
     /// the environment is prepared: see the module docs.
     pub fn is_denied(&self, name: &str) -> bool {
         is_secret_name(name)
+            || is_agent_socket_name(name)
             || self
                 .inner
                 .denied

@@ -330,7 +330,9 @@ impl<'a> ToolInvocation<'a> {
     }
 
     /// The call's cancellation token. Long-running tools should watch it;
-    /// the host stops awaiting a cancelled call either way.
+    /// the host stops awaiting a cancelled call either way: at once, or
+    /// once the grace period its caller gave the body to clean up in is
+    /// over (the host's `cancellation_grace`).
     pub fn cancellation_token(&self) -> &CancellationToken {
         self.cancel.get_or_init(CancellationToken::new)
     }

@@ -268,3 +268,29 @@ async fn progress_and_cancellation_reach_the_handler() {
     assert_eq!(outcome.content, "cancelled seen");
     assert_eq!(progress.lock().unwrap().as_slice(), ["waiting"]);
 }
+
+#[tokio::test]
+async fn with_a_grace_period_a_cancelled_body_answers_and_without_one_it_is_dropped() {
+    let host = host();
+    let scope = host.user_scope(UserInfo::new("alice"));
+    for grace in [Some(std::time::Duration::from_secs(30)), None] {
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let call = scope
+            .invoke("test_runtime__notes__wait", json!({}))
+            .cancellation(cancel);
+        let call = match grace {
+            Some(grace) => call.cancellation_grace(grace),
+            None => call,
+        };
+        // The body is waiting on its token when the test cancels.
+        let (outcome, ()) = tokio::join!(call.checked(), async {
+            tokio::task::yield_now().await;
+            trigger.cancel();
+        });
+        match grace {
+            Some(_) => assert_eq!(outcome.unwrap().content, "cancelled seen"),
+            None => assert_eq!(outcome.unwrap_err().kind(), "cancelled"),
+        }
+    }
+}

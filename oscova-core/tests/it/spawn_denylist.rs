@@ -136,3 +136,48 @@ async fn an_explicit_variable_still_reaches_its_child() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains(&format!("DATABASE_URL={KNOWN}")), "{text}");
 }
+
+/// Where agents acting for the user listen: a child that inherits one of these can sign
+/// with the user's ssh keys, ask the keyring over D-Bus, or drive the docker daemon.
+const AGENTS: [(&str, &str); 6] = [
+    ("SSH_AUTH_SOCK", "/tmp/ssh-XXXX/agent.1234"),
+    ("GPG_AGENT_INFO", "/run/user/1000/gnupg/S.gpg-agent:0:1"),
+    ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus"),
+    ("DOCKER_HOST", "unix:///var/run/docker.sock"),
+    ("KRB5CCNAME", "FILE:/tmp/krb5cc_1000"),
+    ("GPG_AGENT_SOCK", "/run/user/1000/gnupg/S.gpg-agent"),
+];
+
+#[tokio::test]
+async fn no_agent_socket_reaches_a_child_unless_passed_explicitly() {
+    let mut base: Vec<(&str, &str)> = AGENTS.to_vec();
+    base.extend(ORDINARY);
+    let host = PluginHost::builder()
+        .no_linked_plugins()
+        .spawn_policy(ProcessSpawnPolicy::with_base_env(base))
+        .build()
+        .unwrap();
+    let env = child_env(&host).await;
+    for (name, _) in AGENTS {
+        assert!(!env.contains_key(name), "{name} reached the child: {env:?}");
+    }
+    assert!(
+        !env.values().any(|v| v.contains("/run/user/1000")),
+        "{env:?}"
+    );
+    for (name, value) in ORDINARY {
+        assert_eq!(env.get(name).map(String::as_str), Some(value), "{name}");
+    }
+    // Passed on purpose, it reaches the one child it was passed to.
+    let output = host
+        .spawn_policy()
+        .run(
+            ProcessSpawnRequest::new("env").env("SSH_AUTH_SOCK", "/tmp/chosen.sock"),
+            None,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("SSH_AUTH_SOCK=/tmp/chosen.sock"), "{text}");
+}

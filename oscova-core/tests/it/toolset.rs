@@ -213,6 +213,26 @@ async fn cancellation_returns_promptly_even_if_the_body_ignores_it() {
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
+#[tokio::test]
+async fn a_body_that_ignores_cancellation_runs_no_longer_than_its_grace() {
+    let (_host, scope, calls) = scope("grace");
+    let token = CancellationToken::new();
+    let canceller = token.clone();
+    let name = wire("sleepy");
+    let call = scope
+        .invoke(&name, json!({}))
+        .cancellation(token)
+        .cancellation_grace(Duration::from_millis(50))
+        .checked();
+    let (outcome, ()) = tokio::join!(call, async {
+        tokio::task::yield_now().await;
+        canceller.cancel();
+    });
+    // The body sleeps for 30 s: the call ends when the grace is over.
+    assert_eq!(outcome, Err(InvokeError::Cancelled(wire("sleepy"))));
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the body did start");
+}
+
 #[test]
 fn a_synchronous_tool_finishes_in_the_first_poll() {
     use std::future::Future;

@@ -8,9 +8,12 @@
 //! schema), `fail` (an `isError` result), `slow` (progress, then waits to
 //! be cancelled; writes `cancelled` into `$MARKER_DIR` when it is),
 //! `whoami` (its pid and `$NOTES_TOKEN` reversed), `crash` (writes to
-//! stderr and exits), `connect` (tries a TCP connection to 127.0.0.1).
+//! stderr and exits), `connect` (tries a TCP connection to 127.0.0.1),
+//! `connect_unix` (tries to reach a unix socket by stream, by datagram and
+//! from a datagram pair), `environment` (its variables' names).
 //! `$CHANGED=1` changes `Shout-Text`'s description, as a server that
-//! changes its tools after review would.
+//! changes its tools after review would; while the file `$HANG_IF` names
+//! exists, it starts and never answers.
 
 #![allow(missing_docs)]
 
@@ -75,6 +78,18 @@ fn tools() -> Vec<Tool> {
             object(
                 json!({"type": "object", "properties": {"port": {"type": "integer"}}, "required": ["port"]}),
             ),
+        ),
+        Tool::new(
+            "connect_unix",
+            "Tries to reach a unix socket at path (`@name`: abstract) every way it can.",
+            object(
+                json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+            ),
+        ),
+        Tool::new(
+            "environment",
+            "The names of its environment variables.",
+            object(json!({"type": "object", "properties": {}})),
         ),
     ]
 }
@@ -168,6 +183,19 @@ impl ServerHandler for TestServer {
                     .into()),
                 }
             }
+            "connect_unix" => {
+                let path = arg(&request, "path")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                text(reach_unix(path))
+            }
+            "environment" => {
+                let mut names: Vec<String> = std::env::vars_os()
+                    .map(|(k, _)| k.to_string_lossy().into_owned())
+                    .collect();
+                names.sort();
+                text(names.join(","))
+            }
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool `{other}`"),
                 None,
@@ -176,9 +204,48 @@ impl ServerHandler for TestServer {
     }
 }
 
+/// Tries a stream connection, a datagram from an unbound socket and a
+/// datagram from a socket pair; says how each went.
+fn reach_unix(path: &str) -> String {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixDatagram, UnixStream};
+    let outcome = |r: std::io::Result<()>, ok: &str| match r {
+        Ok(()) => ok.to_owned(),
+        Err(e) => format!("refused ({e})"),
+    };
+    let addr = match path.strip_prefix('@') {
+        Some(name) => SocketAddr::from_abstract_name(name.as_bytes()),
+        None => SocketAddr::from_pathname(path),
+    };
+    let addr = match addr {
+        Ok(addr) => addr,
+        Err(e) => return format!("bad path: {e}"),
+    };
+    let stream = outcome(UnixStream::connect_addr(&addr).map(drop), "connected");
+    let datagram = outcome(
+        UnixDatagram::unbound().and_then(|s| s.send_to_addr(b"x", &addr).map(drop)),
+        "sent",
+    );
+    let pair = outcome(
+        UnixDatagram::pair().and_then(|(a, _b)| a.send_to_addr(b"x", &addr).map(drop)),
+        "sent",
+    );
+    format!("stream: {stream}; datagram: {datagram}; pair: {pair}")
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     eprintln!("rmcp test server starting");
+    // A server that starts and then never answers: it says nothing on
+    // stdout while the file `$HANG_IF` exists.
+    if let Ok(path) = std::env::var("HANG_IF")
+        && std::path::Path::new(&path).exists()
+    {
+        eprintln!("hanging on purpose");
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
     if std::env::var("FAIL_AT_START").as_deref() == Ok("1") {
         eprintln!("cannot start: FAIL_AT_START is set");
         std::process::exit(2);

@@ -69,9 +69,10 @@ pub struct ServerConfig {
     #[serde(default)]
     pub approval: ToolApprovalMode,
     /// What its tools may reach. `none` is enforced for stdio servers
-    /// where the platform allows it (an empty network namespace on Linux);
-    /// otherwise it is a declaration approval policies and the catalog
-    /// show.
+    /// where the platform allows it (Linux: an empty network namespace and
+    /// a seccomp filter, so no IP address and no unix socket of the host
+    /// is reachable; the filesystem is not confined); otherwise it is a
+    /// declaration approval policies and the catalog show.
     #[serde(default = "internet")]
     pub network: NetworkScope,
     /// A streamable HTTP server: its endpoint.
@@ -81,9 +82,31 @@ pub struct ServerConfig {
     /// `Authorization` header gets `Bearer <credential>`.
     #[serde(default)]
     pub credential_header: BTreeMap<String, String>,
-    /// Seconds a call may take before it ends with a timeout error.
+    /// Seconds a call may take before it ends with a timeout error; also
+    /// the bound on making a connection (starting the process or opening
+    /// the session, `initialize` and `tools/list` together).
     #[serde(default)]
     pub timeout_secs: Option<f64>,
+    /// What happens to the server's elicitation requests (its questions
+    /// for the person): declined unasked (the default), or forwarded to
+    /// the person of the call in flight, attributed to the server.
+    #[serde(default)]
+    pub elicitation: Elicitation,
+}
+
+/// What happens to a server's elicitation requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Elicitation {
+    /// Declined without asking anyone; the capability is not offered, so
+    /// a server that keeps to MCP does not ask.
+    #[default]
+    Decline,
+    /// Asked of the person through the call it belongs to, the message
+    /// prefixed with ``MCP server `NAME` asks:`` so nobody takes the
+    /// server's words for the host's.
+    Forward,
 }
 
 fn internet() -> NetworkScope {
@@ -103,6 +126,7 @@ impl Default for ServerConfig {
             url: None,
             credential_header: BTreeMap::new(),
             timeout_secs: None,
+            elicitation: Elicitation::Decline,
         }
     }
 }
@@ -202,6 +226,12 @@ impl ServerConfig {
         self
     }
 
+    /// What happens to the server's elicitation requests.
+    pub fn elicitation(mut self, elicitation: Elicitation) -> Self {
+        self.elicitation = elicitation;
+        self
+    }
+
     /// The per-call timeout in effect.
     pub fn call_timeout(&self) -> Duration {
         self.timeout_secs
@@ -267,7 +297,7 @@ mod tests {
                 "remote": {
                     "url": "http://127.0.0.1:8080/mcp",
                     "credential_header": {"Authorization": "notes.bearer"},
-                    "per_user": true, "timeout_secs": 5
+                    "per_user": true, "timeout_secs": 5, "elicitation": "forward"
                 }
             }
         }))
@@ -278,6 +308,12 @@ mod tests {
         let remote = &config.servers["remote"];
         assert_eq!(remote.call_timeout(), Duration::from_secs(5));
         assert_eq!(remote.network, NetworkScope::Internet);
+        assert_eq!(remote.elicitation, Elicitation::Forward);
+        assert_eq!(
+            notes.elicitation,
+            Elicitation::Decline,
+            "declined by default"
+        );
         assert!(remote.check().is_ok());
     }
 

@@ -1,13 +1,18 @@
 //! Connecting to one server: starting a stdio server's process (through
-//! the spawn policy, in an empty network namespace for `network = "none"`
-//! where the platform allows it) or opening a streamable HTTP session, and
+//! the spawn policy, confined as the `confine` module says for `network =
+//! "none"` where the platform allows it) or opening a streamable HTTP session, and
 //! the rmcp client handler that routes the server's progress notifications
 //! to the call they belong to.
 //!
 //! Rules: a process gets only the environment the spawn policy builds plus
 //! the server's `env` and the resolved `credential_env` values; it is
-//! killed when its connection is dropped. Its stderr is kept as a bounded
-//! tail (the last [`TAIL_BYTES`]), redacted before anyone sees it.
+//! killed when its connection is dropped. Making a connection (process or
+//! session, `initialize`, `tools/list`) takes at most the server's
+//! `timeout_secs`, or is abandoned and its process killed. Its stderr is
+//! read a fixed-size chunk at a time into a tail of the last
+//! [`TAIL_BYTES`] bytes (lines play no part, so a server that never
+//! writes a newline is held to the same bound), redacted before anyone
+//! sees it.
 
 use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
@@ -21,10 +26,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
-use tokio::io::AsyncBufReadExt;
+use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
-use crate::config::ServerConfig;
+use crate::config::{Elicitation, ServerConfig};
 use crate::elicit::Asks;
 use crate::pin::{CatalogTool, sorted};
 use oscova_core::interaction::Answer;
@@ -53,18 +58,24 @@ impl Routes {
 }
 
 /// The rmcp client handler of one connection.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct Client {
     progress: Routes,
     asks: Asks,
+    /// The server's name, which every forwarded question carries.
+    server: String,
+    elicitation: Elicitation,
 }
 
 impl ClientHandler for Client {
     fn get_info(&self) -> rmcp::model::ClientConfig {
-        // Form elicitation is offered: a question reaches the person
-        // through the call it belongs to (see `elicit`).
+        // Form elicitation is offered only when it is forwarded: a question
+        // reaches the person through the call it belongs to (see `elicit`).
         let mut info = rmcp::model::ClientConfig::default();
-        if let Ok(caps) = serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}})) {
+        if self.elicitation == Elicitation::Forward
+            && let Ok(caps) =
+                serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}}))
+        {
             info.capabilities = caps;
         }
         info
@@ -93,8 +104,13 @@ impl ClientHandler for Client {
         _context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<ElicitResult, ErrorData>> + Send + '_ {
         let asks = self.asks.clone();
+        let forward = self.elicitation == Elicitation::Forward;
+        let server = self.server.clone();
         async move {
             let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
+            if !forward {
+                return decline;
+            }
             let ElicitRequestParams::FormElicitationParams {
                 message,
                 requested_schema,
@@ -104,6 +120,7 @@ impl ClientHandler for Client {
                 return decline;
             };
             let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+            let message = crate::elicit::attributed(&server, &message);
             let (Some(question), Some(route)) =
                 (crate::elicit::question(message, &schema), asks.only())
             else {
@@ -131,12 +148,22 @@ pub(crate) struct Tail {
 }
 
 impl Tail {
-    fn push_line(&mut self, line: &str) {
-        self.bytes.extend(line.as_bytes());
-        self.bytes.push_back(b'\n');
-        while self.bytes.len() > TAIL_BYTES {
-            self.bytes.pop_front();
-        }
+    /// Keeps `chunk`'s bytes, dropping the oldest past [`TAIL_BYTES`]. Lines
+    /// play no part: a process that never writes a newline is held to the
+    /// same bound as one that does.
+    fn push(&mut self, chunk: &[u8]) {
+        let chunk = chunk
+            .get(chunk.len().saturating_sub(TAIL_BYTES)..)
+            .unwrap_or(chunk);
+        let over = (self.bytes.len() + chunk.len()).saturating_sub(TAIL_BYTES);
+        self.bytes.drain(..over.min(self.bytes.len()));
+        self.bytes.extend(chunk);
+    }
+
+    /// How many bytes are held.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.bytes.len()
     }
 
     /// The tail as text, redacted.
@@ -147,6 +174,24 @@ impl Tail {
         raw.extend_from_slice(b);
         let text = String::from_utf8_lossy(&raw);
         redactor.redact(text.trim()).into_owned()
+    }
+}
+
+/// Reads `from` to its end into `tail`, a fixed-size chunk at a time, so
+/// what the host holds of a process's stderr never exceeds the chunk plus
+/// [`TAIL_BYTES`], however much it writes and whether or not it writes
+/// newlines.
+async fn keep_tail(mut from: impl tokio::io::AsyncRead + Unpin, tail: Arc<Mutex<Tail>>) {
+    let mut chunk = [0u8; 8192];
+    loop {
+        match from.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if let (Ok(mut tail), Some(read)) = (tail.lock(), chunk.get(..n)) {
+                    tail.push(read);
+                }
+            }
+        }
     }
 }
 
@@ -204,6 +249,11 @@ pub(crate) enum ConnectError {
     List { reason: String, tail: String },
     #[error("{0}")]
     Url(String),
+    #[error(
+        "it did not start, answer `initialize` and list its tools within {secs:.1} s (its `timeout_secs`); the attempt was abandoned{}",
+        tail_note(.tail)
+    )]
+    Timeout { secs: f64, tail: String },
 }
 
 impl ConnectError {
@@ -221,11 +271,13 @@ fn tail_note(tail: &str) -> String {
 }
 
 /// Whether `network = "none"` can be enforced here: Linux with an
-/// `unshare` that can make a user and network namespace. Checked once.
+/// `unshare` that can make a user and network namespace, and seccomp
+/// filters for this architecture (see the `confine` module for what `none`
+/// then means). Checked once.
 pub fn network_isolation_available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
-        cfg!(target_os = "linux")
+        confine_available()
             && std::process::Command::new("unshare")
                 .args(["-rn", "--", "true"])
                 .stdin(Stdio::null())
@@ -247,28 +299,45 @@ pub(crate) struct ConnectParams<'a> {
     pub(crate) redactor: &'a Redactor,
 }
 
-/// Connects and lists the server's tools.
+/// Connects and lists the server's tools, all of it (starting the process
+/// or opening the session, `initialize`, `tools/list`) within the server's
+/// `timeout_secs`. A connection not made by then is abandoned: its future
+/// is dropped, and with it the process (killed on drop).
 pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<Connection, ConnectError> {
-    let client = Client::default();
+    let limit = params.config.call_timeout();
+    let stderr = Arc::new(Mutex::new(Tail::default()));
+    match tokio::time::timeout(limit, connect_within(&params, stderr.clone())).await {
+        Ok(made) => made,
+        Err(_) => Err(ConnectError::Timeout {
+            secs: limit.as_secs_f64(),
+            tail: stderr
+                .lock()
+                .map(|t| t.text(params.redactor))
+                .unwrap_or_default(),
+        }),
+    }
+}
+
+async fn connect_within(
+    params: &ConnectParams<'_>,
+    stderr: Arc<Mutex<Tail>>,
+) -> Result<Connection, ConnectError> {
+    let client = Client {
+        progress: Routes::default(),
+        asks: Asks::default(),
+        server: params.name.to_owned(),
+        elicitation: params.config.elicitation,
+    };
     let progress = client.progress.clone();
     let asks = client.asks.clone();
-    let stderr = Arc::new(Mutex::new(Tail::default()));
     let (service, child) = match (&params.config.command, &params.config.url) {
         (Some(command), _) => {
-            let mut child = spawn(&params, command)?;
+            let mut child = spawn(params, command).await?;
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err(ConnectError::Spawn("its stdio was not piped".to_owned()));
             };
             if let Some(err) = child.stderr.take() {
-                let tail = stderr.clone();
-                tokio::spawn(async move {
-                    let mut lines = tokio::io::BufReader::new(err).lines();
-                    while let Ok(Some(line)) = lines.next_line().await {
-                        if let Ok(mut tail) = tail.lock() {
-                            tail.push_line(&line);
-                        }
-                    }
-                });
+                tokio::spawn(keep_tail(err, stderr.clone()));
             }
             let tail_of = |stderr: &Arc<Mutex<Tail>>| {
                 stderr
@@ -294,7 +363,7 @@ pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<Connection, Con
         }
         (None, Some(url)) => {
             let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
-                http_config(&params, url)?,
+                http_config(params, url)?,
             );
             let service = client
                 .serve(transport)
@@ -330,7 +399,20 @@ pub(crate) async fn connect(params: ConnectParams<'_>) -> Result<Connection, Con
     })
 }
 
-fn spawn(params: &ConnectParams<'_>, command: &str) -> Result<tokio::process::Child, ConnectError> {
+#[cfg(target_os = "linux")]
+fn confine_available() -> bool {
+    crate::confine::available()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn confine_available() -> bool {
+    false
+}
+
+async fn spawn(
+    params: &ConnectParams<'_>,
+    command: &str,
+) -> Result<tokio::process::Child, ConnectError> {
     let config = params.config;
     let mut request = ProcessSpawnRequest::new(command)
         .args(config.args.iter())
@@ -345,7 +427,8 @@ fn spawn(params: &ConnectParams<'_>, command: &str) -> Result<tokio::process::Ch
         .spawn
         .prepare(request)
         .map_err(|e| ConnectError::Spawn(e.to_string()))?;
-    if config.network == NetworkScope::None && network_isolation_available() {
+    let confined = config.network == NetworkScope::None && network_isolation_available();
+    if confined {
         // A new user and network namespace holds only a loopback device
         // that is down: the server can reach nothing, this machine included.
         let program = std::mem::replace(&mut prepared.command, "unshare".into());
@@ -355,12 +438,28 @@ fn spawn(params: &ConnectParams<'_>, command: &str) -> Result<tokio::process::Ch
     }
     let mut command = prepared.to_command();
     command.stdin(Stdio::piped());
-    command.spawn().map_err(|e| {
-        ConnectError::Spawn(format!(
-            "`{command}`: {e}",
-            command = command_name(command.as_std())
-        ))
-    })
+    let name = command_name(command.as_std());
+    let spawned = if confined {
+        spawn_confined(command).await
+    } else {
+        command.spawn().map_err(|e| e.to_string())
+    };
+    spawned.map_err(|e| ConnectError::Spawn(format!("`{name}`: {e}")))
+}
+
+/// Starts the process under the seccomp filter of `confine`.
+#[cfg(target_os = "linux")]
+async fn spawn_confined(command: tokio::process::Command) -> Result<tokio::process::Child, String> {
+    crate::confine::spawn(command)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn spawn_confined(
+    _command: tokio::process::Command,
+) -> Result<tokio::process::Child, String> {
+    Err("confinement is not available on this platform".to_owned())
 }
 
 fn command_name(command: &std::process::Command) -> String {
@@ -405,4 +504,77 @@ fn http_config(
         headers.insert(header, value);
     }
     Ok(transport.custom_headers(headers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Poll};
+    use tokio::io::ReadBuf;
+
+    /// `LIMIT` bytes of `x` and never a newline; then nothing more, the
+    /// stream still open (as a server that keeps writing would leave it).
+    struct Flood {
+        read: usize,
+        waiting: Arc<AtomicUsize>,
+    }
+
+    const LIMIT: usize = 16 << 20;
+
+    impl tokio::io::AsyncRead for Flood {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let n = buf.remaining().min(LIMIT - self.read);
+            if n == 0 {
+                self.waiting.store(1, Ordering::SeqCst);
+                return Poll::Pending;
+            }
+            buf.put_slice(&vec![b'x'; n]);
+            self.read += n;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stderr_without_newlines_is_held_to_the_tail_while_it_is_written() {
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let flood = Flood {
+            read: 0,
+            waiting: waiting.clone(),
+        };
+        let reader = tokio::spawn(keep_tail(flood, tail.clone()));
+        // 16 MiB read and no newline yet: a line reader would hold all of
+        // it and show none of it.
+        while waiting.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let held = tail.lock().unwrap().len();
+        reader.abort();
+        assert_eq!(held, TAIL_BYTES, "the tail holds exactly the bound");
+        let text = tail.lock().unwrap().text(&Redactor::new());
+        assert_eq!(text, "x".repeat(TAIL_BYTES));
+    }
+
+    #[test]
+    fn the_tail_keeps_the_last_bytes_across_chunks() {
+        let mut tail = Tail::default();
+        tail.push(b"first line\nsecond");
+        tail.push(b" part\n");
+        assert_eq!(tail.text(&Redactor::new()), "first line\nsecond part");
+        tail.push(&vec![b'a'; TAIL_BYTES - 3]);
+        tail.push(b"end");
+        assert_eq!(tail.len(), TAIL_BYTES);
+        assert_eq!(
+            tail.text(&Redactor::new()),
+            format!("{}end", "a".repeat(TAIL_BYTES - 3))
+        );
+        tail.push(&vec![b'b'; 3 * TAIL_BYTES]);
+        assert_eq!(tail.text(&Redactor::new()), "b".repeat(TAIL_BYTES));
+    }
 }

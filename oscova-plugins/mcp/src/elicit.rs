@@ -1,6 +1,11 @@
 //! A server's elicitation request, asked through the call it belongs to.
 //!
-//! Rules: over stdio a request carries nothing naming its call, so it is
+//! Rules: a server's questions are declined unasked unless its
+//! configuration says `elicitation = "forward"` (and then the capability
+//! is offered at `initialize`; otherwise it is not). A forwarded question
+//! always names its server: its message is prefixed with
+//! ``MCP server `NAME` asks:`` ([`attributed`]), so a server's "Oscova needs
+//! your API key" never reads as the host's own words. Over stdio a request carries nothing naming its call, so it is
 //! routed to the connection's one call in flight, and declined when there
 //! is none or more than one (asking the wrong person is worse than not
 //! asking). A form request becomes a [`Question::Form`] (MCP's flat subset:
@@ -47,6 +52,12 @@ impl Asks {
             _ => None,
         }
     }
+}
+
+/// A server's message as the person sees it: prefixed with the server's
+/// name, whatever the server wrote.
+pub(crate) fn attributed(server: &str, message: &str) -> String {
+    format!("MCP server `{server}` asks: {message}")
 }
 
 /// The question a form request asks, if it fits MCP's flat subset.

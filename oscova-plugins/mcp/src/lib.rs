@@ -41,15 +41,25 @@
 //! needs keeps its tools listed; each call returns an error result naming
 //! the credential and how to set it, and no connection is tried for them.
 //!
-//! `network`: the host cannot filter another process's sockets, so for a
-//! stdio server `network = "none"` is enforced by starting it in an empty
-//! network namespace where the platform allows it (Linux with user
-//! namespaces, through `unshare -rn`); elsewhere, and for `local` and
-//! `internet`, it is a declaration that approval policies and the catalog
-//! show. A url server is refused when its URL is outside the declared
-//! scope.
+//! `network`: for a stdio server `network = "none"` is enforced where the
+//! platform allows it (Linux with user namespaces and seccomp): the server
+//! starts in an empty network namespace (`unshare -rn`) under a seccomp
+//! filter that refuses every socket that could name a path, so it reaches
+//! no IP address and no unix socket of the host, wherever it lives; it does
+//! not confine the filesystem. Elsewhere, and for `local` and `internet`,
+//! the scope is a declaration that approval policies and the catalog show.
+//! A url server is refused when its URL is outside the declared scope.
+//!
+//! Bounds one server cannot break for the others: making a connection
+//! (process, `initialize`, `tools/list`) takes at most the server's
+//! `timeout_secs` and holds no lock other calls wait on; its stderr costs
+//! the host at most [`TAIL_BYTES`] plus one read, newlines or not. A
+//! server's elicitation is declined unless its [`Elicitation`] setting is
+//! `Forward`, and then each question names the server.
 
 mod config;
+#[cfg(target_os = "linux")]
+mod confine;
 mod connect;
 mod elicit;
 pub mod pin;
@@ -68,7 +78,7 @@ use oscova_core::tool::ToolAnnotations;
 use oscova_core::tool::{ToolInfo, ToolsetInfo};
 use oscova_core::{AgentPlugin, AgentPluginBuilder, AgentPluginContext, NetworkScope, plugin};
 
-pub use config::{ConfigError, DEFAULT_TIMEOUT, McpConfig, ServerConfig};
+pub use config::{ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, ServerConfig};
 pub use connect::{TAIL_BYTES, network_isolation_available};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
 
@@ -274,6 +284,11 @@ impl McpPluginBuilder {
     }
 
     /// The lock file of pinned catalogs (the CLI's sits beside its config).
+    /// It is read as a file the host trusts (`oscova_core::fs::read_trusted`:
+    /// a regular file owned by this user or root that nobody else can
+    /// write, nor any directory on its way); one that is not loads no
+    /// server, with a diagnostic saying why. See [`pin`] for what a pin
+    /// protects against.
     pub fn lock_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.lock_file = Some(path.into());
         self
@@ -380,19 +395,16 @@ impl McpPluginBuilder {
                     (pin.tools.clone(), Some(pin.hash.clone()), Slot::default())
                 }
                 None => {
-                    let made = tokio::time::timeout(
-                        config.call_timeout(),
-                        connect(ConnectParams {
-                            name,
-                            config,
-                            spawn: &spawn,
-                            credentials: &[],
-                            redactor: &self.redactor,
-                        }),
-                    )
+                    let made = connect(ConnectParams {
+                        name,
+                        config,
+                        spawn: &spawn,
+                        credentials: &[],
+                        redactor: &self.redactor,
+                    })
                     .await;
                     match made {
-                        Ok(Ok(conn)) => {
+                        Ok(conn) => {
                             let tools = conn.live.clone();
                             let slot = if config.per_user {
                                 Slot::default()
@@ -401,18 +413,8 @@ impl McpPluginBuilder {
                             };
                             (tools, None, slot)
                         }
-                        Ok(Err(e)) => {
+                        Err(e) => {
                             fail(&mut plugin, e.redacted(&self.redactor));
-                            continue;
-                        }
-                        Err(_) => {
-                            fail(
-                                &mut plugin,
-                                format!(
-                                    "it did not list its tools within {:.0} s",
-                                    config.call_timeout().as_secs_f64()
-                                ),
-                            );
                             continue;
                         }
                     }
@@ -456,7 +458,7 @@ fn summary(config: &ServerConfig, tools: usize, pin: Option<&str>) -> String {
     };
     let network = match config.network {
         NetworkScope::None if config.is_stdio() && network_isolation_available() => {
-            "network none: enforced (empty network namespace)"
+            "network none: enforced (empty network namespace; seccomp: no unix sockets)"
         }
         NetworkScope::None => "network none: declared only (this platform cannot isolate it)",
         NetworkScope::Local => "network local: declared",

@@ -7,17 +7,34 @@
 //! definitions always hash the same. The lock file holds one pinned
 //! catalog per server, with its hash; a pin whose tools do not hash to its
 //! recorded hash was edited by hand and is refused. Writing a pin keeps
-//! every other server's, and replaces the file in one rename.
+//! every other server's, and replaces the file in one rename; the file is
+//! created with mode 0644 (less the umask), writable by its owner only.
+//!
+//! What a pin protects against: a server whose tools change after they
+//! were reviewed (a new tool, a reworded description, a wider schema),
+//! and a lock file damaged or edited by mistake. The hash is plain
+//! SHA-256, not keyed: anyone who can write the lock file can write a
+//! matching hash, just as they could edit the configuration beside it.
+//! So it is not a defence against a local attacker; the file's
+//! permissions are. The lock file is read as the configuration is, with
+//! `oscova_core::fs::read_trusted`: a regular file (a FIFO or a link to
+//! `/dev/zero` is refused at once), at most [`MAX_LOCK_BYTES`], owned by
+//! this user or root and, with every directory on its way, writable by
+//! nobody else. A lock file that fails these checks loads no server.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use oscova_core::fs::FileError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// The lock file's format version.
 const LOCK_VERSION: u32 = 1;
+
+/// The largest lock file read, in bytes: thousands of pinned tools.
+pub const MAX_LOCK_BYTES: u64 = 16 * 1024 * 1024;
 
 /// One tool as a server defines it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,7 +117,8 @@ struct LockFile {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PinError {
-    /// The file could not be read or written.
+    /// The file could not be read or written, or is not one to trust
+    /// (not a regular file, too large, writable by others).
     #[error("MCP lock file `{path}`: {source}")]
     Io {
         /// The file.
@@ -121,17 +139,19 @@ pub enum PinError {
 
 /// The pins in `path`; none when the file does not exist.
 pub fn read_pins(path: &Path) -> Result<BTreeMap<String, PinnedCatalog>, PinError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(source) => {
+    let bytes = match oscova_core::fs::read_trusted(path, MAX_LOCK_BYTES) {
+        Ok(bytes) => bytes,
+        Err(FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(BTreeMap::new());
+        }
+        Err(e) => {
             return Err(PinError::Io {
                 path: path.to_owned(),
-                source,
+                source: e.into(),
             });
         }
     };
-    let lock: LockFile = serde_json::from_str(&text).map_err(|e| PinError::Invalid {
+    let lock: LockFile = serde_json::from_slice(&bytes).map_err(|e| PinError::Invalid {
         path: path.to_owned(),
         reason: e.to_string(),
     })?;
@@ -171,9 +191,27 @@ pub fn write_pin(path: &Path, name: &str, tools: Vec<CatalogTool>) -> Result<Str
     })?;
     text.push('\n');
     let tmp = path.with_extension("lock.tmp");
-    std::fs::write(&tmp, text).map_err(io)?;
+    write_new(&tmp, text.as_bytes()).map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok(hash)
+}
+
+/// Writes `bytes` to a new file at `path` (one left by a crash is
+/// replaced), mode 0644 less the umask: writable by its owner only, as
+/// [`read_pins`] requires, even under a umask of 002.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 #[cfg(test)]
@@ -207,5 +245,60 @@ mod tests {
             catalog_hash(&[tool("a", "A")])
         );
         assert!(pins.contains_key("two"));
+    }
+}
+
+#[cfg(all(test, unix))]
+mod unix_tests {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    use std::time::Duration;
+
+    use super::*;
+
+    fn refused(path: &Path) -> String {
+        match read_pins(path) {
+            Err(e @ PinError::Io { .. }) => e.to_string(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Issue 24: the lock file was read with `read_to_string`, so a FIFO
+    /// hung start-up and a link to `/dev/zero` ate memory; and one anyone
+    /// could write was trusted.
+    #[test]
+    fn lock_files_are_read_like_every_trusted_file() {
+        let dir = tempfile::tempdir().expect("dir");
+        let fifo = dir.path().join("fifo.mcp.lock");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .expect("mkfifo")
+                .success()
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || tx.send(refused(&path)));
+        let message = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("reading a FIFO lock file hung");
+        assert!(message.contains("FIFO"), "{message}");
+
+        let zero = dir.path().join("zero.mcp.lock");
+        symlink("/dev/zero", &zero).expect("link");
+        assert!(refused(&zero).contains("character device"));
+
+        let open = dir.path().join("open.mcp.lock");
+        write_pin(&open, "one", vec![]).expect("pin");
+        let mode = std::fs::metadata(&open).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o022, 0, "written writable by others: {mode:o}");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+        let message = refused(&open);
+        assert!(
+            message.contains("writable by its group and others"),
+            "{message}"
+        );
+        // Writing a pin over a lock file that is refused is refused too.
+        assert!(write_pin(&open, "two", vec![]).is_err());
     }
 }

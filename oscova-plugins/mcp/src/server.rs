@@ -59,6 +59,10 @@ pub(crate) struct Slot {
     refused: HashMap<String, String>,
     /// Connections made so far.
     starts: u32,
+    /// The outcome of the connection one call is making, which the calls
+    /// that find no connection meanwhile wait for (`None` until it is
+    /// known; closed if that call gave up).
+    connecting: Option<tokio::sync::watch::Receiver<Option<Result<(), String>>>>,
 }
 
 impl Slot {
@@ -68,6 +72,7 @@ impl Slot {
             conn: Some(conn),
             refused: HashMap::new(),
             starts: 1,
+            connecting: None,
         }
     }
 }
@@ -189,72 +194,127 @@ impl ServerHandler {
         redactor
     }
 
+    /// The slot this scope's calls use: its own (`per_user`) or the
+    /// server's.
+    fn slot(&self) -> &tokio::sync::Mutex<Slot> {
+        self.own.as_ref().unwrap_or(&self.server.shared)
+    }
+
     /// A live connection, made (or remade after a crash) if needed.
-    async fn live(&self, tool: &str) -> Result<Live, ToolResult> {
-        let server = &*self.server;
-        let mut slot = match &self.own {
-            Some(own) => own.lock().await,
-            None => server.shared.lock().await,
-        };
-        if let Some(conn) = slot.conn.as_mut()
-            && conn.is_dead()
-        {
-            let tail = conn.stderr_tail(&self.redactor());
-            slot.conn = None;
-            server.status.event(&format!(
-                "MCP server `{}` exited{}; restarting it on this call{}",
-                server.name,
-                self.for_user(),
-                tail_note(&tail)
-            ));
+    ///
+    /// The slot's lock is held only to look and to store, never across a
+    /// connect: the call that finds no connection makes one (bounded by
+    /// `timeout_secs`, see [`connect`]) with the lock released, and calls
+    /// that arrive meanwhile wait for its outcome, each as long as its own
+    /// cancellation allows. A connector whose call is dropped leaves the
+    /// attempt to the next call.
+    async fn live(&self, tool: &str, inv: &ToolInvocation<'_>) -> Result<Live, ToolResult> {
+        loop {
+            let mut waiting = {
+                let mut slot = self.slot().lock().await;
+                if let Some(conn) = slot.conn.as_mut()
+                    && conn.is_dead()
+                {
+                    let tail = conn.stderr_tail(&self.redactor());
+                    slot.conn = None;
+                    self.server.status.event(&format!(
+                        "MCP server `{}` exited{}; restarting it on this call{}",
+                        self.server.name,
+                        self.for_user(),
+                        tail_note(&tail)
+                    ));
+                }
+                if slot.conn.is_some() {
+                    return live_of(&slot, tool);
+                }
+                match &slot.connecting {
+                    Some(attempt) if attempt.has_changed().is_ok() => attempt.clone(),
+                    _ => {
+                        let (done, attempt) = tokio::sync::watch::channel(None);
+                        slot.connecting = Some(attempt);
+                        drop(slot);
+                        return self.connect_for(tool, inv, done).await;
+                    }
+                }
+            };
+            let outcome = tokio::select! {
+                biased;
+                () = inv.cancellation_token().cancelled() => {
+                    return Err(ToolResult::error(format!(
+                        "the call of `{tool}` was cancelled while MCP server `{}` was starting",
+                        self.server.name
+                    )));
+                }
+                outcome = waiting.wait_for(Option::is_some) => {
+                    outcome.ok().and_then(|o| o.clone())
+                }
+            };
+            match outcome {
+                // Connected, or the connector gave up: look again.
+                Some(Ok(())) | None => continue,
+                Some(Err(message)) => return Err(ToolResult::error(message)),
+            }
         }
-        if slot.conn.is_none() {
-            let redactor = self.redactor();
-            let made = connect(ConnectParams {
+    }
+
+    /// Makes the connection this scope's calls wait for, with the slot
+    /// unlocked, and tells the waiting calls through `done`.
+    async fn connect_for(
+        &self,
+        tool: &str,
+        inv: &ToolInvocation<'_>,
+        done: tokio::sync::watch::Sender<Option<Result<(), String>>>,
+    ) -> Result<Live, ToolResult> {
+        let server = &*self.server;
+        let redactor = self.redactor();
+        let made = tokio::select! {
+            biased;
+            () = inv.cancellation_token().cancelled() => {
+                // `done` is dropped: a waiting call makes its own attempt.
+                self.slot().lock().await.connecting = None;
+                return Err(ToolResult::error(format!(
+                    "the call of `{tool}` was cancelled while MCP server `{}` was starting",
+                    server.name
+                )));
+            }
+            made = connect(ConnectParams {
                 name: &server.name,
                 config: &server.config,
                 spawn: &self.spawn,
                 credentials: &self.credentials,
                 redactor: &redactor,
-            })
-            .await;
-            match made {
-                Ok(conn) => {
-                    slot.refused = server.compare(&conn.live);
-                    slot.starts += 1;
-                    if slot.starts > 1 {
-                        server.status.event(&format!(
-                            "MCP server `{}` restarted{} (start {})",
-                            server.name,
-                            self.for_user(),
-                            slot.starts
-                        ));
-                    }
-                    slot.conn = Some(conn);
-                }
-                Err(e) => {
-                    let message = format!(
-                        "MCP server `{}` could not be started{}: {}",
+            }) => made,
+        };
+        let mut slot = self.slot().lock().await;
+        slot.connecting = None;
+        match made {
+            Ok(conn) => {
+                slot.refused = server.compare(&conn.live);
+                slot.starts += 1;
+                if slot.starts > 1 {
+                    server.status.event(&format!(
+                        "MCP server `{}` restarted{} (start {})",
                         server.name,
                         self.for_user(),
-                        e.redacted(&redactor)
-                    );
-                    server.status.event(&message);
-                    return Err(ToolResult::error(message));
+                        slot.starts
+                    ));
                 }
+                slot.conn = Some(conn);
+                done.send_replace(Some(Ok(())));
+                live_of(&slot, tool)
+            }
+            Err(e) => {
+                let message = format!(
+                    "MCP server `{}` could not be started{}: {}",
+                    server.name,
+                    self.for_user(),
+                    e.redacted(&redactor)
+                );
+                server.status.event(&message);
+                done.send_replace(Some(Err(message.clone())));
+                Err(ToolResult::error(message))
             }
         }
-        if let Some(reason) = slot.refused.get(tool) {
-            return Err(ToolResult::error(reason.clone()));
-        }
-        let Some(conn) = slot.conn.as_ref() else {
-            return Err(ToolResult::error("no connection"));
-        };
-        Ok(Live {
-            peer: conn.service.peer().clone(),
-            routes: conn.routes(),
-            asks: conn.asks(),
-        })
     }
 
     fn for_user(&self) -> String {
@@ -268,10 +328,7 @@ impl ServerHandler {
     /// Marks the connection dead after a transport failure, so the next
     /// call starts a new one.
     async fn lost(&self) -> String {
-        let mut slot = match &self.own {
-            Some(own) => own.lock().await,
-            None => self.server.shared.lock().await,
-        };
+        let mut slot = self.slot().lock().await;
         let tail = slot
             .conn
             .as_ref()
@@ -294,7 +351,7 @@ impl ServerHandler {
         args: serde_json::Value,
         inv: &ToolInvocation<'_>,
     ) -> ToolResult {
-        let live = match self.live(&name).await {
+        let live = match self.live(&name, inv).await {
             Ok(live) => live,
             Err(refused) => return refused,
         };
@@ -394,6 +451,22 @@ impl ToolHandler for ServerHandler {
         let invocation = call.invocation;
         Ok(Box::pin(self.run(name, call.args, invocation)))
     }
+}
+
+/// What a call needs from the slot's live connection, unless the tool is
+/// refused.
+fn live_of(slot: &Slot, tool: &str) -> Result<Live, ToolResult> {
+    if let Some(reason) = slot.refused.get(tool) {
+        return Err(ToolResult::error(reason.clone()));
+    }
+    let Some(conn) = slot.conn.as_ref() else {
+        return Err(ToolResult::error("no connection"));
+    };
+    Ok(Live {
+        peer: conn.service.peer().clone(),
+        routes: conn.routes(),
+        asks: conn.asks(),
+    })
 }
 
 fn tail_note(tail: &str) -> String {

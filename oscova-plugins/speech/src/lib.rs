@@ -17,6 +17,15 @@
 //! build has it and its model is installed, else pocketsphinx) with
 //! offline operation required.
 //!
+//! Caps: `speak` takes at most 5,000 characters
+//! ([`oscova_speech::MAX_SYNTHESIS_CHARS`]; [`SpeechLimits`] may lower it)
+//! and returns at most 600 seconds of audio
+//! ([`oscova_speech::MAX_SYNTHESIS_SECONDS`]: text that expands, such as a
+//! long number read digit by digit, is refused after synthesis and no file
+//! is written); both are the synthesis router's, so they hold for every
+//! provider. `transcribe` takes at most 300 seconds of audio
+//! ([`oscova_speech::MAX_AUDIO_SECONDS`]) in a file of at most 64 MiB.
+//!
 //! # Tutorial
 //!
 //! Give the plugin a root per user, hand it to the host builder, and call

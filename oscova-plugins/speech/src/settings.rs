@@ -110,8 +110,12 @@ impl SpeechSettings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SpeechLimits {
-    /// The most characters one `speak` call accepts (default 5,000, a few
-    /// minutes of speech).
+    /// The most characters one `speak` call accepts (default
+    /// [`oscova_speech::MAX_SYNTHESIS_CHARS`], 5,000, a few minutes of
+    /// speech). It can only lower the synthesis router's caps, which hold
+    /// for every call: text over 5,000 characters, or audio that plays
+    /// longer than [`oscova_speech::MAX_SYNTHESIS_SECONDS`] (600 s), is
+    /// refused whatever this says.
     pub max_text_chars: usize,
     /// The largest WAV file one `transcribe` call reads (default 64 MiB,
     /// five minutes of 48 kHz 16-bit stereo with room to spare).
@@ -121,7 +125,7 @@ pub struct SpeechLimits {
 impl Default for SpeechLimits {
     fn default() -> Self {
         Self {
-            max_text_chars: 5_000,
+            max_text_chars: oscova_speech::MAX_SYNTHESIS_CHARS,
             max_audio_bytes: oscova_speech::DEFAULT_MAX_AUDIO_BYTES,
         }
     }

@@ -7,3 +7,6 @@
 //! helpers shared by several modules are private modules here.
 
 pub mod capture;
+pub mod names;
+pub mod network;
+pub mod running;

@@ -73,6 +73,18 @@ pub(crate) enum PiperError {
         source: hound::Error,
     },
 
+    /// The audio passed the provider's limit; the rest was not spoken.
+    #[error(
+        "the text makes more than {limit_seconds} seconds of speech, the limit ({seconds:.1} s \
+         after {sentences} of {of} sentences); split it into shorter parts"
+    )]
+    TooLong {
+        seconds: f64,
+        sentences: usize,
+        of: usize,
+        limit_seconds: u32,
+    },
+
     /// The operation was cancelled.
     #[error("the speech operation was cancelled")]
     Cancelled,
@@ -106,7 +118,9 @@ impl From<PiperError> for SpeechError {
                 install: install.to_owned(),
             },
             PiperError::UnknownVoice { voice, known } => Self::UnknownVoice { voice, known },
-            PiperError::EmptyText | PiperError::NothingToSay => Self::InvalidText(message),
+            PiperError::EmptyText | PiperError::NothingToSay | PiperError::TooLong { .. } => {
+                Self::InvalidText(message)
+            }
             PiperError::Cancelled => Self::Cancelled,
             PiperError::Program { source } if matches!(*source, SpawnError::Cancelled { .. }) => {
                 Self::Cancelled

@@ -85,6 +85,8 @@ pub struct PiperSynthesizer {
     espeak: String,
     policy: ProcessSpawnPolicy,
     threads: usize,
+    /// The longest audio one request makes, in seconds.
+    max_seconds: u32,
     display_name: String,
     warm: Mutex<Vec<(WarmKey, Arc<Loaded>)>>,
     loading: tokio::sync::Mutex<()>,
@@ -135,6 +137,7 @@ impl PiperSynthesizer {
             espeak: "espeak-ng".to_owned(),
             policy: ProcessSpawnPolicy::new(),
             threads,
+            max_seconds: crate::MAX_SYNTHESIS_SECONDS,
             display_name: String::new(),
             warm: Mutex::new(Vec::new()),
             loading: tokio::sync::Mutex::new(()),
@@ -157,6 +160,18 @@ impl PiperSynthesizer {
     pub fn with_onnxruntime(mut self, library: impl Into<PathBuf>) -> Self {
         self.onnxruntime = Some(library.into());
         self.refresh_name();
+        self
+    }
+
+    /// Stops a request once its audio passes `seconds` (checked after each
+    /// sentence, so no more is computed than one sentence past it) and
+    /// refuses it. The default is the synthesis router's cap,
+    /// [`MAX_SYNTHESIS_SECONDS`](crate::MAX_SYNTHESIS_SECONDS), which the
+    /// router applies to every provider after the fact; this one saves
+    /// the work of speaking the rest.
+    #[must_use]
+    pub fn with_max_seconds(mut self, seconds: u32) -> Self {
+        self.max_seconds = seconds;
         self
     }
 
@@ -365,7 +380,15 @@ impl PiperSynthesizer {
             return Err(PiperError::NothingToSay);
         }
         let speaker = speaker.filter(|_| loaded.model.has_sid());
-        let audio = infer_all(Arc::clone(&loaded.model), inputs, speaker, &request.cancel).await?;
+        let limit = (voice.sample_rate, self.max_seconds);
+        let audio = infer_all(
+            Arc::clone(&loaded.model),
+            inputs,
+            speaker,
+            limit,
+            &request.cancel,
+        )
+        .await?;
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // at most 5 s of samples
         let gap = (settings.sentence_silence * voice.sample_rate as f32) as usize;
         let mut samples = Vec::with_capacity(audio.iter().map(|a| a.len() + gap).sum());

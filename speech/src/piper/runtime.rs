@@ -16,7 +16,9 @@
 //! of spinning while they wait (a host shares its cores with other work,
 //! and spinning threads on a busy machine slow everyone); a stop token is
 //! checked between sentences and terminates a running inference through
-//! its run options.
+//! its run options. So is the length: once the sentences spoken so far
+//! play longer than the provider's limit, the rest are not computed and
+//! the request is refused.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -180,13 +182,18 @@ impl Model {
 
 /// Runs `infer` for each sentence on the blocking pool, stopping between
 /// sentences (and terminating the running inference) when `stop` is
-/// cancelled or the returned future is dropped.
+/// cancelled or the returned future is dropped, and with
+/// [`PiperError::TooLong`] once the audio passes `limit` (the voice's
+/// sample rate, the most seconds).
 pub(crate) async fn infer_all(
     model: Arc<Model>,
     sentences: Vec<(Vec<i64>, [f32; 3])>,
     speaker: Option<i64>,
+    limit: (u32, u32),
     cancel: &CancellationToken,
 ) -> Result<Vec<Vec<f32>>, PiperError> {
+    let (rate, max_seconds) = limit;
+    let max_samples = u64::from(rate) * u64::from(max_seconds);
     let options = Arc::new(RunOptions::new().map_err(PiperError::onnx("creating run options"))?);
     let stop = cancel.child_token();
     let guard = StopOnDrop {
@@ -197,7 +204,8 @@ pub(crate) async fn infer_all(
     let task_options = Arc::clone(&options);
     let task = tokio::task::spawn_blocking(move || {
         let mut audio = Vec::with_capacity(sentences.len());
-        for (ids, scales) in &sentences {
+        let mut samples = 0u64;
+        for (i, (ids, scales)) in sentences.iter().enumerate() {
             if task_stop.is_cancelled() {
                 return Err(PiperError::Cancelled);
             }
@@ -206,7 +214,17 @@ pub(crate) async fn infer_all(
                 scales: *scales,
                 speaker,
             };
-            audio.push(model.infer(&inputs, &task_options)?);
+            let sentence = model.infer(&inputs, &task_options)?;
+            samples += sentence.len() as u64;
+            if samples > max_samples {
+                return Err(PiperError::TooLong {
+                    seconds: samples as f64 / f64::from(rate.max(1)),
+                    sentences: i + 1,
+                    of: sentences.len(),
+                    limit_seconds: max_seconds,
+                });
+            }
+            audio.push(sentence);
         }
         Ok(audio)
     });

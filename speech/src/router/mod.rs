@@ -38,7 +38,9 @@ use oscova_core::{
 use rustc_hash::FxHashMap;
 
 pub use recognition::{SpeechRecognitionRouter, SpeechRecognitionRouterBuilder};
-pub use synthesis::{SpeechSynthesisRouter, SpeechSynthesisRouterBuilder};
+pub use synthesis::{
+    MAX_SYNTHESIS_CHARS, MAX_SYNTHESIS_SECONDS, SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
+};
 
 use crate::error::truncate;
 use crate::openai::{OpenAiSpeech, redact_endpoint_text};

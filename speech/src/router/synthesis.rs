@@ -1,8 +1,22 @@
 //! [`SpeechSynthesisRouter`]: text in, audio out, through the provider whose
 //! type key the configuration names.
 //!
-//! Rules: see the parent module; this file only gives the registry its
-//! synthesis-typed API.
+//! Rules: see the parent module for routing. Every synthesis, whatever
+//! the provider and whoever calls (`oscova speech say`, the speech
+//! plugin's `speak` tool, an embedding host), goes through
+//! [`SpeechSynthesisRouter::synthesize`], which holds the two caps of
+//! speaking as `decode_wav` holds hearing's 300 s: the text may have at
+//! most [`MAX_SYNTHESIS_CHARS`] characters, refused before the provider is
+//! entered, and the audio a provider returns may play at most
+//! [`MAX_SYNTHESIS_SECONDS`], refused before a caller sees it (text that
+//! expands, such as a long number read digit by digit, passes the first
+//! cap and not the second). Both refusals are
+//! [`SpeechError::InvalidText`] saying the limit and to split the text.
+//! The caps bound what one request returns; what one synthesis computes
+//! before its length is known is the provider's: piper stops between
+//! sentences once its audio passes the cap
+//! (`PiperSynthesizer::with_max_seconds`), flite runs to the end (5 000
+//! characters of digits, 1 240 s of audio, in under a minute).
 
 use std::sync::Arc;
 
@@ -12,7 +26,17 @@ use oscova_core::provider::speech::{
 use oscova_core::{Diagnostic, PluginHost, provider::PublishedProvider};
 
 use super::{ProviderOrigin, Registry, RegistryBuilder};
-use crate::{FliteSynthesizer, OpenAiSpeech};
+use crate::error::EngineError;
+use crate::{FliteSynthesizer, OpenAiSpeech, check_wav_header};
+
+/// The most characters (Unicode scalar values) of text one synthesis
+/// speaks: about five minutes of prose.
+pub const MAX_SYNTHESIS_CHARS: usize = 5_000;
+
+/// The longest audio one synthesis returns, in seconds: twice what
+/// [`MAX_SYNTHESIS_CHARS`] of prose makes with flite (5 000 characters,
+/// 280 s), so only text that expands meets it.
+pub const MAX_SYNTHESIS_SECONDS: u32 = 600;
 
 /// Routes synthesis requests to the provider whose type key matches the
 /// request's [`SpeechProviderConfig`], refusing non-local endpoints before the
@@ -79,19 +103,58 @@ impl SpeechSynthesisRouter {
             .provider)
     }
 
-    /// Resolves the request's provider (see [`resolve`](Self::resolve)) and
-    /// lets it speak the request's text.
+    /// Checks the text's length, resolves the request's provider (see
+    /// [`resolve`](Self::resolve)), lets it speak the text and checks how
+    /// long the audio plays.
+    ///
+    /// ```
+    /// use oscova_speech::{
+    ///     FliteSynthesizer, MAX_SYNTHESIS_CHARS, SpeechError, SpeechProviderConfig,
+    ///     SpeechSynthesisRouter, SynthesisRequest,
+    /// };
+    ///
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let router = SpeechSynthesisRouter::builder().builtin(FliteSynthesizer::new()).build();
+    /// let config = SpeechProviderConfig::new("flite");
+    /// let text = "word ".repeat(MAX_SYNTHESIS_CHARS / 5 + 1);
+    /// let err = router.synthesize(SynthesisRequest::new(&config, &text)).await.unwrap_err();
+    /// assert!(matches!(err, SpeechError::InvalidText(ref m) if m.contains("5000 characters")));
+    /// # });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
-    /// The routing errors of [`resolve`](Self::resolve), with the provider
-    /// never entered, or the provider's own error.
+    /// [`SpeechError::InvalidText`] for text over [`MAX_SYNTHESIS_CHARS`]
+    /// and the routing errors of [`resolve`](Self::resolve), with the
+    /// provider never entered; the provider's own error; and
+    /// [`SpeechError::InvalidText`] for audio that plays longer than
+    /// [`MAX_SYNTHESIS_SECONDS`].
     pub async fn synthesize(
         &self,
         request: SynthesisRequest<'_>,
     ) -> Result<SynthesizedAudio, SpeechError> {
+        let chars = request.text.chars().count();
+        if chars > MAX_SYNTHESIS_CHARS {
+            return Err(EngineError::TextTooLong {
+                chars,
+                limit: MAX_SYNTHESIS_CHARS,
+            }
+            .into());
+        }
         let provider = self.resolve(request.config, request.offline, request.download_url)?;
-        provider.synthesize(request).await
+        let audio = provider.synthesize(request).await?;
+        // Audio that is not WAV is the caller's to report, with its words.
+        if let Ok(header) = check_wav_header(&audio.wav)
+            && header.duration_seconds > f64::from(MAX_SYNTHESIS_SECONDS)
+        {
+            return Err(EngineError::SpeechTooLong {
+                seconds: header.duration_seconds,
+                limit_seconds: MAX_SYNTHESIS_SECONDS,
+            }
+            .into());
+        }
+        Ok(audio)
     }
 
     /// The provider that holds `key`, if any (no offline checks).

@@ -104,3 +104,105 @@ fn routers_are_shareable_and_their_futures_send() {
     send(recognition.recognize(RecognitionRequest::new(&config, &[])));
     send(synthesis.synthesize(SynthesisRequest::new(&config, "")));
 }
+
+/// A local synthesizer that returns `seconds` of silence (4 kHz, 8-bit,
+/// mono, so a long one stays small) and counts its calls.
+struct Canned {
+    seconds: u32,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl SpeechSynthesisProvider for Canned {
+    fn type_key(&self) -> ProviderTypeKey {
+        ProviderTypeKey::from_static("canned")
+    }
+    fn display_name(&self) -> &str {
+        "canned"
+    }
+    fn default_is_local_endpoint(&self) -> bool {
+        true
+    }
+    fn synthesize<'a>(
+        &'a self,
+        _: oscova_core::provider::speech::SynthesisRequest<'a>,
+    ) -> oscova_core::provider::BoxFuture<
+        'a,
+        Result<oscova_core::provider::speech::SynthesizedAudio, SpeechError>,
+    > {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: 4_000,
+            bits_per_sample: 8,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut wav = std::io::Cursor::new(Vec::new());
+        let mut writer = hound::WavWriter::new(&mut wav, spec).unwrap();
+        for _ in 0..self.seconds * 4_000 {
+            writer.write_sample(0i8).unwrap();
+        }
+        writer.finalize().unwrap();
+        let wav = wav.into_inner();
+        Box::pin(async move { Ok(oscova_core::provider::speech::SynthesizedAudio { wav }) })
+    }
+}
+
+/// Issue 24: `speech say` and the `speak` tool took any amount of text
+/// (110 KB ran piper for minutes). The router caps the text before any
+/// provider is entered, and the audio before any caller sees it.
+#[tokio::test]
+async fn synthesis_caps_text_and_audio_length() {
+    use oscova_core::provider::speech::SynthesisRequest;
+    use std::sync::atomic::Ordering;
+
+    let router = |seconds| {
+        let canned = Arc::new(Canned {
+            seconds,
+            calls: Default::default(),
+        });
+        let router = SpeechSynthesisRouter::builder()
+            .builtin_shared(canned.clone())
+            .build();
+        (router, canned)
+    };
+    let config = SpeechProviderConfig::new("canned");
+
+    let (short, canned) = router(1);
+    let at_cap = "é".repeat(MAX_SYNTHESIS_CHARS);
+    let audio = short
+        .synthesize(SynthesisRequest::new(&config, &at_cap))
+        .await
+        .unwrap();
+    assert_eq!(&audio.wav[..4], b"RIFF");
+    let over = format!("{at_cap}x");
+    let err = short
+        .synthesize(SynthesisRequest::new(&config, &over))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid text: the text has 5001 characters, more than the limit of 5000 characters; \
+         split it into shorter parts"
+    );
+    assert_eq!(canned.calls.load(Ordering::SeqCst), 1, "never entered");
+
+    let (exact, _) = router(MAX_SYNTHESIS_SECONDS);
+    assert!(
+        exact
+            .synthesize(SynthesisRequest::new(&config, "hi"))
+            .await
+            .is_ok()
+    );
+    let (long, canned) = router(MAX_SYNTHESIS_SECONDS + 1);
+    let err = long
+        .synthesize(SynthesisRequest::new(&config, "hi"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SpeechError::InvalidText(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("601.0 seconds of speech, longer than the limit of 600 seconds"),
+        "{err}"
+    );
+    assert_eq!(canned.calls.load(Ordering::SeqCst), 1);
+}

@@ -356,3 +356,44 @@ async fn round_trip_word_error_rates_of_piper_and_flite_through_whisper() {
         );
     }
 }
+
+/// Issue 24: 110 KB of text ran piper for minutes. Beside the router's
+/// caps, piper stops between sentences once the audio passes its limit,
+/// and does not speak the rest.
+#[tokio::test]
+async fn piper_stops_once_past_its_length_limit() {
+    let piper = installed().with_max_seconds(2);
+    let config = deterministic();
+    let text = "Open the door. Is it raining? Yes, it is. Bring an umbrella. \
+                Close the window. Please call Stella. Ask her to bring these things.";
+    let err = piper
+        .synthesize(SynthesisRequest::new(&config, text))
+        .await
+        .unwrap_err();
+    let SpeechError::InvalidText(message) = &err else {
+        panic!("{err:?}");
+    };
+    assert!(
+        message.contains("more than 2 seconds of speech"),
+        "{message}"
+    );
+    // "… after N of M sentences": it stopped before the last one.
+    let counts: Vec<usize> = message
+        .split(" after ")
+        .nth(1)
+        .and_then(|rest| rest.split(" sentences").next())
+        .map(|n_of_m| {
+            n_of_m
+                .split(" of ")
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(matches!(counts[..], [n, m] if n < m && m >= 6), "{message}");
+    // Under the limit, the same provider speaks.
+    let short = piper
+        .synthesize(SynthesisRequest::new(&config, "Open the door."))
+        .await
+        .unwrap();
+    assert_eq!(&short.wav[..4], b"RIFF");
+}

@@ -10,7 +10,9 @@
 //! while the chat runs: the calls are recorded for the outcome document.
 //! Answer text passes a redacting stream (a model may echo a key, split
 //! across streamed pieces) and tool lines the output's redactors, like
-//! everything else the CLI prints.
+//! everything else the CLI prints; then both pass `term::for_terminal`
+//! (tool lines `term::one_line`), so an answer or a result that quotes an
+//! ESC sequence or a bidi override shows it inert.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -163,6 +165,7 @@ fn write_answer(state: &mut State, shown: &str) {
         return;
     }
     let mut out = std::io::stdout().lock();
+    let shown = crate::term::for_terminal(shown);
     let _ = out.write_all(shown.as_bytes()).and_then(|()| out.flush());
     state.line_open = !shown.ends_with('\n');
 }
@@ -181,7 +184,11 @@ fn end_line(state: &mut State) {
 
 fn tool_line(text: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{}", crate::output::redacted(text));
+    let _ = writeln!(
+        err,
+        "{}",
+        crate::term::for_terminal(&crate::output::redacted(text))
+    );
 }
 
 /// The arguments as compact JSON on one line, cut to [`MAX_ARGS`].
@@ -204,10 +211,7 @@ fn summary(content: &str) -> String {
 }
 
 fn cut(text: &str, max: usize) -> String {
-    let clean: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let clean = crate::term::one_line(text);
     if clean.chars().count() <= max {
         return clean;
     }

@@ -7,7 +7,8 @@
 //! second in between, so a log stays short. With `--json`, every update is
 //! a JSON line on stdout (`{"event": "progress", "status", "completed",
 //! "total"}`), unthrottled. Nothing here fails the download: a display
-//! that cannot be drawn is skipped.
+//! that cannot be drawn is skipped. The server's step names pass
+//! `term::one_line`, as all text from elsewhere does.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
@@ -87,6 +88,7 @@ impl PullProgress {
                 if let Ok(mut state) = state.lock()
                     && let Some(line) = state.line(progress, Instant::now())
                 {
+                    let line = crate::term::one_line(&line);
                     let _ = writeln!(std::io::stderr().lock(), "{line}");
                 }
             }
@@ -125,7 +127,7 @@ impl BarState {
                 self.bar.set_style(spinner_style());
                 self.bar.reset();
             }
-            self.bar.set_message(p.status.clone());
+            self.bar.set_message(crate::term::one_line(&p.status));
         }
         if let Some(total) = p.total {
             self.bar.set_length(total);

@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -222,10 +223,63 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
     }
 
     /// Cancels the call when `token` is cancelled: the host stops awaiting
-    /// it at once, and the tool sees the token through its invocation.
+    /// it at once (or once the body has had its
+    /// [`cancellation_grace`](Self::cancellation_grace)), and the tool sees
+    /// the token through its invocation.
     pub fn cancellation(self, token: CancellationToken) -> Invoke<'a, CallOptions, R> {
         let mut call = self.with_options();
         call.options.cancel = Some(token);
+        call
+    }
+
+    /// Gives a cancelled call's body up to `grace` to clean up: when the
+    /// [`cancellation`](Self::cancellation) token fires while an async
+    /// body runs, the host keeps polling the body (which sees the token
+    /// through [`ToolInvocation::cancellation_token`]) instead of dropping
+    /// it at once. A body that returns within `grace` ends the call with its
+    /// own result (a partial answer, or its own error saying what it
+    /// undid); one still running after `grace` is dropped and the call ends
+    /// [`InvokeError::Cancelled`]. Without a grace period (the default) the
+    /// host stops awaiting at once. Approval and other waits before the
+    /// body starts are cut short either way.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use oscova_core::prelude::*;
+    ///
+    /// pub struct SlowToolset;
+    /// #[toolset]
+    /// impl SlowToolset {
+    ///     /// Waits until cancelled, then says so.
+    ///     pub async fn wait(invocation: &ToolInvocation<'_>) -> String {
+    ///         invocation.cancellation_token().cancelled().await;
+    ///         "stopped cleanly".to_owned()
+    ///     }
+    /// }
+    /// #[plugin(id = "demo.slow")]
+    /// pub struct SlowPlugin;
+    /// impl AgentPlugin for SlowPlugin {
+    ///     fn configure(&self, b: &mut AgentPluginBuilder) {
+    ///         b.add_toolset(|_: &AgentPluginContext| SlowToolset);
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let host = PluginHost::builder().plugins(oscova_core::linked_plugins![SlowPlugin]).build()?;
+    /// let scope = host.user_scope(UserInfo::new("alice"));
+    /// let cancel = CancellationToken::new();
+    /// let call = scope
+    ///     .invoke("demo_slow__slow__wait", json!({}))
+    ///     .cancellation(cancel.clone())
+    ///     .cancellation_grace(Duration::from_secs(5));
+    /// let (result, ()) = tokio::join!(call, async { cancel.cancel() });
+    /// assert_eq!(result.content, "stopped cleanly");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn cancellation_grace(self, grace: Duration) -> Invoke<'a, CallOptions, R> {
+        let mut call = self.with_options();
+        call.options.grace = Some(grace);
         call
     }
 

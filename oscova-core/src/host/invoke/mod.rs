@@ -13,7 +13,8 @@
 //! text parsed strictly (size cap, duplicate keys refused), before-hooks,
 //! approval, the method (sync methods inline, async ones awaited under the
 //! tool's network scope, with panics caught and cancellation honoured even
-//! when the body ignores it), redaction of known secrets, after-hooks.
+//! when the body ignores it, or, with a grace period, once the body has
+//! had that long to clean up), redaction of known secrets, after-hooks.
 //! Nothing happens until the future is first polled; a synchronous tool
 //! with no before-hooks and no approval to ask runs to completion inside
 //! that first poll, with no further future allocated.
@@ -39,6 +40,7 @@ mod pipeline;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -89,6 +91,7 @@ impl From<Value> for Arguments<'_> {
 #[derive(Clone, Default)]
 pub struct CallOptions {
     pub(super) cancel: Option<CancellationToken>,
+    pub(super) grace: Option<Duration>,
     pub(super) progress: Option<ProgressSink>,
     pub(super) approval: Option<Arc<dyn ApprovalHandler>>,
     pub(super) interaction: Option<Arc<dyn InteractionHandler>>,
@@ -99,6 +102,7 @@ impl fmt::Debug for CallOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallOptions")
             .field("cancel", &self.cancel.is_some())
+            .field("grace", &self.grace)
             .field("progress", &self.progress.is_some())
             .field("approval", &self.approval.is_some())
             .field("interaction", &self.interaction.is_some())

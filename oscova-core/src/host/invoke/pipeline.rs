@@ -5,7 +5,8 @@
 //! before-hooks, approval (the call's own handler, else the host's),
 //! dispatch under the tool's network scope with panics caught, redaction
 //! of every text the call returns, after-hooks. A cancelled call stops
-//! waiting at once, whether for a person's answer or for the tool. Errors
+//! waiting at once, whether for a person's answer or for the tool, unless
+//! the caller gave the tool's body a grace period to clean up in. Errors
 //! are redacted like results: they carry text from tools (panic messages,
 //! echoed argument values).
 
@@ -302,7 +303,7 @@ impl<'s> Pipeline<'s> {
         if is_cancelled(&options) {
             return Err(InvokeError::Cancelled(wire_name.to_owned()));
         }
-        let cancel = options.cancel.clone();
+        let (cancel, grace) = (options.cancel.clone(), options.grace);
         // A host that serves many calls at once runs slow synchronous
         // bodies off the runtime's workers, a bounded number at a time, so
         // one stalls no other call; quick ones run in place (`pace.rs`).
@@ -347,13 +348,22 @@ impl<'s> Pipeline<'s> {
                 let running = http::scoped(info.network_scope(), CatchUnwind(fut));
                 let outcome = match &cancel {
                     None => running.await,
-                    Some(token) => tokio::select! {
-                        biased;
-                        () = token.cancelled() => {
-                            return Err(InvokeError::Cancelled(wire_name.to_owned()));
+                    Some(token) => {
+                        let mut running = std::pin::pin!(running);
+                        tokio::select! {
+                            biased;
+                            () = token.cancelled() => {
+                                // The body sees the token too; with a grace
+                                // period it may finish its cleanup and answer.
+                                let finished = match grace {
+                                    Some(grace) => tokio::time::timeout(grace, running).await.ok(),
+                                    None => None,
+                                };
+                                finished.ok_or_else(|| InvokeError::Cancelled(wire_name.to_owned()))?
+                            }
+                            outcome = &mut running => outcome,
                         }
-                        outcome = running => outcome,
-                    },
+                    }
                 };
                 outcome.map_err(|payload| panicked(wire_name, &*payload))?
             }

@@ -8,6 +8,7 @@
 
 mod support;
 
+pub mod bounds;
 pub mod network;
 pub mod pins;
 pub mod servers;

@@ -4,7 +4,8 @@
 //! cancellation, timeouts, a crash and restart, a server that fails to
 //! start, per-user processes with different credentials, a user without
 //! the credential (tools listed, calls say what to set), and a server's
-//! elicitation asked of the person.
+//! elicitation: declined unasked by default, asked of the person with the
+//! server named when forwarded.
 
 use crate::support;
 
@@ -14,7 +15,7 @@ use std::time::Duration;
 use oscova_core::InvokeError;
 use oscova_core::interaction::{Answer, AskError, InteractionRequest, Question};
 use oscova_core::prelude::*;
-use oscova_plugin_mcp::{McpPlugin, ServerConfig, TOOL_SOURCE_FAILED};
+use oscova_plugin_mcp::{Elicitation, McpPlugin, ServerConfig, TOOL_SOURCE_FAILED};
 use serde_json::json;
 use support::{KINDS, Kind, host, plugin, server, tool};
 
@@ -140,8 +141,29 @@ async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_servers_elicitation_is_asked_of_the_person_and_answered() {
+async fn a_servers_elicitation_is_declined_unasked_by_default() {
     let host = host(plugin(McpPlugin::builder().server("notes", server(Kind::Python))).await);
+    let scope = host.user_scope(UserInfo::new("alice"));
+    let asked = Arc::new(Mutex::new(0));
+    let seen = asked.clone();
+    let person = move |_request: InteractionRequest| {
+        *seen.lock().unwrap() += 1;
+        let values = json!({"guests": 4, "room": "garden"});
+        async move { Ok::<_, AskError>(Answer::Accept(values.as_object().unwrap().clone())) }
+    };
+    let booked = scope
+        .invoke(&tool("book"), json!({}))
+        .interaction_handler(person)
+        .await;
+    assert_eq!(booked.content, "not booked: decline", "{booked:?}");
+    assert_eq!(*asked.lock().unwrap(), 0, "nobody was asked");
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarded_elicitation_names_its_server_and_is_answered() {
+    let config = server(Kind::Python).elicitation(Elicitation::Forward);
+    let host = host(plugin(McpPlugin::builder().server("notes", config)).await);
     let scope = host.user_scope(UserInfo::new("alice"));
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
@@ -174,7 +196,8 @@ async fn a_servers_elicitation_is_asked_of_the_person_and_answered() {
     let Question::Form { message, form } = &asked[0] else {
         panic!("a form: {asked:?}")
     };
-    assert_eq!(message, "Booking details?");
+    // The server's words, attributed to it: a server cannot speak as the host.
+    assert_eq!(message, "MCP server `notes` asks: Booking details?");
     let schema = form.requested_schema();
     let p = &schema["properties"];
     assert_eq!(

@@ -394,6 +394,23 @@ async fn text_and_audio_caps_apply_before_any_work() {
     .await;
 }
 
+/// Issue 24: the plugin's own cap could be raised past anything; the
+/// synthesis router's 5,000 characters hold for every caller, before
+/// any provider runs or file is made.
+#[tokio::test]
+async fn the_routers_cap_holds_whatever_the_plugins_limit() {
+    let limits = SpeechLimits::default().max_text_chars(usize::MAX);
+    let f = Fixture::with(|base| SpeechPlugin::per_user(base).limits(limits), true);
+    let text = "word ".repeat(1_001);
+    f.refused(
+        SPEAK,
+        json!({"text": text, "path": "long.wav"}),
+        "the text has 5005 characters, more than the limit of 5000 characters",
+    )
+    .await;
+    assert!(!f.root().join("long.wav").exists());
+}
+
 #[tokio::test]
 async fn a_user_without_a_root_gets_no_speech_tools() {
     let host = PluginHost::builder()

@@ -4,6 +4,7 @@ pub struct EchoToolset;
 
 #[toolset]
 impl EchoToolset {
+    /// Returns the text.
     pub fn echo(text: String) -> String {
         text
     }
