@@ -8,6 +8,10 @@
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
+    // Without the `pocketsphinx` feature nothing is linked.
+    if std::env::var_os("CARGO_FEATURE_POCKETSPHINX").is_none() {
+        return;
+    }
     if let Err(err) = pkg_config::Config::new().probe("pocketsphinx") {
         println!(
             "cargo::error=libpocketsphinx was not found by pkg-config ({err}); \

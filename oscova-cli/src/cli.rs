@@ -92,7 +92,7 @@ pub(crate) struct ListArgs {
 /// `oscova tools show`
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {
-    /// The tool's wire name.
+    /// The tool's wire name, or its end when only one tool ends so.
     pub(crate) name: String,
     /// Show the input schema as exported for this model API.
     #[arg(long, value_enum, default_value_t = Profile::Raw)]
@@ -102,7 +102,8 @@ pub(crate) struct ShowArgs {
 /// `oscova tools call`
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
-    /// The tool's wire name.
+    /// The tool's wire name, or its end (`echo`, `example__echo`) when only
+    /// one of the user's tools ends so.
     pub(crate) name: String,
     /// The arguments, as a JSON object.
     #[arg(long, value_name = "JSON", default_value = "{}")]
@@ -120,9 +121,11 @@ pub(crate) struct CallArgs {
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
     /// Where to write the bytes of images, audio and blob resources the
-    /// result carries (one file each, named after the tool).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub(crate) out_dir: PathBuf,
+    /// result carries (one file each, named after the tool; default: a new
+    /// private folder in the system's temporary directory). Each file's
+    /// path is printed.
+    #[arg(long, visible_alias = "out", value_name = "DIR")]
+    pub(crate) out_dir: Option<PathBuf>,
 }
 
 /// `oscova mcp`

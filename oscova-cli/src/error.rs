@@ -112,8 +112,19 @@ pub enum CliError {
     #[error("--args must be a JSON object (the tool's arguments by name), not {0}")]
     ArgsNotObject(&'static str),
     /// No published tool has this name.
-    #[error("unknown tool `{0}`; `oscova tools list` shows the tools")]
+    #[error(
+        "unknown tool `{0}`; `{program} tools list` shows the tools",
+        program = crate::output::program()
+    )]
     UnknownTool(String),
+    /// A short tool name that more than one of the user's tools ends with.
+    #[error("`{name}` names more than one tool ({}); give more of the wire name", .matches.join(", "))]
+    AmbiguousTool {
+        /// The name as given.
+        name: String,
+        /// The wire names it could mean.
+        matches: Vec<String>,
+    },
     /// The host could not be built.
     #[error("the host could not start: {0}")]
     Host(#[from] HostError),
@@ -244,6 +255,7 @@ impl CliError {
             | Self::ArgsNotJson(_)
             | Self::ArgsNotObject(_)
             | Self::UnknownTool(_)
+            | Self::AmbiguousTool { .. }
             | Self::UnknownProvider { .. }
             | Self::Unsupported { .. }
             | Self::NoModel { .. }
@@ -297,6 +309,7 @@ impl CliError {
             }
             Self::ArgsNotJson(_) | Self::ArgsNotObject(_) => "invalid_arguments",
             Self::UnknownTool(_) => "unknown_tool",
+            Self::AmbiguousTool { .. } => "ambiguous_tool",
             Self::Host(_) => "host",
             Self::Invoke { error, .. } => error.kind(),
             Self::UnknownProvider { .. } => "unknown_provider",

@@ -8,14 +8,17 @@
 //! launcher wires no particular plugin: it gives the host each user's files
 //! root ([`Config::files_root`], one folder per user, never the working
 //! directory), which plugins that work on files read from their context;
-//! the host's own builder settings come after and can change that.
+//! the host's own builder settings come after and can change that. The
+//! program's name and version ([`Launcher::name`], [`Launcher::version`])
+//! are what `--version`, the MCP server's `serverInfo` and every message
+//! that names a command show: an embedding host's own, not `oscova`'s.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use oscova_core::{
     ExposeSecret, PluginHost, PluginHostBuilder, host::ApprovalHandler, plugin::PluginRegistration,
     process::ProcessSpawnPolicy, redact::Redactor,
@@ -74,6 +77,8 @@ pub fn run_with(plugins: impl IntoIterator<Item = PluginRegistration>) -> ExitCo
 /// assert_eq!(code, oscova_cli::ExitStatus::Usage); // the explicit config file is missing
 /// ```
 pub struct Launcher {
+    name: &'static str,
+    version: &'static str,
     plugins: Vec<PluginRegistration>,
     customize: Option<Customize>,
     approval: Option<Arc<dyn ApprovalHandler>>,
@@ -82,6 +87,8 @@ pub struct Launcher {
 impl fmt::Debug for Launcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Launcher")
+            .field("name", &self.name)
+            .field("version", &self.version)
             .field("plugins", &self.plugins)
             .field("customize", &self.customize.is_some())
             .field("approval", &self.approval.is_some())
@@ -99,10 +106,35 @@ impl Launcher {
     /// A launcher over every linked plugin.
     pub fn new() -> Self {
         Self {
+            name: "oscova",
+            version: env!("CARGO_PKG_VERSION"),
             plugins: Vec::new(),
             customize: None,
             approval: None,
         }
+    }
+
+    /// The program's name (default `oscova`): what `--version` prints, the
+    /// name the MCP server gives its clients (`serverInfo.name`), and the
+    /// command messages tell the person to run (`NAME tools list`). Give
+    /// your binary's, usually `env!("CARGO_PKG_NAME")` or `env!("CARGO_BIN_NAME")`.
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// The program's version (default: this crate's): what `--version`
+    /// prints and the MCP server gives its clients (`serverInfo.version`).
+    /// Give your binary's, usually `env!("CARGO_PKG_VERSION")`.
+    pub fn version(mut self, version: &'static str) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The command line this launcher parses, with its name and version:
+    /// for shell completions, man pages, or checking a README against it.
+    pub fn command(&self) -> clap::Command {
+        Cli::command().name(self.name).version(self.version)
     }
 
     /// Loads these plugins too, even if the linker dropped their
@@ -152,7 +184,12 @@ impl Launcher {
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
-        let cli = match Cli::try_parse_from(args) {
+        crate::output::set_program(self.name);
+        let parsed = self
+            .command()
+            .try_get_matches_from(args)
+            .and_then(|matches| Cli::from_arg_matches(&matches));
+        let cli = match parsed {
             Ok(cli) => cli,
             Err(e) => {
                 let _ = e.print();
@@ -211,7 +248,7 @@ impl Launcher {
             };
             #[cfg(not(feature = "mcp-servers"))]
             let outcome = Err(CliError::McpServersOff {
-                what: format!("`oscova mcp pin {name}`"),
+                what: format!("`{} mcp pin {name}`", self.name),
             });
             runtime.shutdown_background();
             return outcome;
@@ -223,6 +260,7 @@ impl Launcher {
             .then(|| runtime.block_on(self.mcp_servers(&config).start()));
         #[cfg(not(feature = "mcp-servers"))]
         let mcp = None;
+        let (name, version) = (self.name, self.version);
         let host = self.build_host(&config, asker, serving, mcp)?;
         // Traces, when an OTLP endpoint is configured; flushed when this
         // guard drops, after the runtime has stopped.
@@ -232,6 +270,8 @@ impl Launcher {
             host: host.clone(),
             config,
             json: cli.json,
+            name,
+            version,
         };
         let outcome = runtime.block_on(async {
             let outcome = crate::commands::run(&env, cli.command).await;

@@ -3,7 +3,8 @@
 //! Rules: with `--json` stdout holds exactly one JSON document (errors
 //! included, as `{"error": {"kind", "message", "exit_code"}}`) and stderr
 //! only what a person needs; without it results go to stdout and errors to
-//! stderr as `oscova: error: ...`. Commands that report as they go (the
+//! stderr as `PROGRAM: error: ...` (`oscova`, or the name the embedding
+//! host gave [`crate::Launcher::name`]). Commands that report as they go (the
 //! `chat` REPL, `models pull`) print JSON Lines instead: one compact
 //! document per line, the last one the outcome or the error. Error
 //! documents are always one line, so they end either kind of output.
@@ -32,6 +33,20 @@ use serde_json::{Value, json};
 
 use crate::error::CliError;
 use crate::term::{for_terminal, json_for_terminal};
+
+/// The program's name in messages: `oscova` unless the launcher was given
+/// another.
+static PROGRAM: RwLock<&'static str> = RwLock::new("oscova");
+
+/// Names the program in messages from now on.
+pub(crate) fn set_program(name: &'static str) {
+    *PROGRAM.write().unwrap_or_else(PoisonError::into_inner) = name;
+}
+
+/// The program's name, as messages give it (`oscova tools list`).
+pub(crate) fn program() -> &'static str {
+    *PROGRAM.read().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The redactors every printed text passes. Values are only ever added,
 /// so whatever was once secret stays hidden for the rest of the process.
@@ -115,7 +130,8 @@ fn write_stdout(text: &str) -> Result<(), CliError> {
 pub(crate) fn warn(text: &str) {
     let _ = writeln!(
         std::io::stderr().lock(),
-        "oscova: {}",
+        "{}: {}",
+        program(),
         for_terminal(&redacted(text))
     );
 }
@@ -136,7 +152,8 @@ pub(crate) fn print_error(error: &CliError, json: bool) {
     }
     let _ = writeln!(
         std::io::stderr().lock(),
-        "oscova: error: {}",
+        "{}: error: {}",
+        program(),
         for_terminal(&redacted(&error.to_string()))
     );
 }

@@ -17,7 +17,7 @@ pub(crate) const READ_ONLY: &str = "read_only";
 pub(crate) const DESTRUCTIVE: &str = "destructive";
 pub(crate) const IDEMPOTENT: &str = "idempotent";
 pub(crate) const OPEN_WORLD: &str = "open_world";
-const KEYS: &str = "`name`, `title`, `description`, `approval`, `network`, `read_only`, `destructive`, `idempotent`, `open_world`";
+pub(crate) const KEYS: &str = "`name`, `title`, `description`, `approval`, `network`, `read_only`, `destructive`, `idempotent`, `open_world`";
 /// The annotation flags, written bare (`read_only`) or with a boolean
 /// (`read_only = false`).
 const FLAGS: [&str; 4] = [READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];

@@ -17,6 +17,8 @@
 mod ast;
 mod attr;
 mod ctxt;
+#[cfg(test)]
+mod doc_keys;
 mod expand;
 mod fallback;
 mod plugin;
@@ -36,8 +38,18 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
-/// `#[tool(...)]` keys: `name`, `description`, `approval` (`Default`,
-/// `Required`, `NotRequired`) and `network` (`None`, `Local`, `Internet`).
+/// `#[tool(...)]` keys (a test checks this list against the parser's):
+///
+/// - `name`: the tool segment of the wire name (default: the method name);
+/// - `title`: a display name for people, such as `"Search records"`;
+/// - `description`: what the model reads (default: the doc comment);
+/// - `approval`: `Default`, `Required` or `NotRequired` (default: `Default`);
+/// - `network`: `None`, `Local` or `Internet` (default: `None`), what the
+///   tool's HTTP client may reach;
+/// - `read_only`, `destructive`, `idempotent`, `open_world`: MCP's tool
+///   hints, written bare for yes or `= false` for no; not written, they say
+///   nothing, except `open_world`, which follows `network` (`Internet` is an
+///   open world).
 ///
 /// The wire name is `{plugin}__{owner}__{tool}`. The owner is the type name
 /// less one trailing `Toolset`; the tool is `name`, else the method name.

@@ -22,6 +22,9 @@ use oscova_core::{http::HttpError, process::SpawnError};
 
 /// An error from one of the speech engines.
 #[derive(Debug, thiserror::Error)]
+// The local recognizers' variants (pocketsphinx, whisper) are built only
+// with their features.
+#[cfg_attr(not(feature = "pocketsphinx"), allow(dead_code))]
 pub(crate) enum EngineError {
     /// The audio input had no bytes at all.
     #[error("the audio is empty (0 bytes); send a WAV file")]

@@ -5,7 +5,7 @@
 //! | type key | provider | direction | local |
 //! |---|---|---|---|
 //! | `flite` | [`FliteSynthesizer`] (the `flite` program) | synthesis | yes |
-//! | `pocketsphinx` | [`PocketsphinxRecognizer`] (libpocketsphinx, US English) | recognition | yes |
+//! | `pocketsphinx` | `PocketsphinxRecognizer` (libpocketsphinx, US English; feature `pocketsphinx`, on by default) | recognition | yes |
 //! | `openai` | [`OpenAiSpeech`] (any OpenAI-compatible server) | both | only with a local endpoint |
 //! | `kokoro` | `KokoroSynthesizer` (Kokoro-82M on onnxruntime, feature `piper`; the default synthesizer when installed) | synthesis | yes |
 //! | `piper` | `PiperSynthesizer` (Piper voices on onnxruntime, feature `piper`) | synthesis | yes |
@@ -159,8 +159,10 @@ mod kokoro;
 mod openai;
 #[cfg(feature = "piper")]
 mod piper;
+#[cfg(feature = "pocketsphinx")]
 mod pocketsphinx;
 mod router;
+#[cfg(feature = "pocketsphinx")]
 mod sphinx;
 mod wav;
 #[cfg(feature = "whisper")]
@@ -175,12 +177,14 @@ pub use openai::{
 };
 #[cfg(feature = "piper")]
 pub use piper::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND, PiperSynthesizer};
+#[cfg(feature = "pocketsphinx")]
 pub use pocketsphinx::PocketsphinxRecognizer;
 pub use router::{
     MAX_SYNTHESIS_CHARS, MAX_SYNTHESIS_SECONDS, PROVIDER_DROPPED, ProviderOrigin,
     SpeechRecognitionRouter, SpeechRecognitionRouterBuilder, SpeechRouters, SpeechSynthesisRouter,
     SpeechSynthesisRouterBuilder,
 };
+#[cfg(feature = "pocketsphinx")]
 pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
 pub use wav::{
     AudioKind, DEFAULT_MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE,

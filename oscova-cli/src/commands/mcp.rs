@@ -11,8 +11,9 @@
 //! `[mcp.servers]` ones (the `oscova.mcp` plugin, feature `mcp-servers`), so it is also a gateway
 //! that re-serves other MCP servers with Oscova's policy applied: per-user
 //! credentials, approval, redaction, hooks. `oscova mcp pin NAME` pins one
-//! server's catalog instead of serving. With `--listen`, one line
-//! `oscova mcp: serving http://ADDR:PORT/mcp` goes to stderr once the
+//! server's catalog instead of serving. The server's `serverInfo` is the
+//! launcher's name and version. With `--listen`, one line
+//! `NAME mcp: serving http://ADDR:PORT/mcp` goes to stderr once the
 //! address is bound (with the port picked when 0 was given). Refusals to
 //! start (no tokens on a non-loopback address, a short-name clash) are
 //! usage errors, exit code 2. `--allow-approval-required` is the server's
@@ -49,6 +50,7 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
         warn(&d.to_string());
     }
     McpServer::new(scope)
+        .server_info(env.name, env.version)
         .allow_approval_required(args.allow_approval_required)
         .tool_names(args.names.into())
         .map_err(CliError::McpNames)?
@@ -62,6 +64,7 @@ async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitSt
     let config = env.config.clone();
     let default_user = env.config.user(args.user.user.as_deref());
     let server = McpHttpServer::new(env.host.clone())
+        .server_info(env.name, env.version)
         .users(move |id: &str| config.user(Some(id)))
         .default_user(default_user.id())
         .allow_approval_required(args.allow_approval_required)
@@ -74,7 +77,11 @@ async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitSt
         .bind(addr)
         .await
         .map_err(CliError::McpHttp)?;
-    eprintln!("oscova mcp: serving http://{}/mcp", server.local_addr());
+    eprintln!(
+        "{} mcp: serving http://{}/mcp",
+        env.name,
+        server.local_addr()
+    );
     server
         .serve_until(terminated())
         .await

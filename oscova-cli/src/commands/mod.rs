@@ -36,6 +36,10 @@ pub(crate) struct Env {
     pub(crate) config: Config,
     /// `--json` was given.
     pub(crate) json: bool,
+    /// The program's name (`oscova`, or the embedding host's).
+    pub(crate) name: &'static str,
+    /// The program's version.
+    pub(crate) version: &'static str,
 }
 
 /// Runs one command.

@@ -10,9 +10,13 @@
 //! redrawn line on a terminal and nowhere otherwise. Ctrl-C drops the call
 //! (the host's documented way to cancel) and exits with 130. A result's
 //! further blocks follow its text: more text printed, bytes (images,
-//! audio, blob resources) written to files in `--out-dir` with one summary
-//! line each (see `blocks.rs`); `--json` prints them as base64 with their
-//! MIME types instead. Questions from the tool are asked at the terminal
+//! audio, blob resources) written to files in `--out-dir` (else a new
+//! private temporary folder, never the working directory) with one summary
+//! line each naming the file (see `blocks.rs`); `--json` prints them as
+//! base64 with their MIME types instead. `call` and `show` take a wire name or, as
+//! the test kit does, its end when exactly one of the user's tools ends so
+//! (`echo` for `acme_search__example__echo`); more than one is a usage
+//! error listing them. Questions from the tool are asked at the terminal
 //! (`interact.rs`).
 
 use std::path::Path;
@@ -88,7 +92,11 @@ fn list(env: &Env, args: ListArgs) -> Result<ExitStatus, CliError> {
 }
 
 fn show(env: &Env, args: ShowArgs) -> Result<ExitStatus, CliError> {
-    let Some(tool) = env.host.tool(&args.name) else {
+    let name = resolve_name(
+        env.host.tools().iter().map(PublishedTool::wire_name),
+        &args.name,
+    )?;
+    let Some(tool) = env.host.tool(&name) else {
         return Err(CliError::UnknownTool(args.name));
     };
     let profile = SchemaProfile::from(args.profile);
@@ -175,14 +183,15 @@ async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
         .host
         .user_scope(env.config.user(args.user.user.as_deref()));
     crate::output::redact_with(scope.redactor());
+    let name = resolve_name(scope.tools().map(PublishedTool::wire_name), &args.name)?;
     let progress = ProgressLine::on_stderr();
     let call = scope
-        .invoke(&args.name, arguments)
+        .invoke(&name, arguments)
         .progress_arc(progress.as_ref().map(ProgressLine::sink))
         .checked();
     let outcome = tokio::select! {
         outcome = call => outcome,
-        () = interrupted() => Err(InvokeError::Cancelled(args.name.clone())),
+        () = interrupted() => Err(InvokeError::Cancelled(name.clone())),
     };
     if let Some(line) = &progress {
         line.finish();
@@ -209,18 +218,42 @@ async fn call(env: &Env, args: CallArgs) -> Result<ExitStatus, CliError> {
         print_json(&result)?;
     } else if result.is_error {
         warn(&format!("tool error: {}", result.content));
-        super::blocks::print_blocks(&result, &args.name, &args.out_dir)?;
+        super::blocks::print_blocks(&result, &name, args.out_dir.as_deref())?;
     } else {
         if !result.content.is_empty() || result.blocks.is_empty() {
             print_text(&result.content)?;
         }
-        super::blocks::print_blocks(&result, &args.name, &args.out_dir)?;
+        super::blocks::print_blocks(&result, &name, args.out_dir.as_deref())?;
     }
     Ok(if result.is_error {
         ExitStatus::ToolError
     } else {
         ExitStatus::Success
     })
+}
+
+/// The wire name `name` means among `tools`: itself when it is one, else
+/// the one tool whose wire name ends with `__{name}`. No match leaves it as
+/// given, for the host to call unknown.
+fn resolve_name<'a>(tools: impl Iterator<Item = &'a str>, name: &str) -> Result<String, CliError> {
+    let suffix = format!("__{name}");
+    let mut matches = Vec::new();
+    for wire in tools {
+        if wire == name {
+            return Ok(name.to_owned());
+        }
+        if wire.ends_with(&suffix) {
+            matches.push(wire.to_owned());
+        }
+    }
+    match matches.len() {
+        0 => Ok(name.to_owned()),
+        1 => Ok(matches.remove(0)),
+        _ => Err(CliError::AmbiguousTool {
+            name: name.to_owned(),
+            matches,
+        }),
+    }
 }
 
 /// The text of `--args-file`: the file, or stdin for `-`, at most
@@ -267,5 +300,34 @@ fn json_type(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOOLS: [&str; 3] = [
+        "acme__example__echo",
+        "acme__other__echo",
+        "acme__example__search",
+    ];
+
+    #[test]
+    fn a_unique_end_names_its_tool() {
+        let resolve = |name| resolve_name(TOOLS.into_iter(), name);
+        assert_eq!(resolve("search").unwrap(), "acme__example__search");
+        assert_eq!(resolve("example__echo").unwrap(), "acme__example__echo");
+        assert_eq!(resolve("acme__other__echo").unwrap(), "acme__other__echo");
+        // Unknown names go on to the host, which calls them unknown.
+        assert_eq!(resolve("nothing").unwrap(), "nothing");
+        // Part of a segment is not an end.
+        assert_eq!(resolve("cho").unwrap(), "cho");
+        match resolve("echo") {
+            Err(CliError::AmbiguousTool { matches, .. }) => {
+                assert_eq!(matches, ["acme__example__echo", "acme__other__echo"]);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

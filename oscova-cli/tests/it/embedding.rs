@@ -155,3 +155,18 @@ fn parse_errors_keep_clap_codes() {
         ExitStatus::Success
     );
 }
+
+#[test]
+fn the_launcher_names_the_program_and_its_version() {
+    let command = Launcher::new()
+        .name("acme-agent")
+        .version("1.2.3")
+        .command();
+    assert_eq!(command.get_name(), "acme-agent");
+    assert_eq!(command.render_version().trim(), "acme-agent 1.2.3");
+    let default = Launcher::new().command();
+    assert_eq!(
+        default.render_version().trim(),
+        format!("oscova {}", env!("CARGO_PKG_VERSION"))
+    );
+}

@@ -11,6 +11,7 @@ mod validators;
 
 pub mod chat;
 pub mod cli;
+pub mod docs;
 pub mod embedding;
 pub mod endpoint_scope;
 pub mod files_root;
@@ -21,6 +22,7 @@ pub mod mcp_gateway;
 pub mod mcp_http;
 pub mod models;
 pub mod network;
+pub mod outside_crate;
 pub mod piper;
 pub mod profiles;
 pub mod results;

@@ -1,6 +1,7 @@
 //! `tools call` with rich results and questions, in-process through
 //! `Launcher` over a plugin defined here: bytes written to files beside a
-//! summary (`--out-dir`), `--json` with base64 and MIME types, the raw
+//! summary (`--out-dir`, else a new temporary folder), calls by short
+//! name, `--json` with base64 and MIME types, the raw
 //! profile and `tools show` with title, annotations and output schema,
 //! and confirmations answered by `--yes` (a path that never prompts).
 
@@ -102,6 +103,63 @@ fn bytes_go_to_files_beside_the_summary() {
     ]);
     assert_eq!(status, ExitStatus::Success);
     assert!(dir.join("show-1-1.png").is_file());
+}
+
+#[test]
+fn bytes_go_to_a_new_temporary_folder_unless_told() {
+    let files = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|entries| entries.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+    let temp = std::env::temp_dir();
+    let before = files(&temp);
+    let here = std::env::current_dir().unwrap();
+    let (status, _) = run(&["oscova", "tools", "call", "show"]);
+    assert_eq!(status, ExitStatus::Success);
+    // Nothing lands in the working directory unasked.
+    assert!(!here.join("show-1.png").exists() && !here.join("show-2.wav").exists());
+    // One new folder of this call's, with both files in it.
+    let made: Vec<_> = files(&temp)
+        .into_iter()
+        .filter(|p| !before.contains(p) && p.join("show-1.png").is_file())
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    let name = made[0].file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with("oscova-show-"), "{name}");
+    assert_eq!(
+        std::fs::read(made[0].join("show-2.wav")).unwrap(),
+        b"RIFF...."
+    );
+    std::fs::remove_dir_all(&made[0]).unwrap();
+
+    // `--out` is `--out-dir`.
+    let dir = support::temp_dir("results-out");
+    let (status, _) = run(&[
+        "oscova",
+        "tools",
+        "call",
+        "show",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(status, ExitStatus::Success);
+    assert!(dir.join("show-1.png").is_file());
+}
+
+#[test]
+fn call_and_show_take_a_unique_short_name() {
+    let (status, seen) = run(&["oscova", "tools", "call", "rows"]);
+    assert_eq!(status, ExitStatus::Success);
+    assert_eq!(seen[0].details, json!([{"id": 1}]));
+    let (status, _) = run(&["oscova", "tools", "call", "gallery__tidy", "--yes"]);
+    assert_eq!(status, ExitStatus::Success);
+    let (status, _) = run(&["oscova", "--json", "tools", "show", "rows"]);
+    assert_eq!(status, ExitStatus::Success);
+    // Not the end of a segment: unknown, a usage error, and nothing ran.
+    let (status, seen) = run(&["oscova", "--json", "tools", "call", "ows"]);
+    assert_eq!(status, ExitStatus::Usage);
+    assert!(seen.is_empty());
 }
 
 #[test]

@@ -403,9 +403,10 @@ impl SpeechRouters {
         synthesizers: &[PublishedProvider<dyn SpeechSynthesisProvider>],
     ) -> Self {
         let openai = Arc::new(OpenAiSpeech::new(http));
-        let recognition = SpeechRecognitionRouter::builder()
-            .builtin(crate::PocketsphinxRecognizer::new())
-            .builtin_shared(Arc::clone(&openai));
+        let recognition = SpeechRecognitionRouter::builder();
+        #[cfg(feature = "pocketsphinx")]
+        let recognition = recognition.builtin(crate::PocketsphinxRecognizer::new());
+        let recognition = recognition.builtin_shared(Arc::clone(&openai));
         #[cfg(feature = "whisper")]
         let recognition = recognition.builtin(crate::WhisperRecognizer::new());
         let recognition = recognition.published(recognizers).build();

@@ -12,7 +12,7 @@ use oscova_core::provider::speech::{
 use oscova_core::{Diagnostic, PluginHost, provider::PublishedProvider};
 
 use super::{ProviderOrigin, Registry, RegistryBuilder};
-use crate::{OpenAiSpeech, PocketsphinxRecognizer};
+use crate::OpenAiSpeech;
 
 /// Routes recognition requests to the provider whose type key matches the
 /// request's [`SpeechProviderConfig`], refusing non-local endpoints before the
@@ -47,9 +47,10 @@ impl SpeechRecognitionRouter {
     /// The built-in providers (`pocketsphinx`, `whisper` with the feature
     /// of that name, and `openai` on the host's HTTP client) plus the recognition providers of the host's plugins.
     pub fn from_host(host: &PluginHost) -> Self {
-        let builder = Self::builder()
-            .builtin(PocketsphinxRecognizer::new())
-            .builtin(OpenAiSpeech::new(host.http_client()));
+        let builder = Self::builder();
+        #[cfg(feature = "pocketsphinx")]
+        let builder = builder.builtin(crate::PocketsphinxRecognizer::new());
+        let builder = builder.builtin(OpenAiSpeech::new(host.http_client()));
         #[cfg(feature = "whisper")]
         let builder = builder.builtin(crate::WhisperRecognizer::new());
         builder.host_plugins(host).build()
