@@ -259,7 +259,8 @@ pub(crate) struct PullArgs {
 pub(crate) enum SpeechCommand {
     /// Speak TEXT into a WAV file (default provider: flite, voice kal16).
     Say(SayArgs),
-    /// Print the words spoken in a WAV file (default provider: pocketsphinx).
+    /// Print the words spoken in a WAV file (default provider: whisper when
+    /// a Whisper model is installed, else pocketsphinx).
     Hear(HearArgs),
     /// List the speech providers: type keys, names, voices, where they come from.
     Providers,
@@ -306,6 +307,14 @@ pub(crate) struct SayArgs {
 pub(crate) struct HearArgs {
     /// The WAV file to listen to.
     pub(crate) file: PathBuf,
+    /// The recognition model, instead of the config's `[speech.hear]
+    /// model`. whisper: `tiny.en`, `base`, either with a quantization
+    /// suffix (`base-q8_0`, `tiny.en-q5_0`), or the path of a CTranslate2
+    /// model folder or whisper.cpp model file; its default is `base-q8_0`
+    /// when base is installed, else `tiny.en` (`oscova speech providers`
+    /// shows the one it would use).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model: Option<String>,
     #[command(flatten)]
     pub(crate) route: SpeechRouteArgs,
     #[command(flatten)]

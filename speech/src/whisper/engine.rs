@@ -6,12 +6,16 @@
 //! warm states and put back after a successful decode (a failed or
 //! cancelled one drops its state), so memory stays at one state per
 //! concurrent decode. Everything here blocks: callers run it on tokio's
-//! blocking pool. whisper.cpp decodes audio in 30-second windows itself,
+//! blocking pool. Audio well under 30 seconds is encoded over its own
+//! length plus a margin, not the full window ([`AudioCtx::Fit`], the
+//! default; accuracy measured on the LibriVox clips by the `whisper`
+//! benchmark). whisper.cpp decodes longer audio in 30-second windows itself,
 //! and asks the abort callback between its steps, which answers from the
 //! request's cancellation token, so a cancelled decode stops within a
 //! window step. Whisper's text is kept as it wrote it (digits, "Mr.",
 //! punctuation and capitals); segments carry whisper.cpp's timestamps.
 
+use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use oscova_core::CancellationToken;
@@ -20,9 +24,11 @@ use whisper_rs::{
     FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
 };
 
+use super::cache;
 use super::convert::{self, HParams};
 use super::error::WhisperFailure;
 use super::model::Located;
+use super::quant::Quant;
 
 thread_local! {
     /// The token of the decode running on this thread, for whisper.cpp's
@@ -54,6 +60,49 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, WhisperFailure> {
     })
 }
 
+/// The whisper.cpp model bytes for the CTranslate2 model in `dir`: the
+/// cached conversion when there is one (quantized models), else converted
+/// now (and cached, when quantized).
+fn ct2_bytes(dir: &Path, quant: Quant) -> Result<(Vec<u8>, Option<HParams>), WhisperFailure> {
+    let vocabulary = read(&dir.join("vocabulary.txt"))?;
+    let root = (quant != Quant::F16)
+        .then(super::whisper_cache_dir)
+        .flatten();
+    let mut model_bin = None;
+    let mut key = root
+        .as_deref()
+        .and_then(|r| cache::path(r, dir, None, &vocabulary, quant));
+    if let (None, Some(r)) = (&key, root.as_deref()) {
+        // No SOURCE stamp: the key hashes model.bin itself.
+        let bytes = model_bin.insert(read(&dir.join("model.bin"))?);
+        key = cache::path(r, dir, Some(bytes), &vocabulary, quant);
+    }
+    if let Some(bytes) = key
+        .as_deref()
+        .and_then(|p| std::fs::read(p).ok())
+        .filter(|b| convert::is_ggml(b))
+    {
+        return Ok((bytes, None));
+    }
+    let model_bin = match model_bin {
+        Some(bytes) => bytes,
+        None => read(&dir.join("model.bin"))?,
+    };
+    let text = std::str::from_utf8(&vocabulary).map_err(|_| WhisperFailure::Convert {
+        path: dir.to_path_buf(),
+        reason: "vocabulary.txt is not UTF-8".into(),
+    })?;
+    let (hp, ggml) =
+        convert::convert(&model_bin, text, quant).map_err(|e| WhisperFailure::Convert {
+            path: dir.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+    if let Some(path) = key {
+        cache::store(&path, &ggml);
+    }
+    Ok((ggml, Some(hp)))
+}
+
 /// How one decode runs.
 #[derive(Debug, Clone)]
 pub(crate) struct Decode {
@@ -62,6 +111,42 @@ pub(crate) struct Decode {
     /// A Whisper language code, or `None` to detect it (multilingual
     /// models) or for English-only models.
     pub(crate) language: Option<String>,
+    /// How much of the encoder's 30-second window to compute.
+    pub(crate) audio_ctx: AudioCtx,
+}
+
+/// Encoder frames per second of audio (1500 for whisper.cpp's 30 s).
+const FRAMES_PER_SECOND: usize = 50;
+/// The encoder's full window, in frames.
+const FULL_WINDOW: usize = 30 * FRAMES_PER_SECOND;
+/// Frames [`AudioCtx::Fit`] adds after the audio's own, so the last words
+/// are never cut and the decoder sees where speech ends.
+pub(crate) const FIT_MARGIN: usize = 64;
+
+/// How much of whisper.cpp's 30-second encoder window a decode computes
+/// (its `audio_ctx`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AudioCtx {
+    /// The audio's own length plus [`FIT_MARGIN`] frames, for audio well
+    /// under 30 seconds; the full window otherwise.
+    Fit,
+    /// Always the full window, as Whisper was trained.
+    Full,
+    /// This many frames (at most the full window).
+    Frames(usize),
+}
+
+impl AudioCtx {
+    /// whisper.cpp's `audio_ctx` for `samples` 16 kHz samples (0: the
+    /// full window).
+    pub(crate) fn frames(self, samples: usize) -> usize {
+        let frames = match self {
+            Self::Full => return 0,
+            Self::Fit => samples.div_ceil(16_000 / FRAMES_PER_SECOND) + FIT_MARGIN,
+            Self::Frames(n) => n,
+        };
+        if frames >= FULL_WINDOW { 0 } else { frames }
+    }
 }
 
 impl Engine {
@@ -70,23 +155,7 @@ impl Engine {
     pub(crate) fn load(model: &Located) -> Result<Self, WhisperFailure> {
         whisper_rs::install_logging_hooks();
         let (bytes, hparams): (Vec<u8>, Option<HParams>) = match model {
-            Located::Ct2 { dir, .. } => {
-                let model_bin = read(&dir.join("model.bin"))?;
-                let vocabulary_path = dir.join("vocabulary.txt");
-                let vocabulary = String::from_utf8(read(&vocabulary_path)?).map_err(|_| {
-                    WhisperFailure::Convert {
-                        path: dir.clone(),
-                        reason: "vocabulary.txt is not UTF-8".into(),
-                    }
-                })?;
-                let (hp, ggml) = convert::convert(&model_bin, &vocabulary).map_err(|e| {
-                    WhisperFailure::Convert {
-                        path: dir.clone(),
-                        reason: e.to_string(),
-                    }
-                })?;
-                (ggml, Some(hp))
-            }
+            Located::Ct2 { dir, quant, .. } => ct2_bytes(dir, *quant)?,
             Located::Ggml { file, .. } => {
                 let bytes = read(file)?;
                 if !convert::is_ggml(&bytes) {
@@ -161,6 +230,8 @@ impl Engine {
         params.set_n_threads(i32::try_from(decode.threads.max(1)).unwrap_or(1));
         params.set_translate(false);
         params.set_no_context(true);
+        let audio_ctx = decode.audio_ctx.frames(samples.len());
+        params.set_audio_ctx(i32::try_from(audio_ctx).unwrap_or(0));
         params.set_print_special(false);
         params.set_print_progress(false);
         params.set_print_realtime(false);
