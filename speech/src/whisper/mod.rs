@@ -48,11 +48,20 @@ pub use model::{
 /// whisper.cpp in this process.
 ///
 /// Local by design ([`default_is_local_endpoint`] is `true`); it ignores the
-/// configuration's endpoint. The configuration's `model` is `tiny.en`,
-/// `base` or a path (see [`WHISPER_MODELS`]; without one, the first model
-/// installed), `language` a code such as `en` or `de-DE` (multilingual
-/// models only; without one the language is detected), and
-/// `options.threads` the CPU threads for the decode. The text is Whisper's
+/// configuration's endpoint. The configuration's `model` is `tiny.en` or
+/// `base` ([`WHISPER_MODELS`], 16-bit weights), either with a suffix from
+/// [`WHISPER_QUANTIZATIONS`] (`base-q8_0`: ggml's 8-bit blocks, converted
+/// on load and cached, see [`whisper_cache_dir`]), or a path; without
+/// one, the first of [`WHISPER_DEFAULTS`] that is installed. `language` is
+/// a code such as `en` or `de-DE` (multilingual models only; without one
+/// the language is detected), `options.threads` the CPU threads for the
+/// decode, and `options.audio_ctx` how much of the encoder's 30-second
+/// window to compute: `"fit"` (the audio's length plus a margin, for audio
+/// well under 30 s), `"full"`, encoder frames (50 a second), or `"auto"`
+/// (the default: fit for base and larger, full for tiny, which repeats
+/// itself with a fitted window). Loaded models stay loaded for the provider's lifetime, so a
+/// long-running host (`oscova mcp`, `oscova serve`) decodes warm from its
+/// second call on. The text is Whisper's
 /// own, kept as it is: capitals, punctuation, numbers as digits, "Mr." for
 /// "mister". The [`Transcript`]'s segments carry start and end times;
 /// audio longer than 30 seconds is decoded window by window.
@@ -266,18 +275,19 @@ fn threads(option: Option<&serde_json::Value>, default: usize) -> Result<usize, 
     }
 }
 
-/// `options.audio_ctx`: `"fit"` (the default), `"full"` or a number of
-/// encoder frames (50 a second, at most 1500).
+/// `options.audio_ctx`: `"auto"` (the default), `"fit"`, `"full"` or a
+/// number of encoder frames (50 a second, at most 1500).
 fn audio_ctx(option: Option<&serde_json::Value>) -> Result<AudioCtx, SpeechError> {
     let Some(value) = option else {
-        return Ok(AudioCtx::Fit);
+        return Ok(AudioCtx::Auto);
     };
     match (value.as_str(), value.as_u64()) {
+        (Some("auto"), _) => Ok(AudioCtx::Auto),
         (Some("fit"), _) => Ok(AudioCtx::Fit),
         (Some("full"), _) => Ok(AudioCtx::Full),
         (_, Some(n @ 1..=1500)) => Ok(AudioCtx::Frames(usize::try_from(n).unwrap_or(1500))),
         _ => Err(SpeechError::provider(format!(
-            "the whisper option `audio_ctx` must be \"fit\", \"full\" or encoder frames \
+            "the whisper option `audio_ctx` must be \"auto\", \"fit\", \"full\" or encoder frames \
              from 1 to 1500 (50 a second), not {value}"
         ))),
     }
@@ -344,7 +354,12 @@ mod tests {
     #[test]
     fn the_audio_ctx_option_fits_the_clip_unless_told() {
         use serde_json::json;
-        assert_eq!(audio_ctx(None).unwrap(), AudioCtx::Fit);
+        assert_eq!(audio_ctx(None).unwrap(), AudioCtx::Auto);
+        assert_eq!(audio_ctx(Some(&json!("fit"))).unwrap(), AudioCtx::Fit);
+        // Auto fits base's window (6 encoder layers), not tiny's (4).
+        assert_eq!(AudioCtx::Auto.resolve(6), AudioCtx::Fit);
+        assert_eq!(AudioCtx::Auto.resolve(4), AudioCtx::Full);
+        assert_eq!(AudioCtx::Full.resolve(6), AudioCtx::Full);
         assert_eq!(audio_ctx(Some(&json!("full"))).unwrap(), AudioCtx::Full);
         assert_eq!(audio_ctx(Some(&json!(300))).unwrap(), AudioCtx::Frames(300));
         for bad in [json!(0), json!(1501), json!("half"), json!(-5)] {

@@ -69,7 +69,7 @@ impl Quant {
 
     /// Whether rows of `len` values can take this format.
     pub(crate) fn fits(self, len: usize) -> bool {
-        self == Self::F16 || len % BLOCK == 0
+        self == Self::F16 || len.is_multiple_of(BLOCK)
     }
 
     /// Appends `values` (a whole number of blocks for the quantized
