@@ -265,8 +265,8 @@ pub(crate) enum SpeechCommand {
     /// scripts/ensure-kokoro.sh installed it; else flite, voice kal16).
     Say(SayArgs),
     /// Print the words spoken in a WAV file (default provider: whisper, model
-    /// tiny.en, when scripts/ensure-whisper-model.sh installed it; else
-    /// pocketsphinx).
+    /// base-q8_0, else tiny.en, when scripts/ensure-whisper-model.sh installed
+    /// one; else pocketsphinx).
     Hear(HearArgs),
     /// List the speech providers: type keys, names, voices, where they come from.
     Providers,
@@ -314,6 +314,14 @@ pub(crate) struct SayArgs {
 pub(crate) struct HearArgs {
     /// The WAV file to listen to.
     pub(crate) file: PathBuf,
+    /// The recognition model, instead of the config's `[speech.hear]
+    /// model`. whisper: `tiny.en`, `base`, either with a quantization
+    /// suffix (`base-q8_0`, `tiny.en-q5_0`), or the path of a CTranslate2
+    /// model folder or whisper.cpp model file; its default is `base-q8_0`
+    /// when base is installed, else `tiny.en` (`oscova speech providers`
+    /// shows the one it would use).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model: Option<String>,
     #[command(flatten)]
     pub(crate) route: SpeechRouteArgs,
     #[command(flatten)]

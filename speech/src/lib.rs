@@ -193,8 +193,8 @@ pub use wav::{
 };
 #[cfg(feature = "whisper")]
 pub use whisper::{
-    WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, WhisperRecognizer,
-    whisper_cache_dir,
+    WHISPER_DEFAULTS, WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS,
+    WHISPER_QUANTIZATIONS, WhisperRecognizer, is_whisper_model_name, whisper_cache_dir,
 };
 
 /// The offline synthesizer to use when nothing names one: `kokoro` when

@@ -6,8 +6,8 @@
 //! routers the launcher gave the speech plugin, when it did), and their
 //! diagnostics (providers dropped in a type-key collision) go to stderr.
 //! The provider's configuration is the config's `[speech.say]` or
-//! `[speech.hear]` when it is that provider's, with `--endpoint` laid over
-//! it. The checks run in an order that makes a refusal cheap and
+//! `[speech.hear]` when it is that provider's, with `--endpoint` (and for
+//! `hear`, `--model`) laid over it. The checks run in an order that makes a refusal cheap and
 //! harmless: first the route (unknown provider, and with `--offline` or
 //! `[speech] offline` a non-local endpoint, refused before any file is
 //! read or connection made), then the input (the text, the voice the
@@ -159,6 +159,14 @@ async fn hear(env: &Env, routers: &SpeechRouters, args: HearArgs) -> Result<Exit
         .config
         .speech_recognition(args.route.provider.as_deref());
     let offline = apply_route(env, &mut config, &args.route);
+    if let Some(model) = args
+        .model
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        config.model = Some(model.to_owned());
+    }
     let router = routers.recognition();
     router
         .resolve(&config, offline, None)

@@ -29,6 +29,8 @@ pub mod results;
 pub mod secrets;
 pub mod speech;
 pub mod speech_plugins;
+#[cfg(feature = "whisper")]
+pub mod speech_whisper;
 pub mod terminal;
 pub mod traces;
 pub mod trusted_files;

@@ -5,10 +5,13 @@
 //! magic `ggml`, eleven `i32` hyper-parameters, the mel filter bank
 //! ([`mel::filters`]), the ordinary tokens ([`vocab::parse`]), then tensors
 //! as (`i32` rank, `i32` name length, `i32` type: 0 f32, 1 f16; `i32`
-//! dimensions innermost first; name; data). Matrices and convolution
-//! kernels are f16 (`ftype` 1), everything one-dimensional plus the
-//! positional embeddings f32, the types whisper.cpp allocates them with;
-//! its loader copies bytes without conversion, so they must match. The
+//! dimensions innermost first; name; data). The weight matrices (token
+//! embedding included) take the [`Quant`] asked for (f16, `ftype` 1, or a
+//! block quantization, whose `ftype` the header carries), convolution
+//! kernels are f16, everything one-dimensional plus the positional
+//! embeddings f32: the types whisper.cpp allocates them with; its loader
+//! copies bytes without conversion, so they must match. A quantized
+//! matrix's rows must be whole blocks long, or the conversion is refused. The
 //! fused projections CTranslate2 stores are split by rows: self-attention
 //! `linear_0` into query, key and value, cross-attention `linear_1` into
 //! key and value. whisper.cpp has no key biases; CTranslate2 stores zeros
@@ -18,6 +21,7 @@
 
 use super::ct2::{Ct2Model, DType, Variable};
 use super::half::{f16_to_f32, f32_to_f16};
+use super::quant::Quant;
 use super::{mel, vocab};
 
 /// `ggml` as whisper.cpp's loader reads it (a little-endian `u32`).
@@ -45,6 +49,12 @@ pub(crate) enum ConvertError {
          (re-convert the model with `--quantization float16`)"
     )]
     Type { name: String, dtype: &'static str },
+    #[error("`{name}` has rows of {len} values, not whole blocks of 32 for {quant}")]
+    Blocks {
+        name: String,
+        len: usize,
+        quant: &'static str,
+    },
     #[error("`{name}` should be a scalar integer")]
     Scalar { name: String },
     #[error("the key bias in `{0}` is not zero, which whisper.cpp cannot represent")]
@@ -82,6 +92,8 @@ impl HParams {
 enum Out {
     F32,
     F16,
+    /// A weight matrix: the conversion's [`Quant`].
+    Weight,
 }
 
 /// One tensor to write: which rows of which variable, under what name and
@@ -161,7 +173,7 @@ impl<'m, 'a> Plan<'m, 'a> {
             weight,
             0..out,
             vec![inp, out],
-            Out::F16,
+            Out::Weight,
         );
         self.vector(&format!("{from}/bias"), format!("{to}.bias"), out)
     }
@@ -192,7 +204,7 @@ impl<'m, 'a> Plan<'m, 'a> {
                 weight,
                 rows.clone(),
                 vec![n, n],
-                Out::F16,
+                Out::Weight,
             );
             if *part == "key" {
                 if !is_zero(bias, rows) {
@@ -364,7 +376,7 @@ fn plan<'m, 'a>(
         te,
         0..hp.n_vocab,
         vec![s, hp.n_vocab],
-        Out::F16,
+        Out::Weight,
     );
     for i in 0..hp.n_text_layer {
         let (from, to) = (format!("decoder/layer_{i}"), format!("decoder.blocks.{i}"));
@@ -436,11 +448,23 @@ fn put_i32(out: &mut Vec<u8>, value: usize) {
     out.extend_from_slice(&(value as i32).to_le_bytes());
 }
 
-/// Appends `tensor` in ggml's layout.
-fn write_tensor(out: &mut Vec<u8>, tensor: &Tensor<'_, '_>) {
+/// Appends `tensor` in ggml's layout, its matrices in `quant`.
+fn write_tensor(out: &mut Vec<u8>, tensor: &Tensor<'_, '_>, quant: Quant) {
+    let kind = match tensor.out {
+        Out::Weight if quant != Quant::F16 => None,
+        Out::F32 => Some(Out::F32),
+        Out::F16 | Out::Weight => Some(Out::F16),
+    };
     put_i32(out, tensor.ne.len());
     put_i32(out, tensor.name.len());
-    put_i32(out, usize::from(tensor.out == Out::F16));
+    put_i32(
+        out,
+        match kind {
+            Some(Out::F32) => 0,
+            Some(_) => 1,
+            None => quant.ggml_type(),
+        },
+    );
     for d in &tensor.ne {
         put_i32(out, *d);
     }
@@ -449,28 +473,54 @@ fn write_tensor(out: &mut Vec<u8>, tensor: &Tensor<'_, '_>) {
     let size = source.dtype.size();
     let row: usize = source.dims().iter().skip(1).product::<usize>() * size;
     let bytes = &source.data[tensor.rows.start * row..tensor.rows.end * row];
-    match (source.dtype, tensor.out) {
-        (DType::F16, Out::F16) | (DType::F32, Out::F32) => out.extend_from_slice(bytes),
-        (DType::F16, Out::F32) => {
+    match (source.dtype, kind) {
+        (DType::F16, Some(Out::F16)) | (DType::F32, Some(Out::F32)) => {
+            out.extend_from_slice(bytes);
+        }
+        (DType::F16, Some(Out::F32)) => {
             for e in bytes.chunks_exact(2) {
                 let value = f16_to_f32(u16::from_le_bytes([e[0], e[1]]));
                 out.extend_from_slice(&value.to_le_bytes());
             }
         }
-        _ => {
+        (_, Some(_)) => {
             for e in bytes.chunks_exact(4) {
                 let value = f32::from_le_bytes([e[0], e[1], e[2], e[3]]);
                 out.extend_from_slice(&f32_to_f16(value).to_le_bytes());
+            }
+        }
+        (_, None) => {
+            // Row by row (rows are whole blocks long): a block never mixes
+            // two rows' values.
+            let mut values = Vec::with_capacity(row / size);
+            for chunk in bytes.chunks_exact(row) {
+                values.clear();
+                if source.dtype == DType::F16 {
+                    values.extend(
+                        chunk
+                            .chunks_exact(2)
+                            .map(|e| f16_to_f32(u16::from_le_bytes([e[0], e[1]]))),
+                    );
+                } else {
+                    values.extend(
+                        chunk
+                            .chunks_exact(4)
+                            .map(|e| f32::from_le_bytes([e[0], e[1], e[2], e[3]])),
+                    );
+                }
+                quant.write(&values, out);
             }
         }
     }
 }
 
 /// Converts a CTranslate2 Whisper model (`model.bin` bytes and
-/// `vocabulary.txt` text) into a whisper.cpp model file's bytes.
+/// `vocabulary.txt` text) into a whisper.cpp model file's bytes, its
+/// weight matrices in `quant`.
 pub(crate) fn convert(
     model_bin: &[u8],
     vocabulary: &str,
+    quant: Quant,
 ) -> Result<(HParams, Vec<u8>), ConvertError> {
     let model = Ct2Model::parse(model_bin)?;
     let hp = hparams(&model)?;
@@ -482,6 +532,15 @@ pub(crate) fn convert(
         });
     }
     let tensors = plan(&model, &hp)?;
+    for tensor in tensors.iter().filter(|t| t.out == Out::Weight) {
+        if !quant.fits(tensor.ne[0]) {
+            return Err(ConvertError::Blocks {
+                name: tensor.name.clone(),
+                len: tensor.ne[0],
+                quant: quant.name(),
+            });
+        }
+    }
     let filters = mel::filters(hp.n_mels);
 
     let mut out = Vec::with_capacity(model_bin.len() + model_bin.len() / 8);
@@ -497,7 +556,7 @@ pub(crate) fn convert(
         hp.n_text_head,
         hp.n_text_layer,
         hp.n_mels,
-        1, // ftype: f16
+        quant.ftype(),
     ] {
         put_i32(&mut out, value);
     }
@@ -512,7 +571,7 @@ pub(crate) fn convert(
         out.extend_from_slice(token);
     }
     for tensor in &tensors {
-        write_tensor(&mut out, tensor);
+        write_tensor(&mut out, tensor, quant);
     }
     Ok((hp, out))
 }

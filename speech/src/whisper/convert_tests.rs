@@ -199,7 +199,7 @@ fn f32s(data: &[u8]) -> Vec<f32> {
 
 #[test]
 fn hyper_parameters_filters_and_vocabulary_are_written() {
-    let (hp, bytes) = convert(&tiny_model(|_| {}), VOCAB).unwrap();
+    let (hp, bytes) = convert(&tiny_model(|_| {}), VOCAB, Quant::F16).unwrap();
     assert_eq!(hp.n_audio_layer, 1);
     assert!(!hp.is_multilingual());
     assert!(is_ggml(&bytes));
@@ -219,7 +219,7 @@ fn hyper_parameters_filters_and_vocabulary_are_written() {
 
 #[test]
 fn fused_projections_are_split_by_rows() {
-    let (_, bytes) = convert(&tiny_model(|_| {}), VOCAB).unwrap();
+    let (_, bytes) = convert(&tiny_model(|_| {}), VOCAB, Quant::F16).unwrap();
     let (_, _, _, tensors) = read_ggml(&bytes);
     for (i, part) in ["query", "key", "value"].iter().enumerate() {
         let t = tensor(&tensors, &format!("encoder.blocks.0.attn.{part}.weight"));
@@ -244,7 +244,7 @@ fn fused_projections_are_split_by_rows() {
 
 #[test]
 fn types_and_shapes_are_the_ones_whisper_cpp_allocates() {
-    let (_, bytes) = convert(&tiny_model(|_| {}), VOCAB).unwrap();
+    let (_, bytes) = convert(&tiny_model(|_| {}), VOCAB, Quant::F16).unwrap();
     let (_, _, _, tensors) = read_ggml(&bytes);
     for (name, ftype, ne) in [
         ("encoder.conv1.weight", 1, vec![3, 2, 4]),
@@ -281,7 +281,7 @@ fn a_non_zero_key_bias_is_refused() {
         bias.3[0..2].copy_from_slice(&f32_to_f16(0.5).to_le_bytes());
     });
     assert_eq!(
-        convert(&model, VOCAB).unwrap_err(),
+        convert(&model, VOCAB, Quant::F16).unwrap_err(),
         ConvertError::KeyBias("decoder/layer_0/attention/linear_1/bias".into())
     );
 }
@@ -290,7 +290,7 @@ fn a_non_zero_key_bias_is_refused() {
 fn wrong_models_are_refused_with_the_reason() {
     let missing = tiny_model(|v| v.retain(|(n, ..)| n != "decoder/layer_norm/gamma"));
     assert_eq!(
-        convert(&missing, VOCAB).unwrap_err(),
+        convert(&missing, VOCAB, Quant::F16).unwrap_err(),
         ConvertError::Missing("decoder/layer_norm/gamma".into())
     );
     let quantized = tiny_model(|v| {
@@ -302,7 +302,7 @@ fn wrong_models_are_refused_with_the_reason() {
         w.3.truncate(w.3.len() / 2);
     });
     assert!(matches!(
-        convert(&quantized, VOCAB).unwrap_err(),
+        convert(&quantized, VOCAB, Quant::F16).unwrap_err(),
         ConvertError::Type { dtype: "int8", .. }
     ));
     let shaped = tiny_model(|v| {
@@ -313,11 +313,11 @@ fn wrong_models_are_refused_with_the_reason() {
         w.1 = vec![2, 2];
     });
     assert!(matches!(
-        convert(&shaped, VOCAB).unwrap_err(),
+        convert(&shaped, VOCAB, Quant::F16).unwrap_err(),
         ConvertError::Shape { .. }
     ));
     assert!(matches!(
-        convert(&tiny_model(|_| {}), "a\n<|endoftext|>\n").unwrap_err(),
+        convert(&tiny_model(|_| {}), "a\n<|endoftext|>\n", Quant::F16).unwrap_err(),
         ConvertError::VocabularySize {
             actual: 2,
             expected: 6
@@ -325,8 +325,23 @@ fn wrong_models_are_refused_with_the_reason() {
     ));
     let other = write_model("TransformerSpec", &[], &[]);
     assert_eq!(
-        convert(&other, VOCAB).unwrap_err(),
+        convert(&other, VOCAB, Quant::F16).unwrap_err(),
         ConvertError::NotWhisper("TransformerSpec".into())
     );
     assert!(!is_ggml(b"lmg"));
+}
+
+#[test]
+fn quantized_matrices_must_be_whole_blocks_long() {
+    // The test model's rows are 4 values long: no block fits.
+    for quant in [Quant::Q8_0, Quant::Q5_0] {
+        assert_eq!(
+            convert(&tiny_model(|_| {}), VOCAB, quant).unwrap_err(),
+            ConvertError::Blocks {
+                name: "encoder.blocks.0.attn.query.weight".into(),
+                len: S,
+                quant: quant.name(),
+            }
+        );
+    }
 }

@@ -12,6 +12,7 @@
 //! once and whisper.cpp stops at its next step. The model files are found
 //! as [`model`] describes; the conversion is in [`convert`].
 
+mod cache;
 mod convert;
 mod ct2;
 mod engine;
@@ -19,6 +20,7 @@ mod error;
 mod half;
 mod mel;
 mod model;
+mod quant;
 mod vocab;
 
 use std::collections::HashMap;
@@ -33,21 +35,33 @@ use tokio::sync::Semaphore;
 
 use crate::error::EngineError;
 use crate::wav;
-use engine::{Decode, Engine};
+use engine::{AudioCtx, Decode, Engine};
 use error::WhisperFailure;
 use model::{Located, Missing};
-pub use model::{WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS, whisper_cache_dir};
+pub use model::{
+    WHISPER_DEFAULTS, WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS,
+    WHISPER_QUANTIZATIONS, is_whisper_model_name, whisper_cache_dir,
+};
 
 /// The built-in `whisper` recognition provider (type key
 /// [`SpeechProviderKeys::WHISPER`]): OpenAI's Whisper models run by
 /// whisper.cpp in this process.
 ///
 /// Local by design ([`default_is_local_endpoint`] is `true`); it ignores the
-/// configuration's endpoint. The configuration's `model` is `tiny.en`,
-/// `base` or a path (see [`WHISPER_MODELS`]; without one, the first model
-/// installed), `language` a code such as `en` or `de-DE` (multilingual
-/// models only; without one the language is detected), and
-/// `options.threads` the CPU threads for the decode. The text is Whisper's
+/// configuration's endpoint. The configuration's `model` is `tiny.en` or
+/// `base` ([`WHISPER_MODELS`], 16-bit weights), either with a suffix from
+/// [`WHISPER_QUANTIZATIONS`] (`base-q8_0`: ggml's 8-bit blocks, converted
+/// on load and cached, see [`whisper_cache_dir`]), or a path; without
+/// one, the first of [`WHISPER_DEFAULTS`] that is installed. `language` is
+/// a code such as `en` or `de-DE` (multilingual models only; without one
+/// the language is detected), `options.threads` the CPU threads for the
+/// decode, and `options.audio_ctx` how much of the encoder's 30-second
+/// window to compute: `"fit"` (the audio's length plus a margin, for audio
+/// well under 30 s), `"full"`, encoder frames (50 a second), or `"auto"`
+/// (the default: fit for base and larger, full for tiny, which repeats
+/// itself with a fitted window). Loaded models stay loaded for the provider's lifetime, so a
+/// long-running host (`oscova mcp`, `oscova serve`) decodes warm from its
+/// second call on. The text is Whisper's
 /// own, kept as it is: capitals, punctuation, numbers as digits, "Mr." for
 /// "mister". The [`Transcript`]'s segments carry start and end times;
 /// audio longer than 30 seconds is decoded window by window.
@@ -180,6 +194,7 @@ impl WhisperRecognizer {
         let located = model::locate(config.model.as_deref()).map_err(not_installed)?;
         let language = language(config.language.as_deref())?;
         let threads = threads(config.options.get("threads"), self.inner.threads)?;
+        let audio_ctx = audio_ctx(config.options.get("audio_ctx"))?;
         if cancel.is_cancelled() {
             return Err(SpeechError::Cancelled);
         }
@@ -212,7 +227,12 @@ impl WhisperRecognizer {
                 .map(|s| f32::from(*s) / 32_768.0)
                 .collect();
             drop(pcm);
-            engine.transcribe(&samples, &Decode { threads, language }, &token)
+            let decode = Decode {
+                threads,
+                language,
+                audio_ctx,
+            };
+            engine.transcribe(&samples, &decode, &token)
         });
         tokio::select! {
             biased;
@@ -251,6 +271,24 @@ fn threads(option: Option<&serde_json::Value>, default: usize) -> Result<usize, 
         Some(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX).min(cores())),
         None => Err(SpeechError::provider(format!(
             "the whisper option `threads` must be a positive integer, not {value}"
+        ))),
+    }
+}
+
+/// `options.audio_ctx`: `"auto"` (the default), `"fit"`, `"full"` or a
+/// number of encoder frames (50 a second, at most 1500).
+fn audio_ctx(option: Option<&serde_json::Value>) -> Result<AudioCtx, SpeechError> {
+    let Some(value) = option else {
+        return Ok(AudioCtx::Auto);
+    };
+    match (value.as_str(), value.as_u64()) {
+        (Some("auto"), _) => Ok(AudioCtx::Auto),
+        (Some("fit"), _) => Ok(AudioCtx::Fit),
+        (Some("full"), _) => Ok(AudioCtx::Full),
+        (_, Some(n @ 1..=1500)) => Ok(AudioCtx::Frames(usize::try_from(n).unwrap_or(1500))),
+        _ => Err(SpeechError::provider(format!(
+            "the whisper option `audio_ctx` must be \"auto\", \"fit\", \"full\" or encoder frames \
+             from 1 to 1500 (50 a second), not {value}"
         ))),
     }
 }
@@ -311,6 +349,30 @@ mod tests {
         ] {
             assert!(threads(Some(&bad), 3).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_audio_ctx_option_fits_the_clip_unless_told() {
+        use serde_json::json;
+        assert_eq!(audio_ctx(None).unwrap(), AudioCtx::Auto);
+        assert_eq!(audio_ctx(Some(&json!("fit"))).unwrap(), AudioCtx::Fit);
+        // Auto fits base's window (6 encoder layers), not tiny's (4).
+        assert_eq!(AudioCtx::Auto.resolve(6), AudioCtx::Fit);
+        assert_eq!(AudioCtx::Auto.resolve(4), AudioCtx::Full);
+        assert_eq!(AudioCtx::Full.resolve(6), AudioCtx::Full);
+        assert_eq!(audio_ctx(Some(&json!("full"))).unwrap(), AudioCtx::Full);
+        assert_eq!(audio_ctx(Some(&json!(300))).unwrap(), AudioCtx::Frames(300));
+        for bad in [json!(0), json!(1501), json!("half"), json!(-5)] {
+            assert!(audio_ctx(Some(&bad)).is_err(), "{bad}");
+        }
+        // 5 s of audio: 250 frames and the margin; 29 s and more: the
+        // whole window (0 to whisper.cpp).
+        assert_eq!(AudioCtx::Fit.frames(5 * 16_000), 250 + engine::FIT_MARGIN);
+        assert_eq!(AudioCtx::Fit.frames(29 * 16_000), 0);
+        assert_eq!(AudioCtx::Fit.frames(90 * 16_000), 0);
+        assert_eq!(AudioCtx::Full.frames(16_000), 0);
+        assert_eq!(AudioCtx::Frames(1500).frames(16_000), 0);
+        assert_eq!(AudioCtx::Frames(400).frames(16_000), 400);
     }
 
     #[tokio::test]

@@ -2,21 +2,34 @@
 //!
 //! Rules: a model is named by the request's configuration (`model`), else
 //! by the environment variable [`WHISPER_MODEL_ENV`], else it is the first
-//! of [`WHISPER_MODELS`] that is installed. A name in [`WHISPER_MODELS`] is
-//! a folder of the cache ([`whisper_cache_dir`]:
+//! of [`WHISPER_DEFAULTS`] whose model is installed. A name in
+//! [`WHISPER_MODELS`], alone or with a quantization suffix from
+//! [`WHISPER_QUANTIZATIONS`] (`base-q8_0`), is a folder of the cache ([`whisper_cache_dir`]:
 //! `$XDG_CACHE_HOME/oscova/whisper/<name>`, `~/.cache/...` without
 //! `XDG_CACHE_HOME`), where `scripts/ensure-whisper-model.sh` installs it;
 //! anything else is a path: a folder holding a CTranslate2 model
 //! (`model.bin` and `vocabulary.txt`, as faster-whisper uses) or a
-//! whisper.cpp model file. Looking costs a few `stat` calls and reads
+//! whisper.cpp model file. A suffix asks for the weight matrices in that
+//! quantization, converted on load from the same folder. Looking costs a few `stat` calls and reads
 //! nothing; a missing model is [`Missing`], which names the install
 //! command.
 
 use std::path::{Path, PathBuf};
 
-/// The models the install script installs, in the order the default is
-/// picked: English-only tiny (fast), then multilingual base.
+use super::quant::Quant;
+
+/// The models the install script installs: English-only tiny and
+/// multilingual base.
 pub const WHISPER_MODELS: [&str; 2] = ["tiny.en", "base"];
+
+/// The quantizations a model name can ask for as a suffix (`base-q8_0`):
+/// ggml's 8-bit and 5-bit blocks, converted when the model loads.
+pub const WHISPER_QUANTIZATIONS: [&str; 2] = ["q8_0", "q5_0"];
+
+/// The model a configuration without one uses: the first of these whose
+/// model is installed. Most accurate first, among those that decode at
+/// tiny.en's speed (see the crate's README for the measurements).
+pub const WHISPER_DEFAULTS: [&str; 2] = ["base-q8_0", "tiny.en"];
 
 /// The environment variable naming the model when the configuration does
 /// not: a name from [`WHISPER_MODELS`] or a path.
@@ -43,8 +56,13 @@ pub fn whisper_cache_dir() -> Option<PathBuf> {
 /// A model found on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Located {
-    /// A CTranslate2 model folder, converted on load.
-    Ct2 { name: String, dir: PathBuf },
+    /// A CTranslate2 model folder, converted on load, its weight
+    /// matrices in `quant`.
+    Ct2 {
+        name: String,
+        dir: PathBuf,
+        quant: Quant,
+    },
     /// A whisper.cpp model file, loaded as it is.
     Ggml { name: String, file: PathBuf },
 }
@@ -67,13 +85,37 @@ pub(crate) struct Missing {
     pub(crate) install: String,
 }
 
-fn ct2_dir(name: &str, dir: &Path) -> Option<Located> {
+fn ct2_dir(name: &str, dir: &Path, quant: Quant) -> Option<Located> {
     (dir.join("model.bin").is_file() && dir.join("vocabulary.txt").is_file()).then(|| {
         Located::Ct2 {
             name: name.to_owned(),
             dir: dir.to_path_buf(),
+            quant,
         }
     })
+}
+
+/// A model name from [`WHISPER_MODELS`], with or without a quantization
+/// suffix: the model and the quantization.
+fn split_name(name: &str) -> Option<(&'static str, Quant)> {
+    let (model, quant) = match name.rsplit_once('-') {
+        Some((model, suffix)) if WHISPER_MODELS.contains(&model) => {
+            let quant = Quant::ALL.into_iter().find(|q| q.name() == suffix)?;
+            (model, quant)
+        }
+        _ => (name, Quant::F16),
+    };
+    WHISPER_MODELS
+        .iter()
+        .find(|m| **m == model)
+        .map(|m| (*m, quant))
+}
+
+/// Whether `name` is a model name (not a path): one of
+/// [`WHISPER_MODELS`], with or without a suffix of
+/// [`WHISPER_QUANTIZATIONS`] (or `f16`).
+pub fn is_whisper_model_name(name: &str) -> bool {
+    split_name(name).is_some()
 }
 
 fn install_command(name: &str) -> String {
@@ -91,9 +133,12 @@ pub(crate) fn locate_in(
         .or(from_env.as_deref())
         .map(str::trim)
         .filter(|m| !m.is_empty());
-    let named = |name: &str| cache.and_then(|c| ct2_dir(name, &c.join(name)));
+    let named = |name: &str| {
+        let (model, quant) = split_name(name)?;
+        cache.and_then(|c| ct2_dir(name, &c.join(model), quant))
+    };
     let Some(asked) = asked else {
-        return WHISPER_MODELS
+        return WHISPER_DEFAULTS
             .iter()
             .find_map(|n| named(n))
             .ok_or_else(|| Missing {
@@ -106,15 +151,15 @@ pub(crate) fn locate_in(
                 install: install_command(WHISPER_MODELS[0]),
             });
     };
-    if WHISPER_MODELS.contains(&asked) {
+    if let Some((model, _)) = split_name(asked) {
         return named(asked).ok_or_else(|| Missing {
             what: format!(
-                "the Whisper model `{asked}` is not in {}",
+                "the Whisper model `{model}` is not in {}",
                 cache.map_or("the cache (HOME is not set)".into(), |c| c
                     .display()
                     .to_string())
             ),
-            install: install_command(asked),
+            install: install_command(model),
         });
     }
     let path = Path::new(asked);
@@ -125,15 +170,17 @@ pub(crate) fn locate_in(
         });
     }
     if path.is_dir() {
-        return ct2_dir(asked, path).ok_or_else(|| Missing {
+        return ct2_dir(asked, path, Quant::F16).ok_or_else(|| Missing {
             what: format!("the folder {asked} has no model.bin and vocabulary.txt"),
             install: install_command(WHISPER_MODELS[0]),
         });
     }
     Err(Missing {
         what: format!(
-            "`{asked}` is neither a model name ({}) nor an existing file or folder",
-            WHISPER_MODELS.join(", ")
+            "`{asked}` is neither a model name ({}, or one of them with a suffix -{}) \
+             nor an existing file or folder",
+            WHISPER_MODELS.join(", "),
+            WHISPER_QUANTIZATIONS.join(" or -")
         ),
         install: install_command(WHISPER_MODELS[0]),
     })
@@ -162,7 +209,7 @@ mod tests {
         let missing = locate_in(None, c).unwrap_err();
         assert_eq!(missing.install, "scripts/ensure-whisper-model.sh tiny.en");
         install(cache.path(), "base");
-        assert_eq!(locate_in(None, c).unwrap().name(), "base");
+        assert_eq!(locate_in(None, c).unwrap().name(), "base-q8_0");
         assert!(
             locate_in(Some("tiny.en"), c)
                 .unwrap_err()
@@ -170,8 +217,35 @@ mod tests {
                 .contains("`tiny.en`")
         );
         install(cache.path(), "tiny.en");
-        assert_eq!(locate_in(None, c).unwrap().name(), "tiny.en");
+        // base quantized stays the default once tiny.en is there too.
+        assert_eq!(locate_in(None, c).unwrap().name(), "base-q8_0");
         assert_eq!(locate_in(Some(" base "), c).unwrap().name(), "base");
+        for (name, quant) in [
+            ("tiny.en-q8_0", Quant::Q8_0),
+            ("base-q5_0", Quant::Q5_0),
+            ("base-f16", Quant::F16),
+        ] {
+            let Located::Ct2 { dir, quant: q, .. } = locate_in(Some(name), c).unwrap() else {
+                panic!("{name}");
+            };
+            assert_eq!(
+                (dir.file_name().unwrap(), q),
+                (name.split('-').next().unwrap().as_ref(), quant)
+            );
+        }
+        assert!(!is_whisper_model_name("base-q4_0"));
+        assert!(
+            locate_in(Some("base-q4_0"), c)
+                .unwrap_err()
+                .what
+                .contains("-q8_0 or -q5_0")
+        );
+        std::fs::remove_dir_all(cache.path().join("base")).unwrap();
+        assert_eq!(locate_in(None, c).unwrap().name(), "tiny.en");
+        let missing = locate_in(Some("base-q8_0"), c).unwrap_err();
+        assert!(missing.what.contains("`base`"), "{}", missing.what);
+        assert_eq!(missing.install, "scripts/ensure-whisper-model.sh base");
+        install(cache.path(), "base");
 
         let dir = cache.path().join("base");
         let by_path = locate_in(dir.to_str(), c).unwrap();
@@ -179,7 +253,8 @@ mod tests {
             by_path,
             Located::Ct2 {
                 name: dir.display().to_string(),
-                dir: dir.clone()
+                dir: dir.clone(),
+                quant: Quant::F16,
             }
         );
         let file = dir.join("model.bin");

@@ -5,7 +5,9 @@
 //! this machine when no endpoint is configured, where it came from
 //! (built in, or which plugin), the voices a synthesis provider lists, and
 //! whether it is the one `say` or `hear` uses without `--provider` (per
-//! the config). Nothing is called: listing makes no connection and loads
+//! the config), and for a recognizer the model `hear` would use with it:
+//! the config's `[speech.hear] model` when that table is the provider's,
+//! else, for whisper, the installed default. Nothing is called: listing makes no connection and loads
 //! no model.
 
 use oscova_speech::{ProviderOrigin, SpeechRouters};
@@ -22,6 +24,9 @@ struct Entry {
     local: bool,
     origin: ProviderOrigin,
     voices: Option<Vec<String>>,
+    /// The model a recognizer would use (`None`: the provider's own
+    /// default, which it does not name).
+    model: Option<String>,
     default: bool,
 }
 
@@ -42,6 +47,9 @@ impl Entry {
         if let (Some(voices), Some(map)) = (&self.voices, doc.as_object_mut()) {
             map.insert("voices".into(), json!(voices));
         }
+        if let (Some(model), Some(map)) = (&self.model, doc.as_object_mut()) {
+            map.insert("model".into(), json!(model));
+        }
         doc
     }
 
@@ -61,8 +69,22 @@ impl Entry {
         if let Some(voices) = self.voices.as_ref().filter(|v| !v.is_empty()) {
             line.push_str(&format!("; voices: {}", voices.join(", ")));
         }
+        if let Some(model) = &self.model {
+            line.push_str(&format!("; hears with model {model}"));
+        }
         line
     }
+}
+
+/// The model `hear --provider KEY` would use: the config's, else
+/// whisper's installed default.
+fn hear_model(env: &Env, key: &str) -> Option<String> {
+    let configured = env.config.speech_recognition(Some(key)).model;
+    #[cfg(feature = "whisper")]
+    if configured.is_none() && key == oscova_speech::SpeechProviderKeys::WHISPER {
+        return oscova_speech::WhisperRecognizer::installed_model();
+    }
+    configured
 }
 
 pub(super) fn providers(env: &Env, routers: &SpeechRouters) -> Result<ExitStatus, CliError> {
@@ -80,6 +102,7 @@ pub(super) fn providers(env: &Env, routers: &SpeechRouters) -> Result<ExitStatus
                 local: provider.default_is_local_endpoint(),
                 origin: synthesis.origin(key)?.clone(),
                 voices: Some(provider.voices()),
+                model: None,
                 default: *key == say_default,
             })
         })
@@ -96,6 +119,7 @@ pub(super) fn providers(env: &Env, routers: &SpeechRouters) -> Result<ExitStatus
                 local: provider.default_is_local_endpoint(),
                 origin: recognition.origin(key)?.clone(),
                 voices: None,
+                model: hear_model(env, key),
                 default: *key == hear_default,
             })
         })
