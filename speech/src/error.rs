@@ -73,6 +73,20 @@ pub(crate) enum EngineError {
     )]
     SpeechTooLong { seconds: f64, limit_seconds: u32 },
 
+    /// The synthesized audio is not WAV, so its length is not known, and it
+    /// is larger than the longest audio the router returns can be.
+    #[error(
+        "the text makes {bytes} bytes of audio that is not WAV ({kind}), more than the limit of \
+         {limit_bytes} bytes ({limit_seconds} seconds at {kbps} kbit/s); split it into shorter parts"
+    )]
+    EncodedSpeechTooLarge {
+        bytes: usize,
+        kind: crate::AudioKind,
+        limit_bytes: usize,
+        limit_seconds: u32,
+        kbps: u32,
+    },
+
     /// The text to synthesize is empty or only whitespace.
     #[error("there is no text to speak; pass a non-empty text")]
     EmptyText,
@@ -261,7 +275,8 @@ impl From<EngineError> for SpeechError {
         let source: Option<Box<dyn std::error::Error + Send + Sync>> = match err {
             EngineError::EmptyText
             | EngineError::TextTooLong { .. }
-            | EngineError::SpeechTooLong { .. } => return Self::InvalidText(message),
+            | EngineError::SpeechTooLong { .. }
+            | EngineError::EncodedSpeechTooLarge { .. } => return Self::InvalidText(message),
             EngineError::UnknownVoice { voice, known } => {
                 return Self::UnknownVoice { voice, known };
             }

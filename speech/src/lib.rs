@@ -14,10 +14,14 @@
 //! Any other key a plugin registers routes the same way; [`SpeechProviderKeys`]
 //! is a list of well-known keys, not an allow-list.
 //!
-//! Size caps hold for every provider and caller: the synthesis router
-//! speaks at most [`MAX_SYNTHESIS_CHARS`] characters (5,000, refused before
-//! the provider is entered) into at most [`MAX_SYNTHESIS_SECONDS`] of audio
-//! (600 s, refused before the caller sees it); [`decode_wav`], which the
+//! Size caps hold for every provider, for callers that go through the
+//! routers: [`SpeechSynthesisRouter::synthesize`] speaks at most
+//! [`MAX_SYNTHESIS_CHARS`] characters (5,000, refused before the provider
+//! is entered) into at most [`MAX_SYNTHESIS_SECONDS`] of audio (600 s,
+//! refused before the caller sees it; audio that is not WAV, whose length
+//! is unknown, at most [`MAX_SYNTHESIS_ENCODED_BYTES`], 600 s at
+//! 512 kbit/s); a provider taken from `resolve` and called directly is not
+//! capped. [`decode_wav`], which the
 //! local recognizers use, takes at most [`MAX_AUDIO_SECONDS`] (300 s).
 //! Each refusal is an `InvalidText` or `InvalidAudio` error that says the
 //! limit.
@@ -180,9 +184,9 @@ pub use piper::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND, PiperSynthesizer};
 #[cfg(feature = "pocketsphinx")]
 pub use pocketsphinx::PocketsphinxRecognizer;
 pub use router::{
-    MAX_SYNTHESIS_CHARS, MAX_SYNTHESIS_SECONDS, PROVIDER_DROPPED, ProviderOrigin,
-    SpeechRecognitionRouter, SpeechRecognitionRouterBuilder, SpeechRouters, SpeechSynthesisRouter,
-    SpeechSynthesisRouterBuilder,
+    MAX_SYNTHESIS_CHARS, MAX_SYNTHESIS_ENCODED_BYTES, MAX_SYNTHESIS_SECONDS, PROVIDER_DROPPED,
+    ProviderOrigin, SpeechRecognitionRouter, SpeechRecognitionRouterBuilder, SpeechRouters,
+    SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
 };
 #[cfg(feature = "pocketsphinx")]
 pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};

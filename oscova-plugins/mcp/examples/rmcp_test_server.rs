@@ -10,10 +10,14 @@
 //! `whoami` (its pid and `$NOTES_TOKEN` reversed), `crash` (writes to
 //! stderr and exits), `connect` (tries a TCP connection to 127.0.0.1),
 //! `connect_unix` (tries to reach a unix socket by stream, by datagram and
-//! from a datagram pair), `environment` (its variables' names).
+//! from a datagram pair), `syscalls` (has perl try `io_uring_setup` and,
+//! on x86-64, an x32 system call, and says the errno each got),
+//! `environment` (its variables' names).
 //! `$CHANGED=1` changes `Shout-Text`'s description, as a server that
 //! changes its tools after review would; while the file `$HANG_IF` names
-//! exists, it starts and never answers.
+//! exists, it starts and never answers (and with `$HANG_MARKS` a
+//! directory, it writes `started-PID` there, then `overlapped-PID` once
+//! it sees another hanging server's `started-` file while it lives).
 
 #![allow(missing_docs)]
 
@@ -85,6 +89,11 @@ fn tools() -> Vec<Tool> {
             object(
                 json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
             ),
+        ),
+        Tool::new(
+            "syscalls",
+            "Tries io_uring_setup and an x32 system call from a child process.",
+            object(json!({"type": "object", "properties": {}})),
         ),
         Tool::new(
             "environment",
@@ -189,6 +198,7 @@ impl ServerHandler for TestServer {
                     .unwrap_or_default();
                 text(reach_unix(path))
             }
+            "syscalls" => text(syscalls()),
             "environment" => {
                 let mut names: Vec<String> = std::env::vars_os()
                     .map(|(k, _)| k.to_string_lossy().into_owned())
@@ -233,6 +243,55 @@ fn reach_unix(path: &str) -> String {
     format!("stream: {stream}; datagram: {datagram}; pair: {pair}")
 }
 
+/// Marks this hanging process's start in `marks`, then waits (for as long
+/// as it lives) until another's start is there too and says so: proof that
+/// two were alive at once, with no clock involved.
+fn hang_marking(marks: &std::path::Path) {
+    let pid = std::process::id();
+    let _ = std::fs::write(marks.join(format!("started-{pid}")), "");
+    loop {
+        let started = std::fs::read_dir(marks)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("started-"))
+                    .count()
+            })
+            .unwrap_or(0);
+        if started >= 2 {
+            let _ = std::fs::write(marks.join(format!("overlapped-{pid}")), "");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Has perl (Debian's `perl-base`, always installed) make the system calls
+/// this crate may not (`unsafe` is forbidden): `io_uring_setup(1, params)`
+/// (425 on every architecture) and, on x86-64, `getpid` by its x32 number.
+/// Says `io_uring_setup: E; x32: E`, each `E` the errno or `ok`; run in a
+/// child, so the child inherits whatever filter this server runs under.
+fn syscalls() -> String {
+    const PROBE: &str = r#"
+        my $params = "\0" x 120;
+        my $r = syscall(425, 1, $params);
+        my $uring = $r < 0 ? 0 + $! : "ok";
+        my $x32 = "n/a";
+        if ($ARGV[0] eq "x86_64") {
+            $r = syscall(0x40000000 | 39);
+            $x32 = $r < 0 ? 0 + $! : "ok";
+        }
+        print "io_uring_setup: $uring; x32: $x32";
+    "#;
+    match std::process::Command::new("perl")
+        .args(["-e", PROBE, std::env::consts::ARCH])
+        .output()
+    {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Err(e) => format!("perl did not run: {e}"),
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     eprintln!("rmcp test server starting");
@@ -242,6 +301,9 @@ async fn main() {
         && std::path::Path::new(&path).exists()
     {
         eprintln!("hanging on purpose");
+        if let Ok(marks) = std::env::var("HANG_MARKS") {
+            hang_marking(std::path::Path::new(&marks));
+        }
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }

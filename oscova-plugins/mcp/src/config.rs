@@ -104,7 +104,8 @@ pub enum Elicitation {
     #[default]
     Decline,
     /// Asked of the person through the call it belongs to, the message
-    /// prefixed with ``MCP server `NAME` asks:`` so nobody takes the
+    /// folded to one line and prefixed with ``MCP server `NAME` asks:``,
+    /// each field's title with ``MCP server `NAME`:``, so nobody takes the
     /// server's words for the host's.
     Forward,
 }

@@ -17,7 +17,12 @@
 //!   `socketpair(2)` only makes connected `AF_UNIX` stream or seqpacket
 //!   pairs (a datagram pair could `sendto` a path); `io_uring`, which
 //!   makes sockets without those calls, is refused; x32 system calls are
-//!   refused. So the child cannot make a socket that could name a path:
+//!   refused (a check spliced in after `seccompiler`'s architecture check,
+//!   which is verified to be the three instructions it expects, load
+//!   arch, jump if x86-64, kill, before anything is spliced: a
+//!   `seccompiler` that lays its program out otherwise is a
+//!   [`ConfineError::Filter`] and the server is not started, never a
+//!   misplaced check). So the child cannot make a socket that could name a path:
 //!   **no host unix socket is reachable, wherever it lives in the
 //!   filesystem** (`/tmp`, `/run`, a home directory, a docker or D-Bus
 //!   socket, an ssh agent), nor `AF_VSOCK`, `AF_PACKET` and the rest.
@@ -118,19 +123,48 @@ pub(crate) fn program() -> Result<BpfProgram, ConfineError> {
     let mut program =
         BpfProgram::try_from(filter).map_err(|e| ConfineError::Filter(e.to_string()))?;
     if arch == TargetArch::x86_64 {
-        refuse_x32(&mut program);
+        refuse_x32(&mut program)?;
     }
     Ok(program)
 }
 
+// Opcodes from linux/bpf_common.h.
+const LD_W_ABS: u16 = 0x20; // BPF_LD (0x00) | BPF_W (0x00) | BPF_ABS (0x20)
+const JMP_JEQ_K: u16 = 0x15; // BPF_JMP (0x05) | BPF_JEQ (0x10) | BPF_K (0x00)
+const JMP_JGE_K: u16 = 0x35; // BPF_JMP (0x05) | BPF_JGE (0x30) | BPF_K (0x00)
+const RET_K: u16 = 0x06; // BPF_RET (0x06) | BPF_K (0x00)
+
+/// `AUDIT_ARCH_X86_64` (linux/audit.h): `EM_X86_64` (62), 64-bit,
+/// little-endian.
+const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+
+/// Where `seccomp_data` holds the architecture.
+const SECCOMP_DATA_ARCH_OFFSET: u32 = 4;
+
+/// Whether `program` starts with the x86-64 architecture check
+/// `seccompiler` 0.5 emits: load the architecture, skip the next
+/// instruction if it is x86-64, else kill the process.
+fn starts_with_arch_check(program: &[seccompiler::sock_filter]) -> bool {
+    let [load, jump, kill, ..] = program else {
+        return false;
+    };
+    (load.code, load.k) == (LD_W_ABS, SECCOMP_DATA_ARCH_OFFSET)
+        && (jump.code, jump.jt, jump.jf, jump.k) == (JMP_JEQ_K, 1, 0, AUDIT_ARCH_X86_64)
+        && (kill.code, kill.k) == (RET_K, libc::SECCOMP_RET_KILL_PROCESS)
+}
+
 /// Inserts, after the architecture check `seccompiler` puts first (three
-/// instructions), a check that refuses every x32 system call number.
-fn refuse_x32(program: &mut BpfProgram) {
+/// instructions, checked to be what they should be), a check that refuses
+/// every x32 system call number.
+fn refuse_x32(program: &mut BpfProgram) -> Result<(), ConfineError> {
     use seccompiler::sock_filter;
-    // Opcodes from linux/bpf_common.h.
-    const LD_W_ABS: u16 = 0x20; // BPF_LD (0x00) | BPF_W (0x00) | BPF_ABS (0x20)
-    const JMP_JGE_K: u16 = 0x35; // BPF_JMP (0x05) | BPF_JGE (0x30) | BPF_K (0x00)
-    const RET_K: u16 = 0x06; // BPF_RET (0x06) | BPF_K (0x00)
+    if !starts_with_arch_check(program) {
+        return Err(ConfineError::Filter(
+            "seccompiler's program does not start with the architecture check the x32 \
+             refusal follows (load arch, jump if x86-64, kill)"
+                .to_owned(),
+        ));
+    }
     let check = [
         // Load the system call number (offset 0 of `seccomp_data`).
         sock_filter {
@@ -153,14 +187,16 @@ fn refuse_x32(program: &mut BpfProgram) {
             k: libc::SECCOMP_RET_ERRNO | REFUSED,
         },
     ];
-    let at = 3.min(program.len());
-    program.splice(at..at, check);
+    program.splice(3..3, check);
+    Ok(())
 }
 
-/// Whether the filter can be built and installed here: a supported
-/// architecture and a kernel with seccomp filters.
+/// Whether the filter can be installed here: an architecture `seccompiler`
+/// supports and a kernel with seccomp filters. A filter that then cannot be
+/// built (say, a `seccompiler` whose program the x32 check does not
+/// recognise) fails the spawn; it never makes `none` "declared only".
 pub(crate) fn available() -> bool {
-    program().is_ok()
+    TargetArch::try_from(std::env::consts::ARCH).is_ok()
         && std::fs::read_to_string("/proc/self/status")
             .is_ok_and(|status| status.lines().any(|l| l.starts_with("Seccomp_filters:")))
 }
@@ -192,13 +228,63 @@ pub(crate) async fn spawn(
 mod tests {
     use super::*;
 
+    use seccompiler::sock_filter;
+
+    fn op(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
+        sock_filter { code, jt, jf, k }
+    }
+
     #[test]
     fn the_filter_builds_with_the_x32_check_after_the_architecture_check() {
         let program = program().expect("a filter for this architecture");
         if std::env::consts::ARCH == "x86_64" {
-            let x32 = program.get(4).expect("the x32 check");
-            assert_eq!(x32.k, X32_SYSCALL_BIT);
+            assert!(starts_with_arch_check(&program));
+            let x32: Vec<_> = program[3..6].iter().map(|i| (i.code, i.k)).collect();
+            assert_eq!(
+                x32,
+                [
+                    (LD_W_ABS, 0),
+                    (JMP_JGE_K, X32_SYSCALL_BIT),
+                    (RET_K, libc::SECCOMP_RET_ERRNO | REFUSED)
+                ]
+            );
         }
         assert!(available());
+    }
+
+    /// Review of issue 24: the x32 check was spliced at offset 3 whatever
+    /// `seccompiler` put there; a program laid out otherwise is refused.
+    #[test]
+    fn a_program_without_the_expected_prologue_is_refused_not_spliced() {
+        let load = || op(LD_W_ABS, 0, 0, SECCOMP_DATA_ARCH_OFFSET);
+        let jump = |jt, k| op(JMP_JEQ_K, jt, 0, k);
+        let kill = || op(RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS);
+        let allow = || op(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW);
+        let mut good: BpfProgram = vec![load(), jump(1, AUDIT_ARCH_X86_64), kill(), allow()];
+        refuse_x32(&mut good).unwrap();
+        assert_eq!(good.len(), 7);
+        assert_eq!(good[4].k, X32_SYSCALL_BIT);
+
+        let mangled: Vec<BpfProgram> = vec![
+            // Another architecture's value.
+            vec![load(), jump(1, 0xC000_00B7), kill(), allow()],
+            // One instruction more before the kill (the jump lands elsewhere).
+            vec![load(), jump(2, AUDIT_ARCH_X86_64), allow(), kill()],
+            // The system call number loaded first.
+            vec![
+                op(LD_W_ABS, 0, 0, 0),
+                jump(1, AUDIT_ARCH_X86_64),
+                kill(),
+                allow(),
+            ],
+            // Too short.
+            vec![load(), jump(1, AUDIT_ARCH_X86_64)],
+        ];
+        for mut program in mangled {
+            let before = program.clone();
+            let err = refuse_x32(&mut program).unwrap_err();
+            assert!(matches!(err, ConfineError::Filter(_)), "{err}");
+            assert_eq!(program, before, "nothing spliced");
+        }
     }
 }

@@ -120,10 +120,10 @@ impl ClientHandler for Client {
                 return decline;
             };
             let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-            let message = crate::elicit::attributed(&server, &message);
-            let (Some(question), Some(route)) =
-                (crate::elicit::question(message, &schema), asks.only())
-            else {
+            let (Some(question), Some(route)) = (
+                crate::elicit::question(&server, &message, &schema),
+                asks.only(),
+            ) else {
                 return decline;
             };
             let (tx, rx) = tokio::sync::oneshot::channel();

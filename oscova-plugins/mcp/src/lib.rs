@@ -8,6 +8,9 @@
 //! starts: [`McpPluginBuilder::start`] lists each server once over a
 //! connection the host then owns (a shared server's calls use it), or reads
 //! the server's pinned catalog from the lock file without contacting it.
+//! The unpinned servers are connected concurrently, each within its
+//! `timeout_secs`, so start-up waits for the slowest, not the sum; its
+//! diagnostics and servers keep the configuration's order.
 //! `configure` then only records what `start` found; nothing is started
 //! or called while it runs.
 //!
@@ -82,7 +85,7 @@ pub use config::{ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, ServerCon
 pub use connect::{TAIL_BYTES, network_isolation_available};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
 
-use connect::{ConnectParams, connect};
+use connect::{ConnectParams, Connection, connect};
 use pin::{CatalogTool, PinError, catalog_hash, read_pins, write_pin};
 use server::{MissingCredentials, Server, ServerHandler, Slot};
 
@@ -373,7 +376,43 @@ impl McpPluginBuilder {
                 }
             },
         };
-        for (name, config) in &self.config.servers {
+        // Every unpinned server is connected at once, each within its own
+        // `timeout_secs`: N silent servers delay start-up by the longest
+        // timeout, not the sum. The tasks are joined before `start` returns
+        // (dropping `start` aborts them); what is reported keeps the
+        // configuration's order.
+        let mut connecting = tokio::task::JoinSet::new();
+        for (index, (name, config)) in self.config.servers.iter().enumerate() {
+            if pins.contains_key(name) || config.check().is_err() {
+                continue;
+            }
+            let (name, config) = (name.clone(), config.clone());
+            let (spawn, redactor) = (spawn.clone(), self.redactor.clone());
+            connecting.spawn(async move {
+                let made = connect(ConnectParams {
+                    name: &name,
+                    config: &config,
+                    spawn: &spawn,
+                    credentials: &[],
+                    redactor: &redactor,
+                })
+                .await
+                .map_err(|e| e.redacted(&redactor));
+                (index, made)
+            });
+        }
+        let mut connected: Vec<Option<Result<Connection, String>>> =
+            std::iter::repeat_with(|| None)
+                .take(self.config.servers.len())
+                .collect();
+        while let Some(joined) = connecting.join_next().await {
+            if let Ok((index, made)) = joined
+                && let Some(place) = connected.get_mut(index)
+            {
+                *place = Some(made);
+            }
+        }
+        for (index, (name, config)) in self.config.servers.iter().enumerate() {
             let fail = |plugin: &mut McpPlugin, why: String| {
                 plugin
                     .diagnostics
@@ -394,31 +433,28 @@ impl McpPluginBuilder {
                     }
                     (pin.tools.clone(), Some(pin.hash.clone()), Slot::default())
                 }
-                None => {
-                    let made = connect(ConnectParams {
-                        name,
-                        config,
-                        spawn: &spawn,
-                        credentials: &[],
-                        redactor: &self.redactor,
-                    })
-                    .await;
-                    match made {
-                        Ok(conn) => {
-                            let tools = conn.live.clone();
-                            let slot = if config.per_user {
-                                Slot::default()
-                            } else {
-                                Slot::with(conn)
-                            };
-                            (tools, None, slot)
-                        }
-                        Err(e) => {
-                            fail(&mut plugin, e.redacted(&self.redactor));
-                            continue;
-                        }
+                None => match connected.get_mut(index).and_then(Option::take) {
+                    Some(Ok(conn)) => {
+                        let tools = conn.live.clone();
+                        let slot = if config.per_user {
+                            Slot::default()
+                        } else {
+                            Slot::with(conn)
+                        };
+                        (tools, None, slot)
                     }
-                }
+                    Some(Err(why)) => {
+                        fail(&mut plugin, why);
+                        continue;
+                    }
+                    None => {
+                        fail(
+                            &mut plugin,
+                            "its connection task ended without a result".to_owned(),
+                        );
+                        continue;
+                    }
+                },
             };
             let status = Arc::new(ServerStatus::new(
                 name,

@@ -23,8 +23,10 @@
 //! and returns at most 600 seconds of audio
 //! ([`oscova_speech::MAX_SYNTHESIS_SECONDS`]: text that expands, such as a
 //! long number read digit by digit, is refused after synthesis and no file
-//! is written); both are the synthesis router's, so they hold for every
-//! provider. `transcribe` takes at most 300 seconds of audio
+//! is written; audio that is not WAV, over
+//! `oscova_speech::MAX_SYNTHESIS_ENCODED_BYTES`); both are the synthesis
+//! router's (`SpeechSynthesisRouter::synthesize`, which `speak` calls), so
+//! they hold for every provider. `transcribe` takes at most 300 seconds of audio
 //! ([`oscova_speech::MAX_AUDIO_SECONDS`]) in a file of at most 64 MiB.
 //!
 //! # Tutorial

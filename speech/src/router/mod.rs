@@ -39,7 +39,8 @@ use rustc_hash::FxHashMap;
 
 pub use recognition::{SpeechRecognitionRouter, SpeechRecognitionRouterBuilder};
 pub use synthesis::{
-    MAX_SYNTHESIS_CHARS, MAX_SYNTHESIS_SECONDS, SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
+    MAX_SYNTHESIS_CHARS, MAX_SYNTHESIS_ENCODED_BYTES, MAX_SYNTHESIS_SECONDS, SpeechSynthesisRouter,
+    SpeechSynthesisRouterBuilder,
 };
 
 use crate::error::truncate;

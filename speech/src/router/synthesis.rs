@@ -10,8 +10,19 @@
 //! entered, and the audio a provider returns may play at most
 //! [`MAX_SYNTHESIS_SECONDS`], refused before a caller sees it (text that
 //! expands, such as a long number read digit by digit, passes the first
-//! cap and not the second). Both refusals are
-//! [`SpeechError::InvalidText`] saying the limit and to split the text.
+//! cap and not the second). WAV audio is measured by its header; audio
+//! that is not WAV (a plugin provider's MP3, Opus or AAC), whose length
+//! is not known without decoding it, is refused above
+//! [`MAX_SYNTHESIS_ENCODED_BYTES`]: 600 s at 512 kbit/s, which is above
+//! the highest bitrate of the lossy formats a speech service returns
+//! (Opus tops at 510 kbit/s, MP3 at 320 kbit/s): audio at that bitrate
+//! passes only if it plays at most 600 s, audio at a lower bitrate may
+//! play proportionally longer (a 64 kbit/s MP3 up to 80 minutes), and
+//! lossless FLAC or raw PCM above 512 kbit/s meets the cap before 600 s.
+//! All three refusals are [`SpeechError::InvalidText`] saying the limit and
+//! to split the text. The caps hold through `synthesize` only: a caller
+//! that takes a provider from [`SpeechSynthesisRouter::resolve`] or
+//! [`SpeechSynthesisRouter::get`] and calls it directly bypasses them.
 //! The caps bound what one request returns; what one synthesis computes
 //! before its length is known is the provider's: piper stops between
 //! sentences once its audio passes the cap
@@ -27,7 +38,7 @@ use oscova_core::{Diagnostic, PluginHost, provider::PublishedProvider};
 
 use super::{ProviderOrigin, Registry, RegistryBuilder};
 use crate::error::EngineError;
-use crate::{FliteSynthesizer, OpenAiSpeech, check_wav_header};
+use crate::{AudioKind, FliteSynthesizer, OpenAiSpeech, check_wav_header, sniff_audio};
 
 /// The most characters (Unicode scalar values) of text one synthesis
 /// speaks: about five minutes of prose.
@@ -37,6 +48,17 @@ pub const MAX_SYNTHESIS_CHARS: usize = 5_000;
 /// [`MAX_SYNTHESIS_CHARS`] of prose makes with flite (5 000 characters,
 /// 280 s), so only text that expands meets it.
 pub const MAX_SYNTHESIS_SECONDS: u32 = 600;
+
+/// The bitrate, in kbit/s, [`MAX_SYNTHESIS_ENCODED_BYTES`] assumes: just
+/// above Opus's highest (510 kbit/s), the highest of the lossy formats a
+/// speech service returns (MP3's is 320 kbit/s).
+const MAX_ENCODED_KBPS: u32 = 512;
+
+/// The most bytes of audio that is not WAV one synthesis returns:
+/// [`MAX_SYNTHESIS_SECONDS`] at 512 kbit/s (38 400 000 bytes), since the
+/// length of MP3, Opus or AAC audio is not known without decoding it.
+pub const MAX_SYNTHESIS_ENCODED_BYTES: usize =
+    MAX_SYNTHESIS_SECONDS as usize * MAX_ENCODED_KBPS as usize * 1000 / 8;
 
 /// Routes synthesis requests to the provider whose type key matches the
 /// request's [`SpeechProviderConfig`], refusing non-local endpoints before the
@@ -86,6 +108,9 @@ impl SpeechSynthesisRouter {
     /// routing there is, done before [`synthesize`](Self::synthesize) enters the
     /// provider.
     ///
+    /// The caps on text and audio length are [`synthesize`](Self::synthesize)'s:
+    /// calling the provider this returns directly bypasses them.
+    ///
     /// # Errors
     ///
     /// [`SpeechError::UnknownProvider`] listing the known keys;
@@ -129,8 +154,9 @@ impl SpeechSynthesisRouter {
     /// [`SpeechError::InvalidText`] for text over [`MAX_SYNTHESIS_CHARS`]
     /// and the routing errors of [`resolve`](Self::resolve), with the
     /// provider never entered; the provider's own error; and
-    /// [`SpeechError::InvalidText`] for audio that plays longer than
-    /// [`MAX_SYNTHESIS_SECONDS`].
+    /// [`SpeechError::InvalidText`] for WAV audio that plays longer than
+    /// [`MAX_SYNTHESIS_SECONDS`] and for audio that is not WAV and is
+    /// larger than [`MAX_SYNTHESIS_ENCODED_BYTES`].
     pub async fn synthesize(
         &self,
         request: SynthesisRequest<'_>,
@@ -145,20 +171,38 @@ impl SpeechSynthesisRouter {
         }
         let provider = self.resolve(request.config, request.offline, request.download_url)?;
         let audio = provider.synthesize(request).await?;
-        // Audio that is not WAV is the caller's to report, with its words.
-        if let Ok(header) = check_wav_header(&audio.wav)
-            && header.duration_seconds > f64::from(MAX_SYNTHESIS_SECONDS)
-        {
-            return Err(EngineError::SpeechTooLong {
-                seconds: header.duration_seconds,
-                limit_seconds: MAX_SYNTHESIS_SECONDS,
+        match check_wav_header(&audio.wav) {
+            Ok(header) if header.duration_seconds > f64::from(MAX_SYNTHESIS_SECONDS) => {
+                return Err(EngineError::SpeechTooLong {
+                    seconds: header.duration_seconds,
+                    limit_seconds: MAX_SYNTHESIS_SECONDS,
+                }
+                .into());
             }
-            .into());
+            Ok(_) => {}
+            // Not WAV (or a WAV header that cannot be read): its length is
+            // not known, its size is. What it is otherwise is the caller's
+            // to report, with its words.
+            Err(_) if audio.wav.len() > MAX_SYNTHESIS_ENCODED_BYTES => {
+                return Err(EngineError::EncodedSpeechTooLarge {
+                    bytes: audio.wav.len(),
+                    kind: match sniff_audio(&audio.wav) {
+                        AudioKind::Wav => AudioKind::Unknown,
+                        kind => kind,
+                    },
+                    limit_bytes: MAX_SYNTHESIS_ENCODED_BYTES,
+                    limit_seconds: MAX_SYNTHESIS_SECONDS,
+                    kbps: MAX_ENCODED_KBPS,
+                }
+                .into());
+            }
+            Err(_) => {}
         }
         Ok(audio)
     }
 
-    /// The provider that holds `key`, if any (no offline checks).
+    /// The provider that holds `key`, if any (no offline checks, and no caps:
+    /// those are [`synthesize`](Self::synthesize)'s).
     pub fn get(&self, key: &str) -> Option<&Arc<dyn SpeechSynthesisProvider>> {
         self.registry.get(key).map(|route| &route.provider)
     }

@@ -106,9 +106,13 @@ fn routers_are_shareable_and_their_futures_send() {
 }
 
 /// A local synthesizer that returns `seconds` of silence (4 kHz, 8-bit,
-/// mono, so a long one stays small) and counts its calls.
+/// mono, so a long one stays small), or with `ogg_bytes` that many bytes
+/// of an Ogg stream (as a plugin provider answering in Opus would), and
+/// counts its calls.
+#[derive(Default)]
 struct Canned {
     seconds: u32,
+    ogg_bytes: Option<usize>,
     calls: std::sync::atomic::AtomicUsize,
 }
 
@@ -130,6 +134,13 @@ impl SpeechSynthesisProvider for Canned {
         Result<oscova_core::provider::speech::SynthesizedAudio, SpeechError>,
     > {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if let Some(bytes) = self.ogg_bytes {
+            let mut wav = b"OggS".to_vec();
+            wav.resize(bytes, 0);
+            return Box::pin(
+                async move { Ok(oscova_core::provider::speech::SynthesizedAudio { wav }) },
+            );
+        }
         let spec = hound::WavSpec {
             channels: 1,
             sample_rate: 4_000,
@@ -158,7 +169,7 @@ async fn synthesis_caps_text_and_audio_length() {
     let router = |seconds| {
         let canned = Arc::new(Canned {
             seconds,
-            calls: Default::default(),
+            ..Canned::default()
         });
         let router = SpeechSynthesisRouter::builder()
             .builtin_shared(canned.clone())
@@ -205,4 +216,54 @@ async fn synthesis_caps_text_and_audio_length() {
         "{err}"
     );
     assert_eq!(canned.calls.load(Ordering::SeqCst), 1);
+}
+
+/// Review of issue 24: audio that is not WAV skipped the 600 s cap, since
+/// only a WAV header says how long audio plays. Such audio is capped by
+/// its size: 600 s at 512 kbit/s, above the highest bitrate of Opus and
+/// MP3.
+#[tokio::test]
+async fn synthesis_caps_audio_that_is_not_wav_by_its_size() {
+    use oscova_core::provider::speech::SynthesisRequest;
+    use std::sync::atomic::Ordering;
+
+    assert_eq!(MAX_SYNTHESIS_ENCODED_BYTES, 600 * 512_000 / 8);
+    let config = SpeechProviderConfig::new("canned");
+    let router = |bytes| {
+        let canned = Arc::new(Canned {
+            ogg_bytes: Some(bytes),
+            ..Canned::default()
+        });
+        let router = SpeechSynthesisRouter::builder()
+            .builtin_shared(canned.clone())
+            .build();
+        (router, canned)
+    };
+
+    let (at_cap, _) = router(MAX_SYNTHESIS_ENCODED_BYTES);
+    let audio = at_cap
+        .synthesize(SynthesisRequest::new(&config, "hi"))
+        .await
+        .unwrap();
+    assert_eq!(audio.wav.len(), MAX_SYNTHESIS_ENCODED_BYTES);
+    let (over, canned) = router(MAX_SYNTHESIS_ENCODED_BYTES + 1);
+    let err = over
+        .synthesize(SynthesisRequest::new(&config, "hi"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SpeechError::InvalidText(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "invalid text: the text makes 38400001 bytes of audio that is not WAV (Ogg audio), \
+         more than the limit of 38400000 bytes (600 seconds at 512 kbit/s); \
+         split it into shorter parts"
+    );
+    assert_eq!(canned.calls.load(Ordering::SeqCst), 1);
+    // The bypass the docs name: the provider itself is not capped.
+    let provider = over.resolve(&config, false, None).unwrap();
+    let direct = provider
+        .synthesize(SynthesisRequest::new(&config, "hi"))
+        .await
+        .unwrap();
+    assert_eq!(direct.wav.len(), MAX_SYNTHESIS_ENCODED_BYTES + 1);
 }

@@ -1,8 +1,9 @@
 //! What one misbehaving server may cost the host and the other users: a
 //! server that starts and never answers holds no call past its
 //! `timeout_secs` (neither the call that started it nor those that waited
-//! for it), and a server that floods stderr without a newline costs the
-//! host no more than the bounded tail.
+//! for it), silent servers at start-up are waited for at once, not one
+//! after another, and a server that floods stderr without a newline costs
+//! the host no more than the bounded tail.
 
 use crate::support;
 
@@ -16,6 +17,61 @@ use support::{Kind, host, plugin, rmcp_server, server, tool};
 /// A guard against a hang, far above the server's timeout: a call still
 /// running then is the bug this module pins.
 const HANG: Duration = Duration::from_secs(60);
+
+/// Review of issue 24: start-up connected unpinned servers one at a time,
+/// so N silent servers delayed it by N timeouts. Both silent servers'
+/// connects are in flight at once: each process saw the other's start
+/// while it lived (a server abandoned at its timeout is killed, so one
+/// after the other, the first never sees the second).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_servers_at_start_up_are_connected_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let hang = dir.path().join("hang");
+    std::fs::write(&hang, "").unwrap();
+    let marks = dir.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    let silent = || {
+        server(Kind::Rmcp)
+            .env("HANG_IF", hang.display().to_string())
+            .env("HANG_MARKS", marks.display().to_string())
+            .timeout(Duration::from_millis(2000))
+    };
+    let mcp = plugin(
+        McpPlugin::builder()
+            .server("first", silent())
+            .server("second", silent())
+            .server("notes", server(Kind::Rmcp)),
+    )
+    .await;
+    let diagnostics = mcp.start_diagnostics().to_vec();
+    assert_eq!(diagnostics.len(), 2, "{diagnostics:?}");
+    // Reported in the configuration's (name) order, whatever finished first.
+    for (diagnostic, name) in diagnostics.iter().zip(["first", "second"]) {
+        assert!(
+            diagnostic.starts_with(&format!("MCP server `{name}` was not loaded"))
+                && diagnostic.contains("within 2.0 s"),
+            "{diagnostic}"
+        );
+    }
+    let mut seen: Vec<String> = std::fs::read_dir(&marks)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|name| name.split('-').next().unwrap_or_default().to_owned())
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        ["overlapped", "overlapped", "started", "started"],
+        "both connects were in flight at once"
+    );
+    let host = host(mcp);
+    let shouted = host
+        .user_scope(UserInfo::new("alice"))
+        .invoke(&tool("shout_text"), json!({"text": "hi"}))
+        .await;
+    assert_eq!(shouted.content, "HI", "{shouted:?}");
+    host.shutdown().await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_server_fails_its_starter_and_its_waiters_at_the_timeout() {

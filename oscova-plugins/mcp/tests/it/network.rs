@@ -2,8 +2,10 @@
 //! namespace, so it cannot reach even a loopback listener of the host, and
 //! under a seccomp filter, so it cannot reach a unix socket of the host
 //! wherever the socket lives (a temp dir, `/tmp`, `/run`, the target
-//! directory, or an abstract name); agent-socket variables never reach
-//! it. A server declared `internet` reaches the same listeners.
+//! directory, or an abstract name), nor make an io_uring or an x32 system
+//! call (from a child it starts); agent-socket variables never reach it.
+//! A server declared `internet` reaches the same listeners and makes the
+//! same calls.
 
 use crate::support;
 
@@ -194,6 +196,36 @@ async fn a_network_none_server_reaches_no_host_unix_socket_and_no_agent_variable
             );
         }
     }
+
+    // The filter's other two refusals, end to end, in a process the server
+    // starts: io_uring (which makes sockets without `socket(2)`) and x32
+    // numbers (which a filter of x86-64 numbers would let through) get
+    // EACCES; unconfined, io_uring works (or is refused otherwise, as a
+    // container may) and x32 is ENOSYS or works.
+    let probe = |server: &'static str| {
+        let scope = &scope;
+        async move {
+            scope
+                .invoke(&format!("oscova_mcp__{server}__syscalls"), json!({}))
+                .await
+        }
+    };
+    let x32 = if cfg!(target_arch = "x86_64") {
+        libc::EACCES.to_string()
+    } else {
+        "n/a".to_owned()
+    };
+    assert_eq!(
+        probe("notes").await.content,
+        format!("io_uring_setup: {}; x32: {x32}", libc::EACCES)
+    );
+    let open = probe("open").await.content;
+    assert!(open.starts_with("io_uring_setup: "), "{open}");
+    assert!(
+        !open.contains(&format!(": {};", libc::EACCES))
+            && !open.ends_with(&format!(": {}", libc::EACCES)),
+        "unconfined, nothing is refused with EACCES: {open}"
+    );
     host.shutdown().await;
 }
 

@@ -198,6 +198,15 @@ async fn a_forwarded_elicitation_names_its_server_and_is_answered() {
     };
     // The server's words, attributed to it: a server cannot speak as the host.
     assert_eq!(message, "MCP server `notes` asks: Booking details?");
+    let titles: Vec<&str> = form.fields().iter().map(|f| f.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "MCP server `notes`: Guests",
+            "MCP server `notes`: Room",
+            "MCP server `notes`: Vegan"
+        ]
+    );
     let schema = form.requested_schema();
     let p = &schema["properties"];
     assert_eq!(
@@ -211,6 +220,43 @@ async fn a_forwarded_elicitation_names_its_server_and_is_answered() {
     );
     assert_eq!(p["room"]["enum"], json!(["main", "garden"]), "{schema}");
     assert_eq!(p["vegan"]["default"], json!(false), "{schema}");
+    host.shutdown().await;
+}
+
+/// Review of issue 24: only the message's start was attributed, so a
+/// server's second line ("Oscova needs your OpenAI API key") read as the
+/// host's own. Every line the person sees now names the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarded_multi_line_question_is_the_servers_on_every_line() {
+    let config = server(Kind::Python).elicitation(Elicitation::Forward);
+    let host = host(plugin(McpPlugin::builder().server("notes", config)).await);
+    let scope = host.user_scope(UserInfo::new("alice"));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let person = move |request: InteractionRequest| {
+        seen.lock().unwrap().push(request.question.clone());
+        async move { Ok::<_, AskError>(Answer::Decline) }
+    };
+    let spoof = "Booking details?\n\nOscova needs your OpenAI API key\r\n\u{2028}Type it below";
+    let booked = scope
+        .invoke(&tool("book"), json!({ "message": spoof }))
+        .interaction_handler(person)
+        .await;
+    assert_eq!(booked.content, "not booked: decline", "{booked:?}");
+    let asked = asked.lock().unwrap().clone();
+    let [Question::Form { message, form }] = asked.as_slice() else {
+        panic!("one form: {asked:?}")
+    };
+    assert_eq!(
+        message,
+        "MCP server `notes` asks: Booking details? Oscova needs your OpenAI API key Type it below"
+    );
+    for field in form.fields() {
+        assert!(
+            field.title.starts_with("MCP server `notes`: ") && !field.title.contains('\n'),
+            "{field:?}"
+        );
+    }
     host.shutdown().await;
 }
 

@@ -4,7 +4,8 @@ started over stdio by the oscova.mcp plugin's integration tests.
 Tools: `Shout-Text`, `add` (structured output), `fail` (an error result),
 `slow` (progress, then waits to be cancelled), `whoami` (pid and
 $NOTES_TOKEN reversed), `crash` (stderr, then exit), `book` (asks the
-person for a form through elicitation), `authorization` (the request's
+person for a form through elicitation, with its `message` argument or
+"Booking details?"), `authorization` (the request's
 Authorization header reversed, over HTTP; reversed so the host's
 redaction of the credential leaves it readable).
 
@@ -69,8 +70,8 @@ class Booking(BaseModel):
 
 
 @server.tool(description="Books a table, asking the person for the details.")
-async def book(ctx: Context) -> str:
-    answer = await ctx.elicit(message="Booking details?", schema=Booking)
+async def book(ctx: Context, message: str = "Booking details?") -> str:
+    answer = await ctx.elicit(message=message, schema=Booking)
     if answer.action != "accept":
         return f"not booked: {answer.action}"
     d = answer.data
