@@ -145,13 +145,14 @@ mod tests {
         let host = PluginHost::builder().build().unwrap();
         let router = SpeechSynthesisRouter::from_host(&host);
         assert!(router.diagnostics().is_empty());
-        // `piper` is built in too when the build enables oscova-speech's
-        // `piper` feature (the workspace's `oscova` binary does).
+        // `piper` and `kokoro` are built in too when the build enables
+        // oscova-speech's `piper` feature (the workspace's `oscova` binary
+        // does).
         let keys: Vec<&str> = router
             .keys()
             .iter()
             .map(String::as_str)
-            .filter(|k| *k != "piper")
+            .filter(|k| !matches!(*k, "piper" | "kokoro"))
             .collect();
         assert_eq!(keys, ["acme.beep", "flite", "openai"]);
         assert_eq!(
