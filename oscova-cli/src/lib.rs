@@ -284,8 +284,9 @@
 //! `[mcp]` sets `allowed_origins` and the limits (`max_body_bytes`,
 //! `max_in_flight`, `max_in_flight_total`, `max_in_flight_per_user`,
 //! `max_parked_per_user`, `max_sessions_per_user`, `max_sessions`,
-//! `max_connections`, `body_timeout_secs`, `idle_timeout_secs`,
-//! `shutdown_grace_secs`, `scope_cache`), each within the range
+//! `max_connections`, `max_connections_per_peer`, `body_timeout_secs`,
+//! `idle_timeout_secs`, `shutdown_grace_secs`, `scope_cache`), each
+//! within the range
 //! `oscova_mcp::http` exports for it (exit code 2 outside it, when the
 //! file is loaded); SIGTERM or Ctrl-C shuts it down gracefully. `--names short` serves tools under their tool segment
 //! alone, and refuses to start when two share one.

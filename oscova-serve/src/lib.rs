@@ -11,7 +11,7 @@
 //! | [`OriginPolicy`] | loopback origins plus the operator's; `Host` checked on loopback |
 //! | [`CallBound`], [`Responses`], [`CountedBody`] | calls in flight for the whole server; responses still being sent |
 //! | [`check_count`], [`check_duration`], [`LimitError`] | numeric settings checked against their ranges before anything is built from them |
-//! | [`Listener`], [`Shutdown`], [`RequestBody`] | binding, HTTP/1.1 connections (bounded in number), request bodies (bounded in time), graceful shutdown |
+//! | [`Listener`], [`Shutdown`], [`RequestBody`] | binding, HTTP/1.1 connections (bounded in number, and per peer address), request bodies (bounded in time), graceful shutdown |
 //!
 //! Nothing here names a protocol type: a front end turns a request into a
 //! user with [`Tokens::authenticate`], takes the user's entry from its
@@ -90,7 +90,8 @@ pub use limits::{
     check_count, check_duration,
 };
 pub use listen::{
-    BODY_TIMEOUT_RANGE, BodyError, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS, Listener,
+    BODY_TIMEOUT_RANGE, BodyError, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_PEER, Listener, MAX_CONNECTIONS_PER_PEER_RANGE,
     MAX_CONNECTIONS_RANGE, RequestBody, ServeError, Shutdown,
 };
 pub use origin::OriginPolicy;

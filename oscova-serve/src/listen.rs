@@ -13,7 +13,16 @@
 //! [`Listener::max_connections`] connections are open at once
 //! ([`DEFAULT_MAX_CONNECTIONS`]); past it, new ones wait in the kernel's
 //! listen queue, not accepted, until one closes (a warning is logged
-//! when the bound is reached). An accept error that concerns one connection or a passing
+//! once each time the bound is reached). A slot is taken before anything
+//! is known of the client, so at most
+//! [`Listener::max_connections_per_peer`] of them are open from one IP
+//! address ([`DEFAULT_MAX_CONNECTIONS_PER_PEER`]); a connection past it
+//! is closed as soon as it is accepted (one warning, until that address
+//! has no connection open again), so one address that opens connections and sends nothing,
+//! or trickles headers, holds that many slots at most. The front end
+//! should answer what it refuses before it knows a user with
+//! `Connection: close` too, so that such clients keep no slot past the
+//! answer. An accept error that concerns one connection or a passing
 //! shortage of file descriptors is logged and retried after 50 ms; any
 //! other ends serving with [`ServeError::Accept`]. Shutdown, once the
 //! future given to [`Listener::serve_until`] completes: the listener
@@ -25,8 +34,9 @@
 //! the front end still runs, and connections get two more seconds to
 //! close after their current response.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::ops::RangeInclusive;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -49,6 +59,10 @@ use crate::limits::{CallBound, LimitError, MAX_COUNT, Responses, check_count, ch
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The range of [`Listener::max_connections`].
 pub const MAX_CONNECTIONS_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The default bound on connections open at once from one IP address.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 64;
+/// The range of [`Listener::max_connections_per_peer`].
+pub const MAX_CONNECTIONS_PER_PEER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 /// The default time a request's body gets to arrive in full.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// The range of [`Listener::body_timeout`]: a millisecond to an hour.
@@ -116,7 +130,59 @@ pub struct Listener {
     listener: TcpListener,
     addr: SocketAddr,
     max_connections: usize,
+    max_per_peer: usize,
     body_timeout: Duration,
+}
+
+/// Connections open per peer address, and whether a warning about its
+/// bound was logged since it last had none open (one warning per
+/// episode, however many connections it keeps trying).
+#[derive(Debug, Default)]
+struct Peers(std::sync::Mutex<HashMap<IpAddr, (usize, bool)>>);
+
+impl Peers {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, (usize, bool)>> {
+        // Every change under the lock is one count changed.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts one more connection of `peer`, or None when it has `max`.
+    fn admit(self: &Arc<Self>, peer: IpAddr, max: usize) -> Option<PeerSlot> {
+        let mut peers = self.lock();
+        let (open, warned) = peers.entry(peer).or_default();
+        if *open >= max {
+            if !*warned {
+                *warned = true;
+                tracing::warn!(%peer, max, "connection bound per address reached; closing its new connections");
+            }
+            return None;
+        }
+        *open += 1;
+        Some(PeerSlot {
+            peers: self.clone(),
+            peer,
+        })
+    }
+}
+
+/// One connection counted against its peer, until dropped.
+struct PeerSlot {
+    peers: Arc<Peers>,
+    peer: IpAddr,
+}
+
+impl Drop for PeerSlot {
+    fn drop(&mut self) {
+        let mut peers = self.peers.lock();
+        if let Some((open, _)) = peers.get_mut(&self.peer) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                peers.remove(&self.peer);
+            }
+        }
+    }
 }
 
 /// Why a request's body could not be read.
@@ -194,6 +260,7 @@ impl Listener {
             listener,
             addr,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
             body_timeout: DEFAULT_BODY_TIMEOUT,
         })
     }
@@ -202,6 +269,20 @@ impl Listener {
     /// [`MAX_CONNECTIONS_RANGE`]; past it, new ones wait to be accepted.
     pub fn max_connections(mut self, max: usize) -> Result<Self, LimitError> {
         self.max_connections = check_count("max_connections", max, &MAX_CONNECTIONS_RANGE)?;
+        Ok(self)
+    }
+
+    /// Sets how many connections may be open at once from one IP address,
+    /// in [`MAX_CONNECTIONS_PER_PEER_RANGE`]; past it, new ones from that
+    /// address are closed as soon as they are accepted. Behind a reverse
+    /// proxy every connection comes from the proxy's address: set it to
+    /// [`max_connections`](Self::max_connections) there.
+    pub fn max_connections_per_peer(mut self, max: usize) -> Result<Self, LimitError> {
+        self.max_per_peer = check_count(
+            "max_connections_per_peer",
+            max,
+            &MAX_CONNECTIONS_PER_PEER_RANGE,
+        )?;
         Ok(self)
     }
 
@@ -221,7 +302,8 @@ impl Listener {
     /// Serves every connection with `handle` until `until` completes, then
     /// shuts down as `shutdown` says (at most
     /// [`max_connections`](Self::max_connections) connections at once,
-    /// each body within [`body_timeout`](Self::body_timeout) or 408): the
+    /// [`max_connections_per_peer`](Self::max_connections_per_peer) from
+    /// one address, each body within [`body_timeout`](Self::body_timeout) or 408): the
     /// listener closes at once; open
     /// connections stay up while the responses being sent get
     /// [`Shutdown::grace`] to finish (calls past the [`CallBound`], when
@@ -246,23 +328,33 @@ impl Listener {
         let graceful = GracefulShutdown::new();
         let connections = Arc::new(Semaphore::new(self.max_connections));
         let body_timeout = self.body_timeout;
+        let peers = Arc::new(Peers::default());
         tokio::pin!(until);
         let mut failure = None;
+        let mut full = false;
         loop {
+            // Said once each time the bound is reached, not per accept.
+            let waiting = connections.available_permits() == 0;
+            if waiting && !full {
+                tracing::warn!(
+                    max = self.max_connections,
+                    "connection bound reached; new connections wait until one closes"
+                );
+            }
+            full = waiting;
             let slot = async {
-                if connections.available_permits() == 0 {
-                    tracing::warn!(
-                        max = self.max_connections,
-                        "connection bound reached; new connections wait until one closes"
-                    );
-                }
                 let permit = connections.clone().acquire_owned().await;
                 (permit, self.listener.accept().await)
             };
             tokio::select! {
                 () = &mut until => break,
                 (permit, accepted) = slot => match accepted {
-                    Ok((stream, _)) => {
+                    Ok((stream, peer)) => {
+                        let Some(peer_slot) = peers.admit(peer.ip().to_canonical(), self.max_per_peer) else {
+                            // Closed at once; its slot is free again.
+                            drop((stream, permit));
+                            continue;
+                        };
                         let _ = stream.set_nodelay(true);
                         let handle = handle.clone();
                         let timed_out = Arc::new(AtomicBool::new(false));
@@ -297,6 +389,7 @@ impl Listener {
                         tokio::spawn(async move {
                             // The connection's slot, given back when it ends.
                             let _permit = permit;
+                            let _peer = peer_slot;
                             if let Err(error) = conn.await {
                                 tracing::debug!(%error, "connection ended with an error");
                             }
@@ -346,4 +439,28 @@ fn is_transient(error: &std::io::Error) -> bool {
     ) || error
         .raw_os_error()
         .is_some_and(|code| code == 23 || code == 24) // ENFILE, EMFILE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_gets_its_share_of_connections_and_its_slots_back() {
+        let peers = Arc::new(Peers::default());
+        let (a, b): (IpAddr, IpAddr) = ([127, 0, 0, 1].into(), [127, 0, 0, 2].into());
+        let first = peers.admit(a, 2);
+        let second = peers.admit(a, 2);
+        assert!(first.is_some() && second.is_some());
+        assert!(peers.admit(a, 2).is_none(), "past the address's share");
+        assert!(peers.admit(b, 2).is_some(), "another address has its own");
+        drop(first);
+        let third = peers.admit(a, 2);
+        assert!(third.is_some(), "a closed connection gives its slot back");
+        drop((second, third));
+        assert!(
+            peers.lock().is_empty(),
+            "no address is remembered with none open"
+        );
+    }
 }

@@ -22,6 +22,7 @@
 //! max_sessions = 1024
 //! max_parked_per_user = 16
 //! max_connections = 512
+//! max_connections_per_peer = 64
 //! body_timeout_secs = 20
 //! idle_timeout_secs = 600
 //!
@@ -51,6 +52,7 @@ pub(crate) struct McpSection {
     max_sessions_per_user: Option<usize>,
     max_sessions: Option<usize>,
     max_connections: Option<usize>,
+    max_connections_per_peer: Option<usize>,
     body_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
     shutdown_grace_secs: Option<u64>,
@@ -109,6 +111,7 @@ impl McpSection {
         MCP_MAX_SESSIONS_PER_USER.check(self.max_sessions_per_user)?;
         MCP_MAX_SESSIONS.check(self.max_sessions)?;
         MCP_MAX_CONNECTIONS.check(self.max_connections)?;
+        MCP_MAX_CONNECTIONS_PER_PEER.check(self.max_connections_per_peer)?;
         MCP_BODY_TIMEOUT_SECS.check(self.body_timeout_secs)?;
         MCP_IDLE_TIMEOUT_SECS.check(self.idle_timeout_secs)?;
         MCP_SHUTDOWN_GRACE_SECS.check(self.shutdown_grace_secs)?;
@@ -161,6 +164,9 @@ impl McpSection {
         }
         if let Some(max) = self.max_connections {
             server = server.max_connections(max);
+        }
+        if let Some(max) = self.max_connections_per_peer {
+            server = server.max_connections_per_peer(max);
         }
         if let Some(secs) = self.body_timeout_secs {
             server = server.body_timeout(Duration::from_secs(secs));

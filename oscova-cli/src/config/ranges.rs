@@ -93,6 +93,11 @@ pub(super) const MCP_MAX_SESSIONS: Range = count("mcp.max_sessions", http::MAX_S
 /// `[mcp] max_connections`.
 pub(super) const MCP_MAX_CONNECTIONS: Range =
     count("mcp.max_connections", http::MAX_CONNECTIONS_RANGE);
+/// `[mcp] max_connections_per_peer`.
+pub(super) const MCP_MAX_CONNECTIONS_PER_PEER: Range = count(
+    "mcp.max_connections_per_peer",
+    http::MAX_CONNECTIONS_PER_PEER_RANGE,
+);
 /// `[mcp] body_timeout_secs`.
 pub(super) const MCP_BODY_TIMEOUT_SECS: Range =
     secs("mcp.body_timeout_secs", http::BODY_TIMEOUT_RANGE);
@@ -126,6 +131,7 @@ const RANGES: &[Range] = &[
     MCP_MAX_SESSIONS_PER_USER,
     MCP_MAX_SESSIONS,
     MCP_MAX_CONNECTIONS,
+    MCP_MAX_CONNECTIONS_PER_PEER,
     MCP_BODY_TIMEOUT_SECS,
     MCP_IDLE_TIMEOUT_SECS,
     MCP_SHUTDOWN_GRACE_SECS,

@@ -110,6 +110,7 @@ fn a_limit_out_of_its_range_is_refused_with_exit_2_naming_it() {
         ("max_in_flight", "18446744073709551615"),
         ("max_sessions", "0"),
         ("max_connections", "0"),
+        ("max_connections_per_peer", "0"),
         ("body_timeout_secs", "0"),
     ] {
         let dir = support::temp_dir("mcp-bad-limit");

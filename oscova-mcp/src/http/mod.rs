@@ -23,10 +23,14 @@
 //! Rules, in the order a request meets them:
 //!
 //! 0. At most [`McpHttpServer::max_connections`] connections are open at
-//!    once (more wait to be accepted); headers must arrive within 30
-//!    seconds and a body within [`McpHttpServer::body_timeout`] of them
-//!    (408 and the connection closed past it), so a client that trickles
-//!    a request holds a connection that long at most.
+//!    once (more wait to be accepted), and at most
+//!    [`McpHttpServer::max_connections_per_peer`] from one IP address
+//!    (more are closed as soon as they are accepted); headers must arrive
+//!    within 30 seconds and a body within [`McpHttpServer::body_timeout`]
+//!    of them (408 and the connection closed past it), so a client that
+//!    trickles a request holds a connection that long at most. Every
+//!    refusal of rules 1 to 3 (404, 401, 400) closes its connection, so
+//!    a client without a token keeps no connection alive past its answer.
 //! 1. Only `/mcp` is served; any other path is 404.
 //! 2. With any token configured, the request needs `Authorization: Bearer
 //!    <token>`; a missing or unknown token is 401 with `WWW-Authenticate:
@@ -43,7 +47,10 @@
 //!    server [`McpHttpServer::max_sessions`]: one more closes the session
 //!    idle longest (the user's, then anyone's), and is refused with 429
 //!    (the user's bound) or 503 (the server's) when every candidate has a
-//!    request in flight.
+//!    request in flight. A session is chosen and forgotten at once, so a
+//!    request on it either started first (then it is not chosen) or gets
+//!    404; it is closed in the background, so no user's `initialize`
+//!    waits for another session's worker to take the close.
 //! 4. `rmcp` then checks the `Origin` (403 unless a loopback origin or one
 //!    of [`McpHttpServer::allowed_origins`]) and, when bound to loopback,
 //!    the `Host` (403 unless a loopback name), as
@@ -88,7 +95,8 @@ mod serve;
 mod sessions;
 
 pub use oscova_serve::{
-    BODY_TIMEOUT_RANGE, BadTokenHash, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS, LimitError,
+    BODY_TIMEOUT_RANGE, BadTokenHash, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_PEER, LimitError, MAX_CONNECTIONS_PER_PEER_RANGE,
     MAX_CONNECTIONS_RANGE, UserDirectory, UserToken, token_sha256_hex,
 };
 pub use serve::BoundMcpServer;
@@ -209,6 +217,7 @@ pub struct McpHttpServer {
     max_sessions_per_user: usize,
     max_sessions: usize,
     max_connections: usize,
+    max_connections_per_peer: usize,
     body_timeout: Duration,
     idle_timeout: Duration,
     shutdown_grace: Duration,
@@ -233,6 +242,7 @@ impl std::fmt::Debug for McpHttpServer {
             .field("max_sessions_per_user", &self.max_sessions_per_user)
             .field("max_sessions", &self.max_sessions)
             .field("max_connections", &self.max_connections)
+            .field("max_connections_per_peer", &self.max_connections_per_peer)
             .field("body_timeout", &self.body_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .finish_non_exhaustive()
@@ -258,6 +268,7 @@ impl McpHttpServer {
             max_sessions_per_user: DEFAULT_MAX_SESSIONS_PER_USER,
             max_sessions: DEFAULT_MAX_SESSIONS,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
@@ -360,6 +371,16 @@ impl McpHttpServer {
         self
     }
 
+    /// The bound on connections open at once from one IP address, in
+    /// [`MAX_CONNECTIONS_PER_PEER_RANGE`] ([`DEFAULT_MAX_CONNECTIONS_PER_PEER`]);
+    /// past it, new connections from that address are closed as soon as
+    /// they are accepted. Behind a reverse proxy, whose address every
+    /// connection then has, set it to [`max_connections`](Self::max_connections).
+    pub fn max_connections_per_peer(mut self, max: usize) -> Self {
+        self.max_connections_per_peer = max;
+        self
+    }
+
     /// How long a request's body gets to arrive in full after its
     /// headers, in [`BODY_TIMEOUT_RANGE`]; past it, the answer is 408 and
     /// the connection closes.
@@ -419,6 +440,11 @@ impl McpHttpServer {
                 "max_connections",
                 self.max_connections,
                 MAX_CONNECTIONS_RANGE,
+            ),
+            (
+                "max_connections_per_peer",
+                self.max_connections_per_peer,
+                MAX_CONNECTIONS_PER_PEER_RANGE,
             ),
             ("scope_cache", self.scope_cache, SCOPE_CACHE_RANGE),
         ];

@@ -14,7 +14,12 @@
 //! `rmcp`'s handling of the request: `rmcp` builds a session's handler (or
 //! a stateless request's) and creates sessions inside the request's own
 //! task, so no handler or session can get another request's user, and
-//! every session is bound to its user where it is created. A session the
+//! every session is bound to its user where it is created. Every answer
+//! made here before `rmcp` (404 for another path or another user's
+//! session, 401, 400) carries `Connection: close`: only requests that
+//! reach `rmcp` keep their connection alive, so clients without a token
+//! cannot hold the server's connection slots with cheap refused
+//! requests on kept-alive connections. A session the
 //! manager refused is answered 429 (the user's bound) or 503 (the
 //! server's), with the reason. A POST's response
 //! counts as being sent until hyper drops its body, sent in full or
@@ -112,6 +117,7 @@ pub(super) async fn bind(
     let listener = Listener::bind(addr)
         .await?
         .max_connections(server.max_connections)?
+        .max_connections_per_peer(server.max_connections_per_peer)?
         .body_timeout(server.body_timeout)?;
     let addr = listener.local_addr();
     let cancel = CancellationToken::new();
@@ -178,10 +184,17 @@ pub(super) async fn bind(
     })
 }
 
+/// A refusal made before the request reached `rmcp`: it closes the
+/// connection, so that a client without a token (or with a bad path or
+/// session header) holds no connection slot past its answer.
 fn text_response(status: StatusCode, text: &'static str) -> Response<SentBody> {
     let body = Full::new(Bytes::from_static(text.as_bytes())).boxed();
     let mut response = Response::new(CountedBody::new(body, None));
     *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
     response
 }
 

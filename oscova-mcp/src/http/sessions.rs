@@ -13,9 +13,15 @@
 //! idle longest (of that user, for the per-user bound; of anyone, for
 //! the total), and when every candidate is busy (a response to one of its
 //! requests still being sent) the new session is refused, answered by
-//! the server with 429 (per user) or 503 (in total). A closed session's
-//! client gets 404 on its next request, and per the protocol opens a new
-//! one. When a session ends (closed, idle past the timeout, or the server
+//! the server with 429 (per user) or 503 (in total). The sessions to
+//! close are chosen and taken out of the book under one hold of its lock,
+//! the lock a request takes to mark its session busy, so a session is
+//! never closed under a request that started on it: a request that comes
+//! after finds no session (404). They are closed after the lock that
+//! orders session openings is released, by a task of their own, so a
+//! session worker slow to take its close delays no one's `initialize`.
+//! A closed session's client gets 404 on its next request, and per the
+//! protocol opens a new one. When a session ends (closed, idle past the timeout, or the server
 //! shutting down), its owner is forgotten with it.
 
 use std::collections::HashMap;
@@ -145,34 +151,48 @@ impl Sessions {
         }
     }
 
-    /// The sessions to close so that `user` may open one more, or why
-    /// not: the longest idle first, busy ones never.
+    /// Takes out of the book the sessions to close so that `user` may
+    /// open one more, or says why not: the longest idle first, busy ones
+    /// never. Chosen and removed under one hold of the book's lock, which
+    /// [`claim`](Self::claim) takes too, so a request that starts on a
+    /// session either made it busy before (it is not chosen) or finds it
+    /// gone (it is not served by a session being closed).
     fn make_room(&self, user: &str) -> Result<Vec<SessionId>, Refusal> {
-        let book = self.book();
+        let mut book = self.book();
         let idle = |record: &Record| record.busy.load(Ordering::SeqCst) == 0;
-        let oldest = |mine: bool, skip: Option<&SessionId>| {
-            book.iter()
-                .filter(|(id, r)| (!mine || &*r.user == user) && Some(*id) != skip && idle(r))
-                .min_by_key(|(_, r)| r.used.load(Ordering::SeqCst))
-                .map(|(id, _)| id.clone())
-        };
+        let oldest =
+            |book: &HashMap<SessionId, Arc<Record>>, mine: bool, skip: Option<&SessionId>| {
+                book.iter()
+                    .filter(|(id, r)| (!mine || &*r.user == user) && Some(*id) != skip && idle(r))
+                    .min_by_key(|(_, r)| r.used.load(Ordering::SeqCst))
+                    .map(|(id, _)| id.clone())
+            };
         let mut close = Vec::new();
         let theirs = book.values().filter(|r| &*r.user == user).count();
         if theirs >= self.per_user {
-            let id = oldest(true, None).ok_or(Refusal::PerUser { max: self.per_user })?;
+            let id = oldest(&book, true, None).ok_or(Refusal::PerUser { max: self.per_user })?;
             close.push(id);
         }
         if book.len() - close.len() >= self.total {
-            let id = oldest(false, close.first()).ok_or(Refusal::Total { max: self.total })?;
+            let id =
+                oldest(&book, false, close.first()).ok_or(Refusal::Total { max: self.total })?;
             close.push(id);
+        }
+        for id in &close {
+            book.remove(id);
         }
         Ok(close)
     }
 
-    /// Opens a session for the user of the request being handled,
-    /// binding it to them.
-    async fn open(
+    /// Opens a session for `user`, bound to them before it is returned
+    /// (so before `rmcp` can answer with its id). The sessions closed to
+    /// make room are taken out of `rmcp`'s map at once, and their close is
+    /// sent by a task of its own once the `opening` lock is released: a
+    /// closing session's worker may be slow to take the close, and no
+    /// user's session waits for it.
+    async fn open_as(
         &self,
+        user: Arc<str>,
     ) -> Result<
         (
             SessionId,
@@ -184,21 +204,50 @@ impl Sessions {
             super::serve::note_refusal(refusal.clone());
             SessionsError::Refused(refusal)
         };
-        let user = super::serve::current_user().ok_or_else(|| refuse(Refusal::NoUser))?;
-        let _opening = self.opening.lock().await;
-        for id in self.make_room(&user).map_err(refuse)? {
-            tracing::info!(session = %id, "closing the longest idle session to open a new one");
-            self.book().remove(&id);
-            self.local.close_session(&id).await?;
+        let opening = self.opening.lock().await;
+        let evicted = self.make_room(&user).map_err(refuse)?;
+        let mut closing = Vec::new();
+        if !evicted.is_empty() {
+            let mut local = self.local.sessions.write().await;
+            for id in &evicted {
+                tracing::info!(session = %id, "closing the longest idle session to open a new one");
+                closing.extend(local.remove(id));
+            }
         }
-        let (id, transport) = self.local.create_session().await?;
-        let record = Record {
-            user,
-            busy: AtomicUsize::new(0),
-            used: AtomicU64::new(self.now()),
-        };
-        self.book().insert(id.clone(), Arc::new(record));
-        Ok((id, transport))
+        let created = self.local.create_session().await;
+        if let Ok((id, _)) = &created {
+            let record = Record {
+                user,
+                busy: AtomicUsize::new(0),
+                used: AtomicU64::new(self.now()),
+            };
+            self.book().insert(id.clone(), Arc::new(record));
+        }
+        drop(opening);
+        if !closing.is_empty() {
+            // Sending the close waits for room in the session's channel.
+            tokio::spawn(async move {
+                for handle in closing {
+                    let _ = handle.close().await;
+                }
+            });
+        }
+        Ok(created?)
+    }
+
+    /// Marks the session used now and busy until the guard is dropped,
+    /// under the book's lock (see [`make_room`](Self::make_room)).
+    fn claim(&self, id: &SessionId) -> BusyGuard {
+        let book = self.book();
+        let record = book.get(id).cloned();
+        if let Some(record) = &record {
+            record.used.store(self.now(), Ordering::SeqCst);
+            record.busy.fetch_add(1, Ordering::SeqCst);
+        }
+        BusyGuard {
+            record,
+            epoch: self.epoch,
+        }
     }
 
     /// Marks the session used now.
@@ -249,7 +298,11 @@ impl SessionManager for Sessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.open().await
+        let Some(user) = super::serve::current_user() else {
+            super::serve::note_refusal(Refusal::NoUser);
+            return Err(SessionsError::Refused(Refusal::NoUser));
+        };
+        self.open_as(user).await
     }
 
     async fn initialize_session(
@@ -261,7 +314,9 @@ impl SessionManager for Sessions {
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        Ok(self.local.has_session(id).await?)
+        // A session taken out of the book to make room is gone, even
+        // while its close is on its way.
+        Ok(self.book().contains_key(id) && self.local.has_session(id).await?)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
@@ -276,14 +331,10 @@ impl SessionManager for Sessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         // Busy from before the message goes in, so the session cannot be
         // closed for room while its request starts.
-        let record = self.touch(id);
-        if let Some(record) = &record {
-            record.busy.fetch_add(1, Ordering::SeqCst);
+        let guard = self.claim(id);
+        if guard.record.is_none() {
+            return Err(LocalSessionManagerError::SessionNotFound(id.clone()).into());
         }
-        let guard = BusyGuard {
-            record,
-            epoch: self.epoch,
-        };
         let stream = self.local.create_stream(id, message).await?;
         Ok(Busy {
             inner: Box::pin(stream),
@@ -315,5 +366,119 @@ impl SessionManager for Sessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
         Ok(self.local.resume(id, last_event_id).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sessions with `ids` open, each (id, user), oldest first.
+    fn book(per_user: usize, total: usize, ids: &[(&str, &str)]) -> Sessions {
+        let sessions = Sessions::new(LocalSessionManager::default(), per_user, total);
+        for (used, (id, user)) in (0u64..).zip(ids) {
+            let record = Record {
+                user: Arc::from(*user),
+                busy: AtomicUsize::new(0),
+                used: AtomicU64::new(used),
+            };
+            sessions.book().insert(Arc::from(*id), Arc::new(record));
+        }
+        sessions
+    }
+
+    // Issue 24, finding 5: a session chosen for room is out of the book
+    // before the lock is let go, so a request starting on it afterwards
+    // finds it gone instead of being served by a session being closed.
+    #[test]
+    fn a_session_chosen_for_room_is_gone_before_a_request_can_claim_it() {
+        let sessions = book(1, 10, &[("a1", "alice")]);
+        assert_eq!(sessions.make_room("alice"), Ok(vec![Arc::from("a1")]));
+        let guard = sessions.claim(&Arc::from("a1"));
+        assert!(guard.record.is_none(), "claimed a session chosen to close");
+        assert_eq!(sessions.owner("a1", "alice"), Owner::Unknown);
+    }
+
+    // The other order: a request that claimed its session first keeps it,
+    // and the session is a candidate again once the response is sent.
+    #[test]
+    fn a_claimed_session_is_never_chosen_for_room() {
+        let sessions = book(1, 10, &[("a1", "alice")]);
+        let guard = sessions.claim(&Arc::from("a1"));
+        assert_eq!(
+            sessions.make_room("alice"),
+            Err(Refusal::PerUser { max: 1 })
+        );
+        assert_eq!(sessions.owner("a1", "alice"), Owner::Theirs);
+        drop(guard);
+        assert_eq!(sessions.make_room("alice"), Ok(vec![Arc::from("a1")]));
+    }
+
+    // The total bound takes the longest idle session of anyone but a busy
+    // one, and takes it out of the book at once too.
+    #[test]
+    fn the_total_bound_skips_busy_sessions_and_takes_the_oldest_idle() {
+        let sessions = book(10, 3, &[("b1", "bob"), ("b2", "bob"), ("c1", "carol")]);
+        let _busy = sessions.claim(&Arc::from("b1"));
+        assert_eq!(sessions.make_room("alice"), Ok(vec![Arc::from("b2")]));
+        assert_eq!(sessions.owner("b2", "bob"), Owner::Unknown);
+        assert_eq!(sessions.owner("b1", "bob"), Owner::Theirs);
+        let _busy = sessions.claim(&Arc::from("c1"));
+        assert_eq!(sessions.make_room("alice"), Ok(vec![]));
+        let sessions = book(10, 2, &[("b1", "bob"), ("c1", "carol")]);
+        let _b = sessions.claim(&Arc::from("b1"));
+        let _c = sessions.claim(&Arc::from("c1"));
+        assert_eq!(sessions.make_room("alice"), Err(Refusal::Total { max: 2 }));
+    }
+
+    // Issue 24, finding 1: the owner is recorded by the one call that
+    // creates a session, before its id is handed to anyone, not once
+    // `rmcp` has answered or on some path of the request's headers.
+    #[tokio::test]
+    async fn a_session_is_bound_to_its_user_where_it_is_created() {
+        let sessions = book(2, 10, &[]);
+        let (id, _transport) = sessions.open_as(Arc::from("alice")).await.unwrap();
+        assert_eq!(sessions.owner(&id, "alice"), Owner::Theirs);
+        assert_eq!(sessions.owner(&id, "bob"), Owner::Other);
+        assert!(sessions.has_session(&id).await.unwrap());
+    }
+
+    // With no user to bind it to, no session is created at all.
+    #[tokio::test]
+    async fn a_session_with_no_user_to_bind_it_to_is_refused() {
+        let sessions = book(2, 10, &[]);
+        let refused = sessions.create_session().await.err();
+        assert!(
+            matches!(refused, Some(SessionsError::Refused(Refusal::NoUser))),
+            "{refused:?}"
+        );
+        assert!(sessions.local.sessions.read().await.is_empty());
+    }
+
+    // Were a session ever created without its owner recorded, it would
+    // serve no one (404), rather than whoever sends its id.
+    #[tokio::test]
+    async fn a_session_without_an_owner_is_served_to_no_one() {
+        let sessions = book(2, 10, &[]);
+        let (id, _transport) = sessions.local.create_session().await.unwrap();
+        assert!(!sessions.has_session(&id).await.unwrap());
+        let message: ClientJsonRpcMessage =
+            serde_json::from_str(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#)
+                .unwrap();
+        assert!(sessions.create_stream(&id, message).await.is_err());
+    }
+
+    // Opening past the bound forgets the evicted session in both books at
+    // once (its close follows in the background) and binds the new one.
+    #[tokio::test]
+    async fn opening_past_the_bound_forgets_the_evicted_session_at_once() {
+        let sessions = book(1, 10, &[]);
+        let (old, _old_transport) = sessions.open_as(Arc::from("alice")).await.unwrap();
+        let (new, _new_transport) = sessions.open_as(Arc::from("alice")).await.unwrap();
+        assert_ne!(old, new);
+        assert!(!sessions.has_session(&old).await.unwrap());
+        assert!(!sessions.local.sessions.read().await.contains_key(&old));
+        assert_eq!(sessions.owner(&old, "alice"), Owner::Unknown);
+        assert_eq!(sessions.owner(&new, "alice"), Owner::Theirs);
     }
 }

@@ -1,6 +1,7 @@
-//! Connections: a body must arrive within its timeout, and only so many
-//! connections are open at once (issue 24, finding 6). Raw TCP, since no
-//! client trickles a body on purpose.
+//! Connections: a body must arrive within its timeout, only so many
+//! connections are open at once and from one address, and a refused
+//! request keeps no connection (issue 24, finding 6). Raw TCP, since no
+//! client trickles a body or keeps a refused connection on purpose.
 
 use super::*;
 
@@ -83,5 +84,100 @@ async fn connections_past_the_bound_wait_until_one_closes() {
         .expect("served once a place is free")
         .unwrap();
     assert_eq!(&head, b"HTTP/1.1 200");
+    server.shutdown().await;
+}
+
+/// A request without a token, on a connection the client keeps alive.
+fn unauthenticated(addr: SocketAddr) -> Vec<u8> {
+    format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{INITIALIZE}",
+        INITIALIZE.len()
+    )
+    .into_bytes()
+}
+
+/// Sends Alice's `initialize` on a new connection from `from` and reads
+/// the status line.
+async fn served(server: &Running, from: &str) -> [u8; 12] {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let mut alice = socket.connect(server.addr).await.unwrap();
+    alice
+        .write_all(&request(server.addr, INITIALIZE, 0))
+        .await
+        .unwrap();
+    let mut head = [0u8; 12];
+    timeout(PATIENCE, alice.read_exact(&mut head))
+        .await
+        .expect("an authenticated request is served while others hold nothing")
+        .unwrap();
+    head
+}
+
+// Issue 24, finding 6: the connection slot is taken before anyone is
+// known, so every refusal made before a user is known closes its
+// connection; clients without a token, keeping their connections alive,
+// hold no slot past their answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_requests_close_their_connection_and_hold_no_slot() {
+    let server = Running::start(with_tokens(McpHttpServer::new(host().0)).max_connections(4)).await;
+    let wrong_path = format!("GET /other HTTP/1.1\r\nhost: {}\r\n\r\n", server.addr);
+    let bad_session = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {ALICE}\r\n\
+         mcp-session-id: a\r\nmcp-session-id: b\r\ncontent-length: 0\r\n\r\n",
+        server.addr
+    );
+    let refusals: [(Vec<u8>, &str); 4] = [
+        (unauthenticated(server.addr), "HTTP/1.1 401"),
+        (unauthenticated(server.addr), "HTTP/1.1 401"),
+        (wrong_path.into_bytes(), "HTTP/1.1 404"),
+        (bad_session.into_bytes(), "HTTP/1.1 400"),
+    ];
+    // As many as there are slots, each kept open on the client's side.
+    let mut kept = Vec::new();
+    for (bytes, status) in refusals {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        stream.write_all(&bytes).await.unwrap();
+        let answer = read_to_close(&mut stream).await;
+        assert!(answer.starts_with(status), "{answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("connection: close"),
+            "{answer}"
+        );
+        kept.push(stream);
+    }
+    assert_eq!(&served(&server, "127.0.0.1").await, b"HTTP/1.1 200");
+    drop(kept);
+    server.shutdown().await;
+}
+
+// Connections that send nothing (or trickle headers) are known by their
+// address only: one address holds at most its share of the slots, and
+// its connections past that share are closed as soon as accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_holds_at_most_its_share_of_connections() {
+    let server = Running::start(
+        with_tokens(McpHttpServer::new(host().0))
+            .max_connections(4)
+            .max_connections_per_peer(2),
+    )
+    .await;
+    // Every slot asked for from one address, none saying anything.
+    let mut silent = Vec::new();
+    for _ in 0..4 {
+        silent.push(TcpStream::connect(server.addr).await.unwrap());
+    }
+    // The two past its share are closed at once.
+    for stream in &mut silent[2..] {
+        let mut byte = [0u8; 1];
+        let read = timeout(PATIENCE, stream.read(&mut byte))
+            .await
+            .expect("a connection past the address's share is closed");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    }
+    // Another address is served meanwhile.
+    assert_eq!(&served(&server, "127.0.0.2").await, b"HTTP/1.1 200");
+    drop(silent);
     server.shutdown().await;
 }

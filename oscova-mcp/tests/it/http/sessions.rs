@@ -180,3 +180,61 @@ async fn sessions_are_bounded_per_user_and_in_total_the_longest_idle_closed_firs
     drop(held);
     server.shutdown().await;
 }
+
+// Finding 1, from the other side: the owner is recorded where the session
+// is created, so another user's token on its id is 404 from the moment
+// the id exists: here Bob's requests race Alice's first response (sent
+// as soon as its headers name the session, before she has read its body
+// or said `initialized`), with every method, and a refused DELETE leaves
+// the session hers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_users_token_on_a_session_is_refused_from_its_first_response_on() {
+    let server = Running::start(with_tokens(McpHttpServer::new(host().0))).await;
+    let first = post(
+        &server.url,
+        INITIALIZE,
+        &[("authorization", &bearer(ALICE))],
+    )
+    .await;
+    assert_eq!(first.status(), 200);
+    let session = first.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let client = reqwest::Client::new();
+    let as_bob = |request: reqwest::RequestBuilder| {
+        request
+            .header("authorization", bearer(BOB))
+            .header("mcp-session-id", session.as_str())
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("accept", "application/json, text/event-stream")
+    };
+    let (listed, streamed, deleted) = tokio::join!(
+        as_bob(client.post(&server.url))
+            .header("content-type", "application/json")
+            .body(LIST)
+            .send(),
+        as_bob(client.get(&server.url)).send(),
+        as_bob(client.delete(&server.url)).send(),
+    );
+    for (what, response) in [("POST", listed), ("GET", streamed), ("DELETE", deleted)] {
+        assert_eq!(
+            response.unwrap().status(),
+            404,
+            "Bob's {what} on Alice's session"
+        );
+    }
+    // Alice's first response ends, and her session is whole and hers.
+    let body = first.text().await.unwrap();
+    assert!(body.contains("protocolVersion"), "{body}");
+    let auth = bearer(ALICE);
+    let headers = [
+        ("authorization", auth.as_str()),
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    assert_eq!(post(&server.url, INITIALIZED, &headers).await.status(), 202);
+    assert_eq!(list(&server.url, ALICE, &session).await, 200);
+    assert_eq!(list(&server.url, BOB, &session).await, 404);
+    server.shutdown().await;
+}
