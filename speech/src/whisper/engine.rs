@@ -126,6 +126,11 @@ const FULL_WINDOW: usize = 30 * FRAMES_PER_SECOND;
 /// Frames [`AudioCtx::Fit`] adds after the audio's own, so the last words
 /// are never cut and the decoder sees where speech ends.
 pub(crate) const FIT_MARGIN: usize = 64;
+/// The fewest frames [`AudioCtx::Fit`] computes (about 5 s): base heard a
+/// 1.9 s flite sentence with three words wrong at 158 frames (its length
+/// plus the margin) and right from 200 frames up, so short clips get at
+/// least this much context.
+pub(crate) const FIT_MIN: usize = 256;
 
 /// How much of whisper.cpp's 30-second encoder window a decode computes
 /// (its `audio_ctx`).
@@ -136,8 +141,9 @@ pub(crate) enum AudioCtx {
     /// itself with a fitted window (18.3 % of the LibriVox clips' words
     /// wrong against 7.0 %), base does not (2.8 %).
     Auto,
-    /// The audio's own length plus [`FIT_MARGIN`] frames, for audio well
-    /// under 30 seconds; the full window otherwise.
+    /// The audio's own length plus [`FIT_MARGIN`] frames, and at least
+    /// [`FIT_MIN`], for audio well under 30 seconds; the full window
+    /// otherwise.
     Fit,
     /// Always the full window, as Whisper was trained.
     Full,
@@ -165,7 +171,7 @@ impl AudioCtx {
     pub(crate) fn frames(self, samples: usize) -> usize {
         let frames = match self {
             Self::Full | Self::Auto => return 0,
-            Self::Fit => samples.div_ceil(16_000 / FRAMES_PER_SECOND) + FIT_MARGIN,
+            Self::Fit => (samples.div_ceil(16_000 / FRAMES_PER_SECOND) + FIT_MARGIN).max(FIT_MIN),
             Self::Frames(n) => n,
         };
         if frames >= FULL_WINDOW { 0 } else { frames }

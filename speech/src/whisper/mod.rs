@@ -56,7 +56,8 @@ pub use model::{
 /// a code such as `en` or `de-DE` (multilingual models only; without one
 /// the language is detected), `options.threads` the CPU threads for the
 /// decode, and `options.audio_ctx` how much of the encoder's 30-second
-/// window to compute: `"fit"` (the audio's length plus a margin, for audio
+/// window to compute: `"fit"` (the audio's length plus a margin, at least
+/// about 5 s, for audio
 /// well under 30 s), `"full"`, encoder frames (50 a second), or `"auto"`
 /// (the default: fit for base and larger, full for tiny, which repeats
 /// itself with a fitted window). Loaded models stay loaded for the provider's lifetime, so a
@@ -368,6 +369,8 @@ mod tests {
         // 5 s of audio: 250 frames and the margin; 29 s and more: the
         // whole window (0 to whisper.cpp).
         assert_eq!(AudioCtx::Fit.frames(5 * 16_000), 250 + engine::FIT_MARGIN);
+        // A short clip gets at least the floor, not just its length.
+        assert_eq!(AudioCtx::Fit.frames(2 * 16_000), engine::FIT_MIN);
         assert_eq!(AudioCtx::Fit.frames(29 * 16_000), 0);
         assert_eq!(AudioCtx::Fit.frames(90 * 16_000), 0);
         assert_eq!(AudioCtx::Full.frames(16_000), 0);

@@ -79,7 +79,9 @@ async fn plugin_providers_are_routable_from_the_host() {
     assert_eq!(routers.recognition().keys(), recognition);
     let mut synthesis = vec!["flite", "openai", "test.tts"];
     if cfg!(feature = "piper") {
-        synthesis.insert(2, "piper");
+        // kokoro runs on piper's onnxruntime, under the same feature.
+        synthesis.insert(1, "kokoro");
+        synthesis.insert(3, "piper");
     }
     assert_eq!(routers.synthesis().keys(), synthesis);
     host.shutdown().await;
