@@ -24,6 +24,7 @@ pub mod piper;
 pub mod profiles;
 pub mod results;
 pub mod secrets;
+pub mod sessions;
 pub mod speech;
 pub mod speech_plugins;
 pub mod terminal;
