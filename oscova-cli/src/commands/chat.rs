@@ -61,16 +61,23 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
     let mut session = match args.session.as_deref() {
         Some(name) => {
             let store = super::sessions::open_store(&env.config).await?;
-            let mut session = Session::open_or_create(store, selected.user.clone(), name).await?;
-            if let Some(entry) = args.fork.as_deref() {
-                session.fork(Some(&EntryId::new(entry))).await?;
-            }
+            let user = selected.user.clone();
+            // A fork continues a session that exists; otherwise a missing
+            // one is created.
+            let session = match args.fork.as_deref() {
+                Some(entry) => {
+                    let mut session = Session::open(store, user, name).await?;
+                    session.fork(Some(&EntryId::new(entry))).await?;
+                    session
+                }
+                None => Session::open_or_create(store, user, name).await?,
+            };
             Some(session)
         }
         None => None,
     };
     let messages = session
-        .as_mut()
+        .as_ref()
         .map(|s| s.context().chat_messages())
         .unwrap_or_default();
     let scope = env.host.user_scope(selected.user);

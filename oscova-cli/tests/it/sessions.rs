@@ -298,7 +298,7 @@ async fn export_then_import_keeps_every_entry_and_the_leaf() {
         let (code, out, err) = chat(&config, &server, &["--session", "a", "-m", message]).await;
         assert_eq!(code, 0, "{out}\n{err}");
     }
-    let file = temp_dir("sessions-export").join("a.jsonl");
+    let file = temp_dir("sessions-export").join("copy.jsonl");
     let file = file.to_str().unwrap();
     let (code, _) = json_of(
         &config,
@@ -362,7 +362,10 @@ async fn export_then_import_keeps_every_entry_and_the_leaf() {
         .map(|s| s["session"].as_str().unwrap())
         .collect();
     assert_eq!(names.len(), 3, "{listed}");
-    assert!(!names.contains(&"junk"));
+    assert!(
+        names.contains(&"copy") && !names.contains(&"junk"),
+        "{listed}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -540,4 +543,21 @@ async fn chat_sessions_on_postgres() {
     assert_eq!(code, 0, "{err}");
     let listed: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(listed["sessions"][0]["entries"], 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fork_of_a_missing_session_creates_nothing() {
+    let config = sqlite_config();
+    let server = TestServer::start(model).await;
+    let (code, out, _) = chat(
+        &config,
+        &server,
+        &["--session", "ghost", "--fork", "e1", "-m", "x"],
+    )
+    .await;
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("session_not_found"), "{out}");
+    let (_, listed) = json_of(&config, &["sessions", "list"]);
+    assert_eq!(listed["sessions"], json!([]));
+    assert!(server.requests().is_empty());
 }
