@@ -58,7 +58,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
             provider: config.provider.to_string(),
         });
     }
-    let mut session = match args.session.as_deref() {
+    let session = match args.session.as_deref() {
         Some(name) => {
             let store = super::sessions::open_store(&env.config).await?;
             let user = selected.user.clone();
