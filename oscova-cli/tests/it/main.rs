@@ -25,6 +25,7 @@ pub mod profiles;
 pub mod results;
 pub mod secrets;
 pub mod sessions;
+pub mod sessions_store;
 pub mod speech;
 pub mod speech_plugins;
 pub mod terminal;

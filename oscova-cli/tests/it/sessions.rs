@@ -2,8 +2,8 @@
 //! binary, a SQLite store in a temporary folder (named by `[sessions]
 //! path` in a config file, relative to it), and an OpenAI-compatible
 //! model on 127.0.0.1 that records every request, so a test sees what
-//! context the model was sent. One test runs the same commands on a
-//! throwaway Postgres cluster on 127.0.0.1.
+//! context the model was sent. `sessions_store` checks the `[sessions]`
+//! section and runs the same commands on Postgres.
 
 use crate::support;
 
@@ -19,7 +19,7 @@ const KEY: &str = "sk-sessions-test-0123456789abcdef";
 
 /// A config file whose `[sessions]` section is `section`, in a fresh
 /// folder.
-fn config_with(section: &str) -> PathBuf {
+pub(crate) fn config_with(section: &str) -> PathBuf {
     let dir = temp_dir("sessions");
     let path = dir.join("config.toml");
     std::fs::write(&path, format!("[sessions]\n{section}\n")).unwrap();
@@ -27,18 +27,18 @@ fn config_with(section: &str) -> PathBuf {
 }
 
 /// A config keeping sessions in `sessions.db` beside it.
-fn sqlite_config() -> PathBuf {
+pub(crate) fn sqlite_config() -> PathBuf {
     config_with("path = \"sessions.db\"")
 }
 
-fn cmd(config: &Path, args: &[&str]) -> Command {
+pub(crate) fn cmd(config: &Path, args: &[&str]) -> Command {
     let mut all = vec!["--config", config.to_str().unwrap()];
     all.extend_from_slice(args);
     oscova(&all)
 }
 
 /// Runs with `--json`; (exit code, stdout as JSON).
-fn json_of(config: &Path, args: &[&str]) -> (i32, Value) {
+pub(crate) fn json_of(config: &Path, args: &[&str]) -> (i32, Value) {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
     let (code, out, err) = run(&mut cmd(config, &all));
@@ -71,7 +71,7 @@ fn text_reply(text: &str) -> Reply {
 
 /// "first" gets a call of the echo tool, then an answer with what it
 /// said; any other message gets "Answer to <message>".
-fn model(request: &Request) -> Reply {
+pub(crate) fn model(request: &Request) -> Reply {
     let last = request.json()["messages"]
         .as_array()
         .and_then(|m| m.last().cloned())
@@ -97,7 +97,11 @@ fn model(request: &Request) -> Reply {
 }
 
 /// `oscova --json chat --session NAME` against `server`, plus `extra`.
-async fn chat(config: &Path, server: &TestServer, extra: &[&str]) -> (i32, String, String) {
+pub(crate) async fn chat(
+    config: &Path,
+    server: &TestServer,
+    extra: &[&str],
+) -> (i32, String, String) {
     let url = server.url();
     let mut args = vec![
         "--json",
@@ -116,7 +120,7 @@ async fn chat(config: &Path, server: &TestServer, extra: &[&str]) -> (i32, Strin
 }
 
 /// (role, content) of each message of a request.
-fn sent(request: &Request) -> Vec<(String, String)> {
+pub(crate) fn sent(request: &Request) -> Vec<(String, String)> {
     request.json()["messages"]
         .as_array()
         .unwrap()
@@ -130,14 +134,14 @@ fn sent(request: &Request) -> Vec<(String, String)> {
         .collect()
 }
 
-fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+pub(crate) fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter()
         .map(|(r, c)| ((*r).to_owned(), (*c).to_owned()))
         .collect()
 }
 
 /// The first run's exchange as the model sees it afterwards.
-const FIRST: [(&str, &str); 4] = [
+pub(crate) const FIRST: [(&str, &str); 4] = [
     ("user", "first"),
     ("assistant", ""),
     ("tool", "kept"),
@@ -470,94 +474,48 @@ fn session_text_reaches_the_terminal_filtered() {
     }
 }
 
-#[test]
-fn a_password_in_the_url_is_refused_naming_pgpassword() {
-    let config =
-        config_with("store = \"postgres\"\nurl = \"postgres://me:hunter2-pw@127.0.0.1:5432/db\"");
-    let (code, out, err) = run(&mut cmd(&config, &["sessions", "list"]));
-    assert_eq!(code, 2, "{out}\n{err}");
-    assert!(err.contains("PGPASSWORD"), "{err}");
-    assert!(
-        !err.contains("hunter2") && !out.contains("hunter2"),
-        "{err}"
-    );
-}
-
-/// A build without `sessions-postgres` refuses `store = "postgres"` when
-/// the file is loaded; a build with it tries the server (here a closed
-/// port: a failure of the store, exit 1, not a usage error).
-#[test]
-fn a_postgres_store_needs_the_feature() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let config = config_with(&format!(
-        "store = \"postgres\"\nurl = \"postgres://me@127.0.0.1:{port}/db\""
-    ));
-    let (code, doc) = json_of(&config, &["sessions", "list"]);
-    if cfg!(feature = "sessions-postgres") {
-        assert_eq!(
-            (code, doc["error"]["kind"].as_str()),
-            (1, Some("session_store")),
-            "{doc}"
-        );
-    } else {
-        assert_eq!(
-            (code, doc["error"]["kind"].as_str()),
-            (2, Some("config")),
-            "{doc}"
-        );
-        assert!(
-            doc["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("sessions-postgres")
-        );
-    }
-}
-
-/// The same commands on Postgres: a chat resumed by a second process, and
-/// the password from `PGPASSWORD`, not the file.
-#[cfg(feature = "sessions-postgres")]
+/// The REPL keeps every line's exchange and runs commands between them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn chat_sessions_on_postgres() {
-    let cluster = oscova_test_support::postgres::Cluster::start();
-    cluster.create_database("cli_sessions");
-    let config = config_with(&format!(
-        "store = \"postgres\"\nurl = \"postgres://postgres@127.0.0.1:{}/cli_sessions\"",
-        cluster.port()
-    ));
-    let server = TestServer::start(model).await;
-    for message in ["first", "second"] {
-        let (code, out, err) = chat(&config, &server, &["--session", "pg", "-m", message]).await;
-        assert_eq!(code, 0, "{out}\n{err}");
-    }
-    let mut expected = pairs(&FIRST);
-    expected.extend(pairs(&[("user", "second")]));
-    assert_eq!(sent(&server.requests()[2]), expected);
-    let mut list = cmd(&config, &["--json", "sessions", "list"]);
-    list.env("PGPASSWORD", "unused-by-trust");
-    let (code, out, err) = run(&mut list);
-    assert_eq!(code, 0, "{err}");
-    let listed: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(listed["sessions"][0]["entries"], 6);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fork_of_a_missing_session_creates_nothing() {
+async fn the_repl_stores_each_message_and_runs_commands_between_them() {
     let config = sqlite_config();
     let server = TestServer::start(model).await;
-    let (code, out, _) = chat(
+    let url = server.url();
+    let mut command = cmd(
         &config,
-        &server,
-        &["--session", "ghost", "--fork", "e1", "-m", "x"],
-    )
-    .await;
-    assert_eq!(code, 2, "{out}");
-    assert!(out.contains("session_not_found"), "{out}");
-    let (_, listed) = json_of(&config, &["sessions", "list"]);
-    assert_eq!(listed["sessions"], json!([]));
-    assert!(server.requests().is_empty());
+        &[
+            "--json",
+            "chat",
+            "--provider",
+            "openai",
+            "--endpoint",
+            &url,
+            "--model",
+            "m",
+            "--session",
+            "r",
+        ],
+    );
+    command.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY);
+    let (code, out, err) = run_async(command, Some("hello\n/name Repl\n/compact\nagain\n")).await;
+    assert_eq!(code, 2, "the /compact line failed: {out}\n{err}");
+    assert_eq!(server.requests().len(), 2);
+    let (_, shown) = json_of(&config, &["sessions", "show", "r"]);
+    let types: Vec<&str> = shown["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        ["message", "message", "session_info", "message", "message"]
+    );
+    assert_eq!(
+        sent(&server.requests()[1]),
+        pairs(&[
+            ("user", "hello"),
+            ("assistant", "Answer to hello"),
+            ("user", "again")
+        ])
+    );
 }
