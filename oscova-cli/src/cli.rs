@@ -5,12 +5,15 @@
 //! subcommand. Every subcommand that acts for a user takes `--user`.
 //! Adding a command means a variant here and a module under `commands/`.
 
+mod sessions;
+
 use std::path::PathBuf;
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use oscova_agent::chat::DEFAULT_MAX_ROUNDS;
 use oscova_agent::profile::SchemaProfile;
+pub(crate) use sessions::{SessionFormat, SessionsCommand};
 
 /// Lists, shows and calls the tools of the linked Oscova plugins, serves
 /// them over MCP, chats with a model that can call them, and speaks and
@@ -57,6 +60,10 @@ pub(crate) enum Command {
     /// pocketsphinx).
     #[command(subcommand)]
     Speech(SpeechCommand),
+    /// List, show, export, import and delete the user's sessions (the
+    /// conversations `oscova chat --session` keeps).
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
 }
 
 /// `oscova tools ...`
@@ -225,6 +232,15 @@ pub(crate) struct ChatArgs {
     /// Approve every tool call that needs approval without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
+    /// Keep the conversation in the user's session NAME (created when
+    /// missing, else resumed from its active branch); every message is
+    /// stored as it is exchanged.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) session: Option<String>,
+    /// Continue the session from entry ENTRY_ID (`oscova sessions show`
+    /// lists them) on a new branch, instead of from its active branch.
+    #[arg(long, value_name = "ENTRY_ID", requires = "session")]
+    pub(crate) fork: Option<String>,
 }
 
 /// `oscova models ...`
@@ -434,6 +450,44 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn session_flags() {
+        let cli = Cli::try_parse_from([
+            "oscova",
+            "chat",
+            "--session",
+            "trip",
+            "--fork",
+            "e1",
+            "-m",
+            "hi",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Chat(args) => {
+                assert_eq!(args.session.as_deref(), Some("trip"));
+                assert_eq!(args.fork.as_deref(), Some("e1"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // --fork continues a session, so it needs one.
+        assert!(Cli::try_parse_from(["oscova", "chat", "--fork", "e1"]).is_err());
+        let cli = Cli::try_parse_from([
+            "oscova", "sessions", "export", "trip", "--format", "pi", "-o", "t.jsonl",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Sessions(SessionsCommand::Export(args)) => {
+                assert_eq!(
+                    (args.name.as_str(), args.format),
+                    ("trip", SessionFormat::Pi)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["oscova", "sessions", "import", "t.jsonl"]).is_err());
     }
 
     #[test]

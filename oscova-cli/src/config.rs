@@ -11,15 +11,19 @@
 //! provider tables and the files root follow the rules in [`providers`],
 //! the `[speech]` section those in [`speech`]. `[network] allow` lists the
 //! internal destinations `Internet` tools may reach, checked when the file
-//! is loaded.
+//! is loaded. `[sessions]` (where sessions are kept) follows the rules in
+//! [`sessions`]: a Postgres password is never in the file, only in
+//! `PGPASSWORD`.
 
 mod mcp;
 mod parse;
 mod providers;
 mod ranges;
+pub(crate) mod sessions;
 mod source;
 mod speech;
 
+pub use sessions::SESSIONS_PASSWORD_ENV;
 pub use speech::{default_recognizer, default_synthesis};
 
 use std::collections::BTreeMap;
@@ -35,6 +39,8 @@ use oscova_core::{
 use parse::parse;
 use providers::{NetworkSection, ProviderTable};
 use serde::Deserialize;
+use sessions::SessionsSection;
+pub(crate) use sessions::SessionsStore;
 use speech::SpeechSection;
 
 use crate::error::CliError;
@@ -75,6 +81,9 @@ struct FileConfig {
     /// servers used as toolsets.
     #[serde(default)]
     mcp: McpSection,
+    /// `[sessions]`: where sessions are kept.
+    #[serde(default)]
+    sessions: SessionsSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -132,6 +141,7 @@ pub struct Config {
     providers: Arc<BTreeMap<String, ProviderTable>>,
     speech: Arc<SpeechSection>,
     mcp: Arc<McpSection>,
+    sessions: SessionsStore,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
     http: Option<HttpClient>,
@@ -273,6 +283,7 @@ impl Config {
         let mut env_user = None;
         let mut env_time_zone = None;
         let mut env_files_root = None;
+        let mut pg_password = None;
         let mut env_secrets = BTreeMap::new();
         let mut env_names = Vec::new();
         for (name, value) in env {
@@ -287,8 +298,17 @@ impl Config {
                 env_time_zone = Some(value);
             } else if name == FILES_ROOT_ENV && !value.is_empty() {
                 env_files_root = Some(value);
+            } else if name == SESSIONS_PASSWORD_ENV && !value.is_empty() {
+                pg_password = Some(SecretString::from(value));
             }
         }
+        let sessions = file
+            .sessions
+            .resolve(source.as_deref(), pg_password)
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         let files_root = providers::files_root(
             env_files_root.as_deref(),
             file.files_root.as_deref(),
@@ -306,6 +326,7 @@ impl Config {
             #[cfg(feature = "mcp-servers")]
             mcp_servers: Arc::new(file.mcp.servers()),
             mcp: Arc::new(file.mcp),
+            sessions,
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
                 users,
@@ -430,6 +451,11 @@ impl Config {
         &self.mcp
     }
 
+    /// Where sessions are kept (`[sessions]`).
+    pub(crate) fn sessions(&self) -> &SessionsStore {
+        &self.sessions
+    }
+
     /// A credential resolver over this configuration.
     pub fn credentials(&self) -> ConfigCredentials {
         ConfigCredentials {
@@ -450,6 +476,13 @@ impl Config {
             .values()
             .chain(s.users.values().flat_map(|u| u.credentials.values()))
             .chain(s.env.values())
+            .chain(match &self.sessions {
+                SessionsStore::Postgres {
+                    password: Some(password),
+                    ..
+                } => Some(password),
+                _ => None,
+            })
     }
 }
 

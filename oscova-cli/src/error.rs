@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use oscova_agent::chat::ChatError;
+use oscova_agent::session::SessionError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
 use oscova_mcp::http::McpHttpError;
@@ -230,6 +231,31 @@ pub enum CliError {
         /// What asked for them.
         what: String,
     },
+    /// `[sessions] store = "postgres"` in a build without the
+    /// `sessions-postgres` feature.
+    #[error(
+        "sessions.store is \"postgres\": this oscova was built without the Postgres session \
+         store (the `sessions-postgres` feature of oscova-cli, part of `first-party`); use \
+         store = \"sqlite\" or a build with the feature"
+    )]
+    SessionsPostgresOff,
+    /// A session operation failed: a missing session (exit 2), a name
+    /// already taken (2), an unknown entry (2), a file that is not a pi
+    /// session (2), the store (1).
+    #[error("{message}")]
+    Session {
+        /// What failed.
+        error: oscova_agent::session::SessionError,
+        /// The error's text, redacted.
+        message: String,
+    },
+    /// A chat slash command that cannot run: unknown, missing its
+    /// argument or its session, or not available yet (`/compact`).
+    #[error("{message}")]
+    SlashCommand {
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// The async runtime could not be created.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),
@@ -261,7 +287,17 @@ impl CliError {
             | Self::NoModel { .. }
             | Self::File { .. }
             | Self::McpServersOff { .. }
+            | Self::SessionsPostgresOff
+            | Self::SlashCommand { .. }
             | Self::McpNames(_) => ExitStatus::Usage,
+            Self::Session { error, .. } => match error {
+                SessionError::NotFound { .. }
+                | SessionError::NameTaken { .. }
+                | SessionError::UnknownEntry(_)
+                | SessionError::InvalidId(_)
+                | SessionError::InvalidAppend(_) => ExitStatus::Usage,
+                _ => ExitStatus::ToolError,
+            },
             Self::McpHttp(error) => match error {
                 McpHttpError::NoTokens { .. } | McpHttpError::Setting(_) => ExitStatus::Usage,
                 _ => ExitStatus::ToolError,
@@ -331,6 +367,16 @@ impl CliError {
             #[cfg(feature = "mcp-servers")]
             Self::McpPin(_) => "mcp_pin",
             Self::McpServersOff { .. } => "mcp_servers_off",
+            Self::SessionsPostgresOff => "sessions_postgres_off",
+            Self::SlashCommand { .. } => "slash_command",
+            Self::Session { error, .. } => match error {
+                SessionError::NotFound { .. } => "session_not_found",
+                SessionError::NameTaken { .. } => "session_exists",
+                SessionError::UnknownEntry(_) => "unknown_entry",
+                SessionError::Changed { .. } => "session_changed",
+                SessionError::InvalidId(_) | SessionError::InvalidAppend(_) => "invalid_session",
+                _ => "session_store",
+            },
             Self::Runtime(_) => "runtime",
             Self::Output(_) => "output",
         }
@@ -365,6 +411,13 @@ impl From<ChatError> for CliError {
                 Self::Chat { error, message }
             }
         }
+    }
+}
+
+impl From<SessionError> for CliError {
+    fn from(error: SessionError) -> Self {
+        let message = error.to_string();
+        Self::Session { error, message }
     }
 }
 

@@ -34,7 +34,12 @@
 //! oscova mcp [--user U] [--allow-approval-required] [--names wire|short]   MCP server over stdio
 //! oscova mcp --listen ADDR:PORT [...]    MCP over streamable HTTP at /mcp, users by [[mcp.tokens]]
 //! oscova chat [--provider KEY] [--model M] [--user U] [--endpoint URL] [--offline]
-//!             [--max-rounds N] [--message TEXT] [--yes]
+//!             [--max-rounds N] [--message TEXT] [--yes] [--session NAME [--fork ENTRY_ID]]
+//! oscova sessions list [--user U]        the user's sessions, the most recently changed first
+//! oscova sessions show NAME [--user U]   every entry: id, parent, type, text; the leaf marked
+//! oscova sessions export NAME --format pi -o FILE [--user U]
+//! oscova sessions import FILE --format pi [--name NAME] [--user U]
+//! oscova sessions delete NAME [--user U]
 //! oscova models list [--provider KEY] [--endpoint URL] [--offline] [--user U]
 //! oscova models pull NAME [--provider KEY] [--endpoint URL] [--offline] [--user U]
 //! oscova speech say TEXT -o FILE [--provider KEY] [--voice V] [--endpoint URL] [--offline] [--user U]
@@ -50,6 +55,16 @@
 //! per message, and `models pull`, one `{"event": "progress", ...}` per
 //! step and a final `{"event": "done", ...}`. `--config PATH` names the
 //! config file.
+//!
+//! `chat --session NAME` keeps the conversation in the user's session
+//! (created when missing, else resumed from its active branch; `--fork
+//! ENTRY_ID` continues from an entry on a new branch), each message stored
+//! as it is exchanged; `/help`, `/name NEW`, `/tree` and `/compact` (not
+//! available yet, and it says so) are slash commands. `sessions show
+//! --json` prints `{"session", "leaf", "entries": [{"id", "parent_id",
+//! "type", ...}]}` (pi's entry objects, `parentId` as `parent_id`);
+//! another user's session is "not found" (exit 2), word for word as a
+//! missing one.
 //!
 //! `tools list --profile P` exports every tool's input schema with
 //! [`oscova_agent::profile::export_schema`] in the shape that API takes (see
@@ -139,8 +154,8 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | the tool returned an error result, or failed (panicked, unavailable for this user); a model call failed (server unreachable, with the URL; key refused; unknown model, with the server's names; malformed answer; a pull the server failed; the bound on rounds reached); a speech provider failed (flite missing, server unreachable or refusing), or `say` could not write its file |
-//! | 2 | usage or configuration error: bad flags, **unknown tool**, `--args` not a JSON object or not fitting the tool, an unreadable or invalid config file, an unknown model or speech provider, no model to chat with, `pull` on a provider that cannot download, an unknown voice, empty text, an audio file that is missing, too large or not WAV, a `say -o` folder that does not exist; nothing ran |
+//! | 1 | the tool returned an error result, or failed (panicked, unavailable for this user); a model call failed (server unreachable, with the URL; key refused; unknown model, with the server's names; malformed answer; a pull the server failed; the bound on rounds reached); a speech provider failed (flite missing, server unreachable or refusing), or `say` could not write its file; the session store failed |
+//! | 2 | usage or configuration error: bad flags, **unknown tool**, a missing session (or another user's), a session name taken, an unknown `--fork` entry, a file that is not a pi session, a slash command that cannot run, `--args` not a JSON object or not fitting the tool, an unreadable or invalid config file, an unknown model or speech provider, no model to chat with, `pull` on a provider that cannot download, an unknown voice, empty text, an audio file that is missing, too large or not WAV, a `say -o` folder that does not exist; nothing ran |
 //! | 3 | refused by the host: approval denied or impossible to ask for, or a host hook blocked the call (the tool did not run); or `--offline` and the model or speech endpoint is not on this machine (no connection was made) |
 //! | 130 | interrupted with Ctrl-C; the call, chat, download or speech operation was cancelled |
 //!
@@ -224,6 +239,21 @@
 //! defaults. Keys are credentials (`"openai.api_key"`), never in these
 //! tables.
 //!
+//! ```toml
+//! # Where `chat --session` and `oscova sessions` keep sessions: "sqlite" (the
+//! # default; `path`, relative to this file, else
+//! # ${XDG_DATA_HOME:-~/.local/share}/oscova/sessions.db) or "postgres"
+//! # (feature `sessions-postgres`, part of `first-party`).
+//! [sessions]
+//! store = "postgres"
+//! url = "postgres://oscova@db.internal:5432/oscova"   # never a password: PGPASSWORD
+//! ```
+//!
+//! A `[sessions] url` with a password is refused when the file is loaded,
+//! naming `PGPASSWORD`, which holds it instead (read once, redacted, kept
+//! out of tools' processes); `store = "postgres"` in a build without the
+//! feature is refused the same way, naming the feature.
+//!
 //! `[network] allow` is the only way past the `Internet` scope's rule: an
 //! `Internet` tool is refused, before connecting, any destination whose
 //! address is loopback, private, shared, link-local, unique-local,
@@ -249,6 +279,7 @@
 //! | `OSCOVA_USER` | the user, when `--user` is not given (wins over `default_user`) |
 //! | `OSCOVA_TIME_ZONE` | the user's time zone (wins over the file) |
 //! | `OSCOVA_FILES_ROOT` | the files plugin's base directory (wins over `files_root`) |
+//! | `PGPASSWORD` | the password of `[sessions] url` (Postgres), which never holds one |
 //! | `OSCOVA_CREDENTIAL_<KEY>` | credential `<key>`: upper case, every character outside `A-Z0-9` as `_` (`acme.api_key` → `OSCOVA_CREDENTIAL_ACME_API_KEY`, `openai.api_key` → `OSCOVA_CREDENTIAL_OPENAI_API_KEY`); wins over the file, for whichever user the command runs as |
 //!
 //! Credentials reach plugins only through [`ConfigCredentials`] (a
@@ -313,7 +344,8 @@ mod term;
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
 pub use config::{
     CONFIG_ENV, CREDENTIAL_ENV_PREFIX, Config, ConfigCredentials, DEFAULT_USER, FILES_ROOT_ENV,
-    TIME_ZONE_ENV, USER_ENV, credential_env_var, default_recognizer, default_synthesis,
+    SESSIONS_PASSWORD_ENV, TIME_ZONE_ENV, USER_ENV, credential_env_var, default_recognizer,
+    default_synthesis,
 };
 pub use error::{CliError, ExitStatus};
 pub use launcher::{Launcher, run, run_with};

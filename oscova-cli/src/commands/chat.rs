@@ -16,7 +16,18 @@
 //! valid; a second Ctrl-C, or one while waiting for input, ends the chat
 //! (130). `--json` prints one outcome document for `--message`, and one
 //! compact document per line in the REPL (failures as `{"error": ...}`).
+//!
+//! With `--session NAME` the conversation is the user's session in the
+//! `[sessions]` store: created when missing, else resumed, the model's
+//! context built from the active branch (or, with `--fork ENTRY_ID`, from
+//! that entry, where the next message starts a new branch). Each user
+//! message is appended before the model is called, and the messages the
+//! chat loop produced (answers, tool calls, tool results) after each
+//! message, even a failed or cancelled one, so what was exchanged is
+//! durable once the message ends. A line starting with `/` is a slash
+//! command (`slash`), never sent to the model.
 
+mod slash;
 mod view;
 
 use std::future::IntoFuture as _;
@@ -24,6 +35,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
 use oscova_agent::chat::{ChatError, ChatLoopOptions, run_chat};
+use oscova_agent::session::{EntryId, Session};
 use oscova_core::provider::model::{ChatMessage, ModelProvider, ModelProviderConfig};
 use oscova_core::{CancellationToken, SecretString, UserScope};
 use serde_json::{Value, json};
@@ -32,7 +44,7 @@ use super::provider::select;
 use super::{Env, cancellable, interrupted};
 use crate::cli::ChatArgs;
 use crate::error::{CliError, ExitStatus};
-use crate::output::{print_error, print_json, print_json_line};
+use crate::output::{print_error, print_json, print_json_line, print_text};
 use view::View;
 
 pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliError> {
@@ -46,6 +58,28 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
             provider: config.provider.to_string(),
         });
     }
+    let session = match args.session.as_deref() {
+        Some(name) => {
+            let store = super::sessions::open_store(&env.config).await?;
+            let user = selected.user.clone();
+            // A fork continues a session that exists; otherwise a missing
+            // one is created.
+            let session = match args.fork.as_deref() {
+                Some(entry) => {
+                    let mut session = Session::open(store, user, name).await?;
+                    session.fork(Some(&EntryId::new(entry))).await?;
+                    session
+                }
+                None => Session::open_or_create(store, user, name).await?,
+            };
+            Some(session)
+        }
+        None => None,
+    };
+    let messages = session
+        .as_ref()
+        .map(|s| s.context().chat_messages())
+        .unwrap_or_default();
     let scope = env.host.user_scope(selected.user);
     crate::output::redact_with(scope.redactor());
     let mut chat = Chat {
@@ -56,9 +90,15 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
         api_key: selected.api_key,
         offline: selected.offline,
         max_rounds: args.max_rounds,
-        messages: Vec::new(),
+        stored: messages.len(),
+        messages,
+        session,
     };
     match args.message {
+        Some(text) if text.trim_start().starts_with('/') => {
+            chat.command(text.trim()).await?;
+            Ok(ExitStatus::Success)
+        }
         Some(text) => match chat.turn(text).await? {
             Turn::Answered(outcome) => {
                 if env.json {
@@ -89,12 +129,17 @@ struct Chat<'a> {
     offline: bool,
     max_rounds: usize,
     messages: Vec<ChatMessage>,
+    /// The session the conversation is kept in (`--session`).
+    session: Option<Session>,
+    /// How many of `messages` the session holds.
+    stored: usize,
 }
 
 impl Chat<'_> {
     /// Sends one message and runs the chat loop until the model answers.
     async fn turn(&mut self, text: String) -> Result<Turn, CliError> {
         self.messages.push(ChatMessage::user(text));
+        self.store().await?;
         let cancel = CancellationToken::new();
         let view = Arc::new(View::new(self.env.json));
         let sink = view.clone();
@@ -113,6 +158,8 @@ impl Chat<'_> {
         .options(options);
         let outcome = cancellable(chat.into_future(), &cancel).await;
         view.finish();
+        // What the loop produced is kept whatever the outcome.
+        self.store().await?;
         let outcome = match outcome {
             Some(Ok(outcome)) => outcome,
             Some(Err(error)) => {
@@ -121,7 +168,7 @@ impl Chat<'_> {
             }
             None => return Ok(Turn::Abandoned),
         };
-        Ok(Turn::Answered(json!({
+        let mut outcome = json!({
             "user": self.scope.user().id(),
             "provider": self.config.provider,
             "model": self.config.model,
@@ -129,7 +176,35 @@ impl Chat<'_> {
             "finish_reason": outcome.finish_reason,
             "rounds": outcome.rounds,
             "tool_calls": view.calls(),
-        })))
+        });
+        if let Some(session) = &self.session {
+            outcome["session"] = json!(session.info().name);
+            outcome["leaf"] = json!(session.leaf().map(|l| l.as_str()));
+        }
+        Ok(Turn::Answered(outcome))
+    }
+
+    /// Appends the messages the session does not hold yet, as one batch.
+    async fn store(&mut self) -> Result<(), CliError> {
+        let Some(session) = self.session.as_mut() else {
+            return Ok(());
+        };
+        let new = &self.messages[self.stored.min(self.messages.len())..];
+        if !new.is_empty() {
+            session.append_chat(new).await?;
+            self.stored = self.messages.len();
+        }
+        Ok(())
+    }
+
+    /// Runs a slash command and prints its answer.
+    async fn command(&mut self, line: &str) -> Result<(), CliError> {
+        let answer = slash::run(line, self.session.as_mut()).await?;
+        if self.env.json {
+            print_json_line(&answer.json)
+        } else {
+            print_text(&answer.text)
+        }
     }
 
     /// One message per line of stdin until end of input.
@@ -162,6 +237,13 @@ impl Chat<'_> {
             };
             let text = line.trim();
             if text.is_empty() {
+                continue;
+            }
+            if text.starts_with('/') {
+                if let Err(error) = self.command(text).await {
+                    print_error(&error, self.env.json);
+                    status = error.exit_status();
+                }
                 continue;
             }
             match self.turn(text.to_owned()).await {

@@ -14,6 +14,7 @@ mod mcp;
 mod models;
 mod plugins;
 mod provider;
+mod sessions;
 mod speech;
 mod tools;
 
@@ -51,6 +52,7 @@ pub(crate) async fn run(env: &Env, command: Command) -> Result<ExitStatus, CliEr
         Command::Chat(args) => chat::run(env, args).await,
         Command::Models(command) => models::run(env, command).await,
         Command::Speech(command) => speech::run(env, command).await,
+        Command::Sessions(command) => sessions::run(env, command).await,
     }
 }
 

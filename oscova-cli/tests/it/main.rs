@@ -27,6 +27,8 @@ pub mod piper;
 pub mod profiles;
 pub mod results;
 pub mod secrets;
+pub mod sessions;
+pub mod sessions_store;
 pub mod speech;
 pub mod speech_plugins;
 #[cfg(feature = "whisper")]

@@ -1,0 +1,123 @@
+//! The chat's slash commands: `/help`, `/name NEW`, `/tree`, `/compact`.
+//!
+//! Rules: a line that starts with `/` is a command, never sent to the
+//! model. `/name` and `/tree` act on the session (`--session`); without
+//! one they are usage errors that say so. `/compact` answers that
+//! compaction is not available yet (a usage error, exit 2 with `-m`): the
+//! CLI does not pretend to shorten a context it keeps whole. An unknown
+//! command is a usage error naming `/help`. The CLI registers no session
+//! extensions yet, so there are no extension commands to list.
+
+use oscova_agent::session::{EntryKind, Session};
+use serde_json::{Value, json};
+
+use crate::error::CliError;
+
+/// The commands and what each does, for `/help`.
+pub(super) const COMMANDS: [(&str, &str); 4] = [
+    ("/help", "list the commands"),
+    (
+        "/name NEW",
+        "name the session (a session_info entry; needs --session)",
+    ),
+    (
+        "/tree",
+        "list the session's branches, the active one marked (needs --session)",
+    ),
+    (
+        "/compact",
+        "summarise the context to save room (not available yet)",
+    ),
+];
+
+/// What a command printed: the JSON document and the text.
+pub(super) struct Answer {
+    pub(super) json: Value,
+    pub(super) text: String,
+}
+
+/// Runs the command line `line` (it starts with `/`).
+pub(super) async fn run(line: &str, session: Option<&mut Session>) -> Result<Answer, CliError> {
+    let (name, rest) = match line.split_once(char::is_whitespace) {
+        Some((name, rest)) => (name, rest.trim()),
+        None => (line, ""),
+    };
+    match name {
+        "/help" => {
+            let text = COMMANDS
+                .iter()
+                .map(|(c, what)| format!("{c:<10} {what}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let list: Vec<Value> = COMMANDS
+                .iter()
+                .map(|(c, what)| json!({"command": c, "description": what}))
+                .collect();
+            Ok(Answer {
+                json: json!({"command": "help", "commands": list}),
+                text,
+            })
+        }
+        "/compact" => Err(CliError::SlashCommand {
+            message: "/compact: compaction is not available yet in oscova chat; the session \
+                      keeps every entry and the model sees the whole branch"
+                .into(),
+        }),
+        "/name" => {
+            let session = need(session, "/name")?;
+            if rest.is_empty() {
+                return Err(CliError::SlashCommand {
+                    message: "/name needs the new name: /name NEW".into(),
+                });
+            }
+            let id = session
+                .append(EntryKind::SessionInfo {
+                    name: Some(rest.to_owned()),
+                })
+                .await?;
+            Ok(Answer {
+                json: json!({"command": "name", "name": rest, "entry": id.as_str()}),
+                text: format!("named {rest}"),
+            })
+        }
+        "/tree" => {
+            let session = need(session, "/tree")?;
+            let tree = session.tree();
+            let branches = tree.branches();
+            let mut text = String::new();
+            let mut list = Vec::new();
+            for branch in &branches {
+                let tip = session.entry(&branch.tip);
+                let said = tip.map(super::super::sessions::summary).unwrap_or_default();
+                text.push_str(&format!(
+                    "{} {}  {} entr{}  {said}\n",
+                    if branch.active { "*" } else { " " },
+                    branch.tip,
+                    branch.len,
+                    if branch.len == 1 { "y" } else { "ies" },
+                ));
+                list.push(json!({
+                    "tip": branch.tip.as_str(),
+                    "entries": branch.len,
+                    "active": branch.active,
+                }));
+            }
+            if branches.is_empty() {
+                text.push_str("the session has no entries yet");
+            }
+            Ok(Answer {
+                json: json!({"command": "tree", "leaf": session.leaf().map(|l| l.as_str()), "branches": list}),
+                text: text.trim_end().to_owned(),
+            })
+        }
+        other => Err(CliError::SlashCommand {
+            message: format!("unknown command {other}; /help lists the commands"),
+        }),
+    }
+}
+
+fn need<'a>(session: Option<&'a mut Session>, command: &str) -> Result<&'a mut Session, CliError> {
+    session.ok_or_else(|| CliError::SlashCommand {
+        message: format!("{command} works on a session: start the chat with --session NAME"),
+    })
+}
