@@ -22,7 +22,7 @@
 //! max_sessions = 1024
 //! max_parked_per_user = 16
 //! max_connections = 512
-//! max_connections_per_peer = 64
+//! max_connections_per_peer = 256
 //! body_timeout_secs = 20
 //! idle_timeout_secs = 600
 //!
