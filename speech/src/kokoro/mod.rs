@@ -39,7 +39,7 @@ pub use assets::{KOKORO_DEFAULT_VOICE, KOKORO_INSTALL_COMMAND};
 use error::KokoroError;
 use model::{Model, SAMPLE_RATE};
 
-use crate::piper::{assets as piper_assets, phonemes, runtime};
+use crate::piper::{assets as piper_assets, phonemes, runtime, settings};
 
 /// Who the spawn policy is told espeak-ng runs for.
 const ORIGIN: &str = "speech provider kokoro";
@@ -336,34 +336,8 @@ struct Settings {
 
 impl Settings {
     fn parse(options: &Map<String, Value>) -> Result<Self, KokoroError> {
-        if let Some(key) = options.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(KokoroError::option(
-                key,
-                format!("is not one kokoro knows (known: {})", KEYS.join(", ")),
-            ));
-        }
-        let onnxruntime = match options.get("onnxruntime") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(path)) if !path.trim().is_empty() => Some(PathBuf::from(path)),
-            Some(_) => {
-                return Err(KokoroError::option(
-                    "onnxruntime",
-                    "must be the path of libonnxruntime.so",
-                ));
-            }
-        };
-        let threads = match options.get("threads") {
-            None | Some(Value::Null) => None,
-            Some(value) => match value.as_u64() {
-                Some(n @ 1..=64) => usize::try_from(n).ok(),
-                _ => {
-                    return Err(KokoroError::option(
-                        "threads",
-                        "must be a whole number from 1 to 64",
-                    ));
-                }
-            },
-        };
+        let (onnxruntime, threads) = settings::runtime_options("kokoro", &KEYS, options)
+            .map_err(|(key, reason)| KokoroError::option(key, reason))?;
         let speed = match options.get("speed") {
             None | Some(Value::Null) => 1.0,
             Some(value) => match value.as_f64() {

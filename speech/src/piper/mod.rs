@@ -20,7 +20,7 @@ pub(crate) mod assets;
 pub(crate) mod error;
 pub(crate) mod phonemes;
 pub(crate) mod runtime;
-mod settings;
+pub(crate) mod settings;
 mod voice;
 
 use std::path::PathBuf;

@@ -50,37 +50,50 @@ pub(crate) struct Settings {
     pub(crate) sentence_silence: f32,
 }
 
+/// The onnxruntime library's path and the threads, when set.
+pub(crate) type RuntimeOptions = (Option<PathBuf>, Option<usize>);
+
+/// The options every onnxruntime voice (piper, kokoro) reads the same way:
+/// a key outside `known` refused, `onnxruntime` the path of the library,
+/// `threads` from 1 to 64. A refusal is the key and why.
+pub(crate) fn runtime_options<'a>(
+    provider: &str,
+    known: &[&str],
+    options: &'a Map<String, Value>,
+) -> Result<RuntimeOptions, (&'a str, String)> {
+    if let Some(key) = options.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err((
+            key,
+            format!("is not one {provider} knows (known: {})", known.join(", ")),
+        ));
+    }
+    let onnxruntime = match options.get("onnxruntime") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(path)) if !path.trim().is_empty() => Some(PathBuf::from(path)),
+        Some(_) => {
+            return Err((
+                "onnxruntime",
+                "must be the path of libonnxruntime.so".to_owned(),
+            ));
+        }
+    };
+    let threads = match options.get("threads") {
+        None | Some(Value::Null) => None,
+        Some(value) => match value.as_u64() {
+            Some(n @ 1..=64) => usize::try_from(n).ok(),
+            _ => {
+                return Err(("threads", "must be a whole number from 1 to 64".to_owned()));
+            }
+        },
+    };
+    Ok((onnxruntime, threads))
+}
+
 impl Settings {
     /// Reads `options`.
     pub(crate) fn parse(options: &Map<String, Value>) -> Result<Self, PiperError> {
-        if let Some(key) = options.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(PiperError::option(
-                key,
-                format!("is not one piper knows (known: {})", KEYS.join(", ")),
-            ));
-        }
-        let onnxruntime = match options.get("onnxruntime") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(path)) if !path.trim().is_empty() => Some(PathBuf::from(path)),
-            Some(_) => {
-                return Err(PiperError::option(
-                    "onnxruntime",
-                    "must be the path of libonnxruntime.so",
-                ));
-            }
-        };
-        let threads = match options.get("threads") {
-            None | Some(Value::Null) => None,
-            Some(value) => match value.as_u64() {
-                Some(n @ 1..=64) => usize::try_from(n).ok(),
-                _ => {
-                    return Err(PiperError::option(
-                        "threads",
-                        "must be a whole number from 1 to 64",
-                    ));
-                }
-            },
-        };
+        let (onnxruntime, threads) = runtime_options("piper", &KEYS, options)
+            .map_err(|(key, reason)| PiperError::option(key, reason))?;
         let deterministic = match options.get("deterministic") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(on)) => *on,
