@@ -11,7 +11,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use oscova_agent::chat::{ChatEvent, ChatLoopOptions, run_chat, tool_specs, tools_prompt_section};
+use oscova_agent::chat::{
+    ChatError, ChatEvent, ChatLoopOptions, run_chat, tool_specs, tools_prompt_section,
+};
 use oscova_agent::profile::SchemaProfile;
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{ChatMessage, ChatRole};
@@ -99,6 +101,12 @@ impl BatchToolset {
         ToolResult::text("saved").terminating()
     }
 
+    /// Takes far longer than any test waits, unless cancelled.
+    pub async fn linger() -> String {
+        tokio::time::sleep(GUARD * 3).await;
+        "lingered".to_owned()
+    }
+
     /// Says something; the run goes on after it.
     pub fn say(
         /// The text.
@@ -123,6 +131,7 @@ const STEP: &str = "test_batch__batch__step";
 const NOTE: &str = "test_batch__batch__note";
 const DONE: &str = "test_batch__batch__done";
 const SAY: &str = "test_batch__batch__say";
+const LINGER: &str = "test_batch__batch__linger";
 
 fn host() -> PluginHost {
     PluginHost::builder()
@@ -261,6 +270,44 @@ async fn one_result_that_does_not_terminate_keeps_the_run_going() {
     assert_eq!(provider.calls.load(Ordering::SeqCst), 2);
     assert_eq!(outcome.message.content, "All saved.");
     assert_eq!(messages.len(), 5, "user, assistant, two tools, assistant");
+}
+
+#[tokio::test]
+async fn a_cancelled_batch_keeps_what_finished_and_answers_the_rest_in_order() {
+    let host = host();
+    let scope = host.user_scope(UserInfo::new("alice"));
+    let provider = Scripted::new([ChatMessage::assistant(
+        "",
+        vec![
+            call("l", LINGER, json!({})),
+            call("s", SAY, json!({"text": "said"})),
+        ],
+    )]);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    // `say` finishes while `linger` runs beside it; then the run is
+    // cancelled.
+    let options = ChatLoopOptions::new()
+        .cancellation(cancel)
+        .on_event(move |e| {
+            if matches!(e, ChatEvent::ToolCallFinished { name, .. } if name == SAY) {
+                trigger.cancel();
+            }
+        });
+    let mut messages = vec![ChatMessage::user("go")];
+    let err = tokio::time::timeout(
+        GUARD,
+        run_chat(&scope, &provider, &config(), &mut messages).options(options),
+    )
+    .await
+    .expect("cancellation ends the lingering call")
+    .unwrap_err();
+    assert!(matches!(err, ChatError::Cancelled), "{err:?}");
+    assert_eq!(
+        tool_texts(&messages),
+        [("l", "not run: the chat was cancelled"), ("s", "said")]
+    );
+    assert_eq!(provider.calls.load(Ordering::SeqCst), 1);
 }
 
 #[test]
