@@ -4,6 +4,7 @@
 // Fixture plugins and toolsets are `pub` for the macros' sake.
 #![allow(unreachable_pub)]
 
+mod batch;
 mod chat;
 #[cfg(feature = "sqlite")]
 mod session;
