@@ -163,7 +163,13 @@ pub(crate) fn entry_messages(entry: &SessionEntry) -> Vec<AgentMessage> {
                 timestamp: millis(),
             });
             match system_message {
-                Some(system) => vec![AgentMessage::System(system.clone()), summary],
+                Some(system) => {
+                    // The stored checkpoint names its role; the message's
+                    // tag says it once.
+                    let mut system = system.clone();
+                    system.extra.remove("role");
+                    vec![AgentMessage::System(system), summary]
+                }
                 None => vec![summary],
             }
         }

@@ -52,7 +52,7 @@ pub use prompts::{
     SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, TURN_PREFIX_SUMMARIZATION_PROMPT,
     UPDATE_SUMMARIZATION_PROMPT,
 };
-pub use summarize::{Summarizer, summarize};
+pub use summarize::{Summarizer, serialize_conversation, summarize};
 pub use tokens::estimate_tokens;
 
 /// When to compact and how much to keep (pi's `CompactionSettings`).
@@ -237,8 +237,11 @@ pub async fn compact(
         })
     });
     let millis = iso_to_millis(&now_iso()).unwrap_or(0);
+    // pi's checkpoint is a whole message, its role included (the entry
+    // type alone does not name it).
     let system_message = preparation.system_message.clone().map(|mut s| {
         s.timestamp = millis;
+        s.extra.insert("role".into(), json!("system"));
         s
     });
     let id = session

@@ -251,7 +251,7 @@ pub(crate) fn history_prompt(
 ) -> String {
     let mut prompt = format!(
         "<conversation>\n{}\n</conversation>\n\n",
-        serialize(messages)
+        serialize_conversation(messages)
     );
     if let Some(previous) = previous {
         prompt.push_str(&format!(
@@ -272,7 +272,7 @@ pub(crate) fn history_prompt(
 pub(crate) fn turn_prefix_prompt(messages: &[AgentMessage], focus: Option<&str>) -> String {
     let mut prompt = format!(
         "# Conversation\n{}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}",
-        serialize(messages)
+        serialize_conversation(messages)
     );
     if let Some(focus) = focus {
         prompt.push_str(&format!("\n\nAdditional focus: {focus}"));
@@ -341,8 +341,8 @@ fn truncate(text: &str, max: usize) -> String {
 }
 
 /// pi's `serializeConversation` over the messages as `convertToLlm` makes
-/// them.
-pub(crate) fn serialize(messages: &[AgentMessage]) -> String {
+/// them: the transcript a summarising request carries.
+pub fn serialize_conversation(messages: &[AgentMessage]) -> String {
     let mut parts = Vec::new();
     for message in messages {
         match message {
