@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use oscova_agent::session::compaction::{
     CompactionError, CompactionSettings, SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT,
     Summarizer, Summary, TURN_PREFIX_SUMMARIZATION_PROMPT, UPDATE_SUMMARIZATION_PROMPT, compact,
-    compact_now, context_tokens, prepare_compaction, serialize_conversation, should_compact,
+    compact_now, context_tokens, prepare_compaction, should_compact,
 };
 use oscova_agent::session::{
     AgentMessage, COMPACTION_SUMMARY_PREFIX, ContentPart, EntryKind, MemoryStore, Session,
-    SessionStore, pi,
+    SessionStore,
 };
 use oscova_core::provider::model::{ChatMessage, ModelProviderConfig, ToolCallRequest};
 use oscova_core::redact::Redactor;
@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 /// A model that answers summary number n with "SUMMARY n", reporting
 /// usage.
-async fn summarizing_server() -> TestServer {
+pub(super) async fn summarizing_server() -> TestServer {
     let count = Arc::new(AtomicUsize::new(0));
     TestServer::start(move |_| {
         let n = count.fetch_add(1, Ordering::SeqCst) + 1;
@@ -41,14 +41,14 @@ async fn summarizing_server() -> TestServer {
     .await
 }
 
-fn config(server: &TestServer) -> ModelProviderConfig {
+pub(super) fn config(server: &TestServer) -> ModelProviderConfig {
     let mut config = ModelProviderConfig::new("openai");
     config.endpoint = Some(server.url());
     config.model = Some("gpt-test".into());
     config
 }
 
-fn provider() -> OpenAiProvider {
+pub(super) fn provider() -> OpenAiProvider {
     OpenAiProvider::new(HttpClient::shared_default())
 }
 
@@ -68,7 +68,7 @@ fn prompt_of(request: &Request) -> String {
     messages[1]["content"].as_str().unwrap().to_owned()
 }
 
-fn call(id: &str, name: &str, arguments: Value) -> ToolCallRequest {
+pub(super) fn call(id: &str, name: &str, arguments: Value) -> ToolCallRequest {
     ToolCallRequest {
         id: id.into(),
         name: name.into(),
@@ -88,7 +88,7 @@ async fn session_in(store: Arc<dyn SessionStore>) -> Session {
 
 /// A system prompt, a short first turn, then a turn of two tool calls:
 /// `U2, A2(read a.txt), T2 (large), A3(read b.txt), T3, A4`.
-async fn two_turns() -> Session {
+pub(super) async fn two_turns() -> Session {
     let mut s = session().await;
     s.append_chat(&[
         ChatMessage::system("Be brief."),
@@ -238,7 +238,7 @@ async fn a_split_turn_is_summarised_in_two_requests() {
 }
 
 /// Four short turns.
-async fn four_turns() -> Session {
+pub(super) async fn four_turns() -> Session {
     four_turns_in(Arc::new(MemoryStore::new())).await
 }
 
@@ -463,158 +463,4 @@ async fn a_session_that_moved_on_is_not_compacted() {
             .iter()
             .any(|e| matches!(e.kind, EntryKind::Compaction { .. }))
     );
-}
-
-/// Exports `s` and runs pi's own preparation on it.
-fn pis_compaction(s: &Session, keep: u64) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("session.jsonl");
-    std::fs::write(&file, pi::export(s, "/project").unwrap()).unwrap();
-    oscova_test_support::pi::compaction(&file, keep, 16_384)
-}
-
-/// Our preparation and pi's agree, field for field, at every budget.
-fn assert_same_preparation(s: &Session, budgets: &[u64]) {
-    for &keep in budgets {
-        let settings = CompactionSettings::new(100_000).with_keep_recent_tokens(keep);
-        let ours = prepare_compaction(&s.branch(), &settings);
-        let theirs = pis_compaction(s, keep);
-        let Some(ours) = ours else {
-            assert_eq!(theirs["preparation"], Value::Null, "keep {keep}");
-            continue;
-        };
-        let p = &theirs["preparation"];
-        assert_eq!(
-            p["firstKeptEntryId"],
-            ours.first_kept_entry_id.as_str(),
-            "keep {keep}"
-        );
-        assert_eq!(p["isSplitTurn"], ours.is_split_turn, "keep {keep}");
-        assert_eq!(p["tokensBefore"], ours.tokens_before, "keep {keep}");
-        assert_eq!(
-            p["previousSummary"].as_str(),
-            ours.previous_summary.as_deref(),
-            "keep {keep}"
-        );
-        assert_eq!(
-            p["messagesToSummarize"],
-            serde_json::to_value(&ours.messages_to_summarize).unwrap(),
-            "keep {keep}"
-        );
-        assert_eq!(
-            p["turnPrefixMessages"],
-            serde_json::to_value(&ours.turn_prefix_messages).unwrap(),
-            "keep {keep}"
-        );
-        assert_eq!(p["readFiles"], json!(ours.read_files), "keep {keep}");
-        assert_eq!(
-            p["modifiedFiles"],
-            json!(ours.modified_files),
-            "keep {keep}"
-        );
-        // The transcripts the summarising requests carry.
-        assert_eq!(
-            theirs["historyText"],
-            serialize_conversation(&ours.messages_to_summarize),
-            "keep {keep}"
-        );
-        assert_eq!(
-            theirs["prefixText"],
-            serialize_conversation(&ours.turn_prefix_messages),
-            "keep {keep}"
-        );
-    }
-}
-
-#[tokio::test]
-async fn pi_prepares_the_same_compaction_and_rebuilds_the_compacted_context() {
-    let server = summarizing_server().await;
-    let config = config(&server);
-    let provider = provider();
-    let mut s = two_turns().await;
-    s.append_chat(&[
-        ChatMessage::user("now edit it"),
-        ChatMessage::assistant(
-            "",
-            vec![call("c4", "edit", json!({"path": "a.txt", "text": "ü€😀"}))],
-        ),
-        ChatMessage::tool("c4", format!("done {}", "😀".repeat(1500))),
-        ChatMessage::assistant("Edited.", vec![]),
-    ])
-    .await
-    .unwrap();
-    // Budgets from one message kept to everything kept: cuts on user and
-    // assistant messages, split turns, a tool result past pi's 2,000
-    // characters.
-    assert_same_preparation(&s, &[1, 10, 30, 50, 100, 300, 900, 1200, 5000]);
-
-    let settings = CompactionSettings::new(1000).with_keep_recent_tokens(50);
-    let summarizer = Summarizer::new(&provider, &config);
-    compact_now(&mut s, &summarizer, &settings, None)
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("session.jsonl");
-    std::fs::write(&file, pi::export(&s, "/project").unwrap()).unwrap();
-    let theirs = oscova_test_support::pi::context(&file, 1);
-    let ours = s.context();
-    assert_eq!(
-        theirs["context"]["messages"],
-        serde_json::to_value(&ours.messages).unwrap()
-    );
-    assert!(
-        matches!(&ours.messages[0], AgentMessage::System(m) if m.content.text() == "Be brief."),
-        "the system prompt leads: {:?}",
-        ours.messages[0]
-    );
-
-    // After it: pi carries our summary into its next preparation as we do.
-    s.append_chat(&[
-        ChatMessage::user(format!("one more {}", "m".repeat(300))),
-        ChatMessage::assistant("Sure.", vec![]),
-    ])
-    .await
-    .unwrap();
-    assert_same_preparation(&s, &[1, 20, 100, 1000, 5000]);
-}
-
-#[tokio::test]
-async fn the_providers_count_is_trusted_until_the_context_changes() {
-    let mut s = four_turns().await;
-    let estimated = context_tokens(&s.branch());
-    assert_eq!(estimated, 8 * 13, "eight messages of 49 to 51 characters");
-    // An answer whose provider counted the whole context.
-    let mut answer = serde_json::to_value(AgentMessage::from_chat(
-        &ChatMessage::assistant("counted", vec![]),
-        0,
-        None,
-        None,
-    ))
-    .unwrap();
-    answer["usage"] =
-        json!({"input": 4000, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 4010});
-    s.append(EntryKind::Message {
-        message: serde_json::from_value(answer).unwrap(),
-    })
-    .await
-    .unwrap();
-    s.append_chat(&[ChatMessage::user("12345678")])
-        .await
-        .unwrap();
-    assert_eq!(
-        context_tokens(&s.branch()),
-        4010 + 2,
-        "the count, then the estimate after it"
-    );
-    assert_same_preparation(&s, &[1, 30, 100]);
-    // An edit after it changes what is sent: estimated again.
-    let first = s.entries()[0].id.clone();
-    s.append(EntryKind::ContextEdit {
-        target_id: first,
-        replacement: None,
-    })
-    .await
-    .unwrap();
-    assert_eq!(context_tokens(&s.branch()), 7 * 13 + 2 + 2);
-    assert_same_preparation(&s, &[1, 30, 100]);
 }
