@@ -464,3 +464,44 @@ async fn a_session_that_moved_on_is_not_compacted() {
             .any(|e| matches!(e.kind, EntryKind::Compaction { .. }))
     );
 }
+
+/// A model whose every answer is `answer`, `finish_reason` `finish`.
+async fn answering(answer: Value, finish: &'static str) -> TestServer {
+    TestServer::start(move |_| {
+        Reply::json(
+            200,
+            json!({"choices": [{"index": 0, "message": answer.clone(), "finish_reason": finish}]}),
+        )
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_cut_short_or_tool_calling_answer_is_never_stored() {
+    let provider = provider();
+    let settings = CompactionSettings::new(100).with_keep_recent_tokens(40);
+    let cut = answering(
+        json!({"role": "assistant", "content": "## Goal\nHalf a"}),
+        "length",
+    )
+    .await;
+    let calling = answering(
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "x", "type": "function", "function": {"name": "read", "arguments": "{}"}}]}),
+        "tool_calls",
+    )
+    .await;
+    for (server, expected) in [
+        (&cut, "generation hit the token cap"),
+        (&calling, "attempted to call a tool"),
+    ] {
+        let mut s = four_turns().await;
+        let config = config(server);
+        let summarizer = Summarizer::new(&provider, &config);
+        let error = compact_now(&mut s, &summarizer, &settings, None)
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains(expected), "{error}");
+        assert_eq!(server.requests().len(), 1);
+        assert_eq!(s.entries().len(), 8, "nothing written");
+    }
+}
