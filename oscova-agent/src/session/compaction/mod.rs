@@ -9,7 +9,9 @@
 //!   recent tokens kept), or when the person asks (`/compact`). This
 //!   module decides nothing by itself and has no events: the session
 //!   agent's loop calls it, and its before-compact event may cancel the
-//!   compaction or supply the summary ([`Summary::supplied`]).
+//!   compaction or supply the summary ([`Summary::supplied`], with its
+//!   own `details`), or change the cut (the preparation's fields are
+//!   public) before [`compact`] writes it.
 //! - **Where it cuts** ([`prepare_compaction`], `cut.rs`): never between a
 //!   tool call and its result; a turn too large to keep whole is split,
 //!   its start summarised apart from the history before it.
@@ -17,7 +19,8 @@
 //!   previous compaction's summary carried into the next; offline
 //!   sessions refused before any request.
 //! - **The entry** ([`compact`]): one `compaction` entry after the leaf
-//!   the preparation saw, recording the first kept entry, the tokens
+//!   the preparation saw (its first kept entry on that branch), recording
+//!   the first kept entry, the tokens
 //!   before, the file lists and the usage, with the system prompt replayed
 //!   into it (pi's checkpoint). It is appended like every entry: a session
 //!   that moved on since the preparation, in this handle or in the store,
@@ -121,6 +124,9 @@ pub struct Summary {
     pub usage: Option<TokenUsage>,
     /// Whether an extension supplied it (pi's `fromHook`).
     pub from_hook: bool,
+    /// The entry's `details` (never sent to the model); `None`: pi's file
+    /// lists for a model's summary, nothing for a supplied one.
+    pub details: Option<serde_json::Value>,
 }
 
 impl Summary {
@@ -131,7 +137,15 @@ impl Summary {
             text: text.into(),
             usage: None,
             from_hook: true,
+            details: None,
         }
+    }
+
+    /// Sets the entry's `details` (an extension's own data, as pi's
+    /// `CompactionResult.details`).
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
     }
 }
 
@@ -219,12 +233,23 @@ pub async fn compact(
         }
         .into());
     }
-    let details = (!summary.from_hook).then(|| {
-        json!({
-            "readFiles": preparation.read_files,
-            "modifiedFiles": preparation.modified_files,
-        })
-    });
+    // A cut moved by a handler must still lie on this branch.
+    if !session
+        .branch()
+        .iter()
+        .any(|e| e.id == preparation.first_kept_entry_id)
+    {
+        return Err(SessionError::UnknownEntry(preparation.first_kept_entry_id.clone()).into());
+    }
+    let details = match summary.details {
+        Some(details) => Some(details),
+        None => (!summary.from_hook).then(|| {
+            json!({
+                "readFiles": preparation.read_files,
+                "modifiedFiles": preparation.modified_files,
+            })
+        }),
+    };
     let usage = summary.usage.map(|u| {
         let input = u.input_tokens.unwrap_or(0);
         let output = u.output_tokens.unwrap_or(0);

@@ -172,6 +172,7 @@ impl<'a> Summarizer<'a> {
             text,
             usage: response.usage,
             from_hook: false,
+            details: None,
         })
     }
 }
@@ -195,6 +196,7 @@ pub async fn summarize(
                 text: previous.unwrap_or("No prior history.").to_owned(),
                 usage: None,
                 from_hook: false,
+                details: None,
             }
         } else {
             let prompt = history_prompt(
@@ -213,6 +215,7 @@ pub async fn summarize(
             ),
             usage: combine(history.usage, prefix.usage),
             from_hook: false,
+            details: None,
         }
     } else {
         let prompt = history_prompt(

@@ -383,6 +383,41 @@ async fn a_supplied_summary_calls_no_model() {
         other => panic!("{other:?}"),
     }
     assert_eq!(text_of(&s.context().messages[0]), "summary by hand");
+
+    // A handler's own details and cut; a cut off the branch is refused.
+    let mut s = four_turns().await;
+    let mut prep = prepare_compaction(&s.branch(), &settings).unwrap();
+    prep.first_kept_entry_id = s.entries()[6].id.clone();
+    let entry = compact(
+        &mut s,
+        &prep,
+        Summary::supplied("mine").with_details(json!({"by": "extension"})),
+    )
+    .await
+    .unwrap();
+    match &s.entry(&entry).unwrap().kind {
+        EntryKind::Compaction {
+            details,
+            first_kept_entry_id,
+            ..
+        } => {
+            assert_eq!(details, &Some(json!({"by": "extension"})));
+            assert_eq!(first_kept_entry_id, &s.entries()[6].id);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        s.context().messages.len(),
+        3,
+        "the summary and the last turn"
+    );
+    let mut prep = prepare_compaction(&four_turns().await.branch(), &settings).unwrap();
+    let mut other = four_turns().await;
+    prep.leaf = other.leaf().cloned();
+    let error = compact(&mut other, &prep, Summary::supplied("x"))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("no entry"), "{error}");
 }
 
 #[tokio::test]
