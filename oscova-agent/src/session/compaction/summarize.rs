@@ -247,7 +247,7 @@ fn combine(a: Option<TokenUsage>, b: Option<TokenUsage>) -> Option<TokenUsage> {
 }
 
 /// The prompt of the history part (pi's `generateSummary`).
-pub(crate) fn history_prompt(
+fn history_prompt(
     messages: &[AgentMessage],
     previous: Option<&str>,
     focus: Option<&str>,
@@ -272,7 +272,7 @@ pub(crate) fn history_prompt(
 }
 
 /// The prompt of a split turn's prefix (pi's `generateTurnPrefixSummary`).
-pub(crate) fn turn_prefix_prompt(messages: &[AgentMessage], focus: Option<&str>) -> String {
+fn turn_prefix_prompt(messages: &[AgentMessage], focus: Option<&str>) -> String {
     let mut prompt = format!(
         "# Conversation\n{}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}",
         serialize_conversation(messages)

@@ -15,9 +15,11 @@
 //! call; nothing is written then.
 
 use oscova_agent::session::compaction::{
-    CompactionOutcome, CompactionSettings, Summarizer, compact_now, context_tokens, should_compact,
+    CompactionError, CompactionOutcome, CompactionSettings, Summarizer, compact_now,
+    context_tokens, should_compact,
 };
 use oscova_core::CancellationToken;
+use oscova_core::provider::model::ModelError;
 use serde_json::{Value, json};
 
 use super::slash::Answer;
@@ -71,12 +73,10 @@ impl Chat<'_> {
             .cancellation(cancel.clone());
         let outcome = cancellable(compact_now(session, &summarizer, settings, None), &cancel)
             .await
-            .unwrap_or(Err(
-                oscova_agent::session::compaction::CompactionError::Model {
-                    stage: "Summarization",
-                    source: oscova_core::provider::model::ModelError::Cancelled,
-                },
-            ));
+            .unwrap_or(Err(CompactionError::Model {
+                stage: "Summarization",
+                source: ModelError::Cancelled,
+            }));
         let outcome = outcome.map_err(|error| {
             let redactors = [self.scope.redactor(), self.env.host.redactor()];
             CliError::from(error).redacted(&redactors)
