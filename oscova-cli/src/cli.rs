@@ -234,7 +234,9 @@ pub(crate) struct ChatArgs {
     pub(crate) yes: bool,
     /// Keep the conversation in the user's session NAME (created when
     /// missing, else resumed from its active branch); every message is
-    /// stored as it is exchanged.
+    /// stored as it is exchanged. `/compact` summarises its older part;
+    /// `[sessions] context_window` compacts it when the context grows
+    /// past the window minus `reserve_tokens`.
     #[arg(long, value_name = "NAME")]
     pub(crate) session: Option<String>,
     /// Continue the session from entry ENTRY_ID (`oscova sessions show`

@@ -18,6 +18,7 @@ use std::process::ExitCode;
 
 use oscova_agent::chat::ChatError;
 use oscova_agent::session::SessionError;
+use oscova_agent::session::compaction::CompactionError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
 use oscova_mcp::http::McpHttpError;
@@ -410,6 +411,32 @@ impl From<ChatError> for CliError {
                 let message = error.to_string();
                 Self::Chat { error, message }
             }
+        }
+    }
+}
+
+impl From<CompactionError> for CliError {
+    /// A compaction fails as its part does: nothing to compact is a usage
+    /// error, the summarising call a model error (an offline refusal 3, a
+    /// cancellation 130), the write a session error.
+    fn from(error: CompactionError) -> Self {
+        let message = error.to_string();
+        match error {
+            CompactionError::NothingToCompact => Self::SlashCommand { message },
+            CompactionError::NoModel { provider } => Self::NoModel { provider },
+            CompactionError::Model {
+                source: source @ ModelError::Unsupported { .. },
+                ..
+            } => source.into(),
+            CompactionError::Model { source, .. } => Self::Model {
+                error: source,
+                message,
+            },
+            CompactionError::Session(error) => error.into(),
+            _ => Self::Model {
+                error: ModelError::Other(message.clone()),
+                message,
+            },
         }
     }
 }

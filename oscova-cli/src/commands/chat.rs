@@ -25,8 +25,12 @@
 //! chat loop produced (answers, tool calls, tool results) after each
 //! message, even a failed or cancelled one, so what was exchanged is
 //! durable once the message ends. A line starting with `/` is a slash
-//! command (`slash`), never sent to the model.
+//! command (`slash`; `/compact` in `compact`), never sent to the model.
+//! When `[sessions] context_window` is set, a context past the window
+//! minus the reserve is compacted after the message (`compact`); the
+//! outcome document then has a `compaction` field.
 
+mod compact;
 mod slash;
 mod view;
 
@@ -177,6 +181,18 @@ impl Chat<'_> {
             "rounds": outcome.rounds,
             "tool_calls": view.calls(),
         });
+        match self.compact_if_needed().await {
+            Ok(Some(done)) => {
+                if !self.env.json {
+                    note(&format!("automatic {}", compact::describe(&done)));
+                }
+                outcome["compaction"] = done;
+            }
+            Ok(None) => {}
+            // The message succeeded and the session is whole: say why the
+            // context stays long, and go on.
+            Err(error) => print_error(&error, self.env.json),
+        }
         if let Some(session) = &self.session {
             outcome["session"] = json!(session.info().name);
             outcome["leaf"] = json!(session.leaf().map(|l| l.as_str()));
@@ -199,7 +215,12 @@ impl Chat<'_> {
 
     /// Runs a slash command and prints its answer.
     async fn command(&mut self, line: &str) -> Result<(), CliError> {
-        let answer = slash::run(line, self.session.as_mut()).await?;
+        let answer = match line.strip_prefix("/compact") {
+            Some(focus) if focus.is_empty() || focus.starts_with(char::is_whitespace) => {
+                self.compact_command(focus.trim()).await?
+            }
+            _ => slash::run(line, self.session.as_mut()).await?,
+        };
         if self.env.json {
             print_json_line(&answer.json)
         } else {
