@@ -252,9 +252,9 @@ pub fn default_offline_recognizer() -> &'static str {
 
 /// The speech contracts of `oscova-core`, so provider authors need one import.
 pub use oscova_core::provider::speech::{
-    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechProviderKeys,
-    SpeechRecognitionProvider, SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio,
-    Transcript, TranscriptSegment,
+    RecognitionProgress, RecognitionProgressSink, RecognitionRequest, SpeechError,
+    SpeechProviderConfig, SpeechProviderKeys, SpeechRecognitionProvider, SpeechSynthesisProvider,
+    SynthesisRequest, SynthesizedAudio, Transcript, TranscriptSegment,
 };
 pub use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 pub use oscova_core::{CancellationToken, SecretString};
