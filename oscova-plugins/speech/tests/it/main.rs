@@ -12,3 +12,5 @@ pub mod piper;
 pub mod routing;
 pub mod special_files;
 pub mod speech;
+#[cfg(feature = "whisper")]
+pub mod whisper;
