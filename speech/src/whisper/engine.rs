@@ -47,10 +47,10 @@ thread_local! {
     static PROGRESS: std::cell::RefCell<Option<Progress>> = const { std::cell::RefCell::new(None) };
 }
 
-/// One decode's progress: the caller's sink, the audio's length, and the
-/// last percentage passed on.
+/// One decode's progress: the caller's sink (dropped if it panics), the
+/// audio's length, and the last percentage passed on.
 struct Progress {
-    sink: RecognitionProgressSink,
+    sink: Option<RecognitionProgressSink>,
     total_seconds: f64,
     last_percent: i32,
 }
@@ -58,19 +58,28 @@ struct Progress {
 impl Progress {
     fn new(sink: RecognitionProgressSink, total_seconds: f64) -> Self {
         Self {
-            sink,
+            sink: Some(sink),
             total_seconds,
             last_percent: -1,
         }
     }
 
-    /// Passes `percent` of the audio on as seconds, if it grew.
+    /// Passes `percent` of the audio on as seconds, if it grew. The sink is
+    /// the caller's code, called from inside whisper.cpp's callback, where
+    /// a panic would abort the process: one is caught, and the sink is
+    /// asked no more.
     fn percent(&mut self, percent: i32) {
         let percent = percent.clamp(0, 100);
-        if percent > self.last_percent {
-            self.last_percent = percent;
-            let done = self.total_seconds * f64::from(percent) / 100.0;
-            (self.sink)(RecognitionProgress::new(done, self.total_seconds));
+        if percent <= self.last_percent {
+            return;
+        }
+        self.last_percent = percent;
+        let done = self.total_seconds * f64::from(percent) / 100.0;
+        let update = RecognitionProgress::new(done, self.total_seconds);
+        if let Some(sink) = &self.sink
+            && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(update))).is_err()
+        {
+            self.sink = None;
         }
     }
 }
@@ -392,6 +401,35 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_grows_in_seconds_and_survives_a_panicking_sink() {
+        let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let sink = std::sync::Arc::clone(&seen);
+        let mut progress = Progress::new(
+            std::sync::Arc::new(move |p: RecognitionProgress| {
+                sink.lock().unwrap().push(p.seconds_done);
+            }),
+            40.0,
+        );
+        for percent in [0, 0, 62, 50, 100, 120] {
+            progress.percent(percent);
+        }
+        assert_eq!(*seen.lock().unwrap(), [0.0, 24.8, 40.0]);
+
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = std::sync::Arc::clone(&calls);
+        let mut progress = Progress::new(
+            std::sync::Arc::new(move |_: RecognitionProgress| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                panic!("a sink that panics");
+            }),
+            40.0,
+        );
+        progress.percent(10);
+        progress.percent(20);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
 
     #[test]
     fn a_quantized_conversion_is_cached_and_read_back() {
