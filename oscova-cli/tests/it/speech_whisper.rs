@@ -104,10 +104,11 @@ fn progress_lines(stderr: &str) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Issue 29: 40 s of speech (the LibriVox clips joined) is heard window by
-/// window: progress on stderr, a line per window and one at the end; on
-/// stdout the JSON document alone, with the segments' times. A short clip
-/// shows no progress, and its transcript is all of stdout.
+/// Issue 29: 40 s of speech (the LibriVox clips joined) is heard by
+/// whisper's default model window by window: progress on stderr, a line
+/// per window and one at the end; on stdout the JSON document alone, with
+/// the segments' times. A short clip shows no progress, and its transcript
+/// is all of stdout.
 #[test]
 fn hear_shows_the_progress_of_long_audio_on_stderr() {
     let dir = temp_dir("speech-long");
@@ -121,8 +122,6 @@ fn hear_shows_the_progress_of_long_audio_on_stderr() {
         path_str(&file),
         "--provider",
         "whisper",
-        "--model",
-        "tiny.en",
     ]));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     println!("{stderr}");
@@ -130,7 +129,7 @@ fn hear_shows_the_progress_of_long_audio_on_stderr() {
     assert_eq!(doc["provider"], "whisper");
     let (errors, total) =
         oscova_test_support::librivox::score(&long.reference, doc["text"].as_str().unwrap());
-    assert!(errors * 5 <= total, "{errors} of {total}: {doc}");
+    assert!(errors * 10 <= total, "{errors} of {total}: {doc}");
 
     let progress = progress_lines(&stderr);
     let whole = (long.seconds * 10.0).round() / 10.0;

@@ -3,8 +3,9 @@
 //! timed segments in its details, and a model kept loaded between calls
 //! and users of one host.
 //!
-//! Needs `scripts/ensure-whisper-model.sh` (tiny.en) and the Debian package
-//! pocketsphinx-testdata; `scripts/test.sh` installs both.
+//! Needs `scripts/ensure-whisper-model.sh` (tiny.en; the default model is
+//! base-q8_0 when base is installed too) and the Debian package
+//! pocketsphinx-testdata; `scripts/test.sh` installs them.
 
 use std::path::{Path, PathBuf};
 
@@ -33,23 +34,24 @@ fn own_model(dir: &Path) -> PathBuf {
     model
 }
 
-/// Issue 29: a 40 s recording (the LibriVox clips joined) is heard in two
-/// windows; the call reports its progress and returns timed segments. The
-/// host keeps the model loaded (as `oscova mcp` does, its speech routers
-/// a host service): once it is in, a second call and another user's call
-/// decode though the model's folder no longer holds a model.
-#[tokio::test]
-async fn long_audio_reports_progress_and_returns_timed_segments() {
-    let models = tempfile::tempdir().unwrap();
-    let model = own_model(models.path());
-    let config = SpeechProviderConfig::new("whisper").model(model.to_str().unwrap());
+/// A host over the speech plugin with `recognition` for everyone, its
+/// speech routers a host service (as `oscova mcp` has them).
+fn host(recognition: SpeechProviderConfig) -> TestHost {
     let plugin = SpeechPlugin::default()
-        .settings(move |_| SpeechSettings::default().recognition(config.clone()));
-    let kit = TestHost::builder()
+        .settings(move |_| SpeechSettings::default().recognition(recognition.clone()));
+    TestHost::builder()
         .plugin_instance(plugin)
         .host(|b| b.service_with(SpeechRouters::from_context))
         .user(TestUser::new("alice").with_temp_files())
-        .build();
+        .build()
+}
+
+/// Issue 29: a 40 s recording (the LibriVox clips joined) is heard by the
+/// default recognizer in two windows; the call reports its progress and
+/// returns timed segments.
+#[tokio::test]
+async fn long_audio_reports_progress_and_returns_timed_segments() {
+    let kit = host(SpeechProviderConfig::new("whisper"));
     let root = kit.scope().files_root().unwrap().to_path_buf();
     let long = joined(35.0);
     std::fs::write(root.join("long.wav"), &long.wav).unwrap();
@@ -63,7 +65,7 @@ async fn long_audio_reports_progress_and_returns_timed_segments() {
 
     // The text stays the content, and is the clips' words.
     let (errors, total) = score(&long.reference, call.text());
-    assert!(errors * 5 <= total, "{errors} of {total}: {}", call.text());
+    assert!(errors * 10 <= total, "{errors} of {total}: {}", call.text());
     assert_eq!(call.details()["text"], call.text());
 
     // Progress: the announcement, then seconds heard of the whole, growing
@@ -116,36 +118,44 @@ async fn long_audio_reports_progress_and_returns_timed_segments() {
         times.iter().any(|t| t.0 >= 30.0),
         "nothing after the first window: {times:?}"
     );
+}
 
-    // Warm: the folder's model is gone, yet the next calls (this user's and
-    // another's) hear a clip with the model the host kept.
+/// The issue's warm host: once a call has loaded the model, the next
+/// calls, this user's and another's, decode with the model the host kept,
+/// though its folder no longer holds a model; a new host loads afresh and
+/// finds the junk.
+#[tokio::test]
+async fn the_host_keeps_a_loaded_model_between_calls_and_users() {
+    let models = tempfile::tempdir().unwrap();
+    let model = own_model(models.path());
+    let config = SpeechProviderConfig::new("whisper").model(model.to_str().unwrap());
+    let kit = host(config.clone());
+    let clip = &clips()[4];
+    let root = kit.scope().files_root().unwrap().to_path_buf();
+    std::fs::write(root.join("clip.wav"), &clip.wav).unwrap();
+    let first = kit
+        .call("transcribe", json!({"path": "clip.wav"}))
+        .await
+        .assert_ok();
+    let (errors, _) = score(&clip.reference, first.text());
+    assert!(errors <= 1, "{}", first.text());
+
     std::fs::remove_file(model.join("model.bin")).unwrap();
     std::fs::write(model.join("model.bin"), b"no longer a model").unwrap();
-    let clip = &clips()[4];
-    std::fs::write(root.join("clip.wav"), &clip.wav).unwrap();
     let again = kit
         .call("transcribe", json!({"path": "clip.wav"}))
         .await
         .assert_ok();
-    let (errors, _) = score(&clip.reference, again.text());
-    assert!(errors <= 1, "{}", again.text());
+    assert_eq!(again.text(), first.text());
     let bob = kit.scope_for(TestUser::new("bob").with_temp_files());
     std::fs::write(bob.files_root().unwrap().join("clip.wav"), &clip.wav).unwrap();
     let bobs = bob
         .call("transcribe", json!({"path": "clip.wav"}))
         .await
         .assert_ok();
-    assert_eq!(bobs.text(), again.text());
+    assert_eq!(bobs.text(), first.text());
 
-    // A new host loads afresh, and so finds what is in the folder now.
-    let fresh = TestHost::builder()
-        .plugin_instance(SpeechPlugin::default().settings({
-            let config = SpeechProviderConfig::new("whisper").model(model.to_str().unwrap());
-            move |_| SpeechSettings::default().recognition(config.clone())
-        }))
-        .host(|b| b.service_with(SpeechRouters::from_context))
-        .user(TestUser::new("alice").with_temp_files())
-        .build();
+    let fresh = host(config);
     std::fs::write(
         fresh.scope().files_root().unwrap().join("clip.wav"),
         &clip.wav,
