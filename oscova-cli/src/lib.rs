@@ -138,7 +138,11 @@
 //! text}`, plus `segments` with `start_seconds`, `end_seconds` and `text`
 //! from providers that time them, as whisper does, audio over 30 s
 //! included). Whisper's text is kept as Whisper writes it: capitals,
-//! punctuation, numbers as digits, "Mr." for "mister". The input must be a WAV file (checked before any provider
+//! punctuation, numbers as digits, "Mr." for "mister". On audio over 30 s
+//! `hear` shows the provider's progress on stderr (`[24.9/40.1] seconds of
+//! audio heard`: one line redrawn at a terminal, else a line per update;
+//! whisper reports before each window and at the end), so stdout holds the
+//! transcript alone. The input must be a WAV file (checked before any provider
 //! runs); `oscova speech providers` lists the routable keys with their
 //! display names, voices, origin and which is the default. With
 //! `--offline` (or `[speech] offline = true`) an endpoint not on this
