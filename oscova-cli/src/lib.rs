@@ -150,8 +150,9 @@
 //! file is read or connection made (exit 3). The API key of a remote
 //! provider is the credential `<provider>.api_key`, as for models. Ctrl-C
 //! cancels (130). `[speech]` configures these commands only: the
-//! `oscova.speech` tools keep the plugin's per-user defaults (flite and
-//! pocketsphinx, offline required).
+//! `oscova.speech` tools keep the plugin's per-user defaults (the same
+//! installed-first choice: kokoro else flite, whisper else pocketsphinx;
+//! offline required).
 //!
 //! # Exit codes
 //!

@@ -244,7 +244,7 @@ pub fn default_offline_synthesizer() -> &'static str {
 }
 
 /// The synthesis configuration to use when nothing names a provider:
-/// `kokoro` with [`KOKORO_DEFAULT_VOICE`](crate::KokoroSynthesizer) when
+/// `kokoro` with its default voice `af_heart` (`KOKORO_DEFAULT_VOICE`, feature `piper`) when
 /// it is installed (see [`default_offline_synthesizer`]), else `flite`
 /// with [`FLITE_DEFAULT_VOICE`].
 ///
