@@ -11,7 +11,8 @@ It listens on 127.0.0.1 on a port the system picks and prints one line,
 path with its own card (`/echo/.well-known/agent-card.json`, and `/slow/...`):
 
 - `echo` answers every message at once with a message whose text is
-  `echo: <the text>`; a message's metadata is echoed back in the reply's
+  `echo: <the text>`, then a line `file NAME (TYPE, N bytes)` per file
+  part; a message's metadata is echoed back in the reply's
   metadata, so a test sees what the client sent.
 - `slow` starts a task (TASK_STATE_WORKING) and completes it, with an
   artifact `done: <the text>`, only on the Nth `GetTask` of that task
@@ -55,6 +56,9 @@ from a2a.types import a2a_pb2 as pb
 class EchoAgent(AgentExecutor):
     async def execute(self, context, event_queue):
         text = get_message_text(context.message)
+        for part in context.message.parts:
+            if part.HasField("raw"):
+                text += f"\nfile {part.filename} ({part.media_type}, {len(part.raw)} bytes)"
         reply = new_text_message(f"echo: {text}", context_id=context.context_id)
         if context.message.HasField("metadata"):
             reply.metadata.CopyFrom(context.message.metadata)
@@ -87,7 +91,7 @@ class SlowAgent(AgentExecutor):
         release, done = self.events(task.id)
         await release.wait()
         text = get_message_text(context.message)
-        await updater.add_artifact(new_text_artifact("result", f"done: {text}").parts)
+        await updater.add_artifact(new_text_artifact("result", f"done: {text}").parts, name="result")
         await updater.complete()
         done.set()
 
