@@ -20,7 +20,7 @@ fn config_file(text: &str) -> String {
 
 /// An agent whose card points at itself and whose every answer is `pong`.
 async fn agent() -> TestServer {
-    let server = TestServer::start(|request| {
+    TestServer::start(|request| {
         if request.method == "GET" {
             let host = request.header("host").unwrap_or_default().to_owned();
             Reply::json(
@@ -37,8 +37,7 @@ async fn agent() -> TestServer {
             )
         }
     })
-    .await;
-    server
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
