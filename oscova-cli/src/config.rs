@@ -267,6 +267,8 @@ impl Config {
             path: origin(),
             message,
         })?;
+        #[cfg(feature = "a2a-agents")]
+        a2a::resolve_pending_dir(&mut file.a2a, source.as_deref());
         let http = file
             .network
             .http_client()

@@ -12,6 +12,7 @@
 //! max_hops = 4
 //! offline = false
 //! wait_secs = 30
+//! pending_dir = "a2a"   # relative to this file; default: the data dir's oscova/a2a
 //!
 //! [a2a.agents.research]
 //! url = "http://127.0.0.1:8000"
@@ -25,6 +26,24 @@ pub(crate) type A2aSection = oscova_plugin_a2a::A2aConfig;
 /// `[a2a]` as written: anything, refused by [`check`].
 #[cfg(not(feature = "a2a-agents"))]
 pub(crate) type A2aSection = Option<toml::Value>;
+
+/// Where tasks still running are kept when the file does not say: the
+/// platform data directory's `oscova/a2a`; a relative `pending_dir` is
+/// relative to the config file's directory.
+#[cfg(feature = "a2a-agents")]
+pub(crate) fn resolve_pending_dir(section: &mut A2aSection, source: Option<&std::path::Path>) {
+    section.pending_dir = match section.pending_dir.take() {
+        Some(dir) if dir.is_relative() => Some(
+            source
+                .and_then(std::path::Path::parent)
+                .map_or_else(|| dir.clone(), |base| base.join(&dir)),
+        ),
+        Some(dir) => Some(dir),
+        None => {
+            directories::ProjectDirs::from("", "", "oscova").map(|dirs| dirs.data_dir().join("a2a"))
+        }
+    };
+}
 
 /// Checks the section; the message names the key at fault, or the
 /// feature a build without it lacks.
@@ -57,5 +76,22 @@ mod tests {
         let message = check(&bad).unwrap_err();
         assert!(message.contains("a2a.agents.r.timeout_secs"), "{message}");
         assert!(toml::from_str::<A2aSection>("[agents.r]\nurl = \"x\"\nurll = 1\n").is_err());
+    }
+
+    #[test]
+    fn pending_dir_is_relative_to_the_file_and_defaults_to_the_data_dir() {
+        let mut section: A2aSection = toml::from_str("pending_dir = \"tasks\"\n").unwrap();
+        resolve_pending_dir(
+            &mut section,
+            Some(std::path::Path::new("/etc/oscova/config.toml")),
+        );
+        assert_eq!(
+            section.pending_dir.as_deref(),
+            Some(std::path::Path::new("/etc/oscova/tasks"))
+        );
+        let mut section = A2aSection::default();
+        resolve_pending_dir(&mut section, None);
+        let dir = section.pending_dir.unwrap();
+        assert!(dir.ends_with("oscova/a2a"), "{}", dir.display());
     }
 }

@@ -9,6 +9,7 @@
 //! the key, never a panic later.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -54,6 +55,12 @@ pub struct A2aConfig {
     /// `wait_secs` may lower it).
     #[serde(default)]
     pub wait_secs: Option<f64>,
+    /// Where the tasks still running when a call returned are kept, one
+    /// file per user, so `status` without a `task_id` follows them, after
+    /// a restart too. Unset: not kept (the `oscova` CLI's default is
+    /// `${XDG_DATA_HOME:-~/.local/share}/oscova/a2a`).
+    #[serde(default)]
+    pub pending_dir: Option<PathBuf>,
 }
 
 fn default_max_hops() -> u32 {
@@ -67,6 +74,7 @@ impl Default for A2aConfig {
             max_hops: DEFAULT_MAX_HOPS,
             offline: false,
             wait_secs: None,
+            pending_dir: None,
         }
     }
 }

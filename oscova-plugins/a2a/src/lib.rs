@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `oscova_a2a__a2a__agents` | lists the configured agents with their cards' descriptions and skills |
 //! | `oscova_a2a__a2a__send` | sends a message (`agent`, `message`, optional `context_id`, `task_id`, `files` from the user's root, `wait_secs`) and returns the answer, or the task's id and state when it runs longer than the wait |
-//! | `oscova_a2a__a2a__status` | a task's state, and its result once it has one |
+//! | `oscova_a2a__a2a__status` | a task's state, and its result once it has one; without a task id, every task still pending for the user |
 //! | `oscova_a2a__a2a__cancel` | asks the agent to cancel a task |
 //!
 //! The protocol is A2A 1.0 as the official `a2a-sdk` 1.3.0 serves it: the
@@ -46,11 +46,13 @@
 //! be on the configured URL's scheme, host and port, or the agent is
 //! refused, so a card cannot send the user's credential elsewhere.
 //!
-//! The plugin starts nothing and keeps nothing between calls (no
-//! background work, as the plugin contract says): a task the agent is
-//! still working on is followed by the model's `status` calls. Delivering
-//! a long task's result to the session that asked, by push or streaming,
-//! is the host's part and not built here.
+//! The plugin starts nothing between calls (no background work, as the
+//! plugin contract says): a task the agent is still working on is
+//! followed by the model's `status` calls. With
+//! [`A2aConfig::pending_dir`], running tasks are kept per user in a file,
+//! and `status` without a task id polls them, after a restart too.
+//! Delivering a long task's result to the session that asked, by push or
+//! streaming, is the host's part and not built here.
 
 #![cfg_attr(
     not(test),
@@ -62,6 +64,7 @@ mod config;
 mod error;
 pub mod hops;
 mod peer;
+mod pending;
 mod task;
 mod toolset;
 
@@ -75,6 +78,7 @@ pub use config::{
 };
 pub use error::A2aError;
 pub use peer::MAX_ANSWER;
+pub use pending::MAX_TASKS as MAX_PENDING_TASKS;
 pub use toolset::{A2aToolset, MAX_FILE_BYTES};
 
 /// The plugin id.

@@ -29,6 +29,7 @@ use oscova_core::serde_json::{Value, json};
 use crate::card::{AgentCard, Binding, NoInterface};
 use crate::hops::{HOPS_KEY, inbound_hops};
 use crate::peer::{Method, Peer};
+use crate::pending::{PendingStore, PendingTask};
 use crate::task::{is_running, send_result, state, task_result};
 use crate::{A2aConfig, A2aError, AgentConfig};
 
@@ -50,6 +51,7 @@ pub struct A2aToolset {
     credentials: BTreeMap<String, AgentCredentials>,
     user: String,
     files_root: Option<PathBuf>,
+    pending: Option<PendingStore>,
 }
 
 impl std::fmt::Debug for A2aToolset {
@@ -92,8 +94,13 @@ impl A2aToolset {
                 (name.clone(), entry)
             })
             .collect();
+        let pending = config
+            .pending_dir
+            .as_deref()
+            .and_then(|dir| PendingStore::new(dir, ctx.user_id()));
         Self {
             config,
+            pending,
             http: ctx.http_client(),
             credentials,
             user: ctx.user_id().to_owned(),
@@ -376,22 +383,32 @@ impl A2aToolset {
                 state(&task)
             )));
         }
-        Ok(task_result(&agent, &task))
+        Ok(self.remember(&agent, &task, task_result(&agent, &task)))
     }
 
     /// The state of a task an agent is working on, and its result once it
-    /// has one.
-    #[tool(network = Internet, read_only)]
+    /// has one. Without `task_id`: every task still pending for this user
+    /// (of `agent`, when given), each polled once; finished ones give
+    /// their results and leave the list.
+    #[tool(network = Internet)]
     pub async fn status(
         &self,
-        /// The agent's name.
-        agent: String,
+        /// The agent's name (needed with `task_id`).
+        agent: Option<String>,
         /// The task's id, from `send`.
-        task_id: String,
-        invocation: &ToolInvocation,
+        task_id: Option<String>,
+        invocation: &ToolInvocation<'_>,
     ) -> Result<ToolResult, A2aError> {
-        self.task_call(&agent, task_id, Method::GetTask, invocation)
-            .await
+        match (agent, task_id) {
+            (Some(agent), Some(id)) => {
+                self.task_call(&agent, id, Method::GetTask, invocation)
+                    .await
+            }
+            (None, Some(_)) => Err(A2aError::BadArgument(
+                "`task_id` needs the `agent` it belongs to".to_owned(),
+            )),
+            (agent, None) => self.pending_status(agent.as_deref(), invocation).await,
+        }
     }
 
     /// Asks an agent to stop working on a task.
@@ -428,7 +445,78 @@ impl A2aToolset {
             .peer
             .call(ready.binding, &ready.url, method, json!({ "id": task_id }))
             .await?;
-        Ok(task_result(agent, &task))
+        Ok(self.remember(agent, &task, task_result(agent, &task)))
+    }
+
+    /// Keeps the pending list in step with `task`: recorded while it runs,
+    /// forgotten once it does not. A list that cannot be written is said
+    /// in the result's details, and the result stands.
+    fn remember(&self, agent: &str, task: &Value, mut result: ToolResult) -> ToolResult {
+        let Some(store) = &self.pending else {
+            return result;
+        };
+        let id = task.get("id").and_then(Value::as_str).unwrap_or_default();
+        let state = state(task);
+        let written = if is_running(state) {
+            store.put(PendingTask {
+                agent: agent.to_owned(),
+                task_id: id.to_owned(),
+                context_id: task
+                    .get("contextId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                state: state.to_owned(),
+            })
+        } else {
+            store.remove(agent, id)
+        };
+        if let (Err(e), Some(details)) = (written, result.details.as_object_mut()) {
+            details.insert("pending_error".to_owned(), Value::String(e));
+        }
+        result
+    }
+
+    /// `status` without a task id: each pending task polled once.
+    async fn pending_status(
+        &self,
+        agent: Option<&str>,
+        invocation: &ToolInvocation<'_>,
+    ) -> Result<ToolResult, A2aError> {
+        let Some(store) = &self.pending else {
+            return Err(A2aError::BadArgument(
+                "this host keeps no list of pending tasks; give `agent` and `task_id`".to_owned(),
+            ));
+        };
+        let tasks = store.list().map_err(A2aError::BadArgument)?;
+        let mut lines = Vec::new();
+        let mut all = Vec::new();
+        for task in tasks.iter().filter(|t| agent.is_none_or(|a| a == t.agent)) {
+            let polled = self
+                .task_call(
+                    &task.agent,
+                    task.task_id.clone(),
+                    Method::GetTask,
+                    invocation,
+                )
+                .await;
+            let result = match polled {
+                Ok(result) => result,
+                Err(A2aError::Cancelled) => return Err(A2aError::Cancelled),
+                Err(e) => ToolResult::error(e.to_string()).with_details(json!({
+                    "agent": task.agent, "task_id": task.task_id, "state": task.state,
+                })),
+            };
+            lines.push(format!(
+                "`{}` task `{}`: {}",
+                task.agent, task.task_id, result.content
+            ));
+            all.push(result.details);
+        }
+        if lines.is_empty() {
+            lines.push("no A2A task is pending for this user".to_owned());
+        }
+        Ok(ToolResult::text(lines.join("\n\n")).with_details(json!({ "tasks": all })))
     }
 }
 

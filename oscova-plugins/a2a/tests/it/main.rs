@@ -9,4 +9,5 @@
 mod support;
 
 pub mod boundaries;
+pub mod pending;
 pub mod sdk;
