@@ -63,6 +63,7 @@ mod card;
 mod config;
 mod error;
 pub mod hops;
+mod outgoing;
 mod peer;
 mod pending;
 mod task;
@@ -77,9 +78,10 @@ pub use config::{
     A2aConfig, AgentConfig, ConfigError, DEFAULT_MAX_HOPS, DEFAULT_TIMEOUT, DEFAULT_WAIT,
 };
 pub use error::A2aError;
+pub use outgoing::MAX_FILE_BYTES;
 pub use peer::MAX_ANSWER;
 pub use pending::MAX_TASKS as MAX_PENDING_TASKS;
-pub use toolset::{A2aToolset, MAX_FILE_BYTES};
+pub use toolset::A2aToolset;
 
 /// The plugin id.
 pub const PLUGIN_ID: &str = "oscova.a2a";

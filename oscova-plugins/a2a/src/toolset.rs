@@ -12,29 +12,27 @@
 //! follows a running task by polling `GetTask` (quickly at first, then
 //! every 2 s) until it settles, the wait (`[a2a] wait_secs`, lowered by
 //! the call's `wait_secs`) runs out, or the call is cancelled; then it
-//! returns the task's id and state. Files come from the user's files root
-//! only, each read capped at [`MAX_FILE_BYTES`].
+//! returns the task's id and state. A task still running when a call
+//! returns is kept in the user's pending list (`pending.rs`, when the host
+//! set `pending_dir`), which `status` without a task id polls. Files are
+//! attached by `outgoing.rs`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
-use oscova_core::fs::UserRoot;
 use oscova_core::locality::is_local_endpoint;
 use oscova_core::prelude::*;
 use oscova_core::serde_json::{Value, json};
 
 use crate::card::{AgentCard, Binding, NoInterface};
 use crate::hops::{HOPS_KEY, inbound_hops};
+use crate::outgoing::{attachments, message_id};
 use crate::peer::{Method, Peer};
 use crate::pending::{PendingStore, PendingTask};
 use crate::task::{is_running, send_result, state, task_result};
 use crate::{A2aConfig, A2aError, AgentConfig};
-
-/// The most bytes of one attached file.
-pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The longest pause between two polls of a running task.
 const MAX_POLL_GAP: Duration = Duration::from_secs(2);
@@ -198,38 +196,6 @@ impl A2aToolset {
             card,
         })
     }
-
-    /// The attachments: each file of the user's root as a `raw` part.
-    fn attachments(&self, files: &[String]) -> Result<Vec<Value>, A2aError> {
-        if files.is_empty() {
-            return Ok(Vec::new());
-        }
-        let Some(root) = &self.files_root else {
-            return Err(A2aError::File {
-                path: files.join(", "),
-                reason: "this host gives the user no files root".to_owned(),
-            });
-        };
-        let root = UserRoot::new(root);
-        files
-            .iter()
-            .map(|path| {
-                let bytes = root
-                    .open_file(path)
-                    .and_then(|f| f.read_capped(MAX_FILE_BYTES))
-                    .map_err(|e| A2aError::File {
-                        path: path.clone(),
-                        reason: e.to_string(),
-                    })?;
-                let filename = path.rsplit('/').next().unwrap_or(path).to_owned();
-                Ok(json!({
-                    "raw": base64::engine::general_purpose::STANDARD.encode(&bytes),
-                    "filename": filename,
-                    "mediaType": media_type(&filename),
-                }))
-            })
-            .collect()
-    }
 }
 
 /// The credential headers of `name` (known to be set).
@@ -327,7 +293,10 @@ impl A2aToolset {
             None => self.config.wait(),
         };
         let mut parts = vec![json!({ "text": message })];
-        parts.extend(self.attachments(files.as_deref().unwrap_or_default())?);
+        parts.extend(attachments(
+            self.files_root.as_deref(),
+            files.as_deref().unwrap_or_default(),
+        )?);
         let mut outgoing = json!({
             "messageId": message_id(),
             "role": "ROLE_USER",
@@ -517,49 +486,6 @@ impl A2aToolset {
             lines.push("no A2A task is pending for this user".to_owned());
         }
         Ok(ToolResult::text(lines.join("\n\n")).with_details(json!({ "tasks": all })))
-    }
-}
-
-/// A fresh message id: 128 random bits as a UUID (version 4).
-fn message_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No entropy source: unique enough within this process.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes = nanos.to_le_bytes();
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
-}
-
-/// A MIME type from a file name's extension (what agents look at first).
-fn media_type(name: &str) -> &'static str {
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    match ext.as_deref() {
-        Some("txt" | "log") => "text/plain",
-        Some("md") => "text/markdown",
-        Some("csv") => "text/csv",
-        Some("json") => "application/json",
-        Some("html" | "htm") => "text/html",
-        Some("pdf") => "application/pdf",
-        Some("png") => "image/png",
-        Some("jpg" | "jpeg") => "image/jpeg",
-        Some("gif") => "image/gif",
-        Some("webp") => "image/webp",
-        Some("wav") => "audio/wav",
-        Some("mp3") => "audio/mpeg",
-        _ => "application/octet-stream",
     }
 }
 
