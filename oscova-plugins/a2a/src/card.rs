@@ -127,7 +127,7 @@ impl AgentCard {
 }
 
 /// Whether `a` and `b` are http(s) URLs with one scheme, host and port.
-fn same_origin(a: &str, b: &str) -> bool {
+pub(crate) fn same_origin(a: &str, b: &str) -> bool {
     let (Ok(a), Ok(b)) = (reqwest::Url::parse(a), reqwest::Url::parse(b.trim())) else {
         return false;
     };

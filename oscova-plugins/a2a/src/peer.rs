@@ -10,7 +10,12 @@
 //! reached under the loopback rule on its resolved addresses, so an
 //! offline check that passed on the text also holds on the wire. A task id
 //! in an HTTP+JSON path is percent-encoded, so it names one task and
-//! nothing else on the agent's server.
+//! nothing else on the agent's server. An answer that comes from another
+//! scheme, host or port than the one asked (the client followed a
+//! redirect) is refused unread. The host's client follows redirects before this code sees the
+//! answer; reqwest drops `Authorization` on a redirect to another host,
+//! but another credential header would go along, so prefer
+//! `Authorization` for agents that are not on this machine.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -20,7 +25,7 @@ use oscova_core::{CancellationToken, ExposeSecret, HttpClient, SecretString};
 use serde_json::{Value, json};
 
 use crate::A2aError;
-use crate::card::{AgentCard, Binding, PROTOCOL_VERSION, card_url};
+use crate::card::{AgentCard, Binding, PROTOCOL_VERSION, card_url, same_origin};
 
 /// The most bytes read of one answer (a card, a task).
 pub const MAX_ANSWER: usize = 4 * 1024 * 1024;
@@ -85,6 +90,18 @@ impl Peer<'_> {
             let response = send(request, url, self.cancel, &scrub)
                 .await
                 .map_err(|e| self.transport(e))?;
+            // An answer from another scheme, host or port (a redirect) is
+            // not read, so it never reaches the model; a redirect on the
+            // same origin (`/a` to `/a/`) is the agent's own business.
+            if !same_origin(response.url().as_str(), url) {
+                return Err(A2aError::BadAnswer {
+                    agent: self.name.to_owned(),
+                    reason: format!(
+                        "`{url}` redirected to `{}`; redirects to another origin are not followed",
+                        scrub.text(response.url().as_str())
+                    ),
+                });
+            }
             let response = match check_status(response, url, self.cancel, &scrub)
                 .await
                 .map_err(|e| self.transport(e))?

@@ -173,3 +173,38 @@ fn offline_refuses_an_agent_not_on_this_machine_before_connecting() {
         },
     );
 }
+
+#[tokio::test]
+async fn an_answer_from_a_redirect_is_refused_unread() {
+    let elsewhere = TestServer::start(|_| {
+        Reply::json(
+            200,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"message": {
+                "messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "internal data"}]}}}),
+        )
+    })
+    .await;
+    let target = elsewhere.url();
+    let interface = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let slot = interface.clone();
+    let server = TestServer::start(move |request| {
+        if request.method == "GET" {
+            let url = slot.lock().unwrap().clone();
+            Reply::json(
+                200,
+                json!({"name": "R", "supportedInterfaces": [
+                    {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}),
+            )
+        } else {
+            Reply::redirect(307, &format!("{target}/rpc"))
+        }
+    })
+    .await;
+    *interface.lock().unwrap() = server.url();
+    let s = scope(one_agent(&server.url()), TestUser::new("alice"));
+    let call = s
+        .call("send", json!({"agent": "peer", "message": "a"}))
+        .await
+        .assert_error("redirects to another origin are not followed");
+    assert!(!call.text().contains("internal data"), "{}", call.text());
+}
