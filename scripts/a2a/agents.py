@@ -4,7 +4,8 @@ reading of the protocol.
 
 Run with the interpreter scripts/ensure-python-a2a.sh prints:
 
-    python agents.py [--token TOKEN] [--polls N] [--binding JSONRPC|HTTP+JSON]
+    python agents.py [--token TOKEN] [--polls N] [--after SECONDS] [--streaming]
+                     [--binding JSONRPC|HTTP+JSON]
 
 It listens on 127.0.0.1 on a port the system picks and prints one line,
 `PORT <port>`, once it accepts connections. Two agents, each at its own
@@ -17,7 +18,9 @@ path with its own card (`/echo/.well-known/agent-card.json`, and `/slow/...`):
 - `slow` starts a task (TASK_STATE_WORKING) and completes it, with an
   artifact `done: <the text>`, only on the Nth `GetTask` of that task
   (`--polls`, default 2): the Nth poll is answered after the task completed.
-  It is cancellable (`CancelTask`) until then.
+  With `--after`, it also completes that many seconds after it started.
+  It is cancellable (`CancelTask`) until then. `--streaming` says in its
+  card that it streams (`capabilities.streaming`).
 
 With `--token`, every JSON-RPC or HTTP+JSON request needs
 `Authorization: Bearer TOKEN` (401 otherwise); the cards stay public.
@@ -71,7 +74,8 @@ class EchoAgent(AgentExecutor):
 class SlowAgent(AgentExecutor):
     """Completes a task on its Nth GetTask (see `SlowHandler`)."""
 
-    def __init__(self):
+    def __init__(self, after=None):
+        self.after = after
         self.release = {}
         self.done = {}
 
@@ -89,7 +93,13 @@ class SlowAgent(AgentExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
         release, done = self.events(task.id)
-        await release.wait()
+        if self.after is None:
+            await release.wait()
+        else:
+            try:
+                await asyncio.wait_for(release.wait(), timeout=self.after)
+            except asyncio.TimeoutError:
+                pass
         text = get_message_text(context.message)
         await updater.add_artifact(new_text_artifact("result", f"done: {text}").parts, name="result")
         await updater.complete()
@@ -123,7 +133,7 @@ class SlowHandler(DefaultRequestHandler):
         return await super().on_get_task(params, context)
 
 
-def card(name, description, base, binding, skill):
+def card(name, description, base, binding, skill, streaming=False):
     jsonrpc = pb.AgentInterface(url=base, protocol_binding="JSONRPC", protocol_version="1.0")
     rest = pb.AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version="1.0")
     interfaces = [rest, jsonrpc] if binding == "HTTP+JSON" else [jsonrpc, rest]
@@ -132,7 +142,7 @@ def card(name, description, base, binding, skill):
         description=description,
         version="1.0.0",
         supported_interfaces=interfaces,
-        capabilities=pb.AgentCapabilities(streaming=False, push_notifications=False),
+        capabilities=pb.AgentCapabilities(streaming=streaming, push_notifications=False),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[skill],
@@ -169,6 +179,8 @@ def main():
     parser.add_argument("--token")
     parser.add_argument("--polls", type=int, default=2)
     parser.add_argument("--binding", default="JSONRPC", choices=["JSONRPC", "HTTP+JSON"])
+    parser.add_argument("--streaming", action="store_true")
+    parser.add_argument("--after", type=float)
     args = parser.parse_args()
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -185,11 +197,12 @@ def main():
     echo_handler = DefaultRequestHandler(
         agent_executor=EchoAgent(), task_store=InMemoryTaskStore(), agent_card=echo_card,
     )
-    slow_agent = SlowAgent()
+    slow_agent = SlowAgent(args.after)
     slow_card = card(
         "Slow", "Works until polled enough.", f"{base}/slow", args.binding,
         pb.AgentSkill(id="wait", name="Wait", description="Finishes after a few polls.",
                       tags=["test"]),
+        streaming=args.streaming,
     )
     slow_handler = SlowHandler(
         slow_agent, args.polls, task_store=InMemoryTaskStore(), agent_card=slow_card,

@@ -33,6 +33,16 @@ pub(crate) struct AgentCard {
     pub(crate) supported_interfaces: Vec<AgentInterface>,
     #[serde(default)]
     pub(crate) skills: Vec<AgentSkill>,
+    #[serde(default)]
+    pub(crate) capabilities: Capabilities,
+}
+
+/// The card's `capabilities` this client reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Capabilities {
+    #[serde(default)]
+    pub(crate) streaming: bool,
 }
 
 /// One `supportedInterfaces` entry.

@@ -13,7 +13,9 @@
 //! then JSON-RPC (`SendMessage`, `GetTask`, `CancelTask`) or HTTP+JSON
 //! (`/message:send`, `/tasks/ID`, `/tasks/ID:cancel`), whichever the card
 //! lists first, with the `A2A-Version: 1.0` header. A long task is followed
-//! by polling `GetTask` within the call's wait, then by `status` calls.
+//! within the call's wait by streaming (`SendStreamingMessage`, when the
+//! card says the agent streams) or else by polling `GetTask`, then by
+//! `status` calls.
 //!
 //! ```no_run
 //! use oscova_core::prelude::*;
@@ -66,6 +68,7 @@ pub mod hops;
 mod outgoing;
 mod peer;
 mod pending;
+mod stream;
 mod task;
 mod toolset;
 

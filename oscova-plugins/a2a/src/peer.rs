@@ -52,12 +52,17 @@ pub(crate) struct Peer<'a> {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A JSON-RPC request id, unique in this process.
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 impl Peer<'_> {
-    fn scrub(&self) -> Scrub {
+    pub(crate) fn scrub(&self) -> Scrub {
         Scrub::new(self.headers.first().map(|(_, s)| s))
     }
 
-    fn transport(&self, error: BackendError) -> A2aError {
+    pub(crate) fn transport(&self, error: BackendError) -> A2aError {
         match error {
             BackendError::Cancelled => A2aError::Cancelled,
             source => A2aError::Transport {
@@ -67,13 +72,13 @@ impl Peer<'_> {
         }
     }
 
-    /// Sends `request` and reads the JSON answer, within the timeout.
-    async fn exchange(
+    /// `request` with the version header and, when asked, the user's
+    /// credential headers.
+    pub(crate) fn prepare(
         &self,
         request: oscova_core::http::HttpRequestBuilder,
-        url: &str,
         with_credentials: bool,
-    ) -> Result<Value, A2aError> {
+    ) -> oscova_core::http::HttpRequestBuilder {
         let mut request = request.header(VERSION_HEADER, PROTOCOL_VERSION);
         if with_credentials {
             for (name, secret) in self.headers {
@@ -85,54 +90,99 @@ impl Peer<'_> {
                 request = request.header(name, &value);
             }
         }
+        request
+    }
+
+    /// Sends a prepared request and returns the response when its status
+    /// is a success and it came from where it was sent.
+    pub(crate) async fn open(
+        &self,
+        request: oscova_core::http::HttpRequestBuilder,
+        url: &str,
+    ) -> Result<reqwest::Response, A2aError> {
         let scrub = self.scrub();
-        let work = async {
-            let response = send(request, url, self.cancel, &scrub)
-                .await
-                .map_err(|e| self.transport(e))?;
-            // An answer from another scheme, host or port (a redirect) is
-            // not read, so it never reaches the model; a redirect on the
-            // same origin (`/a` to `/a/`) is the agent's own business.
-            if !same_origin(response.url().as_str(), url) {
-                return Err(A2aError::BadAnswer {
-                    agent: self.name.to_owned(),
-                    reason: format!(
-                        "`{url}` redirected to `{}`; redirects to another origin are not followed",
-                        scrub.text(response.url().as_str())
-                    ),
-                });
-            }
-            let response = match check_status(response, url, self.cancel, &scrub)
-                .await
-                .map_err(|e| self.transport(e))?
-            {
-                Ok(response) => response,
-                Err(failure) if matches!(failure.status, 401 | 403) => {
-                    return Err(A2aError::Unauthorized {
-                        agent: self.name.to_owned(),
-                        status: failure.status,
-                    });
-                }
-                Err(failure) => {
-                    return Err(self.http_failure(failure.status, &failure.body, &scrub));
-                }
-            };
-            let text = Body::new(response, url)
-                .text(MAX_ANSWER, self.cancel, &scrub)
-                .await
-                .map_err(|e| self.transport(e))?;
-            serde_json::from_str::<Value>(&text).map_err(|e| A2aError::BadAnswer {
+        let response = send(request, url, self.cancel, &scrub)
+            .await
+            .map_err(|e| self.transport(e))?;
+        // An answer from another scheme, host or port (a redirect) is
+        // not read, so it never reaches the model; a redirect on the
+        // same origin (`/a` to `/a/`) is the agent's own business.
+        if !same_origin(response.url().as_str(), url) {
+            return Err(A2aError::BadAnswer {
                 agent: self.name.to_owned(),
-                reason: format!("not JSON ({e})"),
-            })
+                reason: format!(
+                    "`{url}` redirected to `{}`; redirects to another origin are not followed",
+                    scrub.text(response.url().as_str())
+                ),
+            });
+        }
+        match check_status(response, url, self.cancel, &scrub)
+            .await
+            .map_err(|e| self.transport(e))?
+        {
+            Ok(response) => Ok(response),
+            Err(failure) if matches!(failure.status, 401 | 403) => Err(A2aError::Unauthorized {
+                agent: self.name.to_owned(),
+                status: failure.status,
+            }),
+            Err(failure) => Err(self.http_failure(failure.status, &failure.body, &scrub)),
+        }
+    }
+
+    /// Reads a whole JSON answer.
+    pub(crate) async fn read_json(
+        &self,
+        response: reqwest::Response,
+        url: &str,
+    ) -> Result<Value, A2aError> {
+        let text = Body::new(response, url)
+            .text(MAX_ANSWER, self.cancel, &self.scrub())
+            .await
+            .map_err(|e| self.transport(e))?;
+        serde_json::from_str::<Value>(&text).map_err(|e| A2aError::BadAnswer {
+            agent: self.name.to_owned(),
+            reason: format!("not JSON ({e})"),
+        })
+    }
+
+    /// Sends `request` and reads the JSON answer, within the timeout.
+    async fn exchange(
+        &self,
+        request: oscova_core::http::HttpRequestBuilder,
+        url: &str,
+        with_credentials: bool,
+    ) -> Result<Value, A2aError> {
+        let request = self.prepare(request, with_credentials);
+        let work = async {
+            let response = self.open(request, url).await?;
+            self.read_json(response, url).await
         };
         match tokio::time::timeout(self.timeout, work).await {
             Ok(result) => result,
-            Err(_) => Err(A2aError::Timeout {
-                agent: self.name.to_owned(),
-                seconds: self.timeout.as_secs_f64(),
-            }),
+            Err(_) => Err(self.timed_out()),
         }
+    }
+
+    pub(crate) fn timed_out(&self) -> A2aError {
+        A2aError::Timeout {
+            agent: self.name.to_owned(),
+            seconds: self.timeout.as_secs_f64(),
+        }
+    }
+
+    /// The error of a JSON-RPC answer, if it is one.
+    pub(crate) fn rpc_error(&self, answer: &Value) -> Option<A2aError> {
+        let error = answer.get("error")?;
+        Some(A2aError::Remote {
+            agent: self.name.to_owned(),
+            code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+            message: self.scrub().text(
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)"),
+            ),
+        })
     }
 
     /// A non-success status: an HTTP+JSON error body (`{"error": {"code",
@@ -189,7 +239,7 @@ impl Peer<'_> {
     ) -> Result<Value, A2aError> {
         match binding {
             Binding::JsonRpc => {
-                let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+                let id = next_id();
                 let name = match method {
                     Method::SendMessage => "SendMessage",
                     Method::GetTask => "GetTask",
@@ -199,17 +249,8 @@ impl Peer<'_> {
                 let answer = self
                     .exchange(self.http.post(url).json(&body), url, true)
                     .await?;
-                if let Some(error) = answer.get("error") {
-                    return Err(A2aError::Remote {
-                        agent: self.name.to_owned(),
-                        code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                        message: self.scrub().text(
-                            error
-                                .get("message")
-                                .and_then(Value::as_str)
-                                .unwrap_or("(no message)"),
-                        ),
-                    });
+                if let Some(error) = self.rpc_error(&answer) {
+                    return Err(error);
                 }
                 match answer.get("result") {
                     Some(result) => Ok(result.clone()),

@@ -9,8 +9,9 @@
 //! (`details.error = "missing_credential"`). Then the card is fetched
 //! (without credentials) and its interface checked (`card.rs`), and the
 //! request sent with the user's credential headers (`peer.rs`). `send`
-//! follows a running task by polling `GetTask` (quickly at first, then
-//! every 2 s) until it settles, the wait (`[a2a] wait_secs`, lowered by
+//! follows a running task by streaming when the card says the agent
+//! streams (`stream.rs`), else by polling `GetTask` (quickly at first,
+//! then every 2 s), until it settles, the wait (`[a2a] wait_secs`, lowered by
 //! the call's `wait_secs`) runs out, or the call is cancelled; then it
 //! returns the task's id and state. A task still running when a call
 //! returns is kept in the user's pending list (`pending.rs`, when the host
@@ -31,6 +32,7 @@ use crate::hops::{HOPS_KEY, inbound_hops};
 use crate::outgoing::{attachments, message_id};
 use crate::peer::{Method, Peer};
 use crate::pending::{PendingStore, PendingTask};
+use crate::stream;
 use crate::task::{is_running, send_result, state, task_result};
 use crate::{A2aConfig, A2aError, AgentConfig};
 
@@ -316,10 +318,17 @@ impl A2aToolset {
             "message": outgoing,
             "configuration": { "returnImmediately": true },
         });
-        let answer = ready
-            .peer
-            .call(ready.binding, &ready.url, Method::SendMessage, params)
-            .await?;
+        // The wait counts from here, whether the stream or polls use it.
+        let started = Instant::now();
+        let streams = ready.card.capabilities.streaming && !wait.is_zero();
+        let answer = if streams {
+            stream::send(&ready.peer, ready.binding, &ready.url, params, wait).await?
+        } else {
+            ready
+                .peer
+                .call(ready.binding, &ready.url, Method::SendMessage, params)
+                .await?
+        };
         let Some(task) = answer.get("task") else {
             return send_result(&agent, &answer).ok_or_else(|| A2aError::BadAnswer {
                 agent: agent.clone(),
@@ -327,7 +336,6 @@ impl A2aToolset {
             });
         };
         let mut task = task.clone();
-        let started = Instant::now();
         let mut gap = Duration::from_millis(100);
         while is_running(state(&task)) && started.elapsed() < wait {
             let pause = gap.min(wait.saturating_sub(started.elapsed()));
@@ -352,7 +360,12 @@ impl A2aToolset {
                 state(&task)
             )));
         }
-        Ok(self.remember(&agent, &task, task_result(&agent, &task)))
+        let mut result = task_result(&agent, &task);
+        if let Some(details) = result.details.as_object_mut() {
+            let how = if streams { "stream" } else { "poll" };
+            details.insert("followed_by".to_owned(), Value::from(how));
+        }
+        Ok(self.remember(&agent, &task, result))
     }
 
     /// The state of a task an agent is working on, and its result once it

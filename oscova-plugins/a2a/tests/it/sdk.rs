@@ -228,3 +228,48 @@ async fn a_file_from_the_users_root_is_attached() {
     .await
     .assert_error("cannot be attached");
 }
+
+#[tokio::test]
+async fn a_streaming_agent_is_followed_by_its_stream_on_both_bindings() {
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        // Polls would never finish it (1000 needed); its stream does, after 1 s.
+        let agents = Agents::start(&[
+            "--streaming",
+            "--after",
+            "1",
+            "--polls",
+            "1000",
+            "--binding",
+            binding,
+        ])
+        .await;
+        let s = scope(agents.config(|a| a), TestUser::new("alice"));
+        let call = s
+            .call("send", json!({"agent": "slow", "message": "streamed", "wait_secs": 30}))
+            .await
+            .assert_ok();
+        assert_eq!(call.details()["followed_by"], "stream", "{binding}");
+        assert_eq!(call.details()["state"], "TASK_STATE_COMPLETED", "{binding}");
+        assert_eq!(call.text(), "done: streamed", "{binding}");
+        assert_eq!(call.details()["artifacts"][0]["name"], "result");
+    }
+}
+
+#[tokio::test]
+async fn a_stream_past_the_wait_returns_the_task_still_running() {
+    let agents = Agents::start(&["--streaming", "--after", "60"]).await;
+    let s = scope(agents.config(|a| a), TestUser::new("alice"));
+    let call = s
+        .call("send", json!({"agent": "slow", "message": "long", "wait_secs": 0.5}))
+        .await
+        .assert_ok();
+    assert_eq!(call.details()["followed_by"], "stream");
+    assert_eq!(call.details()["state"], "TASK_STATE_WORKING");
+    let id = call.details()["task_id"].as_str().unwrap().to_owned();
+    // The task lives on at the agent after the stream was dropped.
+    let status = s
+        .call("status", json!({"agent": "slow", "task_id": id}))
+        .await
+        .assert_ok();
+    assert_eq!(status.details()["state"], "TASK_STATE_WORKING");
+}
