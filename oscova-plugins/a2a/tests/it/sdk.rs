@@ -245,7 +245,10 @@ async fn a_streaming_agent_is_followed_by_its_stream_on_both_bindings() {
         .await;
         let s = scope(agents.config(|a| a), TestUser::new("alice"));
         let call = s
-            .call("send", json!({"agent": "slow", "message": "streamed", "wait_secs": 30}))
+            .call(
+                "send",
+                json!({"agent": "slow", "message": "streamed", "wait_secs": 30}),
+            )
             .await
             .assert_ok();
         assert_eq!(call.details()["followed_by"], "stream", "{binding}");
@@ -260,7 +263,10 @@ async fn a_stream_past_the_wait_returns_the_task_still_running() {
     let agents = Agents::start(&["--streaming", "--after", "60"]).await;
     let s = scope(agents.config(|a| a), TestUser::new("alice"));
     let call = s
-        .call("send", json!({"agent": "slow", "message": "long", "wait_secs": 0.5}))
+        .call(
+            "send",
+            json!({"agent": "slow", "message": "long", "wait_secs": 0.5}),
+        )
         .await
         .assert_ok();
     assert_eq!(call.details()["followed_by"], "stream");
