@@ -164,9 +164,9 @@ pub(crate) async fn send(
         }
         Ok::<(), A2aError>(())
     };
-    match tokio::time::timeout(wait, read).await {
-        Ok(Err(e)) => return Err(e),
-        Ok(Ok(())) | Err(_) => {}
+    // Past the wait, what is known so far is the answer.
+    if let Ok(Err(e)) = tokio::time::timeout(wait, read).await {
+        return Err(e);
     }
     followed.answer(peer)
 }
