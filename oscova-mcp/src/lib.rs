@@ -86,13 +86,22 @@ mod handler;
 pub mod http;
 mod logging;
 mod names;
+mod offer;
+pub mod prompt;
+pub mod resource;
 mod rounds;
 mod trace;
 mod transport;
 
-pub use handler::{McpHandler, SERVER_BUSY};
+pub use handler::{MAX_SUBSCRIPTIONS, McpHandler, SERVER_BUSY, SUBSCRIPTION_POLL};
 pub use logging::DEFAULT_LEVEL;
 pub use names::{NameClash, ToolNames};
+pub use offer::{BoxFuture, SourceError};
+pub use prompt::PromptSource;
+pub use resource::ResourceSource;
+/// The `rmcp` this crate serves with, for the MCP model types sources
+/// return (`rmcp::model::Prompt`, `Resource`, ...).
+pub use rmcp;
 pub use rounds::{INPUT_KEY, MAX_PARKED, PARK_TIMEOUT};
 pub use transport::{DEFAULT_MAX_LINE_BYTES, LineTransport};
 
@@ -164,6 +173,8 @@ pub struct McpServer {
     /// Calls waiting for an answer between rounds, shared by every
     /// handler this server makes.
     parked: Arc<rounds::ParkedCalls>,
+    /// Prompts and resources beside the tools.
+    offer: offer::Offer,
 }
 
 impl McpServer {
@@ -179,7 +190,25 @@ impl McpServer {
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
             names: None,
             parked: Arc::default(),
+            offer: offer::Offer::default(),
         }
+    }
+
+    /// Serves `source`'s prompts (`prompts/list`, `prompts/get`, and
+    /// completion of their arguments), advertising the `prompts` and
+    /// `completions` capabilities.
+    pub fn prompts(mut self, source: impl PromptSource) -> Self {
+        self.offer.prompts = Some(Arc::new(source));
+        self
+    }
+
+    /// Serves `source`'s resources (`resources/list`, `read`,
+    /// `templates/list`, subscriptions when the source takes them, and
+    /// completion of template arguments), advertising the `resources` and
+    /// `completions` capabilities.
+    pub fn resources(mut self, source: impl ResourceSource) -> Self {
+        self.offer.resources = Some(Arc::new(source));
+        self
     }
 
     /// Sets how tools are named to the client. [`ToolNames::Short`] serves
@@ -241,7 +270,7 @@ impl McpServer {
     /// example one per connection of an HTTP transport).
     pub fn handler(&self) -> McpHandler {
         McpHandler::new(
-            handler::Served::new(self.scope.clone(), self.names.clone()),
+            handler::Served::new(self.scope.clone(), self.names.clone(), self.offer.clone()),
             self.info.clone(),
             self.max_in_flight,
             self.allow_approval_required,

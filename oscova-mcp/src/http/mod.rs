@@ -226,6 +226,8 @@ pub struct McpHttpServer {
     /// Short names, when asked for (checked when set).
     names: Option<Arc<ShortNames>>,
     info: Implementation,
+    /// Prompts and resources beside the tools.
+    pub(super) offer: crate::offer::Offer,
 }
 
 impl std::fmt::Debug for McpHttpServer {
@@ -276,6 +278,7 @@ impl McpHttpServer {
             allow_approval_required: false,
             names: None,
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
+            offer: crate::offer::Offer::default(),
         }
     }
 
@@ -480,6 +483,22 @@ impl McpHttpServer {
             ToolNames::Short => Some(ShortNames::build(self.host.tools())?),
         };
         Ok(self)
+    }
+
+    /// Serves `source`'s prompts to every user, each request asking it
+    /// with the user's scope (see
+    /// [`McpServer::prompts`](super::McpServer::prompts)).
+    pub fn prompts(mut self, source: impl crate::PromptSource) -> Self {
+        self.offer.prompts = Some(Arc::new(source));
+        self
+    }
+
+    /// Serves `source`'s resources to every user, each request asking it
+    /// with the user's scope (see
+    /// [`McpServer::resources`](super::McpServer::resources)).
+    pub fn resources(mut self, source: impl crate::ResourceSource) -> Self {
+        self.offer.resources = Some(Arc::new(source));
+        self
     }
 
     /// The name and version given in `initialize`.
