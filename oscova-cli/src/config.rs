@@ -13,10 +13,12 @@
 //! internal destinations `Internet` tools may reach, checked when the file
 //! is loaded. `[sessions]` (where sessions are kept) follows the rules in
 //! [`sessions`]: a Postgres password is never in the file, only in
-//! `PGPASSWORD`.
+//! `PGPASSWORD`. `[prompts.NAME]` (what `oscova mcp` serves as prompts)
+//! follows the rules in [`prompts`].
 
 mod mcp;
 mod parse;
+mod prompts;
 mod providers;
 mod ranges;
 pub(crate) mod sessions;
@@ -84,6 +86,9 @@ struct FileConfig {
     /// `[sessions]`: where sessions are kept.
     #[serde(default)]
     sessions: SessionsSection,
+    /// `[prompts.NAME]`: prompts `oscova mcp` serves.
+    #[serde(default)]
+    prompts: BTreeMap<String, prompts::FilePrompt>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -142,6 +147,7 @@ pub struct Config {
     speech: Arc<SpeechSection>,
     mcp: Arc<McpSection>,
     sessions: SessionsStore,
+    prompts: oscova_mcp::prompt::PromptTemplates,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
     http: Option<HttpClient>,
@@ -309,6 +315,11 @@ impl Config {
                 path: origin(),
                 message,
             })?;
+        let prompts = prompts::templates(std::mem::take(&mut file.prompts), source.as_deref())
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         let files_root = providers::files_root(
             env_files_root.as_deref(),
             file.files_root.as_deref(),
@@ -327,6 +338,7 @@ impl Config {
             mcp_servers: Arc::new(file.mcp.servers()),
             mcp: Arc::new(file.mcp),
             sessions,
+            prompts,
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
                 users,
@@ -449,6 +461,11 @@ impl Config {
     /// The `[mcp]` section, for `oscova mcp --listen`.
     pub(crate) fn mcp(&self) -> &McpSection {
         &self.mcp
+    }
+
+    /// The `[prompts.NAME]` sections, checked (empty when there are none).
+    pub fn prompts(&self) -> &oscova_mcp::prompt::PromptTemplates {
+        &self.prompts
     }
 
     /// Where sessions are kept (`[sessions]`).

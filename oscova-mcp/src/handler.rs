@@ -21,6 +21,11 @@
 //! rounds of a multi round-trip request (`rounds.rs`), and its progress and
 //! log messages go out with whichever round is in flight.
 //!
+//! Prompts, resources, completion and subscriptions are answered in
+//! `handler/service.rs` (the `ServerHandler` methods) from the server's
+//! sources, with the session's scope; subscriptions are
+//! `handler/subscribe.rs`'s.
+//!
 //! Two rules rmcp does not keep on its own: a request for a method this
 //! server serves whose `params` do not fit (rmcp's untagged request type
 //! then reads it as a custom request) is -32602, not -32601; and at most

@@ -29,6 +29,33 @@
 //! # }
 //! ```
 //!
+//! # Prompts and resources
+//!
+//! Beside the tools, a server serves what its sources give each user:
+//! declared prompts ([`prompt::PromptTemplates`], `{argument}` templates
+//! checked when made), the user's files root as `file:///` resources
+//! through `oscova-core`'s files boundary ([`resource::FilesResources`]),
+//! or sources of your own ([`PromptSource`], [`ResourceSource`]), asked
+//! per request with the user's scope:
+//!
+//! ```no_run
+//! use oscova_mcp::McpServer;
+//! use oscova_mcp::prompt::{PromptArg, PromptRole, PromptTemplate, PromptTemplates};
+//! use oscova_mcp::resource::FilesResources;
+//!
+//! # async fn demo(scope: oscova_core::UserScope) -> Result<(), Box<dyn std::error::Error>> {
+//! let prompts = PromptTemplates::new([PromptTemplate::new("summarize", "Summarize a file")
+//!     .argument(PromptArg::new("path").with_required(true))
+//!     .text(PromptRole::User, "Summarize {path}.")])?;
+//! McpServer::new(scope)
+//!     .prompts(prompts)
+//!     .resources(FilesResources::new())
+//!     .serve_stdio()
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! [`McpServer::handler`] gives the `rmcp` handler itself, to serve on a
 //! transport of your own; [`McpServer::serve_io`] serves any byte stream.
 //!
@@ -54,7 +81,9 @@
 //! an opaque single-use handle, at most [`PARK_TIMEOUT`]). Tools' log messages are
 //! `notifications/message`, filtered by `logging/setLevel` (from
 //! [`DEFAULT_LEVEL`] until set). The capabilities advertised are the ones
-//! served: tools and logging. Tool errors and refusals are `isError`
+//! served: tools and logging, and prompts, resources and completion only
+//! when the server has a source of them ([`McpServer::prompts`],
+//! [`McpServer::resources`]; see [`prompt`] and [`resource`]). Tool errors and refusals are `isError`
 //! results, an unknown tool an invalid-params error. The details are in
 //! [`McpHandler`]. The session ends when the client disconnects; calls
 //! still running then are cancelled.

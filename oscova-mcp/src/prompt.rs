@@ -297,7 +297,7 @@ pub enum PromptDefError {
 }
 
 /// A message's content, parsed.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Parsed {
     Text(Template),
     Image {
@@ -312,7 +312,7 @@ enum Parsed {
 }
 
 /// A prompt, checked and parsed.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Checked {
     declared: PromptTemplate,
     messages: Vec<(PromptRole, Parsed)>,
@@ -320,7 +320,7 @@ struct Checked {
 
 /// Declared prompts, checked once: a [`PromptSource`] serving the same
 /// prompts to every user.
-#[derive(Debug)]
+#[derive(Debug, Clone, Default)]
 pub struct PromptTemplates {
     prompts: Vec<Checked>,
 }
@@ -337,6 +337,11 @@ impl PromptTemplates {
             checked.push(check(prompt)?);
         }
         Ok(Self { prompts: checked })
+    }
+
+    /// Whether there is no prompt.
+    pub fn is_empty(&self) -> bool {
+        self.prompts.is_empty()
     }
 
     /// The prompts' names, in declared order.
