@@ -14,7 +14,11 @@
 //! request is cancelled. Polling rather than file-system events: it
 //! needs no watcher library, works the same on every platform and for
 //! every source, and bounds its cost by the number of subscriptions,
-//! which is itself bounded ([`MAX_SUBSCRIPTIONS`] per session).
+//! which is itself bounded ([`MAX_SUBSCRIPTIONS`] per session). A
+//! `resources/subscribe` takes the first version before it answers; a
+//! `subscriptions/listen` can only take it once `rmcp` has sent the
+//! acknowledgment, so a change made in that moment may count as the
+//! first version rather than as an update.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};

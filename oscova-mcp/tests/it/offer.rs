@@ -1,7 +1,9 @@
 //! Prompts, resources and completion over a duplex, with rmcp's client:
 //! declared prompts checked and rendered, the files root as `file:///`
 //! resources through the files boundary (with the escapes it refuses),
-//! path completion, and subscriptions updated when a file changes.
+//! path completion, and subscriptions updated when a file changes
+//! (`resources/subscribe` before 2026-07-28, `subscriptions/listen` from
+//! it).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,10 +13,11 @@ use oscova_mcp::McpServer;
 use oscova_mcp::prompt::{PromptArg, PromptRole, PromptTemplate, PromptTemplates};
 use oscova_mcp::resource::FilesResources;
 use rmcp::model::{
-    ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ReadResourceRequestParams,
-    Reference, ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
+    ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, Reference, ResourceUpdatedNotificationParam, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::DuplexStream;
@@ -386,5 +389,57 @@ async fn a_subscribed_file_that_changes_is_an_update_and_unsubscribing_stops_the
     // The next update is b's: a's change came after its unsubscribe.
     let uri = timeout(PATIENCE, rx.recv()).await.unwrap().unwrap();
     assert_eq!(uri, "file:///b.txt");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn on_2026_07_28_subscriptions_listen_reports_a_changed_file() {
+    let dir = TempDir::new("listen");
+    let root = dir.0.join("alice");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.txt"), "one").unwrap();
+    std::fs::write(root.join("b.txt"), "one").unwrap();
+    let (_host, scope) = scope(Some(&root));
+    let server = McpServer::new(scope).resources(FilesResources::new());
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = timeout(PATIENCE, ().serve_with_lifecycle(serve(server), lifecycle))
+        .await
+        .unwrap()
+        .unwrap();
+    // `resources/subscribe` is gone on 2026-07-28; `subscriptions/listen`
+    // takes its place.
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(vec!["file:///a.txt".to_owned()]);
+    let mut listening = timeout(PATIENCE, client.peer().listen(filter))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        listening.acknowledged().resource_subscriptions.as_deref(),
+        Some(&["file:///a.txt".to_owned()][..])
+    );
+    // b is not subscribed: its changes are never reported, a's are. The
+    // server takes a's first version once the acknowledgment is out, so a
+    // change racing it may count as the first version: change a until
+    // one is reported.
+    let mut text = String::from("one");
+    let update = loop {
+        text.push_str(" more");
+        std::fs::write(root.join("b.txt"), &text).unwrap();
+        std::fs::write(root.join("a.txt"), &text).unwrap();
+        match timeout(Duration::from_secs(2), listening.next()).await {
+            Ok(update) => break update.unwrap().unwrap(),
+            Err(_) if text.len() < 60 => continue,
+            Err(_) => panic!("no update for a.txt after {text:?}"),
+        }
+    };
+    let update = serde_json::to_value(update).unwrap();
+    assert_eq!(
+        update["method"], "notifications/resources/updated",
+        "{update}"
+    );
+    assert_eq!(update["params"]["uri"], "file:///a.txt", "{update}");
     client.cancel().await.unwrap();
 }

@@ -290,3 +290,46 @@ async fn a_2026_07_28_question_waits_between_stateless_requests_for_its_own_user
     assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn each_user_reads_their_own_files_root_as_resources_over_http() {
+    let base = std::env::temp_dir().join(format!(
+        "oscova-mcp-http-files-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    for user in ["alice", "bob"] {
+        std::fs::create_dir_all(base.join(user)).unwrap();
+        std::fs::write(base.join(user).join("mine.txt"), format!("{user}'s")).unwrap();
+    }
+    let host = PluginHost::builder()
+        .plugins(oscova_core::linked_plugins![PostPlugin])
+        .service(Gate::default())
+        .files_roots_under(&base)
+        .build()
+        .unwrap();
+    let server = McpHttpServer::new(host).resources(oscova_mcp::resource::FilesResources::new());
+    let server = Running::start(with_tokens(server)).await;
+    let read = |client: &RunningService<RoleClient, ()>, uri: &'static str| {
+        let request = rmcp::model::ReadResourceRequestParams::new(uri);
+        let peer = client.peer().clone();
+        async move { peer.read_resource(request).await }
+    };
+    let alice = connect(&server.url, Some(ALICE)).await;
+    let bob = connect(&server.url, Some(BOB)).await;
+    for (client, user) in [(&alice, "alice"), (&bob, "bob")] {
+        let got = read(client, "file:///mine.txt").await.unwrap();
+        let got = serde_json::to_value(&got.contents).unwrap();
+        assert_eq!(got[0]["text"], format!("{user}'s"));
+        let listed = client.list_all_resources().await.unwrap();
+        assert_eq!(listed.len(), 1, "only their own: {listed:?}");
+    }
+    // The other user's root is outside this one.
+    let refused = read(&bob, "file:///../alice/mine.txt").await.unwrap_err();
+    let rmcp::ServiceError::McpError(e) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(e.code.0, -32602, "{e:?}");
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&base);
+}
