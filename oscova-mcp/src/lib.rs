@@ -125,7 +125,7 @@ mod transport;
 pub use handler::{MAX_SUBSCRIPTIONS, McpHandler, SERVER_BUSY, SUBSCRIPTION_POLL};
 pub use logging::DEFAULT_LEVEL;
 pub use names::{NameClash, ToolNames};
-pub use offer::{BoxFuture, SourceError};
+pub use offer::{BoxFuture, ListChangeNotifier, ListChanges, SourceError, list_changes};
 pub use prompt::PromptSource;
 pub use resource::ResourceSource;
 /// The `rmcp` this crate serves with, for the MCP model types sources

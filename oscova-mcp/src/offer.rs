@@ -11,7 +11,13 @@
 //! missing required argument, a value outside the declared choices, a
 //! path the files boundary refuses) is -32602 invalid params, an unknown
 //! resource -32002 (rmcp turns it into -32602 on 2026-07-28), and only a
-//! source that failed on its own side is -32603.
+//! source that failed on its own side is -32603. A source whose list can
+//! change gives [`ListChanges`]; then `listChanged` is advertised and each
+//! session (or `subscriptions/listen` request that asks for it) is sent
+//! `notifications/prompts/list_changed` or
+//! `notifications/resources/list_changed` once per [`ListChangeNotifier::changed`]
+//! (changes made while one is being sent fold into the next), for as long
+//! as the session lasts.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -107,6 +113,52 @@ impl From<SourceError> for ErrorData {
     fn from(error: SourceError) -> Self {
         error.to_mcp()
     }
+}
+
+/// Raises a source's list-changed signal: see [`list_changes`].
+#[derive(Debug, Clone)]
+pub struct ListChangeNotifier {
+    tx: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl ListChangeNotifier {
+    /// Says the list changed: every session serving the source is told.
+    pub fn changed(&self) {
+        self.tx.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+/// What a source gives for its list-changed signal
+/// ([`PromptSource::list_changes`], [`ResourceSource::list_changes`]).
+#[derive(Debug, Clone)]
+pub struct ListChanges {
+    rx: tokio::sync::watch::Receiver<u64>,
+}
+
+impl ListChanges {
+    /// These changes, from now on: a change raised before is not one.
+    pub(crate) fn from_now(mut self) -> Self {
+        self.rx.borrow_and_update();
+        self
+    }
+
+    /// Waits for the next change; `false` when the notifier is gone.
+    pub(crate) async fn next(&mut self) -> bool {
+        self.rx.changed().await.is_ok()
+    }
+}
+
+/// A list-changed signal: the notifier for the source to raise, the
+/// changes for it to hand out.
+///
+/// ```
+/// let (notifier, changes) = oscova_mcp::list_changes();
+/// notifier.changed();
+/// # drop(changes);
+/// ```
+pub fn list_changes() -> (ListChangeNotifier, ListChanges) {
+    let (tx, rx) = tokio::sync::watch::channel(0);
+    (ListChangeNotifier { tx: Arc::new(tx) }, ListChanges { rx })
 }
 
 /// The sources a server has beside its tools.

@@ -27,7 +27,7 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::offer::{BoxFuture, SourceError};
+use super::offer::{BoxFuture, ListChanges, SourceError};
 use template::{Template, TemplateProblem};
 
 /// The arguments of one `prompts/get` or completion, as text.
@@ -64,6 +64,13 @@ pub trait PromptSource: Send + Sync + 'static {
         value: &'a str,
         context: &'a PromptArguments,
     ) -> BoxFuture<'a, Result<Vec<String>, SourceError>>;
+
+    /// The signal raised when the list of prompts changes, for a source
+    /// whose list can (see [`list_changes`](crate::list_changes)); `None`
+    /// (the default) for a fixed list.
+    fn list_changes(&self) -> Option<ListChanges> {
+        None
+    }
 }
 
 /// The arguments of a request as text: strings as they are, other JSON as

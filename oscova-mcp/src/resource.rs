@@ -18,7 +18,7 @@ pub use files::{DEFAULT_MAX_LIST, DEFAULT_MAX_READ_BYTES, FILES_TEMPLATE, FilesR
 use oscova_core::UserScope;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 
-use super::offer::{BoxFuture, SourceError};
+use super::offer::{BoxFuture, ListChanges, SourceError};
 
 /// Where a server's resources come from.
 ///
@@ -76,5 +76,12 @@ pub trait ResourceSource: Send + Sync + 'static {
         _uri: &'a str,
     ) -> BoxFuture<'a, Option<String>> {
         Box::pin(std::future::ready(None))
+    }
+
+    /// The signal raised when the list of resources changes, for a source
+    /// whose list can (see [`list_changes`](crate::list_changes)); `None`
+    /// (the default) for a fixed list.
+    fn list_changes(&self) -> Option<ListChanges> {
+        None
     }
 }

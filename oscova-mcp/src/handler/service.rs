@@ -23,10 +23,11 @@ use rmcp::model::{
     ReadResourceResult, Reference, ResourcesCapability, ServerCapabilities, ServerConfig,
     SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tracing::Instrument as _;
 
+use super::subscribe::ListKind;
 use super::{McpHandler, SERVED_METHODS, invalid_params, log_level};
 use crate::offer::SourceError;
 use crate::prompt::{MAX_COMPLETIONS, arguments_of};
@@ -62,12 +63,15 @@ impl McpHandler {
             .enable_tools()
             .enable_logging()
             .build();
-        if self.offer.prompts.is_some() {
-            capabilities.prompts = Some(PromptsCapability::default());
+        if let Some(prompts) = &self.offer.prompts {
+            let mut capability = PromptsCapability::default();
+            capability.list_changed = prompts.list_changes().map(|_| true);
+            capabilities.prompts = Some(capability);
         }
         if let Some(resources) = &self.offer.resources {
             let mut capability = ResourcesCapability::default();
             capability.subscribe = resources.subscribable().then_some(true);
+            capability.list_changed = resources.list_changes().map(|_| true);
             capabilities.resources = Some(capability);
         }
         if self.offer.completes() {
@@ -262,8 +266,17 @@ impl ServerHandler for McpHandler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let source = self.offer.resources.as_ref()?;
         let mut accepted = SubscriptionFilter::new();
+        let prompts_change = self.offer.prompts.as_ref().and_then(|p| p.list_changes());
+        if prompts_change.is_some() {
+            accepted.prompts_list_changed = requested.prompts_list_changed;
+        }
+        let Some(source) = self.offer.resources.as_ref() else {
+            return prompts_change.map(|_| accepted);
+        };
+        if source.list_changes().is_some() {
+            accepted.resources_list_changed = requested.resources_list_changed;
+        }
         if source.subscribable() {
             accepted.resource_subscriptions =
                 requested.resource_subscriptions.as_ref().map(|uris| {
@@ -277,14 +290,20 @@ impl ServerHandler for McpHandler {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        match &self.offer.resources {
-            Some(source) => {
-                super::subscribe::listen(source.clone(), self.scope.clone(), context).await
-            }
-            None => {
-                context.cancelled().await;
-                Ok(())
-            }
+        let prompt_changes = self.offer.prompts.as_ref().and_then(|p| p.list_changes());
+        let resources = self.offer.resources.clone();
+        super::subscribe::listen(resources, prompt_changes, self.scope.clone(), context).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(changes) = self.offer.prompts.as_ref().and_then(|p| p.list_changes()) {
+            let peer = context.peer.clone();
+            self.subscriptions.forward(ListKind::Prompts, changes, peer);
+        }
+        if let Some(changes) = self.offer.resources.as_ref().and_then(|r| r.list_changes()) {
+            let peer = context.peer.clone();
+            self.subscriptions
+                .forward(ListKind::Resources, changes, peer);
         }
     }
 

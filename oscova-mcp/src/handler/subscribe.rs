@@ -29,6 +29,9 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::SubscriptionContext;
 use rmcp::{ErrorData, Peer, RoleServer};
 
+use tokio_util::sync::CancellationToken;
+
+use crate::offer::ListChanges;
 use crate::resource::ResourceSource;
 
 /// How often a subscribed resource's version is asked for.
@@ -50,6 +53,21 @@ pub(crate) struct Subscriptions {
 struct Inner {
     seen: Seen,
     watching: bool,
+    /// Cancelled when the session's handler is gone.
+    ended: CancellationToken,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.ended.cancel();
+    }
+}
+
+/// Which list changed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ListKind {
+    Prompts,
+    Resources,
 }
 
 fn lock(inner: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
@@ -85,6 +103,32 @@ impl Subscriptions {
             tokio::spawn(watch(weak, source, scope, peer));
         }
         Ok(())
+    }
+
+    /// Sends `kind`'s list-changed notification on each of `changes` until
+    /// the session ends or the client is gone.
+    pub(crate) fn forward(&self, kind: ListKind, changes: ListChanges, peer: Peer<RoleServer>) {
+        let ended = lock(&self.inner).ended.clone();
+        let mut changes = changes.from_now();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = ended.cancelled() => return,
+                    more = changes.next() => {
+                        if !more {
+                            return;
+                        }
+                        let sent = match kind {
+                            ListKind::Prompts => peer.notify_prompt_list_changed().await,
+                            ListKind::Resources => peer.notify_resource_list_changed().await,
+                        };
+                        if sent.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
     }
 
     /// Forgets `uri`; no update is sent for it afterwards.
@@ -143,32 +187,65 @@ async fn watch(
     }
 }
 
-/// Runs one `subscriptions/listen` request's resource updates until it
-/// is cancelled.
+/// The next change of `changes`, or never without any.
+async fn next_change(changes: &mut Option<ListChanges>) -> bool {
+    match changes {
+        Some(changes) => changes.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Runs one `subscriptions/listen` request until it is cancelled: updates
+/// of the accepted resources, and the list changes it accepted.
 pub(crate) async fn listen(
-    source: Arc<dyn ResourceSource>,
+    resources: Option<Arc<dyn ResourceSource>>,
+    prompt_changes: Option<ListChanges>,
     scope: UserScope,
     context: SubscriptionContext,
 ) -> Result<(), ErrorData> {
-    let uris: Vec<String> = context
-        .accepted()
-        .resource_subscriptions
-        .clone()
-        .unwrap_or_default();
+    let accepted = context.accepted().clone();
+    let uris: Vec<String> = accepted.resource_subscriptions.clone().unwrap_or_default();
+    let mut prompt_changes = prompt_changes
+        .filter(|_| accepted.prompts_list_changed == Some(true))
+        .map(ListChanges::from_now);
+    let mut resource_changes = resources
+        .as_ref()
+        .and_then(|r| r.list_changes())
+        .filter(|_| accepted.resources_list_changed == Some(true))
+        .map(ListChanges::from_now);
     let mut inner = Inner::default();
-    for uri in uris.into_iter().take(MAX_SUBSCRIPTIONS) {
-        let version = source.version(&scope, &uri).await;
-        inner.seen.insert(uri, version);
+    if let Some(source) = &resources {
+        for uri in uris.into_iter().take(MAX_SUBSCRIPTIONS) {
+            let version = source.version(&scope, &uri).await;
+            inner.seen.insert(uri, version);
+        }
     }
     let inner = Mutex::new(inner);
+    let sink = context.sink();
     loop {
         tokio::select! {
             () = context.cancelled() => return Ok(()),
-            () = tokio::time::sleep(SUBSCRIPTION_POLL) => {}
-        }
-        for uri in changed(source.as_ref(), &scope, &inner).await {
-            if context.sink().notify_resource_updated(uri).await.is_err() {
-                return Ok(());
+            more = next_change(&mut prompt_changes) => {
+                if !more {
+                    prompt_changes = None;
+                } else if sink.notify_prompt_list_changed().await.is_err() {
+                    return Ok(());
+                }
+            }
+            more = next_change(&mut resource_changes) => {
+                if !more {
+                    resource_changes = None;
+                } else if sink.notify_resource_list_changed().await.is_err() {
+                    return Ok(());
+                }
+            }
+            () = tokio::time::sleep(SUBSCRIPTION_POLL) => {
+                let Some(source) = &resources else { continue };
+                for uri in changed(source.as_ref(), &scope, &inner).await {
+                    if sink.notify_resource_updated(uri).await.is_err() {
+                        return Ok(());
+                    }
+                }
             }
         }
     }

@@ -8,10 +8,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use oscova_core::UserScope;
 use oscova_core::prelude::*;
-use oscova_mcp::McpServer;
-use oscova_mcp::prompt::{PromptArg, PromptRole, PromptTemplate, PromptTemplates};
+use oscova_mcp::prompt::{PromptArg, PromptArguments, PromptRole, PromptTemplate, PromptTemplates};
 use oscova_mcp::resource::FilesResources;
+use oscova_mcp::rmcp::model::{GetPromptResult, Prompt};
+use oscova_mcp::{BoxFuture, ListChanges, McpServer, PromptSource, SourceError};
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ProtocolVersion,
     ReadResourceRequestParams, Reference, ResourceUpdatedNotificationParam, SubscribeRequestParams,
@@ -59,6 +61,46 @@ impl ClientHandler for Updates {
         _context: NotificationContext<RoleClient>,
     ) {
         let _ = self.0.send(params.uri);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("prompts/list_changed".to_owned());
+    }
+}
+
+/// Declared prompts that say when they change.
+struct Changing {
+    prompts: PromptTemplates,
+    changes: ListChanges,
+}
+
+impl PromptSource for Changing {
+    fn list<'a>(&'a self, scope: &'a UserScope) -> BoxFuture<'a, Result<Vec<Prompt>, SourceError>> {
+        self.prompts.list(scope)
+    }
+
+    fn get<'a>(
+        &'a self,
+        scope: &'a UserScope,
+        name: &'a str,
+        arguments: &'a PromptArguments,
+    ) -> BoxFuture<'a, Result<GetPromptResult, SourceError>> {
+        self.prompts.get(scope, name, arguments)
+    }
+
+    fn complete<'a>(
+        &'a self,
+        scope: &'a UserScope,
+        name: &'a str,
+        argument: &'a str,
+        value: &'a str,
+        context: &'a PromptArguments,
+    ) -> BoxFuture<'a, Result<Vec<String>, SourceError>> {
+        self.prompts.complete(scope, name, argument, value, context)
+    }
+
+    fn list_changes(&self) -> Option<ListChanges> {
+        Some(self.changes.clone())
     }
 }
 
@@ -441,5 +483,38 @@ async fn on_2026_07_28_subscriptions_listen_reports_a_changed_file() {
         "{update}"
     );
     assert_eq!(update["params"]["uri"], "file:///a.txt", "{update}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_source_that_says_its_prompts_changed_is_a_list_changed_notification() {
+    let (notifier, changes) = oscova_mcp::list_changes();
+    // A change before the session is not one for it.
+    notifier.changed();
+    let (_host, scope) = scope(None);
+    let source = Changing {
+        prompts: prompts(),
+        changes,
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let client = Updates(tx)
+        .serve(serve(McpServer::new(scope).prompts(source)))
+        .await
+        .unwrap();
+    let caps = &client.peer_info().unwrap().capabilities;
+    assert_eq!(caps.prompts.as_ref().unwrap().list_changed, Some(true));
+    // The session listens once the client says it is initialized, which
+    // the server sees a moment after `initialize` answered: change until
+    // a notification comes.
+    let mut tries = 0;
+    let said = loop {
+        notifier.changed();
+        match timeout(Duration::from_millis(500), rx.recv()).await {
+            Ok(said) => break said.unwrap(),
+            Err(_) if tries < 20 => tries += 1,
+            Err(_) => panic!("no notifications/prompts/list_changed"),
+        }
+    };
+    assert_eq!(said, "prompts/list_changed");
     client.cancel().await.unwrap();
 }
