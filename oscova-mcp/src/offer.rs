@@ -137,7 +137,7 @@ pub struct ListChanges {
 
 impl ListChanges {
     /// These changes, from now on: a change raised before is not one.
-    pub(crate) fn from_now(mut self) -> Self {
+    pub(crate) fn starting_now(mut self) -> Self {
         self.rx.borrow_and_update();
         self
     }

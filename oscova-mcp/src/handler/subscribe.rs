@@ -109,7 +109,7 @@ impl Subscriptions {
     /// the session ends or the client is gone.
     pub(crate) fn forward(&self, kind: ListKind, changes: ListChanges, peer: Peer<RoleServer>) {
         let ended = lock(&self.inner).ended.clone();
-        let mut changes = changes.from_now();
+        let mut changes = changes.starting_now();
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -207,12 +207,12 @@ pub(crate) async fn listen(
     let uris: Vec<String> = accepted.resource_subscriptions.clone().unwrap_or_default();
     let mut prompt_changes = prompt_changes
         .filter(|_| accepted.prompts_list_changed == Some(true))
-        .map(ListChanges::from_now);
+        .map(ListChanges::starting_now);
     let mut resource_changes = resources
         .as_ref()
         .and_then(|r| r.list_changes())
         .filter(|_| accepted.resources_list_changed == Some(true))
-        .map(ListChanges::from_now);
+        .map(ListChanges::starting_now);
     let mut inner = Inner::default();
     if let Some(source) = &resources {
         for uri in uris.into_iter().take(MAX_SUBSCRIPTIONS) {
