@@ -6,7 +6,12 @@
 //! source for them (`offer.rs`), and the capabilities say exactly that.
 //! Every source is asked with the session's user scope. A source's
 //! refusal is passed through `SourceError::to_mcp` and the scope's
-//! redactor (its message may quote the client's text). Completion for an
+//! redactor (its message may quote the client's text). What a source
+//! gives is redacted as tool results are: every text of a prompt's
+//! messages (text blocks, embedded text resources) and of a resource's
+//! text contents passes the scope's and the host's redactors, so a
+//! secret the host knows never leaves through a prompt or a file; blobs
+//! are bytes and pass as they are. Completion for an
 //! unknown prompt is invalid params, as the protocol asks; a template a
 //! source does not complete gets no values. At most 100 values are sent,
 //! with `total` and `hasMore` saying so.
@@ -17,11 +22,12 @@ use std::sync::Arc;
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-    CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Reference, ResourcesCapability, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    ContentBlock, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Reference, ResourceContents, ResourcesCapability,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -42,7 +48,25 @@ fn not_served(method: &str) -> ErrorData {
     )
 }
 
+/// `contents` with its text redacted by `redact`.
+fn redact_contents(contents: &mut ResourceContents, redact: &impl Fn(&str) -> Option<String>) {
+    if let ResourceContents::TextResourceContents { text, .. } = contents
+        && let Some(clean) = redact(text)
+    {
+        *text = clean;
+    }
+}
+
 impl McpHandler {
+    /// `text` passed through the scope's and the host's redactors, when
+    /// that changes it.
+    fn redacted(&self, text: &str) -> Option<String> {
+        match self.scope.redact(text) {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(clean) => Some(clean),
+        }
+    }
+
     /// A source's refusal as the client gets it, redacted.
     fn refuse(&self, error: &SourceError) -> ErrorData {
         let mut data = error.to_mcp();
@@ -182,10 +206,22 @@ impl ServerHandler for McpHandler {
             .as_ref()
             .ok_or_else(|| not_served("prompts/get"))?;
         let arguments = arguments_of(request.arguments.as_ref());
-        let result = source
+        let mut result = source
             .get(&self.scope, &request.name, &arguments)
             .await
             .map_err(|e| self.refuse(&e))?;
+        let redact = |text: &str| self.redacted(text);
+        for message in &mut result.messages {
+            match &mut message.content {
+                ContentBlock::Text(block) => {
+                    if let Some(clean) = redact(&block.text) {
+                        block.text = clean;
+                    }
+                }
+                ContentBlock::Resource(block) => redact_contents(&mut block.resource, &redact),
+                _ => {}
+            }
+        }
         Ok(result.into())
     }
 
@@ -221,10 +257,14 @@ impl ServerHandler for McpHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let source = self.resources("resources/read")?;
-        let contents = source
+        let mut contents = source
             .read(&self.scope, &request.uri)
             .await
             .map_err(|e| self.refuse(&e))?;
+        let redact = |text: &str| self.redacted(text);
+        for content in &mut contents {
+            redact_contents(content, &redact);
+        }
         Ok(ReadResourceResult::new(contents).into())
     }
 

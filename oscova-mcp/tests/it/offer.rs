@@ -518,3 +518,33 @@ async fn a_source_that_says_its_prompts_changed_is_a_list_changed_notification()
     assert_eq!(said, "prompts/list_changed");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_secret_the_host_knows_never_leaves_through_a_prompt_or_a_file() {
+    const SECRET: &str = "sk-offer-secret-42";
+    let dir = TempDir::new("redact");
+    let root = dir.0.join("alice");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("env.txt"), format!("KEY={SECRET}\n")).unwrap();
+    let (host, _) = scope(None);
+    host.redactor().add(SECRET);
+    let scope = host.user_scope(UserInfo::new("alice").with_files_root(&root));
+    let server = McpServer::new(scope)
+        .prompts(prompts())
+        .resources(FilesResources::new());
+    let client = ().serve(serve(server)).await.unwrap();
+
+    let text = read(&client, "file:///env.txt").await.unwrap();
+    assert_eq!(text[0]["text"], "KEY=[REDACTED]\n");
+    let got = client
+        .get_prompt(
+            GetPromptRequestParams::new("review")
+                .with_arguments(args(json!({"path": SECRET, "tone": "kind"}))),
+        )
+        .await
+        .unwrap();
+    let got = serde_json::to_string(&got.messages).unwrap();
+    assert!(!got.contains(SECRET), "{got}");
+    assert!(got.contains("Review [REDACTED]"), "{got}");
+    client.cancel().await.unwrap();
+}
