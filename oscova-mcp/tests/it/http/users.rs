@@ -333,3 +333,57 @@ async fn each_user_reads_their_own_files_root_as_resources_over_http() {
     server.shutdown().await;
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Receives resource updates over HTTP.
+#[derive(Clone)]
+struct Updated(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl rmcp::ClientHandler for Updated {
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(params.uri);
+    }
+}
+
+#[tokio::test]
+async fn a_subscribed_file_that_changes_is_an_update_on_the_http_session() {
+    let base = std::env::temp_dir().join(format!(
+        "oscova-mcp-http-watch-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    std::fs::create_dir_all(base.join("alice")).unwrap();
+    std::fs::write(base.join("alice/a.txt"), "one").unwrap();
+    let host = PluginHost::builder()
+        .plugins(oscova_core::linked_plugins![PostPlugin])
+        .service(Gate::default())
+        .files_roots_under(&base)
+        .build()
+        .unwrap();
+    let server = McpHttpServer::new(host).resources(oscova_mcp::resource::FilesResources::new());
+    let server = Running::start(with_tokens(server)).await;
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(server.url.as_str()).auth_header(ALICE);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = timeout(
+        PATIENCE,
+        Updated(tx).serve(StreamableHttpClientTransport::from_config(config)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    #[allow(deprecated)]
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new("file:///a.txt"))
+        .await
+        .unwrap();
+    std::fs::write(base.join("alice/a.txt"), "two, longer").unwrap();
+    let uri = timeout(PATIENCE, rx.recv()).await.unwrap().unwrap();
+    assert_eq!(uri, "file:///a.txt");
+    client.cancel().await.unwrap();
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&base);
+}
