@@ -4,7 +4,8 @@
 //! binary as its stdio server: prompts listed, rendered, checked and
 //! completed; files listed, read as text and blob, templated and
 //! completed; a read out of the root refused; a subscribed file's change
-//! reported.
+//! reported; on the 2025 protocol (`initialize`, `resources/subscribe`)
+//! and on 2026-07-28 (`server/discover`, `subscriptions/listen`).
 
 use std::process::Command;
 
@@ -123,4 +124,18 @@ fn the_python_sdk_gets_prompts_reads_files_completes_and_hears_of_changes() {
         "{r}"
     );
     assert_eq!(r["updated"], "file:///notes/todo.txt");
+
+    let m = &r["modern"];
+    assert!(m.get("error").is_none(), "{m}\n{stderr}");
+    assert_eq!(m["protocol"], "2026-07-28", "{m}");
+    assert!(m["capabilities"]["prompts"].is_object(), "{m}");
+    assert_eq!(
+        m["got"]["messages"][0]["content"]["text"],
+        "Review notes/tea.md; be kind."
+    );
+    assert_eq!(m["missing"]["code"], -32602, "{m}");
+    assert_eq!(m["text"]["text"], "green");
+    assert_eq!(m["path_completion"], json!(["notes/tea.md"]));
+    assert_eq!(m["escape"]["code"], -32602, "{m}");
+    assert_eq!(m["updated"], "file:///notes/todo.txt", "{m}");
 }

@@ -4,6 +4,9 @@ the user's files root listed, read, templated and completed, a read that
 would leave the root refused, and a subscribed file's change reported.
 Prints what it saw as one JSON line.
 
+Then the same on protocol 2026-07-28 (`server/discover`, and
+`subscriptions/listen` in place of `resources/subscribe`), under "modern".
+
 Run by tests/it/mcp_offer.rs: `python mcp_offer_client.py FILE <server
 command...>`, where FILE is the subscribed file (under the user's root),
 which this script changes after subscribing.
@@ -16,6 +19,7 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
 
 
@@ -72,6 +76,39 @@ async def report(session, changed_file):
     return out
 
 
+async def modern_report(session, changed_file):
+    out = {}
+    result = await session.discover()
+    out["protocol"] = session._negotiated_version
+    out["capabilities"] = dump(result).get("capabilities", {})
+    got = await session.get_prompt("review", {"path": "notes/tea.md", "tone": "kind"})
+    out["got"] = dump(got)
+    out["missing"] = await refused(session.get_prompt("review", {}))
+    text = await session.read_resource("file:///notes/tea.md")
+    out["text"] = dump(text.contents[0])
+    done = await session.complete(
+        types.ResourceTemplateReference(type="ref/resource", uri="file:///{+path}"),
+        {"name": "path", "value": "notes/te"},
+    )
+    out["path_completion"] = done.completion.values
+    out["escape"] = await refused(session.read_resource("file:///../secret.txt"))
+    async with listen(session, resource_subscriptions=["file:///notes/todo.txt"]) as sub:
+        # The server takes the file's first version once it has acknowledged:
+        # change it until a change is reported.
+        text = "tea"
+        for _ in range(20):
+            text += " more"
+            with open(changed_file, "w") as f:
+                f.write(text)
+            try:
+                event = await asyncio.wait_for(sub.__anext__(), timeout=1)
+            except (asyncio.TimeoutError, TimeoutError):
+                continue
+            out["updated"] = event.uri
+            break
+    return out
+
+
 UPDATES = asyncio.Queue()
 
 
@@ -89,6 +126,12 @@ async def main():
                 out = await report(session, changed_file)
     except Exception as e:  # reported, and judged by the Rust side
         out = {"error": f"{type(e).__name__}: {e}"}
+    try:
+        async with stdio_client(server) as (read, write):
+            async with ClientSession(read, write) as session:
+                out["modern"] = await modern_report(session, changed_file)
+    except Exception as e:  # reported, and judged by the Rust side
+        out["modern"] = {"error": f"{type(e).__name__}: {e}"}
     print(json.dumps(out))
 
 
