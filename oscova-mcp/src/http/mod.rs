@@ -61,7 +61,10 @@
 //! 5. Each session's handler is the stdio server's ([`McpHandler`]) over
 //!    the user's scope, taken from a bounded cache ([`McpHttpServer::scope_cache`],
 //!    an [`oscova_serve::ScopeCache`] of the scope with its tools as MCP
-//!    lists them) and built on the user's first request. Calls in flight
+//!    lists them) and built on the user's first request; the server's
+//!    prompt and resource sources ([`McpHttpServer::prompts`],
+//!    [`McpHttpServer::resources`]) are asked with that scope, so each
+//!    user sees their own prompts and files. Calls in flight
 //!    are bounded per session, per user (across the user's sessions and
 //!    stateless requests, [`McpHttpServer::max_in_flight_per_user`]) and
 //!    for the whole server, each answered with
