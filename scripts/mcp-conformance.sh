@@ -4,8 +4,12 @@
 #
 # 1. every active server scenario against the conformance host
 #    (`example-mcp-conformance`, the suite's fixture tools), and
-# 2. the scenarios that need no fixture tools against `oscova mcp --listen`
-#    (the reference host with its first-party plugins).
+# 2. the scenarios that need no fixture tools or `test://` resources
+#    against `oscova mcp --listen` (the reference host with its
+#    first-party plugins), run with scripts/mcp-conformance/reference.toml:
+#    the suite's fixture prompts declared as `[prompts.NAME]`, so the
+#    prompts and completion scenarios judge the reference host's own
+#    config-declared prompts; its resources are the files root.
 #
 # Both servers listen on 127.0.0.1 with a port the system picks, and are
 # stopped when the run ends. A failure not listed in
@@ -56,10 +60,13 @@ echo "== conformance host at $url: every active server scenario"
 "$node" "$conformance" server --url "$url" --expected-failures "$baseline" \
     -o "$out/fixtures" || status=1
 
-start oscova mcp --listen 127.0.0.1:0
-echo "== oscova mcp --listen at $url: the scenarios without fixture tools"
+start oscova --config scripts/mcp-conformance/reference.toml mcp --listen 127.0.0.1:0
+echo "== oscova mcp --listen at $url: the scenarios without fixture tools or test:// resources"
 for scenario in server-initialize ping tools-list logging-set-level \
-    server-sse-multiple-streams dns-rebinding-protection; do
+    server-sse-multiple-streams dns-rebinding-protection \
+    prompts-list prompts-get-simple prompts-get-with-args \
+    prompts-get-embedded-resource prompts-get-with-image completion-complete \
+    resources-list resources-subscribe resources-unsubscribe; do
     "$node" "$conformance" server --url "$url" --scenario "$scenario" \
         --expected-failures "$baseline" -o "$out/oscova" || status=1
 done

@@ -13,11 +13,13 @@
 //! internal destinations `Internet` tools may reach, checked when the file
 //! is loaded. `[sessions]` (where sessions are kept) follows the rules in
 //! [`sessions`]: a Postgres password is never in the file, only in
-//! `PGPASSWORD`.
+//! `PGPASSWORD`. `[prompts.NAME]` (what `oscova mcp` serves as prompts)
+//! follows the rules in [`prompts`].
 
 mod a2a;
 mod mcp;
 mod parse;
+mod prompts;
 mod providers;
 mod ranges;
 pub(crate) mod sessions;
@@ -88,6 +90,9 @@ struct FileConfig {
     /// `[a2a]`: A2A agents called as tools (the `oscova.a2a` plugin).
     #[serde(default)]
     a2a: a2a::A2aSection,
+    /// `[prompts.NAME]`: prompts `oscova mcp` serves.
+    #[serde(default)]
+    prompts: BTreeMap<String, prompts::FilePrompt>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -147,6 +152,7 @@ pub struct Config {
     mcp: Arc<McpSection>,
     sessions: SessionsStore,
     compaction: SessionsCompaction,
+    prompts: oscova_mcp::prompt::PromptTemplates,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
     http: Option<HttpClient>,
@@ -329,6 +335,11 @@ impl Config {
                 path: origin(),
                 message,
             })?;
+        let prompts = prompts::templates(std::mem::take(&mut file.prompts), source.as_deref())
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         let files_root = providers::files_root(
             env_files_root.as_deref(),
             file.files_root.as_deref(),
@@ -350,6 +361,7 @@ impl Config {
             mcp: Arc::new(file.mcp),
             sessions,
             compaction,
+            prompts,
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
                 users,
@@ -479,6 +491,11 @@ impl Config {
     /// The `[mcp]` section, for `oscova mcp --listen`.
     pub(crate) fn mcp(&self) -> &McpSection {
         &self.mcp
+    }
+
+    /// The `[prompts.NAME]` sections, checked (empty when there are none).
+    pub fn prompts(&self) -> &oscova_mcp::prompt::PromptTemplates {
+        &self.prompts
     }
 
     /// Where sessions are kept (`[sessions]`).

@@ -21,6 +21,11 @@
 //! rounds of a multi round-trip request (`rounds.rs`), and its progress and
 //! log messages go out with whichever round is in flight.
 //!
+//! Prompts, resources, completion and subscriptions are answered in
+//! `handler/service.rs` (the `ServerHandler` methods) from the server's
+//! sources, with the session's scope; subscriptions are
+//! `handler/subscribe.rs`'s.
+//!
 //! Two rules rmcp does not keep on its own: a request for a method this
 //! server serves whose `params` do not fit (rmcp's untagged request type
 //! then reads it as a custom request) is -32602, not -32601; and at most
@@ -36,22 +41,17 @@ use std::sync::RwLock;
 
 use oscova_core::tool::{LogLevel, LogSink, ProgressSink, ToolLog};
 use oscova_core::{ApprovalDecision, ApprovalRequest, ToolProgress, UserScope};
-// rmcp marks MCP logging deprecated in favour of a later proposal; the 2025
-// protocols this server speaks still define it (see `logging.rs`).
-#[allow(deprecated)]
-use rmcp::model::SetLevelRequestParams;
 
 use super::names::ShortNames;
 use oscova_core::ToolResult;
 use oscova_core::interaction::{Answer, AskError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ErrorCode, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ErrorCode, Implementation, InputRequest, InputRequests, InputRequiredResult,
+    JsonObject, ProgressNotificationParam, ProgressToken, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -60,7 +60,13 @@ use tracing::Instrument as _;
 use super::ask::{self, Asker, ElicitApproval, RoundAsk};
 use super::convert::{mcp_result, mcp_tool};
 use super::logging::{LogRelay, log_level};
+use super::offer::Offer;
 use super::rounds::{CallEvent, CallEvents, INPUT_KEY, Parked, ParkedCalls, RunningCall};
+
+mod service;
+mod subscribe;
+
+pub use subscribe::{MAX_SUBSCRIPTIONS, SUBSCRIPTION_POLL};
 
 /// The JSON-RPC error code of a `tools/call` refused because the session
 /// already runs its bound of calls: in the range JSON-RPC 2.0 leaves to
@@ -68,8 +74,9 @@ use super::rounds::{CallEvent, CallEvents, INPUT_KEY, Parked, ParkedCalls, Runni
 /// (`{"max_in_flight": N}`).
 pub const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
 
-/// The methods this server answers. A request for one of them that reaches
-/// [`McpHandler::on_custom_request`] had `params` that did not fit.
+/// The methods this server answers whatever it offers (the prompt and
+/// resource methods are `offer.rs`'s). A request for one of them that
+/// reaches [`McpHandler::on_custom_request`] had `params` that did not fit.
 const SERVED_METHODS: [&str; 5] = [
     "initialize",
     "ping",
@@ -101,6 +108,10 @@ pub struct McpHandler {
     per_user: Option<(Arc<Semaphore>, usize)>,
     /// The server's calls waiting for an answer between rounds.
     parked: Arc<ParkedCalls>,
+    /// Prompts and resources, when the server has sources of them.
+    offer: Offer,
+    /// This session's resource subscriptions.
+    subscriptions: subscribe::Subscriptions,
 }
 
 /// What one user is served: a scope and its tools as the client sees
@@ -113,11 +124,13 @@ pub(crate) struct Served {
     names: Option<Arc<ShortNames>>,
     /// The user's bound on calls in flight, and its size.
     per_user: Option<(Arc<Semaphore>, usize)>,
+    /// Prompts and resources beside the tools.
+    offer: Offer,
 }
 
 impl Served {
     /// `scope`'s tools, under their short names when `names` is given.
-    pub(crate) fn new(scope: UserScope, names: Option<Arc<ShortNames>>) -> Self {
+    pub(crate) fn new(scope: UserScope, names: Option<Arc<ShortNames>>, offer: Offer) -> Self {
         let tools = scope
             .tools()
             .map(mcp_tool)
@@ -134,6 +147,7 @@ impl Served {
             tools,
             names,
             per_user: None,
+            offer,
         }
     }
 
@@ -166,6 +180,8 @@ impl McpHandler {
             global: None,
             per_user: served.per_user,
             parked,
+            offer: served.offer,
+            subscriptions: subscribe::Subscriptions::default(),
         }
     }
 
@@ -490,82 +506,4 @@ async fn report(
         CallEvent::Ask(ask) => return Some(ask),
     }
     None
-}
-
-impl ServerHandler for McpHandler {
-    fn get_info(&self) -> ServerConfig {
-        // What this server really serves: tools, and log messages from them.
-        #[allow(deprecated)]
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(self.info.clone())
-        .with_instructions(format!(
-            "Tools of the Oscova plugins linked into this host, for user `{}`.",
-            self.scope.user().id()
-        ))
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let span = super::trace::request_span("tools/call", Some(&request.name), &context);
-        let response = self
-            .run_tool_call(request, context)
-            .instrument(span.clone())
-            .await;
-        match &response {
-            Err(_) => super::trace::record_error(&span, "protocol_error"),
-            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
-                super::trace::record_error(&span, "tool_error");
-            }
-            Ok(_) => {}
-        }
-        response
-    }
-
-    #[allow(deprecated)]
-    async fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        *self
-            .log_level
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = log_level(&request);
-        Ok(())
-    }
-
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, ErrorData> {
-        if SERVED_METHODS.contains(&request.method.as_str()) {
-            return Err(invalid_params(&request));
-        }
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("method not found: `{}`", request.method),
-            None,
-        ))
-    }
 }

@@ -29,6 +29,33 @@
 //! # }
 //! ```
 //!
+//! # Prompts and resources
+//!
+//! Beside the tools, a server serves what its sources give each user:
+//! declared prompts ([`prompt::PromptTemplates`], `{argument}` templates
+//! checked when made), the user's files root as `file:///` resources
+//! through `oscova-core`'s files boundary ([`resource::FilesResources`]),
+//! or sources of your own ([`PromptSource`], [`ResourceSource`]), asked
+//! per request with the user's scope:
+//!
+//! ```no_run
+//! use oscova_mcp::McpServer;
+//! use oscova_mcp::prompt::{PromptArg, PromptRole, PromptTemplate, PromptTemplates};
+//! use oscova_mcp::resource::FilesResources;
+//!
+//! # async fn demo(scope: oscova_core::UserScope) -> Result<(), Box<dyn std::error::Error>> {
+//! let prompts = PromptTemplates::new([PromptTemplate::new("summarize", "Summarize a file")
+//!     .argument(PromptArg::new("path").with_required(true))
+//!     .text(PromptRole::User, "Summarize {path}.")])?;
+//! McpServer::new(scope)
+//!     .prompts(prompts)
+//!     .resources(FilesResources::new())
+//!     .serve_stdio()
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! [`McpServer::handler`] gives the `rmcp` handler itself, to serve on a
 //! transport of your own; [`McpServer::serve_io`] serves any byte stream.
 //!
@@ -54,7 +81,9 @@
 //! an opaque single-use handle, at most [`PARK_TIMEOUT`]). Tools' log messages are
 //! `notifications/message`, filtered by `logging/setLevel` (from
 //! [`DEFAULT_LEVEL`] until set). The capabilities advertised are the ones
-//! served: tools and logging. Tool errors and refusals are `isError`
+//! served: tools and logging, and prompts, resources and completion only
+//! when the server has a source of them ([`McpServer::prompts`],
+//! [`McpServer::resources`]; see [`prompt`] and [`resource`]). Tool errors and refusals are `isError`
 //! results, an unknown tool an invalid-params error. The details are in
 //! [`McpHandler`]. The session ends when the client disconnects; calls
 //! still running then are cancelled.
@@ -86,13 +115,22 @@ mod handler;
 pub mod http;
 mod logging;
 mod names;
+mod offer;
+pub mod prompt;
+pub mod resource;
 mod rounds;
 mod trace;
 mod transport;
 
-pub use handler::{McpHandler, SERVER_BUSY};
+pub use handler::{MAX_SUBSCRIPTIONS, McpHandler, SERVER_BUSY, SUBSCRIPTION_POLL};
 pub use logging::DEFAULT_LEVEL;
 pub use names::{NameClash, ToolNames};
+pub use offer::{BoxFuture, ListChangeNotifier, ListChanges, SourceError, list_changes};
+pub use prompt::PromptSource;
+pub use resource::ResourceSource;
+/// The `rmcp` this crate serves with, for the MCP model types sources
+/// return (`rmcp::model::Prompt`, `Resource`, ...).
+pub use rmcp;
 pub use rounds::{INPUT_KEY, MAX_PARKED, PARK_TIMEOUT};
 pub use transport::{DEFAULT_MAX_LINE_BYTES, LineTransport};
 
@@ -164,6 +202,8 @@ pub struct McpServer {
     /// Calls waiting for an answer between rounds, shared by every
     /// handler this server makes.
     parked: Arc<rounds::ParkedCalls>,
+    /// Prompts and resources beside the tools.
+    offer: offer::Offer,
 }
 
 impl McpServer {
@@ -179,7 +219,25 @@ impl McpServer {
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
             names: None,
             parked: Arc::default(),
+            offer: offer::Offer::default(),
         }
+    }
+
+    /// Serves `source`'s prompts (`prompts/list`, `prompts/get`, and
+    /// completion of their arguments), advertising the `prompts` and
+    /// `completions` capabilities.
+    pub fn prompts(mut self, source: impl PromptSource) -> Self {
+        self.offer.prompts = Some(Arc::new(source));
+        self
+    }
+
+    /// Serves `source`'s resources (`resources/list`, `read`,
+    /// `templates/list`, subscriptions when the source takes them, and
+    /// completion of template arguments), advertising the `resources` and
+    /// `completions` capabilities.
+    pub fn resources(mut self, source: impl ResourceSource) -> Self {
+        self.offer.resources = Some(Arc::new(source));
+        self
     }
 
     /// Sets how tools are named to the client. [`ToolNames::Short`] serves
@@ -241,7 +299,7 @@ impl McpServer {
     /// example one per connection of an HTTP transport).
     pub fn handler(&self) -> McpHandler {
         McpHandler::new(
-            handler::Served::new(self.scope.clone(), self.names.clone()),
+            handler::Served::new(self.scope.clone(), self.names.clone(), self.offer.clone()),
             self.info.clone(),
             self.max_in_flight,
             self.allow_approval_required,

@@ -2,7 +2,10 @@
 //! suite (npm package `@modelcontextprotocol/conformance`) calls, each
 //! doing what the suite's scenario description asks, built only on the
 //! public API. Served with short names, so each tool's wire-name tool
-//! segment is the fixture's name.
+//! segment is the fixture's name. The fixture prompts and resources are
+//! in [`offer`].
+
+pub mod offer;
 
 use std::time::Duration;
 
@@ -13,7 +16,7 @@ use oscova_core::tool::{LogLevel, decode_base64};
 /// A 1x1 red pixel, PNG.
 const RED_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 
-fn red_pixel() -> Vec<u8> {
+pub(crate) fn red_pixel() -> Vec<u8> {
     decode_base64(RED_PIXEL_PNG).unwrap_or_default()
 }
 

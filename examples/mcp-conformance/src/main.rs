@@ -1,7 +1,7 @@
 //! Run with: `cargo run -p example-mcp-conformance -- --listen 127.0.0.1:PORT`
 //!
-//! The conformance plugin's tools under their short names at
-//! `http://127.0.0.1:PORT/mcp`, served by `oscova_mcp::http` (the
+//! The conformance plugin's tools under their short names, with the
+//! fixture prompts and resources, at `http://127.0.0.1:PORT/mcp`, served by `oscova_mcp::http` (the
 //! server `oscova mcp --listen` runs) until SIGTERM or Ctrl-C. Port 0 picks
 //! a free port; the line `mcp-conformance: serving http://ADDR/mcp` on
 //! stderr says which.
@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use example_mcp_conformance::ConformancePlugin;
+use example_mcp_conformance::offer::{FixtureResources, prompts};
 use oscova_core::{PluginHost, linked_plugins};
 use oscova_mcp::ToolNames;
 use oscova_mcp::http::McpHttpServer;
@@ -42,7 +43,16 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let prompts = match prompts() {
+        Ok(prompts) => prompts,
+        Err(error) => {
+            eprintln!("mcp-conformance: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let server = server
+        .prompts(prompts)
+        .resources(FixtureResources)
         .server_info("oscova-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .bind(addr)
         .await;

@@ -21,12 +21,17 @@
 //! asked through MCP elicitation when the client declared it, and otherwise
 //! the handler the launcher installed decides: the embedding host's
 //! handler, else the call is refused with a reason naming the flag. Tools'
-//! questions go to the client the same way.
+//! questions go to the client the same way. Beside the tools, both serve
+//! the config's `[prompts.NAME]` (when there are any) and each user's
+//! files root as `file:///` resources (`oscova_mcp::resource::FilesResources`:
+//! through the files boundary, subscribable), with completion of prompt
+//! arguments and file paths.
 
 use std::net::SocketAddr;
 
 use oscova_mcp::McpServer;
 use oscova_mcp::http::McpHttpServer;
+use oscova_mcp::resource::FilesResources;
 #[cfg(feature = "mcp-servers")]
 use oscova_plugin_mcp::McpPluginBuilder;
 
@@ -49,7 +54,11 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
     for d in scope.diagnostics() {
         warn(&d.to_string());
     }
-    McpServer::new(scope)
+    let mut server = McpServer::new(scope).resources(FilesResources::new());
+    if !env.config.prompts().is_empty() {
+        server = server.prompts(env.config.prompts().clone());
+    }
+    server
         .server_info(env.name, env.version)
         .allow_approval_required(args.allow_approval_required)
         .tool_names(args.names.into())
@@ -63,7 +72,11 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
 async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitStatus, CliError> {
     let config = env.config.clone();
     let default_user = env.config.user(args.user.user.as_deref());
-    let server = McpHttpServer::new(env.host.clone())
+    let mut server = McpHttpServer::new(env.host.clone()).resources(FilesResources::new());
+    if !env.config.prompts().is_empty() {
+        server = server.prompts(env.config.prompts().clone());
+    }
+    let server = server
         .server_info(env.name, env.version)
         .users(move |id: &str| config.user(Some(id)))
         .default_user(default_user.id())

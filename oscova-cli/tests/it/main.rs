@@ -21,6 +21,7 @@ pub mod kokoro;
 pub mod mcp;
 pub mod mcp_gateway;
 pub mod mcp_http;
+pub mod mcp_offer;
 pub mod models;
 pub mod network;
 pub mod outside_crate;

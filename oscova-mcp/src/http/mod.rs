@@ -61,7 +61,10 @@
 //! 5. Each session's handler is the stdio server's ([`McpHandler`]) over
 //!    the user's scope, taken from a bounded cache ([`McpHttpServer::scope_cache`],
 //!    an [`oscova_serve::ScopeCache`] of the scope with its tools as MCP
-//!    lists them) and built on the user's first request. Calls in flight
+//!    lists them) and built on the user's first request; the server's
+//!    prompt and resource sources ([`McpHttpServer::prompts`],
+//!    [`McpHttpServer::resources`]) are asked with that scope, so each
+//!    user sees their own prompts and files. Calls in flight
 //!    are bounded per session, per user (across the user's sessions and
 //!    stateless requests, [`McpHttpServer::max_in_flight_per_user`]) and
 //!    for the whole server, each answered with
@@ -226,6 +229,8 @@ pub struct McpHttpServer {
     /// Short names, when asked for (checked when set).
     names: Option<Arc<ShortNames>>,
     info: Implementation,
+    /// Prompts and resources beside the tools.
+    pub(super) offer: crate::offer::Offer,
 }
 
 impl std::fmt::Debug for McpHttpServer {
@@ -276,6 +281,7 @@ impl McpHttpServer {
             allow_approval_required: false,
             names: None,
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
+            offer: crate::offer::Offer::default(),
         }
     }
 
@@ -480,6 +486,22 @@ impl McpHttpServer {
             ToolNames::Short => Some(ShortNames::build(self.host.tools())?),
         };
         Ok(self)
+    }
+
+    /// Serves `source`'s prompts to every user, each request asking it
+    /// with the user's scope (see
+    /// [`McpServer::prompts`](super::McpServer::prompts)).
+    pub fn prompts(mut self, source: impl crate::PromptSource) -> Self {
+        self.offer.prompts = Some(Arc::new(source));
+        self
+    }
+
+    /// Serves `source`'s resources to every user, each request asking it
+    /// with the user's scope (see
+    /// [`McpServer::resources`](super::McpServer::resources)).
+    pub fn resources(mut self, source: impl crate::ResourceSource) -> Self {
+        self.offer.resources = Some(Arc::new(source));
+        self
     }
 
     /// The name and version given in `initialize`.

@@ -114,6 +114,7 @@ pub(super) async fn bind(
     addr: SocketAddr,
 ) -> Result<BoundMcpServer, McpHttpError> {
     let names = server.names.clone();
+    let offer = server.offer.clone();
     let listener = Listener::bind(addr)
         .await?
         .max_connections(server.max_connections)?
@@ -164,7 +165,7 @@ pub(super) async fn bind(
         server.scope_cache,
         move |scope| {
             let bound = bounds.of(scope.user().id());
-            Served::new(scope, names.clone()).with_user_bound(bound, bounds.max())
+            Served::new(scope, names.clone(), offer.clone()).with_user_bound(bound, bounds.max())
         },
     );
     let state = Arc::new(State {

@@ -6,6 +6,7 @@
 
 #[cfg(feature = "http")]
 mod http;
+mod offer;
 mod python;
 mod results;
 mod stdio;

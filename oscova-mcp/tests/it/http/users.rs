@@ -290,3 +290,100 @@ async fn a_2026_07_28_question_waits_between_stateless_requests_for_its_own_user
     assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn each_user_reads_their_own_files_root_as_resources_over_http() {
+    let base = std::env::temp_dir().join(format!(
+        "oscova-mcp-http-files-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    for user in ["alice", "bob"] {
+        std::fs::create_dir_all(base.join(user)).unwrap();
+        std::fs::write(base.join(user).join("mine.txt"), format!("{user}'s")).unwrap();
+    }
+    let host = PluginHost::builder()
+        .plugins(oscova_core::linked_plugins![PostPlugin])
+        .service(Gate::default())
+        .files_roots_under(&base)
+        .build()
+        .unwrap();
+    let server = McpHttpServer::new(host).resources(oscova_mcp::resource::FilesResources::new());
+    let server = Running::start(with_tokens(server)).await;
+    let read = |client: &RunningService<RoleClient, ()>, uri: &'static str| {
+        let request = rmcp::model::ReadResourceRequestParams::new(uri);
+        let peer = client.peer().clone();
+        async move { peer.read_resource(request).await }
+    };
+    let alice = connect(&server.url, Some(ALICE)).await;
+    let bob = connect(&server.url, Some(BOB)).await;
+    for (client, user) in [(&alice, "alice"), (&bob, "bob")] {
+        let got = read(client, "file:///mine.txt").await.unwrap();
+        let got = serde_json::to_value(&got.contents).unwrap();
+        assert_eq!(got[0]["text"], format!("{user}'s"));
+        let listed = client.list_all_resources().await.unwrap();
+        assert_eq!(listed.len(), 1, "only their own: {listed:?}");
+    }
+    // The other user's root is outside this one.
+    let refused = read(&bob, "file:///../alice/mine.txt").await.unwrap_err();
+    let rmcp::ServiceError::McpError(e) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(e.code.0, -32602, "{e:?}");
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// Receives resource updates over HTTP.
+#[derive(Clone)]
+struct Updated(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl rmcp::ClientHandler for Updated {
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(params.uri);
+    }
+}
+
+#[tokio::test]
+async fn a_subscribed_file_that_changes_is_an_update_on_the_http_session() {
+    let base = std::env::temp_dir().join(format!(
+        "oscova-mcp-http-watch-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    std::fs::create_dir_all(base.join("alice")).unwrap();
+    std::fs::write(base.join("alice/a.txt"), "one").unwrap();
+    let host = PluginHost::builder()
+        .plugins(oscova_core::linked_plugins![PostPlugin])
+        .service(Gate::default())
+        .files_roots_under(&base)
+        .build()
+        .unwrap();
+    let server = McpHttpServer::new(host).resources(oscova_mcp::resource::FilesResources::new());
+    let server = Running::start(with_tokens(server)).await;
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(server.url.as_str()).auth_header(ALICE);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = timeout(
+        PATIENCE,
+        Updated(tx).serve(StreamableHttpClientTransport::from_config(config)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    #[allow(deprecated)]
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new("file:///a.txt"))
+        .await
+        .unwrap();
+    std::fs::write(base.join("alice/a.txt"), "two, longer").unwrap();
+    let uri = timeout(PATIENCE, rx.recv()).await.unwrap().unwrap();
+    assert_eq!(uri, "file:///a.txt");
+    client.cancel().await.unwrap();
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&base);
+}
