@@ -27,7 +27,11 @@ mod rounds;
 mod span;
 
 pub use events::{ChatEvent, ChatEventSink};
+#[cfg(feature = "session")]
+pub(crate) use messages::tool_message;
 pub use rounds::{ChatRun, run_chat};
+#[cfg(feature = "session")]
+pub(crate) use rounds::{name_calls, prepare_arguments};
 
 use std::fmt;
 use std::sync::Arc;

@@ -228,7 +228,7 @@ async fn run(
 const CANCELLED_TEXT: &str = "not run: the chat was cancelled";
 
 /// Gives every call a unique, non-empty id; some servers send none.
-fn name_calls(calls: &mut [ToolCallRequest], round: usize) {
+pub(crate) fn name_calls(calls: &mut [ToolCallRequest], round: usize) {
     let mut seen = HashSet::new();
     for (i, call) in calls.iter_mut().enumerate() {
         if call.id.is_empty() || !seen.insert(call.id.clone()) {
@@ -292,7 +292,11 @@ async fn run_tool(
 /// profile every optional parameter is nullable, so a `null` for a
 /// parameter the tool does not require is removed (the profile's advice),
 /// leaving the parameter's default to apply.
-fn prepare_arguments(scope: &UserScope, call: &ToolCallRequest, profile: SchemaProfile) -> Value {
+pub(crate) fn prepare_arguments(
+    scope: &UserScope,
+    call: &ToolCallRequest,
+    profile: SchemaProfile,
+) -> Value {
     let mut args = match &call.arguments {
         Value::Null => Value::Object(Map::new()),
         Value::String(text) => match serde_json::from_str::<Value>(text) {

@@ -28,6 +28,7 @@
 //! JSONL files, export and import), and `store/`
 //! (the trait, the memory, SQLite and Postgres stores).
 
+pub mod agent;
 mod context;
 mod entry;
 mod error;

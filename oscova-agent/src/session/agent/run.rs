@@ -1,0 +1,504 @@
+//! The agent loop: a prompt (or a command, or pending messages) becomes a
+//! run of turns, each one model call and the tool calls it asked for.
+//!
+//! Rules, in order: `InputEvent` (change the text or images, or consume
+//! it); the run starts with the messages queued for the next turn, the
+//! prompt, and what steering or follow-ups waited while idle;
+//! `BeforeAgentStartEvent` (the system prompt's options, its override,
+//! injected messages); `AgentStartEvent`; then turns: `TurnStartEvent`,
+//! steering messages delivered, the context built from the branch,
+//! `ContextEvent`, `BeforeProviderRequestEvent`, the model call
+//! (`MessageStart`, `MessageUpdate` per streamed piece, `MessageEnd`: the
+//! message may be replaced, same role, before it is stored), the batch's
+//! tool calls one after another (`tools.rs`), `TurnEndEvent`. After each
+//! tool, a queued steering message skips the rest of the batch: each
+//! skipped call is answered by a tool message saying so, and the next
+//! model call sees the steering message. Another turn follows when the
+//! model asked for tools, a handler set `continue_requested`, or steering
+//! waits; else follow-ups are delivered and another turn follows; else
+//! `AgentEndEvent` and `AgentSettledEvent`. Every message is stored on
+//! the session as soon as it is final, so the branch is the conversation
+//! whatever stops the run; every tool call stored is answered, even on
+//! cancellation or when the bound on turns (`max_turns`) is reached. The
+//! offline rule is checked before every model call.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use oscova_core::CancellationToken;
+use oscova_core::provider::model::{
+    ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ToolCallRequest,
+    check_offline,
+};
+use oscova_core::tool::ContentBlock;
+
+use super::AgentEvent;
+use super::commands::CommandInfo;
+use super::context::ExtensionContext;
+use super::dispatch::{CatchUnwind, dispatch};
+use super::error::AgentError;
+use super::events::{
+    AgentEndEvent, AgentSettledEvent, AgentStartEvent, BeforeAgentStartEvent,
+    BeforeProviderRequestEvent, ContextEvent, InputEvent, MessageEndEvent, MessageStartEvent,
+    MessageUpdateEvent, ProviderPayload, SystemPromptOptions, TurnEndEvent, TurnStartEvent,
+};
+use super::host::AgentSession;
+use super::state::{Pending, Shared};
+use super::tools::run_call;
+use crate::chat::{ChatError, name_calls, tool_specs};
+use crate::session::{EntryKind, MessageContent};
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RunOutcome {
+    /// The model's last answer (empty when no model call was made).
+    pub text: String,
+    /// The model calls made.
+    pub turns: usize,
+    /// The tool calls answered (run, blocked, refused or skipped).
+    pub tool_calls: usize,
+    /// Whether an `InputEvent` handler consumed the input (no run).
+    pub handled: bool,
+}
+
+const CANCELLED_TEXT: &str = "not run: the run was cancelled";
+const STEERED_TEXT: &str = "skipped: the user sent a new message, which comes next; not run";
+
+impl AgentSession {
+    /// Runs `text` as the person's prompt (see the module rules).
+    pub async fn prompt(&mut self, text: impl Into<String>) -> Result<RunOutcome, AgentError> {
+        self.prompt_with(text, Vec::new()).await
+    }
+
+    /// Runs `text` with images as the person's prompt.
+    pub async fn prompt_with(
+        &mut self,
+        text: impl Into<String>,
+        images: Vec<ContentBlock>,
+    ) -> Result<RunOutcome, AgentError> {
+        self.shared.check_fresh()?;
+        let event = InputEvent {
+            text: text.into(),
+            images,
+            handled: false,
+        };
+        let event = dispatch(&self.shared, event).await?;
+        if event.handled {
+            return Ok(RunOutcome {
+                text: String::new(),
+                turns: 0,
+                tool_calls: 0,
+                handled: true,
+            });
+        }
+        let message = ChatMessage::user(event.text).with_attachments(event.images);
+        self.run(vec![Pending::User(message)]).await
+    }
+
+    /// Runs `/name args` (see [`commands`](Self::commands)), then the run
+    /// its messages asked for, if any.
+    pub async fn run_command(&mut self, line: &str) -> Result<Option<RunOutcome>, AgentError> {
+        self.shared.check_fresh()?;
+        let (handler, extension, args) = self.shared.state().commands.find(line)?;
+        let ctx = ExtensionContext::new(self.shared.clone(), extension);
+        match CatchUnwind(handler(args, ctx)).await {
+            Ok(outcome) => outcome?,
+            Err(panic) => {
+                return Err(AgentError::handler(format!(
+                    "the command panicked: {panic}"
+                )));
+            }
+        }
+        self.run_pending().await
+    }
+
+    /// The commands extensions registered, in order.
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        let state = self.shared.state();
+        state.commands.list(&state.names)
+    }
+
+    /// Completes a command line: names for `/he`, the command's own
+    /// candidates for its argument after a space.
+    pub fn complete_command(&self, prefix: &str) -> Vec<String> {
+        self.shared.state().commands.complete(prefix)
+    }
+
+    /// Runs what extensions asked for while the agent was idle (a user
+    /// message, a message with `trigger_turn`); `None` when nothing waits.
+    pub async fn run_pending(&mut self) -> Result<Option<RunOutcome>, AgentError> {
+        let trigger = std::mem::take(&mut self.shared.state().queues.trigger);
+        if !trigger {
+            return Ok(None);
+        }
+        self.run(Vec::new()).await.map(Some)
+    }
+
+    async fn run(&mut self, initial: Vec<Pending>) -> Result<RunOutcome, AgentError> {
+        let shared = self.shared.clone();
+        shared.check_fresh()?;
+        if !shared.idle.swap(false, Ordering::AcqRel) {
+            return Err(AgentError::Busy);
+        }
+        *shared.cancel.lock().unwrap_or_else(|p| p.into_inner()) = CancellationToken::new();
+        let outcome = Run { shared: &shared }.go(initial).await;
+        shared.idle.store(true, Ordering::Release);
+        outcome
+    }
+}
+
+struct Run<'a> {
+    shared: &'a Arc<Shared>,
+}
+
+impl Run<'_> {
+    async fn go(&self, initial: Vec<Pending>) -> Result<RunOutcome, AgentError> {
+        let shared = self.shared;
+        let mut first: Vec<Pending> = {
+            let mut state = shared.state();
+            let queues = &mut state.queues;
+            queues.trigger = false;
+            let mut first: Vec<Pending> = queues.next_turn.drain(..).collect();
+            first.extend(initial);
+            first.extend(queues.steer.drain(..));
+            first.extend(queues.follow_up.drain(..));
+            first
+        };
+        let prompt = SystemPromptOptions {
+            base: shared.host.system_prompt.clone(),
+            tools: self.tools().into_iter().map(|(_, line)| line).collect(),
+            ..SystemPromptOptions::default()
+        };
+        let event = BeforeAgentStartEvent {
+            prompt,
+            system_prompt_override: None,
+            injected_messages: Vec::new(),
+        };
+        let event = dispatch(shared, event).await?;
+        let system = event
+            .system_prompt_override
+            .unwrap_or_else(|| event.prompt.render());
+        first.extend(event.injected_messages.into_iter().map(Pending::Custom));
+        let mut added = Vec::new();
+        self.deliver(first, &mut added).await?;
+        dispatch(shared, AgentStartEvent {}).await?;
+
+        let mut outcome = RunOutcome {
+            text: String::new(),
+            turns: 0,
+            tool_calls: 0,
+            handled: false,
+        };
+        let max_turns = shared.host.max_turns;
+        loop {
+            if outcome.turns == max_turns {
+                self.end(added).await;
+                return Err(ChatError::RoundLimit {
+                    max_rounds: max_turns,
+                    pending: Vec::new(),
+                }
+                .into());
+            }
+            outcome.turns += 1;
+            let turn = outcome.turns;
+            dispatch(shared, TurnStartEvent { turn }).await?;
+            let steering: Vec<Pending> = shared.state().queues.steer.drain(..).collect();
+            self.deliver(steering, &mut added).await?;
+            let message = self.model_call(&system, turn).await?;
+            added.push(message.clone());
+            outcome.text = message.content.clone();
+            let results = self.run_batch(&message.tool_calls, &mut added).await?;
+            outcome.tool_calls += results.len();
+            let event = TurnEndEvent {
+                turn,
+                message: message.clone(),
+                tool_results: results,
+                continue_requested: false,
+            };
+            let event = dispatch(shared, event).await?;
+            let steer_waits = !shared.state().queues.steer.is_empty();
+            if !message.tool_calls.is_empty() || event.continue_requested || steer_waits {
+                continue;
+            }
+            let follow_ups: Vec<Pending> = shared.state().queues.follow_up.drain(..).collect();
+            if follow_ups.is_empty() {
+                break;
+            }
+            self.deliver(follow_ups, &mut added).await?;
+        }
+        self.end(added).await;
+        Ok(outcome)
+    }
+
+    async fn end(&self, added: Vec<ChatMessage>) {
+        let _ = dispatch(self.shared, AgentEndEvent { messages: added }).await;
+        let settled = {
+            let queues = &self.shared.state().queues;
+            queues.steer.is_empty() && queues.follow_up.is_empty() && !queues.trigger
+        };
+        if settled {
+            let _ = dispatch(self.shared, AgentSettledEvent {}).await;
+        }
+    }
+
+    /// The active tools with the line each shows in the prompt.
+    fn tools(&self) -> Vec<(oscova_core::provider::model::ToolSpec, String)> {
+        let shared = self.shared;
+        let profile = shared.host.profile;
+        let mut tools: Vec<_> = tool_specs(&shared.scope, profile)
+            .into_iter()
+            .map(|spec| {
+                let line = format!(
+                    "{}: {}",
+                    spec.name,
+                    spec.description.lines().next().unwrap_or_default()
+                );
+                (spec, line)
+            })
+            .collect();
+        let state = shared.state();
+        tools.extend(state.tools.specs(profile).into_iter().map(|(spec, first)| {
+            let line = format!("{}: {first}", spec.name);
+            (spec, line)
+        }));
+        if let Some(active) = &state.active_tools {
+            tools.retain(|(spec, _)| active.contains(&spec.name));
+        }
+        tools
+    }
+
+    /// Stores messages, each with its start and end events.
+    async fn deliver(
+        &self,
+        pending: Vec<Pending>,
+        added: &mut Vec<ChatMessage>,
+    ) -> Result<(), AgentError> {
+        for message in pending {
+            match message {
+                Pending::User(message) => {
+                    let message = self.finish(message).await?;
+                    self.shared
+                        .session
+                        .lock()
+                        .await
+                        .append_chat(&[message.clone()])
+                        .await?;
+                    added.push(message);
+                }
+                Pending::Custom(custom) => {
+                    let as_chat = ChatMessage::user(custom.content.clone());
+                    let message = self.finish(as_chat).await?;
+                    let kind = EntryKind::CustomMessage {
+                        custom_type: custom.custom_type.clone(),
+                        content: MessageContent::Text(message.content.clone()),
+                        details: custom.details.clone(),
+                        display: custom.display,
+                    };
+                    self.shared.session.lock().await.append(kind).await?;
+                    added.push(message);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `MessageStart` and `MessageEnd` around a complete message; the
+    /// replacement keeps the role.
+    async fn finish(&self, message: ChatMessage) -> Result<ChatMessage, AgentError> {
+        dispatch(
+            self.shared,
+            MessageStartEvent {
+                message: message.clone(),
+            },
+        )
+        .await?;
+        let role = message.role;
+        let end = dispatch(self.shared, MessageEndEvent { message }).await?;
+        let mut message = end.message;
+        message.role = role;
+        Ok(message)
+    }
+
+    async fn model_call(&self, system: &str, turn: usize) -> Result<ChatMessage, AgentError> {
+        let shared = self.shared;
+        let choice = shared.state().model.clone().ok_or_else(|| {
+            AgentError::Chat(ChatError::NoModel {
+                provider: "(none configured)".into(),
+            })
+        })?;
+        let config = &choice.config;
+        let provider = &*choice.provider;
+        check_offline(config, provider, shared.host.offline)?;
+        let model = config
+            .model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .ok_or_else(|| {
+                AgentError::Chat(ChatError::NoModel {
+                    provider: config.provider.to_string(),
+                })
+            })?;
+        let history = {
+            let mut session = shared.session.lock().await;
+            let current = session.current_model();
+            let same = current
+                .as_ref()
+                .is_some_and(|m| m.provider == config.provider.as_str() && m.model_id == model);
+            if !same {
+                let kind = EntryKind::ModelChange {
+                    provider: config.provider.to_string(),
+                    model_id: model.clone(),
+                };
+                session.append(kind).await?;
+            }
+            session.context().chat_messages()
+        };
+        let event = dispatch(shared, ContextEvent { messages: history }).await?;
+        let mut messages = Vec::with_capacity(event.messages.len() + 1);
+        if !system.is_empty() {
+            messages.push(ChatMessage::system(system));
+        }
+        messages.extend(event.messages);
+        let tools = self.tools().into_iter().map(|(spec, _)| spec).collect();
+        let payload = ProviderPayload {
+            model,
+            messages,
+            tools,
+        };
+        let payload = dispatch(shared, BeforeProviderRequestEvent { payload })
+            .await?
+            .payload;
+
+        let started = ChatMessage::assistant("", Vec::new());
+        dispatch(shared, MessageStartEvent { message: started }).await?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let forward = move |event: ChatStreamEvent| {
+            if let ChatStreamEvent::Text(text) = event {
+                let _ = tx.send(text);
+            }
+        };
+        let sink: ChatStreamSink<'_> = &forward;
+        let cancel = shared.cancellation();
+        let request = ChatRequest {
+            config,
+            api_key: None,
+            model: &payload.model,
+            messages: &payload.messages,
+            tools: &payload.tools,
+            stream: shared.host.stream.then_some(sink),
+            cancel: cancel.clone(),
+        };
+        let call = provider.chat(request);
+        tokio::pin!(call);
+        let response = loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(ChatError::Cancelled.into()),
+                Some(delta) = rx.recv() => self.update(delta).await,
+                response = &mut call => break response,
+            }
+        };
+        while let Ok(delta) = rx.try_recv() {
+            self.update(delta).await;
+        }
+        let mut message = response?.message;
+        message.role = ChatRole::Assistant;
+        message.tool_call_id = None;
+        name_calls(&mut message.tool_calls, turn);
+        if !shared.host.stream && !message.content.is_empty() {
+            self.update(message.content.clone()).await;
+        }
+        let end = dispatch(
+            shared,
+            MessageEndEvent {
+                message: message.clone(),
+            },
+        )
+        .await?;
+        if end.message.role == ChatRole::Assistant {
+            message = end.message;
+        }
+        shared
+            .session
+            .lock()
+            .await
+            .append_chat(&[message.clone()])
+            .await?;
+        Ok(message)
+    }
+
+    async fn update(&self, delta: String) {
+        self.shared.emit(AgentEvent::Text(delta.clone()));
+        let _ = dispatch(self.shared, MessageUpdateEvent { delta }).await;
+    }
+
+    /// Runs a batch of calls one after another, each answered and stored;
+    /// a steering message skips the rest (see the module rules).
+    async fn run_batch(
+        &self,
+        calls: &[ToolCallRequest],
+        added: &mut Vec<ChatMessage>,
+    ) -> Result<Vec<ChatMessage>, AgentError> {
+        let shared = self.shared;
+        let mut results = Vec::with_capacity(calls.len());
+        for (i, call) in calls.iter().enumerate() {
+            let cancelled = shared.cancellation().is_cancelled();
+            let ran = if cancelled {
+                None
+            } else {
+                shared.emit(AgentEvent::ToolRunning(call.clone()));
+                run_call(shared, call, shared.host.profile).await
+            };
+            let Some((message, result)) = ran else {
+                self.answer(calls.get(i..).unwrap_or_default(), CANCELLED_TEXT, added)
+                    .await?;
+                return Err(ChatError::Cancelled.into());
+            };
+            shared.emit(AgentEvent::ToolFinished {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                result,
+            });
+            let message = self.finish(message).await?;
+            shared
+                .session
+                .lock()
+                .await
+                .append_chat(&[message.clone()])
+                .await?;
+            added.push(message.clone());
+            results.push(message);
+            let rest = calls.get(i + 1..).unwrap_or_default();
+            if !rest.is_empty() && !shared.state().queues.steer.is_empty() {
+                results.extend(self.answer(rest, STEERED_TEXT, added).await?);
+                break;
+            }
+        }
+        Ok(results)
+    }
+
+    /// Answers calls that will not run, so every stored call has its
+    /// tool message.
+    async fn answer(
+        &self,
+        calls: &[ToolCallRequest],
+        text: &str,
+        added: &mut Vec<ChatMessage>,
+    ) -> Result<Vec<ChatMessage>, AgentError> {
+        let messages: Vec<ChatMessage> = calls
+            .iter()
+            .map(|call| ChatMessage::tool(call.id.clone(), text))
+            .collect();
+        if !messages.is_empty() {
+            self.shared
+                .session
+                .lock()
+                .await
+                .append_chat(&messages)
+                .await?;
+            added.extend(messages.iter().cloned());
+        }
+        Ok(messages)
+    }
+}
