@@ -282,7 +282,7 @@ impl Run<'_> {
                         .session
                         .lock()
                         .await
-                        .append_chat(&[message.clone()])
+                        .append_chat(std::slice::from_ref(&message))
                         .await?;
                     added.push(message);
                 }
@@ -423,7 +423,7 @@ impl Run<'_> {
             .session
             .lock()
             .await
-            .append_chat(&[message.clone()])
+            .append_chat(std::slice::from_ref(&message))
             .await?;
         Ok(message)
     }
@@ -465,7 +465,7 @@ impl Run<'_> {
                 .session
                 .lock()
                 .await
-                .append_chat(&[message.clone()])
+                .append_chat(std::slice::from_ref(&message))
                 .await?;
             added.push(message.clone());
             results.push(message);

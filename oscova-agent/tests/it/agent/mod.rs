@@ -136,12 +136,18 @@ impl AgentPlugin for AgentTestPlugin {
     }
 }
 
+impl AgentTestPlugin {
+    pub fn with(script: &Arc<Script>) -> Self {
+        Self {
+            script: script.clone(),
+        }
+    }
+}
+
 pub fn plugin_host(script: &Arc<Script>) -> PluginHost {
     PluginHost::builder()
         .no_linked_plugins()
-        .plugin_instance(AgentTestPlugin {
-            script: script.clone(),
-        })
+        .plugin_instance(AgentTestPlugin::with(script))
         .build()
         .unwrap()
 }
