@@ -252,7 +252,7 @@ impl ExtensionContext {
         }
         let request = ChatRequest {
             config,
-            api_key: None,
+            api_key: choice.api_key.as_ref(),
             model,
             messages: &messages,
             tools: &[],

@@ -46,8 +46,15 @@ pub trait Extension: Send + 'static {
     fn activate(&mut self, api: &mut SessionApi) -> Result<(), AgentError>;
 }
 
-/// Makes one extension instance per session.
-pub(crate) type ExtensionFactory = Arc<dyn Fn() -> Box<dyn Extension> + Send + Sync>;
+/// Makes one extension instance per session (what
+/// [`AgentHostBuilder::add_extension_factory`](super::AgentHostBuilder::add_extension_factory) takes;
+/// [`extension_factory`] makes one for a type).
+pub type ExtensionFactory = Arc<dyn Fn() -> Box<dyn Extension> + Send + Sync>;
+
+/// The factory of `T::default()` instances.
+pub fn extension_factory<T: Extension + Default>() -> ExtensionFactory {
+    factory_of::<T>()
+}
 
 pub(crate) fn factory_of<T: Extension + Default>() -> ExtensionFactory {
     Arc::new(|| Box::new(T::default()))

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use oscova_core::interaction::InteractionHandler;
 use oscova_core::provider::model::ModelProviderConfig;
-use oscova_core::{CancellationToken, PluginHost, UserInfo};
+use oscova_core::{CancellationToken, ExposeSecret, PluginHost, SecretString, UserInfo};
 
 use super::api::SessionApi;
 use super::dispatch::{dispatch, panic_text};
@@ -82,7 +82,7 @@ impl std::fmt::Debug for AgentHost {
 pub(crate) struct HostParts {
     pub(crate) plugins: PluginHost,
     pub(crate) store: Arc<dyn SessionStore>,
-    pub(crate) models: Vec<ModelProviderConfig>,
+    pub(crate) models: Vec<(ModelProviderConfig, Option<SecretString>)>,
     pub(crate) extensions: Vec<ExtensionFactory>,
     pub(crate) system_prompt: String,
     pub(crate) offline: bool,
@@ -101,16 +101,20 @@ impl HostParts {
     ) -> Result<ModelChoice, AgentError> {
         let provider = model_provider(&self.plugins, key)
             .ok_or_else(|| AgentError::UnknownProvider(key.to_owned()))?;
-        let mut config = self
+        let (mut config, api_key) = self
             .models
             .iter()
-            .find(|c| c.provider.as_str() == key)
+            .find(|(c, _)| c.provider.as_str() == key)
             .cloned()
-            .unwrap_or_else(|| ModelProviderConfig::new(key));
+            .unwrap_or_else(|| (ModelProviderConfig::new(key), None));
         if let Some(model) = model {
             config.model = Some(model.to_owned());
         }
-        Ok(ModelChoice { provider, config })
+        Ok(ModelChoice {
+            provider,
+            config,
+            api_key,
+        })
     }
 }
 
@@ -188,7 +192,28 @@ impl AgentHostBuilder {
     /// Adds a model configuration; the first is the sessions' default.
     /// Its provider must be one the plugin host built.
     pub fn model(mut self, config: ModelProviderConfig) -> Self {
-        self.parts.models.push(config);
+        self.parts.models.push((config, None));
+        self
+    }
+
+    /// Adds a model configuration with the API key its provider is called
+    /// with; the key is redacted in every session's tool results, as the
+    /// host's secrets are.
+    pub fn model_with_key(
+        mut self,
+        config: ModelProviderConfig,
+        api_key: Option<SecretString>,
+    ) -> Self {
+        if let Some(key) = &api_key {
+            self.parts.plugins.redactor().add(key.expose_secret());
+        }
+        self.parts.models.push((config, api_key));
+        self
+    }
+
+    /// Adds an extension every session gets, made by a shared factory.
+    pub fn add_extension_factory(mut self, factory: ExtensionFactory) -> Self {
+        self.parts.extensions.push(factory);
         self
     }
 
@@ -420,7 +445,7 @@ async fn activate(
             parts
                 .models
                 .first()
-                .and_then(|c| parts.model_for(c.provider.as_str(), None).ok())
+                .and_then(|(c, _)| parts.model_for(c.provider.as_str(), None).ok())
         });
     let thinking_level = session.context().thinking_level;
     let session_id = session.id().clone();

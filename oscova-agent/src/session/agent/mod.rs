@@ -96,7 +96,7 @@ pub use context::{ExecOptions, ExecOutput, ExtensionContext};
 pub use dispatch::Subscription;
 pub use error::AgentError;
 pub use events::*;
-pub use extension::Extension;
+pub use extension::{Extension, ExtensionFactory, extension_factory};
 pub use host::{AgentHost, AgentHostBuilder, AgentSession, AgentSessionOptions};
 pub use run::RunOutcome;
 pub use state::Delivery;

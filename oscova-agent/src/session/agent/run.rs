@@ -382,7 +382,7 @@ impl Run<'_> {
         let cancel = shared.cancellation();
         let request = ChatRequest {
             config,
-            api_key: None,
+            api_key: choice.api_key.as_ref(),
             model: &payload.model,
             messages: &payload.messages,
             tools: &payload.tools,

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use oscova_core::interaction::InteractionHandler;
 use oscova_core::provider::model::{ChatMessage, ModelProvider, ModelProviderConfig};
-use oscova_core::{CancellationToken, UserScope};
+use oscova_core::{CancellationToken, SecretString, UserScope};
 
 use super::bus::Bus;
 use super::commands::Commands;
@@ -70,6 +70,7 @@ impl Queues {
 pub(crate) struct ModelChoice {
     pub(crate) provider: Arc<dyn ModelProvider>,
     pub(crate) config: ModelProviderConfig,
+    pub(crate) api_key: Option<SecretString>,
 }
 
 pub(crate) struct State {
