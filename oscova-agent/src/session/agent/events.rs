@@ -154,7 +154,9 @@ pub struct SystemPromptOptions {
     pub base: String,
     /// Named sections, in order (`("Project", "…")`).
     pub sections: Vec<(String, String)>,
-    /// One line per tool (`name: what it does`), under "Tools".
+    /// One line per tool (`name: what it does`), under "Tools"; empty
+    /// until a host or extension adds the lines it wants the model to read
+    /// (every active tool is offered to the model with its schema anyway).
     pub tools: Vec<String>,
     /// Bullets under "Guidelines".
     pub guidelines: Vec<String>,

@@ -182,6 +182,7 @@ impl AgentHost {
             host: self.clone(),
             options,
             extensions,
+            parent_cancel: CancellationToken::new(),
         };
         agent.started(reason).await;
         Ok(agent)
@@ -278,6 +279,7 @@ pub struct AgentSessionOptions {
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) interaction: Option<Arc<dyn InteractionHandler>>,
     pub(crate) sink: Option<super::AgentEventSink>,
+    pub(crate) model: Option<(String, Option<String>)>,
 }
 
 impl std::fmt::Debug for AgentSessionOptions {
@@ -326,6 +328,14 @@ impl AgentSessionOptions {
         self
     }
 
+    /// Starts with the provider `provider` (one of the host's models) and
+    /// `model` (its configured one when `None`), whatever model the
+    /// branch last used: a person's explicit choice.
+    pub fn model(mut self, provider: impl Into<String>, model: Option<String>) -> Self {
+        self.model = Some((provider.into(), model));
+        self
+    }
+
     /// Receives [`AgentEvent`]s: streamed text, tool progress, extension
     /// errors.
     pub fn on_event(mut self, sink: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
@@ -342,6 +352,8 @@ pub struct AgentSession {
     pub(crate) options: AgentSessionOptions,
     /// Kept alive as long as the session: handlers may share their state.
     pub(crate) extensions: Vec<Box<dyn Extension>>,
+    /// Cancels every run (each run gets a child of it).
+    pub(crate) parent_cancel: CancellationToken,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -423,6 +435,18 @@ impl AgentSession {
         self.shared.cancellation().cancel();
     }
 
+    /// A token that cancels the runs from now on (each run is cancelled by
+    /// it, or by an abort of its own): a host's Ctrl-C.
+    pub fn cancellation(&mut self, token: CancellationToken) {
+        self.parent_cancel = token;
+    }
+
+    /// The session itself, locked: for what the agent does not do (a
+    /// label, a fork, the tree). Do not hold it across a prompt.
+    pub async fn session(&self) -> tokio::sync::MutexGuard<'_, Session> {
+        self.shared.session.lock().await
+    }
+
     /// The names of the extensions, in load order.
     pub fn extension_names(&self) -> Vec<String> {
         self.shared.state().names.clone()
@@ -437,10 +461,17 @@ async fn activate(
 ) -> (Arc<Shared>, Vec<Box<dyn Extension>>) {
     let parts = host.inner.clone();
     let scope = parts.plugins.user_scope(session.user().clone());
-    let remembered = session.current_model();
-    let model = remembered
+    let chosen = options
+        .model
         .as_ref()
-        .and_then(|m| parts.model_for(&m.provider, Some(&m.model_id)).ok())
+        .and_then(|(provider, model)| parts.model_for(provider, model.as_deref()).ok());
+    let remembered = session.current_model();
+    let model = chosen
+        .or_else(|| {
+            remembered
+                .as_ref()
+                .and_then(|m| parts.model_for(&m.provider, Some(&m.model_id)).ok())
+        })
         .or_else(|| {
             parts
                 .models

@@ -25,9 +25,8 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use oscova_core::CancellationToken;
 use oscova_core::provider::model::{
-    ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ToolCallRequest,
+    ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ToolCallRequest, ToolSpec,
     check_offline,
 };
 use oscova_core::tool::ContentBlock;
@@ -46,7 +45,7 @@ use super::host::AgentSession;
 use super::state::{Pending, Shared};
 use super::tools::run_call;
 use crate::chat::{ChatError, name_calls, tool_specs};
-use crate::session::{EntryKind, MessageContent};
+use crate::session::{AgentMessage, EntryKind, MessageContent, ModelRef, iso_to_millis, now_iso};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,10 +140,18 @@ impl AgentSession {
         if !shared.idle.swap(false, Ordering::AcqRel) {
             return Err(AgentError::Busy);
         }
-        *shared.cancel.lock().unwrap_or_else(|p| p.into_inner()) = CancellationToken::new();
-        let outcome = Run { shared: &shared }.go(initial).await;
-        shared.idle.store(true, Ordering::Release);
-        outcome
+        // Idle again however the run ends, a dropped future included.
+        let _idle = IdleAgain(&shared);
+        *shared.cancel.lock().unwrap_or_else(|p| p.into_inner()) = self.parent_cancel.child_token();
+        Run { shared: &shared }.go(initial).await
+    }
+}
+
+struct IdleAgain<'a>(&'a Shared);
+
+impl Drop for IdleAgain<'_> {
+    fn drop(&mut self) {
+        self.0.idle.store(true, Ordering::Release);
     }
 }
 
@@ -167,7 +174,6 @@ impl Run<'_> {
         };
         let prompt = SystemPromptOptions {
             base: shared.host.system_prompt.clone(),
-            tools: self.tools().into_iter().map(|(_, line)| line).collect(),
             ..SystemPromptOptions::default()
         };
         let event = BeforeAgentStartEvent {
@@ -242,28 +248,15 @@ impl Run<'_> {
         }
     }
 
-    /// The active tools with the line each shows in the prompt.
-    fn tools(&self) -> Vec<(oscova_core::provider::model::ToolSpec, String)> {
+    /// The active tools, as the model is offered them.
+    fn tools(&self) -> Vec<ToolSpec> {
         let shared = self.shared;
         let profile = shared.host.profile;
-        let mut tools: Vec<_> = tool_specs(&shared.scope, profile)
-            .into_iter()
-            .map(|spec| {
-                let line = format!(
-                    "{}: {}",
-                    spec.name,
-                    spec.description.lines().next().unwrap_or_default()
-                );
-                (spec, line)
-            })
-            .collect();
+        let mut tools = tool_specs(&shared.scope, profile);
         let state = shared.state();
-        tools.extend(state.tools.specs(profile).into_iter().map(|(spec, first)| {
-            let line = format!("{}: {first}", spec.name);
-            (spec, line)
-        }));
+        tools.extend(state.tools.specs(profile));
         if let Some(active) = &state.active_tools {
-            tools.retain(|(spec, _)| active.contains(&spec.name));
+            tools.retain(|spec| active.contains(&spec.name));
         }
         tools
     }
@@ -339,28 +332,14 @@ impl Run<'_> {
                     provider: config.provider.to_string(),
                 })
             })?;
-        let history = {
-            let mut session = shared.session.lock().await;
-            let current = session.current_model();
-            let same = current
-                .as_ref()
-                .is_some_and(|m| m.provider == config.provider.as_str() && m.model_id == model);
-            if !same {
-                let kind = EntryKind::ModelChange {
-                    provider: config.provider.to_string(),
-                    model_id: model.clone(),
-                };
-                session.append(kind).await?;
-            }
-            session.context().chat_messages()
-        };
+        let history = shared.session.lock().await.context().chat_messages();
         let event = dispatch(shared, ContextEvent { messages: history }).await?;
         let mut messages = Vec::with_capacity(event.messages.len() + 1);
         if !system.is_empty() {
             messages.push(ChatMessage::system(system));
         }
         messages.extend(event.messages);
-        let tools = self.tools().into_iter().map(|(spec, _)| spec).collect();
+        let tools = self.tools();
         let payload = ProviderPayload {
             model,
             messages,
@@ -419,11 +398,19 @@ impl Run<'_> {
         if end.message.role == ChatRole::Assistant {
             message = end.message;
         }
+        // The answer names the model that gave it (pi reads the session's
+        // model from it).
+        let answered_by = ModelRef {
+            provider: config.provider.to_string(),
+            model_id: payload.model.clone(),
+        };
+        let millis = iso_to_millis(&now_iso()).unwrap_or(0);
+        let stored = AgentMessage::from_chat(&message, millis, None, Some(&answered_by));
         shared
             .session
             .lock()
             .await
-            .append_chat(std::slice::from_ref(&message))
+            .append(EntryKind::Message { message: stored })
             .await?;
         Ok(message)
     }

@@ -90,20 +90,17 @@ impl ExtensionTools {
 
     /// The tools as the model sees them (a schema the profile cannot
     /// express leaves its tool out, with a warning).
-    pub(crate) fn specs(&self, profile: SchemaProfile) -> Vec<(ToolSpec, String)> {
+    pub(crate) fn specs(&self, profile: SchemaProfile) -> Vec<ToolSpec> {
         self.tools
             .iter()
             .filter_map(|t| {
                 let info = t.info.tools().get(t.index)?;
                 match export_schema(info.input_schema(), profile) {
-                    Ok(parameters) => Some((
-                        ToolSpec {
-                            name: t.name.clone(),
-                            description: info.description().to_owned(),
-                            parameters,
-                        },
-                        info.description().lines().next().unwrap_or_default().to_owned(),
-                    )),
+                    Ok(parameters) => Some(ToolSpec {
+                        name: t.name.clone(),
+                        description: info.description().to_owned(),
+                        parameters,
+                    }),
                     Err(error) => {
                         tracing::warn!(tool = %t.name, %error, "extension tool left out: its schema cannot be exported");
                         None

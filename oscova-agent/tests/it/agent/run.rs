@@ -124,6 +124,7 @@ async fn handlers_shape_the_prompt_the_context_the_payload_and_the_stored_answer
         .add_extension_with(probe("shaper", |api| {
             api.on(|mut e: BeforeAgentStartEvent, _| async move {
                 e.prompt.sections.push(("Project".into(), "Oscova".into()));
+                e.prompt.tools.push(format!("{ECHO}: Returns the text."));
                 e.prompt.guidelines.push("be brief".into());
                 e.injected_messages
                     .push(ExtensionMessage::new("notes", "Today is Friday."));
@@ -276,7 +277,7 @@ async fn a_steering_message_skips_the_rest_of_the_batch_and_comes_next() {
     assert_eq!(outcome.text, "changing course");
     assert_eq!(entries(&ran), ["c1"], "the rest of the batch did not run");
     let (sent, _) = script.seen(1);
-    let tail: Vec<_> = sent[3..]
+    let tail: Vec<_> = sent[2..]
         .iter()
         .map(|m| (role(m), m.content.as_str()))
         .collect();
