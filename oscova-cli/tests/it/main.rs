@@ -10,6 +10,7 @@ mod support;
 mod validators;
 
 pub mod chat;
+pub mod chat_extensions;
 pub mod cli;
 pub mod docs;
 pub mod embedding;
