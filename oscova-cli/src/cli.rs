@@ -233,8 +233,9 @@ pub(crate) struct ChatArgs {
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
     /// Keep the conversation in the user's session NAME (created when
-    /// missing, else resumed from its active branch); every message is
-    /// stored as it is exchanged.
+    /// missing, else resumed from its active branch), run by the session
+    /// agent with this program's session extensions (their slash
+    /// commands: /help); every message is stored as it is exchanged.
     #[arg(long, value_name = "NAME")]
     pub(crate) session: Option<String>,
     /// Continue the session from entry ENTRY_ID (`oscova sessions show`
