@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use oscova_agent::chat::ChatError;
 use oscova_agent::session::agent::*;
 use oscova_core::interaction::{Answer, AskError, InteractionRequest};
+use oscova_core::prelude::*;
 use oscova_core::process::ProcessSpawnPolicy;
 use oscova_core::provider::model::{ChatMessage, ChatRole, ModelError};
 use oscova_core::{PluginHost, UserInfo};
@@ -284,4 +285,82 @@ async fn an_abort_answers_every_call_and_ends_the_run() {
         .unwrap()
         .push_back(ChatMessage::assistant("fresh", vec![]));
     assert_eq!(session.prompt("again").await.unwrap().text, "fresh");
+}
+
+/// An extension's tools that need care.
+pub struct VaultToolset;
+
+#[toolset]
+impl VaultToolset {
+    /// Shows the key (a secret the host knows).
+    pub fn show_key() -> oscova_core::ToolResult {
+        oscova_core::ToolResult::text("the key is sk-vault-999")
+            .with_details(json!({"key": "sk-vault-999"}))
+    }
+
+    /// Wipes the vault.
+    #[tool(approval = Required)]
+    pub fn wipe() -> String {
+        "wiped".to_owned()
+    }
+}
+
+#[tokio::test]
+async fn extension_tools_are_redacted_and_a_required_one_needs_a_yes() {
+    let script = Script::new([
+        ChatMessage::assistant(
+            "",
+            vec![
+                call("c1", "show_key", json!({})),
+                call("c2", "wipe", json!({})),
+            ],
+        ),
+        ChatMessage::assistant("ok", vec![]),
+    ]);
+    let plugins = plugin_host(&script);
+    plugins.redactor().add("sk-vault-999");
+    let store: Arc<dyn oscova_agent::session::SessionStore> =
+        Arc::new(oscova_agent::session::MemoryStore::new());
+    let seen: Slot<serde_json::Value> = Arc::default();
+    let s = seen.clone();
+    let agents = AgentHost::builder(plugins, store)
+        .model(model())
+        .add_extension_with(probe("vault", move |api| {
+            api.register_toolset(VaultToolset);
+            let s = s.clone();
+            api.on(move |e: ToolResultEvent, _| {
+                let s = s.clone();
+                async move {
+                    if e.tool_name == "show_key" {
+                        *s.lock().unwrap() =
+                            Some(json!({"content": e.result.content, "details": e.result.details}));
+                    }
+                    Ok(e)
+                }
+            });
+            Ok(())
+        }))
+        .build();
+    let mut session = agents
+        .session(UserInfo::new("alice"), "vault", AgentSessionOptions::new())
+        .await
+        .unwrap();
+    session.prompt("show and wipe").await.unwrap();
+    let seen = seen.lock().unwrap().take().unwrap();
+    assert_eq!(
+        seen,
+        json!({"content": "the key is [REDACTED]", "details": {"key": "[REDACTED]"}})
+    );
+    let (sent, _) = script.seen(1);
+    let tools: Vec<_> = sent
+        .iter()
+        .filter(|m| m.role == ChatRole::Tool)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(tools[0], "the key is [REDACTED]");
+    assert!(
+        tools[1].contains("requires approval and was not approved"),
+        "{}",
+        tools[1]
+    );
 }
