@@ -175,6 +175,8 @@ pub mod __private {
         ToolInvocation, ToolResult, Toolset, ToolsetInfo,
     };
     pub use inventory;
+    /// The metadata's borrowed-or-owned text (`#[tool(prompt_guidelines)]`).
+    pub use std::borrow::Cow;
     pub use tokio_util::sync::CancellationToken;
     pub use {schemars, serde, serde_json};
 

@@ -1,9 +1,11 @@
-//! Cutting text to a length, once for every message the project builds.
+//! Cutting text to a length, and folding it onto one line, once for every
+//! message the project builds.
 //!
 //! Rules: a cut never splits a character; a cut text ends with `…`; a text
 //! that fits comes back unchanged (borrowed). Limits count either bytes
 //! (for wire and log sizes) or characters (for what a person reads), and
-//! say which.
+//! say which. A folded text has no line break: each one, with the blanks
+//! around it, is one space.
 
 use std::borrow::Cow;
 
@@ -55,6 +57,30 @@ pub fn cut(text: &str, limit: Limit) -> Cow<'_, str> {
     }
 }
 
+/// `text` on one line: every line break (`\n`, `\r`), with the blanks
+/// around it, becomes one space, blank lines vanish, and the ends are
+/// trimmed. A text already so comes back borrowed.
+///
+/// ```
+/// use oscova_core::text::one_line;
+///
+/// assert_eq!(one_line("  Reads a file.\r\n\n  Never writes. "), "Reads a file. Never writes.");
+/// assert_eq!(one_line("as is"), "as is");
+/// assert_eq!(one_line(" \n "), "");
+/// ```
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    let trimmed = text.trim();
+    if !trimmed.contains(['\n', '\r']) {
+        return Cow::Borrowed(trimmed);
+    }
+    let lines: Vec<&str> = trimmed
+        .split(['\n', '\r'])
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    Cow::Owned(lines.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +107,20 @@ mod tests {
         assert_eq!(cut("fits!", Limit::Bytes(4)), "fits…");
         assert_eq!(cut("", Limit::Chars(0)), "");
         assert_eq!(cut("x", Limit::Chars(0)), "…");
+    }
+
+    #[test]
+    fn a_folded_text_has_no_line_break_and_only_a_changed_one_allocates() {
+        for text in ["a\rb", "a\nb", "a \r\n b", "\na\n\n\nb\r", "a\u{2028}b"] {
+            let folded = one_line(text);
+            assert!(!folded.contains(['\n', '\r']), "{text:?} → {folded:?}");
+            assert!(
+                folded.starts_with('a') && folded.ends_with('b'),
+                "{folded:?}"
+            );
+        }
+        assert_eq!(one_line("a\rb"), "a b");
+        assert!(matches!(one_line(" same "), Cow::Borrowed("same")));
+        assert!(matches!(one_line("two\nlines"), Cow::Owned(_)));
     }
 }

@@ -41,6 +41,13 @@ pub(crate) struct Tool {
     pub(crate) destructive: Option<attr::Flag>,
     pub(crate) idempotent: Option<attr::Flag>,
     pub(crate) open_world: Option<attr::Flag>,
+    /// `#[tool(sequential)]`: a batch holding this tool runs one call at a
+    /// time.
+    pub(crate) sequential: bool,
+    /// `#[tool(prompt_snippet = "...")]`, checked to be one line.
+    pub(crate) prompt_snippet: Option<String>,
+    /// `#[tool(prompt_guidelines = [...])]`, each checked to be one line.
+    pub(crate) prompt_guidelines: Vec<String>,
     pub(crate) has_self: bool,
     pub(crate) is_async: bool,
     pub(crate) params: Vec<Param>,
@@ -310,6 +317,14 @@ impl Tool {
             destructive: attr.destructive,
             idempotent: attr.idempotent,
             open_world: attr.open_world,
+            sequential: attr.sequential.is_some_and(|f| f.value),
+            prompt_snippet: attr.prompt_snippet.as_ref().map(LitStr::value),
+            prompt_guidelines: attr
+                .prompt_guidelines
+                .iter()
+                .flatten()
+                .map(LitStr::value)
+                .collect(),
             has_self,
             is_async: sig.asyncness.is_some(),
             params,

@@ -1,6 +1,7 @@
 //! Parsing `#[tool(...)]`. Keywords are constants, not strings scattered
 //! about; every mistake is recorded on its own token and parsing goes on.
 
+use quote::ToTokens as _;
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Attribute, Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Token};
@@ -17,10 +18,13 @@ pub(crate) const READ_ONLY: &str = "read_only";
 pub(crate) const DESTRUCTIVE: &str = "destructive";
 pub(crate) const IDEMPOTENT: &str = "idempotent";
 pub(crate) const OPEN_WORLD: &str = "open_world";
-pub(crate) const KEYS: &str = "`name`, `title`, `description`, `approval`, `network`, `read_only`, `destructive`, `idempotent`, `open_world`";
-/// The annotation flags, written bare (`read_only`) or with a boolean
-/// (`read_only = false`).
-const FLAGS: [&str; 4] = [READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD];
+pub(crate) const SEQUENTIAL: &str = "sequential";
+pub(crate) const PROMPT_SNIPPET: &str = "prompt_snippet";
+pub(crate) const PROMPT_GUIDELINES: &str = "prompt_guidelines";
+pub(crate) const KEYS: &str = "`name`, `title`, `description`, `approval`, `network`, `read_only`, `destructive`, `idempotent`, `open_world`, `sequential`, `prompt_snippet`, `prompt_guidelines`";
+/// The flags, written bare (`read_only`) or with a boolean
+/// (`read_only = false`): the annotation hints and `sequential`.
+const FLAGS: [&str; 5] = [READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD, SEQUENTIAL];
 
 pub(crate) const APPROVAL_MODES: &[&str] = &["Default", "Required", "NotRequired"];
 pub(crate) const NETWORK_SCOPES: &[&str] = &["None", "Local", "Internet"];
@@ -37,6 +41,10 @@ pub(crate) struct ToolAttr {
     pub(crate) destructive: Option<Flag>,
     pub(crate) idempotent: Option<Flag>,
     pub(crate) open_world: Option<Flag>,
+    pub(crate) sequential: Option<Flag>,
+    pub(crate) prompt_snippet: Option<LitStr>,
+    /// The list as written, for errors on it, and its checked bullets.
+    pub(crate) prompt_guidelines: Option<Vec<LitStr>>,
 }
 
 /// An annotation flag as written: its key (for errors) and its value.
@@ -125,12 +133,21 @@ pub(crate) fn missing_value(cx: &mut Ctxt, attr: &str, key: &Ident, example: &st
 }
 
 fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Option<Expr>) {
-    let known = [NAME, DESCRIPTION, APPROVAL, NETWORK, TITLE];
+    let known = [
+        NAME,
+        DESCRIPTION,
+        APPROVAL,
+        NETWORK,
+        TITLE,
+        PROMPT_SNIPPET,
+        PROMPT_GUIDELINES,
+    ];
     if let Some(flag) = FLAGS.iter().find(|k| key == *k) {
         let slot = match *flag {
             READ_ONLY => &mut out.read_only,
             DESTRUCTIVE => &mut out.destructive,
             IDEMPOTENT => &mut out.idempotent,
+            SEQUENTIAL => &mut out.sequential,
             _ => &mut out.open_world,
         };
         if slot.is_some() {
@@ -153,6 +170,9 @@ fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Option<Expr>) 
             DESTRUCTIVE,
             IDEMPOTENT,
             OPEN_WORLD,
+            SEQUENTIAL,
+            PROMPT_SNIPPET,
+            PROMPT_GUIDELINES,
         ];
         cx.error_spanned_by(
             key,
@@ -168,6 +188,8 @@ fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Option<Expr>) 
             APPROVAL_MODES[1]
         } else if key == NETWORK {
             NETWORK_SCOPES[1]
+        } else if key == PROMPT_GUIDELINES {
+            "[\"...\", \"...\"]"
         } else {
             "\"...\""
         };
@@ -198,6 +220,16 @@ fn set_key(cx: &mut Ctxt, out: &mut ToolAttr, key: &Ident, value: Option<Expr>) 
                 "`title` cannot be empty: #[tool(title = \"Search records\")], or leave it out",
             );
         }
+    } else if key == PROMPT_SNIPPET {
+        if out.prompt_snippet.is_some() {
+            return duplicate(cx);
+        }
+        out.prompt_snippet = string_value(cx, key, value).filter(|s| prompt_line(cx, key, s));
+    } else if key == PROMPT_GUIDELINES {
+        if out.prompt_guidelines.is_some() {
+            return duplicate(cx);
+        }
+        out.prompt_guidelines = guidelines_value(cx, key, value);
     } else if key == APPROVAL {
         if out.approval.is_some() {
             return duplicate(cx);
@@ -244,6 +276,84 @@ fn string_value(cx: &mut Ctxt, key: &Ident, value: Expr) -> Option<LitStr> {
             None
         }
     }
+}
+
+/// Whether `text` can be one line of the system prompt: not blank, no line
+/// break. Reported on the literal otherwise.
+fn prompt_line(cx: &mut Ctxt, key: &Ident, text: &LitStr) -> bool {
+    let value = text.value();
+    let blank = value.trim().is_empty();
+    if !blank && !value.contains(['\n', '\r']) {
+        return true;
+    }
+    let message = match (key == PROMPT_SNIPPET, blank) {
+        (true, true) => format!(
+            "`{key}` cannot be empty: #[tool({key} = \"Searches the records by name.\")], or leave it out"
+        ),
+        (true, false) => format!(
+            "`{key}` is one line of the system prompt, so it cannot hold a line break: #[tool({key} = \"Searches the records by name.\")]; put further advice in #[tool(prompt_guidelines = [\"...\", \"...\"])]"
+        ),
+        (false, true) => format!(
+            "a bullet of `{key}` cannot be empty: #[tool({key} = [\"First bullet.\", \"Second bullet.\"])]"
+        ),
+        (false, false) => format!(
+            "each bullet of `{key}` is one line of the system prompt, so it cannot hold a line break: write one string per bullet, #[tool({key} = [\"First bullet.\", \"Second bullet.\"])]"
+        ),
+    };
+    cx.error_spanned_by(text, message);
+    false
+}
+
+/// `["...", "..."]`: a list of one-line strings, at least one. Each
+/// mistake is reported on its own element.
+fn guidelines_value(cx: &mut Ctxt, key: &Ident, value: Expr) -> Option<Vec<LitStr>> {
+    let example = "#[tool(prompt_guidelines = [\"First bullet.\", \"Second bullet.\"])]";
+    let array = match value {
+        Expr::Array(array) => array,
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => {
+            cx.error_spanned_by(
+                &s,
+                format!(
+                    "`{key}` takes a list of strings, even for one bullet: #[tool({key} = [{}])]",
+                    s.to_token_stream()
+                ),
+            );
+            return None;
+        }
+        other => {
+            cx.error_spanned_by(other, format!("`{key}` takes a list of strings: {example}"));
+            return None;
+        }
+    };
+    if array.elems.is_empty() {
+        cx.error_spanned_by(
+            &array,
+            format!("`{key}` is empty: give at least one bullet, {example}, or leave it out"),
+        );
+        return None;
+    }
+    let mut bullets = Vec::new();
+    let mut ok = true;
+    for elem in array.elems {
+        match elem {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => {
+                ok &= prompt_line(cx, key, &s);
+                bullets.push(s);
+            }
+            other => {
+                ok = false;
+                cx.error_spanned_by(
+                    other,
+                    format!("each bullet of `{key}` is a string literal: {example}"),
+                );
+            }
+        }
+    }
+    ok.then_some(bullets)
 }
 
 /// Accepts `Required` or `ToolApprovalMode::Required` (any path ending in a

@@ -61,7 +61,7 @@ fn parse(attr: Attribute) -> Option<String> {
 fn the_documented_keys_are_the_parsers() {
     let documented = documented();
     let names: BTreeSet<String> = documented.iter().map(|(k, _)| k.clone()).collect();
-    assert_eq!(names.len(), 9, "the doc lists {names:?}");
+    assert_eq!(names.len(), 12, "the doc lists {names:?}");
     assert_eq!(
         names,
         parser_keys(),
@@ -72,9 +72,10 @@ fn the_documented_keys_are_the_parsers() {
         let attr: Attribute = match key.to_string().as_str() {
             "approval" => syn::parse_quote!(#[tool(#key = Required)]),
             "network" => syn::parse_quote!(#[tool(#key = Local)]),
-            "read_only" | "destructive" | "idempotent" | "open_world" => {
+            "read_only" | "destructive" | "idempotent" | "open_world" | "sequential" => {
                 syn::parse_quote!(#[tool(#key)])
             }
+            "prompt_guidelines" => syn::parse_quote!(#[tool(#key = ["Some text", "More"])]),
             _ => syn::parse_quote!(#[tool(#key = "Some text")]),
         };
         assert_eq!(parse(attr), None, "documented key `{key}` is refused");

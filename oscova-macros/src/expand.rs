@@ -295,6 +295,19 @@ fn tool_info(index: usize, tool: &Tool) -> TokenStream {
         quote!(.__with_output_schema(#f))
     });
     let annotations = annotations(tool);
+    let sequential = tool.sequential.then(|| quote!(.__with_sequential(true)));
+    let snippet = tool
+        .prompt_snippet
+        .as_ref()
+        .map(|snippet| quote!(.__with_prompt_snippet(#snippet)));
+    let guidelines = (!tool.prompt_guidelines.is_empty()).then(|| {
+        let bullets = &tool.prompt_guidelines;
+        // A slice of constants in a `static`'s initializer: promoted to
+        // `'static`, so the metadata borrows it.
+        quote!(.__with_prompt_guidelines(&[
+            #(::oscova_core::__private::Cow::Borrowed(#bullets)),*
+        ]))
+    });
     quote! {
         ::oscova_core::__private::ToolInfo::__new(
             #method,
@@ -309,6 +322,9 @@ fn tool_info(index: usize, tool: &Tool) -> TokenStream {
         .__with_annotations(#annotations)
         #title
         #output
+        #sequential
+        #snippet
+        #guidelines
     }
 }
 

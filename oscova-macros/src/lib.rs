@@ -49,7 +49,18 @@ use proc_macro::TokenStream;
 /// - `read_only`, `destructive`, `idempotent`, `open_world`: MCP's tool
 ///   hints, written bare for yes or `= false` for no; not written, they say
 ///   nothing, except `open_world`, which follows `network` (`Internet` is an
-///   open world).
+///   open world);
+/// - `sequential`: a flag (default: not written, calls overlap); a batch of
+///   calls (one model answer's) holding this tool runs one call at a time,
+///   in order, instead of all together;
+/// - `prompt_snippet`: one line the host's system prompt lists under its
+///   tools, as `- {wire name}: {snippet}`;
+/// - `prompt_guidelines`: a list of strings, `["...", "..."]`, bullets the
+///   host's system prompt adds to its guidelines (the same bullet from
+///   several tools shown once).
+///
+/// Prompt texts are one line each: an empty one, or one with a line break,
+/// is a compile error on the string.
 ///
 /// The wire name is `{plugin}__{owner}__{tool}`. The owner is the type name
 /// less one trailing `Toolset`; the tool is `name`, else the method name.

@@ -23,7 +23,9 @@ pub enum ChatEvent {
         /// The tool's wire name.
         name: String,
     },
-    /// A tool call is about to run through the scope.
+    /// A tool call is about to run through the scope. The calls of one
+    /// model answer run together unless one of their tools is sequential,
+    /// so several may be running before the first finishes.
     ToolCallRunning(ToolCallRequest),
     /// Progress reported by a running tool (already redacted).
     ToolProgress {
@@ -32,7 +34,9 @@ pub enum ChatEvent {
         /// The update.
         progress: ToolProgress,
     },
-    /// A tool call finished; `result` is what the model is told.
+    /// A tool call finished; `result` is what the model is told. Calls
+    /// running together finish in any order; their tool messages follow
+    /// the model's order.
     ToolCallFinished {
         /// The call id.
         id: String,

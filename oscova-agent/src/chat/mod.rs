@@ -8,30 +8,46 @@
 //! cannot be exported is left out with a tracing warning. Every tool call
 //! the model asks for runs through [`UserScope::invoke`], in the order the
 //! model gave them, so approval, hooks, argument checks and redaction all
-//! apply; a refusal becomes a tool message telling the model so. The loop
-//! ends when the model answers without tool calls, or fails with
+//! apply; a refusal becomes a tool message telling the model so. The tool
+//! calls of one model answer are a batch: they run concurrently (all
+//! started together) unless any of their tools is sequential
+//! (`#[tool(sequential)]`), then one at a time in the model's order; their
+//! tool messages follow the model's order either way. The loop ends when
+//! the model answers without tool calls; when every result of a batch is
+//! terminating ([`ToolResult::terminate`](oscova_core::ToolResult::terminate)),
+//! with no further model call ([`ChatOutcome::terminated`]); or fails with
 //! [`ChatError::RoundLimit`] once `max_rounds` model calls were made. The
 //! conversation in `messages` stays valid for the next turn whatever
 //! happens: every tool call appended is answered by a tool message, even
 //! when the round bound or a cancellation stops the loop.
-
+//!
+//! The loop sends no system prompt of its own; a host that wants the tools
+//! to speak for themselves puts [`tools_prompt_section`] (their
+//! `prompt_snippet` lines and `prompt_guidelines` bullets) in the system
+//! message it starts `messages` with.
 //!
 //! The files: the public types are here; [`ChatEvent`] and its sink are in
-//! `events.rs`, the loop ([`run_chat`]) and its tool calls in `rounds.rs`,
-//! what a tool result becomes for the model in `messages.rs`, and the
+//! `events.rs`, the loop ([`run_chat`]) in `rounds.rs`, one batch of tool
+//! calls in `batch.rs`, what a tool result becomes for the model in
+//! `messages.rs`, the system prompt's tools section in `prompt.rs`, and the
 //! model call's tracing span in `span.rs`.
 
+mod batch;
 mod events;
 mod messages;
+mod prompt;
 mod rounds;
 mod span;
 
+#[cfg(feature = "session")]
+pub(crate) use batch::{join_in_order, prepare_arguments};
 pub use events::{ChatEvent, ChatEventSink};
 #[cfg(feature = "session")]
 pub(crate) use messages::tool_message;
-pub use rounds::{ChatRun, run_chat};
+pub use prompt::{ToolsPromptSection, tools_prompt_section};
 #[cfg(feature = "session")]
-pub(crate) use rounds::{name_calls, prepare_arguments};
+pub(crate) use rounds::name_calls;
+pub use rounds::{ChatRun, run_chat};
 
 use std::fmt;
 use std::sync::Arc;
@@ -150,7 +166,8 @@ impl fmt::Debug for ChatLoopOptions {
 /// How a chat ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatOutcome {
-    /// The model's final answer (also the last entry of `messages`).
+    /// The model's final answer (also the last entry of `messages`); for a
+    /// [`terminated`](Self::terminated) run, the last assistant message.
     pub message: ChatMessage,
     /// Why the model stopped, when the provider said.
     pub finish_reason: Option<String>,
@@ -158,6 +175,12 @@ pub struct ChatOutcome {
     pub rounds: usize,
     /// The tool calls run (refused ones included).
     pub tool_calls: usize,
+    /// Whether the run ended because every result of the last batch of
+    /// tool calls was terminating
+    /// ([`ToolResult::terminate`](oscova_core::ToolResult::terminate)):
+    /// no model call followed it. `message` is then the assistant message
+    /// that asked for those calls, and `messages` ends with their results.
+    pub terminated: bool,
 }
 
 /// Why a chat failed.

@@ -4,21 +4,18 @@
 //! conversation is answered by a tool message, whatever stops the loop.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ModelProvider,
     ModelProviderConfig, ToolCallRequest, check_offline,
 };
-use oscova_core::tool::ProgressSink;
-use oscova_core::{ExposeSecret, InvokeError, SecretString, ToolProgress, ToolResult, UserScope};
-use serde_json::{Map, Value, json};
+use oscova_core::{ExposeSecret, SecretString, UserScope};
 use tracing::Instrument as _;
 
+use super::batch::{all_terminate, run_batch};
 use super::messages::tool_message;
 use super::span::{model_call_span, record_model_call};
 use super::{ChatError, ChatEvent, ChatLoopOptions, ChatOutcome, tool_specs};
-use crate::profile::SchemaProfile;
 
 /// A tool-calling chat: sends `messages` and the scope's tools to
 /// `provider`, runs the tool calls the model asks for through `scope`,
@@ -186,28 +183,38 @@ async fn run(
                 finish_reason,
                 rounds: round,
                 tool_calls,
+                terminated: false,
             });
         }
         if round == options.max_rounds {
             pending = message.tool_calls;
             break;
         }
-        for (i, call) in message.tool_calls.iter().enumerate() {
-            if options.cancellation.is_cancelled() {
-                answer_unrun(messages, message.tool_calls.get(i..), CANCELLED_TEXT);
-                return Err(ChatError::Cancelled);
+        let results = run_batch(scope, &message.tool_calls, &options, &emit).await;
+        let terminated = all_terminate(&results);
+        let mut cancelled = false;
+        for (call, result) in message.tool_calls.iter().zip(results) {
+            match result {
+                Some(ran) => {
+                    tool_calls += 1;
+                    messages.push(tool_message(&call.id, &ran.result));
+                }
+                None => {
+                    cancelled = true;
+                    messages.push(ChatMessage::tool(call.id.clone(), CANCELLED_TEXT));
+                }
             }
-            let Some((result, refused)) = run_tool(scope, call, &options, &emit).await else {
-                answer_unrun(messages, message.tool_calls.get(i..), CANCELLED_TEXT);
-                return Err(ChatError::Cancelled);
-            };
-            tool_calls += 1;
-            messages.push(tool_message(&call.id, &result));
-            emit(ChatEvent::ToolCallFinished {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                result,
-                refused,
+        }
+        if cancelled {
+            return Err(ChatError::Cancelled);
+        }
+        if terminated {
+            return Ok(ChatOutcome {
+                message,
+                finish_reason,
+                rounds: round,
+                tool_calls,
+                terminated: true,
             });
         }
     }
@@ -244,88 +251,10 @@ fn answer_unrun(messages: &mut Vec<ChatMessage>, calls: Option<&[ToolCallRequest
     }
 }
 
-/// Runs one call; `None` when it was cancelled.
-async fn run_tool(
-    scope: &UserScope,
-    call: &ToolCallRequest,
-    options: &ChatLoopOptions,
-    emit: &(dyn Fn(ChatEvent) + Send + Sync),
-) -> Option<(ToolResult, bool)> {
-    emit(ChatEvent::ToolCallRunning(call.clone()));
-    let args = prepare_arguments(scope, call, options.profile);
-    let progress = options.on_event.clone().map(|sink| {
-        let id = call.id.clone();
-        Arc::new(move |progress: ToolProgress| {
-            sink(&ChatEvent::ToolProgress {
-                id: id.clone(),
-                progress,
-            });
-        }) as ProgressSink
-    });
-    let invoke = scope
-        .invoke(&call.name, args)
-        .cancellation(options.cancellation.clone());
-    let invoke = match progress {
-        Some(sink) => invoke.progress_arc(sink),
-        None => invoke,
-    };
-    match invoke.checked().await {
-        Ok(result) => Some((result, false)),
-        Err(InvokeError::Cancelled(_)) => None,
-        Err(error) => {
-            let refused = error.is_refusal();
-            let kind = error.kind();
-            let text = if refused {
-                format!("{error}. The call did not run; do not retry it unless the user asks.")
-            } else {
-                error.to_string()
-            };
-            let text = scope.redactor().redact(&text).into_owned();
-            let result = ToolResult::error(text).with_details(json!({ "error": kind }));
-            Some((result, refused))
-        }
-    }
-}
-
-/// The arguments as the tool expects them: a JSON object. Some servers send
-/// the arguments as a JSON string, or nothing; and under the `openai`
-/// profile every optional parameter is nullable, so a `null` for a
-/// parameter the tool does not require is removed (the profile's advice),
-/// leaving the parameter's default to apply.
-pub(crate) fn prepare_arguments(
-    scope: &UserScope,
-    call: &ToolCallRequest,
-    profile: SchemaProfile,
-) -> Value {
-    let mut args = match &call.arguments {
-        Value::Null => Value::Object(Map::new()),
-        Value::String(text) => match serde_json::from_str::<Value>(text) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => call.arguments.clone(),
-        },
-        other => other.clone(),
-    };
-    if profile != SchemaProfile::OpenAi {
-        return args;
-    }
-    let Some(tool) = scope.tool(&call.name) else {
-        return args;
-    };
-    let required: HashSet<&str> = tool
-        .input_schema()
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if let Value::Object(members) = &mut args {
-        members.retain(|name, value| !value.is_null() || required.contains(name.as_str()));
-    }
-    args
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn missing_and_duplicate_ids_are_replaced() {

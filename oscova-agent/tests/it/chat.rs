@@ -76,18 +76,19 @@ const WIPE: &str = "test_weather__weather__wipe";
 const ECHO: &str = "test_weather__weather__echo";
 const SLOW: &str = "test_weather__weather__slow";
 
-/// Answers from a script and records what it was sent.
+/// Answers from a script and records what it was sent (`batch` uses it
+/// too).
 #[derive(Default)]
-struct Scripted {
+pub(crate) struct Scripted {
     replies: Mutex<VecDeque<ChatMessage>>,
     /// When the script is empty, ask for this call forever.
     forever: Option<ToolCallRequest>,
-    seen: Mutex<Vec<(Vec<ChatMessage>, Vec<ToolSpec>)>>,
-    calls: AtomicUsize,
+    pub(crate) seen: Mutex<Vec<(Vec<ChatMessage>, Vec<ToolSpec>)>>,
+    pub(crate) calls: AtomicUsize,
 }
 
 impl Scripted {
-    fn new(replies: impl IntoIterator<Item = ChatMessage>) -> Self {
+    pub(crate) fn new(replies: impl IntoIterator<Item = ChatMessage>) -> Self {
         Self {
             replies: Mutex::new(replies.into_iter().collect()),
             ..Self::default()
@@ -143,7 +144,7 @@ impl ModelProvider for Scripted {
     }
 }
 
-fn call(id: &str, name: &str, arguments: Value) -> ToolCallRequest {
+pub(crate) fn call(id: &str, name: &str, arguments: Value) -> ToolCallRequest {
     ToolCallRequest {
         id: id.into(),
         name: name.into(),
@@ -159,7 +160,7 @@ fn host(approve: bool) -> PluginHost {
         .unwrap()
 }
 
-fn config() -> ModelProviderConfig {
+pub(crate) fn config() -> ModelProviderConfig {
     let mut config = ModelProviderConfig::new("scripted");
     config.model = Some("m1".into());
     config

@@ -6,6 +6,7 @@
 
 #[cfg(feature = "session")]
 mod agent;
+mod batch;
 mod chat;
 #[cfg(feature = "sqlite")]
 mod session;

@@ -97,6 +97,24 @@ impl PublishedTool {
         self.info().output_schema()
     }
 
+    /// Whether a batch of calls holding it runs one call at a time
+    /// ([`ToolInfo::sequential`]).
+    pub fn sequential(&self) -> bool {
+        self.info().sequential()
+    }
+
+    /// Its line in a system prompt's tools section, when it has one
+    /// ([`ToolInfo::prompt_snippet`]).
+    pub fn prompt_snippet(&self) -> Option<&str> {
+        self.info().prompt_snippet()
+    }
+
+    /// Its bullets for a system prompt's guidelines
+    /// ([`ToolInfo::prompt_guidelines`]).
+    pub fn prompt_guidelines(&self) -> &[Cow<'static, str>] {
+        self.info().prompt_guidelines()
+    }
+
     /// The tool's metadata.
     #[inline]
     pub fn info(&self) -> &ToolInfo {

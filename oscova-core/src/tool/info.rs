@@ -6,6 +6,13 @@
 //! metadata. Metadata of a tool known only at run time is built here too,
 //! with owned text ([`ToolInfo::new`], [`ToolsetInfo::new`]): its names
 //! are normalised once, when it is built, by the wire-name rule.
+//!
+//! What a host's agent reads besides the schema: whether a batch holding
+//! the tool runs one call at a time ([`ToolInfo::sequential`]), and what
+//! the tool adds to the system prompt ([`ToolInfo::prompt_snippet`], one
+//! line; [`ToolInfo::prompt_guidelines`], bullets). Each prompt text is
+//! one line: `#[tool]` refuses a line break at compile time, and the
+//! runtime builders fold line breaks into spaces.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -15,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{NetworkScope, ToolApprovalMode};
+use crate::text;
 use crate::wire::normalize_segment;
 
 /// Builds a tool's input schema. Generated code supplies one per tool.
@@ -134,6 +142,9 @@ pub struct ToolInfo {
     pub(crate) annotations: ToolAnnotations,
     pub(crate) output_schema_fn: Option<OutputSchemaFn>,
     pub(crate) output_schema: OnceLock<Option<Value>>,
+    pub(crate) sequential: bool,
+    pub(crate) prompt_snippet: Option<Cow<'static, str>>,
+    pub(crate) prompt_guidelines: Cow<'static, [Cow<'static, str>]>,
 }
 
 impl ToolInfo {
@@ -166,6 +177,9 @@ impl ToolInfo {
             annotations: ToolAnnotations::new(),
             output_schema_fn: None,
             output_schema: OnceLock::new(),
+            sequential: false,
+            prompt_snippet: None,
+            prompt_guidelines: Cow::Borrowed(&[]),
         }
     }
 
@@ -189,6 +203,37 @@ impl ToolInfo {
     #[doc(hidden)]
     pub const fn __with_output_schema(mut self, schema_fn: OutputSchemaFn) -> Self {
         self.output_schema_fn = Some(schema_fn);
+        self
+    }
+
+    /// Marks the tool sequential. Built by `#[toolset]` only.
+    #[doc(hidden)]
+    pub const fn __with_sequential(mut self, sequential: bool) -> Self {
+        self.sequential = sequential;
+        self
+    }
+
+    /// Sets the prompt snippet (one line, checked by the macro). Built by
+    /// `#[toolset]` only.
+    #[doc(hidden)]
+    pub const fn __with_prompt_snippet(mut self, snippet: &'static str) -> Self {
+        // Starts `None`; see `__with_title`.
+        std::mem::forget(self.prompt_snippet.replace(Cow::Borrowed(snippet)));
+        self
+    }
+
+    /// Sets the prompt guidelines (each one line, checked by the macro).
+    /// Built by `#[toolset]` only.
+    #[doc(hidden)]
+    pub const fn __with_prompt_guidelines(
+        mut self,
+        guidelines: &'static [Cow<'static, str>],
+    ) -> Self {
+        // Starts borrowed and empty; forgetting it leaks nothing.
+        std::mem::forget(std::mem::replace(
+            &mut self.prompt_guidelines,
+            Cow::Borrowed(guidelines),
+        ));
         self
     }
 
@@ -254,6 +299,40 @@ impl ToolInfo {
             .get_or_init(|| self.output_schema_fn.and_then(|f| f()))
             .as_ref()
     }
+
+    /// Whether a batch of calls holding this tool runs one call at a time
+    /// (`#[tool(sequential)]`, [`with_sequential`](Self::with_sequential)).
+    ///
+    /// A batch is the tool calls of one model answer. A host's agent loop
+    /// (`oscova-agent`'s chat loop) starts every call of a batch together
+    /// and answers them in the model's order; when any tool of the batch is
+    /// sequential, the whole batch runs one call after another, in order.
+    /// Mark a tool sequential when it must not overlap other calls (it
+    /// edits files the others read, it drives one device).
+    pub fn sequential(&self) -> bool {
+        self.sequential
+    }
+
+    /// The one line this tool puts in the tools section of a host's system
+    /// prompt (`#[tool(prompt_snippet = "...")]`,
+    /// [`with_prompt_snippet`](Self::with_prompt_snippet)), when it has
+    /// one: `oscova_agent::chat::tools_prompt_section` renders it as
+    /// `- {wire name}: {snippet}`. Never empty, never more than one line.
+    pub fn prompt_snippet(&self) -> Option<&str> {
+        self.prompt_snippet.as_deref()
+    }
+
+    /// The bullets this tool adds to the guidelines of a host's system
+    /// prompt (`#[tool(prompt_guidelines = ["...", "..."])]`,
+    /// [`with_prompt_guidelines`](Self::with_prompt_guidelines)), in the
+    /// order given; empty when it adds none. Each is one line, never empty.
+    /// Several tools giving the same bullet show it once.
+    ///
+    /// A slice of `Cow`s, so static metadata is borrowed and runtime
+    /// metadata owned: iterate it and take each as `&str` with `as_ref()`.
+    pub fn prompt_guidelines(&self) -> &[Cow<'static, str>] {
+        &self.prompt_guidelines
+    }
 }
 
 impl fmt::Debug for ToolInfo {
@@ -266,6 +345,9 @@ impl fmt::Debug for ToolInfo {
             .field("is_async", &self.is_async)
             .field("title", &self.title)
             .field("annotations", &self.annotations)
+            .field("sequential", &self.sequential)
+            .field("prompt_snippet", &self.prompt_snippet)
+            .field("prompt_guidelines", &self.prompt_guidelines)
             .finish_non_exhaustive()
     }
 }
@@ -353,6 +435,9 @@ impl ToolInfo {
             annotations: ToolAnnotations::new(),
             output_schema_fn: None,
             output_schema: OnceLock::from(None),
+            sequential: false,
+            prompt_snippet: None,
+            prompt_guidelines: Cow::Borrowed(&[]),
         }
     }
 
@@ -386,6 +471,54 @@ impl ToolInfo {
         self
     }
 
+    /// Makes every batch of calls holding this tool run one call at a
+    /// time (see [`sequential`](Self::sequential)).
+    pub fn with_sequential(mut self, sequential: bool) -> Self {
+        self.sequential = sequential;
+        self
+    }
+
+    /// The one line this tool puts in a system prompt's tools section
+    /// (see [`prompt_snippet`](Self::prompt_snippet)). Line breaks and the
+    /// blanks around them become one space and the ends are trimmed; an
+    /// empty snippet is none.
+    ///
+    /// ```
+    /// use oscova_core::tool::ToolInfo;
+    /// let tool = ToolInfo::new("shout", "Shouts.", serde_json::json!({"type": "object"}))
+    ///     .with_prompt_snippet("Shouts the text.\n  Loudly.");
+    /// assert_eq!(tool.prompt_snippet(), Some("Shouts the text. Loudly."));
+    /// ```
+    pub fn with_prompt_snippet(mut self, snippet: impl Into<String>) -> Self {
+        self.prompt_snippet = one_line(snippet.into()).map(Cow::Owned);
+        self
+    }
+
+    /// The bullets this tool adds to a system prompt's guidelines (see
+    /// [`prompt_guidelines`](Self::prompt_guidelines)), each made one line
+    /// as [`with_prompt_snippet`](Self::with_prompt_snippet) does; empty
+    /// ones are left out.
+    ///
+    /// ```
+    /// use oscova_core::tool::ToolInfo;
+    /// let tool = ToolInfo::new("shout", "Shouts.", serde_json::json!({"type": "object"}))
+    ///     .with_prompt_guidelines(["Shout only when asked.", " "]);
+    /// assert_eq!(tool.prompt_guidelines(), ["Shout only when asked."]);
+    /// ```
+    pub fn with_prompt_guidelines<I>(mut self, guidelines: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        let guidelines: Vec<Cow<'static, str>> = guidelines
+            .into_iter()
+            .filter_map(|g| one_line(g.into()))
+            .map(Cow::Owned)
+            .collect();
+        self.prompt_guidelines = Cow::Owned(guidelines);
+        self
+    }
+
     /// Whether this tool was defined at run time.
     pub fn is_runtime(&self) -> bool {
         self.schema_fn.is_none()
@@ -408,6 +541,9 @@ impl ToolInfo {
             annotations: self.annotations,
             output_schema_fn: None,
             output_schema: OnceLock::from(self.output_schema().cloned()),
+            sequential: self.sequential,
+            prompt_snippet: self.prompt_snippet.clone(),
+            prompt_guidelines: self.prompt_guidelines.clone(),
         }
     }
 }
@@ -424,4 +560,14 @@ impl ToolsetInfo {
             tools: ToolList::Runtime(tools.into_iter().collect()),
         }
     }
+}
+
+/// `text` on one line ([`text::one_line`]), `None` when nothing is left.
+fn one_line(text: String) -> Option<String> {
+    let folded = match text::one_line(&text) {
+        Cow::Borrowed(same) if same.len() == text.len() => None,
+        folded => Some(folded.into_owned()),
+    };
+    let folded = folded.unwrap_or(text);
+    (!folded.is_empty()).then_some(folded)
 }

@@ -6,6 +6,10 @@
 //! details as the value itself; an `Err` is an error result whose content is
 //! the error's `Display` text, which the model can act on. Images, audio
 //! and resources are blocks after the text (see [`crate::tool::ContentBlock`]).
+//!
+//! `terminate` is for the host only: a host's agent loop ends the run when
+//! every result of a batch of calls sets it, and nothing carries it to a
+//! model or an MCP client.
 
 use std::fmt;
 
@@ -40,6 +44,22 @@ pub struct ToolResult {
     /// Whether the call failed.
     #[serde(default)]
     pub is_error: bool,
+    /// Asks the host's agent loop to stop after this call: when every
+    /// result of one batch (the tool calls of one model answer) sets it,
+    /// the run ends without another model call (`oscova-agent`'s chat
+    /// loop reports it as `ChatOutcome::terminated`). One result of a
+    /// batch without it, and the loop goes on as usual.
+    ///
+    /// Host-side only: the model never sees it (the tool message carries
+    /// the content alone), MCP's `CallToolResult` has no such field so an
+    /// MCP client never sees it either, and redaction leaves it as it is.
+    /// Serialised only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub terminate: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 impl ToolResult {
@@ -55,6 +75,7 @@ impl ToolResult {
             blocks: Vec::new(),
             details: Value::Null,
             is_error: false,
+            terminate: false,
         }
     }
 
@@ -65,6 +86,7 @@ impl ToolResult {
             blocks: Vec::new(),
             details: Value::Null,
             is_error: true,
+            terminate: false,
         }
     }
 
@@ -77,6 +99,22 @@ impl ToolResult {
     /// ```
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = details;
+        self
+    }
+
+    /// Sets [`terminate`](Self::terminate): when every result of a batch
+    /// of calls is terminating, the host's agent loop ends the run without
+    /// another model call.
+    ///
+    /// ```
+    /// let r = oscova_core::ToolResult::text("Saved; nothing more to do.").terminating();
+    /// assert!(r.terminate);
+    /// assert_eq!(serde_json::to_value(&r).unwrap()["terminate"], true);
+    /// let plain = serde_json::to_value(oscova_core::ToolResult::text("x")).unwrap();
+    /// assert!(plain.get("terminate").is_none(), "left out when false");
+    /// ```
+    pub fn terminating(mut self) -> Self {
+        self.terminate = true;
         self
     }
 
@@ -140,6 +178,7 @@ impl ToolResult {
                 blocks: Vec::new(),
                 details: value,
                 is_error: false,
+                terminate: false,
             },
             Err(e) => Self::error(format!("the tool's output could not be serialised: {e}")),
         }

@@ -47,7 +47,8 @@ pub struct ResultsToolset;
 
 #[toolset]
 impl ResultsToolset {
-    /// Draws a picture and says so, quoting a secret everywhere it can.
+    /// Draws a picture and says so, quoting a secret everywhere it can;
+    /// nothing is left to do after it (a terminating result).
     #[tool(title = "Draw a picture", read_only, idempotent)]
     pub fn draw() -> ToolResult {
         ToolResult::text(format!("drawn with {SECRET}"))
@@ -59,6 +60,7 @@ impl ResultsToolset {
                 Some("text/plain"),
                 format!("body {SECRET}"),
             )
+            .terminating()
     }
 
     /// Summarises rows.
@@ -173,7 +175,14 @@ async fn blocks_keep_their_order_and_every_text_field_is_redacted() {
     assert_eq!(r.blocks[3].as_text(), Some("body [REDACTED]"));
     let json = serde_json::to_string(&r).unwrap();
     assert!(!json.contains(SECRET), "{json}");
+    // `terminate` is the host's: the pipeline and redaction keep it.
+    assert!(r.terminate, "{r:?}");
+    assert!(json.contains(r#""terminate":true"#), "{json}");
     assert_eq!(r.into_blocks().len(), 5);
+    let plain = scope.invoke(&name("plain"), json!({})).await;
+    assert!(!plain.terminate, "{plain:?}");
+    let json = serde_json::to_string(&plain).unwrap();
+    assert!(!json.contains("terminate"), "left out when false: {json}");
 }
 
 #[test]

@@ -75,7 +75,11 @@ fn tools() -> ToolsetInfo {
     ToolsetInfo::new(
         "Notes",
         [
-            ToolInfo::new("Echo", "Echoes.", schema()).with_approval(ToolApprovalMode::NotRequired),
+            ToolInfo::new("Echo", "Echoes.", schema())
+                .with_approval(ToolApprovalMode::NotRequired)
+                .with_sequential(true)
+                .with_prompt_snippet("Echoes the text\n   back.")
+                .with_prompt_guidelines(["Echo only what the user wrote.", "\n", "Say\r\nwhy."]),
             ToolInfo::new("Leak", "Tells the secret.", schema()),
             ToolInfo::new("Fetch", "Tries the network.", schema())
                 .with_network_scope(NetworkScope::None),
@@ -166,6 +170,17 @@ fn publication_checks_runtime_tools_like_static_ones() {
     assert_eq!(echo.toolset_type(), "Notes");
     assert!(echo.info().is_runtime());
     assert!(!kept.info().is_runtime());
+    // What an agent reads besides the schema, each prompt text one line.
+    assert!(echo.sequential());
+    assert_eq!(echo.prompt_snippet(), Some("Echoes the text back."));
+    assert_eq!(
+        echo.prompt_guidelines(),
+        ["Echo only what the user wrote.", "Say why."]
+    );
+    let leak = host.tool("test_runtime__notes__leak").unwrap();
+    assert!(!leak.sequential());
+    assert_eq!(leak.prompt_snippet(), None);
+    assert!(leak.prompt_guidelines().is_empty());
 }
 
 #[tokio::test]

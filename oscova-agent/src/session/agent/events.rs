@@ -14,6 +14,8 @@ use oscova_core::process::ProcessSpawnContext;
 use oscova_core::provider::model::{ChatMessage, ToolSpec};
 use oscova_core::tool::ContentBlock;
 use oscova_core::{ToolProgress, ToolResult};
+
+use crate::chat::ToolsPromptSection;
 use serde_json::Value;
 
 /// What happens when one of an event's handlers fails.
@@ -145,47 +147,38 @@ impl Event for InputEvent {
     }
 }
 
-/// The system prompt as options: the base text, named sections, the tools
-/// listed and the guidelines, rendered in that order.
+/// The system prompt as options: the base text, named sections, then the
+/// tools section (the tools' prompt snippets and guidelines), rendered in
+/// that order.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct SystemPromptOptions {
     /// The base instructions.
     pub base: String,
-    /// Named sections, in order (`("Project", "…")`).
+    /// Named sections, in order (`("Project", "…")`), each rendered as
+    /// `## Project` and its text.
     pub sections: Vec<(String, String)>,
-    /// One line per tool (`name: what it does`), under "Tools"; empty
-    /// until a host or extension adds the lines it wants the model to read
-    /// (every active tool is offered to the model with its schema anyway).
-    pub tools: Vec<String>,
-    /// Bullets under "Guidelines".
-    pub guidelines: Vec<String>,
+    /// The tools' lines and the guidelines: every active tool with a
+    /// `prompt_snippet` and its `prompt_guidelines`; add lines with
+    /// [`ToolsPromptSection::tool`], bullets with
+    /// [`ToolsPromptSection::guidelines`].
+    pub tools: ToolsPromptSection,
 }
 
 impl SystemPromptOptions {
-    /// The prompt text.
+    /// The prompt text (empty when every part is).
     pub fn render(&self) -> String {
-        let mut out = self.base.trim_end().to_owned();
-        let mut push = |title: &str, body: &str| {
-            if !out.is_empty() {
-                out.push_str("\n\n");
-            }
-            out.push_str("## ");
-            out.push_str(title);
-            out.push('\n');
-            out.push_str(body.trim_end());
-        };
+        let mut parts: Vec<String> = Vec::new();
+        if !self.base.trim().is_empty() {
+            parts.push(self.base.trim_end().to_owned());
+        }
         for (title, body) in &self.sections {
-            push(title, body);
+            parts.push(format!("## {title}\n{}", body.trim_end()));
         }
         if !self.tools.is_empty() {
-            push("Tools", &self.tools.join("\n"));
+            parts.push(self.tools.render());
         }
-        if !self.guidelines.is_empty() {
-            let bullets: Vec<String> = self.guidelines.iter().map(|g| format!("- {g}")).collect();
-            push("Guidelines", &bullets.join("\n"));
-        }
-        out
+        parts.join("\n\n")
     }
 }
 
@@ -490,16 +483,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_prompt_renders_sections_tools_and_guidelines_in_order() {
-        let prompt = SystemPromptOptions {
+    fn the_prompt_renders_sections_then_the_tools_section() {
+        let mut prompt = SystemPromptOptions {
             base: "Be brief.".into(),
             sections: vec![("Project".into(), "Oscova".into())],
-            tools: vec!["hello: greet".into()],
-            guidelines: vec!["ask first".into()],
+            ..SystemPromptOptions::default()
         };
+        prompt.tools.tool("hello", Some("greet"), ["ask first"]);
         assert_eq!(
             prompt.render(),
-            "Be brief.\n\n## Project\nOscova\n\n## Tools\nhello: greet\n\n## Guidelines\n- ask first"
+            "Be brief.\n\n## Project\nOscova\n\nAvailable tools:\n- hello: greet\n\nGuidelines:\n- ask first"
         );
+        assert_eq!(SystemPromptOptions::default().render(), "");
     }
 }

@@ -10,13 +10,17 @@
 //! `ContextEvent`, `BeforeProviderRequestEvent`, the model call
 //! (`MessageStart`, `MessageUpdate` per streamed piece, `MessageEnd`: the
 //! message may be replaced, same role, before it is stored), the batch's
-//! tool calls one after another (`tools.rs`), `TurnEndEvent`. After each
-//! tool, a queued steering message skips the rest of the batch: each
-//! skipped call is answered by a tool message saying so, and the next
-//! model call sees the steering message. Another turn follows when the
-//! model asked for tools, a handler set `continue_requested`, or steering
-//! waits; else follow-ups are delivered and another turn follows; else
-//! `AgentEndEvent` and `AgentSettledEvent`. Every message is stored on
+//! tool calls (`tools.rs`; concurrently, as the chat loop runs a batch,
+//! unless a tool of the batch is sequential: then one after another),
+//! `TurnEndEvent`. In a sequential batch, a steering message queued while
+//! a tool runs skips the rest of the batch: each skipped call is answered
+//! by a tool message saying so, and the next model call sees the steering
+//! message (a concurrent batch has no rest: it is delivered after). When
+//! every call of the batch ran and returned a terminating result, the run
+//! ends there (unless a handler set `continue_requested`). Another turn
+//! follows when the model asked for tools, a handler set
+//! `continue_requested`, or steering waits; else follow-ups are delivered
+//! and another turn follows; else `AgentEndEvent` and `AgentSettledEvent`. Every message is stored on
 //! the session as soon as it is final, so the branch is the conversation
 //! whatever stops the run; every tool call stored is answered, even on
 //! cancellation or when the bound on turns (`max_turns`) is reached. The
@@ -44,7 +48,7 @@ use super::events::{
 use super::host::AgentSession;
 use super::state::{Pending, Shared};
 use super::tools::run_call;
-use crate::chat::{ChatError, name_calls, tool_specs};
+use crate::chat::{ChatError, ToolsPromptSection, join_in_order, name_calls, tool_specs};
 use crate::session::{AgentMessage, EntryKind, MessageContent, ModelRef, iso_to_millis, now_iso};
 
 /// How a run ended.
@@ -172,9 +176,13 @@ impl Run<'_> {
             first.extend(queues.follow_up.drain(..));
             first
         };
+        let tools = self.tools();
+        let mut section = ToolsPromptSection::from_scope(&shared.scope, &tools);
+        shared.state().tools.prompt(&tools, &mut section);
         let prompt = SystemPromptOptions {
             base: shared.host.system_prompt.clone(),
-            ..SystemPromptOptions::default()
+            sections: Vec::new(),
+            tools: section,
         };
         let event = BeforeAgentStartEvent {
             prompt,
@@ -214,7 +222,7 @@ impl Run<'_> {
             let message = self.model_call(&system, turn).await?;
             added.push(message.clone());
             outcome.text = message.content.clone();
-            let results = self.run_batch(&message.tool_calls, &mut added).await?;
+            let (results, terminate) = self.run_batch(&message.tool_calls, &mut added).await?;
             outcome.tool_calls += results.len();
             let event = TurnEndEvent {
                 turn,
@@ -223,6 +231,10 @@ impl Run<'_> {
                 continue_requested: false,
             };
             let event = dispatch(shared, event).await?;
+            if terminate && !event.continue_requested {
+                // Every call of the batch asked to end the run.
+                break;
+            }
             let steer_waits = !shared.state().queues.steer.is_empty();
             if !message.tool_calls.is_empty() || event.continue_requested || steer_waits {
                 continue;
@@ -420,15 +432,53 @@ impl Run<'_> {
         let _ = dispatch(self.shared, MessageUpdateEvent { delta }).await;
     }
 
-    /// Runs a batch of calls one after another, each answered and stored;
-    /// a steering message skips the rest (see the module rules).
+    /// Runs a batch of calls, each answered and stored in the model's
+    /// order: concurrently, or one after another when a tool of the batch
+    /// is sequential, and then a steering message skips the rest (see the
+    /// module rules). Also whether every call ran and asked to end the run.
     async fn run_batch(
         &self,
         calls: &[ToolCallRequest],
         added: &mut Vec<ChatMessage>,
-    ) -> Result<Vec<ChatMessage>, AgentError> {
+    ) -> Result<(Vec<ChatMessage>, bool), AgentError> {
         let shared = self.shared;
+        let sequential = {
+            let state = shared.state();
+            calls.iter().any(|c| {
+                shared.scope.tool(&c.name).is_some_and(|t| t.sequential())
+                    || state.tools.is_sequential(&c.name)
+            })
+        };
         let mut results = Vec::with_capacity(calls.len());
+        let mut terminate = !calls.is_empty();
+        if !sequential {
+            for call in calls {
+                shared.emit(AgentEvent::ToolRunning(call.clone()));
+            }
+            let profile = shared.host.profile;
+            let running = calls
+                .iter()
+                .map(|call| Box::pin(run_call(shared, call, profile)))
+                .collect();
+            let ran = join_in_order(running).await;
+            let mut cancelled = false;
+            for (call, ran) in calls.iter().zip(ran) {
+                let Some((message, result)) = ran else {
+                    cancelled = true;
+                    results.extend(
+                        self.answer(std::slice::from_ref(call), CANCELLED_TEXT, added)
+                            .await?,
+                    );
+                    continue;
+                };
+                terminate &= result.terminate;
+                results.push(self.keep(call, message, result, added).await?);
+            }
+            if cancelled {
+                return Err(ChatError::Cancelled.into());
+            }
+            return Ok((results, terminate));
+        }
         for (i, call) in calls.iter().enumerate() {
             let cancelled = shared.cancellation().is_cancelled();
             let ran = if cancelled {
@@ -442,27 +492,39 @@ impl Run<'_> {
                     .await?;
                 return Err(ChatError::Cancelled.into());
             };
-            shared.emit(AgentEvent::ToolFinished {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                result,
-            });
-            let message = self.finish(message).await?;
-            shared
-                .session
-                .lock()
-                .await
-                .append_chat(std::slice::from_ref(&message))
-                .await?;
-            added.push(message.clone());
-            results.push(message);
+            terminate &= result.terminate;
+            results.push(self.keep(call, message, result, added).await?);
             let rest = calls.get(i + 1..).unwrap_or_default();
             if !rest.is_empty() && !shared.state().queues.steer.is_empty() {
                 results.extend(self.answer(rest, STEERED_TEXT, added).await?);
-                break;
+                return Ok((results, false));
             }
         }
-        Ok(results)
+        Ok((results, terminate))
+    }
+
+    /// Tells the host, then stores the tool message with its events.
+    async fn keep(
+        &self,
+        call: &ToolCallRequest,
+        message: ChatMessage,
+        result: oscova_core::ToolResult,
+        added: &mut Vec<ChatMessage>,
+    ) -> Result<ChatMessage, AgentError> {
+        self.shared.emit(AgentEvent::ToolFinished {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            result,
+        });
+        let message = self.finish(message).await?;
+        self.shared
+            .session
+            .lock()
+            .await
+            .append_chat(std::slice::from_ref(&message))
+            .await?;
+        added.push(message.clone());
+        Ok(message)
     }
 
     /// Answers calls that will not run, so every stored call has its

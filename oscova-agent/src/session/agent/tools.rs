@@ -30,7 +30,7 @@ use super::events::{
     ToolResultEvent,
 };
 use super::state::Shared;
-use crate::chat::{prepare_arguments, tool_message};
+use crate::chat::{ToolsPromptSection, prepare_arguments, tool_message};
 use crate::profile::{SchemaProfile, export_schema};
 
 struct ExtensionTool {
@@ -76,6 +76,22 @@ impl ExtensionTools {
 
     pub(crate) fn remove_extension(&mut self, extension: usize) {
         self.tools.retain(|t| t.extension != extension);
+    }
+
+    /// Whether `name` is an extension tool that runs alone.
+    pub(crate) fn is_sequential(&self, name: &str) -> bool {
+        self.find(name)
+            .is_some_and(|(_, info, _)| info.sequential())
+    }
+
+    /// Adds the prompt snippet and guidelines of the tools among `active`.
+    pub(crate) fn prompt(&self, active: &[ToolSpec], section: &mut ToolsPromptSection) {
+        for spec in active {
+            if let Some((_, info, _)) = self.find(&spec.name) {
+                let guidelines = info.prompt_guidelines().iter().map(|g| g.as_ref());
+                section.tool(&spec.name, info.prompt_snippet(), guidelines);
+            }
+        }
     }
 
     pub(crate) fn names(&self) -> Vec<String> {

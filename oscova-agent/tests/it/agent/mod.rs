@@ -41,6 +41,20 @@ impl NotesToolset {
         "done".to_owned()
     }
 
+    /// Notes the text, one note at a time.
+    #[tool(sequential)]
+    pub fn note(
+        /// The text.
+        text: String,
+    ) -> String {
+        text
+    }
+
+    /// Says goodbye and ends the run.
+    pub fn bye() -> ToolResult {
+        ToolResult::text("bye").terminating()
+    }
+
     /// Runs a shell command (pretend).
     pub fn bash(
         /// The command.
@@ -53,6 +67,8 @@ impl NotesToolset {
 pub const ECHO: &str = "test_agent__notes__echo";
 pub const BASH: &str = "test_agent__notes__bash";
 pub const PROGRESS: &str = "test_agent__notes__progress";
+pub const NOTE: &str = "test_agent__notes__note";
+pub const BYE: &str = "test_agent__notes__bye";
 
 /// What the scripted model answers and what it was sent.
 #[derive(Default)]

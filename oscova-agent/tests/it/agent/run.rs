@@ -122,10 +122,10 @@ async fn handlers_shape_the_prompt_the_context_the_payload_and_the_stored_answer
     let agents = builder
         .system_prompt("You help.")
         .add_extension_with(probe("shaper", |api| {
+            api.register_toolset(GreetToolset);
             api.on(|mut e: BeforeAgentStartEvent, _| async move {
                 e.prompt.sections.push(("Project".into(), "Oscova".into()));
-                e.prompt.tools.push(format!("{ECHO}: Returns the text."));
-                e.prompt.guidelines.push("be brief".into());
+                e.prompt.tools.guidelines(["Be brief."]);
                 e.injected_messages
                     .push(ExtensionMessage::new("notes", "Today is Friday."));
                 Ok(e)
@@ -137,7 +137,9 @@ async fn handlers_shape_the_prompt_the_context_the_payload_and_the_stored_answer
                 Ok(e)
             });
             api.on(|mut e: BeforeProviderRequestEvent, _| async move {
-                e.payload.tools.retain(|t| t.name == ECHO);
+                e.payload
+                    .tools
+                    .retain(|t| t.name == ECHO || t.name == "greet");
                 Ok(e)
             });
             api.on(|mut e: MessageEndEvent, _| async move {
@@ -158,19 +160,15 @@ async fn handlers_shape_the_prompt_the_context_the_payload_and_the_stored_answer
     let (sent, tools) = script.seen(0);
     assert_eq!(sent[0].role, ChatRole::System);
     let system = &sent[0].content;
-    assert!(
-        system.starts_with("You help.\n\n## Project\nOscova\n\n## Tools\n"),
-        "{system}"
+    assert_eq!(
+        system,
+        "You help.\n\n## Project\nOscova\n\nAvailable tools:\n- greet: Greets a person.\n\n\
+         Guidelines:\n- Greet warmly.\n- Be brief."
     );
-    assert!(
-        system.contains(&format!("{ECHO}: Returns the text.")),
-        "{system}"
-    );
-    assert!(system.ends_with("## Guidelines\n- be brief"), "{system}");
     let rest: Vec<_> = sent[1..].iter().map(|m| m.content.as_str()).collect();
     assert_eq!(rest, ["Hi", "Today is Friday. (edited)"]);
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, [ECHO]);
+    assert_eq!(names, [ECHO, "greet"]);
     let (_, stored) = session.session_snapshot().await;
     assert!(stored.iter().any(|e| matches!(&e.kind, EntryKind::CustomMessage { custom_type, .. } if custom_type == "notes")));
     let last = stored.last().unwrap();
@@ -236,13 +234,13 @@ async fn tool_call_handlers_patch_and_block_and_result_handlers_edit() {
 }
 
 #[tokio::test]
-async fn a_steering_message_skips_the_rest_of_the_batch_and_comes_next() {
+async fn a_steering_message_skips_the_rest_of_a_sequential_batch_and_comes_next() {
     let script = Script::new([
         ChatMessage::assistant(
             "",
             vec![
                 call("c1", ECHO, json!({"text": "one"})),
-                call("c2", ECHO, json!({"text": "two"})),
+                call("c2", NOTE, json!({"text": "two"})),
                 call("c3", ECHO, json!({"text": "three"})),
             ],
         ),
@@ -340,6 +338,21 @@ async fn continue_requested_and_follow_ups_make_more_turns() {
     let (third, _) = script.seen(2);
     assert_eq!(third.last().unwrap().content, "And another thing.");
     assert_eq!(entries(&log), ["settled"]);
+}
+
+/// An extension's tool that says how the model should use it.
+pub struct GreetToolset;
+
+#[toolset]
+impl GreetToolset {
+    /// Greets someone.
+    #[tool(prompt_snippet = "Greets a person.", prompt_guidelines = ["Greet warmly."])]
+    pub fn greet(
+        /// Who.
+        name: String,
+    ) -> String {
+        format!("Hi {name}")
+    }
 }
 
 /// An extension's tools.
@@ -486,4 +499,46 @@ async fn model_thinking_level_and_name_are_session_scoped_and_announced() {
         ("scripted", "m2")
     );
     assert_eq!(stored.display_name(), Some("Trip"));
+}
+
+#[tokio::test]
+async fn a_concurrent_batch_answers_in_order_and_a_terminating_batch_ends_the_run() {
+    let script = Script::new([
+        ChatMessage::assistant(
+            "",
+            vec![
+                call("c1", ECHO, json!({"text": "a"})),
+                call("c2", ECHO, json!({"text": "b"})),
+            ],
+        ),
+        ChatMessage::assistant("", vec![call("c3", BYE, json!({}))]),
+        ChatMessage::assistant("never asked", vec![]),
+    ]);
+    let (builder, _) = agents(&script);
+    let agents = builder.build();
+    let mut session = agents
+        .session(UserInfo::new("alice"), "batch", AgentSessionOptions::new())
+        .await
+        .unwrap();
+    let outcome = session.prompt("go").await.unwrap();
+    assert_eq!((outcome.turns, outcome.tool_calls), (2, 3));
+    assert_eq!(
+        script.calls(),
+        2,
+        "the terminating batch made no further model call"
+    );
+    let messages = session.context().await.chat_messages();
+    let tools: Vec<_> = messages
+        .iter()
+        .filter(|m| m.role == ChatRole::Tool)
+        .map(|m| (m.tool_call_id.clone().unwrap(), m.content.clone()))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("c1".into(), "a".into()),
+            ("c2".into(), "b".into()),
+            ("c3".into(), "bye".into())
+        ]
+    );
 }
