@@ -32,8 +32,8 @@
 //!   redaction (`tools.rs`); [`SessionApi::set_active_tools`] narrows what
 //!   the model is offered and may call.
 //! - **Delivery** of extension messages ([`Delivery`]): steer (after the
-//!   tool running now; the rest of the batch is skipped, each skipped call
-//!   answered), follow-up (when the agent has nothing left to do), next
+//!   tool running now; the rest of a sequential batch is skipped, each
+//!   skipped call answered), follow-up (when the agent has nothing left to do), next
 //!   turn (with the next prompt). Such text is not redacted by the loop:
 //!   use [`SessionApi::redact`].
 //! - **Boundaries**: nested model calls ([`ExtensionContext::complete`])

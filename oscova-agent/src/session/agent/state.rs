@@ -32,12 +32,13 @@ use crate::session::{Session, SessionId};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Delivery {
-    /// As soon as the tool running now is done: the rest of that batch of
-    /// tool calls is skipped (each answered by a tool message saying so)
-    /// and the message goes to the model in the next call. Idle: now.
+    /// As soon as the tool running now is done: in a sequential batch the
+    /// rest of its tool calls is skipped (each answered by a tool message
+    /// saying so; a concurrent batch finishes), and the message goes to
+    /// the model in the next call. Idle: with the next run.
     Steer,
     /// When the agent has nothing left to do: another turn then. Idle:
-    /// now.
+    /// with the next run.
     FollowUp,
     /// With the next prompt the person sends.
     NextTurn,
