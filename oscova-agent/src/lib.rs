@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | `chat` | `chat` (default) | the tool-calling chat loop over one user scope and one model provider |
 //! | `profile` | `profile` (default) | tool input schemas exported in the dialects model APIs accept |
-//! | `session` | `session` (by `sqlite`, default) | sessions: the entry tree (pi's format v3), the context built from a branch, the `SessionStore` trait and the in-memory store |
+//! | `session` | `session` (by `sqlite`, default) | sessions: the entry tree (pi's format v3), the context built from a branch, compaction (`session::compaction`), the `SessionStore` trait and the in-memory store |
 //! | `session::SqliteStore` | `sqlite` (default) | the embedded session store: one SQLite file, WAL |
 //! | `session::PostgresStore` | `postgres` | the session store for several processes or machines |
 //!

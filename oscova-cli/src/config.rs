@@ -40,7 +40,7 @@ use parse::parse;
 use providers::{NetworkSection, ProviderTable};
 use serde::Deserialize;
 use sessions::SessionsSection;
-pub(crate) use sessions::SessionsStore;
+pub(crate) use sessions::{SessionsCompaction, SessionsStore};
 use speech::SpeechSection;
 
 use crate::error::CliError;
@@ -142,6 +142,7 @@ pub struct Config {
     speech: Arc<SpeechSection>,
     mcp: Arc<McpSection>,
     sessions: SessionsStore,
+    compaction: SessionsCompaction,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
     http: Option<HttpClient>,
@@ -309,6 +310,13 @@ impl Config {
                 path: origin(),
                 message,
             })?;
+        let compaction = file
+            .sessions
+            .compaction()
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         let files_root = providers::files_root(
             env_files_root.as_deref(),
             file.files_root.as_deref(),
@@ -327,6 +335,7 @@ impl Config {
             mcp_servers: Arc::new(file.mcp.servers()),
             mcp: Arc::new(file.mcp),
             sessions,
+            compaction,
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
                 users,
@@ -454,6 +463,11 @@ impl Config {
     /// Where sessions are kept (`[sessions]`).
     pub(crate) fn sessions(&self) -> &SessionsStore {
         &self.sessions
+    }
+
+    /// When `chat --session` compacts (`[sessions]`'s compaction keys).
+    pub(crate) fn compaction(&self) -> SessionsCompaction {
+        self.compaction
     }
 
     /// A credential resolver over this configuration.

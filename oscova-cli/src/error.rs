@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use oscova_agent::chat::ChatError;
 use oscova_agent::session::SessionError;
 use oscova_agent::session::agent::AgentError;
+use oscova_agent::session::compaction::CompactionError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
 use oscova_mcp::http::McpHttpError;
@@ -426,6 +427,32 @@ impl From<ChatError> for CliError {
     }
 }
 
+impl From<CompactionError> for CliError {
+    /// A compaction fails as its part does: nothing to compact is a usage
+    /// error, the summarising call a model error (an offline refusal 3, a
+    /// cancellation 130), the write a session error.
+    fn from(error: CompactionError) -> Self {
+        let message = error.to_string();
+        match error {
+            CompactionError::NothingToCompact => Self::SlashCommand { message },
+            CompactionError::NoModel { provider } => Self::NoModel { provider },
+            CompactionError::Model {
+                source: source @ ModelError::Unsupported { .. },
+                ..
+            } => source.into(),
+            CompactionError::Model { source, .. } => Self::Model {
+                error: source,
+                message,
+            },
+            CompactionError::Session(error) => error.into(),
+            _ => Self::Model {
+                error: ModelError::Other(message.clone()),
+                message,
+            },
+        }
+    }
+}
+
 impl From<SessionError> for CliError {
     fn from(error: SessionError) -> Self {
         let message = error.to_string();
@@ -438,6 +465,7 @@ impl From<AgentError> for CliError {
         match error {
             AgentError::Chat(error) => error.into(),
             AgentError::Session(error) => error.into(),
+            AgentError::Compaction(error) => error.into(),
             AgentError::UnknownCommand(name) => Self::SlashCommand {
                 message: format!("unknown command /{name}; /help lists the commands"),
             },

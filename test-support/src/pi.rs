@@ -3,7 +3,8 @@
 //!
 //! `scripts/ensure-pi.sh` installs it (every package pinned by hash) into
 //! `$OSCOVA_PI_DIR`, else `${XDG_CACHE_HOME:-$HOME/.cache}/oscova/pi`;
-//! [`context`] runs `scripts/pi/context.mjs` there on a session file.
+//! [`context`] runs `scripts/pi/context.mjs` there on a session file,
+//! [`compaction`] `scripts/pi/compaction.mjs`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,6 +51,19 @@ pub fn write_session(folder: &Path) -> serde_json::Value {
 pub fn context(file: &Path, repeat: usize) -> serde_json::Value {
     let repeat = repeat.to_string();
     run("context.mjs", &[file.as_os_str(), repeat.as_ref()])
+}
+
+/// What pi's own compaction makes of a session file's branch (the one
+/// ending at its last entry) with `keep_recent_tokens` and
+/// `reserve_tokens`: `{preparation, historyText, prefixText, context}`
+/// (see `scripts/pi/compaction.mjs`).
+pub fn compaction(file: &Path, keep_recent_tokens: u64, reserve_tokens: u64) -> serde_json::Value {
+    let keep = keep_recent_tokens.to_string();
+    let reserve = reserve_tokens.to_string();
+    run(
+        "compaction.mjs",
+        &[file.as_os_str(), keep.as_ref(), reserve.as_ref()],
+    )
 }
 
 fn run(script: &str, args: &[&std::ffi::OsStr]) -> serde_json::Value {

@@ -163,7 +163,13 @@ pub(crate) fn entry_messages(entry: &SessionEntry) -> Vec<AgentMessage> {
                 timestamp: millis(),
             });
             match system_message {
-                Some(system) => vec![AgentMessage::System(system.clone()), summary],
+                Some(system) => {
+                    // The stored checkpoint names its role; the message's
+                    // tag says it once.
+                    let mut system = system.clone();
+                    system.extra.remove("role");
+                    vec![AgentMessage::System(system), summary]
+                }
                 None => vec![summary],
             }
         }
@@ -206,6 +212,38 @@ fn apply_edit(messages: Vec<AgentMessage>, edit: &EntryKind) -> Vec<AgentMessage
         .collect()
 }
 
+/// Each entry of the compaction-aware branch with the messages it
+/// contributes, edits applied (pi's `buildSessionProjection`): what the
+/// context is made of, entry by entry, so compaction can cut between them.
+pub(crate) fn projection<'a>(
+    path: &[&'a SessionEntry],
+) -> Vec<(&'a SessionEntry, Vec<AgentMessage>)> {
+    let selected = context_entries(path);
+    let mut edits: HashMap<&EntryId, &EntryKind> = HashMap::new();
+    for entry in &selected {
+        if let EntryKind::ContextEdit { target_id, .. } = &entry.kind {
+            edits.insert(target_id, &entry.kind);
+        }
+    }
+    selected
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            // Only the leading (newest) compaction contributes; an older one
+            // inside the kept range adds nothing.
+            if i > 0 && matches!(entry.kind, EntryKind::Compaction { .. }) {
+                return (*entry, Vec::new());
+            }
+            let own = entry_messages(entry);
+            let messages = match edits.get(&entry.id) {
+                Some(edit) => apply_edit(own, edit),
+                None => own,
+            };
+            (*entry, messages)
+        })
+        .collect()
+}
+
 /// Builds the context of the branch ending at `leaf` (pi's
 /// `buildSessionContext`).
 pub(crate) fn build_context(
@@ -236,26 +274,10 @@ pub(crate) fn build_context(
             _ => {}
         }
     }
-    let selected = context_entries(&path);
-    let mut edits: HashMap<&EntryId, &EntryKind> = HashMap::new();
-    for entry in &selected {
-        if let EntryKind::ContextEdit { target_id, .. } = &entry.kind {
-            edits.insert(target_id, &entry.kind);
-        }
-    }
-    let mut messages = Vec::with_capacity(selected.len());
-    for (i, entry) in selected.iter().enumerate() {
-        // Only the leading (newest) compaction contributes; an older one
-        // inside the kept range adds nothing.
-        if i > 0 && matches!(entry.kind, EntryKind::Compaction { .. }) {
-            continue;
-        }
-        let own = entry_messages(entry);
-        match edits.get(&entry.id) {
-            Some(edit) => messages.extend(apply_edit(own, edit)),
-            None => messages.extend(own),
-        }
-    }
+    let messages = projection(&path)
+        .into_iter()
+        .flat_map(|(_, messages)| messages)
+        .collect();
     SessionContext {
         messages,
         thinking_level,

@@ -26,9 +26,11 @@
 //! edits), `tree.rs` (roots, children, branches, labels), `handle.rs`
 //! ([`Session`]), `id.rs` (ids and timestamps), `error.rs`, `pi.rs` (pi's
 //! JSONL files, export and import), and `store/`
-//! (the trait, the memory, SQLite and Postgres stores).
+//! (the trait, the memory, SQLite and Postgres stores), and
+//! `compaction/` (summarising the older part of a long branch).
 
 pub mod agent;
+pub mod compaction;
 mod context;
 mod entry;
 mod error;

@@ -27,9 +27,13 @@
 //! tool results) is stored as soon as it is final, so what was exchanged
 //! is durable even when a message fails or is cancelled. A line starting
 //! with `/` is a slash command (`slash`), never sent to the model: the
-//! built-in ones first, then the extensions' (`/hello world`), which may
-//! start a run of their own.
+//! built-in ones first (`/compact` in `compact`), then the extensions'
+//! (`/hello world`), which may start a run of their own. When `[sessions]
+//! context_window` is set, a context past the window minus the reserve is
+//! compacted after the message (`compact`); the outcome document then has
+//! a `compaction` field.
 
+mod compact;
 mod slash;
 mod view;
 
@@ -91,7 +95,8 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
             let mut agents = AgentHost::builder(env.host.clone(), store_of(env).await?)
                 .model_with_key(config.clone(), selected.api_key.clone())
                 .offline(selected.offline)
-                .max_turns(args.max_rounds);
+                .max_turns(args.max_rounds)
+                .compaction(env.config.compaction().automatic());
             for extension in &env.extensions {
                 agents = agents.add_extension_factory(extension.clone());
             }
@@ -231,6 +236,22 @@ impl Chat<'_> {
             "rounds": outcome.turns,
             "tool_calls": view.calls(),
         });
+        if let Some(done) = &outcome.compaction {
+            let done = compact::document(done, json!({"automatic": true}));
+            if !self.env.json {
+                note(&format!("automatic {}", compact::describe(&done)));
+            }
+            document["compaction"] = done;
+        }
+        if let Some(message) = &outcome.compaction_error {
+            // The message succeeded and the session is whole: say why the
+            // context stays long, and go on.
+            let error = CliError::Extension {
+                kind: "compaction",
+                message: message.clone(),
+            };
+            print_error(&error, self.env.json);
+        }
         if let Some(agent) = &self.agent {
             let session = agent.session().await;
             document["session"] = json!(session.info().name);
@@ -244,6 +265,10 @@ impl Chat<'_> {
     async fn command(&mut self, line: &str) -> Result<(), CliError> {
         let name = line.split_whitespace().next().unwrap_or(line);
         let answer = match self.agent.as_mut() {
+            _ if name == "/compact" => {
+                let focus = line.strip_prefix("/compact").unwrap_or_default();
+                self.compact_command(focus.trim()).await?
+            }
             None => slash::run(line, None, &[]).await?,
             Some(agent) if slash::is_builtin(name) => {
                 let extensions = agent.commands();

@@ -119,6 +119,14 @@ pub(super) const MCP_SERVER_TIMEOUT_SECS: Range = Range {
 /// `[speech.hear] threads`.
 pub(super) const SPEECH_HEAR_THREADS: Range = whole("speech.hear.threads", 1, 1_024);
 
+/// `[sessions] context_window`, in tokens.
+pub(super) const SESSIONS_CONTEXT_WINDOW: Range = whole("sessions.context_window", 1, 100_000_000);
+/// `[sessions] reserve_tokens`.
+pub(super) const SESSIONS_RESERVE_TOKENS: Range = whole("sessions.reserve_tokens", 0, 100_000_000);
+/// `[sessions] keep_recent_tokens`.
+pub(super) const SESSIONS_KEEP_RECENT_TOKENS: Range =
+    whole("sessions.keep_recent_tokens", 0, 100_000_000);
+
 /// Every numeric key of the file and its range (for the test that each
 /// key has one).
 #[cfg(test)]
@@ -138,6 +146,9 @@ const RANGES: &[Range] = &[
     MCP_SCOPE_CACHE,
     MCP_SERVER_TIMEOUT_SECS,
     SPEECH_HEAR_THREADS,
+    SESSIONS_CONTEXT_WINDOW,
+    SESSIONS_RESERVE_TOKENS,
+    SESSIONS_KEEP_RECENT_TOKENS,
 ];
 
 impl Range {

@@ -16,6 +16,16 @@
 //! belongs to the other store (`path` with postgres, `url` with sqlite) is
 //! an error, so a half-edited section never runs on the wrong store.
 //!
+//! The compaction keys: `context_window` (the model's window in tokens)
+//! turns on automatic compaction in `oscova chat --session`: after a
+//! message, a context past `context_window - reserve_tokens` is
+//! summarised, keeping about `keep_recent_tokens` of the newest
+//! (`reserve_tokens` and `keep_recent_tokens` default to pi's 16384 and
+//! 20000). Without it the CLI compacts only on `/compact`: no model
+//! provider tells the CLI its window, and a guessed one would either
+//! never trigger or summarise too early. A reserve not below the window
+//! is an error (it would compact after every message).
+//!
 //! ```toml
 //! [sessions]
 //! store = "postgres"
@@ -24,8 +34,13 @@
 
 use std::path::{Path, PathBuf};
 
+use oscova_agent::session::compaction::CompactionSettings;
 use oscova_core::SecretString;
 use serde::Deserialize;
+
+use super::ranges::{
+    SESSIONS_CONTEXT_WINDOW, SESSIONS_KEEP_RECENT_TOKENS, SESSIONS_RESERVE_TOKENS,
+};
 
 /// The variable that holds the Postgres password (libpq's name for it).
 pub const SESSIONS_PASSWORD_ENV: &str = "PGPASSWORD";
@@ -37,6 +52,47 @@ pub(crate) struct SessionsSection {
     store: Option<String>,
     path: Option<PathBuf>,
     url: Option<String>,
+    context_window: Option<u64>,
+    reserve_tokens: Option<u64>,
+    keep_recent_tokens: Option<u64>,
+}
+
+/// When `oscova chat --session` compacts, as checked when the file was
+/// loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SessionsCompaction {
+    /// `context_window`: set, compaction is automatic.
+    context_window: Option<u64>,
+    reserve_tokens: u64,
+    keep_recent_tokens: u64,
+}
+
+impl Default for SessionsCompaction {
+    fn default() -> Self {
+        Self {
+            context_window: None,
+            reserve_tokens: CompactionSettings::DEFAULT_RESERVE_TOKENS,
+            keep_recent_tokens: CompactionSettings::DEFAULT_KEEP_RECENT_TOKENS,
+        }
+    }
+}
+
+impl SessionsCompaction {
+    /// The settings of automatic compaction, when `context_window` is set.
+    pub(crate) fn automatic(&self) -> Option<CompactionSettings> {
+        self.context_window.map(|window| self.with_window(window))
+    }
+
+    /// The settings `/compact` cuts with (the window plays no part there).
+    pub(crate) fn on_request(&self) -> CompactionSettings {
+        self.with_window(self.context_window.unwrap_or(u64::MAX))
+    }
+
+    fn with_window(&self, window: u64) -> CompactionSettings {
+        CompactionSettings::new(window)
+            .with_reserve_tokens(self.reserve_tokens)
+            .with_keep_recent_tokens(self.keep_recent_tokens)
+    }
 }
 
 /// Where sessions are kept, as checked when the file was loaded.
@@ -68,6 +124,34 @@ impl std::fmt::Debug for SessionsStore {
 }
 
 impl SessionsSection {
+    /// The compaction keys, checked: each in its range, the reserve below
+    /// the window.
+    pub(crate) fn compaction(&self) -> Result<SessionsCompaction, String> {
+        SESSIONS_CONTEXT_WINDOW.check(self.context_window)?;
+        SESSIONS_RESERVE_TOKENS.check(self.reserve_tokens)?;
+        SESSIONS_KEEP_RECENT_TOKENS.check(self.keep_recent_tokens)?;
+        let mut out = SessionsCompaction {
+            context_window: self.context_window,
+            ..SessionsCompaction::default()
+        };
+        if let Some(reserve) = self.reserve_tokens {
+            out.reserve_tokens = reserve;
+        }
+        if let Some(keep) = self.keep_recent_tokens {
+            out.keep_recent_tokens = keep;
+        }
+        if let Some(window) = out.context_window
+            && out.reserve_tokens >= window
+        {
+            return Err(format!(
+                "sessions.reserve_tokens is {} and sessions.context_window {window}: the reserve \
+                 must be below the window (or every message would compact the session)",
+                out.reserve_tokens
+            ));
+        }
+        Ok(out)
+    }
+
     /// Checks the section and resolves it: `source` is the config file
     /// (a relative `path` is relative to its folder), `password` the
     /// `PGPASSWORD` value captured with the environment. The message names
@@ -231,6 +315,31 @@ mod tests {
             let err = result.unwrap_err();
             assert!(err.contains("sessions-postgres"), "{err}");
         }
+    }
+
+    #[test]
+    fn compaction_is_automatic_only_with_a_window() {
+        let none = section("").compaction().unwrap();
+        assert_eq!(none.automatic(), None);
+        assert_eq!(none.on_request().keep_recent_tokens, 20_000);
+        let set = section("context_window = 8192\nreserve_tokens = 1024")
+            .compaction()
+            .unwrap()
+            .automatic()
+            .unwrap();
+        assert_eq!(
+            (
+                set.context_window,
+                set.reserve_tokens,
+                set.keep_recent_tokens
+            ),
+            (8192, 1024, 20_000)
+        );
+        // pi's default reserve does not fit a small window.
+        let err = section("context_window = 8192").compaction().unwrap_err();
+        assert!(err.contains("reserve_tokens is 16384"), "{err}");
+        let err = section("context_window = 0").compaction().unwrap_err();
+        assert!(err.contains("sessions.context_window is 0"), "{err}");
     }
 
     #[test]

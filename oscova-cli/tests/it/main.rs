@@ -29,6 +29,7 @@ pub mod profiles;
 pub mod results;
 pub mod secrets;
 pub mod sessions;
+pub mod sessions_compact;
 pub mod sessions_store;
 pub mod speech;
 pub mod speech_plugins;

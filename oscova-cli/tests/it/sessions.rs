@@ -265,7 +265,7 @@ async fn fork_continues_from_an_entry_on_a_new_branch() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn slash_commands_name_the_session_and_compact_says_it_is_not_there() {
+async fn slash_commands_name_the_session_and_compact_needs_something_to_compact() {
     let config = sqlite_config();
     let server = TestServer::start(model).await;
     let (code, out, err) = chat(
@@ -279,9 +279,10 @@ async fn slash_commands_name_the_session_and_compact_says_it_is_not_there() {
     assert_eq!(shown["entries"][0]["type"], "session_info");
     assert_eq!(shown["entries"][0]["name"], "Road trip");
 
+    // A name is all the session holds: nothing to summarise.
     let (code, out, _) = chat(&config, &server, &["--session", "n", "-m", "/compact"]).await;
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("not available yet"), "{out}");
+    assert!(out.contains("nothing to compact"), "{out}");
     let (code, out, _) = chat(&config, &server, &["-m", "/help"]).await;
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("/tree") && out.contains("/name"), "{out}");
@@ -497,7 +498,9 @@ async fn the_repl_stores_each_message_and_runs_commands_between_them() {
     );
     command.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY);
     let (code, out, err) = run_async(command, Some("hello\n/name Repl\n/compact\nagain\n")).await;
+    // Two messages are far below what compaction keeps.
     assert_eq!(code, 2, "the /compact line failed: {out}\n{err}");
+    assert!(out.contains("nothing to compact"), "{out}");
     assert_eq!(server.requests().len(), 2);
     let (_, shown) = json_of(&config, &["sessions", "show", "r"]);
     let types: Vec<&str> = shown["entries"]

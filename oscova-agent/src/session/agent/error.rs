@@ -12,6 +12,7 @@ use oscova_core::provider::model::ModelError;
 
 use crate::chat::ChatError;
 use crate::session::SessionError;
+use crate::session::compaction::CompactionError;
 
 /// Why a session agent, an extension or one of its handlers failed.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +64,9 @@ pub enum AgentError {
     /// The model call failed.
     #[error(transparent)]
     Chat(#[from] ChatError),
+    /// A compaction did not happen.
+    #[error(transparent)]
+    Compaction(#[from] CompactionError),
 }
 
 impl AgentError {
@@ -86,6 +90,7 @@ impl AgentError {
             Self::Spawn(_) => "spawn_failed",
             Self::Session(_) => "session",
             Self::Chat(_) => "model",
+            Self::Compaction(_) => "compaction",
         }
     }
 }

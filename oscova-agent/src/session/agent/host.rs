@@ -32,6 +32,7 @@ use super::state::{ModelChoice, Queues, Shared, State};
 use super::{AgentEvent, ExtensionErrorReport};
 use crate::chat::{DEFAULT_MAX_ROUNDS, model_provider};
 use crate::profile::SchemaProfile;
+use crate::session::compaction::CompactionSettings;
 use crate::session::{Session, SessionStore};
 
 /// What every session agent of a host shares. Cheap to clone.
@@ -89,6 +90,7 @@ pub(crate) struct HostParts {
     pub(crate) max_turns: usize,
     pub(crate) profile: SchemaProfile,
     pub(crate) stream: bool,
+    pub(crate) compaction: Option<CompactionSettings>,
 }
 
 impl HostParts {
@@ -144,6 +146,7 @@ impl AgentHost {
                 max_turns: DEFAULT_MAX_ROUNDS,
                 profile: SchemaProfile::OpenAi,
                 stream: true,
+                compaction: None,
             },
         }
     }
@@ -255,6 +258,14 @@ impl AgentHostBuilder {
     /// Asks for streamed answers (default) or whole ones.
     pub fn stream(mut self, stream: bool) -> Self {
         self.parts.stream = stream;
+        self
+    }
+
+    /// Compacts a session after a run when its context passes the
+    /// window minus the reserve of `settings` (off by default; see
+    /// [`AgentSession::compact`]).
+    pub fn compaction(mut self, settings: impl Into<Option<CompactionSettings>>) -> Self {
+        self.parts.compaction = settings.into();
         self
     }
 

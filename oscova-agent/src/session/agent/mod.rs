@@ -46,7 +46,8 @@
 //! ([`ExtensionContext`], nested calls, processes), `events.rs`,
 //! `dispatch.rs` (the rules above), `bus.rs` ([`EventBus`]),
 //! `commands.rs` ([`Command`]), `tools.rs` (a call and its events),
-//! `run.rs` (the loop), `state.rs` (what a session's parts share),
+//! `run.rs` (the loop), `compact.rs` (compaction with its events),
+//! `state.rs` (what a session's parts share),
 //! `error.rs`.
 //!
 //! # Events
@@ -74,6 +75,7 @@
 mod api;
 mod bus;
 mod commands;
+mod compact;
 mod context;
 mod dispatch;
 mod error;

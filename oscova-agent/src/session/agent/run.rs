@@ -49,6 +49,7 @@ use super::host::AgentSession;
 use super::state::{Pending, Shared};
 use super::tools::run_call;
 use crate::chat::{ChatError, ToolsPromptSection, join_in_order, name_calls, tool_specs};
+use crate::session::compaction::CompactionOutcome;
 use crate::session::{AgentMessage, EntryKind, MessageContent, ModelRef, iso_to_millis, now_iso};
 
 /// How a run ended.
@@ -63,6 +64,11 @@ pub struct RunOutcome {
     pub tool_calls: usize,
     /// Whether an `InputEvent` handler consumed the input (no run).
     pub handled: bool,
+    /// The automatic compaction after the run, when it compacted.
+    pub compaction: Option<CompactionOutcome>,
+    /// Why the automatic compaction failed, when it did (the run itself
+    /// succeeded).
+    pub compaction_error: Option<String>,
 }
 
 const CANCELLED_TEXT: &str = "not run: the run was cancelled";
@@ -93,6 +99,8 @@ impl AgentSession {
                 turns: 0,
                 tool_calls: 0,
                 handled: true,
+                compaction: None,
+                compaction_error: None,
             });
         }
         let message = ChatMessage::user(event.text).with_attachments(event.images);
@@ -147,7 +155,9 @@ impl AgentSession {
         // Idle again however the run ends, a dropped future included.
         let _idle = IdleAgain(&shared);
         *shared.cancel.lock().unwrap_or_else(|p| p.into_inner()) = self.parent_cancel.child_token();
-        Run { shared: &shared }.go(initial).await
+        let mut outcome = Run { shared: &shared }.go(initial).await?;
+        self.compact_after(&mut outcome).await;
+        Ok(outcome)
     }
 }
 
@@ -203,6 +213,8 @@ impl Run<'_> {
             turns: 0,
             tool_calls: 0,
             handled: false,
+            compaction: None,
+            compaction_error: None,
         };
         let max_turns = shared.host.max_turns;
         loop {

@@ -3,6 +3,7 @@
 //! tested in their own crates).
 
 mod boundaries;
+mod compact;
 mod dispatch;
 mod run;
 

@@ -1,6 +1,7 @@
 //! Sessions: the conformance suite against every store, the context as pi
 //! builds it, and two real processes writing one session.
 
+mod compaction;
 mod conformance;
 mod context;
 mod pi_interop;

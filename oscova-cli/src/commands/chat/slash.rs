@@ -1,10 +1,10 @@
-//! The chat's slash commands: `/help`, `/name NEW`, `/tree`, `/compact`.
+//! The chat's slash commands: `/help`, `/name NEW`, `/tree`, and the list
+//! that names `/compact` (which runs in `compact.rs`: it needs the chat's
+//! model).
 //!
 //! Rules: a line that starts with `/` is a command, never sent to the
-//! model. `/name` and `/tree` act on the session (`--session`); without
-//! one they are usage errors that say so. `/compact` answers that
-//! compaction is not available yet (a usage error, exit 2 with `-m`): the
-//! CLI does not pretend to shorten a context it keeps whole. An unknown
+//! model. `/name`, `/tree` and `/compact` act on the session
+//! (`--session`); without one they are usage errors that say so. An unknown
 //! command is a usage error naming `/help`. With `--session`, a command
 //! that is not one of these is the session extensions' (`/hello world`,
 //! run by the chat), and `/help` lists them after the built-in ones, each
@@ -28,8 +28,8 @@ pub(super) const COMMANDS: [(&str, &str); 4] = [
         "list the session's branches, the active one marked (needs --session)",
     ),
     (
-        "/compact",
-        "summarise the context to save room (not available yet)",
+        "/compact [FOCUS]",
+        "summarise the older part of the session with the chat's model (needs --session)",
     ),
 ];
 
@@ -60,7 +60,7 @@ pub(super) async fn run(
         "/help" => {
             let mut text = COMMANDS
                 .iter()
-                .map(|(c, what)| format!("{c:<10} {what}"))
+                .map(|(c, what)| format!("{c:<16} {what}"))
                 .collect::<Vec<_>>();
             let mut list: Vec<Value> = COMMANDS
                 .iter()
@@ -69,7 +69,7 @@ pub(super) async fn run(
             for command in extensions {
                 let name = format!("/{}", command.name);
                 text.push(crate::term::one_line(&format!(
-                    "{name:<10} {} (extension {})",
+                    "{name:<16} {} (extension {})",
                     command.description, command.extension
                 )));
                 list.push(json!({
@@ -84,11 +84,6 @@ pub(super) async fn run(
                 text,
             })
         }
-        "/compact" => Err(CliError::SlashCommand {
-            message: "/compact: compaction is not available yet in oscova chat; the session \
-                      keeps every entry and the model sees the whole branch"
-                .into(),
-        }),
         "/name" => {
             let session = need(session, "/name")?;
             if rest.is_empty() {
