@@ -12,7 +12,10 @@
 //! then `SessionCompactEvent`. The automatic compaction runs after a run
 //! that succeeded, when the host set [`AgentHostBuilder::compaction`](super::AgentHostBuilder::compaction)
 //! and the context passes the window minus the reserve; its failure is
-//! reported on the run's outcome, never as the run's failure.
+//! reported on the run's outcome, never as the run's failure. A handler
+//! or command asks for one with [`ExtensionContext::compact`](super::ExtensionContext::compact):
+//! it runs when the run (or the command) is done, whatever the context's
+//! size.
 
 use std::sync::Arc;
 
@@ -43,14 +46,19 @@ impl AgentSession {
 
     /// The automatic compaction after a run, recorded on its outcome.
     pub(crate) async fn compact_after(&mut self, outcome: &mut RunOutcome) {
-        let Some(settings) = self.host.inner.compaction else {
-            return;
+        let requested = std::mem::take(&mut self.shared.state().compact_requested);
+        let settings = match self.host.inner.compaction {
+            Some(settings) => settings,
+            // Asked for without the host's settings: pi's reserve and
+            // kept tokens, whatever the context's size.
+            None if requested => CompactionSettings::new(u64::MAX),
+            None => return,
         };
         let tokens = {
             let session = self.shared.session.lock().await;
             context_tokens(&session.branch())
         };
-        if !should_compact(tokens, &settings) {
+        if !requested && !should_compact(tokens, &settings) {
             return;
         }
         match compact_session(&self.shared, &settings, None).await {

@@ -28,6 +28,7 @@ use super::error::AgentError;
 use super::events::ProcessSpawnEvent;
 use super::state::Shared;
 use crate::chat::ChatError;
+use crate::session::compaction::context_tokens;
 use crate::session::{SessionEntry, SessionId};
 
 /// A handler's, command's or tool's view of its session.
@@ -67,6 +68,16 @@ impl ExecOptions {
         self.env.push((key.into(), Some(value.into())));
         self
     }
+}
+
+/// How full a session's context is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ContextUsage {
+    /// The context's tokens.
+    pub tokens: u64,
+    /// The model's window, when the host set compaction settings.
+    pub window: Option<u64>,
 }
 
 /// What a process wrote and how it ended.
@@ -198,6 +209,36 @@ impl ExtensionContext {
     pub fn signal(&self) -> Result<CancellationToken, AgentError> {
         self.shared.check_fresh()?;
         Ok(self.shared.cancellation())
+    }
+
+    /// The system prompt of the latest run (empty before the first).
+    pub fn system_prompt(&self) -> Result<String, AgentError> {
+        self.shared.check_fresh()?;
+        Ok(self.shared.state().system_prompt.clone())
+    }
+
+    /// How full the context is: its tokens (the provider's count where
+    /// trusted, else pi's estimate), and the window when the host
+    /// compacts automatically.
+    pub async fn context_usage(&self) -> Result<ContextUsage, AgentError> {
+        self.shared.check_fresh()?;
+        let tokens = {
+            let session = self.shared.session.lock().await;
+            context_tokens(&session.branch())
+        };
+        Ok(ContextUsage {
+            tokens,
+            window: self.shared.host.compaction.map(|c| c.context_window),
+        })
+    }
+
+    /// Asks for a compaction when the run in progress (or the command) is
+    /// done, whatever the context's size; the before-compact handlers
+    /// still decide.
+    pub fn compact(&self) -> Result<(), AgentError> {
+        self.shared.check_fresh()?;
+        self.shared.state().compact_requested = true;
+        Ok(())
     }
 
     /// Whether messages wait for delivery.

@@ -518,6 +518,8 @@ async fn activate(
             commands: Default::default(),
             tools: Default::default(),
             names: Vec::new(),
+            system_prompt: String::new(),
+            compact_requested: false,
         }),
         errors: Mutex::default(),
     });

@@ -94,7 +94,7 @@ use oscova_core::provider::model::ToolCallRequest;
 pub use api::SessionApi;
 pub use bus::EventBus;
 pub use commands::{Command, CommandInfo};
-pub use context::{ExecOptions, ExecOutput, ExtensionContext};
+pub use context::{ContextUsage, ExecOptions, ExecOutput, ExtensionContext};
 pub use dispatch::Subscription;
 pub use error::AgentError;
 pub use events::*;

@@ -53,7 +53,7 @@ use crate::session::compaction::CompactionOutcome;
 use crate::session::{AgentMessage, EntryKind, MessageContent, ModelRef, iso_to_millis, now_iso};
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct RunOutcome {
     /// The model's last answer (empty when no model call was made).
@@ -121,7 +121,17 @@ impl AgentSession {
                 )));
             }
         }
-        self.run_pending().await
+        let ran = self.run_pending().await?;
+        if ran.is_none() && self.shared.state().compact_requested {
+            // Asked for while idle: compact now; the command succeeded
+            // whatever comes of it.
+            let mut quiet = RunOutcome::default();
+            self.compact_after(&mut quiet).await;
+            if let Some(error) = quiet.compaction_error {
+                tracing::warn!(%error, "the compaction a command asked for failed");
+            }
+        }
+        Ok(ran)
     }
 
     /// The commands extensions registered, in order.
@@ -203,6 +213,7 @@ impl Run<'_> {
         let system = event
             .system_prompt_override
             .unwrap_or_else(|| event.prompt.render());
+        shared.state().system_prompt = system.clone();
         first.extend(event.injected_messages.into_iter().map(Pending::Custom));
         let mut added = Vec::new();
         self.deliver(first, &mut added).await?;

@@ -83,6 +83,10 @@ pub(crate) struct State {
     pub(crate) commands: Commands,
     pub(crate) tools: ExtensionTools,
     pub(crate) names: Vec<String>,
+    /// The system prompt of the latest run.
+    pub(crate) system_prompt: String,
+    /// `ExtensionContext::compact` asked for a compaction after the run.
+    pub(crate) compact_requested: bool,
 }
 
 pub(crate) struct Shared {

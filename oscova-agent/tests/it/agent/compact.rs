@@ -113,3 +113,52 @@ async fn a_host_with_compaction_settings_compacts_after_a_long_run() {
     let (info, _) = session.session_snapshot().await;
     assert_eq!(info.leaf.as_ref(), Some(&done.entry));
 }
+
+#[tokio::test]
+async fn a_command_asks_for_a_compaction_and_reads_the_context_usage() {
+    let script = Script::new((0..2).map(long));
+    let usage: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let u = usage.clone();
+    let (builder, _) = agents(&script);
+    let agents = builder
+        .system_prompt("Be brief.")
+        .compaction(CompactionSettings::new(1_000_000).with_keep_recent_tokens(60))
+        .add_extension_with(probe("squasher", move |api| {
+            api.on(|mut e: SessionBeforeCompactEvent, _| async move {
+                e.summary = Some("squashed".into());
+                Ok(e)
+            });
+            let u = u.clone();
+            api.register_command(
+                "squash",
+                Command::new("compact now", move |_, ctx| {
+                    let u = u.clone();
+                    async move {
+                        let usage = ctx.context_usage().await?;
+                        u.lock().unwrap().push(format!(
+                            "{} {:?} {}",
+                            usage.tokens > 100,
+                            usage.window,
+                            ctx.system_prompt()?
+                        ));
+                        ctx.compact()
+                    }
+                }),
+            );
+            Ok(())
+        }))
+        .build();
+    let mut session = agents
+        .session(UserInfo::new("alice"), "squash", AgentSessionOptions::new())
+        .await
+        .unwrap();
+    session.prompt("one").await.unwrap();
+    session.prompt("two").await.unwrap();
+    assert!(session.run_command("/squash").await.unwrap().is_none());
+    assert_eq!(*usage.lock().unwrap(), ["true Some(1000000) Be brief."]);
+    let context = session.context().await;
+    assert!(matches!(
+        &context.messages[0],
+        AgentMessage::CompactionSummary(s) if s.summary == "squashed"
+    ));
+}
