@@ -7,14 +7,19 @@
 //! name is up to the first whitespace, the arguments are the rest,
 //! trimmed. Completion: a prefix without a space completes names
 //! (`/he` → `/hello`, `/hello:2`); with a space, the command's own
-//! completer completes its argument.
+//! completer completes its argument. After the command, the agent runs
+//! what its messages asked for, then the switch it asked for
+//! ([`ExtensionContext::switch_session`]), else the compaction.
 
 use std::sync::Arc;
 
 use oscova_core::provider::BoxFuture;
 
 use super::context::ExtensionContext;
+use super::dispatch::CatchUnwind;
 use super::error::AgentError;
+use super::host::AgentSession;
+use super::run::RunOutcome;
 
 type CommandHandler = Arc<
     dyn Fn(String, ExtensionContext) -> BoxFuture<'static, Result<(), AgentError>> + Send + Sync,
@@ -175,6 +180,52 @@ pub(crate) fn split(line: &str) -> Result<(&str, &str), AgentError> {
         Some((name, args)) => (name, args.trim()),
         None => (rest, ""),
     })
+}
+
+impl AgentSession {
+    /// Runs `/name args` (see [`commands`](Self::commands)), then the run
+    /// its messages asked for, if any.
+    pub async fn run_command(&mut self, line: &str) -> Result<Option<RunOutcome>, AgentError> {
+        self.shared.check_fresh()?;
+        let (handler, extension, args) = self.shared.state().commands.find(line)?;
+        let ctx = ExtensionContext::new(self.shared.clone(), extension);
+        match CatchUnwind(handler(args, ctx)).await {
+            Ok(outcome) => outcome?,
+            Err(panic) => {
+                return Err(AgentError::handler(format!(
+                    "the command panicked: {panic}"
+                )));
+            }
+        }
+        let ran = self.run_pending().await?;
+        let switch = self.shared.state().switch_requested.take();
+        if let Some(name) = switch {
+            self.switch(&name).await?;
+            return Ok(ran);
+        }
+        if ran.is_none() && self.shared.state().compact_requested {
+            // Asked for while idle: compact now; the command succeeded
+            // whatever comes of it.
+            let mut quiet = RunOutcome::default();
+            self.compact_after(&mut quiet).await;
+            if let Some(error) = quiet.compaction_error {
+                tracing::warn!(%error, "the compaction a command asked for failed");
+            }
+        }
+        Ok(ran)
+    }
+
+    /// The commands extensions registered, in order.
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        let state = self.shared.state();
+        state.commands.list(&state.names)
+    }
+
+    /// Completes a command line: names for `/he`, the command's own
+    /// candidates for its argument after a space.
+    pub fn complete_command(&self, prefix: &str) -> Vec<String> {
+        self.shared.state().commands.complete(prefix)
+    }
 }
 
 #[cfg(test)]

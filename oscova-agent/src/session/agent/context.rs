@@ -241,6 +241,17 @@ impl ExtensionContext {
         Ok(())
     }
 
+    /// From a command: switches the agent to the user's session `name`
+    /// (created when missing) when the command is done, as
+    /// [`AgentSession::switch`](super::AgentSession::switch) does (a
+    /// handler may cancel it). The pi command context's `newSession` is
+    /// this with a new name.
+    pub fn switch_session(&self, name: impl Into<String>) -> Result<(), AgentError> {
+        self.shared.check_fresh()?;
+        self.shared.state().switch_requested = Some(name.into());
+        Ok(())
+    }
+
     /// Whether messages wait for delivery.
     pub fn has_pending_messages(&self) -> Result<bool, AgentError> {
         self.shared.check_fresh()?;

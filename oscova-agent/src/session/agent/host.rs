@@ -520,6 +520,7 @@ async fn activate(
             names: Vec::new(),
             system_prompt: String::new(),
             compact_requested: false,
+            switch_requested: None,
         }),
         errors: Mutex::default(),
     });

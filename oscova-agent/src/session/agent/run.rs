@@ -36,9 +36,7 @@ use oscova_core::provider::model::{
 use oscova_core::tool::ContentBlock;
 
 use super::AgentEvent;
-use super::commands::CommandInfo;
-use super::context::ExtensionContext;
-use super::dispatch::{CatchUnwind, dispatch};
+use super::dispatch::dispatch;
 use super::error::AgentError;
 use super::events::{
     AgentEndEvent, AgentSettledEvent, AgentStartEvent, BeforeAgentStartEvent,
@@ -105,45 +103,6 @@ impl AgentSession {
         }
         let message = ChatMessage::user(event.text).with_attachments(event.images);
         self.run(vec![Pending::User(message)]).await
-    }
-
-    /// Runs `/name args` (see [`commands`](Self::commands)), then the run
-    /// its messages asked for, if any.
-    pub async fn run_command(&mut self, line: &str) -> Result<Option<RunOutcome>, AgentError> {
-        self.shared.check_fresh()?;
-        let (handler, extension, args) = self.shared.state().commands.find(line)?;
-        let ctx = ExtensionContext::new(self.shared.clone(), extension);
-        match CatchUnwind(handler(args, ctx)).await {
-            Ok(outcome) => outcome?,
-            Err(panic) => {
-                return Err(AgentError::handler(format!(
-                    "the command panicked: {panic}"
-                )));
-            }
-        }
-        let ran = self.run_pending().await?;
-        if ran.is_none() && self.shared.state().compact_requested {
-            // Asked for while idle: compact now; the command succeeded
-            // whatever comes of it.
-            let mut quiet = RunOutcome::default();
-            self.compact_after(&mut quiet).await;
-            if let Some(error) = quiet.compaction_error {
-                tracing::warn!(%error, "the compaction a command asked for failed");
-            }
-        }
-        Ok(ran)
-    }
-
-    /// The commands extensions registered, in order.
-    pub fn commands(&self) -> Vec<CommandInfo> {
-        let state = self.shared.state();
-        state.commands.list(&state.names)
-    }
-
-    /// Completes a command line: names for `/he`, the command's own
-    /// candidates for its argument after a space.
-    pub fn complete_command(&self, prefix: &str) -> Vec<String> {
-        self.shared.state().commands.complete(prefix)
     }
 
     /// Runs what extensions asked for while the agent was idle (a user

@@ -87,6 +87,8 @@ pub(crate) struct State {
     pub(crate) system_prompt: String,
     /// `ExtensionContext::compact` asked for a compaction after the run.
     pub(crate) compact_requested: bool,
+    /// `ExtensionContext::switch_session` asked for this session.
+    pub(crate) switch_requested: Option<String>,
 }
 
 pub(crate) struct Shared {

@@ -417,3 +417,40 @@ async fn the_bus_reaches_other_extensions_and_a_switch_can_be_cancelled() {
     assert!(session.switch("elsewhere").await.unwrap());
     assert_eq!(entries(&log)[2..], ["shutdown", r#"heard "hi""#, "1 heard"]);
 }
+
+#[tokio::test]
+async fn a_command_switches_the_session_when_it_is_done() {
+    let script = Script::new([]);
+    let starts = log();
+    let s = starts.clone();
+    let (builder, _) = agents(&script);
+    let agents = builder
+        .add_extension_with(probe("switcher", move |api| {
+            let s = s.clone();
+            api.on(move |e: SessionStartEvent, _| {
+                let s = s.clone();
+                async move {
+                    s.lock().unwrap().push(format!("{:?}", e.reason));
+                    Ok(e)
+                }
+            });
+            api.register_command(
+                "new",
+                Command::new("start a new session", |name, ctx| async move {
+                    ctx.switch_session(name)
+                }),
+            );
+            Ok(())
+        }))
+        .build();
+    let mut session = agents
+        .session(UserInfo::new("alice"), "old", AgentSessionOptions::new())
+        .await
+        .unwrap();
+    let old_id = session.session_snapshot().await.0.id;
+    session.run_command("/new fresh").await.unwrap();
+    let (info, _) = session.session_snapshot().await;
+    assert_eq!(info.name, "fresh");
+    assert_ne!(info.id, old_id);
+    assert_eq!(entries(&starts), ["New", "Switch"]);
+}
