@@ -4,7 +4,8 @@
 //! [`register_toolset`](SessionApi::register_toolset),
 //! [`register_command`](SessionApi::register_command),
 //! [`events`](SessionApi::events)) and the boundaries
-//! ([`redact`](SessionApi::redact), [`spawn_policy`](SessionApi::spawn_policy))
+//! ([`redact`](SessionApi::redact), [`spawn_policy`](SessionApi::spawn_policy),
+//! [`span`](SessionApi::span))
 //! work from `activate` on; every other member is an action and is
 //! [`AgentError::NotBound`] until activation is done. Every member is
 //! [`AgentError::Stale`] once the session is replaced or shut down. Text
@@ -115,6 +116,12 @@ impl SessionApi {
     /// `[REDACTED]`: for text sent to the model other than by a tool.
     pub fn redact(&self, text: &str) -> String {
         self.shared.scope.redact(text).into_owned()
+    }
+
+    /// A tracing span named after the extension (the peer runtime's
+    /// `Logger`): enter it around what the extension logs with `tracing`.
+    pub fn span(&self) -> tracing::Span {
+        tracing::info_span!("extension", name = %self.name())
     }
 
     /// The host's spawn policy, for processes outside a session's events
