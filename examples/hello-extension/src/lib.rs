@@ -1,7 +1,7 @@
-//! The peer runtime's `HelloExtension`, as an Oscova session extension.
+//! Run with: `cargo run -p oscova-cli -- chat --session demo`, then type `/hello world`
 //!
-//! Run with `oscova chat --session demo` (the `oscova` binary links it
-//! with its default `first-party` feature), then type `/hello world`.
+//! The peer runtime's `HelloExtension`, as an Oscova session extension
+//! (the `oscova` binary links it with its default `first-party` feature).
 //!
 //! It registers, when a session starts:
 //!
