@@ -3,7 +3,7 @@
 //! The peer runtime's `HelloExtension`, as an Oscova session extension
 //! (the `oscova` binary links it with its default `first-party` feature).
 //!
-//! It registers, when a session starts:
+//! It registers, in each session:
 //!
 //! - the `hello` tool ([`HelloToolset`]), greeting a person by name;
 //! - the `/hello NAME` command, which asks the model (as a user message)
