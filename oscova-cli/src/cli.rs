@@ -286,7 +286,8 @@ pub(crate) enum SpeechCommand {
     Say(SayArgs),
     /// Print the words spoken in a WAV file (default provider: whisper, model
     /// base-q8_0, else tiny.en, when scripts/ensure-whisper-model.sh installed
-    /// one; else pocketsphinx).
+    /// one; else pocketsphinx). Audio over 30 s is heard window by window,
+    /// its progress shown on stderr; `--json` adds timed segments.
     Hear(HearArgs),
     /// List the speech providers: type keys, names, voices, where they come from.
     Providers,

@@ -141,7 +141,11 @@
 //! text}`, plus `segments` with `start_seconds`, `end_seconds` and `text`
 //! from providers that time them, as whisper does, audio over 30 s
 //! included). Whisper's text is kept as Whisper writes it: capitals,
-//! punctuation, numbers as digits, "Mr." for "mister". The input must be a WAV file (checked before any provider
+//! punctuation, numbers as digits, "Mr." for "mister". On audio over 30 s
+//! `hear` shows the provider's progress on stderr (`[24.9/40.1] seconds of
+//! audio heard`: one line redrawn at a terminal, else a line per update;
+//! whisper reports before each window and at the end), so stdout holds the
+//! transcript alone. The input must be a WAV file (checked before any provider
 //! runs); `oscova speech providers` lists the routable keys with their
 //! display names, voices, origin and which is the default. With
 //! `--offline` (or `[speech] offline = true`) an endpoint not on this
@@ -149,8 +153,9 @@
 //! file is read or connection made (exit 3). The API key of a remote
 //! provider is the credential `<provider>.api_key`, as for models. Ctrl-C
 //! cancels (130). `[speech]` configures these commands only: the
-//! `oscova.speech` tools keep the plugin's per-user defaults (flite and
-//! pocketsphinx, offline required).
+//! `oscova.speech` tools keep the plugin's per-user defaults (the same
+//! installed-first choice: kokoro else flite, whisper else pocketsphinx;
+//! offline required).
 //!
 //! # Exit codes
 //!

@@ -4,7 +4,9 @@
 //! Rules: a fake answers from its script in order and fails, with an error
 //! saying so, when the script is used up (a test that expected fewer calls
 //! learns it); clones share the script and the record, so a test keeps one
-//! clone to look at while the host holds another.
+//! clone to look at while the host holds another. A recognizer given
+//! progress reports it on every call, in order, before it answers, as a
+//! provider that decodes long audio window by window does.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -13,8 +15,8 @@ use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ModelError, ModelProvider, ToolCallRequest,
 };
 use oscova_core::provider::speech::{
-    RecognitionRequest, SpeechError, SpeechRecognitionProvider, SpeechSynthesisProvider,
-    SynthesisRequest, SynthesizedAudio, Transcript,
+    RecognitionProgress, RecognitionRequest, SpeechError, SpeechRecognitionProvider,
+    SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio, Transcript,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use serde_json::Value;
@@ -148,6 +150,7 @@ struct SpeechState {
     answers: VecDeque<String>,
     seen: Vec<String>,
     audio_seen: Vec<usize>,
+    progress: Vec<RecognitionProgress>,
 }
 
 /// A speech recognizer that hears what its script says, whatever the audio.
@@ -176,6 +179,30 @@ impl FakeRecognizer {
     /// Queues a transcript.
     pub fn hears(self, text: impl Into<String>) -> Self {
         lock(&self.state).answers.push_back(text.into());
+        self
+    }
+
+    /// Reports `seconds_done` of `seconds_total` on every call, in order,
+    /// before it answers (to a caller that asked for progress).
+    ///
+    /// ```
+    /// use oscova_test_kit::FakeRecognizer;
+    ///
+    /// // Two windows of a 40-second recording, then all of it.
+    /// let ears = FakeRecognizer::new("fake-ears")
+    ///     .reports_progress([0.0, 30.0, 40.0], 40.0)
+    ///     .hears("open the door");
+    /// # drop(ears);
+    /// ```
+    pub fn reports_progress(
+        self,
+        seconds_done: impl IntoIterator<Item = f64>,
+        seconds_total: f64,
+    ) -> Self {
+        lock(&self.state).progress = seconds_done
+            .into_iter()
+            .map(|done| RecognitionProgress::new(done, seconds_total))
+            .collect();
         self
     }
 
@@ -209,6 +236,9 @@ impl SpeechRecognitionProvider for FakeRecognizer {
     ) -> BoxFuture<'a, Result<Transcript, SpeechError>> {
         let mut state = lock(&self.state);
         state.audio_seen.push(request.audio.len());
+        for progress in &state.progress {
+            request.report_progress(*progress);
+        }
         let answer = match state.answers.pop_front() {
             Some(text) => Ok(Transcript::new(text)),
             None => Err(SpeechError::Provider {

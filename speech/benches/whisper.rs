@@ -48,9 +48,7 @@ use oscova_speech::{
     decode_wav,
 };
 
-#[allow(dead_code, unreachable_pub)]
-#[path = "../tests/it/common/librivox.rs"]
-mod librivox;
+use oscova_test_support::librivox;
 
 /// The resident set of this process, in MiB (Linux's `/proc`).
 fn rss_mib() -> f64 {

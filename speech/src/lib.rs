@@ -80,6 +80,32 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Long audio: a request may carry a progress sink, called with seconds
+//! heard of the whole as the provider goes (whisper: before each
+//! 30-second window, then all of it at the end; providers that cannot
+//! tell say nothing), and the transcript's `segments` carry start and end
+//! times where the provider has them (whisper does). The sink may be called
+//! from a blocking thread, so it only hands the update on:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use oscova_speech::{RecognitionProgress, RecognitionRequest, SpeechProviderConfig, SpeechRouters};
+//!
+//! # async fn demo(routers: &SpeechRouters, wav: Vec<u8>) -> Result<(), oscova_speech::SpeechError> {
+//! let config = SpeechProviderConfig::new("whisper");
+//! let progress = Arc::new(|p: RecognitionProgress| {
+//!     eprintln!("{:.0} % ({:.1} of {:.1} s)", p.fraction() * 100.0, p.seconds_done, p.seconds_total)
+//! });
+//! let heard = routers
+//!     .recognition()
+//!     .recognize(RecognitionRequest::new(&config, &wav).offline(true).progress(progress))
+//!     .await?;
+//! for part in &heard.segments {
+//!     println!("{:7.2} {:7.2} {}", part.start_seconds, part.end_seconds, part.text);
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! # 3. Add a custom provider through a plugin
 //!
 //! Implement the provider trait, register it in your plugin's `configure`,
@@ -218,7 +244,7 @@ pub fn default_offline_synthesizer() -> &'static str {
 }
 
 /// The synthesis configuration to use when nothing names a provider:
-/// `kokoro` with [`KOKORO_DEFAULT_VOICE`](crate::KokoroSynthesizer) when
+/// `kokoro` with its default voice `af_heart` (`KOKORO_DEFAULT_VOICE`, feature `piper`) when
 /// it is installed (see [`default_offline_synthesizer`]), else `flite`
 /// with [`FLITE_DEFAULT_VOICE`].
 ///
@@ -252,9 +278,9 @@ pub fn default_offline_recognizer() -> &'static str {
 
 /// The speech contracts of `oscova-core`, so provider authors need one import.
 pub use oscova_core::provider::speech::{
-    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechProviderKeys,
-    SpeechRecognitionProvider, SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio,
-    Transcript, TranscriptSegment,
+    RecognitionProgress, RecognitionProgressSink, RecognitionRequest, SpeechError,
+    SpeechProviderConfig, SpeechProviderKeys, SpeechRecognitionProvider, SpeechSynthesisProvider,
+    SynthesisRequest, SynthesizedAudio, Transcript, TranscriptSegment,
 };
 pub use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 pub use oscova_core::{CancellationToken, SecretString};

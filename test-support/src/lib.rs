@@ -77,10 +77,15 @@
 //!
 //! assert_eq!(word_errors(&words("Open the door."), &words("open a door")), 1);
 //! ```
+//!
+//! [`librivox`] has real read speech to score against: five LibriVox clips
+//! with their references, and [`librivox::joined`] for a recording longer
+//! than one 30-second recognition window.
 
 // The loopback HTTP server of `oscova-test-kit`: the same source.
 #[path = "../../oscova-test-kit/src/http/mod.rs"]
 pub mod http;
+pub mod librivox;
 pub mod netns;
 pub mod ollama;
 pub mod pi;

@@ -17,7 +17,12 @@
 //! the host's redactor. `say` writes the file only once the provider has
 //! returned WAV audio, so a failure leaves an existing file as it was.
 //! Ctrl-C cancels the request's token; the provider stops (flite is
-//! killed, a connection dropped) and the command exits 130.
+//! killed, a connection dropped) and the command exits 130. For audio
+//! longer than one 30-second window, `hear` shows the provider's progress
+//! (seconds heard of the whole) on stderr, never stdout, which holds the
+//! transcript alone: at a terminal one line redrawn in place and erased at
+//! the end, else a line per update (whisper: before each window and at the
+//! end), so a log shows how far a long file got.
 
 mod list;
 
@@ -26,10 +31,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use oscova_core::fs::{FileError, FileKind, create_regular, read_regular};
-use oscova_core::{CancellationToken, SecretString, context::CredentialResolver};
+use oscova_core::{CancellationToken, SecretString, ToolProgress, context::CredentialResolver};
 use oscova_speech::{
-    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters, SynthesisRequest,
-    check_wav_header,
+    RecognitionProgress, RecognitionProgressSink, RecognitionRequest, SpeechError,
+    SpeechProviderConfig, SpeechRouters, SynthesisRequest, check_wav_header,
 };
 use serde_json::json;
 
@@ -38,6 +43,10 @@ use super::{Env, cancellable};
 use crate::cli::{HearArgs, SayArgs, SpeechCommand, SpeechRouteArgs};
 use crate::error::{CliError, ExitStatus};
 use crate::output::{print_json, print_text, warn};
+use crate::term::{ProgressLine, format_progress};
+
+/// Audio longer than this (one Whisper window) shows its progress.
+const PROGRESS_FROM_SECONDS: f64 = 30.0;
 
 pub(super) async fn run(env: &Env, command: SpeechCommand) -> Result<ExitStatus, CliError> {
     let routers = routers(env);
@@ -171,19 +180,27 @@ async fn hear(env: &Env, routers: &SpeechRouters, args: HearArgs) -> Result<Exit
     router
         .resolve(&config, offline, None)
         .map_err(|e| speech_error(env, e))?;
-    let wav = read_audio(&args.file)?;
+    let (wav, seconds) = read_audio(&args.file)?;
     let key = api_key(env, args.user.user.as_deref(), &config.provider);
     let cancel = CancellationToken::new();
-    let request = RecognitionRequest::new(&config, &wav)
+    let mut request = RecognitionRequest::new(&config, &wav)
         .api_key(key.as_ref())
         .offline(offline)
         .cancel(cancel.clone());
+    let line = ProgressLine::on_stderr();
+    if seconds > PROGRESS_FROM_SECONDS {
+        request = request.progress(progress_on_stderr(line.as_ref()));
+    }
     if args.route.provider.is_none()
         && let Some(hint) = env.config.speech_recognition_hint()
     {
         warn(&hint);
     }
-    let transcript = finish(env, cancellable(router.recognize(request), &cancel).await)?;
+    let outcome = cancellable(router.recognize(request), &cancel).await;
+    if let Some(line) = &line {
+        line.finish();
+    }
+    let transcript = finish(env, outcome)?;
     let redactor = env.host.redactor();
     let text = redactor.redact(&transcript.text).into_owned();
     if env.json {
@@ -211,6 +228,26 @@ async fn hear(env: &Env, routers: &SpeechRouters, args: HearArgs) -> Result<Exit
         print_text(&text)?;
     }
     Ok(ExitStatus::Success)
+}
+
+/// Where `hear` shows a recognition's progress: the terminal's progress
+/// line, else a line on stderr per update.
+fn progress_on_stderr(line: Option<&ProgressLine>) -> RecognitionProgressSink {
+    let as_tool = |p: RecognitionProgress| {
+        let round = |s: f64| (s * 10.0).round() / 10.0;
+        ToolProgress::ratio(
+            "seconds of audio heard",
+            round(p.seconds_done),
+            Some(round(p.seconds_total)),
+        )
+    };
+    match line {
+        Some(line) => {
+            let sink = line.sink();
+            Arc::new(move |p| sink(as_tool(p)))
+        }
+        None => Arc::new(move |p| warn(&format_progress(&as_tool(p)))),
+    }
 }
 
 /// A voice the provider does not list is refused before it runs; providers
@@ -261,8 +298,9 @@ fn check_output(path: &Path) -> Result<(), CliError> {
 
 /// The WAV file for `hear`: a regular file (checked on the opened handle,
 /// so `/dev/zero` or a FIFO is refused at once), read whole with its size
-/// capped while reading, then its header checked.
-fn read_audio(path: &Path) -> Result<Vec<u8>, CliError> {
+/// capped while reading, then its header checked; with its length in
+/// seconds.
+fn read_audio(path: &Path) -> Result<(Vec<u8>, f64), CliError> {
     let refuse = |reason: String| CliError::File {
         path: path.to_path_buf(),
         reason,
@@ -279,6 +317,7 @@ fn read_audio(path: &Path) -> Result<Vec<u8>, CliError> {
             other => other.to_string(),
         })
     })?;
-    check_wav_header(&wav).map_err(|reason| refuse(format!("it is not a WAV file: {reason}")))?;
-    Ok(wav)
+    let info = check_wav_header(&wav)
+        .map_err(|reason| refuse(format!("it is not a WAV file: {reason}")))?;
+    Ok((wav, info.duration_seconds))
 }

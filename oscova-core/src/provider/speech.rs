@@ -4,8 +4,16 @@
 //! Routers in `oscova-speech` resolve the provider and check offline
 //! requirements before a provider is entered; providers themselves only do
 //! the work. Audio crosses this boundary as WAV bytes.
+//!
+//! Progress is optional on both sides: a caller that wants it sets
+//! [`RecognitionRequest::progress`]; a provider that can tell how far it has
+//! got reports through [`RecognitionRequest::report_progress`] (seconds of
+//! audio done never decreasing, and the whole audio once it succeeds), and
+//! one that cannot simply never calls it. Timed parts of the text travel in
+//! [`Transcript::segments`], empty for providers without timestamps.
 
 use std::fmt;
+use std::sync::Arc;
 
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
@@ -213,6 +221,47 @@ impl SpeechError {
     }
 }
 
+/// How far a recognition has got: seconds of audio heard of the whole.
+///
+/// ```
+/// use oscova_core::provider::speech::RecognitionProgress;
+///
+/// let p = RecognitionProgress::new(30.0, 40.0);
+/// assert_eq!(p.fraction(), 0.75);
+/// assert_eq!(RecognitionProgress::new(5.0, 0.0).fraction(), 1.0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RecognitionProgress {
+    /// Seconds of audio recognised so far, from its start.
+    pub seconds_done: f64,
+    /// Seconds of audio in all.
+    pub seconds_total: f64,
+}
+
+impl RecognitionProgress {
+    /// `seconds_done` of `seconds_total`.
+    pub fn new(seconds_done: f64, seconds_total: f64) -> Self {
+        Self {
+            seconds_done,
+            seconds_total,
+        }
+    }
+
+    /// The part done, from 0 to 1 (1 for empty audio).
+    pub fn fraction(&self) -> f64 {
+        if self.seconds_total > 0.0 {
+            (self.seconds_done / self.seconds_total).clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
+}
+
+/// Receives a recognition's progress. A provider may call it from any
+/// thread, blocking ones included, so it must return quickly: send the
+/// update on (a channel, an atomic) rather than do work in it.
+pub type RecognitionProgressSink = Arc<dyn Fn(RecognitionProgress) + Send + Sync>;
+
 /// A recognition call, as a router hands it to a provider.
 #[derive(Clone)]
 pub struct RecognitionRequest<'a> {
@@ -231,11 +280,16 @@ pub struct RecognitionRequest<'a> {
     pub audio: &'a [u8],
     /// Cancellation for the whole operation.
     pub cancel: CancellationToken,
+    /// Where progress goes, if the caller wants it. Providers report
+    /// through [`report_progress`](Self::report_progress); those that
+    /// cannot tell how far they are never do.
+    pub progress: Option<RecognitionProgressSink>,
 }
 
 impl<'a> RecognitionRequest<'a> {
     /// A request to recognize `audio` (WAV bytes) with `config`: no API key,
-    /// no download URL, offline not required, a fresh cancellation token.
+    /// no download URL, offline not required, a fresh cancellation token,
+    /// no progress wanted.
     pub fn new(config: &'a SpeechProviderConfig, audio: &'a [u8]) -> Self {
         Self {
             config,
@@ -244,6 +298,35 @@ impl<'a> RecognitionRequest<'a> {
             offline: false,
             audio,
             cancel: CancellationToken::new(),
+            progress: None,
+        }
+    }
+
+    /// Sends progress to `sink` (see [`RecognitionProgressSink`]).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use oscova_core::provider::speech::{RecognitionProgress, RecognitionRequest, SpeechProviderConfig};
+    ///
+    /// let config = SpeechProviderConfig::new("whisper");
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// let request = RecognitionRequest::new(&config, b"RIFF")
+    ///     .progress(Arc::new(move |p: RecognitionProgress| sink.lock().unwrap().push(p.fraction())));
+    /// // What a provider does as it goes:
+    /// request.report_progress(RecognitionProgress::new(30.0, 60.0));
+    /// assert_eq!(*seen.lock().unwrap(), [0.5]);
+    /// ```
+    pub fn progress(mut self, sink: RecognitionProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// Hands `progress` to the caller's sink; nothing when there is none.
+    /// For providers.
+    pub fn report_progress(&self, progress: RecognitionProgress) {
+        if let Some(sink) = &self.progress {
+            sink(progress);
         }
     }
 
@@ -280,6 +363,7 @@ impl fmt::Debug for RecognitionRequest<'_> {
             .field("download_url", &self.download_url)
             .field("offline", &self.offline)
             .field("audio_bytes", &self.audio.len())
+            .field("progress", &self.progress.is_some())
             .finish()
     }
 }
@@ -406,6 +490,11 @@ pub struct SynthesizedAudio {
 }
 
 /// Turns audio into text.
+///
+/// A provider that knows how far it has got (one that decodes long audio
+/// in windows, say) reports it through
+/// [`RecognitionRequest::report_progress`], and one that knows when each
+/// part was spoken fills [`Transcript::segments`]; both are optional.
 pub trait SpeechRecognitionProvider: Send + Sync + 'static {
     /// The stable type key the router matches.
     fn type_key(&self) -> ProviderTypeKey;

@@ -255,6 +255,7 @@ fn debug_of_provider_requests_prints_no_key() {
         offline: false,
         audio: b"RIFF....",
         cancel: CancellationToken::new(),
+        progress: None,
     };
     let synthesis = SynthesisRequest {
         config: &speech,

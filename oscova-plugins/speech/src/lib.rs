@@ -4,7 +4,7 @@
 //! | wire name | does | approval |
 //! |---|---|---|
 //! | `oscova_speech__speech__speak` | speaks `text` into a WAV file at `path` (`voice`, `provider`, `overwrite`, `create_dirs` optional) | **required** |
-//! | `oscova_speech__speech__transcribe` | returns the words in the WAV file at `path` (`provider` optional) | not required |
+//! | `oscova_speech__speech__transcribe` | returns the words in the WAV file at `path` (`provider` optional); timed `segments` in the details, progress on long audio | not required |
 //!
 //! Paths follow the rules of [`oscova_core::fs`], as for `oscova.files`,
 //! in the user's files root (the host's
@@ -28,6 +28,18 @@
 //! router's (`SpeechSynthesisRouter::synthesize`, which `speak` calls), so
 //! they hold for every provider. `transcribe` takes at most 300 seconds of audio
 //! ([`oscova_speech::MAX_AUDIO_SECONDS`]) in a file of at most 64 MiB.
+//!
+//! `transcribe`'s text is the result's content; its details hold `text`,
+//! the provider, the audio's length and format, and `segments`: the timed
+//! parts of the text (`start_seconds`, `end_seconds`, `text`) where the
+//! provider gives them (whisper does; pocketsphinx and openai give none,
+//! an empty list). While a provider that can tell how far it is works
+//! (whisper, window by window on audio over 30 seconds), the call reports
+//! progress: `transcribed 24.9 of 40.1 seconds of audio`, with the seconds
+//! as progress and total (an MCP client sees `notifications/progress`).
+//! A host keeps its recognizers, and so a loaded Whisper model, between
+//! calls and users (its one [`SpeechRouters`] service, or the plugin's one
+//! pair per host).
 //!
 //! # Tutorial
 //!

@@ -13,7 +13,10 @@
 //! audio read is capped while reading. The user's settings are
 //! read at each call, so a host that flips a user to offline is obeyed by
 //! the next call, not the next scope. File reads and writes run on the
-//! blocking pool.
+//! blocking pool. `transcribe` passes on the provider's progress as the
+//! call's progress (seconds of audio heard of the whole, in order, each
+//! before the result), and puts the provider's timed segments in the
+//! result's details; the text stays the content.
 //!
 //! Network scope: both tools declare `Internet`. Scope is static metadata
 //! and a host may configure a remote provider for a user who allows it,
@@ -32,8 +35,8 @@ use oscova_core::prelude::*;
 use oscova_core::serde_json::json;
 use oscova_core::{SecretString, ToolProgress, context::Credentials};
 use oscova_speech::{
-    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters, SynthesisRequest,
-    check_wav_header,
+    RecognitionProgress, RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters,
+    SynthesisRequest, Transcript, TranscriptSegment, check_wav_header,
 };
 
 use crate::SettingsResolver;
@@ -278,7 +281,8 @@ impl SpeechToolset {
     }
 
     /// Transcribes speech in a WAV audio file from the user's files and
-    /// returns the words heard.
+    /// returns the words heard, with their start and end times in the
+    /// details where the provider gives them. Long audio reports progress.
     #[tool(approval = NotRequired, network = Internet)]
     pub async fn transcribe(
         &self,
@@ -318,15 +322,33 @@ impl SpeechToolset {
             info.duration_seconds
         )));
         let api_key = self.api_key(choice.credential);
-        let transcript = router
-            .recognize(
-                RecognitionRequest::new(&choice.config, &wav)
-                    .offline(settings.offline)
-                    .api_key(api_key.as_ref())
-                    .cancel(invocation.cancellation_token().clone()),
-            )
-            .await
-            .map_err(|e| SpeechToolError::speech("transcribing", key, e))?;
+        // The provider may report from a blocking thread; the updates come
+        // here through a channel, since only this task holds the call.
+        let (sender, mut updates) = tokio::sync::mpsc::unbounded_channel();
+        let recognition = router.recognize(
+            RecognitionRequest::new(&choice.config, &wav)
+                .offline(settings.offline)
+                .api_key(api_key.as_ref())
+                .cancel(invocation.cancellation_token().clone())
+                .progress(Arc::new(move |p: RecognitionProgress| {
+                    let _ = sender.send(p);
+                })),
+        );
+        tokio::pin!(recognition);
+        let outcome = loop {
+            tokio::select! {
+                // Progress first, so every update is reported before the
+                // result.
+                biased;
+                Some(update) = updates.recv() => invocation.report(heard_so_far(update)),
+                outcome = &mut recognition => break outcome,
+            }
+        };
+        while let Ok(update) = updates.try_recv() {
+            invocation.report(heard_so_far(update));
+        }
+        let transcript: Transcript =
+            outcome.map_err(|e| SpeechToolError::speech("transcribing", key, e))?;
         let text = transcript.text.trim();
         let content = if text.is_empty() {
             format!(
@@ -344,8 +366,28 @@ impl SpeechToolset {
             "sample_rate": info.sample_rate,
             "channels": info.channels,
             "offline": settings.offline,
+            "segments": transcript.segments.iter().map(segment).collect::<Vec<_>>(),
         })))
     }
+}
+
+/// A recognition's progress as the call's: seconds heard of the whole.
+fn heard_so_far(update: RecognitionProgress) -> ToolProgress {
+    let (done, total) = (seconds(update.seconds_done), seconds(update.seconds_total));
+    ToolProgress::ratio(
+        format!("transcribed {done:.1} of {total:.1} seconds of audio"),
+        done,
+        Some(total),
+    )
+}
+
+/// One timed part of the transcript, for the details.
+fn segment(part: &TranscriptSegment) -> oscova_core::serde_json::Value {
+    json!({
+        "start_seconds": seconds(part.start_seconds),
+        "end_seconds": seconds(part.end_seconds),
+        "text": part.text,
+    })
 }
 
 /// Writes the audio; returns whether a file was replaced (blocking).

@@ -13,14 +13,21 @@
 //! tiny.en repeats itself with a fitted window). whisper.cpp decodes longer audio in 30-second windows itself,
 //! and asks the abort callback between its steps, which answers from the
 //! request's cancellation token, so a cancelled decode stops within a
-//! window step. Whisper's text is kept as it wrote it (digits, "Mr.",
-//! punctuation and capitals); segments carry whisper.cpp's timestamps.
+//! window step. Progress, when the caller wants it, comes from
+//! whisper.cpp's progress callback, which it calls before each window with
+//! the part of the audio behind it: reported as seconds done of the whole,
+//! only when it grew, and the whole once the decode succeeds (whisper.cpp
+//! stops short of its last 100 ms). Whisper's text is kept as it wrote it
+//! (digits, "Mr.", punctuation and capitals); segments carry whisper.cpp's
+//! timestamps.
 
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use oscova_core::CancellationToken;
-use oscova_core::provider::speech::{Transcript, TranscriptSegment};
+use oscova_core::provider::speech::{
+    RecognitionProgress, RecognitionProgressSink, Transcript, TranscriptSegment,
+};
 use whisper_rs::{
     FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
 };
@@ -35,6 +42,46 @@ thread_local! {
     /// The token of the decode running on this thread, for whisper.cpp's
     /// abort callback.
     static CANCEL: std::cell::RefCell<Option<CancellationToken>> = const { std::cell::RefCell::new(None) };
+    /// Where the progress of the decode running on this thread goes, for
+    /// whisper.cpp's progress callback.
+    static PROGRESS: std::cell::RefCell<Option<Progress>> = const { std::cell::RefCell::new(None) };
+}
+
+/// One decode's progress: the caller's sink (dropped if it panics), the
+/// audio's length, and the last percentage passed on.
+struct Progress {
+    sink: Option<RecognitionProgressSink>,
+    total_seconds: f64,
+    last_percent: i32,
+}
+
+impl Progress {
+    fn new(sink: RecognitionProgressSink, total_seconds: f64) -> Self {
+        Self {
+            sink: Some(sink),
+            total_seconds,
+            last_percent: -1,
+        }
+    }
+
+    /// Passes `percent` of the audio on as seconds, if it grew. The sink is
+    /// the caller's code, called from inside whisper.cpp's callback, where
+    /// a panic would abort the process: one is caught, and the sink is
+    /// asked no more.
+    fn percent(&mut self, percent: i32) {
+        let percent = percent.clamp(0, 100);
+        if percent <= self.last_percent {
+            return;
+        }
+        self.last_percent = percent;
+        let done = self.total_seconds * f64::from(percent) / 100.0;
+        let update = RecognitionProgress::new(done, self.total_seconds);
+        if let Some(sink) = &self.sink
+            && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(update))).is_err()
+        {
+            self.sink = None;
+        }
+    }
 }
 
 /// A loaded model.
@@ -118,6 +165,9 @@ pub(crate) struct Decode {
     /// How much of the encoder's 30-second window to compute.
     pub(crate) audio_ctx: AudioCtx,
 }
+
+/// Samples per second of the audio whisper.cpp takes.
+const SAMPLE_RATE: u32 = 16_000;
 
 /// Encoder frames per second of audio (1500 for whisper.cpp's 30 s).
 const FRAMES_PER_SECOND: usize = 50;
@@ -248,12 +298,14 @@ impl Engine {
         }
     }
 
-    /// Transcribes 16 kHz mono samples in [-1, 1].
+    /// Transcribes 16 kHz mono samples in [-1, 1], reporting progress to
+    /// `progress` when there is one.
     pub(crate) fn transcribe(
         &self,
         samples: &[f32],
         decode: &Decode,
         cancel: &CancellationToken,
+        progress: Option<RecognitionProgressSink>,
     ) -> Result<Transcript, WhisperFailure> {
         if cancel.is_cancelled() {
             return Err(WhisperFailure::Cancelled);
@@ -292,9 +344,25 @@ impl Engine {
                     .is_some_and(CancellationToken::is_cancelled)
             })
         });
+        // The same trick as the abort callback's: a closure without
+        // captures, since whisper-rs never frees the box it puts the
+        // closure in (the caller's sink would be kept alive for good).
+        let progress =
+            progress.map(|sink| Progress::new(sink, samples.len() as f64 / f64::from(SAMPLE_RATE)));
+        if progress.is_some() {
+            params.set_progress_callback_safe(|percent: i32| {
+                PROGRESS.with(|p| {
+                    if let Some(progress) = p.borrow_mut().as_mut() {
+                        progress.percent(percent);
+                    }
+                });
+            });
+        }
         CANCEL.with(|c| *c.borrow_mut() = Some(cancel.clone()));
+        PROGRESS.with(|p| *p.borrow_mut() = progress);
         let outcome = state.full(params, samples);
         CANCEL.with(|c| *c.borrow_mut() = None);
+        let progress = PROGRESS.with(|p| p.borrow_mut().take());
         if cancel.is_cancelled() {
             return Err(WhisperFailure::Cancelled);
         }
@@ -323,6 +391,9 @@ impl Engine {
             .filter(|t| !t.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
+        if let Some(mut progress) = progress {
+            progress.percent(100);
+        }
         Ok(Transcript { text, segments })
     }
 }
@@ -330,6 +401,35 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_grows_in_seconds_and_survives_a_panicking_sink() {
+        let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let sink = std::sync::Arc::clone(&seen);
+        let mut progress = Progress::new(
+            std::sync::Arc::new(move |p: RecognitionProgress| {
+                sink.lock().unwrap().push(p.seconds_done);
+            }),
+            40.0,
+        );
+        for percent in [0, 0, 62, 50, 100, 120] {
+            progress.percent(percent);
+        }
+        assert_eq!(*seen.lock().unwrap(), [0.0, 24.8, 40.0]);
+
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = std::sync::Arc::clone(&calls);
+        let mut progress = Progress::new(
+            std::sync::Arc::new(move |_: RecognitionProgress| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                panic!("a sink that panics");
+            }),
+            40.0,
+        );
+        progress.percent(10);
+        progress.percent(20);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
 
     #[test]
     fn a_quantized_conversion_is_cached_and_read_back() {

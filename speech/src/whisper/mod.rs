@@ -65,7 +65,9 @@ pub use model::{
 /// second call on. The text is Whisper's
 /// own, kept as it is: capitals, punctuation, numbers as digits, "Mr." for
 /// "mister". The [`Transcript`]'s segments carry start and end times;
-/// audio longer than 30 seconds is decoded window by window.
+/// audio longer than 30 seconds is decoded window by window, and a request
+/// with a [progress sink](RecognitionRequest::progress) hears how far the
+/// decode has got before each window and once more (all of it) at the end.
 ///
 /// ```no_run
 /// use oscova_speech::{RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider, WhisperRecognizer};
@@ -211,6 +213,7 @@ impl WhisperRecognizer {
         };
         let inner = Arc::clone(&self.inner);
         let token = cancel.clone();
+        let progress = request.progress.clone();
         let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let engine = inner.engine(&located)?;
@@ -233,7 +236,7 @@ impl WhisperRecognizer {
                 language,
                 audio_ctx,
             };
-            engine.transcribe(&samples, &decode, &token)
+            engine.transcribe(&samples, &decode, &token, progress)
         });
         tokio::select! {
             biased;

@@ -9,6 +9,9 @@
 mod support;
 
 pub mod piper;
+pub mod progress;
 pub mod routing;
 pub mod special_files;
 pub mod speech;
+#[cfg(feature = "whisper")]
+pub mod whisper;
