@@ -25,6 +25,7 @@ crates=(
     oscova-plugin-ollama
     oscova-plugin-speech
     oscova-plugin-mcp
+    oscova-plugin-a2a
 )
 args=()
 for crate in "${crates[@]}"; do

@@ -15,6 +15,7 @@
 //! [`sessions`]: a Postgres password is never in the file, only in
 //! `PGPASSWORD`.
 
+mod a2a;
 mod mcp;
 mod parse;
 mod providers;
@@ -84,6 +85,9 @@ struct FileConfig {
     /// `[sessions]`: where sessions are kept.
     #[serde(default)]
     sessions: SessionsSection,
+    /// `[a2a]`: A2A agents called as tools (the `oscova.a2a` plugin).
+    #[serde(default)]
+    a2a: a2a::A2aSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -148,6 +152,8 @@ pub struct Config {
     http: Option<HttpClient>,
     #[cfg(feature = "mcp-servers")]
     mcp_servers: Arc<oscova_plugin_mcp::McpConfig>,
+    #[cfg(feature = "a2a-agents")]
+    a2a: Arc<oscova_plugin_a2a::A2aConfig>,
 }
 
 impl fmt::Debug for Config {
@@ -258,6 +264,12 @@ impl Config {
                 path: origin(),
                 message,
             })?;
+        a2a::check(&file.a2a).map_err(|message| CliError::ConfigValue {
+            path: origin(),
+            message,
+        })?;
+        #[cfg(feature = "a2a-agents")]
+        a2a::resolve_pending_dir(&mut file.a2a, source.as_deref());
         let http = file
             .network
             .http_client()
@@ -333,6 +345,8 @@ impl Config {
             speech: Arc::new(file.speech),
             #[cfg(feature = "mcp-servers")]
             mcp_servers: Arc::new(file.mcp.servers()),
+            #[cfg(feature = "a2a-agents")]
+            a2a: Arc::new(file.a2a),
             mcp: Arc::new(file.mcp),
             sessions,
             compaction,
@@ -350,6 +364,13 @@ impl Config {
     #[cfg(feature = "mcp-servers")]
     pub fn mcp_servers(&self) -> &oscova_plugin_mcp::McpConfig {
         &self.mcp_servers
+    }
+
+    /// The `[a2a]` section (feature `a2a-agents`): the agents the
+    /// `oscova.a2a` plugin calls.
+    #[cfg(feature = "a2a-agents")]
+    pub fn a2a_agents(&self) -> &oscova_plugin_a2a::A2aConfig {
+        &self.a2a
     }
 
     /// The lock file of pinned MCP catalogs: beside the config file, with

@@ -341,6 +341,21 @@ impl Launcher {
         }
         #[cfg(not(feature = "mcp-servers"))]
         let _: Option<McpServers> = mcp;
+        // `[a2a]`'s agents, checked when the file was loaded.
+        #[cfg(feature = "a2a-agents")]
+        if !config.a2a_agents().agents.is_empty() {
+            let a2a =
+                oscova_plugin_a2a::A2aPlugin::new(config.a2a_agents().clone()).map_err(|e| {
+                    CliError::ConfigValue {
+                        path: config.source().map_or_else(
+                            || std::path::PathBuf::from("<string>"),
+                            std::path::Path::to_path_buf,
+                        ),
+                        message: e.to_string(),
+                    }
+                })?;
+            builder = builder.plugin_instance(a2a);
+        }
         // At a terminal the person answers tools' questions (an embedding
         // host's `customize` may set its own handler); an MCP session
         // answers them through its client, call by call.

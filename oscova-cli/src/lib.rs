@@ -22,7 +22,9 @@
 //! the MCP plugin: `[mcp.servers]` (the `oscova.mcp` plugin) and `oscova mcp
 //! pin` are the `mcp-servers` feature, part of `first-party`, and without
 //! it a config that names MCP servers is refused with an error naming the
-//! feature.
+//! feature. Likewise `[a2a]` (A2A agents called through the `oscova.a2a`
+//! plugin's tools; keys in that plugin's README) is the `a2a-agents`
+//! feature, part of `first-party`.
 //!
 //! # Commands
 //!

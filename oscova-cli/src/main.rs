@@ -17,6 +17,7 @@ fn plugins() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration
         oscova_plugin_speech::SpeechPlugin,
         oscova_plugin_openai::OpenAiPlugin,
         oscova_plugin_ollama::OllamaPlugin,
+        oscova_plugin_a2a::A2aPlugin,
     ]
 }
 

@@ -278,6 +278,7 @@ fn the_first_party_plugins_are_linked() {
             "oscova.speech",
             "oscova.openai",
             "oscova.ollama",
+            "oscova.a2a",
             "oscova.mcp"
         ]
     );

@@ -9,6 +9,7 @@
 mod support;
 mod validators;
 
+pub mod a2a;
 pub mod chat;
 pub mod chat_extensions;
 pub mod cli;
