@@ -18,6 +18,7 @@ use std::process::ExitCode;
 
 use oscova_agent::chat::ChatError;
 use oscova_agent::session::SessionError;
+use oscova_agent::session::agent::AgentError;
 use oscova_agent::session::compaction::CompactionError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
@@ -257,6 +258,15 @@ pub enum CliError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A session extension failed (its command, or a spawn it asked
+    /// for).
+    #[error("{message}")]
+    Extension {
+        /// What failed (`AgentError::kind`).
+        kind: &'static str,
+        /// The error's text, redacted.
+        message: String,
+    },
     /// The async runtime could not be created.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),
@@ -303,6 +313,7 @@ impl CliError {
                 McpHttpError::NoTokens { .. } | McpHttpError::Setting(_) => ExitStatus::Usage,
                 _ => ExitStatus::ToolError,
             },
+            Self::Extension { .. } => ExitStatus::ToolError,
             Self::Model { error, .. } => model_status(error),
             Self::Speech { error, .. } => speech_status(error),
             Self::Chat { error, .. } => match error {
@@ -370,6 +381,7 @@ impl CliError {
             Self::McpServersOff { .. } => "mcp_servers_off",
             Self::SessionsPostgresOff => "sessions_postgres_off",
             Self::SlashCommand { .. } => "slash_command",
+            Self::Extension { .. } => "extension",
             Self::Session { error, .. } => match error {
                 SessionError::NotFound { .. } => "session_not_found",
                 SessionError::NameTaken { .. } => "session_exists",
@@ -448,6 +460,23 @@ impl From<SessionError> for CliError {
     }
 }
 
+impl From<AgentError> for CliError {
+    fn from(error: AgentError) -> Self {
+        match error {
+            AgentError::Chat(error) => error.into(),
+            AgentError::Session(error) => error.into(),
+            AgentError::Compaction(error) => error.into(),
+            AgentError::UnknownCommand(name) => Self::SlashCommand {
+                message: format!("unknown command /{name}; /help lists the commands"),
+            },
+            error => Self::Extension {
+                kind: error.kind(),
+                message: error.to_string(),
+            },
+        }
+    }
+}
+
 impl From<SpeechError> for CliError {
     fn from(error: SpeechError) -> Self {
         let message = error.to_string();
@@ -463,6 +492,7 @@ impl CliError {
         if let Self::Model { message, .. }
         | Self::Chat { message, .. }
         | Self::Invoke { message, .. }
+        | Self::Extension { message, .. }
         | Self::Speech { message, .. } = &mut self
         {
             for redactor in redactors {

@@ -27,6 +27,8 @@ use oscova_core::{
 #[cfg(feature = "mcp-servers")]
 use oscova_plugin_mcp::{McpPlugin, McpPluginBuilder};
 
+use oscova_agent::session::agent::{Extension, ExtensionFactory, extension_factory};
+
 use crate::approval::{Asker, CliApproval};
 use crate::cli::{Cli, Command};
 use crate::config::Config;
@@ -82,6 +84,7 @@ pub struct Launcher {
     plugins: Vec<PluginRegistration>,
     customize: Option<Customize>,
     approval: Option<Arc<dyn ApprovalHandler>>,
+    extensions: Vec<ExtensionFactory>,
 }
 
 impl fmt::Debug for Launcher {
@@ -92,6 +95,7 @@ impl fmt::Debug for Launcher {
             .field("plugins", &self.plugins)
             .field("customize", &self.customize.is_some())
             .field("approval", &self.approval.is_some())
+            .field("extensions", &self.extensions.len())
             .finish()
     }
 }
@@ -111,6 +115,7 @@ impl Launcher {
             plugins: Vec::new(),
             customize: None,
             approval: None,
+            extensions: Vec::new(),
         }
     }
 
@@ -173,6 +178,14 @@ impl Launcher {
         self
     }
 
+    /// Adds a session extension (made with `T::default()`, one instance
+    /// per session) to `chat --session`: its tools, its slash commands
+    /// (listed by `/help`) and its handlers, in the order added.
+    pub fn extension<T: Extension + Default>(mut self) -> Self {
+        self.extensions.push(extension_factory::<T>());
+        self
+    }
+
     /// Runs with the process arguments.
     pub fn run(self) -> ExitCode {
         self.run_from(std::env::args_os()).into()
@@ -209,7 +222,7 @@ impl Launcher {
         }
     }
 
-    fn execute(self, cli: Cli) -> Result<ExitStatus, CliError> {
+    fn execute(mut self, cli: Cli) -> Result<ExitStatus, CliError> {
         let config = Config::load(cli.config.as_deref())?;
         // From here on nothing printed may show a configured secret.
         let secrets = Redactor::new();
@@ -261,6 +274,7 @@ impl Launcher {
         #[cfg(not(feature = "mcp-servers"))]
         let mcp = None;
         let (name, version) = (self.name, self.version);
+        let extensions = std::mem::take(&mut self.extensions);
         let host = self.build_host(&config, asker, serving, mcp)?;
         // Traces, when an OTLP endpoint is configured; flushed when this
         // guard drops, after the runtime has stopped.
@@ -272,6 +286,7 @@ impl Launcher {
             json: cli.json,
             name,
             version,
+            extensions,
         };
         let outcome = runtime.block_on(async {
             let outcome = crate::commands::run(&env, cli.command).await;

@@ -60,9 +60,12 @@
 //!
 //! `chat --session NAME` keeps the conversation in the user's session
 //! (created when missing, else resumed from its active branch; `--fork
-//! ENTRY_ID` continues from an entry on a new branch), each message stored
-//! as it is exchanged; `/help`, `/name NEW`, `/tree` and `/compact` (not
-//! available yet, and it says so) are slash commands. `sessions show
+//! ENTRY_ID` continues from an entry on a new branch), run by the session
+//! agent with the session extensions given to the [`Launcher`]
+//! ([`Launcher::extension`]; the `oscova` binary links the seed's
+//! `HelloExtension`), each message stored as it is exchanged; `/help`,
+//! `/name NEW`, `/tree` and `/compact` (not available yet, and it says so)
+//! are slash commands, then the extensions' (`/hello world`). `sessions show
 //! --json` prints `{"session", "leaf", "entries": [{"id", "parent_id",
 //! "type", ...}]}` (pi's entry objects, `parentId` as `parent_id`);
 //! another user's session is "not found" (exit 2), word for word as a

@@ -26,6 +26,18 @@ fn plugins() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration
     []
 }
 
+/// The seed's session extension (`/hello` in `chat --session`), with the
+/// default `first-party` feature.
+#[cfg(feature = "first-party")]
+fn launcher() -> oscova_cli::Launcher {
+    oscova_cli::Launcher::new().extension::<example_hello_extension::HelloExtension>()
+}
+
+#[cfg(not(feature = "first-party"))]
+fn launcher() -> oscova_cli::Launcher {
+    oscova_cli::Launcher::new()
+}
+
 fn main() -> ExitCode {
-    oscova_cli::run_with(plugins())
+    launcher().plugins(plugins()).run()
 }

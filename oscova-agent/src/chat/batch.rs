@@ -98,7 +98,7 @@ pub(crate) async fn run_batch(
 /// Polls every future until all are ready; their outputs in the order
 /// given. Each wake polls the futures not yet ready: fine for the handful
 /// of calls one model answer holds.
-async fn join_in_order<F: Future>(mut futures: Vec<Pin<Box<F>>>) -> Vec<F::Output> {
+pub(crate) async fn join_in_order<F: Future>(mut futures: Vec<Pin<Box<F>>>) -> Vec<F::Output> {
     let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
     poll_fn(|cx| {
         let mut pending = false;
@@ -181,7 +181,11 @@ async fn run_call(
 /// profile every optional parameter is nullable, so a `null` for a
 /// parameter the tool does not require is removed (the profile's advice),
 /// leaving the parameter's default to apply.
-fn prepare_arguments(scope: &UserScope, call: &ToolCallRequest, profile: SchemaProfile) -> Value {
+pub(crate) fn prepare_arguments(
+    scope: &UserScope,
+    call: &ToolCallRequest,
+    profile: SchemaProfile,
+) -> Value {
     let mut args = match &call.arguments {
         Value::Null => Value::Object(Map::new()),
         Value::String(text) => match serde_json::from_str::<Value>(text) {

@@ -22,7 +22,7 @@ fn for_model(result: &ToolResult) -> String {
 /// text blocks and text resources, in order; blocks with bytes (images,
 /// audio, blob resources) ride along as attachments, which each model
 /// provider sends as far as its API takes them.
-pub(super) fn tool_message(call_id: &str, result: &ToolResult) -> ChatMessage {
+pub(crate) fn tool_message(call_id: &str, result: &ToolResult) -> ChatMessage {
     let mut text = for_model(result);
     let mut attachments = Vec::new();
     for block in &result.blocks {

@@ -39,8 +39,14 @@ mod prompt;
 mod rounds;
 mod span;
 
+#[cfg(feature = "session")]
+pub(crate) use batch::{join_in_order, prepare_arguments};
 pub use events::{ChatEvent, ChatEventSink};
+#[cfg(feature = "session")]
+pub(crate) use messages::tool_message;
 pub use prompt::{ToolsPromptSection, tools_prompt_section};
+#[cfg(feature = "session")]
+pub(crate) use rounds::name_calls;
 pub use rounds::{ChatRun, run_chat};
 
 use std::fmt;

@@ -235,7 +235,7 @@ async fn run(
 const CANCELLED_TEXT: &str = "not run: the chat was cancelled";
 
 /// Gives every call a unique, non-empty id; some servers send none.
-fn name_calls(calls: &mut [ToolCallRequest], round: usize) {
+pub(crate) fn name_calls(calls: &mut [ToolCallRequest], round: usize) {
     let mut seen = HashSet::new();
     for (i, call) in calls.iter_mut().enumerate() {
         if call.id.is_empty() || !seen.insert(call.id.clone()) {

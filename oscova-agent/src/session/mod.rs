@@ -29,6 +29,7 @@
 //! (the trait, the memory, SQLite and Postgres stores), and
 //! `compaction/` (summarising the older part of a long branch).
 
+pub mod agent;
 pub mod compaction;
 mod context;
 mod entry;

@@ -4,6 +4,8 @@
 // Fixture plugins and toolsets are `pub` for the macros' sake.
 #![allow(unreachable_pub)]
 
+#[cfg(feature = "session")]
+mod agent;
 mod batch;
 mod chat;
 #[cfg(feature = "sqlite")]

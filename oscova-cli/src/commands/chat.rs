@@ -20,15 +20,18 @@
 //! With `--session NAME` the conversation is the user's session in the
 //! `[sessions]` store: created when missing, else resumed, the model's
 //! context built from the active branch (or, with `--fork ENTRY_ID`, from
-//! that entry, where the next message starts a new branch). Each user
-//! message is appended before the model is called, and the messages the
-//! chat loop produced (answers, tool calls, tool results) after each
-//! message, even a failed or cancelled one, so what was exchanged is
-//! durable once the message ends. A line starting with `/` is a slash
-//! command (`slash`; `/compact` in `compact`), never sent to the model.
-//! When `[sessions] context_window` is set, a context past the window
-//! minus the reserve is compacted after the message (`compact`); the
-//! outcome document then has a `compaction` field.
+//! that entry, where the next message starts a new branch), run by the
+//! session agent (`oscova_agent::session::agent`) with the session
+//! extensions the launcher was given (the `oscova` binary: the seed's
+//! `HelloExtension`): every message (the user's, answers, tool calls,
+//! tool results) is stored as soon as it is final, so what was exchanged
+//! is durable even when a message fails or is cancelled. A line starting
+//! with `/` is a slash command (`slash`), never sent to the model: the
+//! built-in ones first (`/compact` in `compact`), then the extensions'
+//! (`/hello world`), which may start a run of their own. When `[sessions]
+//! context_window` is set, a context past the window minus the reserve is
+//! compacted after the message (`compact`); the outcome document then has
+//! a `compaction` field.
 
 mod compact;
 mod slash;
@@ -38,7 +41,10 @@ use std::future::IntoFuture as _;
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
-use oscova_agent::chat::{ChatError, ChatLoopOptions, run_chat};
+use oscova_agent::chat::{ChatError, ChatEvent, ChatLoopOptions, run_chat};
+use oscova_agent::session::agent::{
+    AgentEvent, AgentHost, AgentSession, AgentSessionOptions, RunOutcome,
+};
 use oscova_agent::session::{EntryId, Session};
 use oscova_core::provider::model::{ChatMessage, ModelProvider, ModelProviderConfig};
 use oscova_core::{CancellationToken, SecretString, UserScope};
@@ -48,6 +54,7 @@ use super::provider::select;
 use super::{Env, cancellable, interrupted};
 use crate::cli::ChatArgs;
 use crate::error::{CliError, ExitStatus};
+use crate::interact::TerminalInteraction;
 use crate::output::{print_error, print_json, print_json_line, print_text};
 use view::View;
 
@@ -64,7 +71,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
     }
     let session = match args.session.as_deref() {
         Some(name) => {
-            let store = super::sessions::open_store(&env.config).await?;
+            let store = store_of(env).await?;
             let user = selected.user.clone();
             // A fork continues a session that exists; otherwise a missing
             // one is created.
@@ -80,12 +87,30 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
         }
         None => None,
     };
-    let messages = session
-        .as_ref()
-        .map(|s| s.context().chat_messages())
-        .unwrap_or_default();
     let scope = env.host.user_scope(selected.user);
     crate::output::redact_with(scope.redactor());
+    let views = Views::default();
+    let agent = match session {
+        Some(session) => {
+            let mut agents = AgentHost::builder(env.host.clone(), store_of(env).await?)
+                .model_with_key(config.clone(), selected.api_key.clone())
+                .offline(selected.offline)
+                .max_turns(args.max_rounds)
+                .compaction(env.config.compaction().automatic());
+            for extension in &env.extensions {
+                agents = agents.add_extension_factory(extension.clone());
+            }
+            let sink = views.clone();
+            let mut options = AgentSessionOptions::new()
+                .model(config.provider.to_string(), config.model.clone())
+                .on_event(move |e| sink.on_event(e));
+            if std::io::stdin().is_terminal() {
+                options = options.interaction_handler(TerminalInteraction { yes: args.yes });
+            }
+            Some(agents.build().start(session, options).await?)
+        }
+        None => None,
+    };
     let mut chat = Chat {
         env,
         scope,
@@ -94,9 +119,9 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
         api_key: selected.api_key,
         offline: selected.offline,
         max_rounds: args.max_rounds,
-        stored: messages.len(),
-        messages,
-        session,
+        messages: Vec::new(),
+        agent,
+        views,
     };
     match args.message {
         Some(text) if text.trim_start().starts_with('/') => {
@@ -132,18 +157,30 @@ struct Chat<'a> {
     api_key: Option<SecretString>,
     offline: bool,
     max_rounds: usize,
+    /// The conversation without `--session`.
     messages: Vec<ChatMessage>,
-    /// The session the conversation is kept in (`--session`).
-    session: Option<Session>,
-    /// How many of `messages` the session holds.
-    stored: usize,
+    /// The session agent (`--session`).
+    agent: Option<AgentSession>,
+    /// Where the agent's events go: the view of the message running.
+    views: Views,
 }
 
 impl Chat<'_> {
     /// Sends one message and runs the chat loop until the model answers.
     async fn turn(&mut self, text: String) -> Result<Turn, CliError> {
+        if self.agent.is_some() {
+            let cancel = CancellationToken::new();
+            let view = self.views.start(self.env.json);
+            let agent = self.agent.as_mut().ok_or(ChatError::Cancelled)?;
+            agent.cancellation(cancel.clone());
+            let outcome = cancellable(agent.prompt(text), &cancel).await;
+            self.views.finish(&view);
+            return match outcome {
+                Some(outcome) => self.answered(outcome.map_err(CliError::from), &view).await,
+                None => Ok(Turn::Abandoned),
+            };
+        }
         self.messages.push(ChatMessage::user(text));
-        self.store().await?;
         let cancel = CancellationToken::new();
         let view = Arc::new(View::new(self.env.json));
         let sink = view.clone();
@@ -162,17 +199,12 @@ impl Chat<'_> {
         .options(options);
         let outcome = cancellable(chat.into_future(), &cancel).await;
         view.finish();
-        // What the loop produced is kept whatever the outcome.
-        self.store().await?;
         let outcome = match outcome {
             Some(Ok(outcome)) => outcome,
-            Some(Err(error)) => {
-                let redactors = [self.scope.redactor(), self.env.host.redactor()];
-                return Err(CliError::from(error).redacted(&redactors));
-            }
+            Some(Err(error)) => return Err(self.redacted(error.into())),
             None => return Ok(Turn::Abandoned),
         };
-        let mut outcome = json!({
+        Ok(Turn::Answered(json!({
             "user": self.scope.user().id(),
             "provider": self.config.provider,
             "model": self.config.model,
@@ -180,46 +212,94 @@ impl Chat<'_> {
             "finish_reason": outcome.finish_reason,
             "rounds": outcome.rounds,
             "tool_calls": view.calls(),
+        })))
+    }
+
+    fn redacted(&self, error: CliError) -> CliError {
+        let redactors = [self.scope.redactor(), self.env.host.redactor()];
+        error.redacted(&redactors)
+    }
+
+    /// The outcome document of an agent's run.
+    async fn answered(
+        &self,
+        outcome: Result<RunOutcome, CliError>,
+        view: &View,
+    ) -> Result<Turn, CliError> {
+        let outcome = outcome.map_err(|e| self.redacted(e))?;
+        let mut document = json!({
+            "user": self.scope.user().id(),
+            "provider": self.config.provider,
+            "model": self.config.model,
+            "answer": outcome.text,
+            "finish_reason": null,
+            "rounds": outcome.turns,
+            "tool_calls": view.calls(),
         });
-        match self.compact_if_needed().await {
-            Ok(Some(done)) => {
-                if !self.env.json {
-                    note(&format!("automatic {}", compact::describe(&done)));
-                }
-                outcome["compaction"] = done;
+        if let Some(done) = &outcome.compaction {
+            let done = compact::document(done, json!({"automatic": true}));
+            if !self.env.json {
+                note(&format!("automatic {}", compact::describe(&done)));
             }
-            Ok(None) => {}
+            document["compaction"] = done;
+        }
+        if let Some(message) = &outcome.compaction_error {
             // The message succeeded and the session is whole: say why the
             // context stays long, and go on.
-            Err(error) => print_error(&error, self.env.json),
+            let error = CliError::Extension {
+                kind: "compaction",
+                message: message.clone(),
+            };
+            print_error(&error, self.env.json);
         }
-        if let Some(session) = &self.session {
-            outcome["session"] = json!(session.info().name);
-            outcome["leaf"] = json!(session.leaf().map(|l| l.as_str()));
+        if let Some(agent) = &self.agent {
+            let session = agent.session().await;
+            document["session"] = json!(session.info().name);
+            document["leaf"] = json!(session.leaf().map(|l| l.as_str()));
         }
-        Ok(Turn::Answered(outcome))
+        Ok(Turn::Answered(document))
     }
 
-    /// Appends the messages the session does not hold yet, as one batch.
-    async fn store(&mut self) -> Result<(), CliError> {
-        let Some(session) = self.session.as_mut() else {
-            return Ok(());
-        };
-        let new = &self.messages[self.stored.min(self.messages.len())..];
-        if !new.is_empty() {
-            session.append_chat(new).await?;
-            self.stored = self.messages.len();
-        }
-        Ok(())
-    }
-
-    /// Runs a slash command and prints its answer.
+    /// Runs a slash command and prints its answer: a built-in one, else
+    /// an extension's (which may start a run).
     async fn command(&mut self, line: &str) -> Result<(), CliError> {
-        let answer = match line.strip_prefix("/compact") {
-            Some(focus) if focus.is_empty() || focus.starts_with(char::is_whitespace) => {
+        let name = line.split_whitespace().next().unwrap_or(line);
+        let answer = match self.agent.as_mut() {
+            _ if name == "/compact" => {
+                let focus = line.strip_prefix("/compact").unwrap_or_default();
                 self.compact_command(focus.trim()).await?
             }
-            _ => slash::run(line, self.session.as_mut()).await?,
+            None => slash::run(line, None, &[]).await?,
+            Some(agent) if slash::is_builtin(name) => {
+                let extensions = agent.commands();
+                let mut session = agent.session().await;
+                slash::run(line, Some(&mut *session), &extensions).await?
+            }
+            Some(agent) => {
+                let cancel = CancellationToken::new();
+                agent.cancellation(cancel.clone());
+                let view = self.views.start(self.env.json);
+                let agent = self.agent.as_mut().ok_or(ChatError::Cancelled)?;
+                let outcome = cancellable(agent.run_command(line), &cancel).await;
+                self.views.finish(&view);
+                let ran = match outcome {
+                    Some(Ok(ran)) => ran,
+                    Some(Err(error)) => return Err(self.redacted(error.into())),
+                    None => return Err(ChatError::Cancelled.into()),
+                };
+                let Some(run) = ran else {
+                    if self.env.json {
+                        print_json_line(&json!({"command": name.trim_start_matches('/')}))?;
+                    }
+                    return Ok(());
+                };
+                if let Turn::Answered(document) = self.answered(Ok(run), &view).await?
+                    && self.env.json
+                {
+                    print_json_line(&document)?;
+                }
+                return Ok(());
+            }
         };
         if self.env.json {
             print_json_line(&answer.json)
@@ -238,6 +318,11 @@ impl Chat<'_> {
                 self.config.provider,
                 self.scope.user().id(),
             ));
+            if let Some(agent) = &self.agent
+                && !agent.commands().is_empty()
+            {
+                note("/help lists the commands, the extensions' too");
+            }
         }
         let mut status = ExitStatus::Success;
         loop {
@@ -281,6 +366,61 @@ impl Chat<'_> {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The session store of the config.
+async fn store_of(env: &Env) -> Result<Arc<dyn oscova_agent::session::SessionStore>, CliError> {
+    super::sessions::open_store(&env.config).await
+}
+
+/// Sends the agent's events to the view of the message running; an
+/// extension's failure is a note on stderr (redacted, one line).
+#[derive(Clone, Default)]
+struct Views(Arc<std::sync::Mutex<Option<Arc<View>>>>);
+
+impl Views {
+    fn start(&self, json: bool) -> Arc<View> {
+        let view = Arc::new(View::new(json));
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(view.clone());
+        view
+    }
+
+    fn finish(&self, view: &View) {
+        view.finish();
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    fn on_event(&self, event: &AgentEvent) {
+        let chat = match event {
+            AgentEvent::Text(text) => ChatEvent::Text(text.clone()),
+            AgentEvent::ToolRunning(call) => ChatEvent::ToolCallRunning(call.clone()),
+            AgentEvent::ToolFinished { id, name, result } => {
+                let refused = matches!(
+                    result.details.get("error").and_then(Value::as_str),
+                    Some("blocked" | "not_approved" | "inactive_tool")
+                );
+                ChatEvent::ToolCallFinished {
+                    id: id.clone(),
+                    name: name.clone(),
+                    result: result.clone(),
+                    refused,
+                }
+            }
+            AgentEvent::ExtensionError(report) => {
+                let text = format!(
+                    "extension `{}` failed ({}): {}",
+                    report.extension, report.event, report.message
+                );
+                note(&crate::term::one_line(&crate::output::redacted(&text)));
+                return;
+            }
+            _ => return,
+        };
+        let view = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(view) = view {
+            view.on_event(&chat);
         }
     }
 }

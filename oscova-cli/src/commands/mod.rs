@@ -41,6 +41,8 @@ pub(crate) struct Env {
     pub(crate) name: &'static str,
     /// The program's version.
     pub(crate) version: &'static str,
+    /// The session extensions `chat --session` activates.
+    pub(crate) extensions: Vec<oscova_agent::session::agent::ExtensionFactory>,
 }
 
 /// Runs one command.

@@ -11,6 +11,7 @@ mod validators;
 
 pub mod a2a;
 pub mod chat;
+pub mod chat_extensions;
 pub mod cli;
 pub mod docs;
 pub mod embedding;

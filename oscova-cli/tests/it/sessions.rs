@@ -47,7 +47,7 @@ pub(crate) fn json_of(config: &Path, args: &[&str]) -> (i32, Value) {
     (code, value)
 }
 
-fn sse_event(delta: Value, finish: Option<&str>) -> String {
+pub(crate) fn sse_event(delta: Value, finish: Option<&str>) -> String {
     let chunk = json!({
         "id": "chatcmpl-1",
         "object": "chat.completion.chunk",
@@ -58,7 +58,7 @@ fn sse_event(delta: Value, finish: Option<&str>) -> String {
     format!("data: {chunk}\n\n")
 }
 
-fn text_reply(text: &str) -> Reply {
+pub(crate) fn text_reply(text: &str) -> Reply {
     let body = sse_event(json!({"role": "assistant", "content": text}), None)
         + &sse_event(json!({}), Some("stop"))
         + "data: [DONE]\n\n";

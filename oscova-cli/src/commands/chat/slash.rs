@@ -5,9 +5,12 @@
 //! Rules: a line that starts with `/` is a command, never sent to the
 //! model. `/name`, `/tree` and `/compact` act on the session
 //! (`--session`); without one they are usage errors that say so. An unknown
-//! command is a usage error naming `/help`. The CLI registers no session
-//! extensions yet, so there are no extension commands to list.
+//! command is a usage error naming `/help`. With `--session`, a command
+//! that is not one of these is the session extensions' (`/hello world`,
+//! run by the chat), and `/help` lists them after the built-in ones, each
+//! with its extension; a built-in name wins over an extension's.
 
+use oscova_agent::session::agent::CommandInfo;
 use oscova_agent::session::{EntryKind, Session};
 use serde_json::{Value, json};
 
@@ -30,6 +33,13 @@ pub(super) const COMMANDS: [(&str, &str); 4] = [
     ),
 ];
 
+/// Whether `name` (`/help`) is a built-in command.
+pub(super) fn is_builtin(name: &str) -> bool {
+    COMMANDS
+        .iter()
+        .any(|(c, _)| c.split_whitespace().next() == Some(name))
+}
+
 /// What a command printed: the JSON document and the text.
 pub(super) struct Answer {
     pub(super) json: Value,
@@ -37,22 +47,38 @@ pub(super) struct Answer {
 }
 
 /// Runs the command line `line` (it starts with `/`).
-pub(super) async fn run(line: &str, session: Option<&mut Session>) -> Result<Answer, CliError> {
+pub(super) async fn run(
+    line: &str,
+    session: Option<&mut Session>,
+    extensions: &[CommandInfo],
+) -> Result<Answer, CliError> {
     let (name, rest) = match line.split_once(char::is_whitespace) {
         Some((name, rest)) => (name, rest.trim()),
         None => (line, ""),
     };
     match name {
         "/help" => {
-            let text = COMMANDS
+            let mut text = COMMANDS
                 .iter()
                 .map(|(c, what)| format!("{c:<16} {what}"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let list: Vec<Value> = COMMANDS
+                .collect::<Vec<_>>();
+            let mut list: Vec<Value> = COMMANDS
                 .iter()
                 .map(|(c, what)| json!({"command": c, "description": what}))
                 .collect();
+            for command in extensions {
+                let name = format!("/{}", command.name);
+                text.push(crate::term::one_line(&format!(
+                    "{name:<16} {} (extension {})",
+                    command.description, command.extension
+                )));
+                list.push(json!({
+                    "command": name,
+                    "description": command.description,
+                    "extension": command.extension,
+                }));
+            }
+            let text = text.join("\n");
             Ok(Answer {
                 json: json!({"command": "help", "commands": list}),
                 text,

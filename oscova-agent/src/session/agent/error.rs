@@ -1,0 +1,102 @@
+//! What goes wrong in a session agent, as one error type.
+//!
+//! Rules: an action member of the API used while its extension is being
+//! activated is [`AgentError::NotBound`], naming the member; an API or a
+//! context kept after its session was replaced or shut down is
+//! [`AgentError::Stale`]. Handlers return [`AgentError::Handler`] (made
+//! with [`AgentError::handler`]) for their own failures; the dispatcher
+//! turns it into an `extension_error` event and goes on.
+
+use oscova_core::process::SpawnError;
+use oscova_core::provider::model::ModelError;
+
+use crate::chat::ChatError;
+use crate::session::SessionError;
+use crate::session::compaction::CompactionError;
+
+/// Why a session agent, an extension or one of its handlers failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// An action member was called while the extension was being
+    /// activated: register there, act from a `SessionStartEvent` handler.
+    #[error(
+        "`{member}` is not bound yet: extensions register tools, commands and handlers in \
+         `activate`, and act from a session start handler or later"
+    )]
+    NotBound {
+        /// The member called.
+        member: &'static str,
+    },
+    /// The API or context belongs to a session that was replaced or shut
+    /// down.
+    #[error("stale extension context: its session was replaced or shut down")]
+    Stale,
+    /// A handler, command or extension failed.
+    #[error("{0}")]
+    Handler(String),
+    /// An extension's `activate` failed; the others still load.
+    #[error("extension `{extension}` failed to activate: {message}")]
+    Activation {
+        /// The extension's name.
+        extension: String,
+        /// Why.
+        message: String,
+    },
+    /// No command by that name.
+    #[error("unknown command `/{0}`; /help lists the commands")]
+    UnknownCommand(String),
+    /// The text is not a command (it does not start with `/`).
+    #[error("not a command: a command starts with `/`")]
+    NotACommand,
+    /// No model provider with that type key was built by the host.
+    #[error("no model provider `{0}` is available in this host")]
+    UnknownProvider(String),
+    /// An extension asked the agent to run while it was running.
+    #[error("the agent is already running; queue a message with a delivery instead")]
+    Busy,
+    /// The process spawn was refused or failed.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// Reading or writing the session failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The model call failed.
+    #[error(transparent)]
+    Chat(#[from] ChatError),
+    /// A compaction did not happen.
+    #[error(transparent)]
+    Compaction(#[from] CompactionError),
+}
+
+impl AgentError {
+    /// A handler's own failure, with its message.
+    pub fn handler(message: impl std::fmt::Display) -> Self {
+        Self::Handler(message.to_string())
+    }
+
+    /// A short code for the kind of error, as `extension_error` events and
+    /// JSON output carry it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::NotBound { .. } => "not_bound",
+            Self::Stale => "stale",
+            Self::Handler(_) => "handler_failed",
+            Self::Activation { .. } => "activation_failed",
+            Self::UnknownCommand(_) => "unknown_command",
+            Self::NotACommand => "not_a_command",
+            Self::UnknownProvider(_) => "unknown_provider",
+            Self::Busy => "busy",
+            Self::Spawn(_) => "spawn_failed",
+            Self::Session(_) => "session",
+            Self::Chat(_) => "model",
+            Self::Compaction(_) => "compaction",
+        }
+    }
+}
+
+impl From<ModelError> for AgentError {
+    fn from(error: ModelError) -> Self {
+        Self::Chat(error.into())
+    }
+}

@@ -1,0 +1,535 @@
+//! The agent loop: a prompt (or a command, or pending messages) becomes a
+//! run of turns, each one model call and the tool calls it asked for.
+//!
+//! Rules, in order: `InputEvent` (change the text or images, or consume
+//! it); the run starts with the messages queued for the next turn, the
+//! prompt, and what steering or follow-ups waited while idle;
+//! `BeforeAgentStartEvent` (the system prompt's options, its override,
+//! injected messages); `AgentStartEvent`; then turns: `TurnStartEvent`,
+//! steering messages delivered, the context built from the branch,
+//! `ContextEvent`, `BeforeProviderRequestEvent`, the model call
+//! (`MessageStart`, `MessageUpdate` per streamed piece, `MessageEnd`: the
+//! message may be replaced, same role, before it is stored), the batch's
+//! tool calls (`tools.rs`; concurrently, as the chat loop runs a batch,
+//! unless a tool of the batch is sequential: then one after another),
+//! `TurnEndEvent`. In a sequential batch, a steering message queued while
+//! a tool runs skips the rest of the batch: each skipped call is answered
+//! by a tool message saying so, and the next model call sees the steering
+//! message (a concurrent batch has no rest: it is delivered after). When
+//! every call of the batch ran and returned a terminating result, the run
+//! ends there (unless a handler set `continue_requested`). Another turn
+//! follows when the model asked for tools, a handler set
+//! `continue_requested`, or steering waits; else follow-ups are delivered
+//! and another turn follows; else `AgentEndEvent` and `AgentSettledEvent`. Every message is stored on
+//! the session as soon as it is final, so the branch is the conversation
+//! whatever stops the run; every tool call stored is answered, even on
+//! cancellation or when the bound on turns (`max_turns`) is reached. The
+//! offline rule is checked before every model call.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use oscova_core::provider::model::{
+    ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ToolCallRequest, ToolSpec,
+    check_offline,
+};
+use oscova_core::tool::ContentBlock;
+
+use super::AgentEvent;
+use super::dispatch::dispatch;
+use super::error::AgentError;
+use super::events::{
+    AgentEndEvent, AgentSettledEvent, AgentStartEvent, BeforeAgentStartEvent,
+    BeforeProviderRequestEvent, ContextEvent, InputEvent, MessageEndEvent, MessageStartEvent,
+    MessageUpdateEvent, ProviderPayload, SystemPromptOptions, TurnEndEvent, TurnStartEvent,
+};
+use super::host::AgentSession;
+use super::state::{Pending, Shared};
+use super::tools::run_call;
+use crate::chat::{ChatError, ToolsPromptSection, join_in_order, name_calls, tool_specs};
+use crate::session::compaction::CompactionOutcome;
+use crate::session::{AgentMessage, EntryKind, MessageContent, ModelRef, iso_to_millis, now_iso};
+
+/// How a run ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct RunOutcome {
+    /// The model's last answer (empty when no model call was made).
+    pub text: String,
+    /// The model calls made.
+    pub turns: usize,
+    /// The tool calls answered (run, blocked, refused or skipped).
+    pub tool_calls: usize,
+    /// Whether an `InputEvent` handler consumed the input (no run).
+    pub handled: bool,
+    /// The automatic compaction after the run, when it compacted.
+    pub compaction: Option<CompactionOutcome>,
+    /// Why the automatic compaction failed, when it did (the run itself
+    /// succeeded).
+    pub compaction_error: Option<String>,
+}
+
+const CANCELLED_TEXT: &str = "not run: the run was cancelled";
+const STEERED_TEXT: &str = "skipped: the user sent a new message, which comes next; not run";
+
+impl AgentSession {
+    /// Runs `text` as the person's prompt (see the module rules).
+    pub async fn prompt(&mut self, text: impl Into<String>) -> Result<RunOutcome, AgentError> {
+        self.prompt_with(text, Vec::new()).await
+    }
+
+    /// Runs `text` with images as the person's prompt.
+    pub async fn prompt_with(
+        &mut self,
+        text: impl Into<String>,
+        images: Vec<ContentBlock>,
+    ) -> Result<RunOutcome, AgentError> {
+        self.shared.check_fresh()?;
+        let event = InputEvent {
+            text: text.into(),
+            images,
+            handled: false,
+        };
+        let event = dispatch(&self.shared, event).await?;
+        if event.handled {
+            return Ok(RunOutcome {
+                text: String::new(),
+                turns: 0,
+                tool_calls: 0,
+                handled: true,
+                compaction: None,
+                compaction_error: None,
+            });
+        }
+        let message = ChatMessage::user(event.text).with_attachments(event.images);
+        self.run(vec![Pending::User(message)]).await
+    }
+
+    /// Runs what extensions asked for while the agent was idle (a user
+    /// message, a message with `trigger_turn`); `None` when nothing waits.
+    pub async fn run_pending(&mut self) -> Result<Option<RunOutcome>, AgentError> {
+        let trigger = std::mem::take(&mut self.shared.state().queues.trigger);
+        if !trigger {
+            return Ok(None);
+        }
+        self.run(Vec::new()).await.map(Some)
+    }
+
+    async fn run(&mut self, initial: Vec<Pending>) -> Result<RunOutcome, AgentError> {
+        let shared = self.shared.clone();
+        shared.check_fresh()?;
+        if !shared.idle.swap(false, Ordering::AcqRel) {
+            return Err(AgentError::Busy);
+        }
+        // Idle again however the run ends, a dropped future included.
+        let _idle = IdleAgain(&shared);
+        *shared.cancel.lock().unwrap_or_else(|p| p.into_inner()) = self.parent_cancel.child_token();
+        let mut outcome = Run { shared: &shared }.go(initial).await?;
+        self.compact_after(&mut outcome).await;
+        Ok(outcome)
+    }
+}
+
+struct IdleAgain<'a>(&'a Shared);
+
+impl Drop for IdleAgain<'_> {
+    fn drop(&mut self) {
+        self.0.idle.store(true, Ordering::Release);
+    }
+}
+
+struct Run<'a> {
+    shared: &'a Arc<Shared>,
+}
+
+impl Run<'_> {
+    async fn go(&self, initial: Vec<Pending>) -> Result<RunOutcome, AgentError> {
+        let shared = self.shared;
+        let mut first: Vec<Pending> = {
+            let mut state = shared.state();
+            let queues = &mut state.queues;
+            queues.trigger = false;
+            let mut first: Vec<Pending> = queues.next_turn.drain(..).collect();
+            first.extend(initial);
+            first.extend(queues.steer.drain(..));
+            first.extend(queues.follow_up.drain(..));
+            first
+        };
+        let tools = self.tools();
+        let mut section = ToolsPromptSection::from_scope(&shared.scope, &tools);
+        shared.state().tools.prompt(&tools, &mut section);
+        let prompt = SystemPromptOptions {
+            base: shared.host.system_prompt.clone(),
+            sections: Vec::new(),
+            tools: section,
+        };
+        let event = BeforeAgentStartEvent {
+            prompt,
+            system_prompt_override: None,
+            injected_messages: Vec::new(),
+        };
+        let event = dispatch(shared, event).await?;
+        let system = event
+            .system_prompt_override
+            .unwrap_or_else(|| event.prompt.render());
+        shared.state().system_prompt = system.clone();
+        first.extend(event.injected_messages.into_iter().map(Pending::Custom));
+        let mut added = Vec::new();
+        self.deliver(first, &mut added).await?;
+        dispatch(shared, AgentStartEvent {}).await?;
+
+        let mut outcome = RunOutcome {
+            text: String::new(),
+            turns: 0,
+            tool_calls: 0,
+            handled: false,
+            compaction: None,
+            compaction_error: None,
+        };
+        let max_turns = shared.host.max_turns;
+        loop {
+            if outcome.turns == max_turns {
+                self.end(added).await;
+                return Err(ChatError::RoundLimit {
+                    max_rounds: max_turns,
+                    pending: Vec::new(),
+                }
+                .into());
+            }
+            outcome.turns += 1;
+            let turn = outcome.turns;
+            dispatch(shared, TurnStartEvent { turn }).await?;
+            let steering: Vec<Pending> = shared.state().queues.steer.drain(..).collect();
+            self.deliver(steering, &mut added).await?;
+            let message = self.model_call(&system, turn).await?;
+            added.push(message.clone());
+            outcome.text = message.content.clone();
+            let (results, terminate) = self.run_batch(&message.tool_calls, &mut added).await?;
+            outcome.tool_calls += results.len();
+            let event = TurnEndEvent {
+                turn,
+                message: message.clone(),
+                tool_results: results,
+                continue_requested: false,
+            };
+            let event = dispatch(shared, event).await?;
+            if terminate && !event.continue_requested {
+                // Every call of the batch asked to end the run.
+                break;
+            }
+            let steer_waits = !shared.state().queues.steer.is_empty();
+            if !message.tool_calls.is_empty() || event.continue_requested || steer_waits {
+                continue;
+            }
+            let follow_ups: Vec<Pending> = shared.state().queues.follow_up.drain(..).collect();
+            if follow_ups.is_empty() {
+                break;
+            }
+            self.deliver(follow_ups, &mut added).await?;
+        }
+        self.end(added).await;
+        Ok(outcome)
+    }
+
+    async fn end(&self, added: Vec<ChatMessage>) {
+        let _ = dispatch(self.shared, AgentEndEvent { messages: added }).await;
+        let settled = {
+            let queues = &self.shared.state().queues;
+            queues.steer.is_empty() && queues.follow_up.is_empty() && !queues.trigger
+        };
+        if settled {
+            let _ = dispatch(self.shared, AgentSettledEvent {}).await;
+        }
+    }
+
+    /// The active tools, as the model is offered them.
+    fn tools(&self) -> Vec<ToolSpec> {
+        let shared = self.shared;
+        let profile = shared.host.profile;
+        let mut tools = tool_specs(&shared.scope, profile);
+        let state = shared.state();
+        tools.extend(state.tools.specs(profile));
+        if let Some(active) = &state.active_tools {
+            tools.retain(|spec| active.contains(&spec.name));
+        }
+        tools
+    }
+
+    /// Stores messages, each with its start and end events.
+    async fn deliver(
+        &self,
+        pending: Vec<Pending>,
+        added: &mut Vec<ChatMessage>,
+    ) -> Result<(), AgentError> {
+        for message in pending {
+            match message {
+                Pending::User(message) => {
+                    let message = self.finish(message).await?;
+                    self.shared
+                        .session
+                        .lock()
+                        .await
+                        .append_chat(std::slice::from_ref(&message))
+                        .await?;
+                    added.push(message);
+                }
+                Pending::Custom(custom) => {
+                    let as_chat = ChatMessage::user(custom.content.clone());
+                    let message = self.finish(as_chat).await?;
+                    let kind = EntryKind::CustomMessage {
+                        custom_type: custom.custom_type.clone(),
+                        content: MessageContent::Text(message.content.clone()),
+                        details: custom.details.clone(),
+                        display: custom.display,
+                    };
+                    self.shared.session.lock().await.append(kind).await?;
+                    added.push(message);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `MessageStart` and `MessageEnd` around a complete message; the
+    /// replacement keeps the role.
+    async fn finish(&self, message: ChatMessage) -> Result<ChatMessage, AgentError> {
+        dispatch(
+            self.shared,
+            MessageStartEvent {
+                message: message.clone(),
+            },
+        )
+        .await?;
+        let role = message.role;
+        let end = dispatch(self.shared, MessageEndEvent { message }).await?;
+        let mut message = end.message;
+        message.role = role;
+        Ok(message)
+    }
+
+    async fn model_call(&self, system: &str, turn: usize) -> Result<ChatMessage, AgentError> {
+        let shared = self.shared;
+        let choice = shared.state().model.clone().ok_or_else(|| {
+            AgentError::Chat(ChatError::NoModel {
+                provider: "(none configured)".into(),
+            })
+        })?;
+        let config = &choice.config;
+        let provider = &*choice.provider;
+        check_offline(config, provider, shared.host.offline)?;
+        let model = config
+            .model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .ok_or_else(|| {
+                AgentError::Chat(ChatError::NoModel {
+                    provider: config.provider.to_string(),
+                })
+            })?;
+        let history = shared.session.lock().await.context().chat_messages();
+        let event = dispatch(shared, ContextEvent { messages: history }).await?;
+        let mut messages = Vec::with_capacity(event.messages.len() + 1);
+        if !system.is_empty() {
+            messages.push(ChatMessage::system(system));
+        }
+        messages.extend(event.messages);
+        let tools = self.tools();
+        let payload = ProviderPayload {
+            model,
+            messages,
+            tools,
+        };
+        let payload = dispatch(shared, BeforeProviderRequestEvent { payload })
+            .await?
+            .payload;
+
+        let started = ChatMessage::assistant("", Vec::new());
+        dispatch(shared, MessageStartEvent { message: started }).await?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let forward = move |event: ChatStreamEvent| {
+            if let ChatStreamEvent::Text(text) = event {
+                let _ = tx.send(text);
+            }
+        };
+        let sink: ChatStreamSink<'_> = &forward;
+        let cancel = shared.cancellation();
+        let request = ChatRequest {
+            config,
+            api_key: choice.api_key.as_ref(),
+            model: &payload.model,
+            messages: &payload.messages,
+            tools: &payload.tools,
+            stream: shared.host.stream.then_some(sink),
+            cancel: cancel.clone(),
+        };
+        let call = provider.chat(request);
+        tokio::pin!(call);
+        let response = loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(ChatError::Cancelled.into()),
+                Some(delta) = rx.recv() => self.update(delta).await,
+                response = &mut call => break response,
+            }
+        };
+        while let Ok(delta) = rx.try_recv() {
+            self.update(delta).await;
+        }
+        let mut message = response?.message;
+        message.role = ChatRole::Assistant;
+        message.tool_call_id = None;
+        name_calls(&mut message.tool_calls, turn);
+        if !shared.host.stream && !message.content.is_empty() {
+            self.update(message.content.clone()).await;
+        }
+        let end = dispatch(
+            shared,
+            MessageEndEvent {
+                message: message.clone(),
+            },
+        )
+        .await?;
+        if end.message.role == ChatRole::Assistant {
+            message = end.message;
+        }
+        // The answer names the model that gave it (pi reads the session's
+        // model from it).
+        let answered_by = ModelRef {
+            provider: config.provider.to_string(),
+            model_id: payload.model.clone(),
+        };
+        let millis = iso_to_millis(&now_iso()).unwrap_or(0);
+        let stored = AgentMessage::from_chat(&message, millis, None, Some(&answered_by));
+        shared
+            .session
+            .lock()
+            .await
+            .append(EntryKind::Message { message: stored })
+            .await?;
+        Ok(message)
+    }
+
+    async fn update(&self, delta: String) {
+        self.shared.emit(AgentEvent::Text(delta.clone()));
+        let _ = dispatch(self.shared, MessageUpdateEvent { delta }).await;
+    }
+
+    /// Runs a batch of calls, each answered and stored in the model's
+    /// order: concurrently, or one after another when a tool of the batch
+    /// is sequential, and then a steering message skips the rest (see the
+    /// module rules). Also whether every call ran and asked to end the run.
+    async fn run_batch(
+        &self,
+        calls: &[ToolCallRequest],
+        added: &mut Vec<ChatMessage>,
+    ) -> Result<(Vec<ChatMessage>, bool), AgentError> {
+        let shared = self.shared;
+        let sequential = {
+            let state = shared.state();
+            calls.iter().any(|c| {
+                shared.scope.tool(&c.name).is_some_and(|t| t.sequential())
+                    || state.tools.is_sequential(&c.name)
+            })
+        };
+        let mut results = Vec::with_capacity(calls.len());
+        let mut terminate = !calls.is_empty();
+        if !sequential {
+            for call in calls {
+                shared.emit(AgentEvent::ToolRunning(call.clone()));
+            }
+            let profile = shared.host.profile;
+            let running = calls
+                .iter()
+                .map(|call| Box::pin(run_call(shared, call, profile)))
+                .collect();
+            let ran = join_in_order(running).await;
+            let mut cancelled = false;
+            for (call, ran) in calls.iter().zip(ran) {
+                let Some((message, result)) = ran else {
+                    cancelled = true;
+                    results.extend(
+                        self.answer(std::slice::from_ref(call), CANCELLED_TEXT, added)
+                            .await?,
+                    );
+                    continue;
+                };
+                terminate &= result.terminate;
+                results.push(self.keep(call, message, result, added).await?);
+            }
+            if cancelled {
+                return Err(ChatError::Cancelled.into());
+            }
+            return Ok((results, terminate));
+        }
+        for (i, call) in calls.iter().enumerate() {
+            let cancelled = shared.cancellation().is_cancelled();
+            let ran = if cancelled {
+                None
+            } else {
+                shared.emit(AgentEvent::ToolRunning(call.clone()));
+                run_call(shared, call, shared.host.profile).await
+            };
+            let Some((message, result)) = ran else {
+                self.answer(calls.get(i..).unwrap_or_default(), CANCELLED_TEXT, added)
+                    .await?;
+                return Err(ChatError::Cancelled.into());
+            };
+            terminate &= result.terminate;
+            results.push(self.keep(call, message, result, added).await?);
+            let rest = calls.get(i + 1..).unwrap_or_default();
+            if !rest.is_empty() && !shared.state().queues.steer.is_empty() {
+                results.extend(self.answer(rest, STEERED_TEXT, added).await?);
+                return Ok((results, false));
+            }
+        }
+        Ok((results, terminate))
+    }
+
+    /// Tells the host, then stores the tool message with its events.
+    async fn keep(
+        &self,
+        call: &ToolCallRequest,
+        message: ChatMessage,
+        result: oscova_core::ToolResult,
+        added: &mut Vec<ChatMessage>,
+    ) -> Result<ChatMessage, AgentError> {
+        self.shared.emit(AgentEvent::ToolFinished {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            result,
+        });
+        let message = self.finish(message).await?;
+        self.shared
+            .session
+            .lock()
+            .await
+            .append_chat(std::slice::from_ref(&message))
+            .await?;
+        added.push(message.clone());
+        Ok(message)
+    }
+
+    /// Answers calls that will not run, so every stored call has its
+    /// tool message.
+    async fn answer(
+        &self,
+        calls: &[ToolCallRequest],
+        text: &str,
+        added: &mut Vec<ChatMessage>,
+    ) -> Result<Vec<ChatMessage>, AgentError> {
+        let messages: Vec<ChatMessage> = calls
+            .iter()
+            .map(|call| ChatMessage::tool(call.id.clone(), text))
+            .collect();
+        if !messages.is_empty() {
+            self.shared
+                .session
+                .lock()
+                .await
+                .append_chat(&messages)
+                .await?;
+            added.extend(messages.iter().cloned());
+        }
+        Ok(messages)
+    }
+}

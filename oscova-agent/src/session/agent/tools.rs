@@ -1,0 +1,329 @@
+//! Tools in a session: the user scope's and the extensions', and how one
+//! call runs with its events.
+//!
+//! Rules: an extension registers `#[toolset]` values; each tool is known
+//! by its own normalised name (`hello`), which never collides with a
+//! plugin tool's wire name (those hold `__`), and the first registration
+//! of a name wins. Every call, whoever's tool it is, goes the same way:
+//! `ToolCallEvent` (patch the input, or block: the reason goes to the
+//! model and nothing runs), the active-tools check, `ToolExecutionStart`,
+//! the run (a scope tool through [`UserScope::invoke`](oscova_core::UserScope::invoke): hooks, approval,
+//! argument checks, redaction; an extension tool through its toolset's
+//! dispatch: the same argument check, a `Required` tool confirmed by the
+//! person or refused, panics caught, the result redacted with the scope's
+//! and the host's secrets), progress as `ToolExecutionUpdate`,
+//! `ToolResultEvent` (edit the result), `ToolExecutionEnd`.
+
+use std::sync::Arc;
+
+use oscova_core::provider::model::{ChatMessage, ToolCallRequest, ToolSpec};
+use oscova_core::tool::{ProgressSink, ToolInfo, ToolsetInfo};
+use oscova_core::{
+    InvokeError, ToolApprovalMode, ToolInvocation, ToolProgress, ToolResult, Toolset,
+};
+use serde_json::{Value, json};
+
+use super::context::ExtensionContext;
+use super::dispatch::{CatchUnwind, dispatch};
+use super::events::{
+    ToolCallEvent, ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent,
+    ToolResultEvent,
+};
+use super::state::Shared;
+use crate::chat::{ToolsPromptSection, prepare_arguments, tool_message};
+use crate::profile::{SchemaProfile, export_schema};
+
+struct ExtensionTool {
+    name: String,
+    extension: usize,
+    toolset: Arc<dyn Toolset>,
+    info: &'static ToolsetInfo,
+    index: usize,
+}
+
+/// The tools the session's extensions registered.
+#[derive(Default)]
+pub(crate) struct ExtensionTools {
+    tools: Vec<ExtensionTool>,
+}
+
+impl ExtensionTools {
+    /// Adds every tool of `info`; returns (added, already taken).
+    pub(crate) fn add(
+        &mut self,
+        extension: usize,
+        toolset: Arc<dyn Toolset>,
+        info: &'static ToolsetInfo,
+    ) -> (Vec<String>, Vec<String>) {
+        let (mut added, mut taken) = (Vec::new(), Vec::new());
+        for (index, tool) in info.tools().iter().enumerate() {
+            let name = tool.name().to_owned();
+            if self.tools.iter().any(|t| t.name == name) {
+                taken.push(name);
+                continue;
+            }
+            added.push(name.clone());
+            self.tools.push(ExtensionTool {
+                name,
+                extension,
+                toolset: toolset.clone(),
+                info,
+                index,
+            });
+        }
+        (added, taken)
+    }
+
+    pub(crate) fn remove_extension(&mut self, extension: usize) {
+        self.tools.retain(|t| t.extension != extension);
+    }
+
+    /// Whether `name` is an extension tool that runs alone.
+    pub(crate) fn is_sequential(&self, name: &str) -> bool {
+        self.find(name)
+            .is_some_and(|(_, info, _)| info.sequential())
+    }
+
+    /// Adds the prompt snippet and guidelines of the tools among `active`.
+    pub(crate) fn prompt(&self, active: &[ToolSpec], section: &mut ToolsPromptSection) {
+        for spec in active {
+            if let Some((_, info, _)) = self.find(&spec.name) {
+                let guidelines = info.prompt_guidelines().iter().map(|g| g.as_ref());
+                section.tool(&spec.name, info.prompt_snippet(), guidelines);
+            }
+        }
+    }
+
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.name.clone()).collect()
+    }
+
+    fn find(&self, name: &str) -> Option<(Arc<dyn Toolset>, &'static ToolInfo, usize)> {
+        let tool = self.tools.iter().find(|t| t.name == name)?;
+        let info = tool.info.tools().get(tool.index)?;
+        Some((tool.toolset.clone(), info, tool.index))
+    }
+
+    /// The tools as the model sees them (a schema the profile cannot
+    /// express leaves its tool out, with a warning).
+    pub(crate) fn specs(&self, profile: SchemaProfile) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .filter_map(|t| {
+                let info = t.info.tools().get(t.index)?;
+                match export_schema(info.input_schema(), profile) {
+                    Ok(parameters) => Some(ToolSpec {
+                        name: t.name.clone(),
+                        description: info.description().to_owned(),
+                        parameters,
+                    }),
+                    Err(error) => {
+                        tracing::warn!(tool = %t.name, %error, "extension tool left out: its schema cannot be exported");
+                        None
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+/// Whether `name` may be called now.
+fn is_active(shared: &Shared, name: &str) -> bool {
+    match &shared.state().active_tools {
+        None => true,
+        Some(active) => active.iter().any(|a| a == name),
+    }
+}
+
+/// Runs one call with its events; the tool message answering it, and the
+/// result. `None`: the run was cancelled while it ran.
+pub(crate) async fn run_call(
+    shared: &Arc<Shared>,
+    call: &ToolCallRequest,
+    profile: SchemaProfile,
+) -> Option<(ChatMessage, ToolResult)> {
+    let input = prepare_arguments(&shared.scope, call, profile);
+    let event = ToolCallEvent {
+        call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        input,
+        blocked: None,
+    };
+    // A tool call's failed handler blocks; dispatch never fails it.
+    let event = dispatch(shared, event).await.ok()?;
+    if let Some(reason) = event.blocked {
+        let text = format!("blocked: {reason}. The call did not run.");
+        let result = ToolResult::error(shared.scope.redact(&text).into_owned())
+            .with_details(json!({ "error": "blocked" }));
+        return Some((tool_message(&call.id, &result), result));
+    }
+    if !is_active(shared, &call.name) {
+        let result = ToolResult::error(format!(
+            "tool `{}` is not active in this session; do not call it",
+            call.name
+        ))
+        .with_details(json!({ "error": "inactive_tool" }));
+        return Some((tool_message(&call.id, &result), result));
+    }
+    let input = event.input;
+    let start = ToolExecutionStartEvent {
+        call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        input: input.clone(),
+    };
+    let _ = dispatch(shared, start).await;
+    let result = run_with_progress(shared, call, input.clone()).await?;
+    let event = ToolResultEvent {
+        call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        input,
+        result,
+    };
+    let result = match dispatch(shared, event).await {
+        Ok(event) => event.result,
+        Err(_) => return None,
+    };
+    let end = ToolExecutionEndEvent {
+        call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: result.clone(),
+    };
+    let _ = dispatch(shared, end).await;
+    Some((tool_message(&call.id, &result), result))
+}
+
+/// Runs the tool while its progress reports become
+/// `ToolExecutionUpdateEvent`s.
+async fn run_with_progress(
+    shared: &Arc<Shared>,
+    call: &ToolCallRequest,
+    input: Value,
+) -> Option<ToolResult> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ToolProgress>();
+    let sink: ProgressSink = Arc::new(move |progress| {
+        let _ = tx.send(progress);
+    });
+    let running = invoke(shared, call, input, sink);
+    tokio::pin!(running);
+    let update = |progress: ToolProgress| ToolExecutionUpdateEvent {
+        call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        progress,
+    };
+    let result = loop {
+        tokio::select! {
+            biased;
+            result = &mut running => break result,
+            Some(progress) = rx.recv() => {
+                let _ = dispatch(shared, update(progress)).await;
+            }
+        }
+    };
+    while let Ok(progress) = rx.try_recv() {
+        let _ = dispatch(shared, update(progress)).await;
+    }
+    result
+}
+
+async fn invoke(
+    shared: &Arc<Shared>,
+    call: &ToolCallRequest,
+    input: Value,
+    progress: ProgressSink,
+) -> Option<ToolResult> {
+    let cancel = shared.cancellation();
+    let found = shared.state().tools.find(&call.name);
+    let Some((toolset, info, index)) = found else {
+        return invoke_scope(shared, call, input, progress, cancel).await;
+    };
+    if info.approval() == ToolApprovalMode::Required {
+        let ctx = ExtensionContext::new(shared.clone(), 0);
+        let asked = format!("Allow the tool `{}` to run?", call.name);
+        if !matches!(ctx.confirm(asked).await, Ok(true)) {
+            let text = format!(
+                "tool `{}` requires approval and was not approved. The call did not run; do not \
+                 retry it unless the user asks.",
+                call.name
+            );
+            return Some(ToolResult::error(text).with_details(json!({ "error": "not_approved" })));
+        }
+    }
+    let mut invocation = ToolInvocation::new(Arc::new(shared.scope.user().clone()))
+        .with_spawn_policy(shared.host.plugins.spawn_policy().clone())
+        .with_cancellation(cancel.clone())
+        .with_progress_arc(redacting(shared, progress));
+    if let Some(handler) = &shared.interaction {
+        invocation = invocation.with_interaction_handler_arc(handler.clone());
+    }
+    let mut result = match toolset.dispatch(index, input, &invocation) {
+        Err(error) => ToolResult::error(format!("invalid arguments for `{}`: {error}", call.name))
+            .with_details(json!({ "error": "invalid_arguments" })),
+        Ok(dispatched) => {
+            let running = CatchUnwind(Box::pin(dispatched.finish()));
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return None,
+                outcome = running => match outcome {
+                    Ok(result) => result,
+                    Err(panic) => ToolResult::error(format!("tool `{}` failed: it panicked: {panic}", call.name))
+                        .with_details(json!({ "error": "panicked" })),
+                },
+            }
+        }
+    };
+    redact_result(shared, &mut result);
+    Some(result)
+}
+
+fn redacting(shared: &Arc<Shared>, sink: ProgressSink) -> ProgressSink {
+    let scope = shared.scope.clone();
+    Arc::new(move |mut progress: ToolProgress| {
+        progress.message = scope.redact(&progress.message).into_owned();
+        sink(progress);
+    })
+}
+
+fn redact_result(shared: &Shared, result: &mut ToolResult) {
+    let scope = &shared.scope;
+    result.for_each_text_mut(|text| {
+        if let std::borrow::Cow::Owned(clean) = scope.redact(text) {
+            *text = clean;
+        }
+    });
+    scope.redactor().redact_json(&mut result.details);
+    shared
+        .host
+        .plugins
+        .redactor()
+        .redact_json(&mut result.details);
+}
+
+async fn invoke_scope(
+    shared: &Arc<Shared>,
+    call: &ToolCallRequest,
+    input: Value,
+    progress: ProgressSink,
+    cancel: oscova_core::CancellationToken,
+) -> Option<ToolResult> {
+    let scope = &shared.scope;
+    let mut invoke = scope
+        .invoke(&call.name, input)
+        .cancellation(cancel)
+        .progress_arc(progress);
+    if let Some(handler) = &shared.interaction {
+        invoke = invoke.interaction_handler_arc(Some(handler.clone()));
+    }
+    match invoke.checked().await {
+        Ok(result) => Some(result),
+        Err(InvokeError::Cancelled(_)) => None,
+        Err(error) => {
+            let text = if error.is_refusal() {
+                format!("{error}. The call did not run; do not retry it unless the user asks.")
+            } else {
+                error.to_string()
+            };
+            let text = scope.redact(&text).into_owned();
+            Some(ToolResult::error(text).with_details(json!({ "error": error.kind() })))
+        }
+    }
+}

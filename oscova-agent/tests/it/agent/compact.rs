@@ -1,0 +1,164 @@
+//! Compaction in the session agent: the before-compact event cancels or
+//! supplies the summary, the compact event follows, and a host's settings
+//! compact after a run.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use oscova_agent::session::agent::*;
+use oscova_agent::session::compaction::CompactionSettings;
+use oscova_agent::session::{AgentMessage, COMPACTION_SUMMARY_PREFIX};
+use oscova_core::UserInfo;
+use oscova_core::provider::model::ChatMessage;
+
+use super::*;
+
+fn long(i: usize) -> ChatMessage {
+    ChatMessage::assistant(format!("answer {i}: {}", "words ".repeat(60)), vec![])
+}
+
+#[tokio::test]
+async fn handlers_cancel_or_supply_the_summary_and_hear_the_compaction() {
+    let script = Script::new((0..3).map(long));
+    let cancel = Arc::new(AtomicBool::new(true));
+    let log = log();
+    let (c, l) = (cancel.clone(), log.clone());
+    let (builder, _) = agents(&script);
+    let agents = builder
+        .add_extension_with(probe("summariser", move |api| {
+            let c = c.clone();
+            api.on(move |mut e: SessionBeforeCompactEvent, _| {
+                let c = c.clone();
+                async move {
+                    if c.load(Ordering::SeqCst) {
+                        e.cancel();
+                    } else {
+                        e.summary = Some(format!("SUPPLIED ({} tokens)", e.tokens_before > 0));
+                    }
+                    Ok(e)
+                }
+            });
+            let l = l.clone();
+            api.on(move |e: SessionCompactEvent, _| {
+                let l = l.clone();
+                async move {
+                    l.lock()
+                        .unwrap()
+                        .push(format!("{} {}", e.summary, e.from_extension));
+                    Ok(e)
+                }
+            });
+            Ok(())
+        }))
+        .build();
+    let mut session = agents
+        .session(UserInfo::new("alice"), "long", AgentSessionOptions::new())
+        .await
+        .unwrap();
+    for i in 0..3 {
+        session.prompt(format!("question {i}")).await.unwrap();
+    }
+    let settings = CompactionSettings::new(1_000)
+        .with_reserve_tokens(100)
+        .with_keep_recent_tokens(60);
+    assert!(
+        session.compact(&settings, None).await.unwrap().is_none(),
+        "cancelled"
+    );
+    assert!(entries(&log).is_empty());
+
+    cancel.store(false, Ordering::SeqCst);
+    let done = session.compact(&settings, None).await.unwrap().unwrap();
+    assert_eq!(done.summary, "SUPPLIED (true tokens)");
+    assert!(done.entries_summarized > 0);
+    assert_eq!(script.calls(), 3, "a supplied summary calls no model");
+    assert_eq!(entries(&log), ["SUPPLIED (true tokens) true"]);
+    let context = session.context().await;
+    assert!(matches!(
+        &context.messages[0],
+        AgentMessage::CompactionSummary(s) if s.summary == "SUPPLIED (true tokens)"
+    ));
+    let first = &context.chat_messages()[0].content;
+    assert!(first.starts_with(COMPACTION_SUMMARY_PREFIX), "{first}");
+}
+
+#[tokio::test]
+async fn a_host_with_compaction_settings_compacts_after_a_long_run() {
+    let summary = || ChatMessage::assistant("the summary", vec![]);
+    let script = Script::new([long(0), long(1), summary(), summary()]);
+    let (builder, _) = agents(&script);
+    let agents = builder
+        .compaction(
+            CompactionSettings::new(200)
+                .with_reserve_tokens(100)
+                .with_keep_recent_tokens(60),
+        )
+        .build();
+    let mut session = agents
+        .session(UserInfo::new("alice"), "auto", AgentSessionOptions::new())
+        .await
+        .unwrap();
+    let first = session.prompt("short").await.unwrap();
+    let second = session.prompt("again").await.unwrap();
+    let errors = (
+        first.compaction_error.clone(),
+        second.compaction_error.clone(),
+    );
+    let done = first
+        .compaction
+        .or(second.compaction)
+        .unwrap_or_else(|| panic!("not compacted after a run: {errors:?}"));
+    assert!(done.summary.contains("the summary"), "{}", done.summary);
+    assert!(script.calls() > 2, "the session's model summarised");
+    let (info, _) = session.session_snapshot().await;
+    assert_eq!(info.leaf.as_ref(), Some(&done.entry));
+}
+
+#[tokio::test]
+async fn a_command_asks_for_a_compaction_and_reads_the_context_usage() {
+    let script = Script::new((0..2).map(long));
+    let usage: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let u = usage.clone();
+    let (builder, _) = agents(&script);
+    let agents = builder
+        .system_prompt("Be brief.")
+        .compaction(CompactionSettings::new(1_000_000).with_keep_recent_tokens(60))
+        .add_extension_with(probe("squasher", move |api| {
+            api.on(|mut e: SessionBeforeCompactEvent, _| async move {
+                e.summary = Some("squashed".into());
+                Ok(e)
+            });
+            let u = u.clone();
+            api.register_command(
+                "squash",
+                Command::new("compact now", move |_, ctx| {
+                    let u = u.clone();
+                    async move {
+                        let usage = ctx.context_usage().await?;
+                        u.lock().unwrap().push(format!(
+                            "{} {:?} {}",
+                            usage.tokens > 100,
+                            usage.window,
+                            ctx.system_prompt()?
+                        ));
+                        ctx.compact()
+                    }
+                }),
+            );
+            Ok(())
+        }))
+        .build();
+    let mut session = agents
+        .session(UserInfo::new("alice"), "squash", AgentSessionOptions::new())
+        .await
+        .unwrap();
+    session.prompt("one").await.unwrap();
+    session.prompt("two").await.unwrap();
+    assert!(session.run_command("/squash").await.unwrap().is_none());
+    assert_eq!(*usage.lock().unwrap(), ["true Some(1000000) Be brief."]);
+    let context = session.context().await;
+    assert!(matches!(
+        &context.messages[0],
+        AgentMessage::CompactionSummary(s) if s.summary == "squashed"
+    ));
+}
