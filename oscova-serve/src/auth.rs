@@ -190,7 +190,7 @@ impl Tokens {
 /// of its `WWW-Authenticate` challenge ([`Authenticator::challenge`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum Refusal {
+pub enum AuthRefusal {
     /// No bearer token (401, no error code).
     #[error("no bearer token")]
     Missing,
@@ -207,7 +207,7 @@ pub enum Refusal {
     Unavailable,
 }
 
-impl Refusal {
+impl AuthRefusal {
     /// The HTTP status of the answer.
     pub fn status(self) -> StatusCode {
         match self {
@@ -223,7 +223,7 @@ impl Refusal {
 ///
 /// ```
 /// use http::HeaderMap;
-/// use oscova_serve::{Authenticator, Refusal, Tokens, UserToken};
+/// use oscova_serve::{Authenticator, AuthRefusal, Tokens, UserToken};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -231,8 +231,8 @@ impl Refusal {
 /// let mut headers = HeaderMap::new();
 /// headers.insert(http::header::AUTHORIZATION, "Bearer a-secret".parse()?);
 /// assert_eq!(auth.authenticate(&headers).await, Ok(Some("alice".to_owned())));
-/// assert_eq!(auth.authenticate(&HeaderMap::new()).await, Err(Refusal::Missing));
-/// assert_eq!(auth.challenge(Refusal::Missing), "Bearer realm=\"oscova\"");
+/// assert_eq!(auth.authenticate(&HeaderMap::new()).await, Err(AuthRefusal::Missing));
+/// assert_eq!(auth.challenge(AuthRefusal::Missing), "Bearer realm=\"oscova\"");
 /// // Nothing configured: every request is the front end's default user.
 /// assert_eq!(Authenticator::default().authenticate(&headers).await, Ok(None));
 /// # Ok(())
@@ -273,7 +273,7 @@ impl Authenticator {
     /// The user a request stands for: `Ok(None)` when nothing is
     /// configured (the front end's default user), else the static token's
     /// user or the access token's, or the refusal.
-    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Option<String>, AuthRefusal> {
         if self.is_open() {
             return Ok(None);
         }
@@ -282,14 +282,14 @@ impl Authenticator {
             return Ok(Some(user.to_owned()));
         }
         match (presented, &self.oauth) {
-            (None, _) => Err(Refusal::Missing),
-            (Some(_), None) => Err(Refusal::InvalidToken),
+            (None, _) => Err(AuthRefusal::Missing),
+            (Some(_), None) => Err(AuthRefusal::InvalidToken),
             (Some(token), Some(oauth)) => oauth.verify(token).await.map(Some),
         }
     }
 
     /// The `WWW-Authenticate` value for `refusal`.
-    pub fn challenge(&self, refusal: Refusal) -> String {
+    pub fn challenge(&self, refusal: AuthRefusal) -> String {
         let Some(oauth) = &self.oauth else {
             return "Bearer realm=\"oscova\"".to_owned();
         };
@@ -304,9 +304,9 @@ impl Authenticator {
             ));
         }
         match refusal {
-            Refusal::InvalidToken => value.push_str(", error=\"invalid_token\""),
-            Refusal::InsufficientScope => value.push_str(", error=\"insufficient_scope\""),
-            Refusal::Missing | Refusal::Unavailable => {}
+            AuthRefusal::InvalidToken => value.push_str(", error=\"invalid_token\""),
+            AuthRefusal::InsufficientScope => value.push_str(", error=\"insufficient_scope\""),
+            AuthRefusal::Missing | AuthRefusal::Unavailable => {}
         }
         value
     }

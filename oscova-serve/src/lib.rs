@@ -6,7 +6,7 @@
 //!
 //! | piece | what it keeps |
 //! |---|---|
-//! | [`Authenticator`], [`Refusal`] | a request becomes a user, or a refusal with its status and `WWW-Authenticate` challenge |
+//! | [`Authenticator`], [`AuthRefusal`] | a request becomes a user, or a refusal with its status and `WWW-Authenticate` challenge |
 //! | [`Tokens`], [`UserToken`] | static bearer tokens: only hashes kept, compared in constant time |
 //! | [`OAuth`], [`OAuthConfig`] | an OAuth 2.1 resource server: JWT access tokens from one issuer (RS256, ES256, EdDSA), its RFC 9728 metadata |
 //! | [`ScopeCache`] | each user's scope (and what the front end derives from it), built on first use, bounded |
@@ -87,7 +87,7 @@ mod oauth;
 mod origin;
 mod scopes;
 
-pub use auth::{Authenticator, BadTokenHash, Refusal, Tokens, UserToken, token_sha256_hex};
+pub use auth::{AuthRefusal, Authenticator, BadTokenHash, Tokens, UserToken, token_sha256_hex};
 pub use limits::{
     CALL_BOUND_RANGE, CallBound, CountedBody, LimitError, MAX_COUNT, Responses, Sending,
     check_count, check_duration,

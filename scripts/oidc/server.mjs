@@ -2,8 +2,8 @@
 // oidc-provider on 127.0.0.1 (port picked by the system), issuing
 // client-credentials JWT access tokens for resource indicators (RFC 8707).
 //
-// Run with: node server.mjs   (from the folder holding node_modules, or with
-// NODE_PATH pointing at it; scripts/ensure-oidc-provider.sh installs it).
+// Run with: node server.mjs <folder holding node_modules>
+// (scripts/ensure-oidc-provider.sh installs it and prints the folder).
 //
 // Prints one JSON line on stdout once listening:
 //   {"issuer": "http://127.0.0.1:PORT", "port": PORT}
@@ -26,9 +26,13 @@
 //                             signs new tokens with it.
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
-import Provider from 'oidc-provider';
-import * as jose from 'jose';
+const dir = process.argv[2];
+const load = (path) => import(pathToFileURL(join(dir, 'node_modules', path)).href);
+const { default: Provider } = await load('oidc-provider/lib/index.js');
+const jose = await load('jose/dist/webapi/index.js');
 
 function keyPair(alg, kid) {
   let pair;

@@ -82,6 +82,7 @@
 #[path = "../../oscova-test-kit/src/http/mod.rs"]
 pub mod http;
 pub mod netns;
+pub mod oidc;
 pub mod ollama;
 pub mod pi;
 pub mod postgres;

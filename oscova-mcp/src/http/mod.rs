@@ -97,7 +97,7 @@ mod sessions;
 pub use oscova_serve::{
     BODY_TIMEOUT_RANGE, BadTokenHash, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_PEER, LimitError, MAX_CONNECTIONS_PER_PEER_RANGE,
-    MAX_CONNECTIONS_RANGE, UserDirectory, UserToken, token_sha256_hex,
+    MAX_CONNECTIONS_RANGE, OAuthConfig, OAuthError, UserDirectory, UserToken, token_sha256_hex,
 };
 pub use serve::BoundMcpServer;
 
@@ -186,6 +186,9 @@ pub enum McpHttpError {
     /// module: [`MAX_SESSIONS_RANGE`] and the like).
     #[error("invalid MCP server setting: {0}")]
     Setting(#[from] LimitError),
+    /// The OAuth settings cannot be used.
+    #[error("invalid OAuth setting: {0}")]
+    OAuth(#[from] OAuthError),
 }
 
 impl From<ServeError> for McpHttpError {
@@ -208,6 +211,7 @@ pub struct McpHttpServer {
     users: UserDirectory,
     default_user: String,
     tokens: Tokens,
+    oauth: Option<OAuthConfig>,
     allowed_origins: Vec<String>,
     max_body_bytes: usize,
     max_in_flight: usize,
@@ -233,6 +237,7 @@ impl std::fmt::Debug for McpHttpServer {
         f.debug_struct("McpHttpServer")
             .field("default_user", &self.default_user)
             .field("tokens", &self.tokens)
+            .field("oauth", &self.oauth)
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_in_flight", &self.max_in_flight)
@@ -259,6 +264,7 @@ impl McpHttpServer {
             users: Arc::new(|id: &str| UserInfo::new(id)),
             default_user: "local".to_owned(),
             tokens: Tokens::default(),
+            oauth: None,
             allowed_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
@@ -295,6 +301,19 @@ impl McpHttpServer {
     /// The users' tokens. With any, every request needs one.
     pub fn tokens(mut self, tokens: impl IntoIterator<Item = UserToken>) -> Self {
         self.tokens = Tokens::new(tokens);
+        self
+    }
+
+    /// Accepts OAuth access tokens as [`OAuthConfig`] says, beside the
+    /// static [`tokens`](Self::tokens): JWTs from its issuer, for this
+    /// resource (by default `http://<bound address>/mcp`; set
+    /// [`OAuthConfig::resource`] behind a proxy or a name). The RFC 9728
+    /// metadata is served at `/.well-known/oauth-protected-resource/mcp`
+    /// and `/.well-known/oauth-protected-resource`. The issuer's keys are
+    /// fetched with the host's HTTP client
+    /// ([`PluginHost::http_client`]).
+    pub fn oauth(mut self, config: OAuthConfig) -> Self {
+        self.oauth = Some(config);
         self
     }
 
@@ -491,10 +510,11 @@ impl McpHttpServer {
     /// Checks the settings and binds `addr` (port 0 picks a free one).
     /// Fails, before binding, on a setting outside its range
     /// ([`check`](Self::check), [`McpHttpError::Setting`]) and without
-    /// tokens on a non-loopback address.
+    /// tokens or OAuth on a non-loopback address; after binding, on OAuth
+    /// settings that cannot be used ([`McpHttpError::OAuth`]).
     pub async fn bind(self, addr: SocketAddr) -> Result<BoundMcpServer, McpHttpError> {
         self.check()?;
-        if !self.tokens.may_serve(addr) {
+        if self.oauth.is_none() && !self.tokens.may_serve(addr) {
             return Err(McpHttpError::NoTokens {
                 addr,
                 user: self.default_user.clone(),

@@ -40,7 +40,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use oscova_core::HttpClient;
 use sha2::{Digest, Sha256};
 
-use crate::auth::Refusal;
+use crate::auth::AuthRefusal;
 use claims::{ClaimError, Expect};
 use jws::Jws;
 use keys::Keys;
@@ -301,7 +301,7 @@ impl OAuth {
     }
 
     /// The user a bearer `token` stands for, or why not.
-    pub async fn verify(&self, token: &str) -> Result<String, Refusal> {
+    pub async fn verify(&self, token: &str) -> Result<String, AuthRefusal> {
         let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -313,7 +313,7 @@ impl OAuth {
         }
         let invalid = |why: &dyn std::fmt::Display| {
             tracing::debug!(reason = %why, "OAuth access token refused");
-            Refusal::InvalidToken
+            AuthRefusal::InvalidToken
         };
         let jws = Jws::parse(token).map_err(|e| invalid(&e))?;
         let keys = self
@@ -322,7 +322,7 @@ impl OAuth {
             .await
             .map_err(|e| {
                 tracing::debug!(reason = %e, "OAuth access token not checked");
-                Refusal::Unavailable
+                AuthRefusal::Unavailable
             })?;
         if !keys.iter().any(|key| jws.verified_by(key)) {
             return Err(invalid(&"no key of the issuer signed it"));
@@ -335,7 +335,7 @@ impl OAuth {
             leeway: self.leeway,
         };
         let accepted = claims::check(&jws.payload, &expect).map_err(|e| match e {
-            ClaimError::Scope => Refusal::InsufficientScope,
+            ClaimError::Scope => AuthRefusal::InsufficientScope,
             other => invalid(&other),
         })?;
         let user = self
