@@ -15,6 +15,7 @@
 //! [`sessions`]: a Postgres password is never in the file, only in
 //! `PGPASSWORD`.
 
+mod auth;
 mod mcp;
 mod parse;
 mod providers;
@@ -31,6 +32,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub(crate) use auth::AuthSection;
 pub(crate) use mcp::McpSection;
 use oscova_core::provider::model::ModelProviderConfig;
 use oscova_core::{
@@ -81,6 +83,9 @@ struct FileConfig {
     /// servers used as toolsets.
     #[serde(default)]
     mcp: McpSection,
+    /// `[auth]`: static tokens and OAuth, for every server.
+    #[serde(default)]
+    auth: AuthSection,
     /// `[sessions]`: where sessions are kept.
     #[serde(default)]
     sessions: SessionsSection,
@@ -141,6 +146,7 @@ pub struct Config {
     providers: Arc<BTreeMap<String, ProviderTable>>,
     speech: Arc<SpeechSection>,
     mcp: Arc<McpSection>,
+    auth: Arc<AuthSection>,
     sessions: SessionsStore,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
@@ -251,6 +257,10 @@ impl Config {
             path: origin(),
             message,
         })?;
+        file.auth.check().map_err(|message| CliError::ConfigValue {
+            path: origin(),
+            message,
+        })?;
         file.speech
             .check()
             .map_err(|message| CliError::ConfigValue {
@@ -326,6 +336,7 @@ impl Config {
             #[cfg(feature = "mcp-servers")]
             mcp_servers: Arc::new(file.mcp.servers()),
             mcp: Arc::new(file.mcp),
+            auth: Arc::new(file.auth),
             sessions,
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
@@ -449,6 +460,11 @@ impl Config {
     /// The `[mcp]` section, for `oscova mcp --listen`.
     pub(crate) fn mcp(&self) -> &McpSection {
         &self.mcp
+    }
+
+    /// The `[auth]` section: who may use the servers.
+    pub(crate) fn auth(&self) -> &AuthSection {
+        &self.auth
     }
 
     /// Where sessions are kept (`[sessions]`).

@@ -6,7 +6,7 @@
 //! its client (`mcp-client` / `mcp-secret`, scopes `mcp` and `other`) and
 //! its test-only routes (`/test/jwks-count`, `/test/sign`, `/test/rotate`).
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -83,6 +83,60 @@ impl OidcProvider {
     pub fn token_endpoint(&self) -> String {
         format!("{}/token", self.issuer)
     }
+
+    /// A client-credentials access token for `resource` with `scope`,
+    /// from the token endpoint (a blocking request, for tests without a
+    /// runtime).
+    ///
+    /// # Panics
+    ///
+    /// When the server gives no token.
+    pub fn token(&self, resource: &str, scope: &str) -> String {
+        let body = [
+            ("grant_type", "client_credentials"),
+            ("client_id", CLIENT_ID),
+            ("client_secret", CLIENT_SECRET),
+            ("scope", scope),
+            ("resource", resource),
+        ]
+        .iter()
+        .map(|(name, value)| format!("{name}={}", percent_encode(value)))
+        .collect::<Vec<_>>()
+        .join("&");
+        let authority = self.issuer.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(authority).expect("reach oidc-provider");
+        write!(
+            stream,
+            "POST /token HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\
+             content-type: application/x-www-form-urlencoded\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send the token request");
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .expect("read the token answer");
+        let json = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let parsed: serde_json::Value = serde_json::from_str(json)
+            .unwrap_or_else(|_| panic!("no JSON from the token endpoint: {answer}"));
+        parsed["access_token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no token: {answer}"))
+            .to_owned()
+    }
+}
+
+/// `value` percent-encoded for a form.
+fn percent_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 impl Drop for OidcProvider {

@@ -164,3 +164,56 @@ fn users_are_served_by_token_and_sigterm_stops_the_server() {
     assert_eq!(code, Some(3), "refused: {answer}");
     assert_eq!(terminate(&mut child), Some(0));
 }
+
+/// `[auth]`: `[[auth.tokens]]` beside `[[mcp.tokens]]`, and `[auth.oauth]`
+/// accepting access tokens from a real authorization server on loopback
+/// (npm `oidc-provider`, `scripts/ensure-oidc-provider.sh`), its user
+/// mapped through `[auth.oauth.users]`.
+#[test]
+fn auth_tokens_and_oauth_access_tokens_are_served_beside_mcp_tokens() {
+    let provider = oscova_test_support::oidc::OidcProvider::start();
+    let dir = support::temp_dir("mcp-auth");
+    let config = dir.join("config.toml");
+    // `printf %s bob-token | sha256sum`
+    let bob_sha256 = "97dd3707015dcf069cf73022ed7173b1165db6eff24b441cb57fd069a8c4e525";
+    std::fs::write(
+        &config,
+        format!(
+            "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
+             [[auth.tokens]]\nuser = \"bob\"\nsha256 = \"{bob_sha256}\"\n\n\
+             [auth.oauth]\nissuer = \"{}\"\nscopes = [\"mcp\"]\n\n\
+             [auth.oauth.users]\nmcp-client = \"robot\"\n",
+            provider.issuer()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let (mut child, url) = serve(&[
+        "--config",
+        config,
+        "mcp",
+        "--listen",
+        "127.0.0.1:0",
+        "--names",
+        "short",
+    ]);
+    let echo = "example_echo";
+    for token in [
+        TOKEN.to_owned(),
+        "bob-token".to_owned(),
+        provider.token(&url, "mcp"),
+    ] {
+        let (code, answer) = python(&url, &token, echo, r#"{"text": "hi"}"#);
+        assert_eq!(code, Some(0), "{answer}");
+        assert_eq!(answer["text"], "hi", "{answer}");
+    }
+    // A token for another resource, and one without the scope: refused.
+    for token in [
+        provider.token("http://127.0.0.1:1/mcp", "mcp"),
+        provider.token(&url, "other"),
+    ] {
+        let (code, answer) = python(&url, &token, echo, r#"{"text": "hi"}"#);
+        assert_eq!(code, Some(3), "refused: {answer}");
+    }
+    assert_eq!(terminate(&mut child), Some(0));
+}

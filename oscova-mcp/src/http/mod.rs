@@ -158,11 +158,11 @@ pub const SHUTDOWN_GRACE_RANGE: RangeInclusive<Duration> =
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpHttpError {
-    /// No tokens are configured and the address is not a loopback one:
+    /// No tokens and no OAuth are configured and the address is not a loopback one:
     /// anyone who can reach it would act as the default user.
     #[error(
         "refusing to serve MCP on {addr} without tokens: anyone who can reach a non-loopback \
-         address would act as user `{user}`; add [[mcp.tokens]] entries or listen on 127.0.0.1"
+         address would act as user `{user}`; add [[mcp.tokens]] or [[auth.tokens]] entries or an [auth.oauth] table, or listen on 127.0.0.1"
     )]
     NoTokens {
         /// The address asked for.

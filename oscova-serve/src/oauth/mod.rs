@@ -178,6 +178,14 @@ impl OAuthConfig {
         self
     }
 
+    /// Checks the settings (the issuer, and the resource and audience when
+    /// set, are URLs; scopes are scope tokens; the durations are in their
+    /// ranges), as [`OAuth::new`] does: a configuration file can be
+    /// checked when it is loaded.
+    pub fn validate(&self) -> Result<(), OAuthError> {
+        self.check(self.resource.as_deref().unwrap_or("http://resource"))
+    }
+
     fn check(&self, resource: &str) -> Result<(), OAuthError> {
         let url = |what: &'static str, url: &str| {
             let ok = ["http://", "https://"]
@@ -210,9 +218,9 @@ impl OAuthConfig {
         if self.user_claim.is_empty() {
             return Err(OAuthError::NoUserClaim);
         }
-        crate::check_duration("oauth leeway", self.leeway, &LEEWAY_RANGE)?;
+        crate::check_duration("oauth leeway_secs", self.leeway, &LEEWAY_RANGE)?;
         crate::check_duration(
-            "oauth refetch_interval",
+            "oauth refetch_interval_secs",
             self.refetch_interval,
             &REFETCH_INTERVAL_RANGE,
         )?;
