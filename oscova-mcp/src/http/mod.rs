@@ -31,13 +31,23 @@
 //!    trickles a request holds a connection that long at most. Every
 //!    refusal of rules 1 to 3 (404, 401, 400) closes its connection, so
 //!    a client without a token keeps no connection alive past its answer.
-//! 1. Only `/mcp` is served; any other path is 404.
-//! 2. With any token configured, the request needs `Authorization: Bearer
-//!    <token>`; a missing or unknown token is 401 with `WWW-Authenticate:
-//!    Bearer` (see [`oscova_serve::Tokens`] for how tokens are compared). Without
-//!    tokens every request is the default user's, and [`McpHttpServer::bind`]
+//! 1. Only `/mcp` is served; any other path is 404, but for the RFC 9728
+//!    metadata (`/.well-known/oauth-protected-resource/mcp` and
+//!    `/.well-known/oauth-protected-resource`) when OAuth is configured.
+//! 2. With any token or OAuth configured ([`McpHttpServer::tokens`],
+//!    [`McpHttpServer::oauth`]), the request needs `Authorization: Bearer
+//!    <token>`: a static token (see [`oscova_serve::Tokens`] for how they
+//!    are compared), else an OAuth access token (see
+//!    [`oscova_serve::OAuth`] for its checks). A missing or refused token
+//!    is 401 with `WWW-Authenticate: Bearer` (with OAuth, carrying
+//!    `resource_metadata`, `scope` and, for a refused token,
+//!    `error="invalid_token"`), a valid access token without a required
+//!    scope 403 `insufficient_scope`, and issuer keys that cannot be
+//!    fetched 503 ([`oscova_serve::Authenticator`]). Without either,
+//!    every request is the default user's, and [`McpHttpServer::bind`]
 //!    refuses any address but a loopback one ([`McpHttpError::NoTokens`]).
-//!    The token check is where a real authorization server would plug in.
+//!    The request's `Authorization` header goes no further than this
+//!    check: no tool, handler or upstream server sees it.
 //! 3. A session (`Mcp-Session-Id`) belongs to the user whose request
 //!    opened it, bound where `rmcp` creates it, whatever that request's
 //!    headers said; the same id with another user's token is 404, as an
@@ -57,7 +67,8 @@
 //!    [`oscova_serve::OriginPolicy`] decides, caps the body
 //!    ([`McpHttpServer::max_body_bytes`], 413 past it) and serves the
 //!    protocol: sessions for 2025-06-18 and 2025-11-25, each request on its
-//!    own for 2026-07-28.
+//!    own for 2026-07-28. A session's `DELETE` is answered 204 (`rmcp`
+//!    says 202, which clients read as a failed termination).
 //! 5. Each session's handler is the stdio server's ([`McpHandler`]) over
 //!    the user's scope, taken from a bounded cache ([`McpHttpServer::scope_cache`],
 //!    an [`oscova_serve::ScopeCache`] of the scope with its tools as MCP

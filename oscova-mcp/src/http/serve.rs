@@ -1,7 +1,8 @@
 //! The checks in front of `rmcp`, and the server's state; binding,
 //! connections and shutdown are `oscova_serve::Listener`'s.
 //!
-//! Rules: every request goes through [`State::handle`] (path, token, a
+//! Rules: every request goes through [`State::handle`] (path, the RFC 9728
+//! metadata, the user by `oscova_serve::Authenticator`, a
 //! well-formed `Mcp-Session-Id`, the session's owner) and then to `rmcp`'s
 //! `StreamableHttpService`, which does the protocol, the Origin and Host
 //! checks (as `oscova_serve::OriginPolicy` decides) and the body cap. A
@@ -16,7 +17,7 @@
 //! task, so no handler or session can get another request's user, and
 //! every session is bound to its user where it is created. Every answer
 //! made here before `rmcp` (404 for another path or another user's
-//! session, 401, 400) carries `Connection: close`: only requests that
+//! session, 401, 403 and 503 from the authenticator, 400) carries `Connection: close`: only requests that
 //! reach `rmcp` keep their connection alive, so clients without a token
 //! cannot hold the server's connection slots with cheap refused
 //! requests on kept-alive connections. A session the
