@@ -310,7 +310,16 @@ impl OAuth {
 
     /// The user a bearer `token` stands for, or why not.
     pub async fn verify(&self, token: &str) -> Result<String, AuthRefusal> {
-        let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        self.verify_hashed(token, Sha256::digest(token.as_bytes()).into())
+            .await
+    }
+
+    /// [`verify`](Self::verify), given the token's SHA-256.
+    pub(crate) async fn verify_hashed(
+        &self,
+        token: &str,
+        hash: [u8; 32],
+    ) -> Result<String, AuthRefusal> {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
