@@ -217,3 +217,65 @@ fn auth_tokens_and_oauth_access_tokens_are_served_beside_mcp_tokens() {
     }
     assert_eq!(terminate(&mut child), Some(0));
 }
+
+/// The client's bearer token (static or OAuth) is the client's proof to
+/// this server only: an upstream MCP server the gateway connects to
+/// (`[mcp.servers]` with `url`, `per_user`) never receives it, in any
+/// header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_token_never_reaches_an_upstream_server() {
+    use oscova_test_support::http::{Reply, TestServer};
+
+    let upstream = TestServer::start(|_| Reply::json(500, serde_json::json!({}))).await;
+    let provider = oscova_test_support::oidc::OidcProvider::start();
+    let dir = support::temp_dir("mcp-auth-upstream");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[auth.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
+             [auth.oauth]\nissuer = \"{}\"\n\n\
+             [mcp.servers.up]\nurl = \"{}/mcp\"\nper_user = true\nnetwork = \"local\"\n\
+             timeout_secs = 5\n",
+            provider.issuer(),
+            upstream.url()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap().to_owned();
+    let (mut child, url) = tokio::task::spawn_blocking(move || {
+        serve(&[
+            "--config",
+            &config,
+            "mcp",
+            "--listen",
+            "127.0.0.1:0",
+            "--names",
+            "short",
+        ])
+    })
+    .await
+    .unwrap();
+    let oauth = provider.token(&url, "mcp");
+    for token in [TOKEN.to_owned(), oauth.clone()] {
+        let url = url.clone();
+        let (code, answer) = tokio::task::spawn_blocking(move || {
+            python(&url, &token, "example_echo", r#"{"text": "hi"}"#)
+        })
+        .await
+        .unwrap();
+        assert_eq!(code, Some(0), "{answer}");
+    }
+    let requests = upstream.requests();
+    // The upstream answers no MCP, so the gateway stops after its
+    // `initialize`; whatever reached it carries neither token.
+    assert!(!requests.is_empty(), "the upstream was reached");
+    for request in &requests {
+        for (name, value) in &request.headers {
+            for token in [TOKEN, oauth.as_str()] {
+                assert!(!value.contains(token), "{name}: {value}");
+            }
+        }
+    }
+    assert_eq!(terminate(&mut child), Some(0));
+}
