@@ -9,11 +9,15 @@
 //   {"issuer": "http://127.0.0.1:PORT", "port": PORT}
 // then serves until its stdin closes (the test's child handle dropped).
 //
-// Clients (token_endpoint_auth_method client_secret_post):
-//   "mcp-client" / "mcp-secret": scopes "mcp" and "other".
-// Each resource indicator (any absolute http URL) is a resource server
-// whose tokens carry `aud` = the indicator, are JWTs signed RS256 and
-// may carry the scopes "mcp" and "other". The JWKS also holds an ES256 and
+// Clients:
+//   "mcp-client" / "mcp-secret" (client_secret_post): client credentials,
+//   scopes "mcp" and "other".
+//   "mcp-resource" / "resource-secret" (client_secret_basic): no grant; the
+//   resource server's own credentials for the introspection endpoint.
+// Each resource indicator is a resource server whose tokens carry `aud` =
+// the indicator and may carry the scopes "mcp" and "other"; they are JWTs
+// signed RS256, except for indicators starting `urn:opaque:`, whose tokens
+// are opaque (for RFC 7662 introspection at /token/introspection). The JWKS also holds an ES256 and
 // an EdDSA key, which /test/sign signs with.
 //
 // Test-only routes (never part of a real server):
@@ -28,6 +32,12 @@ import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+// stdout carries the one line above and nothing else: its reader may be
+// gone after it, and oidc-provider's notices would then end the process.
+console.log = console.error;
+console.info = console.error;
+console.warn = console.error;
 
 const dir = process.argv[2];
 const load = (path) => import(pathToFileURL(join(dir, 'node_modules', path)).href);
@@ -88,6 +98,13 @@ function makeProvider(issuer) {
       response_types: [],
       token_endpoint_auth_method: 'client_secret_post',
       scope: 'mcp other',
+    }, {
+      client_id: 'mcp-resource',
+      client_secret: 'resource-secret',
+      grant_types: [],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_basic',
     }],
     jwks: { keys },
     scopes: ['mcp', 'other'],
@@ -100,6 +117,11 @@ function makeProvider(issuer) {
         defaultResource: () => undefined,
         useGrantedResource: () => true,
         getResourceServerInfo: (ctx, resource) => {
+          if (resource.startsWith('urn:opaque:')) {
+            return {
+              scope: 'mcp other', audience: resource, accessTokenTTL: 300, accessTokenFormat: 'opaque',
+            };
+          }
           return {
             scope: 'mcp other',
             audience: resource,

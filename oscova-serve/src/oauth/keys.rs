@@ -14,7 +14,10 @@
 //! one per `refetch_interval` whatever the number of such tokens (one
 //! fetch at a time; the others wait for it and use its answer), so forged
 //! key ids cannot make the server hammer the issuer. A failed fetch also
-//! counts: an unreachable issuer is asked again after the interval.
+//! counts: an unreachable issuer is asked again after the interval. The
+//! metadata's `introspection_endpoint` is kept for opaque tokens
+//! (`introspect.rs`), and posted to through the same client with the same
+//! bounds.
 
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -29,10 +32,18 @@ const MAX_DOCUMENT: usize = 1 << 20;
 /// The time one fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// What the issuer's metadata says, as far as it is used.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct Discovered {
+    issuer: String,
+    jwks_uri: Option<String>,
+    introspection_endpoint: Option<String>,
+}
+
 #[derive(Default)]
 struct Cached {
     keys: Arc<Vec<PublicKey>>,
-    jwks_uri: Option<String>,
+    discovered: Option<Discovered>,
     /// When the last fetch was tried, and whether it failed.
     fetched: Option<(Instant, bool)>,
 }
@@ -104,8 +115,7 @@ impl Keys {
         let mut cached = self.cached.write().unwrap_or_else(|p| p.into_inner());
         cached.fetched = Some((Instant::now(), result.is_err()));
         match result {
-            Ok((jwks_uri, keys)) => {
-                cached.jwks_uri = Some(jwks_uri);
+            Ok(keys) => {
                 cached.keys = Arc::new(keys);
                 drop(cached);
                 Ok(self.matching(kid, alg).0)
@@ -117,30 +127,49 @@ impl Keys {
         }
     }
 
-    async fn fetch(&self) -> Result<(String, Vec<PublicKey>), KeysUnavailable> {
+    async fn fetch(&self) -> Result<Vec<PublicKey>, KeysUnavailable> {
+        let jwks_uri =
+            self.discovered().await?.jwks_uri.ok_or_else(|| {
+                KeysUnavailable("the issuer's metadata has no jwks_uri".to_owned())
+            })?;
+        let body = self.get(&jwks_uri).await?;
+        PublicKey::set_from_json(&body)
+            .ok_or_else(|| KeysUnavailable(format!("{jwks_uri} is not a JWK set")))
+    }
+
+    /// The issuer's metadata, read once and kept (a failed read is tried
+    /// again on the next need).
+    async fn discovered(&self) -> Result<Discovered, KeysUnavailable> {
         let known = self
             .cached
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .jwks_uri
+            .discovered
             .clone();
-        let jwks_uri = match known {
-            Some(uri) => uri,
-            None => self.discover().await?,
-        };
-        let body = self.get(&jwks_uri).await?;
-        let keys = PublicKey::set_from_json(&body)
-            .ok_or_else(|| KeysUnavailable(format!("{jwks_uri} is not a JWK set")))?;
-        Ok((jwks_uri, keys))
+        if let Some(known) = known {
+            return Ok(known);
+        }
+        let found = self.discover().await?;
+        self.cached
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .discovered = Some(found.clone());
+        Ok(found)
     }
 
-    /// The issuer's `jwks_uri`, from its metadata.
-    async fn discover(&self) -> Result<String, KeysUnavailable> {
-        #[derive(Deserialize)]
-        struct Metadata {
-            issuer: String,
-            jwks_uri: Option<String>,
-        }
+    /// The issuer's RFC 7662 introspection endpoint, from its metadata.
+    pub(crate) async fn introspection_endpoint(&self) -> Result<String, KeysUnavailable> {
+        self.discovered()
+            .await?
+            .introspection_endpoint
+            .ok_or_else(|| {
+                KeysUnavailable("the issuer's metadata has no introspection_endpoint".to_owned())
+            })
+    }
+
+    /// The issuer's metadata, from the first of its well-known URLs that
+    /// names it exactly.
+    async fn discover(&self) -> Result<Discovered, KeysUnavailable> {
         let mut last = KeysUnavailable("no metadata".to_owned());
         for url in metadata_urls(&self.issuer) {
             let body = match self.get(&url).await {
@@ -150,7 +179,7 @@ impl Keys {
                     continue;
                 }
             };
-            let Ok(metadata) = serde_json::from_slice::<Metadata>(&body) else {
+            let Ok(metadata) = serde_json::from_slice::<Discovered>(&body) else {
                 last = KeysUnavailable(format!("{url} is not authorization server metadata"));
                 continue;
             };
@@ -161,19 +190,48 @@ impl Keys {
                 ));
                 continue;
             }
-            return metadata
-                .jwks_uri
-                .ok_or_else(|| KeysUnavailable(format!("{url} has no jwks_uri")));
+            return Ok(metadata);
         }
         Err(last)
     }
 
     async fn get(&self, url: &str) -> Result<Vec<u8>, KeysUnavailable> {
-        let failed = |e: &dyn std::fmt::Display| KeysUnavailable(format!("{url}: {e}"));
-        let mut response = self
+        let request = self.http.for_endpoint(url, None).get(url);
+        Self::read(url, request).await
+    }
+
+    /// POSTs a form `body` to `url` with HTTP Basic `client:secret`
+    /// (`application/x-www-form-urlencoded` values, as RFC 6749 §2.3.1
+    /// says); the answer's body.
+    pub(crate) async fn post_form(
+        &self,
+        url: &str,
+        client: &str,
+        secret: &str,
+        body: String,
+    ) -> Result<Vec<u8>, KeysUnavailable> {
+        use base64::Engine as _;
+        let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+            "{}:{}",
+            form_encode(client),
+            form_encode(secret)
+        ));
+        let request = self
             .http
             .for_endpoint(url, None)
-            .get(url)
+            .post(url)
+            .header("authorization", &format!("Basic {basic}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        Self::read(url, request).await
+    }
+
+    async fn read(
+        url: &str,
+        request: oscova_core::http::HttpRequestBuilder,
+    ) -> Result<Vec<u8>, KeysUnavailable> {
+        let failed = |e: &dyn std::fmt::Display| KeysUnavailable(format!("{url}: {e}"));
+        let mut response = request
             .header("accept", "application/json")
             .timeout(FETCH_TIMEOUT)
             .send()
@@ -191,6 +249,20 @@ impl Keys {
         }
         Ok(body)
     }
+}
+
+/// `value` as `application/x-www-form-urlencoded` writes it.
+pub(crate) fn form_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                char::from(b).to_string()
+            }
+            b' ' => "+".to_owned(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// Where an issuer's metadata may be: RFC 8414's form (the well-known

@@ -24,6 +24,15 @@
 //! - The token is the caller's proof to this server only: nothing here
 //!   passes it on, and the front ends never forward a request's
 //!   `Authorization` header to a tool or an upstream server.
+//! - An opaque token (anything but three dot-separated segments) is
+//!   refused, unless [`OAuthConfig::introspection`] is set: then it is
+//!   posted to the issuer's RFC 7662 `introspection_endpoint` (from its
+//!   metadata) with this server's client credentials (HTTP Basic), and
+//!   accepted only when the answer says `active: true` and its claims pass
+//!   the same checks as a JWT's (`iss`, when the answer names one,
+//!   `aud`, `exp`, `nbf`, scopes, user). The issuer is the one party an
+//!   opaque token is shown to. Each opaque token not yet accepted costs
+//!   one introspection request.
 //! - A token accepted once is remembered by its SHA-256 (never in clear)
 //!   until its `exp` passes, in a bounded table, so a client's next request
 //!   costs a hash rather than a signature check.
@@ -37,7 +46,8 @@ use std::ops::RangeInclusive;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use oscova_core::HttpClient;
+use oscova_core::{ExposeSecret, HttpClient, SecretString};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::auth::AuthRefusal;
@@ -80,6 +90,14 @@ pub struct OAuthConfig {
     users: HashMap<String, String>,
     leeway: Duration,
     refetch_interval: Duration,
+    introspection: Option<Introspection>,
+}
+
+/// The client this server introspects opaque tokens as.
+#[derive(Debug, Clone)]
+struct Introspection {
+    client_id: String,
+    secret: SecretString,
 }
 
 /// A setting of [`OAuthConfig`] that cannot be used.
@@ -118,7 +136,18 @@ impl OAuthConfig {
             users: HashMap::new(),
             leeway: DEFAULT_LEEWAY,
             refetch_interval: DEFAULT_REFETCH_INTERVAL,
+            introspection: None,
         }
+    }
+
+    /// Accepts opaque tokens through the issuer's RFC 7662 introspection
+    /// endpoint, authenticating as `client_id` with `secret` (HTTP Basic).
+    pub fn introspection(mut self, client_id: impl Into<String>, secret: SecretString) -> Self {
+        self.introspection = Some(Introspection {
+            client_id: client_id.into(),
+            secret,
+        });
+        self
     }
 
     /// The issuer.
@@ -238,6 +267,7 @@ pub struct OAuth {
     user_claim: String,
     users: HashMap<String, String>,
     leeway: Duration,
+    introspection: Option<Introspection>,
     keys: Keys,
     /// SHA-256 of accepted tokens: their user and `exp`.
     remembered: Mutex<HashMap<[u8; 32], (String, u64)>>,
@@ -273,6 +303,7 @@ impl OAuth {
             user_claim: config.user_claim,
             users: config.users,
             leeway: config.leeway,
+            introspection: config.introspection,
             remembered: Mutex::default(),
         })
     }
@@ -332,18 +363,29 @@ impl OAuth {
             tracing::debug!(reason = %why, "OAuth access token refused");
             AuthRefusal::InvalidToken
         };
-        let jws = Jws::parse(token).map_err(|e| invalid(&e))?;
-        let keys = self
-            .keys
-            .candidates(jws.kid.as_deref(), jws.alg)
-            .await
-            .map_err(|e| {
-                tracing::debug!(reason = %e, "OAuth access token not checked");
-                AuthRefusal::Unavailable
-            })?;
-        if !keys.iter().any(|key| jws.verified_by(key)) {
-            return Err(invalid(&"no key of the issuer signed it"));
-        }
+        let unavailable = |e: keys::KeysUnavailable| {
+            tracing::debug!(reason = %e, "OAuth access token not checked");
+            AuthRefusal::Unavailable
+        };
+        let payload = match &self.introspection {
+            Some(client) if token.split('.').count() != 3 => {
+                self.introspect(token, client)
+                    .await
+                    .map_err(|e| e.map_or(AuthRefusal::InvalidToken, unavailable))?
+            }
+            _ => {
+                let jws = Jws::parse(token).map_err(|e| invalid(&e))?;
+                let keys = self
+                    .keys
+                    .candidates(jws.kid.as_deref(), jws.alg)
+                    .await
+                    .map_err(unavailable)?;
+                if !keys.iter().any(|key| jws.verified_by(key)) {
+                    return Err(invalid(&"no key of the issuer signed it"));
+                }
+                jws.payload
+            }
+        };
         let expect = Expect {
             issuer: &self.issuer,
             audience: &self.audience,
@@ -351,7 +393,7 @@ impl OAuth {
             user_claim: &self.user_claim,
             leeway: self.leeway,
         };
-        let accepted = claims::check(&jws.payload, &expect).map_err(|e| match e {
+        let accepted = claims::check(&payload, &expect).map_err(|e| match e {
             ClaimError::Scope => AuthRefusal::InsufficientScope,
             other => invalid(&other),
         })?;
@@ -370,6 +412,45 @@ impl OAuth {
         }
         remembered.insert(hash, (user.clone(), accepted.exp));
         Ok(user)
+    }
+
+    /// The claims the issuer's introspection endpoint gives for an opaque
+    /// `token`: `Err(None)` when it is not active, `Err(Some(_))` when the
+    /// endpoint cannot be asked.
+    async fn introspect(
+        &self,
+        token: &str,
+        client: &Introspection,
+    ) -> Result<Vec<u8>, Option<keys::KeysUnavailable>> {
+        let endpoint = self.keys.introspection_endpoint().await.map_err(Some)?;
+        let body = format!(
+            "token={}&token_type_hint=access_token",
+            keys::form_encode(token)
+        );
+        let answer = self
+            .keys
+            .post_form(
+                &endpoint,
+                &client.client_id,
+                client.secret.expose_secret(),
+                body,
+            )
+            .await
+            .map_err(Some)?;
+        let mut claims: Map<String, Value> = serde_json::from_slice(&answer).map_err(|_| {
+            Some(keys::KeysUnavailable(format!(
+                "{endpoint} did not answer a JSON object"
+            )))
+        })?;
+        if claims.get("active") != Some(&Value::Bool(true)) {
+            tracing::debug!("OAuth access token refused: not active");
+            return Err(None);
+        }
+        // The answer comes from the issuer itself; `iss` is optional in it.
+        claims
+            .entry("iss")
+            .or_insert_with(|| Value::String(self.issuer.clone()));
+        serde_json::to_vec(&claims).map_err(|_| None)
     }
 
     fn lock_remembered(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], (String, u64)>> {

@@ -416,3 +416,52 @@ async fn keys_rotated_at_the_issuer_are_fetched_after_the_interval() {
     assert_eq!(jwks_fetches(&provider).await, 2);
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_are_introspected_when_configured() {
+    let provider = OidcProvider::start();
+    let introspecting = |secret: &str| {
+        let secret = oscova_core::SecretString::from(secret.to_owned());
+        move |c: OAuthConfig| {
+            c.audience("urn:opaque:mcp")
+                .user_claim("client_id")
+                .introspection("mcp-resource", secret.clone())
+        }
+    };
+    let server = serve(&provider, introspecting("resource-secret")).await;
+    let opaque = token(&provider, "urn:opaque:mcp", "mcp").await;
+    assert_ne!(opaque.split('.').count(), 3, "{opaque}");
+    let client = connect(&server.url, Some(&opaque)).await;
+    assert_eq!(
+        text(&call(&client, WHOAMI, json!({})).await.unwrap()),
+        "mcp-client"
+    );
+    client.cancel().await.unwrap();
+
+    let without_scope = token(&provider, "urn:opaque:mcp", "other").await;
+    assert_eq!(status_of(&server.url, Some(&without_scope)).await.0, 403);
+    for (what, refused) in [
+        (
+            "unknown to the issuer",
+            "G7CMrq0CcjMQ1FiMUU5_af-B5LR6YvA38rIM2VQtam3".to_owned(),
+        ),
+        (
+            "for another resource",
+            token(&provider, "urn:opaque:other", "mcp").await,
+        ),
+    ] {
+        let (status, challenge) = status_of(&server.url, Some(&refused)).await;
+        assert_eq!(status, 401, "{what}");
+        assert!(challenge.contains("invalid_token"), "{what}: {challenge}");
+    }
+    server.shutdown().await;
+
+    // Without introspection, an opaque token is refused; with the wrong
+    // client secret the issuer cannot be asked: 503, not a verdict.
+    let plain = serve(&provider, |c| c.audience("urn:opaque:mcp")).await;
+    assert_eq!(status_of(&plain.url, Some(&opaque)).await.0, 401);
+    plain.shutdown().await;
+    let wrong = serve(&provider, introspecting("not-the-secret")).await;
+    assert_eq!(status_of(&wrong.url, Some(&opaque)).await.0, 503);
+    wrong.shutdown().await;
+}
