@@ -13,7 +13,9 @@
 //! internal destinations `Internet` tools may reach, checked when the file
 //! is loaded. `[sessions]` (where sessions are kept) follows the rules in
 //! [`sessions`]: a Postgres password is never in the file, only in
-//! `PGPASSWORD`.
+//! `PGPASSWORD`. `[auth]` (who may use the servers) follows the rules in
+//! `auth.rs`: the OAuth introspection client's secret is never in the
+//! file, only in `OSCOVA_OAUTH_CLIENT_SECRET`.
 
 mod auth;
 mod mcp;
@@ -24,6 +26,7 @@ pub(crate) mod sessions;
 mod source;
 mod speech;
 
+pub use auth::OAUTH_SECRET_ENV;
 pub use sessions::SESSIONS_PASSWORD_ENV;
 pub use speech::{default_recognizer, default_synthesis};
 
@@ -257,10 +260,6 @@ impl Config {
             path: origin(),
             message,
         })?;
-        file.auth.check().map_err(|message| CliError::ConfigValue {
-            path: origin(),
-            message,
-        })?;
         file.speech
             .check()
             .map_err(|message| CliError::ConfigValue {
@@ -294,6 +293,7 @@ impl Config {
         let mut env_time_zone = None;
         let mut env_files_root = None;
         let mut pg_password = None;
+        let mut oauth_secret = None;
         let mut env_secrets = BTreeMap::new();
         let mut env_names = Vec::new();
         for (name, value) in env {
@@ -310,8 +310,16 @@ impl Config {
                 env_files_root = Some(value);
             } else if name == SESSIONS_PASSWORD_ENV && !value.is_empty() {
                 pg_password = Some(SecretString::from(value));
+            } else if name == OAUTH_SECRET_ENV && !value.is_empty() {
+                oauth_secret = Some(SecretString::from(value));
             }
         }
+        file.auth
+            .check(oauth_secret)
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         let sessions = file
             .sessions
             .resolve(source.as_deref(), pg_password)

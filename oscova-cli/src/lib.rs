@@ -347,8 +347,8 @@ mod term;
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
 pub use config::{
     CONFIG_ENV, CREDENTIAL_ENV_PREFIX, Config, ConfigCredentials, DEFAULT_USER, FILES_ROOT_ENV,
-    SESSIONS_PASSWORD_ENV, TIME_ZONE_ENV, USER_ENV, credential_env_var, default_recognizer,
-    default_synthesis,
+    OAUTH_SECRET_ENV, SESSIONS_PASSWORD_ENV, TIME_ZONE_ENV, USER_ENV, credential_env_var,
+    default_recognizer, default_synthesis,
 };
 pub use error::{CliError, ExitStatus};
 pub use launcher::{Launcher, run, run_with};

@@ -12,8 +12,12 @@
 //! `scopes` (required in every token; default none), `user_claim`
 //! (default `sub`), `leeway_secs` (default 60, at most 300),
 //! `refetch_interval_secs` (default 60, 1 to 86400) and
-//! `[auth.oauth.users]` mapping claim values to user ids. Every value is
-//! checked when the file is loaded, naming the key.
+//! `[auth.oauth.users]` mapping claim values to user ids.
+//! `introspection_client_id` turns on RFC 7662 introspection of opaque
+//! tokens as that client; its secret is never in the file, only in
+//! [`OAUTH_SECRET_ENV`] (captured with the environment when the file is
+//! loaded, held as a secret). Every value is checked when the file is
+//! loaded, naming the key.
 //!
 //! ```toml
 //! [[auth.tokens]]
@@ -33,8 +37,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use oscova_core::SecretString;
 use oscova_mcp::http::{McpHttpServer, OAuthConfig, UserToken};
 use serde::Deserialize;
+
+/// Holds the secret of `[auth.oauth] introspection_client_id`.
+pub const OAUTH_SECRET_ENV: &str = "OSCOVA_OAUTH_CLIENT_SECRET";
 
 /// `[auth]` as written.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -71,6 +79,7 @@ struct OAuthSection {
     user_claim: Option<String>,
     leeway_secs: Option<u64>,
     refetch_interval_secs: Option<u64>,
+    introspection_client_id: Option<String>,
     #[serde(default)]
     users: BTreeMap<String, String>,
 }
@@ -89,8 +98,9 @@ pub(crate) fn parse_tokens(entries: &[TokenEntry], table: &str) -> Result<Vec<Us
 }
 
 impl AuthSection {
-    /// Parses the token hashes and checks the OAuth settings.
-    pub(crate) fn check(&mut self) -> Result<(), String> {
+    /// Parses the token hashes and checks the OAuth settings;
+    /// `secret` is [`OAUTH_SECRET_ENV`]'s value, if it was set.
+    pub(crate) fn check(&mut self, secret: Option<SecretString>) -> Result<(), String> {
         self.parsed = parse_tokens(&self.tokens, "auth.tokens")?;
         let Some(oauth) = &self.oauth else {
             return Ok(());
@@ -119,6 +129,15 @@ impl AuthSection {
             }
         }
         config = config.users(oauth.users.clone());
+        if let Some(client) = &oauth.introspection_client_id {
+            let secret = secret.ok_or_else(|| {
+                format!(
+                    "[auth.oauth] introspection_client_id needs the client's secret in the \
+                     {OAUTH_SECRET_ENV} environment variable (never in the file)"
+                )
+            })?;
+            config = config.introspection(client, secret);
+        }
         config
             .validate()
             .map_err(|e| format!("[auth.oauth]: {e}"))?;
@@ -146,7 +165,7 @@ mod tests {
 
     fn checked(text: &str) -> Result<AuthSection, String> {
         let mut section: AuthSection = toml::from_str(text).map_err(|e| e.to_string())?;
-        section.check().map(|()| section)
+        section.check(None).map(|()| section)
     }
 
     #[test]
@@ -185,6 +204,14 @@ mod tests {
             ),
             ("[oauth]\nscopes = []\n", "issuer"),
             ("[[tokens]]\nuser = \"a\"\nsha256 = \"abc\"\n", "SHA-256"),
+            (
+                "[oauth]\nissuer = \"https://a\"\nintrospection_client_id = \"rs\"\n",
+                OAUTH_SECRET_ENV,
+            ),
+            (
+                "[oauth]\nissuer = \"https://a\"\nintrospection_client_secret = \"s\"\n",
+                "unknown field",
+            ),
         ] {
             let message = checked(bad).unwrap_err();
             assert!(message.contains(says), "{bad}: {message}");

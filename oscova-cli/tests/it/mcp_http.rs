@@ -20,7 +20,12 @@ const TOKEN_SHA256: &str = "9c220f200955d76c0a38d308225e0ef10c5f971acaf2f8d1d8f7
 
 /// Starts the server and returns it with the URL it printed.
 fn serve(args: &[&str]) -> (Child, String) {
-    let mut child = support::oscova(args)
+    serve_command(support::oscova(args))
+}
+
+/// Starts the server `command` runs and returns it with the URL it printed.
+fn serve_command(mut command: std::process::Command) -> (Child, String) {
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -277,5 +282,48 @@ async fn the_clients_token_never_reaches_an_upstream_server() {
             }
         }
     }
+    assert_eq!(terminate(&mut child), Some(0));
+}
+
+/// `[auth.oauth] introspection_client_id`: opaque tokens checked at the
+/// issuer's introspection endpoint, the client's secret taken from
+/// `OSCOVA_OAUTH_CLIENT_SECRET` (and refused at start without it).
+#[test]
+fn opaque_tokens_are_introspected_with_the_secret_from_the_environment() {
+    let provider = oscova_test_support::oidc::OidcProvider::start();
+    let dir = support::temp_dir("mcp-auth-introspection");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[auth.oauth]\nissuer = \"{}\"\naudience = \"urn:opaque:mcp\"\n\
+             user_claim = \"client_id\"\nintrospection_client_id = \"mcp-resource\"\n",
+            provider.issuer()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let args = [
+        "--config",
+        config,
+        "mcp",
+        "--listen",
+        "127.0.0.1:0",
+        "--names",
+        "short",
+    ];
+    let (code, _, stderr) = support::run(&mut support::oscova(&args));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("OSCOVA_OAUTH_CLIENT_SECRET"), "{stderr}");
+
+    let mut command = support::oscova(&args);
+    command.env("OSCOVA_OAUTH_CLIENT_SECRET", "resource-secret");
+    let (mut child, url) = serve_command(command);
+    let opaque = provider.token("urn:opaque:mcp", "mcp");
+    let (code, answer) = python(&url, &opaque, "example_echo", r#"{"text": "hi"}"#);
+    assert_eq!(code, Some(0), "{answer}");
+    assert_eq!(answer["text"], "hi", "{answer}");
+    let (code, answer) = python(&url, "opaque-but-unknown", "example_echo", "{}");
+    assert_eq!(code, Some(3), "refused: {answer}");
     assert_eq!(terminate(&mut child), Some(0));
 }
