@@ -9,15 +9,16 @@
 //! Every fetch goes through the host's HTTP client as an operator-configured
 //! endpoint ([`HttpClient::for_endpoint`]: an issuer on loopback is reached
 //! under the `Local` rule, so its name cannot lead off the machine), is
-//! bounded in time (10 s) and size (1 MiB), and sends no token. A token
+//! bounded in time (10 s) and size (1 MiB), and sends no token (but the
+//! introspection of an opaque token, to its own issuer). A token
 //! whose key id is not in the cached set causes one refetch, and at most
 //! one per `refetch_interval` whatever the number of such tokens (one
 //! fetch at a time; the others wait for it and use its answer), so forged
 //! key ids cannot make the server hammer the issuer. A failed fetch also
 //! counts: an unreachable issuer is asked again after the interval. The
 //! metadata's `introspection_endpoint` is kept for opaque tokens
-//! (`introspect.rs`), and posted to through the same client with the same
-//! bounds.
+//! (`OAuth::introspect` in `mod.rs`), and posted to through the same
+//! client with the same bounds.
 
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
