@@ -15,7 +15,7 @@ spec="$here/oidc"
 dir="${OSCOVA_OIDC_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/oscova/oidc}"
 stamp="$dir/.oscova-lock.sha256"
 want="$(cat "$spec/package.json" "$spec/package-lock.json" | sha256sum | cut -d' ' -f1)"
-node="$("$here/ensure-pi.sh" | head -n 1)"
+node="$("$here/ensure-pi.sh" | sed -n 1p)"  # sed reads it all: no SIGPIPE under pipefail
 
 if [[ ! -f "$dir/node_modules/oidc-provider/package.json" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     if ! command -v npm >/dev/null; then
