@@ -18,6 +18,9 @@ export OSCOVA_PI_DIR
 # The official MCP Python SDK, a real third-party client and server for the MCP tests.
 OSCOVA_MCP_PYTHON="$(scripts/ensure-python-mcp.sh)"
 export OSCOVA_MCP_PYTHON
+# The official A2A Python SDK's server (echo and slow agents) for the oscova.a2a tests.
+OSCOVA_A2A_PYTHON="$(scripts/ensure-python-a2a.sh)"
+export OSCOVA_A2A_PYTHON
 # onnxruntime and the test voice for the piper provider's tests.
 scripts/ensure-piper.sh
 # Kokoro-82M, its English voices and vocabulary for the kokoro provider's tests.

@@ -1,0 +1,257 @@
+//! One agent as this client talks to it: the card, then `SendMessage`,
+//! `GetTask` and `CancelTask` over the binding the card prefers.
+//!
+//! Rules: every request carries `A2A-Version: 1.0` and the user's
+//! credential headers, is bounded by the agent's `timeout_secs`, ends at
+//! once on the call's cancellation, and reads at most [`MAX_ANSWER`]
+//! bytes; server text in errors is scrubbed of the credential. Requests go
+//! through the host's client for an operator-configured endpoint
+//! (`HttpClient::for_endpoint`): an agent URL that names this machine is
+//! reached under the loopback rule on its resolved addresses, so an
+//! offline check that passed on the text also holds on the wire. A task id
+//! in an HTTP+JSON path is percent-encoded, so it names one task and
+//! nothing else on the agent's server.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use oscova_core::http::backend::{BackendError, Body, Scrub, check_status, send};
+use oscova_core::{CancellationToken, ExposeSecret, HttpClient, SecretString};
+use serde_json::{Value, json};
+
+use crate::A2aError;
+use crate::card::{AgentCard, Binding, PROTOCOL_VERSION, card_url};
+
+/// The most bytes read of one answer (a card, a task).
+pub const MAX_ANSWER: usize = 4 * 1024 * 1024;
+
+/// The header naming the protocol version.
+const VERSION_HEADER: &str = "A2A-Version";
+
+/// The A2A methods this client calls.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Method {
+    SendMessage,
+    GetTask,
+    CancelTask,
+}
+
+/// One agent, for one call.
+pub(crate) struct Peer<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) http: HttpClient,
+    pub(crate) headers: &'a [(String, SecretString)],
+    pub(crate) timeout: Duration,
+    pub(crate) cancel: &'a CancellationToken,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Peer<'_> {
+    fn scrub(&self) -> Scrub {
+        Scrub::new(self.headers.first().map(|(_, s)| s))
+    }
+
+    fn transport(&self, error: BackendError) -> A2aError {
+        match error {
+            BackendError::Cancelled => A2aError::Cancelled,
+            source => A2aError::Transport {
+                agent: self.name.to_owned(),
+                source: Box::new(source),
+            },
+        }
+    }
+
+    /// Sends `request` and reads the JSON answer, within the timeout.
+    async fn exchange(
+        &self,
+        request: oscova_core::http::HttpRequestBuilder,
+        url: &str,
+        with_credentials: bool,
+    ) -> Result<Value, A2aError> {
+        let mut request = request.header(VERSION_HEADER, PROTOCOL_VERSION);
+        if with_credentials {
+            for (name, secret) in self.headers {
+                let value = if name.eq_ignore_ascii_case("authorization") {
+                    format!("Bearer {}", secret.expose_secret())
+                } else {
+                    secret.expose_secret().to_owned()
+                };
+                request = request.header(name, &value);
+            }
+        }
+        let scrub = self.scrub();
+        let work = async {
+            let response = send(request, url, self.cancel, &scrub)
+                .await
+                .map_err(|e| self.transport(e))?;
+            let response = match check_status(response, url, self.cancel, &scrub)
+                .await
+                .map_err(|e| self.transport(e))?
+            {
+                Ok(response) => response,
+                Err(failure) if matches!(failure.status, 401 | 403) => {
+                    return Err(A2aError::Unauthorized {
+                        agent: self.name.to_owned(),
+                        status: failure.status,
+                    });
+                }
+                Err(failure) => {
+                    return Err(self.http_failure(failure.status, &failure.body, &scrub));
+                }
+            };
+            let text = Body::new(response, url)
+                .text(MAX_ANSWER, self.cancel, &scrub)
+                .await
+                .map_err(|e| self.transport(e))?;
+            serde_json::from_str::<Value>(&text).map_err(|e| A2aError::BadAnswer {
+                agent: self.name.to_owned(),
+                reason: format!("not JSON ({e})"),
+            })
+        };
+        match tokio::time::timeout(self.timeout, work).await {
+            Ok(result) => result,
+            Err(_) => Err(A2aError::Timeout {
+                agent: self.name.to_owned(),
+                seconds: self.timeout.as_secs_f64(),
+            }),
+        }
+    }
+
+    /// A non-success status: an HTTP+JSON error body (`{"error": {"code",
+    /// "message"}}`) when it is one, else the status and the body's start.
+    fn http_failure(&self, status: u16, body: &str, scrub: &Scrub) -> A2aError {
+        let parsed: Option<Value> = serde_json::from_str(body).ok();
+        let error = parsed.as_ref().and_then(|v| v.get("error"));
+        match error.and_then(|e| e.get("message")).and_then(Value::as_str) {
+            Some(message) => A2aError::Remote {
+                agent: self.name.to_owned(),
+                code: error
+                    .and_then(|e| e.get("code"))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(i64::from(status)),
+                message: scrub.text(message),
+            },
+            None => A2aError::Status {
+                agent: self.name.to_owned(),
+                status,
+                body: scrub.text(body),
+            },
+        }
+    }
+
+    /// The agent's card, from `url` (its configured URL). Public: sent
+    /// without the user's credentials.
+    pub(crate) async fn card(&self, url: &str) -> Result<AgentCard, A2aError> {
+        let card_url = card_url(url);
+        let value = self
+            .exchange(self.http.get(&card_url), &card_url, false)
+            .await
+            .map_err(|e| match e {
+                A2aError::Cancelled => A2aError::Cancelled,
+                other => A2aError::Card {
+                    agent: self.name.to_owned(),
+                    reason: other.to_string(),
+                },
+            })?;
+        serde_json::from_value(value).map_err(|e| A2aError::Card {
+            agent: self.name.to_owned(),
+            reason: format!("not an agent card ({e})"),
+        })
+    }
+
+    /// Calls `method` with A2A 1.0 `params` over `binding` at `url` (the
+    /// interface's), returning the result: a `SendMessageResponse`
+    /// (`{"task": ...}` or `{"message": ...}`) or a `Task`.
+    pub(crate) async fn call(
+        &self,
+        binding: Binding,
+        url: &str,
+        method: Method,
+        params: Value,
+    ) -> Result<Value, A2aError> {
+        match binding {
+            Binding::JsonRpc => {
+                let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+                let name = match method {
+                    Method::SendMessage => "SendMessage",
+                    Method::GetTask => "GetTask",
+                    Method::CancelTask => "CancelTask",
+                };
+                let body = json!({"jsonrpc": "2.0", "id": id, "method": name, "params": params});
+                let answer = self
+                    .exchange(self.http.post(url).json(&body), url, true)
+                    .await?;
+                if let Some(error) = answer.get("error") {
+                    return Err(A2aError::Remote {
+                        agent: self.name.to_owned(),
+                        code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                        message: self.scrub().text(
+                            error
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("(no message)"),
+                        ),
+                    });
+                }
+                match answer.get("result") {
+                    Some(result) => Ok(result.clone()),
+                    None => Err(A2aError::BadAnswer {
+                        agent: self.name.to_owned(),
+                        reason: "a JSON-RPC answer with neither `result` nor `error`".to_owned(),
+                    }),
+                }
+            }
+            Binding::HttpJson => {
+                let id = params.get("id").and_then(Value::as_str).map(path_segment);
+                let request = match (method, id) {
+                    (Method::SendMessage, _) => {
+                        let target = format!("{url}/message:send");
+                        return self
+                            .exchange(self.http.post(&target).json(&params), &target, true)
+                            .await;
+                    }
+                    (Method::GetTask, Some(id)) => format!("{url}/tasks/{id}"),
+                    (Method::CancelTask, Some(id)) => format!("{url}/tasks/{id}:cancel"),
+                    (_, None) => {
+                        return Err(A2aError::BadAnswer {
+                            agent: self.name.to_owned(),
+                            reason: "no task id".to_owned(),
+                        });
+                    }
+                };
+                let builder = match method {
+                    Method::GetTask => self.http.get(&request),
+                    _ => self.http.post(&request).json(&json!({})),
+                };
+                self.exchange(builder, &request, true).await
+            }
+        }
+    }
+}
+
+/// `text` as one path segment: every byte but RFC 3986's unreserved ones
+/// percent-encoded, so `/`, `?`, `#`, `..` and `:` stay inside it.
+fn path_segment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_segment;
+
+    #[test]
+    fn a_task_id_stays_one_path_segment() {
+        assert_eq!(path_segment("abc-1_2~"), "abc-1_2~");
+        assert_eq!(path_segment("../x"), "%2E%2E%2Fx");
+        assert_eq!(path_segment("a:cancel?b#c"), "a%3Acancel%3Fb%23c");
+    }
+}

@@ -1,0 +1,489 @@
+//! The `a2a` toolset: `agents`, `send`, `status`, `cancel`.
+//!
+//! Rules, in the order a call meets them, each before any connection:
+//! the agent must be configured; with `offline`, its URL must name this
+//! machine ([`is_local_endpoint`], the rule model and speech endpoints
+//! follow); a `send` made while handling an inbound message that has
+//! already made `max_hops` hops is refused (`hops.rs`); a credential the
+//! user has not set is an error result naming it and where to set it
+//! (`details.error = "missing_credential"`). Then the card is fetched
+//! (without credentials) and its interface checked (`card.rs`), and the
+//! request sent with the user's credential headers (`peer.rs`). `send`
+//! follows a running task by polling `GetTask` (quickly at first, then
+//! every 2 s) until it settles, the wait (`[a2a] wait_secs`, lowered by
+//! the call's `wait_secs`) runs out, or the call is cancelled; then it
+//! returns the task's id and state. Files come from the user's files root
+//! only, each read capped at [`MAX_FILE_BYTES`].
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use oscova_core::fs::UserRoot;
+use oscova_core::locality::is_local_endpoint;
+use oscova_core::prelude::*;
+use oscova_core::serde_json::{Value, json};
+
+use crate::card::{AgentCard, Binding, NoInterface};
+use crate::hops::{HOPS_KEY, inbound_hops};
+use crate::peer::{Method, Peer};
+use crate::task::{is_running, send_result, state, task_result};
+use crate::{A2aConfig, A2aError, AgentConfig};
+
+/// The most bytes of one attached file.
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The longest pause between two polls of a running task.
+const MAX_POLL_GAP: Duration = Duration::from_secs(2);
+
+/// One agent's credential headers for one user, or the (header, key)
+/// pairs the user has not set.
+type AgentCredentials = Result<Vec<(String, SecretString)>, Vec<(String, String)>>;
+
+/// A2A tools for one user.
+pub struct A2aToolset {
+    config: Arc<A2aConfig>,
+    http: HttpClient,
+    /// Per agent: the credential headers, or the keys the user has not set.
+    credentials: BTreeMap<String, AgentCredentials>,
+    user: String,
+    files_root: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for A2aToolset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aToolset")
+            .field("agents", &self.config.agents.keys().collect::<Vec<_>>())
+            .field("user", &self.user)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An agent ready to be called: its card read, its interface chosen.
+struct Ready<'a> {
+    peer: Peer<'a>,
+    binding: Binding,
+    url: String,
+    card: AgentCard,
+}
+
+impl A2aToolset {
+    /// The toolset of the user of `ctx`, over `config`.
+    pub fn new(ctx: &AgentPluginContext, config: Arc<A2aConfig>) -> Self {
+        let credentials = config
+            .agents
+            .iter()
+            .map(|(name, agent)| {
+                let mut found = Vec::new();
+                let mut missing = Vec::new();
+                for (header, key) in &agent.credential_header {
+                    match ctx.credentials().get(key) {
+                        Some(secret) => found.push((header.clone(), secret)),
+                        None => missing.push((header.clone(), key.clone())),
+                    }
+                }
+                let entry = if missing.is_empty() {
+                    Ok(found)
+                } else {
+                    Err(missing)
+                };
+                (name.clone(), entry)
+            })
+            .collect();
+        Self {
+            config,
+            http: ctx.http_client(),
+            credentials,
+            user: ctx.user_id().to_owned(),
+            files_root: ctx.files_root().map(PathBuf::from),
+        }
+    }
+
+    fn agent(&self, name: &str) -> Result<&AgentConfig, A2aError> {
+        let agent = self
+            .config
+            .agents
+            .get(name)
+            .ok_or_else(|| A2aError::UnknownAgent {
+                name: name.to_owned(),
+                known: self
+                    .config
+                    .agents
+                    .keys()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        if self.config.offline && !is_local_endpoint(agent.url.trim()) {
+            return Err(A2aError::Offline {
+                agent: name.to_owned(),
+                url: agent.url.trim().to_owned(),
+            });
+        }
+        Ok(agent)
+    }
+
+    /// The error result for credentials `name` needs and the user has
+    /// not set, if any.
+    fn missing(&self, name: &str) -> Option<ToolResult> {
+        let Some(Err(missing)) = self.credentials.get(name) else {
+            return None;
+        };
+        let needs = missing
+            .iter()
+            .map(|(header, key)| format!("`{key}` (for the `{header}` header)"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let keys: Vec<&String> = missing.iter().map(|(_, key)| key).collect();
+        let message = format!(
+            "A2A agent `{name}` needs the credential {needs}, which is not set for user `{}`; \
+             the user must set it (oscova: under `[users.{}.credentials]` in the config \
+             file), and until then this agent cannot be called for them; no connection was made",
+            self.user,
+            toml_key(&self.user),
+        );
+        Some(ToolResult::error(message).with_details(json!({
+            "error": "missing_credential",
+            "agent": name,
+            "credentials": keys,
+        })))
+    }
+
+    /// The agent's card read and its interface chosen.
+    async fn ready<'a>(
+        &'a self,
+        name: &'a str,
+        agent: &'a AgentConfig,
+        headers: &'a [(String, SecretString)],
+        cancel: &'a CancellationToken,
+    ) -> Result<Ready<'a>, A2aError> {
+        let peer = Peer {
+            name,
+            http: self.http.for_endpoint(agent.url.trim(), None),
+            headers,
+            timeout: agent.timeout(),
+            cancel,
+        };
+        let card = peer.card(&agent.url).await?;
+        let (binding, url) = card
+            .interface(&agent.url)
+            .map_err(|e| A2aError::Interface {
+                agent: name.to_owned(),
+                reason: match e {
+                    NoInterface::Unsupported(offered) => format!(
+                        "its card offers no A2A 1.0 JSONRPC or HTTP+JSON interface (it offers: {})",
+                        offered.join(", ")
+                    ),
+                    NoInterface::Elsewhere(url) => format!(
+                        "its card names the interface `{url}`, which is not on the configured \
+                     URL's scheme, host and port (`{}`); refused, so a card cannot send the \
+                     user's credential elsewhere (configure that URL as the agent's `url`)",
+                        agent.url.trim()
+                    ),
+                },
+            })?;
+        Ok(Ready {
+            peer,
+            binding,
+            url,
+            card,
+        })
+    }
+
+    /// The attachments: each file of the user's root as a `raw` part.
+    fn attachments(&self, files: &[String]) -> Result<Vec<Value>, A2aError> {
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(root) = &self.files_root else {
+            return Err(A2aError::File {
+                path: files.join(", "),
+                reason: "this host gives the user no files root".to_owned(),
+            });
+        };
+        let root = UserRoot::new(root);
+        files
+            .iter()
+            .map(|path| {
+                let bytes = root
+                    .open_file(path)
+                    .and_then(|f| f.read_capped(MAX_FILE_BYTES))
+                    .map_err(|e| A2aError::File {
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    })?;
+                let filename = path.rsplit('/').next().unwrap_or(path).to_owned();
+                Ok(json!({
+                    "raw": base64::engine::general_purpose::STANDARD.encode(&bytes),
+                    "filename": filename,
+                    "mediaType": media_type(&filename),
+                }))
+            })
+            .collect()
+    }
+}
+
+/// The credential headers of `name` (known to be set).
+fn headers_of<'a>(
+    credentials: &'a BTreeMap<String, AgentCredentials>,
+    name: &str,
+) -> &'a [(String, SecretString)] {
+    match credentials.get(name) {
+        Some(Ok(found)) => found,
+        _ => &[],
+    }
+}
+
+#[toolset]
+impl A2aToolset {
+    /// Lists the A2A agents this host can call, with what each says it
+    /// does (its card's description and skills).
+    #[tool(network = Internet, read_only)]
+    pub async fn agents(&self, invocation: &ToolInvocation) -> Result<ToolResult, A2aError> {
+        let cancel = invocation.cancellation_token();
+        let mut lines = Vec::new();
+        let mut list = Vec::new();
+        for name in self.config.agents.keys() {
+            let entry = match self.agent(name) {
+                Err(e) => Err(e),
+                Ok(agent) => self.ready(name, agent, &[], cancel).await,
+            };
+            match entry {
+                Ok(ready) => {
+                    let card = &ready.card;
+                    lines.push(format!("- `{name}`: {} ({})", card.name, card.description));
+                    for skill in &card.skills {
+                        lines.push(format!("  - skill `{}`: {}", skill.id, skill.description));
+                    }
+                    list.push(json!({
+                        "agent": name,
+                        "name": card.name,
+                        "description": card.description,
+                        "version": card.version,
+                        "binding": ready.binding.name(),
+                        "skills": card.skills,
+                    }));
+                }
+                Err(A2aError::Cancelled) => return Err(A2aError::Cancelled),
+                Err(e) => {
+                    lines.push(format!("- `{name}`: unavailable: {e}"));
+                    list.push(json!({"agent": name, "error": e.to_string()}));
+                }
+            }
+        }
+        Ok(ToolResult::text(lines.join("\n")).with_details(json!({ "agents": list })))
+    }
+
+    /// Sends a message to an A2A agent and returns its answer; when the
+    /// agent works on it longer than the wait, returns the task's id and
+    /// state (then use `status` or `cancel`).
+    #[tool(network = Internet)]
+    #[allow(clippy::too_many_arguments)]
+    pub async fn send(
+        &self,
+        /// The agent's name, as `agents` lists it.
+        agent: String,
+        /// The message.
+        message: String,
+        /// Continue this conversation (a `context_id` from an earlier result).
+        context_id: Option<String>,
+        /// Answer this task (one waiting for input).
+        task_id: Option<String>,
+        /// Paths of files in the user's files root to attach.
+        files: Option<Vec<String>>,
+        /// Wait at most this many seconds for a running task (0: do not
+        /// wait; the host sets the default and the maximum).
+        wait_secs: Option<f64>,
+        invocation: &ToolInvocation,
+    ) -> Result<ToolResult, A2aError> {
+        let config = self.agent(&agent)?;
+        let inbound = inbound_hops();
+        if inbound >= self.config.max_hops {
+            return Err(A2aError::HopLimit {
+                hops: inbound,
+                max: self.config.max_hops,
+            });
+        }
+        if let Some(missing) = self.missing(&agent) {
+            return Ok(missing);
+        }
+        let wait = match wait_secs {
+            Some(s) if !(s.is_finite() && s >= 0.0) => {
+                return Err(A2aError::BadArgument(
+                    "`wait_secs` must be a number of seconds, 0 or more".to_owned(),
+                ));
+            }
+            Some(s) => Duration::try_from_secs_f64(s)
+                .map_or(self.config.wait(), |d| d.min(self.config.wait())),
+            None => self.config.wait(),
+        };
+        let mut parts = vec![json!({ "text": message })];
+        parts.extend(self.attachments(files.as_deref().unwrap_or_default())?);
+        let mut outgoing = json!({
+            "messageId": message_id(),
+            "role": "ROLE_USER",
+            "parts": parts,
+            "metadata": { HOPS_KEY: inbound.saturating_add(1) },
+        });
+        if let Some(context) = context_id {
+            outgoing["contextId"] = Value::String(context);
+        }
+        if let Some(task) = task_id {
+            outgoing["taskId"] = Value::String(task);
+        }
+        let cancel = invocation.cancellation_token();
+        let headers = headers_of(&self.credentials, &agent);
+        let ready = self.ready(&agent, config, headers, cancel).await?;
+        let params = json!({
+            "message": outgoing,
+            "configuration": { "returnImmediately": true },
+        });
+        let answer = ready
+            .peer
+            .call(ready.binding, &ready.url, Method::SendMessage, params)
+            .await?;
+        let Some(task) = answer.get("task") else {
+            return send_result(&agent, &answer).ok_or_else(|| A2aError::BadAnswer {
+                agent: agent.clone(),
+                reason: "a SendMessage result with neither `task` nor `message`".to_owned(),
+            });
+        };
+        let mut task = task.clone();
+        let started = Instant::now();
+        let mut gap = Duration::from_millis(100);
+        while is_running(state(&task)) && started.elapsed() < wait {
+            let pause = gap.min(wait.saturating_sub(started.elapsed()));
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(A2aError::Cancelled),
+                () = tokio::time::sleep(pause) => {}
+            }
+            gap = (gap * 2).min(MAX_POLL_GAP);
+            let id = task.get("id").cloned().unwrap_or(Value::Null);
+            task = ready
+                .peer
+                .call(
+                    ready.binding,
+                    &ready.url,
+                    Method::GetTask,
+                    json!({ "id": id }),
+                )
+                .await?;
+            invocation.report(ToolProgress::message(format!(
+                "task of `{agent}`: {}",
+                state(&task)
+            )));
+        }
+        Ok(task_result(&agent, &task))
+    }
+
+    /// The state of a task an agent is working on, and its result once it
+    /// has one.
+    #[tool(network = Internet, read_only)]
+    pub async fn status(
+        &self,
+        /// The agent's name.
+        agent: String,
+        /// The task's id, from `send`.
+        task_id: String,
+        invocation: &ToolInvocation,
+    ) -> Result<ToolResult, A2aError> {
+        self.task_call(&agent, task_id, Method::GetTask, invocation)
+            .await
+    }
+
+    /// Asks an agent to stop working on a task.
+    #[tool(network = Internet, destructive)]
+    pub async fn cancel(
+        &self,
+        /// The agent's name.
+        agent: String,
+        /// The task's id, from `send`.
+        task_id: String,
+        invocation: &ToolInvocation,
+    ) -> Result<ToolResult, A2aError> {
+        self.task_call(&agent, task_id, Method::CancelTask, invocation)
+            .await
+    }
+}
+
+impl A2aToolset {
+    async fn task_call(
+        &self,
+        agent: &str,
+        task_id: String,
+        method: Method,
+        invocation: &ToolInvocation<'_>,
+    ) -> Result<ToolResult, A2aError> {
+        let config = self.agent(agent)?;
+        if let Some(missing) = self.missing(agent) {
+            return Ok(missing);
+        }
+        let cancel = invocation.cancellation_token();
+        let headers = headers_of(&self.credentials, agent);
+        let ready = self.ready(agent, config, headers, cancel).await?;
+        let task = ready
+            .peer
+            .call(ready.binding, &ready.url, method, json!({ "id": task_id }))
+            .await?;
+        Ok(task_result(agent, &task))
+    }
+}
+
+/// A fresh message id: 128 random bits as a UUID (version 4).
+fn message_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No entropy source: unique enough within this process.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = nanos.to_le_bytes();
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// A MIME type from a file name's extension (what agents look at first).
+fn media_type(name: &str) -> &'static str {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("txt" | "log") => "text/plain",
+        Some("md") => "text/markdown",
+        Some("csv") => "text/csv",
+        Some("json") => "application/json",
+        Some("html" | "htm") => "text/html",
+        Some("pdf") => "application/pdf",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        Some("wav") => "audio/wav",
+        Some("mp3") => "audio/mpeg",
+        _ => "application/octet-stream",
+    }
+}
+
+/// `key` as a TOML table key: bare when it can be, else quoted.
+fn toml_key(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        key.to_owned()
+    } else {
+        Value::from(key).to_string()
+    }
+}
