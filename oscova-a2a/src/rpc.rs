@@ -1,0 +1,156 @@
+//! The protocol's methods, apart from their binding: each takes the
+//! caller's user id and the request as JSON and answers JSON or an
+//! [`A2aError`]. Both bindings (`http.rs`) call these.
+//!
+//! Rules: every method that names a task reads it as the caller's
+//! (another user's task is `TaskNotFound`, the same answer as a missing
+//! one); a `SendMessage` waits for its task to end unless
+//! `configuration.returnImmediately` is true; `ListTasks` pages are at
+//! most 100 tasks (50 unless `pageSize` says), the page token being the
+//! offset; streaming, resubscription and push notification configs are
+//! refused with the errors the card's capabilities announce.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::A2aError;
+use crate::store::TaskQuery;
+use crate::tasks::Runner;
+use crate::wire::{Message, TaskState};
+
+/// The default and the largest `ListTasks` page.
+const DEFAULT_PAGE: usize = 50;
+const MAX_PAGE: usize = 100;
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct SendConfiguration {
+    #[serde(default)]
+    return_immediately: bool,
+    history_length: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SendParams {
+    message: Message,
+    #[serde(default)]
+    configuration: Option<SendConfiguration>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskParams {
+    id: String,
+    history_length: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ListParams {
+    context_id: Option<String>,
+    status: Option<String>,
+    page_size: Option<usize>,
+    page_token: Option<String>,
+    history_length: Option<usize>,
+    include_artifacts: Option<bool>,
+}
+
+fn params<T: for<'de> Deserialize<'de>>(value: Value) -> Result<T, A2aError> {
+    serde_json::from_value(value).map_err(|e| A2aError::InvalidParams(e.to_string()))
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<Value, A2aError> {
+    serde_json::to_value(value).map_err(|e| A2aError::Internal(e.to_string()))
+}
+
+/// Answers `method` with `params` for `owner`.
+pub(crate) async fn call(
+    runner: &std::sync::Arc<Runner>,
+    owner: &str,
+    method: &str,
+    params_json: Value,
+) -> Result<Value, A2aError> {
+    match method {
+        "SendMessage" => {
+            let p: SendParams = params(params_json)?;
+            let configuration = p.configuration.unwrap_or_default();
+            let task = runner
+                .send(owner, p.message, !configuration.return_immediately)
+                .await?;
+            let task = task.view(configuration.history_length, true);
+            Ok(json!({"task": to_json(&task)?}))
+        }
+        "GetTask" => {
+            let p: TaskParams = params(params_json)?;
+            let task = runner.get(owner, &p.id).await?;
+            to_json(&task.view(p.history_length, true))
+        }
+        "CancelTask" => {
+            let p: TaskParams = params(params_json)?;
+            to_json(&runner.cancel(owner, &p.id).await?)
+        }
+        "ListTasks" => {
+            let p: ListParams = params(params_json)?;
+            let state = match p.status.as_deref() {
+                None | Some("" | "TASK_STATE_UNSPECIFIED") => None,
+                Some(name) => Some(TaskState::parse(name).ok_or_else(|| {
+                    A2aError::InvalidParams(format!("status: `{name}` is not a task state"))
+                })?),
+            };
+            let limit = match p.page_size {
+                None | Some(0) => DEFAULT_PAGE,
+                Some(n) if n > MAX_PAGE => {
+                    return Err(A2aError::InvalidParams(format!(
+                        "pageSize: at most {MAX_PAGE}"
+                    )));
+                }
+                Some(n) => n,
+            };
+            let offset = match p.page_token.as_deref() {
+                None | Some("") => 0,
+                Some(token) => token.parse().map_err(|_| {
+                    A2aError::InvalidParams("pageToken: not a token this server gave".into())
+                })?,
+            };
+            let query = TaskQuery {
+                context_id: p.context_id.filter(|c| !c.is_empty()),
+                state,
+                limit,
+                offset,
+            };
+            let page = runner
+                .store
+                .list(owner, &query)
+                .await
+                .map_err(|e| A2aError::Internal(e.to_string()))?;
+            let next = offset + page.tasks.len();
+            let next_token = if next < page.total {
+                next.to_string()
+            } else {
+                String::new()
+            };
+            let artifacts = p.include_artifacts.unwrap_or(false);
+            let tasks: Vec<Value> = page
+                .tasks
+                .iter()
+                .map(|t| to_json(&t.view(p.history_length, artifacts)))
+                .collect::<Result<_, _>>()?;
+            Ok(json!({
+                "tasks": tasks,
+                "nextPageToken": next_token,
+                "pageSize": limit,
+                "totalSize": page.total,
+            }))
+        }
+        "SendStreamingMessage" | "SubscribeToTask" => Err(A2aError::UnsupportedOperation(
+            "streaming is not offered by this server (capabilities.streaming is false)".into(),
+        )),
+        "CreateTaskPushNotificationConfig"
+        | "GetTaskPushNotificationConfig"
+        | "ListTaskPushNotificationConfigs"
+        | "DeleteTaskPushNotificationConfig" => Err(A2aError::PushNotificationNotSupported),
+        "GetExtendedAgentCard" => Err(A2aError::ExtendedAgentCardNotConfigured),
+        other => Err(A2aError::MethodNotFound(other.to_owned())),
+    }
+}

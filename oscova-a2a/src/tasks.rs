@@ -1,0 +1,298 @@
+//! Tasks as runs of the user's session agent: sending, cancelling.
+//!
+//! Rules: a task's context is a session of the user who sent it (the
+//! session named `a2a:<contextId>` in the agent host's store), so a
+//! `contextId` names different sessions for different users and one user
+//! can never reach another's. A task is one run of that session's agent
+//! ([`AgentSession::prompt`](oscova_agent::session::agent::AgentSession::prompt))
+//! on the text of the message's parts; runs in one context go one after
+//! the other, in the order they were sent. A user has at most
+//! `max_tasks_per_user` tasks running on this process; one more is refused
+//! with `UnsupportedOperation` and never stored. Every change of state is
+//! written to the store before anyone is told of it: `SUBMITTED` when
+//! received, `WORKING` when the run starts, then `COMPLETED` (the model's
+//! answer as the artifact `response` and the agent's message in the
+//! history), `CANCELED`, or `FAILED` with the reason. A cancel of a task
+//! running here cancels its run and waits for it to end; a cancel of a
+//! task no process here runs (another instance's, or one left by a dead
+//! process) marks it `CANCELED` in the store, and a run that ends later
+//! keeps that state rather than overwrite it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use oscova_agent::session::agent::{AgentHost, AgentSessionOptions};
+use oscova_core::UserInfo;
+use oscova_serve::UserDirectory;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::A2aError;
+use crate::store::TaskStore;
+use crate::wire::{Artifact, Message, Part, Role, Task, TaskState, new_id};
+
+/// How long a cancel waits for its run to end.
+const CANCEL_WAIT: Duration = Duration::from_secs(10);
+
+/// The lock the runs of one context take in turn.
+type ContextLock = Arc<tokio::sync::Mutex<()>>;
+
+/// A run in progress here.
+struct Running {
+    cancel: CancellationToken,
+    /// Becomes true when the run's last state is stored.
+    done: watch::Receiver<bool>,
+}
+
+/// Runs tasks and remembers which run here.
+pub(crate) struct Runner {
+    pub(crate) agents: AgentHost,
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) users: UserDirectory,
+    pub(crate) model: Option<(String, Option<String>)>,
+    pub(crate) max_per_user: usize,
+    /// (owner, task id) → its run.
+    running: Mutex<HashMap<(String, String), Running>>,
+    /// (owner, context id) → the lock its runs take in turn.
+    contexts: Mutex<HashMap<(String, String), ContextLock>>,
+    /// Ends every run at shutdown.
+    pub(crate) cancel: CancellationToken,
+}
+
+fn internal(error: impl std::fmt::Display) -> A2aError {
+    A2aError::Internal(error.to_string())
+}
+
+impl Runner {
+    pub(crate) fn new(
+        agents: AgentHost,
+        store: Arc<dyn TaskStore>,
+        users: UserDirectory,
+        model: Option<(String, Option<String>)>,
+        max_per_user: usize,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self {
+            agents,
+            store,
+            users,
+            model,
+            max_per_user,
+            running: Mutex::default(),
+            contexts: Mutex::default(),
+            cancel,
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Running>> {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts a task for `message` of `owner`; with `blocking`, returns
+    /// once it ended, else at once.
+    pub(crate) async fn send(
+        self: &Arc<Self>,
+        owner: &str,
+        mut message: Message,
+        blocking: bool,
+    ) -> Result<Task, A2aError> {
+        if message.role != Role::User {
+            return Err(A2aError::InvalidParams(
+                "message.role must be ROLE_USER".into(),
+            ));
+        }
+        let text = message.text();
+        if text.trim().is_empty() {
+            return Err(A2aError::InvalidParams(
+                "message.parts must hold text; this agent reads text parts".into(),
+            ));
+        }
+        if let Some(task_id) = &message.task_id {
+            let task = self
+                .store
+                .get(owner, task_id)
+                .await
+                .map_err(internal)?
+                .ok_or(A2aError::TaskNotFound)?;
+            return Err(A2aError::UnsupportedOperation(format!(
+                "task {} is {} and takes no more messages; send a new message in its context",
+                task.id,
+                task.status.state.as_str()
+            )));
+        }
+        let context = message.context_id.clone().unwrap_or_else(new_id);
+        let id = new_id();
+        message.context_id = Some(context.clone());
+        message.task_id = Some(id.clone());
+        let (done_tx, done) = watch::channel(false);
+        let cancel = self.cancel.child_token();
+        {
+            let mut running = self.running();
+            let mine = running.keys().filter(|(o, _)| o == owner).count();
+            if mine >= self.max_per_user {
+                return Err(A2aError::UnsupportedOperation(format!(
+                    "too many tasks running: at most {} per user; wait for one to end",
+                    self.max_per_user
+                )));
+            }
+            running.insert(
+                (owner.to_owned(), id.clone()),
+                Running {
+                    cancel: cancel.clone(),
+                    done: done.clone(),
+                },
+            );
+        }
+        let task = Task::submitted(id.clone(), context, message);
+        if let Err(error) = self.store.put(owner, &task).await {
+            self.running().remove(&(owner.to_owned(), id));
+            return Err(internal(error));
+        }
+        let answer = id.clone();
+        let runner = self.clone();
+        let owner_id = owner.to_owned();
+        tokio::spawn(async move {
+            runner.run(&owner_id, task, text, cancel).await;
+            runner.running().remove(&(owner_id, id));
+            let _ = done_tx.send(true);
+        });
+        if blocking {
+            wait(done).await;
+        }
+        self.get(owner, &answer).await
+    }
+
+    /// The task `id` of `owner`.
+    pub(crate) async fn get(&self, owner: &str, id: &str) -> Result<Task, A2aError> {
+        self.store
+            .get(owner, id)
+            .await
+            .map_err(internal)?
+            .ok_or(A2aError::TaskNotFound)
+    }
+
+    /// Cancels the task `id` of `owner`.
+    pub(crate) async fn cancel(&self, owner: &str, id: &str) -> Result<Task, A2aError> {
+        let task = self.get(owner, id).await?;
+        if task.status.state.is_terminal() {
+            return Err(A2aError::TaskNotCancelable(
+                task.status.state.as_str().to_owned(),
+            ));
+        }
+        let here = self
+            .running()
+            .get(&(owner.to_owned(), id.to_owned()))
+            .map(|r| (r.cancel.clone(), r.done.clone()));
+        match here {
+            Some((cancel, done)) => {
+                cancel.cancel();
+                let _ = tokio::time::timeout(CANCEL_WAIT, wait(done)).await;
+            }
+            None => {
+                let mut task = task;
+                task.set_state(TaskState::Canceled, Some("canceled by the client"));
+                self.store.put(owner, &task).await.map_err(internal)?;
+            }
+        }
+        self.get(owner, id).await
+    }
+
+    /// Runs `task` to its end and stores each state.
+    async fn run(&self, owner: &str, mut task: Task, text: String, cancel: CancellationToken) {
+        let lock = {
+            let mut contexts = self
+                .contexts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            contexts
+                .entry((owner.to_owned(), task.context_id.clone()))
+                .or_default()
+                .clone()
+        };
+        let _turn = tokio::select! {
+            turn = lock.lock_owned() => turn,
+            () = cancel.cancelled() => {
+                self.finish(owner, task, Outcome::Canceled).await;
+                return;
+            }
+        };
+        task.set_state(TaskState::Working, None);
+        if let Err(error) = self.store.put(owner, &task).await {
+            tracing::warn!(%error, task = %task.id, "storing a task's state failed");
+        }
+        let outcome = self.prompt(owner, &task.context_id, text, &cancel).await;
+        let outcome = if cancel.is_cancelled() {
+            Outcome::Canceled
+        } else {
+            outcome
+        };
+        self.finish(owner, task, outcome).await;
+    }
+
+    async fn prompt(
+        &self,
+        owner: &str,
+        context: &str,
+        text: String,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        let mut options = AgentSessionOptions::new();
+        if let Some((provider, model)) = &self.model {
+            options = options.model(provider.clone(), model.clone());
+        }
+        let user: UserInfo = (self.users)(owner);
+        let name = format!("a2a:{context}");
+        let mut session = match self.agents.session(user, &name, options).await {
+            Ok(session) => session,
+            Err(error) => return Outcome::Failed(format!("the session did not open: {error}")),
+        };
+        session.cancellation(cancel.clone());
+        let outcome = match session.prompt(text).await {
+            Ok(outcome) => Outcome::Completed(outcome.text),
+            Err(error) => Outcome::Failed(format!("the run failed: {error}")),
+        };
+        session.shutdown().await;
+        outcome
+    }
+
+    /// Stores the last state of `task`, unless it was cancelled meanwhile.
+    async fn finish(&self, owner: &str, mut task: Task, outcome: Outcome) {
+        if let Ok(Some(stored)) = self.store.get(owner, &task.id).await
+            && stored.status.state == TaskState::Canceled
+        {
+            return;
+        }
+        match outcome {
+            Outcome::Completed(text) => {
+                let reply = Message::agent_text(text.clone(), &task.context_id, &task.id);
+                task.artifacts.push(Artifact {
+                    artifact_id: new_id(),
+                    name: Some("response".into()),
+                    parts: vec![Part::text(text)],
+                });
+                task.history.push(reply);
+                task.set_state(TaskState::Completed, None);
+            }
+            Outcome::Canceled => {
+                task.set_state(TaskState::Canceled, Some("canceled by the client"))
+            }
+            Outcome::Failed(reason) => task.set_state(TaskState::Failed, Some(&reason)),
+        }
+        if let Err(error) = self.store.put(owner, &task).await {
+            tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
+        }
+    }
+}
+
+enum Outcome {
+    Completed(String),
+    Canceled,
+    Failed(String),
+}
+
+async fn wait(mut done: watch::Receiver<bool>) {
+    let _ = done.wait_for(|d| *d).await;
+}

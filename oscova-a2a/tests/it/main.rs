@@ -1,0 +1,1 @@
+//! Integration tests of the A2A server.
