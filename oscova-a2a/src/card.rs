@@ -2,7 +2,7 @@
 //!
 //! Rules: the card is built from the operator's [`CardConfig`] and the
 //! address clients reach the server at ([`CardConfig::url`]); it lists the
-//! JSON-RPC binding first (at `{url}/`), says protocol version 1.0, and,
+//! JSON-RPC binding first (at `{url}/`), then HTTP+JSON (at `{url}`), says protocol version 1.0, and,
 //! when the server has tokens, a bearer `securitySchemes` entry required
 //! for every call. The card itself is public (no token needed), as the
 //! specification has it.
@@ -88,6 +88,7 @@ pub(crate) fn card_json(config: &CardConfig, base: &str, bearer: bool) -> Value 
         "version": config.version,
         "supportedInterfaces": [
             {"url": format!("{base}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
         ],
         "capabilities": {"streaming": false, "pushNotifications": false},
         "defaultInputModes": ["text/plain"],

@@ -18,7 +18,7 @@
 //!     .bind("127.0.0.1:8080".parse()?)
 //!     .await?;
 //! eprintln!("card at http://{}/.well-known/agent-card.json", server.local_addr());
-//! server.serve_until(async { tokio::signal::ctrl_c().await.ok(); }).await?;
+//! server.serve_until(std::future::pending()).await?; // until the process is stopped
 //! # Ok(())
 //! # }
 //! ```

@@ -1,1 +1,8 @@
-//! Integration tests of the A2A server.
+//! The A2A server over a real plugin host, a real session store and a
+//! scripted model provider registered by a plugin: raw HTTP for the
+//! protocol's edges (`protocol`), the official Python SDK's client for the
+//! rest (`sdk`).
+
+mod protocol;
+mod sdk;
+mod support;
