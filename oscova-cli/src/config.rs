@@ -19,6 +19,7 @@ mod mcp;
 mod parse;
 mod providers;
 mod ranges;
+mod serve;
 pub(crate) mod sessions;
 mod source;
 mod speech;
@@ -84,6 +85,9 @@ struct FileConfig {
     /// `[sessions]`: where sessions are kept.
     #[serde(default)]
     sessions: SessionsSection,
+    /// `[serve]`: what `oscova serve` adds to MCP (`[serve.a2a]`).
+    #[serde(default)]
+    serve: serve::ServeSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -141,6 +145,7 @@ pub struct Config {
     providers: Arc<BTreeMap<String, ProviderTable>>,
     speech: Arc<SpeechSection>,
     mcp: Arc<McpSection>,
+    serve: Arc<serve::ServeSection>,
     sessions: SessionsStore,
     secrets: Arc<Secrets>,
     env_names: Vec<String>,
@@ -247,6 +252,12 @@ impl Config {
             }
         };
         let mut file = file;
+        file.serve
+            .check()
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         file.mcp.check().map_err(|message| CliError::ConfigValue {
             path: origin(),
             message,
@@ -326,6 +337,7 @@ impl Config {
             #[cfg(feature = "mcp-servers")]
             mcp_servers: Arc::new(file.mcp.servers()),
             mcp: Arc::new(file.mcp),
+            serve: Arc::new(file.serve),
             sessions,
             secrets: Arc::new(Secrets {
                 shared: secret(file.credentials),
@@ -446,7 +458,12 @@ impl Config {
         self.http.clone()
     }
 
-    /// The `[mcp]` section, for `oscova mcp --listen`.
+    /// The `[serve]` section, for `oscova serve`.
+    pub(crate) fn serve(&self) -> &serve::ServeSection {
+        &self.serve
+    }
+
+    /// The `[mcp]` section.
     pub(crate) fn mcp(&self) -> &McpSection {
         &self.mcp
     }

@@ -136,6 +136,12 @@ impl McpSection {
         Ok(())
     }
 
+    /// The users' tokens of `[[mcp.tokens]]` (`oscova serve`'s A2A has
+    /// the same users).
+    pub(crate) fn tokens(&self) -> &[UserToken] {
+        &self.parsed
+    }
+
     /// The section's settings on `server`.
     pub(crate) fn apply(&self, mut server: McpHttpServer) -> McpHttpServer {
         server = server
