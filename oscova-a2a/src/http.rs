@@ -30,8 +30,8 @@ use oscova_serve::{RequestBody, Tokens};
 use serde_json::{Map, Value, json};
 
 use crate::error::A2aError;
-use crate::rpc;
 use crate::tasks::Runner;
+use crate::{rpc, stream};
 
 /// The path of the agent card.
 pub const CARD_PATH: &str = "/.well-known/agent-card.json";
@@ -259,6 +259,14 @@ impl State {
         if let Err(error) = version {
             return rpc_error(id, &error);
         }
+        if stream::is_stream(method) {
+            return match stream::open(&self.runner, user, method, params).await {
+                Ok(events) => {
+                    stream::response(events, stream::Framing::JsonRpc(id), self.runner.clone())
+                }
+                Err(error) => rpc_error(id, &error),
+            };
+        }
         match rpc::call(&self.runner, user, method, params).await {
             Ok(result) => json_response(
                 StatusCode::OK,
@@ -312,6 +320,12 @@ impl State {
         }
         if let Some(id) = id {
             fields.insert("id".into(), Value::String(percent_decode(id)));
+        }
+        if stream::is_stream(name) {
+            return match stream::open(&self.runner, user, name, Value::Object(fields)).await {
+                Ok(events) => stream::response(events, stream::Framing::Rest, self.runner.clone()),
+                Err(error) => rest_error(&error),
+            };
         }
         match rpc::call(&self.runner, user, name, Value::Object(fields)).await {
             Ok(result) => json_response(StatusCode::OK, &result),

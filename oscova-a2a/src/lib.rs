@@ -28,7 +28,8 @@
 //! | where | what |
 //! |---|---|
 //! | `http.rs` | the card is public; everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` |
-//! | `rpc.rs` | the methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`; streaming, push configs and the extended card refused with the specification's errors |
+//! | `rpc.rs` | the methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`; push configs and the extended card refused with the specification's errors |
+//! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams |
 //! | `tasks.rs` | a context is the user's session `a2a:<contextId>`; a task is one run; runs of one context in turn; per-user bound on running tasks; every state stored before it is told |
 //! | `store.rs` | every read names the owner: another user's task is `TaskNotFound`, as a missing one; tasks left running by a dead process become `FAILED` |
 //! | `error.rs` | the specification's codes and reasons |
@@ -49,6 +50,7 @@ mod server;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
+mod stream;
 mod tasks;
 pub mod wire;
 
@@ -56,8 +58,9 @@ pub use card::{CardConfig, Skill};
 pub use error::{A2aError, ServeA2aError};
 pub use http::{A2aBody, CARD_PATH, VERSION_HEADER};
 pub use server::{
-    A2aServer, A2aService, BoundA2aServer, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TASKS_PER_USER,
-    MAX_BODY_BYTES_RANGE, MAX_TASKS_PER_USER_RANGE, RESTART_REASON,
+    A2aServer, A2aService, BoundA2aServer, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS_PER_USER,
+    DEFAULT_MAX_TASKS_PER_USER, MAX_BODY_BYTES_RANGE, MAX_STREAMS_PER_USER_RANGE,
+    MAX_TASKS_PER_USER_RANGE, RESTART_REASON,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;

@@ -7,8 +7,8 @@
 //! one); a `SendMessage` waits for its task to end unless
 //! `configuration.returnImmediately` is true; `ListTasks` pages are at
 //! most 100 tasks (50 unless `pageSize` says), the page token being the
-//! offset; streaming, resubscription and push notification configs are
-//! refused with the errors the card's capabilities announce.
+//! offset; streams are `stream.rs`'s; push notification configs and the
+//! extended card are refused with the errors the card announces.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -143,8 +143,9 @@ pub(crate) async fn call(
                 "totalSize": page.total,
             }))
         }
-        "SendStreamingMessage" | "SubscribeToTask" => Err(A2aError::UnsupportedOperation(
-            "streaming is not offered by this server (capabilities.streaming is false)".into(),
+        // Answered as streams by the bindings (`stream.rs`), never here.
+        "SendStreamingMessage" | "SubscribeToTask" => Err(A2aError::Internal(
+            "a streaming method reached the unary dispatcher".into(),
         )),
         "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"

@@ -41,6 +41,10 @@ pub const MAX_BODY_BYTES_RANGE: RangeInclusive<usize> = 1..=1 << 30;
 pub const DEFAULT_MAX_TASKS_PER_USER: usize = 16;
 /// The range of [`A2aServer::max_tasks_per_user`].
 pub const MAX_TASKS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The default bound on one user's streams open at once.
+pub const DEFAULT_MAX_STREAMS_PER_USER: usize = 32;
+/// The range of [`A2aServer::max_streams_per_user`].
+pub const MAX_STREAMS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 /// The reason a task left running by a dead process fails with.
 pub const RESTART_REASON: &str =
     "the server stopped while this task ran; its run was lost: send the message again";
@@ -56,6 +60,7 @@ pub struct A2aServer {
     model: Option<(String, Option<String>)>,
     max_body_bytes: usize,
     max_tasks_per_user: usize,
+    max_streams_per_user: usize,
     fail_unfinished: bool,
     shutdown_grace: Duration,
 }
@@ -83,6 +88,7 @@ impl A2aServer {
             model: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_tasks_per_user: DEFAULT_MAX_TASKS_PER_USER,
+            max_streams_per_user: DEFAULT_MAX_STREAMS_PER_USER,
             fail_unfinished: true,
             shutdown_grace: Duration::from_secs(10),
         }
@@ -132,6 +138,13 @@ impl A2aServer {
         self
     }
 
+    /// The bound on one user's streams open at once, in
+    /// [`MAX_STREAMS_PER_USER_RANGE`].
+    pub fn max_streams_per_user(mut self, max: usize) -> Self {
+        self.max_streams_per_user = max;
+        self
+    }
+
     /// Whether building the service fails the tasks a dead process left
     /// running (default true; see the [module rules](self)).
     pub fn fail_unfinished_at_start(mut self, on: bool) -> Self {
@@ -155,6 +168,11 @@ impl A2aServer {
             self.max_tasks_per_user,
             &MAX_TASKS_PER_USER_RANGE,
         )?;
+        let max_streams = check_count(
+            "max_streams_per_user",
+            self.max_streams_per_user,
+            &MAX_STREAMS_PER_USER_RANGE,
+        )?;
         if self.fail_unfinished {
             let failed = self.store.fail_unfinished(RESTART_REASON).await?;
             if failed > 0 {
@@ -171,6 +189,7 @@ impl A2aServer {
             self.users,
             self.model,
             max_tasks,
+            max_streams,
             cancel.clone(),
         ));
         Ok(A2aService {

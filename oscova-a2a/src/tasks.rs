@@ -22,15 +22,20 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use oscova_agent::session::agent::{AgentHost, AgentSessionOptions};
+use oscova_agent::session::agent::{AgentEvent, AgentHost, AgentSessionOptions};
 use oscova_core::UserInfo;
 use oscova_serve::UserDirectory;
-use tokio::sync::watch;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::A2aError;
 use crate::store::TaskStore;
 use crate::wire::{Artifact, Message, Part, Role, Task, TaskState, new_id};
+
+/// Stream events a slow reader may fall behind by before it skips some
+/// (the last state is always the newest, so it is never the one skipped).
+const EVENT_BUFFER: usize = 256;
 
 /// How long a cancel waits for its run to end.
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
@@ -43,6 +48,8 @@ struct Running {
     cancel: CancellationToken,
     /// Becomes true when the run's last state is stored.
     done: watch::Receiver<bool>,
+    /// The run's stream events (`StreamResponse` objects), for streams.
+    events: broadcast::Sender<Value>,
 }
 
 /// Runs tasks and remembers which run here.
@@ -52,6 +59,9 @@ pub(crate) struct Runner {
     pub(crate) users: UserDirectory,
     pub(crate) model: Option<(String, Option<String>)>,
     pub(crate) max_per_user: usize,
+    pub(crate) max_streams_per_user: usize,
+    /// Streams open per user.
+    streams: Arc<Mutex<HashMap<String, usize>>>,
     /// (owner, task id) → its run.
     running: Mutex<HashMap<(String, String), Running>>,
     /// (owner, context id) → the lock its runs take in turn.
@@ -71,6 +81,7 @@ impl Runner {
         users: UserDirectory,
         model: Option<(String, Option<String>)>,
         max_per_user: usize,
+        max_streams_per_user: usize,
         cancel: CancellationToken,
     ) -> Self {
         Self {
@@ -79,6 +90,8 @@ impl Runner {
             users,
             model,
             max_per_user,
+            max_streams_per_user,
+            streams: Arc::default(),
             running: Mutex::default(),
             contexts: Mutex::default(),
             cancel,
@@ -96,9 +109,20 @@ impl Runner {
     pub(crate) async fn send(
         self: &Arc<Self>,
         owner: &str,
-        mut message: Message,
+        message: Message,
         blocking: bool,
     ) -> Result<Task, A2aError> {
+        Ok(self.send_streamed(owner, message, blocking).await?.0)
+    }
+
+    /// As [`send`](Self::send), with a receiver of the run's events from
+    /// its start on.
+    pub(crate) async fn send_streamed(
+        self: &Arc<Self>,
+        owner: &str,
+        mut message: Message,
+        blocking: bool,
+    ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
         if message.role != Role::User {
             return Err(A2aError::InvalidParams(
                 "message.role must be ROLE_USER".into(),
@@ -128,6 +152,7 @@ impl Runner {
         message.context_id = Some(context.clone());
         message.task_id = Some(id.clone());
         let (done_tx, done) = watch::channel(false);
+        let (events, receiver) = broadcast::channel(EVENT_BUFFER);
         let cancel = self.cancel.child_token();
         {
             let mut running = self.running();
@@ -143,6 +168,7 @@ impl Runner {
                 Running {
                     cancel: cancel.clone(),
                     done: done.clone(),
+                    events: events.clone(),
                 },
             );
         }
@@ -155,14 +181,43 @@ impl Runner {
         let runner = self.clone();
         let owner_id = owner.to_owned();
         tokio::spawn(async move {
-            runner.run(&owner_id, task, text, cancel).await;
+            runner.run(&owner_id, task, text, cancel, events).await;
             runner.running().remove(&(owner_id, id));
             let _ = done_tx.send(true);
         });
         if blocking {
             wait(done).await;
         }
-        self.get(owner, &answer).await
+        Ok((self.get(owner, &answer).await?, receiver))
+    }
+
+    /// A receiver of the events of the task `id` of `owner`, when its run
+    /// is here.
+    pub(crate) fn subscribe(&self, owner: &str, id: &str) -> Option<broadcast::Receiver<Value>> {
+        self.running()
+            .get(&(owner.to_owned(), id.to_owned()))
+            .map(|r| r.events.subscribe())
+    }
+
+    /// A stream slot of `owner`, or `UnsupportedOperation` when they have
+    /// `max_streams_per_user` open.
+    pub(crate) fn stream_slot(&self, owner: &str) -> Result<StreamSlot, A2aError> {
+        let mut streams = self
+            .streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let open = streams.entry(owner.to_owned()).or_default();
+        if *open >= self.max_streams_per_user {
+            return Err(A2aError::UnsupportedOperation(format!(
+                "too many streams open: at most {} per user",
+                self.max_streams_per_user
+            )));
+        }
+        *open += 1;
+        Ok(StreamSlot {
+            streams: self.streams.clone(),
+            owner: owner.to_owned(),
+        })
     }
 
     /// The task `id` of `owner`.
@@ -201,7 +256,15 @@ impl Runner {
     }
 
     /// Runs `task` to its end and stores each state.
-    async fn run(&self, owner: &str, mut task: Task, text: String, cancel: CancellationToken) {
+    async fn run(
+        &self,
+        owner: &str,
+        mut task: Task,
+        text: String,
+        cancel: CancellationToken,
+        events: broadcast::Sender<Value>,
+    ) {
+        let artifact = new_id();
         let lock = {
             let mut contexts = self
                 .contexts
@@ -215,7 +278,7 @@ impl Runner {
         let _turn = tokio::select! {
             turn = lock.lock_owned() => turn,
             () = cancel.cancelled() => {
-                self.finish(owner, task, Outcome::Canceled).await;
+                self.finish(owner, task, Outcome::Canceled, &artifact, &events).await;
                 return;
             }
         };
@@ -223,13 +286,23 @@ impl Runner {
         if let Err(error) = self.store.put(owner, &task).await {
             tracing::warn!(%error, task = %task.id, "storing a task's state failed");
         }
-        let outcome = self.prompt(owner, &task.context_id, text, &cancel).await;
+        let _ = events.send(status_update(&task));
+        let chunks = Chunks {
+            events: events.clone(),
+            task: task.id.clone(),
+            context: task.context_id.clone(),
+            artifact: artifact.clone(),
+            sent: std::sync::atomic::AtomicBool::new(false),
+        };
+        let outcome = self
+            .prompt(owner, &task.context_id, text, &cancel, chunks)
+            .await;
         let outcome = if cancel.is_cancelled() {
             Outcome::Canceled
         } else {
             outcome
         };
-        self.finish(owner, task, outcome).await;
+        self.finish(owner, task, outcome, &artifact, &events).await;
     }
 
     async fn prompt(
@@ -238,8 +311,13 @@ impl Runner {
         context: &str,
         text: String,
         cancel: &CancellationToken,
+        chunks: Chunks,
     ) -> Outcome {
-        let mut options = AgentSessionOptions::new();
+        let mut options = AgentSessionOptions::new().on_event(move |event| {
+            if let AgentEvent::Text(text) = event {
+                chunks.send(text);
+            }
+        });
         if let Some((provider, model)) = &self.model {
             options = options.model(provider.clone(), model.clone());
         }
@@ -259,17 +337,25 @@ impl Runner {
     }
 
     /// Stores the last state of `task`, unless it was cancelled meanwhile.
-    async fn finish(&self, owner: &str, mut task: Task, outcome: Outcome) {
+    async fn finish(
+        &self,
+        owner: &str,
+        mut task: Task,
+        outcome: Outcome,
+        artifact: &str,
+        events: &broadcast::Sender<Value>,
+    ) {
         if let Ok(Some(stored)) = self.store.get(owner, &task.id).await
             && stored.status.state == TaskState::Canceled
         {
+            let _ = events.send(status_update(&stored));
             return;
         }
         match outcome {
             Outcome::Completed(text) => {
                 let reply = Message::agent_text(text.clone(), &task.context_id, &task.id);
                 task.artifacts.push(Artifact {
-                    artifact_id: new_id(),
+                    artifact_id: artifact.to_owned(),
                     name: Some("response".into()),
                     parts: vec![Part::text(text)],
                 });
@@ -284,6 +370,66 @@ impl Runner {
         if let Err(error) = self.store.put(owner, &task).await {
             tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
         }
+        let _ = events.send(status_update(&task));
+    }
+}
+
+/// One open stream of a user, given back when dropped.
+pub(crate) struct StreamSlot {
+    streams: Arc<Mutex<HashMap<String, usize>>>,
+    owner: String,
+}
+
+impl StreamSlot {
+    /// The user.
+    pub(crate) fn owner(&self) -> &str {
+        &self.owner
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut streams = self
+            .streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(open) = streams.get_mut(&self.owner) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                streams.remove(&self.owner);
+            }
+        }
+    }
+}
+
+/// The `statusUpdate` stream event of `task`'s status.
+pub(crate) fn status_update(task: &Task) -> Value {
+    json!({"statusUpdate": {
+        "taskId": task.id,
+        "contextId": task.context_id,
+        "status": serde_json::to_value(&task.status).unwrap_or(Value::Null),
+    }})
+}
+
+/// Sends the model's text as chunks of the task's artifact.
+struct Chunks {
+    events: broadcast::Sender<Value>,
+    task: String,
+    context: String,
+    artifact: String,
+    sent: std::sync::atomic::AtomicBool,
+}
+
+impl Chunks {
+    fn send(&self, text: &str) {
+        let append = self.sent.swap(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.events.send(json!({"artifactUpdate": {
+            "taskId": self.task,
+            "contextId": self.context,
+            "artifact": {"artifactId": self.artifact, "name": "response", "parts": [{"text": text}]},
+            "append": append,
+            "lastChunk": false,
+        }}));
     }
 }
 

@@ -13,6 +13,8 @@ on every call when given. OP is one of:
 - `card`: the card.
 - `send TEXT [CONTEXT]`: SendMessage (blocking), in CONTEXT when given.
 - `send-nowait TEXT [CONTEXT]`: SendMessage with returnImmediately.
+- `stream TEXT [CONTEXT]`: SendStreamingMessage; the result is the list of
+  events received.
 - `get ID`, `cancel ID`: GetTask, CancelTask.
 - `list [CONTEXT]`: ListTasks (in CONTEXT when given).
 
@@ -55,11 +57,11 @@ async def main():
                 return {"ok": as_json(card)}
             config = ClientConfig(
                 httpx_client=http,
-                streaming=False,
+                streaming=args.op == "stream",
                 supported_protocol_bindings=[args.binding],
             )
             client = ClientFactory(config).create(card)
-            if args.op in ("send", "send-nowait"):
+            if args.op in ("send", "send-nowait", "stream"):
                 message = pb.Message(
                     message_id=str(uuid.uuid4()),
                     role=pb.ROLE_USER,
@@ -70,7 +72,7 @@ async def main():
                 request = pb.SendMessageRequest(message=message)
                 request.configuration.return_immediately = args.op == "send-nowait"
                 answers = [as_json(r) async for r in client.send_message(request)]
-                return {"ok": answers[-1]}
+                return {"ok": answers if args.op == "stream" else answers[-1]}
             if args.op == "get":
                 task = await client.get_task(pb.GetTaskRequest(id=args.args[0]))
                 return {"ok": as_json(task)}

@@ -87,7 +87,7 @@ async fn errors_carry_the_specifications_codes() {
         ("GetTask", json!({"id": "nope"}), -32001),
         ("Frobnicate", json!({}), -32601),
         ("GetTask", json!({}), -32602),
-        ("SendStreamingMessage", json!({}), -32004),
+        ("SendStreamingMessage", json!({}), -32602),
         ("CreateTaskPushNotificationConfig", json!({}), -32003),
         ("GetExtendedAgentCard", json!({}), -32007),
     ];
@@ -160,6 +160,69 @@ async fn tasks_outlive_a_restart_and_a_run_lost_with_the_process_is_failed() {
     assert_eq!(
         failed["result"]["status"]["message"]["parts"][0]["text"],
         RESTART_REASON
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_sees_a_cancel_and_the_stream_ends_and_others_are_refused() {
+    let server = Server::start().await;
+    let sent = server
+        .rpc(
+            ALICE,
+            "SendMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "slow run"}]},
+                   "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+    let id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
+
+    let bob = server
+        .rpc(crate::support::BOB, "SubscribeToTask", json!({"id": id}))
+        .await;
+    assert_eq!(bob["error"]["code"], -32001, "{bob}");
+
+    let mut stream = reqwest::Client::new()
+        .post(format!("{}/", server.base))
+        .bearer_auth(ALICE)
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": "s1", "method": "SubscribeToTask", "params": {"id": id}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let mut seen = String::new();
+    while !seen.contains("\n\n") {
+        seen.push_str(&String::from_utf8_lossy(
+            &stream.chunk().await.unwrap().unwrap(),
+        ));
+    }
+    assert!(seen.starts_with("data: "), "{seen}");
+    let first: serde_json::Value = serde_json::from_str(seen[6..].lines().next().unwrap()).unwrap();
+    assert_eq!(first["id"], "s1");
+    assert_eq!(first["result"]["task"]["id"], id.as_str());
+
+    let canceled = server.rpc(ALICE, "CancelTask", json!({"id": id})).await;
+    assert_eq!(
+        canceled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    while let Some(chunk) = stream.chunk().await.unwrap() {
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let last = seen.trim_end().lines().last().unwrap();
+    let last: serde_json::Value = serde_json::from_str(&last[6..]).unwrap();
+    assert_eq!(
+        last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{seen}"
+    );
+
+    let again = server
+        .rpc(ALICE, "SubscribeToTask", json!({"id": id}))
+        .await;
+    assert_eq!(
+        again["error"]["code"], -32004,
+        "a terminal task has no stream: {again}"
     );
     server.stop().await;
 }

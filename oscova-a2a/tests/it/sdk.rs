@@ -169,3 +169,54 @@ async fn another_users_task_is_not_found_and_a_missing_or_wrong_token_is_refused
 async fn answer_message(server: &Server, binding: &str, id: &str) -> Value {
     sdk(&server.base, Some(BOB), binding, &["get", id]).await["message"].clone()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sdk_streams_a_task_then_its_chunks_and_closes_at_the_terminal_state() {
+    let server = Server::start().await;
+    let card = ok(sdk(&server.base, None, "JSONRPC", &["card"]).await);
+    assert_eq!(card["capabilities"]["streaming"], true);
+    for binding in BINDINGS {
+        let events = ok(sdk(&server.base, Some(ALICE), binding, &["stream", "streamed"]).await);
+        let events = events.as_array().unwrap();
+        assert!(
+            events[0].get("task").is_some(),
+            "{binding}: the task first: {events:?}"
+        );
+        let id = events[0]["task"]["id"].as_str().unwrap();
+        let states: Vec<&str> = events
+            .iter()
+            .filter_map(|e| e["statusUpdate"]["status"]["state"].as_str())
+            .collect();
+        assert_eq!(
+            states,
+            ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"],
+            "{binding}: {events:?}"
+        );
+        let text: String = events
+            .iter()
+            .filter_map(|e| e["artifactUpdate"]["artifact"]["parts"][0]["text"].as_str())
+            .collect();
+        assert_eq!(text, "You said: streamed (1 user messages)", "{binding}");
+        assert!(
+            events
+                .iter()
+                .filter_map(|e| e.get("artifactUpdate").or_else(|| e.get("statusUpdate")))
+                .all(|e| e["taskId"] == id),
+            "{binding}: every event names the task"
+        );
+        assert!(
+            events.last().unwrap().get("statusUpdate").is_some(),
+            "{binding}: closed after the terminal state"
+        );
+        let got = ok(sdk(&server.base, Some(ALICE), binding, &["get", id]).await);
+        assert_eq!(
+            got["artifacts"][0]["artifactId"],
+            events
+                .iter()
+                .find_map(|e| e["artifactUpdate"]["artifact"]["artifactId"].as_str())
+                .unwrap(),
+            "the stored artifact is the one streamed"
+        );
+    }
+    server.stop().await;
+}
