@@ -26,9 +26,10 @@ use oscova_agent::session::agent::{AgentEvent, AgentHost, AgentSessionOptions};
 use oscova_core::UserInfo;
 use oscova_serve::UserDirectory;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::ask::TaskAsk;
 use crate::error::A2aError;
 use crate::store::TaskStore;
 use crate::wire::{Artifact, Message, Part, Role, Task, TaskState, new_id};
@@ -66,6 +67,8 @@ pub(crate) struct Runner {
     running: Mutex<HashMap<(String, String), Running>>,
     /// (owner, context id) → the lock its runs take in turn.
     contexts: Mutex<HashMap<(String, String), ContextLock>>,
+    /// (owner, task id) → where the answer to its question goes.
+    waiting: Mutex<HashMap<(String, String), oneshot::Sender<Message>>>,
     /// Ends every run at shutdown.
     pub(crate) cancel: CancellationToken,
 }
@@ -92,6 +95,7 @@ impl Runner {
             max_per_user,
             max_streams_per_user,
             streams: Arc::default(),
+            waiting: Mutex::default(),
             running: Mutex::default(),
             contexts: Mutex::default(),
             cancel,
@@ -134,18 +138,8 @@ impl Runner {
                 "message.parts must hold text; this agent reads text parts".into(),
             ));
         }
-        if let Some(task_id) = &message.task_id {
-            let task = self
-                .store
-                .get(owner, task_id)
-                .await
-                .map_err(internal)?
-                .ok_or(A2aError::TaskNotFound)?;
-            return Err(A2aError::UnsupportedOperation(format!(
-                "task {} is {} and takes no more messages; send a new message in its context",
-                task.id,
-                task.status.state.as_str()
-            )));
+        if let Some(task_id) = message.task_id.clone() {
+            return self.answer(owner, &task_id, message, blocking).await;
         }
         let context = message.context_id.clone().unwrap_or_else(new_id);
         let id = new_id();
@@ -153,6 +147,7 @@ impl Runner {
         message.task_id = Some(id.clone());
         let (done_tx, done) = watch::channel(false);
         let (events, receiver) = broadcast::channel(EVENT_BUFFER);
+        let settled = events.subscribe();
         let cancel = self.cancel.child_token();
         {
             let mut running = self.running();
@@ -182,13 +177,79 @@ impl Runner {
         let owner_id = owner.to_owned();
         tokio::spawn(async move {
             runner.run(&owner_id, task, text, cancel, events).await;
+            runner.stop_waiting(&owner_id, &id);
             runner.running().remove(&(owner_id, id));
             let _ = done_tx.send(true);
         });
         if blocking {
-            wait(done).await;
+            settle(settled, done).await;
         }
         Ok((self.get(owner, &answer).await?, receiver))
+    }
+
+    /// Answers the question the task `id` of `owner` waits on with
+    /// `message` (see `ask.rs`); with `blocking`, returns once the task
+    /// settles again.
+    async fn answer(
+        &self,
+        owner: &str,
+        id: &str,
+        mut message: Message,
+        blocking: bool,
+    ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
+        let mut task = self.get(owner, id).await?;
+        let waiting = (task.status.state == TaskState::InputRequired)
+            .then(|| self.take_waiting(owner, id))
+            .flatten();
+        let Some(answer) = waiting else {
+            return Err(A2aError::UnsupportedOperation(format!(
+                "task {id} is {} and waits for no answer here; send a new message in its context",
+                task.status.state.as_str()
+            )));
+        };
+        let receiver = self
+            .subscribe(owner, id)
+            .unwrap_or_else(|| broadcast::channel(1).1);
+        let settled = receiver.resubscribe();
+        message.context_id = Some(task.context_id.clone());
+        task.history.push(message.clone());
+        self.put(owner, &task).await.map_err(internal)?;
+        let _ = answer.send(message);
+        if blocking {
+            let done = self
+                .running()
+                .get(&(owner.to_owned(), id.to_owned()))
+                .map(|r| r.done.clone());
+            if let Some(done) = done {
+                settle(settled, done).await;
+            }
+        }
+        Ok((self.get(owner, id).await?, receiver))
+    }
+
+    /// Notes where the answer to the task's question goes.
+    pub(crate) fn wait_for_answer(&self, owner: &str, id: &str, answer: oneshot::Sender<Message>) {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert((owner.to_owned(), id.to_owned()), answer);
+    }
+
+    fn take_waiting(&self, owner: &str, id: &str) -> Option<oneshot::Sender<Message>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&(owner.to_owned(), id.to_owned()))
+    }
+
+    /// Forgets the task's question.
+    pub(crate) fn stop_waiting(&self, owner: &str, id: &str) {
+        let _ = self.take_waiting(owner, id);
+    }
+
+    /// Stores `task` of `owner`.
+    pub(crate) async fn put(&self, owner: &str, task: &Task) -> Result<(), A2aError> {
+        self.store.put(owner, task).await.map_err(internal)
     }
 
     /// A receiver of the events of the task `id` of `owner`, when its run
@@ -257,7 +318,7 @@ impl Runner {
 
     /// Runs `task` to its end and stores each state.
     async fn run(
-        &self,
+        self: &Arc<Self>,
         owner: &str,
         mut task: Task,
         text: String,
@@ -306,18 +367,27 @@ impl Runner {
     }
 
     async fn prompt(
-        &self,
+        self: &Arc<Self>,
         owner: &str,
         context: &str,
         text: String,
         cancel: &CancellationToken,
         chunks: Chunks,
     ) -> Outcome {
-        let mut options = AgentSessionOptions::new().on_event(move |event| {
-            if let AgentEvent::Text(text) = event {
-                chunks.send(text);
-            }
-        });
+        let ask = TaskAsk {
+            runner: self.clone(),
+            owner: owner.to_owned(),
+            task: chunks.task.clone(),
+            events: chunks.events.clone(),
+            cancel: cancel.clone(),
+        };
+        let mut options = AgentSessionOptions::new()
+            .interaction_handler(ask)
+            .on_event(move |event| {
+                if let AgentEvent::Text(text) = event {
+                    chunks.send(text);
+                }
+            });
         if let Some((provider, model)) = &self.model {
             options = options.model(provider.clone(), model.clone());
         }
@@ -345,11 +415,13 @@ impl Runner {
         artifact: &str,
         events: &broadcast::Sender<Value>,
     ) {
-        if let Ok(Some(stored)) = self.store.get(owner, &task.id).await
-            && stored.status.state == TaskState::Canceled
-        {
-            let _ = events.send(status_update(&stored));
-            return;
+        if let Ok(Some(stored)) = self.store.get(owner, &task.id).await {
+            if stored.status.state == TaskState::Canceled {
+                let _ = events.send(status_update(&stored));
+                return;
+            }
+            // Answers to questions joined the stored history meanwhile.
+            task.history = stored.history;
         }
         match outcome {
             Outcome::Completed(text) => {
@@ -437,6 +509,35 @@ enum Outcome {
     Completed(String),
     Canceled,
     Failed(String),
+}
+
+/// Waits until the run ends or the task waits for the client
+/// (`INPUT_REQUIRED`, `AUTH_REQUIRED`).
+async fn settle(mut events: broadcast::Receiver<Value>, mut done: watch::Receiver<bool>) {
+    let interrupted = |event: &Value| {
+        matches!(
+            event["statusUpdate"]["status"]["state"].as_str(),
+            Some("TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED")
+        )
+    };
+    let mut closed = false;
+    loop {
+        if closed {
+            let _ = done.wait_for(|d| *d).await;
+            return;
+        }
+        tokio::select! {
+            ended = done.wait_for(|d| *d) => {
+                let _ = ended;
+                return;
+            }
+            event = events.recv() => match event {
+                Ok(event) if interrupted(&event) => return,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => closed = true,
+            },
+        }
+    }
 }
 
 async fn wait(mut done: watch::Receiver<bool>) {

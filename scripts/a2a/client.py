@@ -15,6 +15,8 @@ on every call when given. OP is one of:
 - `send-nowait TEXT [CONTEXT]`: SendMessage with returnImmediately.
 - `stream TEXT [CONTEXT]`: SendStreamingMessage; the result is the list of
   events received.
+- `answer TEXT CONTEXT TASK`: SendMessage (blocking) in task TASK, the
+  answer to the question the task waits on.
 - `get ID`, `cancel ID`: GetTask, CancelTask.
 - `list [CONTEXT]`: ListTasks (in CONTEXT when given).
 
@@ -61,7 +63,7 @@ async def main():
                 supported_protocol_bindings=[args.binding],
             )
             client = ClientFactory(config).create(card)
-            if args.op in ("send", "send-nowait", "stream"):
+            if args.op in ("send", "send-nowait", "stream", "answer"):
                 message = pb.Message(
                     message_id=str(uuid.uuid4()),
                     role=pb.ROLE_USER,
@@ -69,6 +71,8 @@ async def main():
                 )
                 if len(args.args) > 1:
                     message.context_id = args.args[1]
+                if len(args.args) > 2:
+                    message.task_id = args.args[2]
                 request = pb.SendMessageRequest(message=message)
                 request.configuration.return_immediately = args.op == "send-nowait"
                 answers = [as_json(r) async for r in client.send_message(request)]

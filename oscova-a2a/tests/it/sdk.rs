@@ -220,3 +220,74 @@ async fn the_sdk_streams_a_task_then_its_chunks_and_closes_at_the_terminal_state
     }
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_question_puts_the_task_in_input_required_and_the_next_message_answers_it() {
+    let server = Server::start().await;
+    for binding in BINDINGS {
+        let sent = ok(sdk(&server.base, Some(ALICE), binding, &["send", "ask me"]).await);
+        let task = &sent["task"];
+        assert_eq!(
+            task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{binding}: {task}"
+        );
+        assert_eq!(
+            task["status"]["message"]["parts"][0]["text"],
+            "What is your name? Answer with the text."
+        );
+        let id = task["id"].as_str().unwrap().to_owned();
+        let context = task["contextId"].as_str().unwrap().to_owned();
+
+        // Another user cannot answer it.
+        let bob = sdk(
+            &server.base,
+            Some(BOB),
+            binding,
+            &["answer", "Mallory", &context, &id],
+        )
+        .await;
+        assert_eq!(bob["error"], "TaskNotFoundError", "{binding}: {bob}");
+
+        let answered = ok(sdk(
+            &server.base,
+            Some(ALICE),
+            binding,
+            &["answer", "Ada", &context, &id],
+        )
+        .await);
+        let task = &answered["task"];
+        assert_eq!(task["id"], id.as_str());
+        assert_eq!(
+            task["status"]["state"], "TASK_STATE_COMPLETED",
+            "{binding}: {task}"
+        );
+        assert_eq!(
+            task["artifacts"][0]["parts"][0]["text"],
+            "Tool said: Hello, Ada"
+        );
+        let said: Vec<&str> = task["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["parts"][0]["text"].as_str())
+            .collect();
+        assert_eq!(
+            said,
+            ["ask me", "Ada", "Tool said: Hello, Ada"],
+            "{binding}"
+        );
+
+        let again = sdk(
+            &server.base,
+            Some(ALICE),
+            binding,
+            &["answer", "Bob", &context, &id],
+        )
+        .await;
+        assert_eq!(
+            again["error"], "UnsupportedOperationError",
+            "{binding}: {again}"
+        );
+    }
+    server.stop().await;
+}

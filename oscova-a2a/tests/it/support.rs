@@ -10,8 +10,8 @@ use oscova_agent::session::agent::AgentHost;
 use oscova_agent::session::{MemoryStore, SessionStore};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{
-    ChatMessage, ChatRequest, ChatResponse, ChatStreamEvent, ModelError, ModelProvider,
-    ModelProviderConfig,
+    ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ModelError, ModelProvider,
+    ModelProviderConfig, ToolCallRequest,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use oscova_serve::UserToken;
@@ -38,20 +38,40 @@ impl ModelProvider for ScriptedModel {
         request: ChatRequest<'a>,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
         Box::pin(async move {
+            if let Some(result) = request.messages.last().filter(|m| m.role == ChatRole::Tool) {
+                let text = format!("Tool said: {}", result.content);
+                return Ok(ChatResponse {
+                    message: ChatMessage::assistant(text, Vec::new()),
+                    finish_reason: Some("stop".into()),
+                    usage: None,
+                });
+            }
             let last = request
                 .messages
                 .iter()
                 .rev()
-                .find(|m| m.role == oscova_core::provider::model::ChatRole::User)
+                .find(|m| m.role == ChatRole::User)
                 .map(|m| m.content.clone())
                 .unwrap_or_default();
+            if last.starts_with("ask") {
+                let call = ToolCallRequest {
+                    id: "call-1".into(),
+                    name: GREET.into(),
+                    arguments: serde_json::json!({}),
+                };
+                return Ok(ChatResponse {
+                    message: ChatMessage::assistant("", vec![call]),
+                    finish_reason: Some("tool_calls".into()),
+                    usage: None,
+                });
+            }
             if last.starts_with("slow") {
                 tokio::time::sleep(Duration::from_secs(60)).await;
             }
             let users = request
                 .messages
                 .iter()
-                .filter(|m| m.role == oscova_core::provider::model::ChatRole::User)
+                .filter(|m| m.role == ChatRole::User)
                 .count();
             let text = format!("You said: {last} ({users} user messages)");
             if let Some(sink) = request.stream {
@@ -66,12 +86,33 @@ impl ModelProvider for ScriptedModel {
     }
 }
 
+/// The wire name of [`GreeterToolset::greet`].
+const GREET: &str = "test_a2a__greeter__greet";
+
+/// A tool that asks the person.
+pub(crate) struct GreeterToolset;
+
+// `#[toolset]` serves the `pub fn`s of the block; the type is the crate's.
+#[allow(unreachable_pub)]
+#[toolset]
+impl GreeterToolset {
+    /// Asks the person's name and greets them.
+    pub async fn greet(invocation: &ToolInvocation) -> Result<String, String> {
+        let name = invocation
+            .ask_text("What is your name?", None)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(format!("Hello, {name}"))
+    }
+}
+
 #[plugin(id = "test.a2a")]
 #[derive(Default)]
 pub(crate) struct ScriptedPlugin;
 
 impl AgentPlugin for ScriptedPlugin {
     fn configure(&self, builder: &mut AgentPluginBuilder) {
+        builder.add_toolset(|_: &AgentPluginContext| GreeterToolset);
         builder.add_model_provider(|_: &oscova_core::ProviderContext| ScriptedModel);
     }
 }
