@@ -2,8 +2,8 @@
 //! task answers it.
 //!
 //! Rules: when a tool of a task's run asks the person (a confirmation,
-//! including the approval a `Required` tool needs, a choice, a line of
-//! text, a form), the task moves to `INPUT_REQUIRED` with the question as
+//! which is also how a session extension's `Required` tool is approved, a
+//! choice, a line of text, a form), the task moves to `INPUT_REQUIRED` with the question as
 //! its status message (the text, then a data part `{"requestedSchema":
 //! ...}` saying what an answer holds), stored and streamed, and the run
 //! waits. The client answers with a message naming the task (`taskId`),
