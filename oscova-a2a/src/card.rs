@@ -90,7 +90,7 @@ pub(crate) fn card_json(config: &CardConfig, base: &str, bearer: bool) -> Value 
             {"url": format!("{base}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
         ],
-        "capabilities": {"streaming": true, "pushNotifications": false},
+        "capabilities": {"streaming": true, "pushNotifications": true},
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],
         "skills": skills,

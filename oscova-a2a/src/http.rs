@@ -301,8 +301,23 @@ impl State {
                     ("CancelTask", Some(id))
                 } else if let Some(id) = tail.strip_suffix(":subscribe") {
                     ("SubscribeToTask", Some(id))
-                } else if tail.contains("/pushNotificationConfigs") {
-                    ("CreateTaskPushNotificationConfig", None)
+                } else if let Some((task, rest)) = tail.split_once("/pushNotificationConfigs") {
+                    fields.insert("taskId".into(), Value::String(percent_decode(task)));
+                    let config = rest.strip_prefix('/').filter(|c| !c.is_empty());
+                    if let Some(config) = config {
+                        fields.insert("id".into(), Value::String(percent_decode(config)));
+                    }
+                    match (&method, config) {
+                        (&Method::POST, None) => ("CreateTaskPushNotificationConfig", None),
+                        (&Method::GET, None) => ("ListTaskPushNotificationConfigs", None),
+                        (&Method::GET, Some(_)) => ("GetTaskPushNotificationConfig", None),
+                        (&Method::DELETE, Some(_)) => ("DeleteTaskPushNotificationConfig", None),
+                        _ => {
+                            return rest_error(&A2aError::MethodNotFound(format!(
+                                "{method} {path}"
+                            )));
+                        }
+                    }
                 } else if method == Method::GET && !tail.is_empty() && !tail.contains('/') {
                     ("GetTask", Some(tail))
                 } else {

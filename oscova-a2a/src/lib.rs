@@ -28,7 +28,8 @@
 //! | where | what |
 //! |---|---|
 //! | `http.rs` | the card is public; everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` |
-//! | `rpc.rs` | the methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`; push configs and the extended card refused with the specification's errors |
+//! | `rpc.rs` | the methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card refused with the specification's error |
+//! | `push.rs` | status updates POSTed to the task's webhooks through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts |
 //! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams |
 //! | `tasks.rs` | a context is the user's session `a2a:<contextId>`; a task is one run; runs of one context in turn; per-user bound on running tasks; every state stored before it is told |
 //! | `ask.rs` | a tool's question puts the task in `INPUT_REQUIRED`; the client's next message in the task answers it |
@@ -47,6 +48,7 @@ mod ask;
 mod card;
 mod error;
 mod http;
+mod push;
 mod rpc;
 mod server;
 #[cfg(feature = "sqlite")]

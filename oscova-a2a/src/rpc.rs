@@ -7,13 +7,14 @@
 //! one); a `SendMessage` waits for its task to end unless
 //! `configuration.returnImmediately` is true; `ListTasks` pages are at
 //! most 100 tasks (50 unless `pageSize` says), the page token being the
-//! offset; streams are `stream.rs`'s; push notification configs and the
-//! extended card are refused with the errors the card announces.
+//! offset; streams are `stream.rs`'s, webhooks `push.rs`'s; the extended
+//! card is refused with the error the specification names.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::A2aError;
+use crate::push::PushConfig;
 use crate::store::TaskQuery;
 use crate::tasks::Runner;
 use crate::wire::{Message, TaskState};
@@ -28,6 +29,7 @@ struct SendConfiguration {
     #[serde(default)]
     return_immediately: bool,
     history_length: Option<usize>,
+    task_push_notification_config: Option<PushConfig>,
 }
 
 #[derive(Deserialize)]
@@ -43,6 +45,13 @@ struct SendParams {
 struct TaskParams {
     id: String,
     history_length: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PushParams {
+    task_id: String,
+    id: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -76,7 +85,12 @@ pub(crate) async fn call(
             let p: SendParams = params(params_json)?;
             let configuration = p.configuration.unwrap_or_default();
             let task = runner
-                .send(owner, p.message, !configuration.return_immediately)
+                .send(
+                    owner,
+                    p.message,
+                    !configuration.return_immediately,
+                    configuration.task_push_notification_config,
+                )
                 .await?;
             let task = task.view(configuration.history_length, true);
             Ok(json!({"task": to_json(&task)?}))
@@ -147,10 +161,44 @@ pub(crate) async fn call(
         "SendStreamingMessage" | "SubscribeToTask" => Err(A2aError::Internal(
             "a streaming method reached the unary dispatcher".into(),
         )),
-        "CreateTaskPushNotificationConfig"
-        | "GetTaskPushNotificationConfig"
-        | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => Err(A2aError::PushNotificationNotSupported),
+        "CreateTaskPushNotificationConfig" => {
+            let config: PushConfig = params(params_json)?;
+            let task = runner.get(owner, &config.task_id).await?;
+            let config = runner.pushes.set(owner, &task.id, config)?;
+            if let Some(events) = runner.subscribe(owner, &task.id) {
+                runner.pushes.forward(owner, &task.id, events);
+            }
+            to_json(&config)
+        }
+        "GetTaskPushNotificationConfig" | "DeleteTaskPushNotificationConfig" => {
+            let p: PushParams = params(params_json)?;
+            let task = runner.get(owner, &p.task_id).await?;
+            let id = p.id.unwrap_or_default();
+            if method == "DeleteTaskPushNotificationConfig" {
+                return if runner.pushes.delete(owner, &task.id, &id) {
+                    Ok(json!({}))
+                } else {
+                    Err(A2aError::InvalidParams(format!(
+                        "no push config `{id}` on the task"
+                    )))
+                };
+            }
+            let config = runner
+                .pushes
+                .list(owner, &task.id)
+                .into_iter()
+                .find(|c| c.id == id)
+                .ok_or_else(|| {
+                    A2aError::InvalidParams(format!("no push config `{id}` on the task"))
+                })?;
+            to_json(&config)
+        }
+        "ListTaskPushNotificationConfigs" => {
+            let p: PushParams = params(params_json)?;
+            let task = runner.get(owner, &p.task_id).await?;
+            let configs = runner.pushes.list(owner, &task.id);
+            Ok(json!({"configs": to_json(&configs)?, "nextPageToken": ""}))
+        }
         "GetExtendedAgentCard" => Err(A2aError::ExtendedAgentCardNotConfigured),
         other => Err(A2aError::MethodNotFound(other.to_owned())),
     }

@@ -82,7 +82,7 @@ pub(crate) async fn open(
         }
         let p: Params =
             serde_json::from_value(params).map_err(|e| A2aError::InvalidParams(e.to_string()))?;
-        let (task, receiver) = runner.send_streamed(owner, p.message, false).await?;
+        let (task, receiver) = runner.send_streamed(owner, p.message, false, None).await?;
         return Ok(EventStream {
             first: task,
             source: Source::Live(receiver),

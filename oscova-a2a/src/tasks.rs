@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ask::TaskAsk;
 use crate::error::A2aError;
+use crate::push::{PushConfig, Pushes};
 use crate::store::TaskStore;
 use crate::wire::{Artifact, Message, Part, Role, Task, TaskState, new_id};
 
@@ -69,6 +70,8 @@ pub(crate) struct Runner {
     contexts: Mutex<HashMap<(String, String), ContextLock>>,
     /// (owner, task id) → where the answer to its question goes.
     waiting: Mutex<HashMap<(String, String), oneshot::Sender<Message>>>,
+    /// The tasks' webhooks.
+    pub(crate) pushes: Pushes,
     /// Ends every run at shutdown.
     pub(crate) cancel: CancellationToken,
 }
@@ -87,6 +90,7 @@ impl Runner {
         max_streams_per_user: usize,
         cancel: CancellationToken,
     ) -> Self {
+        let pushes = Pushes::new(&agents.plugins().http_client());
         Self {
             agents,
             store,
@@ -96,6 +100,7 @@ impl Runner {
             max_streams_per_user,
             streams: Arc::default(),
             waiting: Mutex::default(),
+            pushes,
             running: Mutex::default(),
             contexts: Mutex::default(),
             cancel,
@@ -115,8 +120,9 @@ impl Runner {
         owner: &str,
         message: Message,
         blocking: bool,
+        push: Option<PushConfig>,
     ) -> Result<Task, A2aError> {
-        Ok(self.send_streamed(owner, message, blocking).await?.0)
+        Ok(self.send_streamed(owner, message, blocking, push).await?.0)
     }
 
     /// As [`send`](Self::send), with a receiver of the run's events from
@@ -126,6 +132,7 @@ impl Runner {
         owner: &str,
         mut message: Message,
         blocking: bool,
+        push: Option<PushConfig>,
     ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
         if message.role != Role::User {
             return Err(A2aError::InvalidParams(
@@ -143,6 +150,10 @@ impl Runner {
         }
         let context = message.context_id.clone().unwrap_or_else(new_id);
         let id = new_id();
+        let pushed = push
+            .map(|p| self.pushes.set(owner, &id, p))
+            .transpose()?
+            .is_some();
         message.context_id = Some(context.clone());
         message.task_id = Some(id.clone());
         let (done_tx, done) = watch::channel(false);
@@ -171,6 +182,9 @@ impl Runner {
         if let Err(error) = self.store.put(owner, &task).await {
             self.running().remove(&(owner.to_owned(), id));
             return Err(internal(error));
+        }
+        if pushed {
+            self.pushes.forward(owner, &id, events.subscribe());
         }
         let answer = id.clone();
         let runner = self.clone();

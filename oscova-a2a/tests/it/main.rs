@@ -4,5 +4,6 @@
 //! rest (`sdk`).
 
 mod protocol;
+mod push;
 mod sdk;
 mod support;

@@ -88,7 +88,7 @@ async fn errors_carry_the_specifications_codes() {
         ("Frobnicate", json!({}), -32601),
         ("GetTask", json!({}), -32602),
         ("SendStreamingMessage", json!({}), -32602),
-        ("CreateTaskPushNotificationConfig", json!({}), -32003),
+        ("CreateTaskPushNotificationConfig", json!({}), -32602),
         ("GetExtendedAgentCard", json!({}), -32007),
     ];
     for (method, params, code) in cases {

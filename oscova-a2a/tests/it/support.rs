@@ -132,11 +132,21 @@ impl Server {
 
     /// A server over `store`.
     pub(crate) async fn start_with(store: Arc<dyn TaskStore>) -> Self {
-        let plugins = PluginHost::builder()
+        Self::start_full(store, None).await
+    }
+
+    /// A server over `store` whose host calls out through `http`.
+    pub(crate) async fn start_full(
+        store: Arc<dyn TaskStore>,
+        http: Option<oscova_core::HttpClient>,
+    ) -> Self {
+        let mut plugins = PluginHost::builder()
             .no_linked_plugins()
-            .plugin_instance(ScriptedPlugin)
-            .build()
-            .unwrap();
+            .plugin_instance(ScriptedPlugin);
+        if let Some(http) = http {
+            plugins = plugins.http_client(http);
+        }
+        let plugins = plugins.build().unwrap();
         let sessions: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
         let mut model = ModelProviderConfig::new("scripted");
         model.model = Some("m1".into());
