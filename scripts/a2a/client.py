@@ -17,6 +17,8 @@ on every call when given. OP is one of:
   events received.
 - `answer TEXT CONTEXT TASK`: SendMessage (blocking) in task TASK, the
   answer to the question the task waits on.
+- `push TASK URL ID TOKEN SECRET`: CreateTaskPushNotificationConfig, the
+  webhook URL called with `Authorization: Bearer SECRET` and the token.
 - `get ID`, `cancel ID`: GetTask, CancelTask.
 - `list [CONTEXT]`: ListTasks (in CONTEXT when given).
 
@@ -77,6 +79,15 @@ async def main():
                 request.configuration.return_immediately = args.op == "send-nowait"
                 answers = [as_json(r) async for r in client.send_message(request)]
                 return {"ok": answers if args.op == "stream" else answers[-1]}
+            if args.op == "push":
+                task, url, config_id, token, secret = args.args
+                config = pb.TaskPushNotificationConfig(
+                    task_id=task, id=config_id, url=url, token=token
+                )
+                config.authentication.scheme = "Bearer"
+                config.authentication.credentials = secret
+                created = await client.create_task_push_notification_config(config)
+                return {"ok": as_json(created)}
             if args.op == "get":
                 task = await client.get_task(pb.GetTaskRequest(id=args.args[0]))
                 return {"ok": as_json(task)}

@@ -87,17 +87,20 @@ async fn webhooks_get_each_status_with_their_authorization_retried_and_a_private
         .await;
     assert_eq!(bobs["error"]["code"], -32001, "another user's task: {bobs}");
 
-    for (url, config) in [(private.url(), "private"), (hook.url(), "hook")] {
-        let created = server
-            .rpc(
-                ALICE,
-                "CreateTaskPushNotificationConfig",
-                json!({"taskId": id, "id": config, "url": url, "token": "tok-1",
-                       "authentication": {"scheme": "Bearer", "credentials": "hook-secret"}}),
-            )
-            .await;
-        assert_eq!(created["result"]["id"], config, "{created}");
-    }
+    let created = server
+        .rpc(
+            ALICE,
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": id, "id": "private", "url": private.url(), "token": "tok-1",
+                   "authentication": {"scheme": "Bearer", "credentials": "hook-secret"}}),
+        )
+        .await;
+    assert_eq!(created["result"]["id"], "private", "{created}");
+    // The SDK's client sets the other one, over HTTP+JSON.
+    let op = ["push", id, &hook.url(), "hook", "tok-1", "hook-secret"];
+    let created = crate::support::sdk(&server.base, Some(ALICE), "HTTP+JSON", &op).await;
+    assert_eq!(created["ok"]["id"], "hook", "{created}");
+    assert_eq!(created["ok"]["taskId"], id, "{created}");
     let listed: Value = reqwest::Client::new()
         .get(format!(
             "{}/tasks/{id}/pushNotificationConfigs",
