@@ -36,8 +36,9 @@
 //! | `store.rs` | every read names the owner: another user's task is `TaskNotFound`, as a missing one; tasks left running by a dead process become `FAILED` |
 //! | `error.rs` | the specification's codes and reasons |
 //!
-//! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`], or (feature
-//! `sqlite`, default) [`SqliteTaskStore`] in the sessions' database file.
+//! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`], (feature `sqlite`,
+//! default) `SqliteTaskStore` in the sessions' database file, or (feature
+//! `postgres`) `PostgresTaskStore` for a fleet on one database.
 
 #![cfg_attr(
     not(test),
@@ -48,6 +49,8 @@ mod ask;
 mod card;
 mod error;
 mod http;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod push;
 mod rpc;
 mod server;
@@ -61,6 +64,8 @@ pub mod wire;
 pub use card::{CardConfig, Skill};
 pub use error::{A2aError, ServeA2aError};
 pub use http::{A2aBody, CARD_PATH, VERSION_HEADER};
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresTaskStore;
 pub use server::{
     A2aServer, A2aService, BoundA2aServer, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS_PER_USER,
     DEFAULT_MAX_TASKS_PER_USER, MAX_BODY_BYTES_RANGE, MAX_STREAMS_PER_USER_RANGE,

@@ -3,6 +3,8 @@
 //! protocol's edges (`protocol`), the official Python SDK's client for the
 //! rest (`sdk`).
 
+#[cfg(feature = "postgres")]
+mod fleet;
 mod protocol;
 mod push;
 mod sdk;

@@ -135,10 +135,24 @@ impl Server {
         Self::start_full(store, None).await
     }
 
+    /// One of a fleet on `store`: it leaves unfinished tasks alone.
+    #[cfg(feature = "postgres")]
+    pub(crate) async fn start_fleet(store: Arc<dyn TaskStore>) -> Self {
+        Self::start_options(store, None, false).await
+    }
+
     /// A server over `store` whose host calls out through `http`.
     pub(crate) async fn start_full(
         store: Arc<dyn TaskStore>,
         http: Option<oscova_core::HttpClient>,
+    ) -> Self {
+        Self::start_options(store, http, true).await
+    }
+
+    async fn start_options(
+        store: Arc<dyn TaskStore>,
+        http: Option<oscova_core::HttpClient>,
+        fail_unfinished: bool,
     ) -> Self {
         let mut plugins = PluginHost::builder()
             .no_linked_plugins()
@@ -161,6 +175,7 @@ impl Server {
             ])
             .card(card)
             .model("scripted", Some("m1".into()))
+            .fail_unfinished_at_start(fail_unfinished)
             .bind("127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();

@@ -10,16 +10,17 @@
 //! else `ollama` and the provider's configured model (none is a usage
 //! error, as for `oscova chat`); the provider's API key is the default
 //! user's (`<KEY>.api_key`). Sessions are the `[sessions]` store's; tasks
-//! are kept in the same SQLite file (a Postgres `[sessions]` keeps tasks
-//! in memory for now, with a warning). When the server starts, tasks a
-//! previous process left running become `FAILED`. One line
+//! are kept beside them: the same SQLite file, where a server starting
+//! fails the tasks a previous process left running, or the same Postgres
+//! database, where it leaves them (another instance of the fleet may be
+//! running them). One line
 //! `NAME serve: http://ADDR:PORT (MCP at /mcp, A2A card at
 //! /.well-known/agent-card.json)` goes to stderr once bound. SIGTERM or
 //! Ctrl-C shuts down gracefully, then cancels the A2A runs.
 
 use std::sync::Arc;
 
-use oscova_a2a::{A2aServer, A2aService, MemoryTaskStore, SqliteTaskStore, TaskStore};
+use oscova_a2a::{A2aServer, A2aService, SqliteTaskStore, TaskStore};
 use oscova_agent::session::SqliteStore;
 use oscova_agent::session::agent::AgentHost;
 
@@ -29,7 +30,6 @@ use super::provider::select;
 use crate::cli::{ProviderArgs, ServeArgs};
 use crate::config::SessionsStore;
 use crate::error::{CliError, ExitStatus};
-use crate::output::warn;
 
 pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliError> {
     let section = env.config.serve();
@@ -53,7 +53,7 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         });
     }
     let sessions = super::sessions::open_store(&env.config).await?;
-    let tasks = task_store(env).await?;
+    let (tasks, fleet) = task_store(env).await?;
     let mut agents = AgentHost::builder(env.host.clone(), sessions)
         .model_with_key(model.clone(), selected.api_key.clone());
     for extension in &env.extensions {
@@ -75,7 +75,8 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         .default_user(selected.user.id())
         .users(Arc::new(move |id: &str| config.user(Some(id))))
         .card(section.card(env.name, env.version))
-        .model(model.provider.to_string(), model.model.clone());
+        .model(model.provider.to_string(), model.model.clone())
+        .fail_unfinished_at_start(!fleet);
     if let Some(max) = section.a2a_max_tasks_per_user() {
         a2a = a2a.max_tasks_per_user(max);
     }
@@ -103,19 +104,32 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     Ok(ExitStatus::Success)
 }
 
-/// The tasks' store: the sessions' SQLite file, else memory.
-async fn task_store(env: &Env) -> Result<Arc<dyn TaskStore>, CliError> {
+/// The tasks' store, beside the sessions: their SQLite file, or their
+/// Postgres database (a fleet: `true`).
+async fn task_store(env: &Env) -> Result<(Arc<dyn TaskStore>, bool), CliError> {
     let path = match env.config.sessions() {
         SessionsStore::Sqlite(Some(path)) => path.clone(),
         SessionsStore::Sqlite(None) => SqliteStore::default_path()?,
-        #[allow(unreachable_patterns)]
-        _ => {
-            warn("A2A tasks are kept in memory: a Postgres [sessions] store has no task table yet");
-            return Ok(Arc::new(MemoryTaskStore::new()));
+        #[cfg(feature = "sessions-postgres")]
+        SessionsStore::Postgres { url, password } => {
+            let config = match password {
+                Some(password) => {
+                    use oscova_core::ExposeSecret as _;
+                    crate::config::sessions::with_password(url, password.expose_secret())
+                }
+                None => url.clone(),
+            };
+            let store = oscova_a2a::PostgresTaskStore::connect(&config)
+                .await
+                .map_err(|e| CliError::A2a(e.into()))?;
+            return Ok((Arc::new(store), true));
         }
+        // Refused when the file was loaded; kept for the match.
+        #[cfg(not(feature = "sessions-postgres"))]
+        SessionsStore::Postgres { .. } => return Err(CliError::SessionsPostgresOff),
     };
     let store = SqliteTaskStore::open(path)
         .await
         .map_err(|e| CliError::A2a(e.into()))?;
-    Ok(Arc::new(store))
+    Ok((Arc::new(store), false))
 }
