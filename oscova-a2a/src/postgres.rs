@@ -34,7 +34,8 @@ fn db(error: impl std::fmt::Display) -> StoreError {
     StoreError::Database(error.to_string())
 }
 
-/// Tasks in Postgres. See the [module rules](self).
+/// Tasks in Postgres: one row per task, written whole, read by owner, for
+/// several processes or machines on one database.
 pub struct PostgresTaskStore {
     client: Mutex<Client>,
 }

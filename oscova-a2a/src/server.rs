@@ -49,7 +49,9 @@ pub const MAX_STREAMS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 pub const RESTART_REASON: &str =
     "the server stopped while this task ran; its run was lost: send the message again";
 
-/// The A2A server's settings. See the [module rules](self).
+/// The A2A server's settings. Every numeric setting is checked against its
+/// range when the service is built; without tokens, [`A2aServer::bind`]
+/// refuses any address but a loopback one.
 pub struct A2aServer {
     agents: AgentHost,
     store: Arc<dyn TaskStore>,
@@ -146,7 +148,9 @@ impl A2aServer {
     }
 
     /// Whether building the service fails the tasks a dead process left
-    /// running (default true; see the [module rules](self)).
+    /// running (default true: right for one process on its own store; a
+    /// fleet sharing one store turns it off, since another instance may be
+    /// running them).
     pub fn fail_unfinished_at_start(mut self, on: bool) -> Self {
         self.fail_unfinished = on;
         self

@@ -27,7 +27,8 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS a2a_tasks (
 );
 CREATE INDEX IF NOT EXISTS a2a_tasks_owner ON a2a_tasks (owner, seq);";
 
-/// Tasks in a SQLite file. See the [module rules](self).
+/// Tasks in a SQLite file: one row per task, written whole, so several
+/// processes on one file read whole tasks; reads name the owner.
 #[derive(Debug, Clone)]
 pub struct SqliteTaskStore {
     path: PathBuf,

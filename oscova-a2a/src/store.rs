@@ -52,7 +52,9 @@ pub struct TaskPage {
     pub total: usize,
 }
 
-/// Keeps tasks by owner. See the [module rules](self).
+/// Keeps tasks by owner: every read names the owner, and another owner's
+/// task reads as a missing one; a task is written whole each time it
+/// changes.
 #[async_trait::async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// Writes `task` for `owner` (inserted, or replacing the stored one).
