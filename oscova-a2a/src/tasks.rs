@@ -6,7 +6,9 @@
 //! can never reach another's. A task is one run of that session's agent
 //! ([`AgentSession::prompt`](oscova_agent::session::agent::AgentSession::prompt))
 //! on the text of the message's parts; runs in one context go one after
-//! the other, in the order they were sent. A user has at most
+//! the other, in the order they were sent (a context's lock is forgotten
+//! once no run holds or waits for it). A `contextId` is 1 to 256 bytes
+//! (`InvalidParams` otherwise). A user has at most
 //! `max_tasks_per_user` tasks running on this process; one more is refused
 //! with `UnsupportedOperation` and never stored. Every change of state is
 //! written to the store before anyone is told of it: `SUBMITTED` when
@@ -38,6 +40,9 @@ use crate::wire::{Artifact, Message, Part, Role, Task, TaskState, new_id};
 /// Stream events a slow reader may fall behind by before it skips some
 /// (the last state is always the newest, so it is never the one skipped).
 const EVENT_BUFFER: usize = 256;
+
+/// The longest `contextId` taken (it names a session).
+const MAX_CONTEXT_ID: usize = 256;
 
 /// How long a cancel waits for its run to end.
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
@@ -149,6 +154,11 @@ impl Runner {
             return self.answer(owner, &task_id, message, blocking).await;
         }
         let context = message.context_id.clone().unwrap_or_else(new_id);
+        if context.is_empty() || context.len() > MAX_CONTEXT_ID {
+            return Err(A2aError::InvalidParams(format!(
+                "message.contextId: 1 to {MAX_CONTEXT_ID} bytes"
+            )));
+        }
         let id = new_id();
         let pushed = push
             .map(|p| self.pushes.set(owner, &id, p))
@@ -350,13 +360,17 @@ impl Runner {
                 .or_default()
                 .clone()
         };
+        let key = (owner.to_owned(), task.context_id.clone());
+        let _forget = ForgetContext(self, key);
         let _turn = tokio::select! {
-            turn = lock.lock_owned() => turn,
+            turn = lock.clone().lock_owned() => turn,
             () = cancel.cancelled() => {
+                drop(lock);
                 self.finish(owner, task, Outcome::Canceled, &artifact, &events).await;
                 return;
             }
         };
+        drop(lock);
         task.set_state(TaskState::Working, None);
         if let Err(error) = self.store.put(owner, &task).await {
             tracing::warn!(%error, task = %task.id, "storing a task's state failed");
@@ -457,6 +471,27 @@ impl Runner {
             tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
         }
         let _ = events.send(status_update(&task));
+    }
+}
+
+/// Forgets a context's lock once no run holds or waits for it, so the map
+/// of locks stays as large as the contexts in use.
+struct ForgetContext<'a>(&'a Runner, (String, String));
+
+impl Drop for ForgetContext<'_> {
+    fn drop(&mut self) {
+        let mut contexts = self
+            .0
+            .contexts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The map's own reference is the last one: no run holds or waits.
+        if contexts
+            .get(&self.1)
+            .is_some_and(|l| Arc::strong_count(l) == 1)
+        {
+            contexts.remove(&self.1);
+        }
     }
 }
 

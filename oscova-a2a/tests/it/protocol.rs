@@ -226,3 +226,35 @@ async fn a_subscriber_sees_a_cancel_and_the_stream_ends_and_others_are_refused()
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_past_the_cap_is_413_and_a_huge_context_id_is_refused() {
+    let server = Server::start().await;
+    let big = "x".repeat(oscova_a2a::DEFAULT_MAX_BODY_BYTES + 1);
+    let answer = reqwest::Client::new()
+        .post(format!("{}/", server.base))
+        .bearer_auth(ALICE)
+        .header("A2A-Version", "1.0")
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 413);
+
+    let context = "c".repeat(257);
+    let refused = server
+        .rpc(
+            ALICE,
+            "SendMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "contextId": context,
+                               "parts": [{"text": "hi"}]}}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let listed = server.rpc(ALICE, "ListTasks", json!({})).await;
+    assert_eq!(
+        listed["result"]["totalSize"], 0,
+        "nothing was stored: {listed}"
+    );
+    server.stop().await;
+}
