@@ -172,8 +172,9 @@ pub(crate) struct ServeArgs {
     pub(crate) listen: std::net::SocketAddr,
     #[command(flatten)]
     pub(crate) user: UserArg,
-    /// Run tools that require approval without asking (MCP and A2A
-    /// alike); without this flag they are refused.
+    /// MCP: run tools that require approval without asking, as `oscova
+    /// mcp --allow-approval-required`. A2A tasks follow the host's approval
+    /// policy whatever this says.
     #[arg(long)]
     pub(crate) allow_approval_required: bool,
     /// How MCP names tools: `wire` or `short`, as `oscova mcp`.
