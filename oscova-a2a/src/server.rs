@@ -23,7 +23,7 @@ use oscova_agent::session::agent::AgentHost;
 use oscova_core::UserInfo;
 use oscova_serve::{
     Listener, MAX_COUNT, RequestBody, Responses, Shutdown, Tokens, UserDirectory, UserToken,
-    check_count,
+    check_count, check_duration,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -45,6 +45,12 @@ pub const MAX_TASKS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 pub const DEFAULT_MAX_STREAMS_PER_USER: usize = 32;
 /// The range of [`A2aServer::max_streams_per_user`].
 pub const MAX_STREAMS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The default time a stream may go without an event: as MCP's idle
+/// timeout.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The range of [`A2aServer::stream_idle_timeout`]: a millisecond to a week.
+pub const STREAM_IDLE_TIMEOUT_RANGE: RangeInclusive<Duration> =
+    Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
 /// The reason a task left running by a dead process fails with.
 pub const RESTART_REASON: &str =
     "the server stopped while this task ran; its run was lost: send the message again";
@@ -63,6 +69,7 @@ pub struct A2aServer {
     max_body_bytes: usize,
     max_tasks_per_user: usize,
     max_streams_per_user: usize,
+    stream_idle: Duration,
     fail_unfinished: bool,
     shutdown_grace: Duration,
 }
@@ -91,6 +98,7 @@ impl A2aServer {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_tasks_per_user: DEFAULT_MAX_TASKS_PER_USER,
             max_streams_per_user: DEFAULT_MAX_STREAMS_PER_USER,
+            stream_idle: DEFAULT_STREAM_IDLE_TIMEOUT,
             fail_unfinished: true,
             shutdown_grace: Duration::from_secs(10),
         }
@@ -147,6 +155,13 @@ impl A2aServer {
         self
     }
 
+    /// How long a stream may go without an event before it is closed
+    /// (keep-alive comments do not count), in [`STREAM_IDLE_TIMEOUT_RANGE`].
+    pub fn stream_idle_timeout(mut self, idle: Duration) -> Self {
+        self.stream_idle = idle;
+        self
+    }
+
     /// Whether building the service fails the tasks a dead process left
     /// running (default true: right for one process on its own store; a
     /// fleet sharing one store turns it off, since another instance may be
@@ -177,6 +192,11 @@ impl A2aServer {
             self.max_streams_per_user,
             &MAX_STREAMS_PER_USER_RANGE,
         )?;
+        let stream_idle = check_duration(
+            "stream_idle_timeout",
+            self.stream_idle,
+            &STREAM_IDLE_TIMEOUT_RANGE,
+        )?;
         if self.fail_unfinished {
             let failed = self.store.fail_unfinished(RESTART_REASON).await?;
             if failed > 0 {
@@ -194,6 +214,7 @@ impl A2aServer {
             self.model,
             max_tasks,
             max_streams,
+            stream_idle,
             cancel.clone(),
         ));
         Ok(A2aService {

@@ -13,7 +13,8 @@
 //! behind by more than 256 events skips the oldest; the terminal event is
 //! the newest, never skipped. With nothing to send for 15 seconds, a
 //! comment line is sent, so a client that went away is noticed and its
-//! stream ends; a user has at most `max_streams_per_user` streams open
+//! stream ends; a stream with no event for `stream_idle_timeout` (300
+//! seconds by default, as MCP's idle timeout) is closed; a user has at most `max_streams_per_user` streams open
 //! (one more is `UnsupportedOperation`).
 
 use std::convert::Infallible;
@@ -165,9 +166,14 @@ pub(crate) fn response(
         if first.status.state.is_terminal() {
             return;
         }
+        let mut last_event = tokio::time::Instant::now();
         match source {
             Source::Live(mut receiver) => loop {
-                let event = match tokio::time::timeout(KEEP_ALIVE, receiver.recv()).await {
+                if last_event.elapsed() >= runner.stream_idle {
+                    return;
+                }
+                let wait = KEEP_ALIVE.min(runner.stream_idle.saturating_sub(last_event.elapsed()));
+                let event = match tokio::time::timeout(wait, receiver.recv()).await {
                     Ok(Ok(event)) => event,
                     Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
                     Ok(Err(broadcast::error::RecvError::Closed)) => return,
@@ -185,8 +191,12 @@ pub(crate) fn response(
                 if tx.send(frame(&framing, &event)).await.is_err() || is_terminal(&event) {
                     return;
                 }
+                last_event = tokio::time::Instant::now();
             },
             Source::Poll(mut last) => loop {
+                if last_event.elapsed() >= runner.stream_idle {
+                    return;
+                }
                 tokio::select! {
                     () = tokio::time::sleep(POLL) => {}
                     () = tx.closed() => return,
@@ -199,6 +209,7 @@ pub(crate) fn response(
                     if tx.send(frame(&framing, &event)).await.is_err() || is_terminal(&event) {
                         return;
                     }
+                    last_event = tokio::time::Instant::now();
                     *last = task;
                 }
             },

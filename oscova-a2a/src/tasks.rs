@@ -67,6 +67,8 @@ pub(crate) struct Runner {
     pub(crate) model: Option<(String, Option<String>)>,
     pub(crate) max_per_user: usize,
     pub(crate) max_streams_per_user: usize,
+    /// How long a stream may go without an event before it is closed.
+    pub(crate) stream_idle: Duration,
     /// Streams open per user.
     streams: Arc<Mutex<HashMap<String, usize>>>,
     /// (owner, task id) → its run.
@@ -93,6 +95,7 @@ impl Runner {
         model: Option<(String, Option<String>)>,
         max_per_user: usize,
         max_streams_per_user: usize,
+        stream_idle: Duration,
         cancel: CancellationToken,
     ) -> Self {
         let pushes = Pushes::new(&agents.plugins().http_client());
@@ -103,6 +106,7 @@ impl Runner {
             model,
             max_per_user,
             max_streams_per_user,
+            stream_idle,
             streams: Arc::default(),
             waiting: Mutex::default(),
             pushes,

@@ -258,3 +258,42 @@ async fn a_body_past_the_cap_is_413_and_a_huge_context_id_is_refused() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_without_events_past_its_idle_time_is_closed() {
+    let server = Server::start_idle(std::time::Duration::from_millis(300)).await;
+    let sent = server
+        .rpc(
+            ALICE,
+            "SendMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "slow idle"}]},
+                   "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+    let id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let body = reqwest::Client::new()
+        .post(format!("{}/", server.base))
+        .bearer_auth(ALICE)
+        .header("A2A-Version", "1.0")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": id}}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    // The body ended: the task first, and no terminal state (it still runs).
+    assert!(body.starts_with("data: "), "{body}");
+    assert!(
+        !body.contains("TASK_STATE_COMPLETED") && !body.contains("TASK_STATE_CANCELED"),
+        "{body}"
+    );
+    let still = server.rpc(ALICE, "GetTask", json!({"id": id})).await;
+    assert_eq!(
+        still["result"]["status"]["state"], "TASK_STATE_WORKING",
+        "{still}"
+    );
+    server.stop().await;
+}

@@ -138,7 +138,7 @@ impl Server {
     /// One of a fleet on `store`: it leaves unfinished tasks alone.
     #[cfg(feature = "postgres")]
     pub(crate) async fn start_fleet(store: Arc<dyn TaskStore>) -> Self {
-        Self::start_options(store, None, false).await
+        Self::start_options(store, None, false, None).await
     }
 
     /// A server over `store` whose host calls out through `http`.
@@ -146,13 +146,19 @@ impl Server {
         store: Arc<dyn TaskStore>,
         http: Option<oscova_core::HttpClient>,
     ) -> Self {
-        Self::start_options(store, http, true).await
+        Self::start_options(store, http, true, None).await
+    }
+
+    /// A server whose streams close after `idle` without an event.
+    pub(crate) async fn start_idle(idle: Duration) -> Self {
+        Self::start_options(Arc::new(MemoryTaskStore::new()), None, true, Some(idle)).await
     }
 
     async fn start_options(
         store: Arc<dyn TaskStore>,
         http: Option<oscova_core::HttpClient>,
         fail_unfinished: bool,
+        idle: Option<Duration>,
     ) -> Self {
         let mut plugins = PluginHost::builder()
             .no_linked_plugins()
@@ -176,6 +182,7 @@ impl Server {
             .card(card)
             .model("scripted", Some("m1".into()))
             .fail_unfinished_at_start(fail_unfinished)
+            .stream_idle_timeout(idle.unwrap_or(oscova_a2a::DEFAULT_STREAM_IDLE_TIMEOUT))
             .bind("127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
