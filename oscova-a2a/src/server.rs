@@ -31,7 +31,7 @@ use crate::card::{CardConfig, card_json};
 use crate::error::ServeA2aError;
 use crate::http::{A2aBody, State};
 use crate::store::TaskStore;
-use crate::tasks::Runner;
+use crate::tasks::{Limits, Runner};
 
 /// The default cap on a request body: 4 MiB, as the MCP server's.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -212,9 +212,11 @@ impl A2aServer {
             self.store,
             self.users,
             self.model,
-            max_tasks,
-            max_streams,
-            stream_idle,
+            Limits {
+                tasks_per_user: max_tasks,
+                streams_per_user: max_streams,
+                stream_idle,
+            },
             cancel.clone(),
         ));
         Ok(A2aService {

@@ -87,15 +87,20 @@ fn internal(error: impl std::fmt::Display) -> A2aError {
     A2aError::Internal(error.to_string())
 }
 
+/// The per-user bounds a runner keeps.
+pub(crate) struct Limits {
+    pub(crate) tasks_per_user: usize,
+    pub(crate) streams_per_user: usize,
+    pub(crate) stream_idle: Duration,
+}
+
 impl Runner {
     pub(crate) fn new(
         agents: AgentHost,
         store: Arc<dyn TaskStore>,
         users: UserDirectory,
         model: Option<(String, Option<String>)>,
-        max_per_user: usize,
-        max_streams_per_user: usize,
-        stream_idle: Duration,
+        limits: Limits,
         cancel: CancellationToken,
     ) -> Self {
         let pushes = Pushes::new(&agents.plugins().http_client());
@@ -104,9 +109,9 @@ impl Runner {
             store,
             users,
             model,
-            max_per_user,
-            max_streams_per_user,
-            stream_idle,
+            max_per_user: limits.tasks_per_user,
+            max_streams_per_user: limits.streams_per_user,
+            stream_idle: limits.stream_idle,
             streams: Arc::default(),
             waiting: Mutex::default(),
             pushes,
