@@ -77,8 +77,9 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         .card(section.card(env.name, env.version))
         .model(model.provider.to_string(), model.model.clone())
         .fail_unfinished_at_start(!fleet);
-    if let Some(max) = section.a2a_max_tasks_per_user() {
-        a2a = a2a.max_tasks_per_user(max);
+    a2a = section.apply(a2a);
+    if let Some(max) = env.config.mcp().max_body_bytes() {
+        a2a = a2a.max_body_bytes(max);
     }
     let a2a = a2a
         .service(&format!("http://{addr}"))

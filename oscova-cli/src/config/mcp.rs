@@ -136,6 +136,11 @@ impl McpSection {
         Ok(())
     }
 
+    /// `max_body_bytes`, which `oscova serve`'s A2A applies too.
+    pub(crate) fn max_body_bytes(&self) -> Option<usize> {
+        self.max_body_bytes
+    }
+
     /// The users' tokens of `[[mcp.tokens]]` (`oscova serve`'s A2A has
     /// the same users).
     pub(crate) fn tokens(&self) -> &[UserToken] {

@@ -6,9 +6,11 @@
 //! `--provider` and `--model` win), what the agent card says (`name`,
 //! `description`, `url` the base URL clients reach the server at,
 //! `[[serve.a2a.skills]]` with `id`, `name`, `description`, `tags`,
-//! `examples`) and `max_tasks_per_user` (tasks running at once per user,
-//! in `oscova_a2a::MAX_TASKS_PER_USER_RANGE`; a value outside it is an
-//! error when the file is loaded, naming the key). A skill without an id
+//! `examples`) and the limits `max_tasks_per_user` (tasks running at once
+//! per user), `max_streams_per_user` and `stream_idle_timeout_secs`, each
+//! in its `oscova_a2a::*_RANGE` (a value outside it is an error when the
+//! file is loaded, naming the key). The body cap is `[mcp]
+//! max_body_bytes`, for both protocols. A skill without an id
 //! or a name is an error when the file is loaded.
 //!
 //! ```toml
@@ -19,6 +21,8 @@
 //! description = "Plans trips with the user's calendar and the web"
 //! url = "https://agents.example.com"
 //! max_tasks_per_user = 8
+//! max_streams_per_user = 16
+//! stream_idle_timeout_secs = 600
 //!
 //! [[serve.a2a.skills]]
 //! id = "plan"
@@ -28,7 +32,10 @@
 //! examples = ["A weekend in Lisbon in May"]
 //! ```
 
-use oscova_a2a::{CardConfig, MAX_TASKS_PER_USER_RANGE, Skill};
+use oscova_a2a::{
+    A2aServer, CardConfig, MAX_STREAMS_PER_USER_RANGE, MAX_TASKS_PER_USER_RANGE,
+    STREAM_IDLE_TIMEOUT_RANGE, Skill,
+};
 use serde::Deserialize;
 
 /// `[serve]` as written.
@@ -49,6 +56,8 @@ pub(crate) struct A2aServeSection {
     description: Option<String>,
     url: Option<String>,
     max_tasks_per_user: Option<usize>,
+    max_streams_per_user: Option<usize>,
+    stream_idle_timeout_secs: Option<u64>,
     #[serde(default)]
     skills: Vec<SkillEntry>,
 }
@@ -80,6 +89,23 @@ impl ServeSection {
                 MAX_TASKS_PER_USER_RANGE.end()
             ));
         }
+        if let Some(max) = a2a.max_streams_per_user
+            && !MAX_STREAMS_PER_USER_RANGE.contains(&max)
+        {
+            return Err(format!(
+                "serve.a2a.max_streams_per_user = {max} is outside {} to {}",
+                MAX_STREAMS_PER_USER_RANGE.start(),
+                MAX_STREAMS_PER_USER_RANGE.end()
+            ));
+        }
+        if let Some(secs) = a2a.stream_idle_timeout_secs
+            && !STREAM_IDLE_TIMEOUT_RANGE.contains(&std::time::Duration::from_secs(secs))
+        {
+            return Err(format!(
+                "serve.a2a.stream_idle_timeout_secs = {secs} is outside 1 to {}",
+                STREAM_IDLE_TIMEOUT_RANGE.end().as_secs()
+            ));
+        }
         for skill in &a2a.skills {
             if skill.id.trim().is_empty() || skill.name.trim().is_empty() {
                 return Err("a [[serve.a2a.skills]] entry needs an id and a name".to_owned());
@@ -98,9 +124,18 @@ impl ServeSection {
         self.a2a.model.as_deref()
     }
 
-    /// `[serve.a2a] max_tasks_per_user`.
-    pub(crate) fn a2a_max_tasks_per_user(&self) -> Option<usize> {
-        self.a2a.max_tasks_per_user
+    /// The section's limits on `server`.
+    pub(crate) fn apply(&self, mut server: A2aServer) -> A2aServer {
+        if let Some(max) = self.a2a.max_tasks_per_user {
+            server = server.max_tasks_per_user(max);
+        }
+        if let Some(max) = self.a2a.max_streams_per_user {
+            server = server.max_streams_per_user(max);
+        }
+        if let Some(secs) = self.a2a.stream_idle_timeout_secs {
+            server = server.stream_idle_timeout(std::time::Duration::from_secs(secs));
+        }
+        server
     }
 
     /// The agent card's settings, `name` and `version` the launcher's
@@ -141,6 +176,14 @@ mod tests {
                 .unwrap_err()
                 .contains("serve.a2a.max_tasks_per_user")
         );
+        for (key, value) in [
+            ("max_streams_per_user", "0"),
+            ("stream_idle_timeout_secs", "0"),
+        ] {
+            let section: ServeSection =
+                toml::from_str(&format!("[a2a]\n{key} = {value}\n")).unwrap();
+            assert!(section.check().unwrap_err().contains(key), "{key}");
+        }
         let section: ServeSection =
             toml::from_str("[[a2a.skills]]\nid = \"\"\nname = \"x\"\n").unwrap();
         assert!(section.check().is_err());
