@@ -138,7 +138,7 @@ pub enum ServeA2aError {
     /// No tokens are configured and the address is not a loopback one.
     #[error(
         "refusing to serve A2A on {addr} without tokens: anyone who can reach a non-loopback \
-         address would act as user `{user}`; add tokens or listen on 127.0.0.1"
+         address would act as user `{user}`; add tokens or OAuth, or listen on 127.0.0.1"
     )]
     NoTokens {
         /// The address asked for.
@@ -149,6 +149,9 @@ pub enum ServeA2aError {
     /// Binding or accepting failed.
     #[error(transparent)]
     Serve(#[from] oscova_serve::ServeError),
+    /// The OAuth settings are not usable (a URL, a scope, a range).
+    #[error(transparent)]
+    OAuth(#[from] oscova_serve::OAuthError),
     /// A setting is outside its range.
     #[error("invalid A2A server setting: {0}")]
     Setting(#[from] oscova_serve::LimitError),

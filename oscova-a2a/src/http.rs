@@ -4,9 +4,12 @@
 //!
 //! 1. `GET /.well-known/agent-card.json` is the card, to anyone.
 //! 2. Any other path of the server needs `Authorization: Bearer <token>`
-//!    when tokens are configured (401 with `WWW-Authenticate: Bearer` and
-//!    `Connection: close` otherwise); without tokens every request is the
-//!    default user's (and the server listens on loopback only).
+//!    when tokens or OAuth are configured: a static token, or an OAuth
+//!    access token `oscova_serve::Authenticator` accepts (401 with its
+//!    `WWW-Authenticate` challenge and `Connection: close` otherwise, 403
+//!    `insufficient_scope`, 503 when the issuer's keys cannot be fetched);
+//!    without either every request is the default user's (and the server
+//!    listens on loopback only).
 //! 3. `A2A-Version` must be 1.0 (or 1.0.x); a missing header means 0.3,
 //!    as the specification says. Another version is
 //!    `VersionNotSupportedError` (-32009 over JSON-RPC, 400 over
@@ -26,7 +29,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
-use oscova_serve::{RequestBody, Tokens};
+use oscova_serve::{AuthRefusal, Authenticator, RequestBody};
 use serde_json::{Map, Value, json};
 
 use crate::error::A2aError;
@@ -44,7 +47,7 @@ pub type A2aBody = BoxBody<Bytes, Infallible>;
 /// What every request reads.
 pub(crate) struct State {
     pub(crate) runner: Arc<Runner>,
-    pub(crate) tokens: Tokens,
+    pub(crate) auth: Authenticator,
     pub(crate) default_user: String,
     pub(crate) card: Bytes,
     pub(crate) max_body_bytes: usize,
@@ -190,35 +193,41 @@ impl State {
                 Bytes::from_static(b"Not Found"),
             );
         }
-        let user = if self.tokens.is_empty() {
-            self.default_user.clone()
-        } else {
-            match self.tokens.authenticate(request.headers()) {
-                Some(user) => user.to_owned(),
-                None => {
-                    let mut response = respond(
-                        StatusCode::UNAUTHORIZED,
-                        "text/plain",
-                        Bytes::from_static(b"Unauthorized: send Authorization: Bearer <token>"),
-                    );
-                    let headers = response.headers_mut();
-                    headers.insert(
-                        header::WWW_AUTHENTICATE,
-                        header::HeaderValue::from_static("Bearer realm=\"a2a\""),
-                    );
-                    headers.insert(
-                        header::CONNECTION,
-                        header::HeaderValue::from_static("close"),
-                    );
-                    return response;
-                }
-            }
+        let user = match self.auth.authenticate(request.headers()).await {
+            Ok(None) => self.default_user.clone(),
+            Ok(Some(user)) => user,
+            Err(refusal) => return self.refusal(refusal),
         };
         if path == "/" {
             self.jsonrpc(&user, request).await
         } else {
             self.rest(&user, &path, request).await
         }
+    }
+
+    /// A refused request: its status, the authenticator's challenge, the
+    /// connection closed. Without OAuth a missing and an unknown token read
+    /// alike.
+    fn refusal(&self, refusal: AuthRefusal) -> Response<A2aBody> {
+        let text: &'static [u8] = match refusal {
+            _ if self.auth.oauth().is_none() => b"Unauthorized: send Authorization: Bearer <token>",
+            AuthRefusal::Missing => b"Unauthorized: send Authorization: Bearer <token>",
+            AuthRefusal::InsufficientScope => b"Forbidden: the token lacks a required scope",
+            AuthRefusal::Unavailable => {
+                b"Service Unavailable: the authorization server's keys cannot be fetched"
+            }
+            _ => b"Unauthorized: the token is not accepted",
+        };
+        let mut response = respond(refusal.status(), "text/plain", Bytes::from_static(text));
+        let headers = response.headers_mut();
+        if let Ok(value) = header::HeaderValue::from_str(&self.auth.challenge(refusal)) {
+            headers.insert(header::WWW_AUTHENTICATE, value);
+        }
+        headers.insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+        response
     }
 
     async fn jsonrpc(&self, user: &str, request: Request<RequestBody>) -> Response<A2aBody> {

@@ -4,7 +4,10 @@
 //!
 //! Rules: every numeric setting has a range ([`MAX_BODY_BYTES_RANGE`],
 //! [`MAX_TASKS_PER_USER_RANGE`]) checked when the service is built. Without
-//! tokens, [`A2aServer::bind`] refuses any address but a loopback one.
+//! tokens or OAuth, [`A2aServer::bind`] refuses any address but a loopback
+//! one. Requests are authenticated by `oscova_serve::Authenticator`, the
+//! MCP server's: static tokens in constant time, then OAuth access tokens
+//! ([`A2aServer::oauth`]) with every check of `oscova_serve::OAuth`.
 //! When the service is built and [`A2aServer::fail_unfinished_at_start`]
 //! is on (the default, right for one process on its own store), tasks a
 //! dead process left `SUBMITTED` or `WORKING` become `FAILED` with the
@@ -22,8 +25,8 @@ use http::{Request, Response};
 use oscova_agent::session::agent::AgentHost;
 use oscova_core::UserInfo;
 use oscova_serve::{
-    Listener, MAX_COUNT, RequestBody, Responses, Shutdown, Tokens, UserDirectory, UserToken,
-    check_count, check_duration,
+    Authenticator, Listener, MAX_COUNT, OAuth, OAuthConfig, RequestBody, Responses, Shutdown,
+    Tokens, UserDirectory, UserToken, check_count, check_duration,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -62,6 +65,7 @@ pub struct A2aServer {
     agents: AgentHost,
     store: Arc<dyn TaskStore>,
     tokens: Vec<UserToken>,
+    oauth: Option<(OAuthConfig, Option<String>)>,
     default_user: String,
     users: UserDirectory,
     card: CardConfig,
@@ -91,6 +95,7 @@ impl A2aServer {
             agents,
             store,
             tokens: Vec::new(),
+            oauth: None,
             default_user: "default".into(),
             users: Arc::new(|id: &str| UserInfo::new(id)),
             card: CardConfig::default(),
@@ -107,6 +112,18 @@ impl A2aServer {
     /// The users' bearer tokens (`oscova mcp --listen`'s).
     pub fn tokens(mut self, tokens: impl IntoIterator<Item = UserToken>) -> Self {
         self.tokens.extend(tokens);
+        self
+    }
+
+    /// Accepts OAuth access tokens beside the static tokens, checked as
+    /// the MCP server checks them (issuer, audience, expiry, scopes, an
+    /// algorithm allow-list; the issuer's keys fetched through the agent
+    /// host's HTTP client). The token's audience must be the config's
+    /// resource, else `default_resource`, else this server's base URL:
+    /// `oscova serve` passes its `/mcp` URL, so one access token serves
+    /// both front ends of its port.
+    pub fn oauth(mut self, config: OAuthConfig, default_resource: Option<String>) -> Self {
+        self.oauth = Some((config, default_resource));
         self
     }
 
@@ -205,7 +222,16 @@ impl A2aServer {
         }
         let base = self.card.url.clone().unwrap_or_else(|| base_url.to_owned());
         let base = base.trim_end_matches('/');
-        let card = card_json(&self.card, base, !self.tokens.is_empty());
+        let oauth = match self.oauth {
+            Some((config, resource)) => Some(OAuth::new(
+                config,
+                resource.as_deref().unwrap_or(base),
+                self.agents.plugins().http_client(),
+            )?),
+            None => None,
+        };
+        let card = card_json(&self.card, base, !self.tokens.is_empty() || oauth.is_some());
+        let auth = Authenticator::new(Tokens::new(self.tokens), oauth);
         let cancel = CancellationToken::new();
         let runner = Arc::new(Runner::new(
             self.agents,
@@ -222,7 +248,7 @@ impl A2aServer {
         Ok(A2aService {
             state: Arc::new(State {
                 runner,
-                tokens: Tokens::new(self.tokens),
+                auth,
                 default_user: self.default_user,
                 card: Bytes::from(card.to_string()),
                 max_body_bytes,
@@ -234,7 +260,7 @@ impl A2aServer {
 
     /// Binds `addr` and builds the service for it.
     pub async fn bind(self, addr: SocketAddr) -> Result<BoundA2aServer, ServeA2aError> {
-        if self.tokens.is_empty() && !addr.ip().is_loopback() {
+        if self.tokens.is_empty() && self.oauth.is_none() && !addr.ip().is_loopback() {
             return Err(ServeA2aError::NoTokens {
                 addr,
                 user: self.default_user,

@@ -5,6 +5,7 @@
 
 #[cfg(feature = "postgres")]
 mod fleet;
+mod oauth;
 mod protocol;
 mod push;
 mod sdk;

@@ -14,7 +14,7 @@ use oscova_core::provider::model::{
     ModelProviderConfig, ToolCallRequest,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
-use oscova_serve::UserToken;
+use oscova_serve::{OAuthConfig, UserToken};
 use serde_json::Value;
 
 pub(crate) const ALICE: &str = "alice-token";
@@ -138,7 +138,7 @@ impl Server {
     /// One of a fleet on `store`: it leaves unfinished tasks alone.
     #[cfg(feature = "postgres")]
     pub(crate) async fn start_fleet(store: Arc<dyn TaskStore>) -> Self {
-        Self::start_options(store, None, false, None).await
+        Self::start_options(store, None, false, None, None).await
     }
 
     /// A server over `store` whose host calls out through `http`.
@@ -146,12 +146,32 @@ impl Server {
         store: Arc<dyn TaskStore>,
         http: Option<oscova_core::HttpClient>,
     ) -> Self {
-        Self::start_options(store, http, true, None).await
+        Self::start_options(store, http, true, None, None).await
     }
 
     /// A server whose streams close after `idle` without an event.
     pub(crate) async fn start_idle(idle: Duration) -> Self {
-        Self::start_options(Arc::new(MemoryTaskStore::new()), None, true, Some(idle)).await
+        Self::start_options(
+            Arc::new(MemoryTaskStore::new()),
+            None,
+            true,
+            Some(idle),
+            None,
+        )
+        .await
+    }
+
+    /// A server that also accepts OAuth access tokens checked by `oauth`,
+    /// for the resource `resource`.
+    pub(crate) async fn start_oauth(oauth: OAuthConfig, resource: String) -> Self {
+        Self::start_options(
+            Arc::new(MemoryTaskStore::new()),
+            None,
+            true,
+            None,
+            Some((oauth, resource)),
+        )
+        .await
     }
 
     async fn start_options(
@@ -159,6 +179,7 @@ impl Server {
         http: Option<oscova_core::HttpClient>,
         fail_unfinished: bool,
         idle: Option<Duration>,
+        oauth: Option<(OAuthConfig, String)>,
     ) -> Self {
         let mut plugins = PluginHost::builder()
             .no_linked_plugins()
@@ -174,7 +195,11 @@ impl Server {
         let mut card = CardConfig::default();
         card.name = "test agent".into();
         card.skills = vec![Skill::new("chat", "Chat", "Answers what you say")];
-        let server = A2aServer::new(agents, store)
+        let mut server = A2aServer::new(agents, store);
+        if let Some((config, resource)) = oauth {
+            server = server.oauth(config, Some(resource));
+        }
+        let server = server
             .tokens([
                 UserToken::from_token("alice", ALICE),
                 UserToken::from_token("bob", BOB),

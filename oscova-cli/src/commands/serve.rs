@@ -84,6 +84,11 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         .card(section.card(env.name, env.version))
         .model(model.provider.to_string(), model.model.clone())
         .fail_unfinished_at_start(!fleet);
+    if let Some(oauth) = env.config.auth().oauth() {
+        // One resource for the port: an access token for `/mcp` (or the
+        // configured `resource`) serves A2A too.
+        a2a = a2a.oauth(oauth.clone(), Some(format!("http://{addr}/mcp")));
+    }
     a2a = section.apply(a2a);
     if let Some(max) = env.config.mcp().max_body_bytes() {
         a2a = a2a.max_body_bytes(max);
