@@ -15,6 +15,10 @@ scripts/ensure-postgres.sh
 # tests check our JSONL against pi's own parseSessionEntries/buildSessionContext.
 OSCOVA_PI_DIR="$(scripts/ensure-pi.sh | tail -n 1)"
 export OSCOVA_PI_DIR
+# oidc-provider (pinned) on that Node: the authorization server the OAuth
+# resource-server tests get real access tokens from.
+OSCOVA_OIDC_DIR="$(scripts/ensure-oidc-provider.sh | tail -n 1)"
+export OSCOVA_OIDC_DIR
 # The official MCP Python SDK, a real third-party client and server for the MCP tests.
 OSCOVA_MCP_PYTHON="$(scripts/ensure-python-mcp.sh)"
 export OSCOVA_MCP_PYTHON

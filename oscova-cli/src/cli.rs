@@ -145,8 +145,9 @@ pub(crate) struct McpArgs {
     #[arg(long)]
     pub(crate) allow_approval_required: bool,
     /// Serve MCP's streamable HTTP transport at `http://ADDR:PORT/mcp`
-    /// instead of stdio, to the users of the config's `[[mcp.tokens]]`
-    /// (without tokens: loopback only, as `--user`).
+    /// instead of stdio, to the users of the config's `[[auth.tokens]]`
+    /// and `[[mcp.tokens]]`, and to OAuth access tokens when `[auth.oauth]`
+    /// is set (without either: loopback only, as `--user`).
     #[arg(long, value_name = "ADDR:PORT")]
     pub(crate) listen: Option<std::net::SocketAddr>,
     /// How tools are named: `wire` (`plugin__owner__tool`) or `short` (the

@@ -13,10 +13,13 @@
 //! internal destinations `Internet` tools may reach, checked when the file
 //! is loaded. `[sessions]` (where sessions are kept) follows the rules in
 //! [`sessions`]: a Postgres password is never in the file, only in
-//! `PGPASSWORD`. `[prompts.NAME]` (what `oscova mcp` serves as prompts)
-//! follows the rules in [`prompts`].
+//! `PGPASSWORD`. `[auth]` (who may use the servers) follows the rules in
+//! `auth.rs`: the OAuth introspection client's secret is never in the
+//! file, only in `OSCOVA_OAUTH_CLIENT_SECRET`. `[prompts.NAME]` (what
+//! `oscova mcp` serves as prompts) follows the rules in [`prompts`].
 
 mod a2a;
+mod auth;
 mod mcp;
 mod parse;
 mod prompts;
@@ -26,6 +29,7 @@ pub(crate) mod sessions;
 mod source;
 mod speech;
 
+pub use auth::OAUTH_SECRET_ENV;
 pub use sessions::SESSIONS_PASSWORD_ENV;
 pub use speech::{default_recognizer, default_synthesis};
 
@@ -34,6 +38,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub(crate) use auth::AuthSection;
 pub(crate) use mcp::McpSection;
 use oscova_core::provider::model::ModelProviderConfig;
 use oscova_core::{
@@ -84,6 +89,9 @@ struct FileConfig {
     /// servers used as toolsets.
     #[serde(default)]
     mcp: McpSection,
+    /// `[auth]`: static tokens and OAuth, for every server.
+    #[serde(default)]
+    auth: AuthSection,
     /// `[sessions]`: where sessions are kept.
     #[serde(default)]
     sessions: SessionsSection,
@@ -150,6 +158,7 @@ pub struct Config {
     providers: Arc<BTreeMap<String, ProviderTable>>,
     speech: Arc<SpeechSection>,
     mcp: Arc<McpSection>,
+    auth: Arc<AuthSection>,
     sessions: SessionsStore,
     compaction: SessionsCompaction,
     prompts: oscova_mcp::prompt::PromptTemplates,
@@ -303,6 +312,7 @@ impl Config {
         let mut env_time_zone = None;
         let mut env_files_root = None;
         let mut pg_password = None;
+        let mut oauth_secret = None;
         let mut env_secrets = BTreeMap::new();
         let mut env_names = Vec::new();
         for (name, value) in env {
@@ -319,8 +329,16 @@ impl Config {
                 env_files_root = Some(value);
             } else if name == SESSIONS_PASSWORD_ENV && !value.is_empty() {
                 pg_password = Some(SecretString::from(value));
+            } else if name == OAUTH_SECRET_ENV && !value.is_empty() {
+                oauth_secret = Some(SecretString::from(value));
             }
         }
+        file.auth
+            .check(oauth_secret)
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         let sessions = file
             .sessions
             .resolve(source.as_deref(), pg_password)
@@ -359,6 +377,7 @@ impl Config {
             #[cfg(feature = "a2a-agents")]
             a2a: Arc::new(file.a2a),
             mcp: Arc::new(file.mcp),
+            auth: Arc::new(file.auth),
             sessions,
             compaction,
             prompts,
@@ -496,6 +515,11 @@ impl Config {
     /// The `[prompts.NAME]` sections, checked (empty when there are none).
     pub fn prompts(&self) -> &oscova_mcp::prompt::PromptTemplates {
         &self.prompts
+    }
+
+    /// The `[auth]` section: who may use the servers.
+    pub(crate) fn auth(&self) -> &AuthSection {
+        &self.auth
     }
 
     /// Where sessions are kept (`[sessions]`).

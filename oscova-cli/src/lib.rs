@@ -34,7 +34,7 @@
 //! oscova tools show NAME [--profile P]   description, approval, network scope, schema
 //! oscova tools call NAME [--args JSON | --args-file PATH|-] [--user U] [--yes]
 //! oscova mcp [--user U] [--allow-approval-required] [--names wire|short]   MCP server over stdio
-//! oscova mcp --listen ADDR:PORT [...]    MCP over streamable HTTP at /mcp, users by [[mcp.tokens]]
+//! oscova mcp --listen ADDR:PORT [...]    MCP over streamable HTTP at /mcp, users by token or OAuth
 //! oscova chat [--provider KEY] [--model M] [--user U] [--endpoint URL] [--offline]
 //!             [--max-rounds N] [--message TEXT] [--yes] [--session NAME [--fork ENTRY_ID]]
 //! oscova sessions list [--user U]        the user's sessions, the most recently changed first
@@ -319,9 +319,12 @@
 //!
 //! `oscova mcp --listen ADDR:PORT` serves streamable HTTP at `/mcp` with
 //! `oscova_mcp::http::McpHttpServer` (`oscova-mcp`'s feature `http`) to the
-//! users of the config's `[[mcp.tokens]]` (`user`, `sha256` of the bearer
-//! token), each from their own scope; without tokens only a loopback
-//! address is served (as `--user`), any other refused with exit code 2.
+//! users of the config's `[[auth.tokens]]` and `[[mcp.tokens]]` (`user`,
+//! `sha256` of the bearer token) and, with `[auth.oauth]`, to OAuth access
+//! tokens from that issuer (RFC 9728 metadata at
+//! `/.well-known/oauth-protected-resource/mcp`), each user from their own
+//! scope; without either only a loopback address is served (as `--user`),
+//! any other refused with exit code 2.
 //! `[mcp]` sets `allowed_origins` and the limits (`max_body_bytes`,
 //! `max_in_flight`, `max_in_flight_total`, `max_in_flight_per_user`,
 //! `max_parked_per_user`, `max_sessions_per_user`, `max_sessions`,
@@ -354,8 +357,8 @@ mod term;
 pub use catalog::{Catalog, UnsupportedTool, export_catalog, export_tool};
 pub use config::{
     CONFIG_ENV, CREDENTIAL_ENV_PREFIX, Config, ConfigCredentials, DEFAULT_USER, FILES_ROOT_ENV,
-    SESSIONS_PASSWORD_ENV, TIME_ZONE_ENV, USER_ENV, credential_env_var, default_recognizer,
-    default_synthesis,
+    OAUTH_SECRET_ENV, SESSIONS_PASSWORD_ENV, TIME_ZONE_ENV, USER_ENV, credential_env_var,
+    default_recognizer, default_synthesis,
 };
 pub use error::{CliError, ExitStatus};
 pub use launcher::{Launcher, run, run_with};

@@ -1,23 +1,32 @@
-//! Users by bearer token.
+//! Users by bearer token: static tokens, and OAuth access tokens.
 //!
-//! Rules: the server keeps SHA-256 hashes of tokens, never tokens. A
+//! Rules: the server keeps SHA-256 hashes of static tokens, never tokens. A
 //! request's `Authorization: Bearer <token>` is hashed and compared with
 //! every configured hash in constant time (no early exit, no comparison
 //! that stops at the first differing byte), so neither the position of a
-//! match nor how much of a hash matched shows in the time taken. A missing,
-//! malformed or unknown token is HTTP 401 with `WWW-Authenticate: Bearer`
-//! and never says which of the three it was. This is the one place a real
-//! authorization server (OAuth 2.1 resource-server checks of access
-//! tokens) would plug in: it only has to turn a request's headers into a
-//! user id. Without any token every request is the front end's default
-//! user, which is safe on a loopback address alone
-//! ([`Tokens::may_serve`]).
+//! match nor how much of a hash matched shows in the time taken. Static
+//! tokens are tried first; a token that is none of them goes to the OAuth
+//! resource server ([`OAuth`], `oauth/`), when one is configured, whose
+//! rules (signature, issuer, audience, time, scope) are in its module.
+//! Without OAuth, a missing, malformed or unknown token is HTTP 401 with
+//! `WWW-Authenticate: Bearer` and never says which of the three it was.
+//! With OAuth, the challenge carries `resource_metadata` (RFC 9728) and the
+//! required `scope`; a request without a token gets no error code (RFC
+//! 6750 §3.1), any refused token `error="invalid_token"` (the reason is
+//! logged, never sent), and a valid token without a required scope 403
+//! `error="insufficient_scope"`. When the issuer's keys cannot be had, the
+//! answer is 503, not 401: the token may well be good. Without any token
+//! or OAuth every request is the front end's default user, which is safe
+//! on a loopback address alone ([`Authenticator::may_serve`]).
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
-use http::HeaderMap;
+use http::{HeaderMap, StatusCode};
 use sha2::{Digest, Sha256};
+
+use crate::oauth::OAuth;
 
 /// One user's token, known by its SHA-256 hash.
 #[derive(Clone, PartialEq, Eq)]
@@ -122,7 +131,7 @@ fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 /// into a user id.
 ///
 /// ```
-/// use http::HeaderMap;
+/// use http::{HeaderMap, StatusCode};
 /// use oscova_serve::{Tokens, UserToken};
 ///
 /// let tokens = Tokens::new([UserToken::from_token("alice", "a-secret")]);
@@ -164,16 +173,150 @@ impl Tokens {
     /// malformed and unknown alike).
     pub fn authenticate(&self, headers: &HeaderMap) -> Option<&str> {
         let presented = bearer(headers)?;
-        let hash: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        self.user_of(&Sha256::digest(presented.as_bytes()).into())
+    }
+
+    /// The user whose token has SHA-256 `hash`, compared with every entry.
+    fn user_of(&self, hash: &[u8; 32]) -> Option<&str> {
         let mut found = None;
         for token in &self.tokens {
             // Every entry is compared; the last match wins, which cannot
             // matter (two users with one token is the operator's mistake).
-            if ct_eq(&token.sha256, &hash) {
+            if ct_eq(&token.sha256, hash) {
                 found = Some(token.user.as_str());
             }
         }
         found
+    }
+}
+
+/// Why a request is not served: each says its status and the parameters
+/// of its `WWW-Authenticate` challenge ([`Authenticator::challenge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthRefusal {
+    /// No bearer token (401, no error code).
+    #[error("no bearer token")]
+    Missing,
+    /// A token that is no static token and no acceptable access token
+    /// (401 `invalid_token`).
+    #[error("the token is not accepted")]
+    InvalidToken,
+    /// A valid access token without a required scope (403
+    /// `insufficient_scope`).
+    #[error("the token lacks a required scope")]
+    InsufficientScope,
+    /// The issuer's keys could not be fetched (503).
+    #[error("the authorization server's keys are unavailable")]
+    Unavailable,
+}
+
+impl AuthRefusal {
+    /// The HTTP status of the answer.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Self::Missing | Self::InvalidToken => StatusCode::UNAUTHORIZED,
+            Self::InsufficientScope => StatusCode::FORBIDDEN,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+/// Static tokens and, optionally, an OAuth resource server: what turns a
+/// request into a user.
+///
+/// ```
+/// use http::HeaderMap;
+/// use oscova_serve::{Authenticator, AuthRefusal, Tokens, UserToken};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let auth = Authenticator::new(Tokens::new([UserToken::from_token("alice", "a-secret")]), None);
+/// let mut headers = HeaderMap::new();
+/// headers.insert(http::header::AUTHORIZATION, "Bearer a-secret".parse()?);
+/// assert_eq!(auth.authenticate(&headers).await, Ok(Some("alice".to_owned())));
+/// assert_eq!(auth.authenticate(&HeaderMap::new()).await, Err(AuthRefusal::Missing));
+/// assert_eq!(auth.challenge(AuthRefusal::Missing), "Bearer realm=\"oscova\"");
+/// // Nothing configured: every request is the front end's default user.
+/// assert_eq!(Authenticator::default().authenticate(&headers).await, Ok(None));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Authenticator {
+    tokens: Tokens,
+    oauth: Option<Arc<OAuth>>,
+}
+
+impl Authenticator {
+    /// Static `tokens`, and `oauth` access tokens when given.
+    pub fn new(tokens: Tokens, oauth: Option<OAuth>) -> Self {
+        Self {
+            tokens,
+            oauth: oauth.map(Arc::new),
+        }
+    }
+
+    /// The OAuth resource server, if any.
+    pub fn oauth(&self) -> Option<&OAuth> {
+        self.oauth.as_deref()
+    }
+
+    /// Whether nothing is configured: every request is then the front
+    /// end's default user's.
+    pub fn is_open(&self) -> bool {
+        self.tokens.is_empty() && self.oauth.is_none()
+    }
+
+    /// Whether a server may listen on `addr`: when open, only on a
+    /// loopback address.
+    pub fn may_serve(&self, addr: SocketAddr) -> bool {
+        !self.is_open() || addr.ip().is_loopback()
+    }
+
+    /// The user a request stands for: `Ok(None)` when nothing is
+    /// configured (the front end's default user), else the static token's
+    /// user or the access token's, or the refusal.
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Option<String>, AuthRefusal> {
+        if self.is_open() {
+            return Ok(None);
+        }
+        let Some(presented) = bearer(headers) else {
+            return Err(AuthRefusal::Missing);
+        };
+        // Hashed once: the static tokens and OAuth's table of accepted
+        // tokens are both keyed by it.
+        let hash: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        if let Some(user) = self.tokens.user_of(&hash) {
+            return Ok(Some(user.to_owned()));
+        }
+        match &self.oauth {
+            None => Err(AuthRefusal::InvalidToken),
+            Some(oauth) => oauth.verify_hashed(presented, hash).await.map(Some),
+        }
+    }
+
+    /// The `WWW-Authenticate` value for `refusal`.
+    pub fn challenge(&self, refusal: AuthRefusal) -> String {
+        let Some(oauth) = &self.oauth else {
+            return "Bearer realm=\"oscova\"".to_owned();
+        };
+        let mut value = format!(
+            "Bearer resource_metadata=\"{}\"",
+            oauth.metadata_url().replace(['"', '\\'], "")
+        );
+        if !oauth.required_scopes().is_empty() {
+            value.push_str(&format!(
+                ", scope=\"{}\"",
+                oauth.required_scopes().join(" ")
+            ));
+        }
+        match refusal {
+            AuthRefusal::InvalidToken => value.push_str(", error=\"invalid_token\""),
+            AuthRefusal::InsufficientScope => value.push_str(", error=\"insufficient_scope\""),
+            AuthRefusal::Missing | AuthRefusal::Unavailable => {}
+        }
+        value
     }
 }
 

@@ -6,7 +6,9 @@
 //!
 //! | piece | what it keeps |
 //! |---|---|
-//! | [`Tokens`], [`UserToken`] | a bearer token becomes a user id; only hashes kept, compared in constant time |
+//! | [`Authenticator`], [`AuthRefusal`] | a request becomes a user, or a refusal with its status and `WWW-Authenticate` challenge |
+//! | [`Tokens`], [`UserToken`] | static bearer tokens: only hashes kept, compared in constant time |
+//! | [`OAuth`], [`OAuthConfig`] | an OAuth 2.1 resource server: JWT access tokens from one issuer (RS256, ES256, EdDSA), its RFC 9728 metadata |
 //! | [`ScopeCache`] | each user's scope (and what the front end derives from it), built on first use, bounded |
 //! | [`OriginPolicy`] | loopback origins plus the operator's; `Host` checked on loopback |
 //! | [`CallBound`], [`Responses`], [`CountedBody`] | calls in flight for the whole server; responses still being sent |
@@ -14,7 +16,7 @@
 //! | [`Listener`], [`Shutdown`], [`RequestBody`] | binding, HTTP/1.1 connections (bounded in number, and per peer address), request bodies (bounded in time), graceful shutdown |
 //!
 //! Nothing here names a protocol type: a front end turns a request into a
-//! user with [`Tokens::authenticate`], takes the user's entry from its
+//! user with [`Authenticator::authenticate`], takes the user's entry from its
 //! [`ScopeCache`], and answers with whatever body its protocol server
 //! gives.
 //!
@@ -81,10 +83,11 @@
 mod auth;
 mod limits;
 mod listen;
+mod oauth;
 mod origin;
 mod scopes;
 
-pub use auth::{BadTokenHash, Tokens, UserToken, token_sha256_hex};
+pub use auth::{AuthRefusal, Authenticator, BadTokenHash, Tokens, UserToken, token_sha256_hex};
 pub use limits::{
     CALL_BOUND_RANGE, CallBound, CountedBody, LimitError, MAX_COUNT, Responses, Sending,
     check_count, check_duration,
@@ -93,6 +96,10 @@ pub use listen::{
     BODY_TIMEOUT_RANGE, BodyError, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_PEER, Listener, MAX_CONNECTIONS_PER_PEER_RANGE,
     MAX_CONNECTIONS_RANGE, RequestBody, ServeError, Shutdown,
+};
+pub use oauth::{
+    DEFAULT_LEEWAY, DEFAULT_REFETCH_INTERVAL, LEEWAY_RANGE, OAuth, OAuthConfig, OAuthError,
+    REFETCH_INTERVAL_RANGE,
 };
 pub use origin::OriginPolicy;
 pub use scopes::{ScopeCache, UserDirectory};

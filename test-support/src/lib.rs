@@ -87,6 +87,7 @@
 pub mod http;
 pub mod librivox;
 pub mod netns;
+pub mod oidc;
 pub mod ollama;
 pub mod pi;
 pub mod postgres;

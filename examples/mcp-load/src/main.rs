@@ -1,4 +1,4 @@
-//! Run with: `cargo run --release -p example-mcp-load -- [--sessions N] [--calls M] [--rounds R]`
+//! Run with: `cargo run --release -p example-mcp-load -- [--sessions N] [--calls M] [--rounds R] [--auth]`
 //!
 //! The MCP-over-HTTP load benchmark. Starts `oscova mcp --listen
 //! 127.0.0.1:0` (the release `oscova` binary beside this one, or
@@ -14,6 +14,13 @@
 //! its peak (VmHWM), and the ratio oscova/rmcp of the medians. Client and
 //! server share the machine's cores, so the CPU each server spends per
 //! call is what decides its throughput here.
+//!
+//! With `--auth`, the two servers are both `oscova mcp --listen`, with the
+//! same config: one driven with a static token, the other with an OAuth
+//! access token from a real authorization server (see `auth.rs`), and the
+//! ratio is oauth/static (budget: at least 0.9).
+
+mod auth;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -23,6 +30,7 @@ use std::time::{Duration, Instant};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -36,6 +44,8 @@ struct Options {
     rounds: usize,
     oscova: PathBuf,
     anchor: PathBuf,
+    /// Static token against OAuth instead of oscova against rmcp.
+    auth: bool,
 }
 
 /// One server's figures for one round.
@@ -59,9 +69,14 @@ fn options() -> Result<Options, String> {
         rounds: 3,
         oscova: dir.join("oscova"),
         anchor: dir.join("rmcp-anchor"),
+        auth: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--auth" {
+            options.auth = true;
+            continue;
+        }
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
         let number = || value.parse::<usize>().map_err(|e| format!("{flag}: {e}"));
         match flag.as_str() {
@@ -139,10 +154,20 @@ struct Driven {
     latencies: Vec<Duration>,
 }
 
-async fn drive(url: &str, pid: u32, sessions: usize, calls: usize) -> Result<Driven, String> {
+async fn drive(
+    url: &str,
+    token: Option<&str>,
+    pid: u32,
+    sessions: usize,
+    calls: usize,
+) -> Result<Driven, String> {
     let mut clients = Vec::with_capacity(sessions);
     for _ in 0..sessions {
-        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        if let Some(token) = token {
+            config = config.auth_header(token);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
         clients.push(().serve(transport).await.map_err(|e| e.to_string())?);
     }
     let barrier = Arc::new(Barrier::new(sessions + 1));
@@ -188,14 +213,19 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted.get(rank).copied().unwrap_or_default()
 }
 
-async fn round(program: &Path, args: &[&str], options: &Options) -> Result<Figures, String> {
+async fn round(
+    program: &Path,
+    args: &[&str],
+    token: Option<&str>,
+    options: &Options,
+) -> Result<Figures, String> {
     let (child, url) = start(program, args).await?;
     let pid = child.id().unwrap_or_default();
     let Driven {
         elapsed,
         server_cpu,
         mut latencies,
-    } = drive(&url, pid, options.sessions, options.calls).await?;
+    } = drive(&url, token, pid, options.sessions, options.calls).await?;
     let (rss_kib, hwm_kib) = memory_kib(pid);
     drop(child);
     latencies.sort();
@@ -230,6 +260,48 @@ fn summary(name: &str, rounds: &[Figures]) -> (f64, f64) {
     (throughput, pick(|f| f.cpu_us_per_call))
 }
 
+/// Static tokens against OAuth access tokens, both on `oscova mcp
+/// --listen` with the same config, in one run.
+async fn compare_auth(options: &Options) -> Result<(), String> {
+    let issuer = auth::start_issuer().await?;
+    let token = auth::access_token(&issuer).await?;
+    let config = auth::write_config(&issuer)?;
+    let config = config
+        .to_str()
+        .ok_or("a temporary path that is not UTF-8")?;
+    let args = ["--config", config, "mcp", "--listen", "127.0.0.1:0"];
+    let (fixed, oauth) = (Some(auth::STATIC_TOKEN), Some(token.as_str()));
+    let warm = Options {
+        calls: 5,
+        rounds: 1,
+        ..options.clone_paths()
+    };
+    round(&options.oscova, &args, fixed, &warm).await?;
+    round(&options.oscova, &args, oauth, &warm).await?;
+    let (mut statics, mut oauths) = (Vec::new(), Vec::new());
+    for n in 0..options.rounds {
+        if n % 2 == 0 {
+            statics.push(round(&options.oscova, &args, fixed, options).await?);
+            oauths.push(round(&options.oscova, &args, oauth, options).await?);
+        } else {
+            oauths.push(round(&options.oscova, &args, oauth, options).await?);
+            statics.push(round(&options.oscova, &args, fixed, options).await?);
+        }
+    }
+    let (fixed_rate, fixed_cpu) = summary("static", &statics);
+    let (oauth_rate, oauth_cpu) = summary("oauth", &oauths);
+    println!(
+        "server CPU per call oauth/static: {:.3}",
+        oauth_cpu / fixed_cpu.max(f64::MIN_POSITIVE)
+    );
+    println!(
+        "ratio oauth/static: {:.3} (budget: at least 0.9)",
+        oauth_rate / fixed_rate
+    );
+    let _ = std::fs::remove_file(config);
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), String> {
     let options = options()?;
@@ -239,22 +311,25 @@ async fn main() -> Result<(), String> {
         "MCP over streamable HTTP: {} sessions x {} calls of {TOOL}, {} rounds (medians)",
         options.sessions, options.calls, options.rounds
     );
+    if options.auth {
+        return compare_auth(&options).await;
+    }
     // A short warm-up of each, so neither pays for cold caches.
     let warm = Options {
         calls: 5,
         rounds: 1,
         ..options.clone_paths()
     };
-    round(&options.oscova, &oscova_args, &warm).await?;
-    round(&options.anchor, &anchor_args, &warm).await?;
+    round(&options.oscova, &oscova_args, None, &warm).await?;
+    round(&options.anchor, &anchor_args, None, &warm).await?;
     let (mut oscova, mut anchor) = (Vec::new(), Vec::new());
     for n in 0..options.rounds {
         if n % 2 == 0 {
-            oscova.push(round(&options.oscova, &oscova_args, &options).await?);
-            anchor.push(round(&options.anchor, &anchor_args, &options).await?);
+            oscova.push(round(&options.oscova, &oscova_args, None, &options).await?);
+            anchor.push(round(&options.anchor, &anchor_args, None, &options).await?);
         } else {
-            anchor.push(round(&options.anchor, &anchor_args, &options).await?);
-            oscova.push(round(&options.oscova, &oscova_args, &options).await?);
+            anchor.push(round(&options.anchor, &anchor_args, None, &options).await?);
+            oscova.push(round(&options.oscova, &oscova_args, None, &options).await?);
         }
     }
     let (ours, our_cpu) = summary("oscova", &oscova);
@@ -278,6 +353,7 @@ impl Options {
             rounds: self.rounds,
             oscova: self.oscova.clone(),
             anchor: self.anchor.clone(),
+            auth: self.auth,
         }
     }
 }

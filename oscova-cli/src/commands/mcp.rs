@@ -86,7 +86,7 @@ async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitSt
     let server = env
         .config
         .mcp()
-        .apply(server)
+        .apply(env.config.auth(), server)
         .bind(addr)
         .await
         .map_err(CliError::McpHttp)?;

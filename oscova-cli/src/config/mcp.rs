@@ -4,6 +4,8 @@
 //! `sha256`: the lowercase hex SHA-256 of the user's bearer token) are
 //! checked when the file is loaded, so a mistyped hash never starts a
 //! server that lets nobody in; the file holds hashes only, never tokens.
+//! They are used beside `[[auth.tokens]]` (`auth.rs`, where OAuth is
+//! configured too), the table shared with the A2A server.
 //! `allowed_origins` are browser origins accepted beside loopback ones.
 //! The limits default to the server library's (`oscova_mcp::http`'s
 //! `DEFAULT_*` constants); each has the range the library exports beside
@@ -41,7 +43,7 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub(crate) struct McpSection {
     #[serde(default)]
-    tokens: Vec<TokenEntry>,
+    tokens: Vec<super::auth::TokenEntry>,
     #[serde(default)]
     allowed_origins: Vec<String>,
     max_body_bytes: Option<usize>,
@@ -72,14 +74,6 @@ type ServerEntry = oscova_plugin_mcp::ServerConfig;
 /// One `[mcp.servers.NAME]` entry: anything, refused by [`McpSection::check`].
 #[cfg(not(feature = "mcp-servers"))]
 type ServerEntry = toml::Value;
-
-/// One `[[mcp.tokens]]` entry as written.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TokenEntry {
-    user: String,
-    sha256: String,
-}
 
 impl McpSection {
     /// The servers, as the `oscova.mcp` plugin takes them.
@@ -123,23 +117,20 @@ impl McpSection {
                 server.timeout_secs,
             )?;
         }
-        self.parsed = self
-            .tokens
-            .iter()
-            .map(|t| {
-                if t.user.is_empty() {
-                    return Err("an [[mcp.tokens]] entry has an empty user".to_owned());
-                }
-                UserToken::from_sha256_hex(&t.user, &t.sha256).map_err(|e| e.to_string())
-            })
-            .collect::<Result<_, _>>()?;
+        self.parsed = super::auth::parse_tokens(&self.tokens, "mcp.tokens")?;
         Ok(())
     }
 
-    /// The section's settings on `server`.
-    pub(crate) fn apply(&self, mut server: McpHttpServer) -> McpHttpServer {
-        server = server
-            .tokens(self.parsed.iter().cloned())
+    /// The section's settings on `server`, with `[auth]`'s: its tokens
+    /// beside these, and OAuth.
+    pub(crate) fn apply(
+        &self,
+        auth: &super::auth::AuthSection,
+        mut server: McpHttpServer,
+    ) -> McpHttpServer {
+        server = auth
+            .apply(server)
+            .tokens(self.parsed.iter().chain(auth.tokens()).cloned())
             .allowed_origins(self.allowed_origins.iter().cloned());
         if let Some(max) = self.max_body_bytes {
             server = server.max_body_bytes(max);

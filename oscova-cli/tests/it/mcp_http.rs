@@ -20,7 +20,12 @@ const TOKEN_SHA256: &str = "9c220f200955d76c0a38d308225e0ef10c5f971acaf2f8d1d8f7
 
 /// Starts the server and returns it with the URL it printed.
 fn serve(args: &[&str]) -> (Child, String) {
-    let mut child = support::oscova(args)
+    serve_command(support::oscova(args))
+}
+
+/// Starts the server `command` runs and returns it with the URL it printed.
+fn serve_command(mut command: std::process::Command) -> (Child, String) {
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -161,6 +166,164 @@ fn users_are_served_by_token_and_sigterm_stops_the_server() {
         "short names: {answer}"
     );
     let (code, answer) = python(&url, "not-the-token", "example_echo", r#"{"text": "hi"}"#);
+    assert_eq!(code, Some(3), "refused: {answer}");
+    assert_eq!(terminate(&mut child), Some(0));
+}
+
+/// `[auth]`: `[[auth.tokens]]` beside `[[mcp.tokens]]`, and `[auth.oauth]`
+/// accepting access tokens from a real authorization server on loopback
+/// (npm `oidc-provider`, `scripts/ensure-oidc-provider.sh`), its user
+/// mapped through `[auth.oauth.users]`.
+#[test]
+fn auth_tokens_and_oauth_access_tokens_are_served_beside_mcp_tokens() {
+    let provider = oscova_test_support::oidc::OidcProvider::start();
+    let dir = support::temp_dir("mcp-auth");
+    let config = dir.join("config.toml");
+    // `printf %s bob-token | sha256sum`
+    let bob_sha256 = "97dd3707015dcf069cf73022ed7173b1165db6eff24b441cb57fd069a8c4e525";
+    std::fs::write(
+        &config,
+        format!(
+            "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
+             [[auth.tokens]]\nuser = \"bob\"\nsha256 = \"{bob_sha256}\"\n\n\
+             [auth.oauth]\nissuer = \"{}\"\nscopes = [\"mcp\"]\n\n\
+             [auth.oauth.users]\nmcp-client = \"robot\"\n",
+            provider.issuer()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let (mut child, url) = serve(&[
+        "--config",
+        config,
+        "mcp",
+        "--listen",
+        "127.0.0.1:0",
+        "--names",
+        "short",
+    ]);
+    let echo = "example_echo";
+    for token in [
+        TOKEN.to_owned(),
+        "bob-token".to_owned(),
+        provider.token(&url, "mcp"),
+    ] {
+        let (code, answer) = python(&url, &token, echo, r#"{"text": "hi"}"#);
+        assert_eq!(code, Some(0), "{answer}");
+        assert_eq!(answer["text"], "hi", "{answer}");
+    }
+    // A token for another resource, and one without the scope: refused.
+    for token in [
+        provider.token("http://127.0.0.1:1/mcp", "mcp"),
+        provider.token(&url, "other"),
+    ] {
+        let (code, answer) = python(&url, &token, echo, r#"{"text": "hi"}"#);
+        assert_eq!(code, Some(3), "refused: {answer}");
+    }
+    assert_eq!(terminate(&mut child), Some(0));
+}
+
+/// The client's bearer token (static or OAuth) is the client's proof to
+/// this server only: an upstream MCP server the gateway connects to
+/// (`[mcp.servers]` with `url`, `per_user`) never receives it, in any
+/// header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_token_never_reaches_an_upstream_server() {
+    use oscova_test_support::http::{Reply, TestServer};
+
+    let upstream = TestServer::start(|_| Reply::json(500, serde_json::json!({}))).await;
+    let provider = oscova_test_support::oidc::OidcProvider::start();
+    let dir = support::temp_dir("mcp-auth-upstream");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[auth.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
+             [auth.oauth]\nissuer = \"{}\"\n\n\
+             [mcp.servers.up]\nurl = \"{}/mcp\"\nper_user = true\nnetwork = \"local\"\n\
+             timeout_secs = 5\n",
+            provider.issuer(),
+            upstream.url()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap().to_owned();
+    let (mut child, url) = tokio::task::spawn_blocking(move || {
+        serve(&[
+            "--config",
+            &config,
+            "mcp",
+            "--listen",
+            "127.0.0.1:0",
+            "--names",
+            "short",
+        ])
+    })
+    .await
+    .unwrap();
+    let oauth = provider.token(&url, "mcp");
+    for token in [TOKEN.to_owned(), oauth.clone()] {
+        let url = url.clone();
+        let (code, answer) = tokio::task::spawn_blocking(move || {
+            python(&url, &token, "example_echo", r#"{"text": "hi"}"#)
+        })
+        .await
+        .unwrap();
+        assert_eq!(code, Some(0), "{answer}");
+    }
+    let requests = upstream.requests();
+    // The upstream answers no MCP, so the gateway stops after its
+    // `initialize`; whatever reached it carries neither token.
+    assert!(!requests.is_empty(), "the upstream was reached");
+    for request in &requests {
+        for (name, value) in &request.headers {
+            for token in [TOKEN, oauth.as_str()] {
+                assert!(!value.contains(token), "{name}: {value}");
+            }
+        }
+    }
+    assert_eq!(terminate(&mut child), Some(0));
+}
+
+/// `[auth.oauth] introspection_client_id`: opaque tokens checked at the
+/// issuer's introspection endpoint, the client's secret taken from
+/// `OSCOVA_OAUTH_CLIENT_SECRET` (and refused at start without it).
+#[test]
+fn opaque_tokens_are_introspected_with_the_secret_from_the_environment() {
+    let provider = oscova_test_support::oidc::OidcProvider::start();
+    let dir = support::temp_dir("mcp-auth-introspection");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[auth.oauth]\nissuer = \"{}\"\naudience = \"urn:opaque:mcp\"\n\
+             user_claim = \"client_id\"\nintrospection_client_id = \"mcp-resource\"\n",
+            provider.issuer()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let args = [
+        "--config",
+        config,
+        "mcp",
+        "--listen",
+        "127.0.0.1:0",
+        "--names",
+        "short",
+    ];
+    let (code, _, stderr) = support::run(&mut support::oscova(&args));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("OSCOVA_OAUTH_CLIENT_SECRET"), "{stderr}");
+
+    let mut command = support::oscova(&args);
+    command.env("OSCOVA_OAUTH_CLIENT_SECRET", "resource-secret");
+    let (mut child, url) = serve_command(command);
+    let opaque = provider.token("urn:opaque:mcp", "mcp");
+    let (code, answer) = python(&url, &opaque, "example_echo", r#"{"text": "hi"}"#);
+    assert_eq!(code, Some(0), "{answer}");
+    assert_eq!(answer["text"], "hi", "{answer}");
+    let (code, answer) = python(&url, "opaque-but-unknown", "example_echo", "{}");
     assert_eq!(code, Some(3), "refused: {answer}");
     assert_eq!(terminate(&mut child), Some(0));
 }

@@ -31,13 +31,23 @@
 //!    trickles a request holds a connection that long at most. Every
 //!    refusal of rules 1 to 3 (404, 401, 400) closes its connection, so
 //!    a client without a token keeps no connection alive past its answer.
-//! 1. Only `/mcp` is served; any other path is 404.
-//! 2. With any token configured, the request needs `Authorization: Bearer
-//!    <token>`; a missing or unknown token is 401 with `WWW-Authenticate:
-//!    Bearer` (see [`oscova_serve::Tokens`] for how tokens are compared). Without
-//!    tokens every request is the default user's, and [`McpHttpServer::bind`]
+//! 1. Only `/mcp` is served; any other path is 404, but for the RFC 9728
+//!    metadata (`/.well-known/oauth-protected-resource/mcp` and
+//!    `/.well-known/oauth-protected-resource`) when OAuth is configured.
+//! 2. With any token or OAuth configured ([`McpHttpServer::tokens`],
+//!    [`McpHttpServer::oauth`]), the request needs `Authorization: Bearer
+//!    <token>`: a static token (see [`oscova_serve::Tokens`] for how they
+//!    are compared), else an OAuth access token (see
+//!    [`oscova_serve::OAuth`] for its checks). A missing or refused token
+//!    is 401 with `WWW-Authenticate: Bearer` (with OAuth, carrying
+//!    `resource_metadata`, `scope` and, for a refused token,
+//!    `error="invalid_token"`), a valid access token without a required
+//!    scope 403 `insufficient_scope`, and issuer keys that cannot be
+//!    fetched 503 ([`oscova_serve::Authenticator`]). Without either,
+//!    every request is the default user's, and [`McpHttpServer::bind`]
 //!    refuses any address but a loopback one ([`McpHttpError::NoTokens`]).
-//!    The token check is where a real authorization server would plug in.
+//!    The request's `Authorization` header goes no further than this
+//!    check: no tool, handler or upstream server sees it.
 //! 3. A session (`Mcp-Session-Id`) belongs to the user whose request
 //!    opened it, bound where `rmcp` creates it, whatever that request's
 //!    headers said; the same id with another user's token is 404, as an
@@ -57,7 +67,8 @@
 //!    [`oscova_serve::OriginPolicy`] decides, caps the body
 //!    ([`McpHttpServer::max_body_bytes`], 413 past it) and serves the
 //!    protocol: sessions for 2025-06-18 and 2025-11-25, each request on its
-//!    own for 2026-07-28.
+//!    own for 2026-07-28. A session's `DELETE` is answered 204 (`rmcp`
+//!    says 202, which clients read as a failed termination).
 //! 5. Each session's handler is the stdio server's ([`McpHandler`]) over
 //!    the user's scope, taken from a bounded cache ([`McpHttpServer::scope_cache`],
 //!    an [`oscova_serve::ScopeCache`] of the scope with its tools as MCP
@@ -100,7 +111,7 @@ mod sessions;
 pub use oscova_serve::{
     BODY_TIMEOUT_RANGE, BadTokenHash, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_PEER, LimitError, MAX_CONNECTIONS_PER_PEER_RANGE,
-    MAX_CONNECTIONS_RANGE, UserDirectory, UserToken, token_sha256_hex,
+    MAX_CONNECTIONS_RANGE, OAuthConfig, OAuthError, UserDirectory, UserToken, token_sha256_hex,
 };
 pub use serve::BoundMcpServer;
 
@@ -161,11 +172,11 @@ pub const SHUTDOWN_GRACE_RANGE: RangeInclusive<Duration> =
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpHttpError {
-    /// No tokens are configured and the address is not a loopback one:
+    /// No tokens and no OAuth are configured and the address is not a loopback one:
     /// anyone who can reach it would act as the default user.
     #[error(
         "refusing to serve MCP on {addr} without tokens: anyone who can reach a non-loopback \
-         address would act as user `{user}`; add [[mcp.tokens]] entries or listen on 127.0.0.1"
+         address would act as user `{user}`; add [[mcp.tokens]] or [[auth.tokens]] entries or an [auth.oauth] table, or listen on 127.0.0.1"
     )]
     NoTokens {
         /// The address asked for.
@@ -189,6 +200,9 @@ pub enum McpHttpError {
     /// module: [`MAX_SESSIONS_RANGE`] and the like).
     #[error("invalid MCP server setting: {0}")]
     Setting(#[from] LimitError),
+    /// The OAuth settings cannot be used.
+    #[error("invalid OAuth setting: {0}")]
+    OAuth(#[from] OAuthError),
 }
 
 impl From<ServeError> for McpHttpError {
@@ -211,6 +225,7 @@ pub struct McpHttpServer {
     users: UserDirectory,
     default_user: String,
     tokens: Tokens,
+    oauth: Option<OAuthConfig>,
     allowed_origins: Vec<String>,
     max_body_bytes: usize,
     max_in_flight: usize,
@@ -238,6 +253,7 @@ impl std::fmt::Debug for McpHttpServer {
         f.debug_struct("McpHttpServer")
             .field("default_user", &self.default_user)
             .field("tokens", &self.tokens)
+            .field("oauth", &self.oauth)
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_in_flight", &self.max_in_flight)
@@ -264,6 +280,7 @@ impl McpHttpServer {
             users: Arc::new(|id: &str| UserInfo::new(id)),
             default_user: "local".to_owned(),
             tokens: Tokens::default(),
+            oauth: None,
             allowed_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
@@ -301,6 +318,19 @@ impl McpHttpServer {
     /// The users' tokens. With any, every request needs one.
     pub fn tokens(mut self, tokens: impl IntoIterator<Item = UserToken>) -> Self {
         self.tokens = Tokens::new(tokens);
+        self
+    }
+
+    /// Accepts OAuth access tokens as [`OAuthConfig`] says, beside the
+    /// static [`tokens`](Self::tokens): JWTs from its issuer, for this
+    /// resource (by default `http://<bound address>/mcp`; set
+    /// [`OAuthConfig::resource`] behind a proxy or a name). The RFC 9728
+    /// metadata is served at `/.well-known/oauth-protected-resource/mcp`
+    /// and `/.well-known/oauth-protected-resource`. The issuer's keys are
+    /// fetched with the host's HTTP client
+    /// ([`PluginHost::http_client`]).
+    pub fn oauth(mut self, config: OAuthConfig) -> Self {
+        self.oauth = Some(config);
         self
     }
 
@@ -513,10 +543,11 @@ impl McpHttpServer {
     /// Checks the settings and binds `addr` (port 0 picks a free one).
     /// Fails, before binding, on a setting outside its range
     /// ([`check`](Self::check), [`McpHttpError::Setting`]) and without
-    /// tokens on a non-loopback address.
+    /// tokens or OAuth on a non-loopback address; after binding, on OAuth
+    /// settings that cannot be used ([`McpHttpError::OAuth`]).
     pub async fn bind(self, addr: SocketAddr) -> Result<BoundMcpServer, McpHttpError> {
         self.check()?;
-        if !self.tokens.may_serve(addr) {
+        if self.oauth.is_none() && !self.tokens.may_serve(addr) {
             return Err(McpHttpError::NoTokens {
                 addr,
                 user: self.default_user.clone(),

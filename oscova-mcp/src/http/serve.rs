@@ -1,7 +1,8 @@
 //! The checks in front of `rmcp`, and the server's state; binding,
 //! connections and shutdown are `oscova_serve::Listener`'s.
 //!
-//! Rules: every request goes through [`State::handle`] (path, token, a
+//! Rules: every request goes through [`State::handle`] (path, the RFC 9728
+//! metadata, the user by `oscova_serve::Authenticator`, a
 //! well-formed `Mcp-Session-Id`, the session's owner) and then to `rmcp`'s
 //! `StreamableHttpService`, which does the protocol, the Origin and Host
 //! checks (as `oscova_serve::OriginPolicy` decides) and the body cap. A
@@ -16,7 +17,7 @@
 //! task, so no handler or session can get another request's user, and
 //! every session is bound to its user where it is created. Every answer
 //! made here before `rmcp` (404 for another path or another user's
-//! session, 401, 400) carries `Connection: close`: only requests that
+//! session, 401, 403 and 503 from the authenticator, 400) carries `Connection: close`: only requests that
 //! reach `rmcp` keep their connection alive, so clients without a token
 //! cannot hold the server's connection slots with cheap refused
 //! requests on kept-alive connections. A session the
@@ -37,8 +38,8 @@ use http::{Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use oscova_serve::{
-    CallBound, CountedBody, Listener, OriginPolicy, RequestBody, Responses, ScopeCache, Shutdown,
-    Tokens,
+    AuthRefusal, Authenticator, CallBound, CountedBody, Listener, OAuth, OriginPolicy, RequestBody,
+    Responses, ScopeCache, Shutdown,
 };
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -100,7 +101,7 @@ struct State {
     rmcp: StreamableHttpService<McpHandler, Sessions>,
     /// The sessions, with their owners.
     sessions: Arc<Sessions>,
-    tokens: Tokens,
+    auth: Authenticator,
     default_user: String,
     scopes: ScopeCache<Served>,
     /// The server-wide bound on calls in flight.
@@ -121,6 +122,15 @@ pub(super) async fn bind(
         .max_connections_per_peer(server.max_connections_per_peer)?
         .body_timeout(server.body_timeout)?;
     let addr = listener.local_addr();
+    let oauth = match server.oauth {
+        Some(config) => Some(OAuth::new(
+            config,
+            &format!("http://{addr}{MCP_PATH}"),
+            server.host.http_client(),
+        )?),
+        None => None,
+    };
+    let auth = Authenticator::new(server.tokens, oauth);
     let cancel = CancellationToken::new();
     let policy = OriginPolicy::new(addr, server.allowed_origins.iter().cloned());
     let mut config = StreamableHttpServerConfig::default()
@@ -171,7 +181,7 @@ pub(super) async fn bind(
     let state = Arc::new(State {
         rmcp,
         sessions,
-        tokens: server.tokens,
+        auth,
         default_user: server.default_user,
         scopes,
         calls,
@@ -231,26 +241,19 @@ fn refused(refusal: &Refusal) -> Response<SentBody> {
 impl State {
     async fn handle(&self, request: Request<RequestBody>) -> Response<SentBody> {
         if request.uri().path() != MCP_PATH {
+            if let Some(oauth) = self.auth.oauth()
+                && is_metadata_path(request.uri().path(), oauth)
+            {
+                return metadata_response(oauth);
+            }
             return text_response(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp");
         }
-        let user = if self.tokens.is_empty() {
-            self.default_user.as_str()
-        } else {
-            match self.tokens.authenticate(request.headers()) {
-                Some(user) => user,
-                None => {
-                    let mut response = text_response(
-                        StatusCode::UNAUTHORIZED,
-                        "Unauthorized: send Authorization: Bearer <token>",
-                    );
-                    response.headers_mut().insert(
-                        http::header::WWW_AUTHENTICATE,
-                        http::HeaderValue::from_static("Bearer realm=\"mcp\""),
-                    );
-                    return response;
-                }
-            }
+        let user = match self.auth.authenticate(request.headers()).await {
+            Ok(Some(user)) => user,
+            Ok(None) => self.default_user.clone(),
+            Err(refusal) => return self.refusal_response(refusal),
         };
+        let user = user.as_str();
         if !well_formed_session(&request) {
             return text_response(
                 StatusCode::BAD_REQUEST,
@@ -268,6 +271,7 @@ impl State {
         // A POST's response ends with the answer to what it carried (a GET
         // stream may last the session): shutdown waits for these.
         let sending = (request.method() == http::Method::POST).then(|| self.posts.start());
+        let deleting = request.method() == http::Method::DELETE;
         let current = Current {
             served: self.scopes.get(user),
             refused: Cell::new(None),
@@ -281,8 +285,67 @@ impl State {
         if let Some(refusal) = refusal {
             return refused(&refusal);
         }
-        response.map(|inner| CountedBody::new(inner, sending))
+        let mut response = response.map(|inner| CountedBody::new(inner, sending));
+        // rmcp answers a session's DELETE with 202; the session is closed
+        // by then, and clients (the Python SDK among them) read anything
+        // but 200 or 204 as a failed termination.
+        if deleting && response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::NO_CONTENT;
+        }
+        response
     }
+
+    /// The answer to a request refused by [`Authenticator`]: its status,
+    /// its challenge, the connection closed.
+    fn refusal_response(&self, refusal: AuthRefusal) -> Response<SentBody> {
+        let text = match refusal {
+            // Without OAuth, a missing and an unknown token read alike.
+            _ if self.auth.oauth().is_none() => "Unauthorized: send Authorization: Bearer <token>",
+            AuthRefusal::Missing => "Unauthorized: send Authorization: Bearer <token>",
+            AuthRefusal::InsufficientScope => "Forbidden: the token lacks a required scope",
+            AuthRefusal::Unavailable => {
+                "Service Unavailable: the authorization server's keys cannot be fetched"
+            }
+            _ => "Unauthorized: the token is not accepted",
+        };
+        let mut response = text_response(refusal.status(), text);
+        if let Ok(value) = http::HeaderValue::from_str(&self.auth.challenge(refusal)) {
+            response
+                .headers_mut()
+                .insert(http::header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
+/// Whether `path` is where the RFC 9728 metadata of `oauth`'s resource is
+/// looked for: the well-known segment before the resource's path, before
+/// `/mcp`, or alone.
+fn is_metadata_path(path: &str, oauth: &OAuth) -> bool {
+    const PREFIX: &str = "/.well-known/oauth-protected-resource";
+    let Some(rest) = path.strip_prefix(PREFIX) else {
+        return false;
+    };
+    let url = oauth.metadata_url();
+    let own = url.find(PREFIX).map(|at| &url[at + PREFIX.len()..]);
+    rest.is_empty() || rest == MCP_PATH || Some(rest) == own
+}
+
+/// The RFC 9728 metadata document, readable from any origin (it is
+/// public, and browser clients read it before they have a token).
+fn metadata_response(oauth: &OAuth) -> Response<SentBody> {
+    let body = Full::new(Bytes::from(oauth.metadata().to_string())).boxed();
+    let mut response = Response::new(CountedBody::new(body, None));
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        http::HeaderValue::from_static("*"),
+    );
+    response
 }
 
 impl BoundMcpServer {

@@ -7,6 +7,7 @@
 
 mod connections;
 mod limits;
+mod oauth;
 mod sessions;
 mod users;
 

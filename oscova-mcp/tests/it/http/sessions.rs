@@ -238,3 +238,24 @@ async fn another_users_token_on_a_session_is_refused_from_its_first_response_on(
     assert_eq!(list(&server.url, BOB, &session).await, 404);
     server.shutdown().await;
 }
+
+// Issue 27, §3: a session's DELETE is 204 (rmcp's own answer is 202, which
+// the Python SDK logs as a failed termination), and the session is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_session_answers_204_and_ends_it() {
+    let (host, _) = host();
+    let server = Running::start(with_tokens(McpHttpServer::new(host))).await;
+    let session = open(&server.url, ALICE).await.unwrap();
+    assert_eq!(list(&server.url, ALICE, &session).await, 200);
+    let deleted = reqwest::Client::new()
+        .delete(&server.url)
+        .header("authorization", bearer(ALICE))
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(list(&server.url, ALICE, &session).await, 404);
+    server.shutdown().await;
+}

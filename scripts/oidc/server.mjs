@@ -1,0 +1,149 @@
+// A real OAuth 2.1 authorization server for the resource-server tests:
+// oidc-provider on 127.0.0.1 (port picked by the system), issuing
+// client-credentials JWT access tokens for resource indicators (RFC 8707).
+//
+// Run with: node server.mjs <folder holding node_modules>
+// (scripts/ensure-oidc-provider.sh installs it and prints the folder).
+//
+// Prints one JSON line on stdout once listening:
+//   {"issuer": "http://127.0.0.1:PORT", "port": PORT}
+// then serves until its stdin closes (the test's child handle dropped).
+//
+// Clients:
+//   "mcp-client" / "mcp-secret" (client_secret_post): client credentials,
+//   scopes "mcp" and "other".
+//   "mcp-resource" / "resource-secret" (client_secret_basic): no grant; the
+//   resource server's own credentials for the introspection endpoint.
+// Each resource indicator is a resource server whose tokens carry `aud` =
+// the indicator and may carry the scopes "mcp" and "other"; they are JWTs
+// signed RS256, except for indicators starting `urn:opaque:`, whose tokens
+// are opaque (for RFC 7662 introspection at /token/introspection). The JWKS also holds an ES256 and
+// an EdDSA key, which /test/sign signs with.
+//
+// Test-only routes (never part of a real server):
+//   GET  /test/jwks-count  -> {"count": N}: how many times /jwks was fetched
+//   POST /test/sign        -> a compact JWS of the posted JSON claims, signed
+//                             by the provider's own key for ?alg= (RS256 by
+//                             default): expired or foreign-issuer tokens with
+//                             a genuine signature.
+//   POST /test/rotate      -> adds a new RS256 key (new kid) to the JWKS and
+//                             signs new tokens with it.
+import * as crypto from 'node:crypto';
+import * as http from 'node:http';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+// stdout carries the one line above and nothing else: its reader may be
+// gone after it, and oidc-provider's notices would then end the process.
+console.log = console.error;
+console.info = console.error;
+console.warn = console.error;
+
+const dir = process.argv[2];
+const load = (path) => import(pathToFileURL(join(dir, 'node_modules', path)).href);
+const { default: Provider } = await load('oidc-provider/lib/index.js');
+const jose = await load('jose/dist/webapi/index.js');
+
+function keyPair(alg, kid) {
+  let pair;
+  if (alg === 'RS256') pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  else if (alg === 'ES256') pair = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  else pair = crypto.generateKeyPairSync('ed25519');
+  const jwk = pair.privateKey.export({ format: 'jwk' });
+  return { ...jwk, kid, alg, use: 'sig' };
+}
+
+const keys = [keyPair('RS256', 'rs-1'), keyPair('ES256', 'es-1'), keyPair('EdDSA', 'ed-1')];
+let jwksCount = 0;
+let provider;
+
+const server = http.createServer(async (req, res) => {
+  const url = new URL(req.url, 'http://127.0.0.1');
+  if (url.pathname === '/jwks') jwksCount += 1;
+  if (url.pathname === '/test/jwks-count') {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ count: jwksCount }));
+    return;
+  }
+  if (url.pathname === '/test/sign' && req.method === 'POST') {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const alg = url.searchParams.get('alg') || 'RS256';
+    const jwk = keys.find((k) => k.alg === alg);
+    const key = await jose.importJWK(jwk, alg);
+    const jws = await new jose.CompactSign(new TextEncoder().encode(body))
+      .setProtectedHeader({ alg, kid: jwk.kid, typ: 'at+jwt' })
+      .sign(key);
+    res.end(jws);
+    return;
+  }
+  if (url.pathname === '/test/rotate' && req.method === 'POST') {
+    const kid = `rs-${keys.length + 1}`;
+    // Newest first: oidc-provider signs with the first key of an alg.
+    keys.unshift(keyPair('RS256', kid));
+    provider = makeProvider(issuer);
+    res.end(JSON.stringify({ kid }));
+    return;
+  }
+  provider.callback()(req, res);
+});
+
+function makeProvider(issuer) {
+  const made = new Provider(issuer, {
+    clients: [{
+      client_id: 'mcp-client',
+      client_secret: 'mcp-secret',
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_post',
+      scope: 'mcp other',
+    }, {
+      client_id: 'mcp-resource',
+      client_secret: 'resource-secret',
+      grant_types: [],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+    }],
+    jwks: { keys },
+    scopes: ['mcp', 'other'],
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (ctx, resource) => {
+          if (resource.startsWith('urn:opaque:')) {
+            return {
+              scope: 'mcp other', audience: resource, accessTokenTTL: 300, accessTokenFormat: 'opaque',
+            };
+          }
+          return {
+            scope: 'mcp other',
+            audience: resource,
+            accessTokenTTL: 300,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+    },
+  });
+  return made;
+}
+
+let issuer;
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address();
+  issuer = `http://127.0.0.1:${port}`;
+  provider = makeProvider(issuer);
+  process.stdout.write(`${JSON.stringify({ issuer, port })}\n`);
+});
+
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('close', () => process.exit(0));
