@@ -20,6 +20,7 @@
 
 mod a2a;
 mod auth;
+mod credentials;
 mod mcp;
 mod parse;
 mod prompts;
@@ -31,6 +32,7 @@ mod source;
 mod speech;
 
 pub use auth::OAUTH_SECRET_ENV;
+pub use credentials::{ConfigCredentials, credential_env_var};
 pub use sessions::SESSIONS_PASSWORD_ENV;
 pub use speech::{default_recognizer, default_synthesis};
 
@@ -42,9 +44,7 @@ use std::sync::Arc;
 pub(crate) use auth::AuthSection;
 pub(crate) use mcp::McpSection;
 use oscova_core::provider::model::ModelProviderConfig;
-use oscova_core::{
-    HttpClient, SecretString, UserInfo, context::CredentialResolver, host::DefaultApproval,
-};
+use oscova_core::{HttpClient, SecretString, UserInfo, host::DefaultApproval};
 use parse::parse;
 use providers::{NetworkSection, ProviderTable};
 use serde::Deserialize;
@@ -374,6 +374,8 @@ impl Config {
             file.files_root.as_deref(),
             source.as_deref(),
         );
+        #[cfg(feature = "mcp-servers")]
+        let ca_base = source.clone();
         Ok(Self {
             source,
             default_user: file.default_user.filter(|u| !u.is_empty()),
@@ -384,7 +386,7 @@ impl Config {
             providers: Arc::new(file.providers),
             speech: Arc::new(file.speech),
             #[cfg(feature = "mcp-servers")]
-            mcp_servers: Arc::new(file.mcp.servers()),
+            mcp_servers: Arc::new(file.mcp.servers(ca_base.as_deref())),
             #[cfg(feature = "a2a-agents")]
             a2a: Arc::new(file.a2a),
             mcp: Arc::new(file.mcp),
@@ -576,57 +578,6 @@ impl Config {
                 } => Some(password),
                 _ => None,
             })
-    }
-}
-
-/// The environment variable that holds credential `key`:
-/// [`CREDENTIAL_ENV_PREFIX`] plus the key in upper case with every
-/// character outside `[A-Z0-9]` turned into `_`.
-///
-/// ```
-/// assert_eq!(
-///     oscova_cli::credential_env_var("acme.api_key"),
-///     "OSCOVA_CREDENTIAL_ACME_API_KEY"
-/// );
-/// ```
-pub fn credential_env_var(key: &str) -> String {
-    format!("{CREDENTIAL_ENV_PREFIX}{}", env_suffix(key))
-}
-
-fn env_suffix(key: &str) -> String {
-    key.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// Resolves credentials from a [`Config`]: the `OSCOVA_CREDENTIAL_*`
-/// variable first, then the user's `[users.<id>.credentials]`, then the
-/// shared `[credentials]` table.
-#[derive(Clone)]
-pub struct ConfigCredentials {
-    secrets: Arc<Secrets>,
-}
-
-impl fmt::Debug for ConfigCredentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConfigCredentials").finish_non_exhaustive()
-    }
-}
-
-impl CredentialResolver for ConfigCredentials {
-    fn resolve(&self, user: &UserInfo, key: &str) -> Option<SecretString> {
-        let s = &*self.secrets;
-        s.env
-            .get(&env_suffix(key))
-            .or_else(|| s.users.get(user.id())?.credentials.get(key))
-            .or_else(|| s.shared.get(key))
-            .cloned()
     }
 }
 

@@ -161,6 +161,9 @@ async fn drive(
     sessions: usize,
     calls: usize,
 ) -> Result<Driven, String> {
+    // rmcp's reqwest has TLS without a provider when built with oscova-cli
+    // (oscova.mcp's features unified in); `ring` is the process default.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut clients = Vec::with_capacity(sessions);
     for _ in 0..sessions {
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());

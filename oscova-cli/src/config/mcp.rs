@@ -76,12 +76,20 @@ type ServerEntry = oscova_plugin_mcp::ServerConfig;
 type ServerEntry = toml::Value;
 
 impl McpSection {
-    /// The servers, as the `oscova.mcp` plugin takes them.
+    /// The servers, as the `oscova.mcp` plugin takes them, a relative
+    /// `ca_file` read relative to the config file (`source`).
     #[cfg(feature = "mcp-servers")]
-    pub(crate) fn servers(&self) -> oscova_plugin_mcp::McpConfig {
-        oscova_plugin_mcp::McpConfig {
-            servers: self.servers.clone(),
+    pub(crate) fn servers(&self, source: Option<&std::path::Path>) -> oscova_plugin_mcp::McpConfig {
+        let mut servers = self.servers.clone();
+        let base = source.and_then(std::path::Path::parent);
+        for server in servers.values_mut() {
+            if let (Some(file), Some(base)) = (&server.ca_file, base)
+                && file.is_relative()
+            {
+                server.ca_file = Some(base.join(file));
+            }
         }
+        oscova_plugin_mcp::McpConfig { servers }
     }
 
     /// Checks every number against its range (`ranges.rs`) and parses the
@@ -203,5 +211,28 @@ mod tests {
             assert!(message.contains("[mcp.servers.notes]"), "{message}");
             assert!(message.contains("`mcp-servers` feature"), "{message}");
         }
+    }
+
+    #[cfg(feature = "mcp-servers")]
+    #[test]
+    fn a_relative_ca_file_is_read_beside_the_config_file() {
+        let section: McpSection = toml::from_str(
+            "[servers.a]\nurl = \"https://a.example/mcp\"\nca_file = \"ca.pem\"\n\
+             [servers.b]\nurl = \"https://b.example/mcp\"\nca_file = \"/etc/ssl/b.pem\"\n",
+        )
+        .unwrap();
+        let servers = section
+            .servers(Some(std::path::Path::new(
+                "/home/u/.config/oscova/config.toml",
+            )))
+            .servers;
+        assert_eq!(
+            servers["a"].ca_file.as_deref(),
+            Some(std::path::Path::new("/home/u/.config/oscova/ca.pem"))
+        );
+        assert_eq!(
+            servers["b"].ca_file.as_deref(),
+            Some(std::path::Path::new("/etc/ssl/b.pem"))
+        );
     }
 }

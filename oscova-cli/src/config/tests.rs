@@ -1,5 +1,6 @@
 use super::*;
 use oscova_core::ExposeSecret;
+use oscova_core::context::CredentialResolver;
 
 const FILE: &str = r#"
 default_user = "alice"

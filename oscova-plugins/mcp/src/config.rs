@@ -9,6 +9,7 @@
 //! a process or session another user's calls use.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use oscova_core::{NetworkScope, ToolApprovalMode};
@@ -82,6 +83,11 @@ pub struct ServerConfig {
     /// `Authorization` header gets `Bearer <credential>`.
     #[serde(default)]
     pub credential_header: BTreeMap<String, String>,
+    /// An `https://` server: a PEM file of certificates trusted beside the
+    /// system's roots (a private CA, a self-signed server). The `oscova`
+    /// CLI reads a relative path relative to its config file.
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
     /// Seconds a call may take before it ends with a timeout error; also
     /// the bound on making a connection (starting the process or opening
     /// the session, `initialize` and `tools/list` together).
@@ -126,6 +132,7 @@ impl Default for ServerConfig {
             network: NetworkScope::Internet,
             url: None,
             credential_header: BTreeMap::new(),
+            ca_file: None,
             timeout_secs: None,
             elicitation: Elicitation::Decline,
         }
@@ -203,6 +210,13 @@ impl ServerConfig {
         self
     }
 
+    /// Trusts the certificates of the PEM file at `path` beside the
+    /// system's roots (an `https://` server with a private CA).
+    pub fn ca_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ca_file = Some(path.into());
+        self
+    }
+
     /// One process (or session) per user scope.
     pub fn per_user(mut self, per_user: bool) -> Self {
         self.per_user = per_user;
@@ -251,6 +265,9 @@ impl ServerConfig {
             (Some(_), None) => {
                 if !self.credential_header.is_empty() {
                     return Err(ConfigError::Misplaced("credential_header"));
+                }
+                if self.ca_file.is_some() {
+                    return Err(ConfigError::Misplaced("ca_file"));
                 }
             }
             (None, Some(_)) => {

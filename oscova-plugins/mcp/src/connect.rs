@@ -1,6 +1,8 @@
 //! Connecting to one server: starting a stdio server's process (through
 //! the spawn policy, confined as the `confine` module says for `network =
-//! "none"` where the platform allows it) or opening a streamable HTTP session, and
+//! "none"` where the platform allows it) or opening a streamable HTTP
+//! session (over `http://` or `https://`, with the client and TLS of the
+//! `tls` module), and
 //! the rmcp client handler that routes the server's progress notifications
 //! to the call they belong to.
 //!
@@ -362,14 +364,17 @@ async fn connect_within(
             (service, Some(child))
         }
         (None, Some(url)) => {
-            let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+            let http = crate::tls::client(params.config.ca_file.as_deref())
+                .map_err(|e| ConnectError::Url(e.to_string()))?;
+            let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                http,
                 http_config(params, url)?,
             );
             let service = client
                 .serve(transport)
                 .await
                 .map_err(|e| ConnectError::Handshake {
-                    reason: e.to_string(),
+                    reason: crate::tls::handshake_reason(&e),
                     tail: String::new(),
                 })?;
             (service, None)

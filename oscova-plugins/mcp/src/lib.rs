@@ -53,6 +53,11 @@
 //! the scope is a declaration that approval policies and the catalog show.
 //! A url server is refused when its URL is outside the declared scope.
 //!
+//! `https://` url servers: TLS is rustls on `ring`, the server's
+//! certificate checked against the system's roots plus the PEM
+//! certificates of its [`ServerConfig::ca_file`]; one no root vouches for
+//! is refused in the handshake, before any request is sent.
+//!
 //! Bounds one server cannot break for the others: making a connection
 //! (process, `initialize`, `tools/list`) takes at most the server's
 //! `timeout_secs` and holds no lock other calls wait on; its stderr costs
@@ -69,6 +74,7 @@ pub mod pin;
 mod result;
 mod server;
 mod status;
+mod tls;
 mod validate;
 
 use std::path::PathBuf;

@@ -202,7 +202,15 @@ impl Running {
     }
 }
 
+/// rmcp's reqwest has TLS without a provider when a build unifies
+/// oscova.mcp's features in; its `Client::new()` then needs a process
+/// default, which `ring` is.
+pub(crate) fn tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 async fn connect(url: &str, token: Option<&str>) -> RunningService<RoleClient, ()> {
+    tls_provider();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     if let Some(token) = token {
         config = config.auth_header(token);

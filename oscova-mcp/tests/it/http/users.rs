@@ -365,6 +365,7 @@ async fn a_subscribed_file_that_changes_is_an_update_on_the_http_session() {
         .unwrap();
     let server = McpHttpServer::new(host).resources(oscova_mcp::resource::FilesResources::new());
     let server = Running::start(with_tokens(server)).await;
+    super::tls_provider();
     let config =
         StreamableHttpClientTransportConfig::with_uri(server.url.as_str()).auth_header(ALICE);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

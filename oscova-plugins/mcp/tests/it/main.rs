@@ -12,4 +12,5 @@ pub mod bounds;
 pub mod network;
 pub mod pins;
 pub mod servers;
+pub mod tls;
 pub mod url;
