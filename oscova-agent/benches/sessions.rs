@@ -9,8 +9,17 @@
 //!   package's `parseSessionEntries` + `buildSessionContext` on the same
 //!   session exported as JSONL, in the same run; time (median of runs) and
 //!   peak memory (the growth of peak RSS over the process's baseline).
+//!   Ours runs in a fresh process each time (nothing warm but the page
+//!   cache, which pi's runs share); the clock stops once the context is
+//!   built, before the session is freed and the store closed, as pi's
+//!   stops before its garbage is collected.
 //!
 //! Run with: `scripts/ensure-pi.sh && cargo bench -p oscova-agent --features postgres --bench sessions`
+//!
+//! To profile one resume, write the session's files with
+//! `--write-resume-files DIR`, then run the bench binary under a profiler
+//! with `--resume-child sqlite DIR/resume.db` (or `jsonl DIR/resume.jsonl`);
+//! `OSCOVA_BENCH_PHASES=1` prints the SQLite resume's phases on stderr.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -121,24 +130,42 @@ fn resume_child(kind: &str, path: &str) {
         .unwrap();
     let (_, before) = memory_kib();
     let start = Instant::now();
-    let messages = match kind {
+    // The resumed session is dropped (and the store closed) after the
+    // clock stops: freeing it is not part of resuming.
+    let (messages, elapsed, kept) = match kind {
         "sqlite" => runtime.block_on(async {
             let store = Arc::new(SqliteStore::open(path).await.unwrap());
+            let t1 = start.elapsed();
             let session = Session::open(store, UserInfo::new("bench"), "big")
                 .await
                 .unwrap();
-            session.context().messages.len()
+            let t2 = start.elapsed();
+            let context = session.context();
+            let t3 = start.elapsed();
+            if std::env::var_os("OSCOVA_BENCH_PHASES").is_some() {
+                eprintln!("open {t1:?}, load {:?}, context {:?}", t2 - t1, t3 - t2);
+            }
+            let messages = context.messages.len();
+            (
+                messages,
+                start.elapsed(),
+                Box::new((session, context)) as Box<dyn std::any::Any>,
+            )
         }),
         _ => {
             let text = std::fs::read_to_string(path).unwrap();
             let file = pi::parse(&text).unwrap();
-            SessionContext::build(&file.entries, file.leaf())
-                .messages
-                .len()
+            let context = SessionContext::build(&file.entries, file.leaf());
+            let messages = context.messages.len();
+            (
+                messages,
+                start.elapsed(),
+                Box::new((file, context)) as Box<dyn std::any::Any>,
+            )
         }
     };
-    let elapsed = start.elapsed();
     let (peak, _) = memory_kib();
+    drop(kept);
     println!("{} {} {messages}", ms(elapsed), peak.saturating_sub(before));
 }
 
@@ -166,11 +193,18 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-async fn resume(dir: &Path) {
+/// Writes the 10,000-entry session into `dir` as `resume.db` and
+/// `resume.jsonl`; their paths.
+async fn resume_files(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let db = dir.join("resume.db");
     let session = big_session(Arc::new(SqliteStore::open(&db).await.unwrap())).await;
     let jsonl = dir.join("resume.jsonl");
     std::fs::write(&jsonl, pi::export(&session, "/bench").unwrap()).unwrap();
+    (db, jsonl)
+}
+
+async fn resume(dir: &Path) {
+    let (db, jsonl) = resume_files(dir).await;
     let size = std::fs::metadata(&jsonl).unwrap().len();
     println!(
         "resume: {RESUME_ENTRIES} entries, {} KiB as JSONL",
@@ -217,14 +251,22 @@ fn main() {
         resume_child(&args[at + 1], &args[at + 2]);
         return;
     }
-    // `cargo bench` passes `--bench`; `cargo test --benches` does not.
-    if !args.iter().any(|a| a == "--bench") {
-        return;
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
+    // For profiling one resume (`perf record ... --resume-child sqlite
+    // DIR/resume.db`): writes the session's files into DIR and stops.
+    if let Some(at) = args.iter().position(|a| a == "--write-resume-files") {
+        let dir = Path::new(&args[at + 1]);
+        std::fs::create_dir_all(dir).unwrap();
+        runtime.block_on(resume_files(dir));
+        return;
+    }
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not.
+    if !args.iter().any(|a| a == "--bench") {
+        return;
+    }
     runtime.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(
