@@ -326,7 +326,7 @@ impl Run<'_> {
                     provider: config.provider.to_string(),
                 })
             })?;
-        let history = shared.session.lock().await.context().chat_messages();
+        let history = shared.session.lock().await.chat_messages();
         let event = dispatch(shared, ContextEvent { messages: history }).await?;
         let mut messages = Vec::with_capacity(event.messages.len() + 1);
         if !system.is_empty() {
