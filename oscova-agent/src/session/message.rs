@@ -18,7 +18,7 @@
 mod de;
 
 use base64::Engine as _;
-use oscova_core::provider::model::{ChatMessage, ChatRole, ToolCallRequest};
+use oscova_core::provider::model::{ChatMessage, ChatRole, TokenUsage, ToolCallRequest};
 use oscova_core::tool::ContentBlock;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -175,6 +175,23 @@ pub struct AssistantMessage {
     /// Fields kept as read (`api`, `usage`, `stopReason`, ...).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl AssistantMessage {
+    /// Records the tokens the provider reported for this answer as pi's
+    /// `usage` (`input`, `output`, their sum as `totalTokens`; cache
+    /// counts and cost zero, which the provider contract does not carry).
+    /// Compaction counts the context from it, as pi does, instead of
+    /// estimating.
+    pub fn set_usage(&mut self, usage: &TokenUsage) {
+        let input = usage.input_tokens.unwrap_or(0);
+        let output = usage.output_tokens.unwrap_or(0);
+        let mut value = zero_usage();
+        value["input"] = input.into();
+        value["output"] = output.into();
+        value["totalTokens"] = input.saturating_add(output).into();
+        self.extra.insert("usage".into(), value);
+    }
 }
 
 /// A tool's result (pi: `ToolResultMessage`).
