@@ -14,6 +14,7 @@
 //! and the model are the latest on the whole path (an assistant message
 //! names its model too).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use oscova_core::provider::model::ChatMessage;
@@ -244,6 +245,37 @@ pub(crate) fn projection<'a>(
         .collect()
 }
 
+/// The context's messages, in order: borrowed from the entries where an
+/// entry's message goes in as stored, made where it does not (summaries,
+/// custom messages, edits). The same messages as [`projection`], without
+/// copying the stored ones.
+pub(crate) fn context_messages<'a>(path: &[&'a SessionEntry]) -> Vec<Cow<'a, AgentMessage>> {
+    let selected = context_entries(path);
+    let mut edits: HashMap<&EntryId, &EntryKind> = HashMap::new();
+    for entry in &selected {
+        if let EntryKind::ContextEdit { target_id, .. } = &entry.kind {
+            edits.insert(target_id, &entry.kind);
+        }
+    }
+    let mut out = Vec::with_capacity(selected.len());
+    for (i, entry) in selected.iter().enumerate() {
+        // Only the leading (newest) compaction contributes.
+        if i > 0 && matches!(entry.kind, EntryKind::Compaction { .. }) {
+            continue;
+        }
+        match (edits.get(&entry.id), &entry.kind) {
+            (None, EntryKind::Message { message }) => out.push(Cow::Borrowed(message)),
+            (None, _) => out.extend(entry_messages(entry).into_iter().map(Cow::Owned)),
+            (Some(edit), _) => out.extend(
+                apply_edit(entry_messages(entry), edit)
+                    .into_iter()
+                    .map(Cow::Owned),
+            ),
+        }
+    }
+    out
+}
+
 /// Builds the context of the branch ending at `leaf` (pi's
 /// `buildSessionContext`).
 pub(crate) fn build_context(
@@ -274,9 +306,9 @@ pub(crate) fn build_context(
             _ => {}
         }
     }
-    let messages = projection(&path)
+    let messages = context_messages(&path)
         .into_iter()
-        .flat_map(|(_, messages)| messages)
+        .map(Cow::into_owned)
         .collect();
     SessionContext {
         messages,

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use oscova_core::UserInfo;
 use oscova_core::provider::model::{ChatMessage, ChatRole};
 
-use super::context::{EntryIndex, SessionContext, branch_path, build_context, index};
+use super::context::{
+    EntryIndex, SessionContext, branch_path, build_context, context_messages, index,
+};
 use super::entry::{EntryKind, SessionEntry};
 use super::error::SessionError;
 use super::id::{EntryId, SessionId, iso_to_millis, now_iso};
@@ -178,6 +180,18 @@ impl Session {
     /// What the model sees: the active branch as pi builds its context.
     pub fn context(&self) -> SessionContext {
         build_context(&self.entries, &self.by_id, self.leaf())
+    }
+
+    /// The context as the chat loop sends it: the same as
+    /// `self.context().chat_messages()`, made straight from the stored
+    /// messages without copying them into a [`SessionContext`] first (what
+    /// the session agent sends the model at each turn).
+    pub fn chat_messages(&self) -> Vec<ChatMessage> {
+        let path = branch_path(&self.entries, &self.by_id, self.leaf());
+        context_messages(&path)
+            .iter()
+            .filter_map(|message| message.to_chat())
+            .collect()
     }
 
     /// The session's tree: roots, children, branches, labels.

@@ -11,10 +11,14 @@
 //! compaction summaries become user messages, summaries wrapped in pi's
 //! exact prefix and suffix; thinking parts stay out; images of a tool
 //! result go as attachments, images of other messages are left out
-//! (`ChatMessage` carries bytes on tool messages only).
+//! (`ChatMessage` carries bytes on tool messages only). Reading is
+//! `de.rs`: one pass over the text, no intermediate tree, accepting what
+//! serde's derived forms accepted.
+
+mod de;
 
 use base64::Engine as _;
-use oscova_core::provider::model::{ChatMessage, ChatRole, ToolCallRequest};
+use oscova_core::provider::model::{ChatMessage, ChatRole, TokenUsage, ToolCallRequest};
 use oscova_core::tool::ContentBlock;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -31,7 +35,7 @@ pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 
 /// One part of a message's content (pi: `TextContent`, `ThinkingContent`,
 /// `ImageContent`, `ToolCall`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
     tag = "type",
     rename_all = "camelCase",
@@ -97,7 +101,7 @@ impl ContentPart {
 
 /// Content that is either plain text or parts (pi: `string | (TextContent
 /// | ImageContent)[]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum MessageContent {
     /// Plain text.
@@ -130,7 +134,7 @@ fn join_text(parts: &[ContentPart]) -> String {
 }
 
 /// Instructions and the prompt sections (pi: `SystemMessage`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SystemMessage {
     /// The instruction text.
@@ -155,7 +159,7 @@ pub struct UserMessage {
 }
 
 /// The model's answer (pi: `AssistantMessage`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call parts.
@@ -173,8 +177,25 @@ pub struct AssistantMessage {
     pub extra: Map<String, Value>,
 }
 
+impl AssistantMessage {
+    /// Records the tokens the provider reported for this answer as pi's
+    /// `usage` (`input`, `output`, their sum as `totalTokens`; cache
+    /// counts and cost zero, which the provider contract does not carry).
+    /// Compaction counts the context from it, as pi does, instead of
+    /// estimating.
+    pub fn set_usage(&mut self, usage: &TokenUsage) {
+        let input = usage.input_tokens.unwrap_or(0);
+        let output = usage.output_tokens.unwrap_or(0);
+        let mut value = zero_usage();
+        value["input"] = input.into();
+        value["output"] = output.into();
+        value["totalTokens"] = input.saturating_add(output).into();
+        self.extra.insert("usage".into(), value);
+    }
+}
+
 /// A tool's result (pi: `ToolResultMessage`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
     /// The call it answers.
@@ -265,7 +286,7 @@ pub struct CompactionSummaryMessage {
 }
 
 /// A message of a session (pi: `AgentMessage`), tagged by `role`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum AgentMessage {

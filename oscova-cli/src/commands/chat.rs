@@ -25,7 +25,9 @@
 //! extensions the launcher was given (the `oscova` binary: the seed's
 //! `HelloExtension`): every message (the user's, answers, tool calls,
 //! tool results) is stored as soon as it is final, so what was exchanged
-//! is durable even when a message fails or is cancelled. A line starting
+//! is durable even when a message fails or is cancelled; the user's
+//! message is stored before the model is asked, so a process killed
+//! mid-answer loses only the answer in flight. A line starting
 //! with `/` is a slash command (`slash`), never sent to the model: the
 //! built-in ones first (`/compact` in `compact`), then the extensions'
 //! (`/hello world`), which may start a run of their own. When `[sessions]

@@ -33,6 +33,8 @@ pub mod secrets;
 pub mod serve;
 pub mod sessions;
 pub mod sessions_compact;
+#[cfg(unix)]
+pub mod sessions_crash;
 pub mod sessions_store;
 pub mod speech;
 pub mod speech_plugins;

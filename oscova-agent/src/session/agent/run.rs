@@ -326,7 +326,7 @@ impl Run<'_> {
                     provider: config.provider.to_string(),
                 })
             })?;
-        let history = shared.session.lock().await.context().chat_messages();
+        let history = shared.session.lock().await.chat_messages();
         let event = dispatch(shared, ContextEvent { messages: history }).await?;
         let mut messages = Vec::with_capacity(event.messages.len() + 1);
         if !system.is_empty() {
@@ -375,7 +375,9 @@ impl Run<'_> {
         while let Ok(delta) = rx.try_recv() {
             self.update(delta).await;
         }
-        let mut message = response?.message;
+        let response = response?;
+        let usage = response.usage;
+        let mut message = response.message;
         message.role = ChatRole::Assistant;
         message.tool_call_id = None;
         name_calls(&mut message.tool_calls, turn);
@@ -399,7 +401,11 @@ impl Run<'_> {
             model_id: payload.model.clone(),
         };
         let millis = iso_to_millis(&now_iso()).unwrap_or(0);
-        let stored = AgentMessage::from_chat(&message, millis, None, Some(&answered_by));
+        let mut stored = AgentMessage::from_chat(&message, millis, None, Some(&answered_by));
+        // The provider's count, which compaction trusts over an estimate.
+        if let (Some(usage), AgentMessage::Assistant(answer)) = (usage, &mut stored) {
+            answer.set_usage(&usage);
+        }
         shared
             .session
             .lock()

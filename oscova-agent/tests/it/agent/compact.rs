@@ -162,3 +162,63 @@ async fn a_command_asks_for_a_compaction_and_reads_the_context_usage() {
         AgentMessage::CompactionSummary(s) if s.summary == "squashed"
     ));
 }
+
+/// The tokens the provider reported are stored on the answer as pi's
+/// `usage`, and the context is counted from them (pi's rule: the last
+/// answer's usage, nothing after it) instead of estimated.
+#[tokio::test]
+async fn the_providers_usage_is_stored_and_counts_the_context() {
+    let script = Script::new([ChatMessage::assistant("a short answer", vec![])]);
+    *script.usage.lock().unwrap() = Some(oscova_core::provider::model::TokenUsage {
+        input_tokens: Some(1234),
+        output_tokens: Some(56),
+    });
+    let (builder, _) = agents(&script);
+    let mut session = builder
+        .build()
+        .session(
+            UserInfo::new("alice"),
+            "counted",
+            AgentSessionOptions::new(),
+        )
+        .await
+        .unwrap();
+    session.prompt("hello").await.unwrap();
+    let (_, entries) = session.session_snapshot().await;
+    let Some(AgentMessage::Assistant(answer)) = entries.iter().rev().find_map(|e| match &e.kind {
+        oscova_agent::session::EntryKind::Message { message } => Some(message),
+        _ => None,
+    }) else {
+        panic!("no answer stored: {entries:?}")
+    };
+    let usage = &answer.extra["usage"];
+    assert_eq!(
+        (&usage["input"], &usage["output"], &usage["totalTokens"]),
+        (&1234.into(), &56.into(), &1290.into()),
+        "{usage}"
+    );
+    let branch: Vec<_> = entries.iter().collect();
+    assert_eq!(
+        oscova_agent::session::compaction::context_tokens(&branch),
+        1290
+    );
+
+    // Without a reported usage, the answer's count stays zero and the
+    // context is estimated (far below the reported figure here).
+    let quiet = Script::new([ChatMessage::assistant("a short answer", vec![])]);
+    let (builder, _) = agents(&quiet);
+    let mut session = builder
+        .build()
+        .session(
+            UserInfo::new("bob"),
+            "estimated",
+            AgentSessionOptions::new(),
+        )
+        .await
+        .unwrap();
+    session.prompt("hello").await.unwrap();
+    let (_, entries) = session.session_snapshot().await;
+    let branch: Vec<_> = entries.iter().collect();
+    let estimated = oscova_agent::session::compaction::context_tokens(&branch);
+    assert!(estimated > 0 && estimated < 100, "{estimated}");
+}

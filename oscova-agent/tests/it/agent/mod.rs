@@ -18,7 +18,7 @@ use oscova_agent::session::{MemoryStore, SessionStore};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatStreamEvent, ModelError, ModelProvider,
-    ModelProviderConfig, ToolCallRequest, ToolSpec,
+    ModelProviderConfig, TokenUsage, ToolCallRequest, ToolSpec,
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use serde_json::Value;
@@ -77,6 +77,8 @@ pub struct Script {
     pub replies: Mutex<VecDeque<ChatMessage>>,
     pub seen: Mutex<Vec<(Vec<ChatMessage>, Vec<ToolSpec>)>>,
     pub calls: AtomicUsize,
+    /// The usage every answer reports (none unless a test sets it).
+    pub usage: Mutex<Option<TokenUsage>>,
 }
 
 impl Script {
@@ -130,7 +132,7 @@ impl ModelProvider for ScriptedModel {
             Ok(ChatResponse {
                 message,
                 finish_reason: Some("stop".into()),
-                usage: None,
+                usage: *script.usage.lock().unwrap(),
             })
         })
     }

@@ -218,3 +218,68 @@ async fn a_chat_with_tool_calls_is_the_same_chat_when_read_back() {
     };
     assert_eq!(answer.model, "llama3.2");
 }
+
+/// `Session::chat_messages` (the session agent's turn) borrows the stored
+/// messages; it must send what the owned context sends, summaries, custom
+/// messages and edits included.
+#[tokio::test]
+async fn the_borrowed_chat_messages_are_the_contexts() {
+    let store = Arc::new(MemoryStore::new());
+    let mut session = Session::create(store, UserInfo::new("alice"), "s")
+        .await
+        .unwrap();
+    session.append(user("old")).await.unwrap();
+    let kept = session.append(user("kept")).await.unwrap();
+    session
+        .append(EntryKind::Compaction {
+            summary: "we talked".into(),
+            first_kept_entry_id: kept,
+            tokens_before: 10,
+            details: None,
+            usage: None,
+            from_hook: None,
+            system_message: None,
+        })
+        .await
+        .unwrap();
+    let edited = session.append(user("draft")).await.unwrap();
+    session
+        .append(EntryKind::CustomMessage {
+            custom_type: "ext".into(),
+            content: MessageContent::Text("injected".into()),
+            details: None,
+            display: true,
+        })
+        .await
+        .unwrap();
+    session
+        .append(EntryKind::BranchSummary {
+            from_id: EntryId::new("elsewhere"),
+            summary: "went left".into(),
+            details: None,
+            usage: None,
+            from_hook: None,
+        })
+        .await
+        .unwrap();
+    session
+        .append(EntryKind::ContextEdit {
+            target_id: edited,
+            replacement: Some(ContextReplacement {
+                content: MessageContent::Text("final".into()),
+            }),
+        })
+        .await
+        .unwrap();
+    session.append(user("last")).await.unwrap();
+
+    let borrowed = session.chat_messages();
+    assert_eq!(borrowed, session.context().chat_messages());
+    let texts: Vec<&str> = borrowed.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(texts.len(), 6, "{texts:?}");
+    assert!(texts[0].contains("<summary>\nwe talked\n</summary>"));
+    assert_eq!(&texts[1..3], ["kept", "final"]);
+    assert_eq!(texts[3], "injected");
+    assert!(texts[4].contains("went left"));
+    assert_eq!(texts[5], "last");
+}
