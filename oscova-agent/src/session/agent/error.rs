@@ -46,6 +46,12 @@ pub enum AgentError {
     /// No command by that name.
     #[error("unknown command `/{0}`; /help lists the commands")]
     UnknownCommand(String),
+    /// No command of the host's extensions offers a prompt of this name.
+    #[error("unknown prompt `{0}`")]
+    UnknownPrompt(String),
+    /// Arguments a prompt form does not take, or a required one missing.
+    #[error("bad prompt arguments: {0}")]
+    PromptArgument(String),
     /// The text is not a command (it does not start with `/`).
     #[error("not a command: a command starts with `/`")]
     NotACommand,
@@ -84,6 +90,8 @@ impl AgentError {
             Self::Handler(_) => "handler_failed",
             Self::Activation { .. } => "activation_failed",
             Self::UnknownCommand(_) => "unknown_command",
+            Self::UnknownPrompt(_) => "unknown_prompt",
+            Self::PromptArgument(_) => "bad_prompt_arguments",
             Self::NotACommand => "not_a_command",
             Self::UnknownProvider(_) => "unknown_provider",
             Self::Busy => "busy",

@@ -465,7 +465,7 @@ impl AgentSession {
 }
 
 /// Makes the extensions' instances and activates them on `session`.
-async fn activate(
+pub(crate) async fn activate(
     host: &AgentHost,
     session: Session,
     options: &AgentSessionOptions,

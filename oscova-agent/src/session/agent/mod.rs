@@ -82,6 +82,7 @@ mod error;
 mod events;
 mod extension;
 mod host;
+mod prompts;
 mod run;
 mod state;
 mod tools;
@@ -100,6 +101,7 @@ pub use error::AgentError;
 pub use events::*;
 pub use extension::{Extension, ExtensionFactory, extension_factory};
 pub use host::{AgentHost, AgentHostBuilder, AgentSession, AgentSessionOptions};
+pub use prompts::{ExtensionPrompt, PromptForm, PromptFormArg, PromptFormArguments};
 pub use run::RunOutcome;
 pub use state::Delivery;
 
