@@ -49,9 +49,24 @@ pub enum AgentError {
     /// No command of the host's extensions offers a prompt of this name.
     #[error("unknown prompt `{0}`")]
     UnknownPrompt(String),
-    /// Arguments a prompt form does not take, or a required one missing.
-    #[error("bad prompt arguments: {0}")]
-    PromptArgument(String),
+    /// An argument the prompt form does not declare.
+    #[error("prompt `{prompt}` has no argument `{argument}`; it takes: {known}")]
+    UnknownPromptArgument {
+        /// The prompt.
+        prompt: String,
+        /// The argument given.
+        argument: String,
+        /// The declared ones, comma-separated (empty when none).
+        known: String,
+    },
+    /// A required argument of the prompt form was not given.
+    #[error("prompt `{prompt}` needs the argument `{argument}`")]
+    MissingPromptArgument {
+        /// The prompt.
+        prompt: String,
+        /// The argument.
+        argument: String,
+    },
     /// The text is not a command (it does not start with `/`).
     #[error("not a command: a command starts with `/`")]
     NotACommand,
@@ -91,7 +106,8 @@ impl AgentError {
             Self::Activation { .. } => "activation_failed",
             Self::UnknownCommand(_) => "unknown_command",
             Self::UnknownPrompt(_) => "unknown_prompt",
-            Self::PromptArgument(_) => "bad_prompt_arguments",
+            Self::UnknownPromptArgument { .. } => "unknown_prompt_argument",
+            Self::MissingPromptArgument { .. } => "missing_prompt_argument",
             Self::NotACommand => "not_a_command",
             Self::UnknownProvider(_) => "unknown_provider",
             Self::Busy => "busy",

@@ -13,7 +13,7 @@
 //! (the extension contract), no `SessionStartEvent` is dispatched, nothing
 //! is written to the host's store, and the throwaway session is marked
 //! stale afterwards, so an API an extension kept from it is
-//! [`AgentError::Stale`]. Rendering checks the arguments first: one not
+//! [`AgentError::Stale`]. Rendering ([`ExtensionPrompt::render`]) checks the arguments first: one not
 //! declared, or a required one missing, is an error naming it and nothing
 //! is rendered. Every rendered message is a user message.
 
@@ -76,11 +76,8 @@ impl PromptFormArg {
 ///
 /// let form = PromptForm::template("Greets someone", "Please greet {name} using the hello tool.")
 ///     .argument(PromptFormArg::required("name").with_description("Who to greet"));
-/// let args = [("name".to_owned(), "Ada".to_owned())].into();
-/// assert_eq!(form.render(&args)?, ["Please greet Ada using the hello tool."]);
 /// let command = Command::new("Say hello", |_, _| async { Ok(()) }).prompt(form);
-/// assert!(command.prompt_form().is_some());
-/// # Ok::<(), oscova_agent::session::agent::AgentError>(())
+/// assert_eq!(command.prompt_form().map(|f| f.arguments().len()), Some(1));
 /// ```
 #[derive(Clone)]
 pub struct PromptForm {
@@ -135,24 +132,32 @@ impl PromptForm {
     }
 
     /// Checks `args` against the declared arguments and renders the user
-    /// messages.
-    pub fn render(&self, args: &PromptFormArguments) -> Result<Vec<String>, AgentError> {
-        for given in args.keys() {
-            if !self.arguments.iter().any(|a| &a.name == given) {
-                return Err(AgentError::PromptArgument(format!(
-                    "it has no argument `{given}`"
-                )));
-            }
+    /// messages of the prompt `name`.
+    fn render(&self, name: &str, args: &PromptFormArguments) -> Result<Vec<String>, AgentError> {
+        if let Some(given) = args
+            .keys()
+            .find(|given| !self.arguments.iter().any(|a| &a.name == *given))
+        {
+            return Err(AgentError::UnknownPromptArgument {
+                prompt: name.to_owned(),
+                argument: given.clone(),
+                known: self
+                    .arguments
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
         }
         if let Some(missing) = self
             .arguments
             .iter()
             .find(|a| a.required && !args.contains_key(&a.name))
         {
-            return Err(AgentError::PromptArgument(format!(
-                "it needs the argument `{}`",
-                missing.name
-            )));
+            return Err(AgentError::MissingPromptArgument {
+                prompt: name.to_owned(),
+                argument: missing.name.clone(),
+            });
         }
         (self.renderer)(args)
     }
@@ -203,6 +208,15 @@ pub struct ExtensionPrompt {
     pub form: PromptForm,
 }
 
+impl ExtensionPrompt {
+    /// Checks `args` against the declared arguments (one not declared, or
+    /// a required one missing, is an error naming it) and renders the
+    /// user messages.
+    pub fn render(&self, args: &PromptFormArguments) -> Result<Vec<String>, AgentError> {
+        self.form.render(&self.name, args)
+    }
+}
+
 impl AgentHost {
     /// The prompt forms of the commands the host's extensions register,
     /// for `user`, in registration order (see the module rules).
@@ -227,7 +241,7 @@ impl AgentHost {
             .iter()
             .find(|p| p.name == name)
             .ok_or_else(|| AgentError::UnknownPrompt(name.to_owned()))?;
-        prompt.form.render(args)
+        prompt.render(args)
     }
 }
 
@@ -245,14 +259,22 @@ mod tests {
     #[test]
     fn render_refuses_undeclared_and_missing_arguments() {
         let form = PromptForm::template("", "{name}").argument(PromptFormArg::required("name"));
-        let missing = form.render(&PromptFormArguments::new()).unwrap_err();
-        assert!(missing.to_string().contains("`name`"), "{missing}");
+        let missing = form.render("p", &PromptFormArguments::new()).unwrap_err();
+        assert!(
+            matches!(&missing, AgentError::MissingPromptArgument { prompt, argument } if prompt == "p" && argument == "name"),
+            "{missing}"
+        );
         let extra: PromptFormArguments = [
             ("name".to_owned(), "a".to_owned()),
             ("x".to_owned(), "b".to_owned()),
         ]
         .into();
-        let undeclared = form.render(&extra).unwrap_err();
-        assert!(undeclared.to_string().contains("`x`"), "{undeclared}");
+        let undeclared = form.render("p", &extra).unwrap_err();
+        assert!(
+            matches!(&undeclared, AgentError::UnknownPromptArgument { argument, known, .. } if argument == "x" && known == "name"),
+            "{undeclared}"
+        );
+        let given: PromptFormArguments = [("name".to_owned(), "Ada".to_owned())].into();
+        assert_eq!(form.render("p", &given).unwrap(), ["Ada"]);
     }
 }

@@ -93,7 +93,7 @@ async fn forms_are_listed_and_rendered_without_starting_a_session() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&missing, AgentError::PromptArgument(m) if m.contains("`who`")),
+        matches!(&missing, AgentError::MissingPromptArgument { prompt, argument } if prompt == "greet" && argument == "who"),
         "{missing}"
     );
     let unknown = host
