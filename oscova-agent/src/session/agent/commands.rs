@@ -9,7 +9,9 @@
 //! (`/he` → `/hello`, `/hello:2`); with a space, the command's own
 //! completer completes its argument. After the command, the agent runs
 //! what its messages asked for, then the switch it asked for
-//! ([`ExtensionContext::switch_session`]), else the compaction.
+//! ([`ExtensionContext::switch_session`]), else the compaction. A command
+//! with a prompt form ([`Command::prompt`]) is also a prompt of its
+//! registered name (see `prompts.rs`).
 
 use std::sync::Arc;
 
