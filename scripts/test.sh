@@ -42,6 +42,9 @@ cargo test --workspace --doc --locked
 # two-process test run here, against throwaway clusters.
 cargo clippy -p oscova-agent --features postgres --all-targets --locked -- -D warnings
 cargo test -p oscova-agent --features postgres --test it --locked session::
+# A2A tasks in Postgres: two servers on one database.
+cargo clippy -p oscova-a2a --features postgres --all-targets --locked -- -D warnings
+cargo test -p oscova-a2a --features postgres --test it --locked fleet::
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 scripts/check-seed-budget.sh
 scripts/package-check.sh

@@ -51,6 +51,10 @@ pub(crate) enum Command {
     /// resources.
     Mcp(McpArgs),
 
+    /// Serve MCP at `/mcp` and A2A (the agent card, JSON-RPC and
+    /// HTTP+JSON) on one port, to the users of `[[mcp.tokens]]`.
+    Serve(ServeArgs),
+
     /// Chat with a model that can call the user's tools.
     Chat(ChatArgs),
 
@@ -160,6 +164,34 @@ pub(crate) struct McpArgs {
     /// Instead of serving: manage the `[mcp.servers]` this host uses.
     #[command(subcommand)]
     pub(crate) action: Option<McpAction>,
+}
+
+/// `oscova serve`
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Where to listen: MCP at `http://ADDR:PORT/mcp`, the A2A agent card
+    /// at `/.well-known/agent-card.json`, JSON-RPC at `/`, HTTP+JSON at
+    /// `/message:send` and `/tasks`.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub(crate) listen: std::net::SocketAddr,
+    #[command(flatten)]
+    pub(crate) user: UserArg,
+    /// MCP: run tools that require approval without asking, as `oscova
+    /// mcp --allow-approval-required`. A2A tasks follow the host's approval
+    /// policy whatever this says.
+    #[arg(long)]
+    pub(crate) allow_approval_required: bool,
+    /// How MCP names tools: `wire` or `short`, as `oscova mcp`.
+    #[arg(long, value_enum, default_value_t = Names::Wire)]
+    pub(crate) names: Names,
+    /// The model provider A2A tasks run on (default: `[serve.a2a]
+    /// provider`, else `ollama`).
+    #[arg(long, value_name = "KEY")]
+    pub(crate) provider: Option<String>,
+    /// The model (default: `[serve.a2a] model`, else the provider's
+    /// `[providers.<KEY>] model`).
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) model: Option<String>,
 }
 
 /// How `oscova mcp` names tools, as a flag value.

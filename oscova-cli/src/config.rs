@@ -25,6 +25,7 @@ mod parse;
 mod prompts;
 mod providers;
 mod ranges;
+mod serve;
 pub(crate) mod sessions;
 mod source;
 mod speech;
@@ -101,6 +102,9 @@ struct FileConfig {
     /// `[prompts.NAME]`: prompts `oscova mcp` serves.
     #[serde(default)]
     prompts: BTreeMap<String, prompts::FilePrompt>,
+    /// `[serve]`: what `oscova serve` adds to MCP (`[serve.a2a]`).
+    #[serde(default)]
+    serve: serve::ServeSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -159,6 +163,7 @@ pub struct Config {
     speech: Arc<SpeechSection>,
     mcp: Arc<McpSection>,
     auth: Arc<AuthSection>,
+    serve: Arc<serve::ServeSection>,
     sessions: SessionsStore,
     compaction: SessionsCompaction,
     prompts: oscova_mcp::prompt::PromptTemplates,
@@ -269,6 +274,12 @@ impl Config {
             }
         };
         let mut file = file;
+        file.serve
+            .check()
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
         file.mcp.check().map_err(|message| CliError::ConfigValue {
             path: origin(),
             message,
@@ -378,6 +389,7 @@ impl Config {
             a2a: Arc::new(file.a2a),
             mcp: Arc::new(file.mcp),
             auth: Arc::new(file.auth),
+            serve: Arc::new(file.serve),
             sessions,
             compaction,
             prompts,
@@ -507,7 +519,12 @@ impl Config {
         self.http.clone()
     }
 
-    /// The `[mcp]` section, for `oscova mcp --listen`.
+    /// The `[serve]` section, for `oscova serve`.
+    pub(crate) fn serve(&self) -> &serve::ServeSection {
+        &self.serve
+    }
+
+    /// The `[mcp]` section.
     pub(crate) fn mcp(&self) -> &McpSection {
         &self.mcp
     }

@@ -216,6 +216,9 @@ pub enum CliError {
     /// The MCP HTTP server could not start or stopped with an error.
     #[error("MCP server: {0}")]
     McpHttp(#[source] oscova_mcp::http::McpHttpError),
+    /// The A2A server (`oscova serve`) could not start.
+    #[error("A2A server: {0}")]
+    A2a(#[source] oscova_a2a::ServeA2aError),
     /// `--names short` with two tools sharing a short name.
     #[error("MCP server: {0}")]
     McpNames(#[source] oscova_mcp::NameClash),
@@ -313,6 +316,11 @@ impl CliError {
                 McpHttpError::NoTokens { .. } | McpHttpError::Setting(_) => ExitStatus::Usage,
                 _ => ExitStatus::ToolError,
             },
+            Self::A2a(error) => match error {
+                oscova_a2a::ServeA2aError::NoTokens { .. }
+                | oscova_a2a::ServeA2aError::Setting(_) => ExitStatus::Usage,
+                _ => ExitStatus::ToolError,
+            },
             Self::Extension { .. } => ExitStatus::ToolError,
             Self::Model { error, .. } => model_status(error),
             Self::Speech { error, .. } => speech_status(error),
@@ -376,6 +384,7 @@ impl CliError {
             Self::Write { .. } => "write",
             Self::Input(_) => "input",
             Self::Mcp(_) | Self::McpHttp(_) | Self::McpNames(_) => "mcp",
+            Self::A2a(_) => "a2a",
             #[cfg(feature = "mcp-servers")]
             Self::McpPin(_) => "mcp_pin",
             Self::McpServersOff { .. } => "mcp_servers_off",

@@ -77,9 +77,16 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
     Ok(ExitStatus::Success)
 }
 
-async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitStatus, CliError> {
+/// The MCP HTTP server `--listen` (and `oscova serve`) binds, `[mcp]`
+/// applied.
+pub(super) fn http_server(
+    env: &Env,
+    user: Option<&str>,
+    allow_approval_required: bool,
+    names: crate::cli::Names,
+) -> Result<McpHttpServer, CliError> {
     let config = env.config.clone();
-    let default_user = env.config.user(args.user.user.as_deref());
+    let default_user = env.config.user(user);
     let mut server = McpHttpServer::new(env.host.clone()).resources(FilesResources::new());
     if let Some(prompts) = prompt_sources(env) {
         server = server.prompts(prompts);
@@ -88,16 +95,22 @@ async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitSt
         .server_info(env.name, env.version)
         .users(move |id: &str| config.user(Some(id)))
         .default_user(default_user.id())
-        .allow_approval_required(args.allow_approval_required)
-        .tool_names(args.names.into())
+        .allow_approval_required(allow_approval_required)
+        .tool_names(names.into())
         .map_err(CliError::McpNames)?;
-    let server = env
-        .config
-        .mcp()
-        .apply(env.config.auth(), server)
-        .bind(addr)
-        .await
-        .map_err(CliError::McpHttp)?;
+    Ok(env.config.mcp().apply(env.config.auth(), server))
+}
+
+async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitStatus, CliError> {
+    let server = http_server(
+        env,
+        args.user.user.as_deref(),
+        args.allow_approval_required,
+        args.names,
+    )?
+    .bind(addr)
+    .await
+    .map_err(CliError::McpHttp)?;
     eprintln!(
         "{} mcp: serving http://{}/mcp",
         env.name,
@@ -124,7 +137,7 @@ fn prompt_sources(env: &Env) -> Option<PromptSources> {
 }
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT).
-async fn terminated() {
+pub(super) async fn terminated() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -14,6 +14,7 @@ mod mcp;
 mod models;
 mod plugins;
 mod provider;
+mod serve;
 mod sessions;
 mod speech;
 mod tools;
@@ -51,6 +52,7 @@ pub(crate) async fn run(env: &Env, command: Command) -> Result<ExitStatus, CliEr
         Command::Plugins => plugins::run(env),
         Command::Tools(command) => tools::run(env, command).await,
         Command::Mcp(args) => mcp::run(env, args).await,
+        Command::Serve(args) => serve::run(env, args).await,
         Command::Chat(args) => chat::run(env, args).await,
         Command::Models(command) => models::run(env, command).await,
         Command::Speech(command) => speech::run(env, command).await,

@@ -31,6 +31,7 @@ pub mod piper;
 pub mod profiles;
 pub mod results;
 pub mod secrets;
+pub mod serve;
 pub mod sessions;
 pub mod sessions_compact;
 pub mod sessions_store;

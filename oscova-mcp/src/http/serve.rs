@@ -369,4 +369,37 @@ impl BoundMcpServer {
         };
         Ok(self.listener.serve_until(handle, shutdown, drain).await?)
     }
+
+    /// Serves as [`serve_until`](Self::serve_until) does, and beside MCP
+    /// another front end on the same port (`oscova serve`'s A2A): a
+    /// request whose path `claims` says is the other's goes to `other`,
+    /// after nothing of MCP's (the other checks its own users); every
+    /// other request meets MCP's rules. The other's responses are not
+    /// waited for at shutdown; cancel its work when this returns.
+    pub async fn serve_until_beside<C, F, Fut>(
+        self,
+        claims: C,
+        other: F,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), McpHttpError>
+    where
+        C: Fn(&str) -> bool + Clone + Send + Sync + 'static,
+        F: Fn(Request<RequestBody>) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Response<BoxBody<Bytes, Infallible>>> + Send + 'static,
+    {
+        let state = self.state;
+        let drain =
+            Shutdown::new(self.cancel, self.grace, state.posts.clone()).calls(state.calls.clone());
+        let handle = move |request: Request<RequestBody>| {
+            let state = state.clone();
+            let beside = claims(request.uri().path()).then(|| other.clone());
+            async move {
+                match beside {
+                    Some(other) => other(request).await.map(|b| CountedBody::new(b, None)),
+                    None => state.handle(request).await,
+                }
+            }
+        };
+        Ok(self.listener.serve_until(handle, shutdown, drain).await?)
+    }
 }

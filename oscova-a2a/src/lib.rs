@@ -1,0 +1,77 @@
+//! An A2A 1.0 server over the session agent of `oscova-agent`: each
+//! `contextId` is a session of the calling user, each task one run of
+//! that session's model with the user's tools.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use oscova_a2a::{A2aServer, MemoryTaskStore};
+//! use oscova_agent::session::MemoryStore;
+//! use oscova_agent::session::agent::AgentHost;
+//! use oscova_core::PluginHost;
+//! use oscova_serve::UserToken;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let plugins = PluginHost::builder().build()?;
+//! let agents = AgentHost::builder(plugins, Arc::new(MemoryStore::new())).build();
+//! let server = A2aServer::new(agents, Arc::new(MemoryTaskStore::new()))
+//!     .tokens([UserToken::from_token("alice", "a-secret")])
+//!     .bind("127.0.0.1:8080".parse()?)
+//!     .await?;
+//! eprintln!("card at http://{}/.well-known/agent-card.json", server.local_addr());
+//! server.serve_until(std::future::pending()).await?; // until the process is stopped
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Rules
+//!
+//! | where | what |
+//! |---|---|
+//! | `http.rs` | the card is public; everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` |
+//! | `rpc.rs` | the methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card refused with the specification's error |
+//! | `push.rs` | status updates POSTed to the task's webhooks through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts |
+//! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams |
+//! | `tasks.rs` | a context is the user's session `a2a:<contextId>`; a task is one run; runs of one context in turn; per-user bound on running tasks; every state stored before it is told |
+//! | `ask.rs` | a tool's question puts the task in `INPUT_REQUIRED`; the client's next message in the task answers it |
+//! | `store.rs` | every read names the owner: another user's task is `TaskNotFound`, as a missing one; tasks left running by a dead process become `FAILED` |
+//! | `error.rs` | the specification's codes and reasons |
+//!
+//! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`], (feature `sqlite`,
+//! default) `SqliteTaskStore` in the sessions' database file, or (feature
+//! `postgres`) `PostgresTaskStore` for a fleet on one database.
+
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod ask;
+mod card;
+mod error;
+mod http;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod push;
+mod rpc;
+mod server;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+mod store;
+mod stream;
+mod tasks;
+pub mod wire;
+
+pub use card::{CardConfig, Skill};
+pub use error::{A2aError, ServeA2aError};
+pub use http::{A2aBody, CARD_PATH, VERSION_HEADER};
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresTaskStore;
+pub use server::{
+    A2aServer, A2aService, BoundA2aServer, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS_PER_USER,
+    DEFAULT_MAX_TASKS_PER_USER, DEFAULT_STREAM_IDLE_TIMEOUT, MAX_BODY_BYTES_RANGE,
+    MAX_STREAMS_PER_USER_RANGE, MAX_TASKS_PER_USER_RANGE, RESTART_REASON,
+    STREAM_IDLE_TIMEOUT_RANGE,
+};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteTaskStore;
+pub use store::{MemoryTaskStore, StoreError, TaskPage, TaskQuery, TaskStore};

@@ -1,0 +1,205 @@
+//! The protocol's methods, apart from their binding: each takes the
+//! caller's user id and the request as JSON and answers JSON or an
+//! [`A2aError`]. Both bindings (`http.rs`) call these.
+//!
+//! Rules: every method that names a task reads it as the caller's
+//! (another user's task is `TaskNotFound`, the same answer as a missing
+//! one); a `SendMessage` waits for its task to end unless
+//! `configuration.returnImmediately` is true; `ListTasks` pages are at
+//! most 100 tasks (50 unless `pageSize` says), the page token being the
+//! offset; streams are `stream.rs`'s, webhooks `push.rs`'s; the extended
+//! card is refused with the error the specification names.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::A2aError;
+use crate::push::PushConfig;
+use crate::store::TaskQuery;
+use crate::tasks::Runner;
+use crate::wire::{Message, TaskState};
+
+/// The default and the largest `ListTasks` page.
+const DEFAULT_PAGE: usize = 50;
+const MAX_PAGE: usize = 100;
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct SendConfiguration {
+    #[serde(default)]
+    return_immediately: bool,
+    history_length: Option<usize>,
+    task_push_notification_config: Option<PushConfig>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SendParams {
+    message: Message,
+    #[serde(default)]
+    configuration: Option<SendConfiguration>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskParams {
+    id: String,
+    history_length: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PushParams {
+    task_id: String,
+    id: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ListParams {
+    context_id: Option<String>,
+    status: Option<String>,
+    page_size: Option<usize>,
+    page_token: Option<String>,
+    history_length: Option<usize>,
+    include_artifacts: Option<bool>,
+}
+
+fn params<T: for<'de> Deserialize<'de>>(value: Value) -> Result<T, A2aError> {
+    serde_json::from_value(value).map_err(|e| A2aError::InvalidParams(e.to_string()))
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<Value, A2aError> {
+    serde_json::to_value(value).map_err(|e| A2aError::Internal(e.to_string()))
+}
+
+/// Answers `method` with `params` for `owner`.
+pub(crate) async fn call(
+    runner: &std::sync::Arc<Runner>,
+    owner: &str,
+    method: &str,
+    params_json: Value,
+) -> Result<Value, A2aError> {
+    match method {
+        "SendMessage" => {
+            let p: SendParams = params(params_json)?;
+            let configuration = p.configuration.unwrap_or_default();
+            let task = runner
+                .send(
+                    owner,
+                    p.message,
+                    !configuration.return_immediately,
+                    configuration.task_push_notification_config,
+                )
+                .await?;
+            let task = task.view(configuration.history_length, true);
+            Ok(json!({"task": to_json(&task)?}))
+        }
+        "GetTask" => {
+            let p: TaskParams = params(params_json)?;
+            let task = runner.get(owner, &p.id).await?;
+            to_json(&task.view(p.history_length, true))
+        }
+        "CancelTask" => {
+            let p: TaskParams = params(params_json)?;
+            to_json(&runner.cancel(owner, &p.id).await?)
+        }
+        "ListTasks" => {
+            let p: ListParams = params(params_json)?;
+            let state = match p.status.as_deref() {
+                None | Some("" | "TASK_STATE_UNSPECIFIED") => None,
+                Some(name) => Some(TaskState::parse(name).ok_or_else(|| {
+                    A2aError::InvalidParams(format!("status: `{name}` is not a task state"))
+                })?),
+            };
+            let limit = match p.page_size {
+                None | Some(0) => DEFAULT_PAGE,
+                Some(n) if n > MAX_PAGE => {
+                    return Err(A2aError::InvalidParams(format!(
+                        "pageSize: at most {MAX_PAGE}"
+                    )));
+                }
+                Some(n) => n,
+            };
+            let offset = match p.page_token.as_deref() {
+                None | Some("") => 0,
+                Some(token) => token.parse().map_err(|_| {
+                    A2aError::InvalidParams("pageToken: not a token this server gave".into())
+                })?,
+            };
+            let query = TaskQuery {
+                context_id: p.context_id.filter(|c| !c.is_empty()),
+                state,
+                limit,
+                offset,
+            };
+            let page = runner
+                .store
+                .list(owner, &query)
+                .await
+                .map_err(|e| A2aError::Internal(e.to_string()))?;
+            let next = offset + page.tasks.len();
+            let next_token = if next < page.total {
+                next.to_string()
+            } else {
+                String::new()
+            };
+            let artifacts = p.include_artifacts.unwrap_or(false);
+            let tasks: Vec<Value> = page
+                .tasks
+                .iter()
+                .map(|t| to_json(&t.view(p.history_length, artifacts)))
+                .collect::<Result<_, _>>()?;
+            Ok(json!({
+                "tasks": tasks,
+                "nextPageToken": next_token,
+                "pageSize": limit,
+                "totalSize": page.total,
+            }))
+        }
+        // Answered as streams by the bindings (`stream.rs`), never here.
+        "SendStreamingMessage" | "SubscribeToTask" => Err(A2aError::Internal(
+            "a streaming method reached the unary dispatcher".into(),
+        )),
+        "CreateTaskPushNotificationConfig" => {
+            let config: PushConfig = params(params_json)?;
+            let task = runner.get(owner, &config.task_id).await?;
+            let config = runner.pushes.set(owner, &task.id, config)?;
+            if let Some(events) = runner.subscribe(owner, &task.id) {
+                runner.pushes.forward(owner, &task.id, events);
+            }
+            to_json(&config)
+        }
+        "GetTaskPushNotificationConfig" | "DeleteTaskPushNotificationConfig" => {
+            let p: PushParams = params(params_json)?;
+            let task = runner.get(owner, &p.task_id).await?;
+            let id = p.id.unwrap_or_default();
+            if method == "DeleteTaskPushNotificationConfig" {
+                return if runner.pushes.delete(owner, &task.id, &id) {
+                    Ok(json!({}))
+                } else {
+                    Err(A2aError::InvalidParams(format!(
+                        "no push config `{id}` on the task"
+                    )))
+                };
+            }
+            let config = runner
+                .pushes
+                .list(owner, &task.id)
+                .into_iter()
+                .find(|c| c.id == id)
+                .ok_or_else(|| {
+                    A2aError::InvalidParams(format!("no push config `{id}` on the task"))
+                })?;
+            to_json(&config)
+        }
+        "ListTaskPushNotificationConfigs" => {
+            let p: PushParams = params(params_json)?;
+            let task = runner.get(owner, &p.task_id).await?;
+            let configs = runner.pushes.list(owner, &task.id);
+            Ok(json!({"configs": to_json(&configs)?, "nextPageToken": ""}))
+        }
+        "GetExtendedAgentCard" => Err(A2aError::ExtendedAgentCardNotConfigured),
+        other => Err(A2aError::MethodNotFound(other.to_owned())),
+    }
+}

@@ -1,0 +1,349 @@
+//! [`A2aServer`]: the settings; [`A2aService`]: the requests' handler, to
+//! serve alone ([`A2aServer::bind`]) or beside another protocol on one
+//! port ([`A2aService::handle`]).
+//!
+//! Rules: every numeric setting has a range ([`MAX_BODY_BYTES_RANGE`],
+//! [`MAX_TASKS_PER_USER_RANGE`]) checked when the service is built. Without
+//! tokens or OAuth, [`A2aServer::bind`] refuses any address but a loopback
+//! one. Requests are authenticated by `oscova_serve::Authenticator`, the
+//! MCP server's: static tokens in constant time, then OAuth access tokens
+//! ([`A2aServer::oauth`]) with every check of `oscova_serve::OAuth`.
+//! When the service is built and [`A2aServer::fail_unfinished_at_start`]
+//! is on (the default, right for one process on its own store), tasks a
+//! dead process left `SUBMITTED` or `WORKING` become `FAILED` with the
+//! reason; a fleet sharing one store turns it off, since another instance
+//! may be running them. Shutdown cancels every run; each stores its
+//! `CANCELED` state as it ends.
+
+use std::net::SocketAddr;
+use std::ops::RangeInclusive;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use oscova_agent::session::agent::AgentHost;
+use oscova_core::UserInfo;
+use oscova_serve::{
+    Authenticator, Listener, MAX_COUNT, OAuth, OAuthConfig, RequestBody, Responses, Shutdown,
+    Tokens, UserDirectory, UserToken, check_count, check_duration,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::card::{CardConfig, card_json};
+use crate::error::ServeA2aError;
+use crate::http::{A2aBody, State};
+use crate::store::TaskStore;
+use crate::tasks::{Limits, Runner};
+
+/// The default cap on a request body: 4 MiB, as the MCP server's.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The range of [`A2aServer::max_body_bytes`].
+pub const MAX_BODY_BYTES_RANGE: RangeInclusive<usize> = 1..=1 << 30;
+/// The default bound on one user's tasks running at once.
+pub const DEFAULT_MAX_TASKS_PER_USER: usize = 16;
+/// The range of [`A2aServer::max_tasks_per_user`].
+pub const MAX_TASKS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The default bound on one user's streams open at once.
+pub const DEFAULT_MAX_STREAMS_PER_USER: usize = 32;
+/// The range of [`A2aServer::max_streams_per_user`].
+pub const MAX_STREAMS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The default time a stream may go without an event: as MCP's idle
+/// timeout.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The range of [`A2aServer::stream_idle_timeout`]: a millisecond to a week.
+pub const STREAM_IDLE_TIMEOUT_RANGE: RangeInclusive<Duration> =
+    Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
+/// The reason a task left running by a dead process fails with.
+pub const RESTART_REASON: &str =
+    "the server stopped while this task ran; its run was lost: send the message again";
+
+/// The A2A server's settings. Every numeric setting is checked against its
+/// range when the service is built; without tokens, [`A2aServer::bind`]
+/// refuses any address but a loopback one.
+pub struct A2aServer {
+    agents: AgentHost,
+    store: Arc<dyn TaskStore>,
+    tokens: Vec<UserToken>,
+    oauth: Option<(OAuthConfig, Option<String>)>,
+    default_user: String,
+    users: UserDirectory,
+    card: CardConfig,
+    model: Option<(String, Option<String>)>,
+    max_body_bytes: usize,
+    max_tasks_per_user: usize,
+    max_streams_per_user: usize,
+    stream_idle: Duration,
+    fail_unfinished: bool,
+    shutdown_grace: Duration,
+}
+
+impl std::fmt::Debug for A2aServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aServer")
+            .field("card", &self.card)
+            .field("tokens", &self.tokens.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl A2aServer {
+    /// A server whose tasks are runs of `agents`' sessions, kept in
+    /// `store`.
+    pub fn new(agents: AgentHost, store: Arc<dyn TaskStore>) -> Self {
+        Self {
+            agents,
+            store,
+            tokens: Vec::new(),
+            oauth: None,
+            default_user: "default".into(),
+            users: Arc::new(|id: &str| UserInfo::new(id)),
+            card: CardConfig::default(),
+            model: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_tasks_per_user: DEFAULT_MAX_TASKS_PER_USER,
+            max_streams_per_user: DEFAULT_MAX_STREAMS_PER_USER,
+            stream_idle: DEFAULT_STREAM_IDLE_TIMEOUT,
+            fail_unfinished: true,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+
+    /// The users' bearer tokens (`oscova mcp --listen`'s).
+    pub fn tokens(mut self, tokens: impl IntoIterator<Item = UserToken>) -> Self {
+        self.tokens.extend(tokens);
+        self
+    }
+
+    /// Accepts OAuth access tokens beside the static tokens, checked as
+    /// the MCP server checks them (issuer, audience, expiry, scopes, an
+    /// algorithm allow-list; the issuer's keys fetched through the agent
+    /// host's HTTP client). The token's audience must be the config's
+    /// resource, else `default_resource`, else this server's base URL:
+    /// `oscova serve` passes its `/mcp` URL, so one access token serves
+    /// both front ends of its port.
+    pub fn oauth(mut self, config: OAuthConfig, default_resource: Option<String>) -> Self {
+        self.oauth = Some((config, default_resource));
+        self
+    }
+
+    /// The user every request is served as when no token is configured.
+    pub fn default_user(mut self, user: impl Into<String>) -> Self {
+        self.default_user = user.into();
+        self
+    }
+
+    /// Makes the [`UserInfo`] of a user id (time zone and the like).
+    pub fn users(mut self, users: UserDirectory) -> Self {
+        self.users = users;
+        self
+    }
+
+    /// What the agent card says.
+    pub fn card(mut self, card: CardConfig) -> Self {
+        self.card = card;
+        self
+    }
+
+    /// The model provider (a type key of the agent host's) and model the
+    /// runs use; `None` keeps the agent host's default.
+    pub fn model(mut self, provider: impl Into<String>, model: Option<String>) -> Self {
+        self.model = Some((provider.into(), model));
+        self
+    }
+
+    /// The cap on a request body, in [`MAX_BODY_BYTES_RANGE`].
+    pub fn max_body_bytes(mut self, max: usize) -> Self {
+        self.max_body_bytes = max;
+        self
+    }
+
+    /// The bound on one user's tasks running at once, in
+    /// [`MAX_TASKS_PER_USER_RANGE`].
+    pub fn max_tasks_per_user(mut self, max: usize) -> Self {
+        self.max_tasks_per_user = max;
+        self
+    }
+
+    /// The bound on one user's streams open at once, in
+    /// [`MAX_STREAMS_PER_USER_RANGE`].
+    pub fn max_streams_per_user(mut self, max: usize) -> Self {
+        self.max_streams_per_user = max;
+        self
+    }
+
+    /// How long a stream may go without an event before it is closed
+    /// (keep-alive comments do not count), in [`STREAM_IDLE_TIMEOUT_RANGE`].
+    pub fn stream_idle_timeout(mut self, idle: Duration) -> Self {
+        self.stream_idle = idle;
+        self
+    }
+
+    /// Whether building the service fails the tasks a dead process left
+    /// running (default true: right for one process on its own store; a
+    /// fleet sharing one store turns it off, since another instance may be
+    /// running them).
+    pub fn fail_unfinished_at_start(mut self, on: bool) -> Self {
+        self.fail_unfinished = on;
+        self
+    }
+
+    /// How long runs get to end at shutdown before they are cancelled.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// The handler, for clients that reach the server at `base_url`
+    /// (`http://host:port`, named in the card).
+    pub async fn service(self, base_url: &str) -> Result<A2aService, ServeA2aError> {
+        let max_body_bytes =
+            check_count("max_body_bytes", self.max_body_bytes, &MAX_BODY_BYTES_RANGE)?;
+        let max_tasks = check_count(
+            "max_tasks_per_user",
+            self.max_tasks_per_user,
+            &MAX_TASKS_PER_USER_RANGE,
+        )?;
+        let max_streams = check_count(
+            "max_streams_per_user",
+            self.max_streams_per_user,
+            &MAX_STREAMS_PER_USER_RANGE,
+        )?;
+        let stream_idle = check_duration(
+            "stream_idle_timeout",
+            self.stream_idle,
+            &STREAM_IDLE_TIMEOUT_RANGE,
+        )?;
+        if self.fail_unfinished {
+            let failed = self.store.fail_unfinished(RESTART_REASON).await?;
+            if failed > 0 {
+                tracing::warn!(failed, "tasks left running by a stopped server were failed");
+            }
+        }
+        let base = self.card.url.clone().unwrap_or_else(|| base_url.to_owned());
+        let base = base.trim_end_matches('/');
+        let oauth = match self.oauth {
+            Some((config, resource)) => Some(OAuth::new(
+                config,
+                resource.as_deref().unwrap_or(base),
+                self.agents.plugins().http_client(),
+            )?),
+            None => None,
+        };
+        let card = card_json(&self.card, base, !self.tokens.is_empty() || oauth.is_some());
+        let auth = Authenticator::new(Tokens::new(self.tokens), oauth);
+        let cancel = CancellationToken::new();
+        let runner = Arc::new(Runner::new(
+            self.agents,
+            self.store,
+            self.users,
+            self.model,
+            Limits {
+                tasks_per_user: max_tasks,
+                streams_per_user: max_streams,
+                stream_idle,
+            },
+            cancel.clone(),
+        ));
+        Ok(A2aService {
+            state: Arc::new(State {
+                runner,
+                auth,
+                default_user: self.default_user,
+                card: Bytes::from(card.to_string()),
+                max_body_bytes,
+            }),
+            cancel,
+            grace: self.shutdown_grace,
+        })
+    }
+
+    /// Binds `addr` and builds the service for it.
+    pub async fn bind(self, addr: SocketAddr) -> Result<BoundA2aServer, ServeA2aError> {
+        if self.tokens.is_empty() && self.oauth.is_none() && !addr.ip().is_loopback() {
+            return Err(ServeA2aError::NoTokens {
+                addr,
+                user: self.default_user,
+            });
+        }
+        let listener = Listener::bind(addr).await?;
+        let bound = listener.local_addr();
+        let service = self.service(&format!("http://{bound}")).await?;
+        Ok(BoundA2aServer { listener, service })
+    }
+}
+
+/// The A2A server's request handler. Cheap to clone.
+#[derive(Clone)]
+pub struct A2aService {
+    state: Arc<State>,
+    cancel: CancellationToken,
+    grace: Duration,
+}
+
+impl std::fmt::Debug for A2aService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aService").finish_non_exhaustive()
+    }
+}
+
+impl A2aService {
+    /// Whether the service answers `path`: `/`, the card, `/message:*`,
+    /// `/tasks` and below, `/extendedAgentCard`.
+    pub fn serves(path: &str) -> bool {
+        State::serves(path)
+    }
+
+    /// Answers one request (see [the rules](crate#rules)).
+    pub async fn handle(&self, request: Request<RequestBody>) -> Response<A2aBody> {
+        self.state.handle(request).await
+    }
+
+    /// Cancels every run (shutdown); each stores its `CANCELED` state.
+    pub fn cancel_runs(&self) {
+        self.cancel.cancel();
+    }
+
+    /// The token whose cancellation ends every run.
+    pub fn cancellation(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// How long runs get at shutdown.
+    pub fn shutdown_grace(&self) -> Duration {
+        self.grace
+    }
+}
+
+/// A server bound to its address, ready to serve.
+#[derive(Debug)]
+pub struct BoundA2aServer {
+    listener: Listener,
+    service: A2aService,
+}
+
+impl BoundA2aServer {
+    /// The address bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `until` completes, then shuts down: the listener
+    /// closes, then every run is cancelled.
+    pub async fn serve_until(
+        self,
+        until: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeA2aError> {
+        let service = self.service;
+        let shutdown = Shutdown::new(
+            service.cancellation(),
+            Duration::ZERO,
+            Arc::new(Responses::default()),
+        );
+        let handle = move |request| {
+            let service = service.clone();
+            async move { service.handle(request).await }
+        };
+        Ok(self.listener.serve_until(handle, until, shutdown).await?)
+    }
+}

@@ -1,0 +1,230 @@
+//! Streams: `SendStreamingMessage` and `SubscribeToTask` as server-sent
+//! events, over both bindings.
+//!
+//! Rules: a stream's first event is the task (`{"task": ...}`), then each
+//! `statusUpdate` and `artifactUpdate` (the model's text, as chunks of the
+//! artifact `response`) as the run makes them, and it closes after the
+//! event of a terminal state. Over JSON-RPC each event is a JSON-RPC
+//! response with the request's id; over HTTP+JSON, the `StreamResponse`
+//! itself. Subscribing to a task in a terminal state is
+//! `UnsupportedOperation`. A task whose run is on another process (a
+//! fleet on one store) is followed by reading the store each second, so
+//! its status updates arrive, its chunks do not. A reader that falls
+//! behind by more than 256 events skips the oldest; the terminal event is
+//! the newest, never skipped. With nothing to send for 15 seconds, a
+//! comment line is sent, so a client that went away is noticed and its
+//! stream ends; a stream with no event for `stream_idle_timeout` (300
+//! seconds by default, as MCP's idle timeout) is closed; a user has at most `max_streams_per_user` streams open
+//! (one more is `UnsupportedOperation`).
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Response, StatusCode, header};
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame};
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::error::A2aError;
+use crate::http::A2aBody;
+use crate::tasks::{Runner, status_update};
+use crate::wire::{Message, Task};
+
+/// How long a stream stays silent before a keep-alive comment.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// How often a task run elsewhere is read from the store.
+const POLL: Duration = Duration::from_secs(1);
+
+/// How events are framed.
+#[derive(Clone)]
+pub(crate) enum Framing {
+    /// JSON-RPC responses with this id.
+    JsonRpc(Value),
+    /// `StreamResponse` objects.
+    Rest,
+}
+
+/// Where a stream's events after the first come from.
+enum Source {
+    Live(broadcast::Receiver<Value>),
+    Poll(Box<Task>),
+}
+
+/// An open stream: its first event and where the rest come from.
+pub(crate) struct EventStream {
+    first: Task,
+    source: Source,
+    /// Released when the stream ends.
+    slot: crate::tasks::StreamSlot,
+}
+
+/// Whether `method` answers with a stream.
+pub(crate) fn is_stream(method: &str) -> bool {
+    matches!(method, "SendStreamingMessage" | "SubscribeToTask")
+}
+
+/// Opens a stream for `method` (`SendStreamingMessage`, `SubscribeToTask`).
+pub(crate) async fn open(
+    runner: &Arc<Runner>,
+    owner: &str,
+    method: &str,
+    params: Value,
+) -> Result<EventStream, A2aError> {
+    let slot = runner.stream_slot(owner)?;
+    if method == "SendStreamingMessage" {
+        #[derive(serde::Deserialize)]
+        struct Params {
+            message: Message,
+        }
+        let p: Params =
+            serde_json::from_value(params).map_err(|e| A2aError::InvalidParams(e.to_string()))?;
+        let (task, receiver) = runner.send_streamed(owner, p.message, false, None).await?;
+        return Ok(EventStream {
+            first: task,
+            source: Source::Live(receiver),
+            slot,
+        });
+    }
+    let id = params
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| A2aError::InvalidParams("id: the task's id".into()))?
+        .to_owned();
+    let live = runner.subscribe(owner, &id);
+    let task = runner.get(owner, &id).await?;
+    if task.status.state.is_terminal() {
+        return Err(A2aError::UnsupportedOperation(format!(
+            "task {id} is {}: a task in a terminal state has no stream",
+            task.status.state.as_str()
+        )));
+    }
+    let source = match live {
+        Some(receiver) => Source::Live(receiver),
+        None => Source::Poll(Box::new(task.clone())),
+    };
+    Ok(EventStream {
+        first: task,
+        source,
+        slot,
+    })
+}
+
+/// A body whose frames come from a channel.
+struct ChannelBody(mpsc::Receiver<Bytes>);
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+fn frame(framing: &Framing, event: &Value) -> Bytes {
+    let data = match framing {
+        Framing::JsonRpc(id) => json!({"jsonrpc": "2.0", "id": id, "result": event}),
+        Framing::Rest => event.clone(),
+    };
+    Bytes::from(format!("data: {data}\n\n"))
+}
+
+/// Whether `event` is the status update of a terminal state.
+fn is_terminal(event: &Value) -> bool {
+    event["statusUpdate"]["status"]["state"]
+        .as_str()
+        .and_then(crate::wire::TaskState::parse)
+        .is_some_and(|s| s.is_terminal())
+}
+
+/// The stream as an SSE response; a task writes its events.
+pub(crate) fn response(
+    stream: EventStream,
+    framing: Framing,
+    runner: Arc<Runner>,
+) -> Response<A2aBody> {
+    let (tx, rx) = mpsc::channel::<Bytes>(16);
+    tokio::spawn(async move {
+        let EventStream {
+            first,
+            source,
+            slot: _slot,
+        } = stream;
+        let owner = _slot.owner().to_owned();
+        let first_json = json!({"task": serde_json::to_value(&first).unwrap_or(Value::Null)});
+        if tx.send(frame(&framing, &first_json)).await.is_err() {
+            return;
+        }
+        if first.status.state.is_terminal() {
+            return;
+        }
+        let mut last_event = tokio::time::Instant::now();
+        match source {
+            Source::Live(mut receiver) => loop {
+                if last_event.elapsed() >= runner.stream_idle {
+                    return;
+                }
+                let wait = KEEP_ALIVE.min(runner.stream_idle.saturating_sub(last_event.elapsed()));
+                let event = match tokio::time::timeout(wait, receiver.recv()).await {
+                    Ok(Ok(event)) => event,
+                    Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
+                    Ok(Err(broadcast::error::RecvError::Closed)) => return,
+                    Err(_) => {
+                        if tx
+                            .send(Bytes::from_static(b": keep-alive\n\n"))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                if tx.send(frame(&framing, &event)).await.is_err() || is_terminal(&event) {
+                    return;
+                }
+                last_event = tokio::time::Instant::now();
+            },
+            Source::Poll(mut last) => loop {
+                if last_event.elapsed() >= runner.stream_idle {
+                    return;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(POLL) => {}
+                    () = tx.closed() => return,
+                }
+                let Ok(task) = runner.get(&owner, &last.id).await else {
+                    return;
+                };
+                if task.status != last.status {
+                    let event = status_update(&task);
+                    if tx.send(frame(&framing, &event)).await.is_err() || is_terminal(&event) {
+                        return;
+                    }
+                    last_event = tokio::time::Instant::now();
+                    *last = task;
+                }
+            },
+        }
+    });
+    let mut response = Response::new(ChannelBody(rx).boxed());
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    response
+}

@@ -1,0 +1,603 @@
+//! Tasks as runs of the user's session agent: sending, cancelling.
+//!
+//! Rules: a task's context is a session of the user who sent it (the
+//! session named `a2a:<contextId>` in the agent host's store), so a
+//! `contextId` names different sessions for different users and one user
+//! can never reach another's. A task is one run of that session's agent
+//! ([`AgentSession::prompt`](oscova_agent::session::agent::AgentSession::prompt))
+//! on the text of the message's parts; runs in one context go one after
+//! the other, in the order they were sent (a context's lock is forgotten
+//! once no run holds or waits for it). A `contextId` is 1 to 256 bytes
+//! (`InvalidParams` otherwise). A user has at most
+//! `max_tasks_per_user` tasks running on this process; one more is refused
+//! with `UnsupportedOperation` and never stored. Every change of state is
+//! written to the store before anyone is told of it: `SUBMITTED` when
+//! received, `WORKING` when the run starts, then `COMPLETED` (the model's
+//! answer as the artifact `response` and the agent's message in the
+//! history), `CANCELED`, or `FAILED` with the reason. A cancel of a task
+//! running here cancels its run and waits for it to end; a cancel of a
+//! task no process here runs (another instance's, or one left by a dead
+//! process) marks it `CANCELED` in the store, and a run that ends later
+//! keeps that state rather than overwrite it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use oscova_agent::session::agent::{AgentEvent, AgentHost, AgentSessionOptions};
+use oscova_core::UserInfo;
+use oscova_serve::UserDirectory;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::ask::TaskAsk;
+use crate::error::A2aError;
+use crate::push::{PushConfig, Pushes};
+use crate::store::TaskStore;
+use crate::wire::{Artifact, Message, Part, Role, Task, TaskState, new_id};
+
+/// Stream events a slow reader may fall behind by before it skips some
+/// (the last state is always the newest, so it is never the one skipped).
+const EVENT_BUFFER: usize = 256;
+
+/// The longest `contextId` taken (it names a session).
+const MAX_CONTEXT_ID: usize = 256;
+
+/// How long a cancel waits for its run to end.
+const CANCEL_WAIT: Duration = Duration::from_secs(10);
+
+/// The lock the runs of one context take in turn.
+type ContextLock = Arc<tokio::sync::Mutex<()>>;
+
+/// A run in progress here.
+struct Running {
+    cancel: CancellationToken,
+    /// Becomes true when the run's last state is stored.
+    done: watch::Receiver<bool>,
+    /// The run's stream events (`StreamResponse` objects), for streams.
+    events: broadcast::Sender<Value>,
+}
+
+/// Runs tasks and remembers which run here.
+pub(crate) struct Runner {
+    pub(crate) agents: AgentHost,
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) users: UserDirectory,
+    pub(crate) model: Option<(String, Option<String>)>,
+    pub(crate) max_per_user: usize,
+    pub(crate) max_streams_per_user: usize,
+    /// How long a stream may go without an event before it is closed.
+    pub(crate) stream_idle: Duration,
+    /// Streams open per user.
+    streams: Arc<Mutex<HashMap<String, usize>>>,
+    /// (owner, task id) → its run.
+    running: Mutex<HashMap<(String, String), Running>>,
+    /// (owner, context id) → the lock its runs take in turn.
+    contexts: Mutex<HashMap<(String, String), ContextLock>>,
+    /// (owner, task id) → where the answer to its question goes.
+    waiting: Mutex<HashMap<(String, String), oneshot::Sender<Message>>>,
+    /// The tasks' webhooks.
+    pub(crate) pushes: Pushes,
+    /// Ends every run at shutdown.
+    pub(crate) cancel: CancellationToken,
+}
+
+fn internal(error: impl std::fmt::Display) -> A2aError {
+    A2aError::Internal(error.to_string())
+}
+
+/// The per-user bounds a runner keeps.
+pub(crate) struct Limits {
+    pub(crate) tasks_per_user: usize,
+    pub(crate) streams_per_user: usize,
+    pub(crate) stream_idle: Duration,
+}
+
+impl Runner {
+    pub(crate) fn new(
+        agents: AgentHost,
+        store: Arc<dyn TaskStore>,
+        users: UserDirectory,
+        model: Option<(String, Option<String>)>,
+        limits: Limits,
+        cancel: CancellationToken,
+    ) -> Self {
+        let pushes = Pushes::new(&agents.plugins().http_client());
+        Self {
+            agents,
+            store,
+            users,
+            model,
+            max_per_user: limits.tasks_per_user,
+            max_streams_per_user: limits.streams_per_user,
+            stream_idle: limits.stream_idle,
+            streams: Arc::default(),
+            waiting: Mutex::default(),
+            pushes,
+            running: Mutex::default(),
+            contexts: Mutex::default(),
+            cancel,
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Running>> {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts a task for `message` of `owner`; with `blocking`, returns
+    /// once it ended, else at once.
+    pub(crate) async fn send(
+        self: &Arc<Self>,
+        owner: &str,
+        message: Message,
+        blocking: bool,
+        push: Option<PushConfig>,
+    ) -> Result<Task, A2aError> {
+        Ok(self.send_streamed(owner, message, blocking, push).await?.0)
+    }
+
+    /// As [`send`](Self::send), with a receiver of the run's events from
+    /// its start on.
+    pub(crate) async fn send_streamed(
+        self: &Arc<Self>,
+        owner: &str,
+        mut message: Message,
+        blocking: bool,
+        push: Option<PushConfig>,
+    ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
+        if message.role != Role::User {
+            return Err(A2aError::InvalidParams(
+                "message.role must be ROLE_USER".into(),
+            ));
+        }
+        let text = message.text();
+        if text.trim().is_empty() {
+            return Err(A2aError::InvalidParams(
+                "message.parts must hold text; this agent reads text parts".into(),
+            ));
+        }
+        if let Some(task_id) = message.task_id.clone() {
+            return self.answer(owner, &task_id, message, blocking).await;
+        }
+        let context = message.context_id.clone().unwrap_or_else(new_id);
+        if context.is_empty() || context.len() > MAX_CONTEXT_ID {
+            return Err(A2aError::InvalidParams(format!(
+                "message.contextId: 1 to {MAX_CONTEXT_ID} bytes"
+            )));
+        }
+        let id = new_id();
+        let pushed = push
+            .map(|p| self.pushes.set(owner, &id, p))
+            .transpose()?
+            .is_some();
+        message.context_id = Some(context.clone());
+        message.task_id = Some(id.clone());
+        let (done_tx, done) = watch::channel(false);
+        let (events, receiver) = broadcast::channel(EVENT_BUFFER);
+        let settled = events.subscribe();
+        let cancel = self.cancel.child_token();
+        {
+            let mut running = self.running();
+            let mine = running.keys().filter(|(o, _)| o == owner).count();
+            if mine >= self.max_per_user {
+                return Err(A2aError::UnsupportedOperation(format!(
+                    "too many tasks running: at most {} per user; wait for one to end",
+                    self.max_per_user
+                )));
+            }
+            running.insert(
+                (owner.to_owned(), id.clone()),
+                Running {
+                    cancel: cancel.clone(),
+                    done: done.clone(),
+                    events: events.clone(),
+                },
+            );
+        }
+        let task = Task::submitted(id.clone(), context, message);
+        if let Err(error) = self.store.put(owner, &task).await {
+            self.running().remove(&(owner.to_owned(), id));
+            return Err(internal(error));
+        }
+        if pushed {
+            self.pushes.forward(owner, &id, events.subscribe());
+        }
+        let answer = id.clone();
+        let runner = self.clone();
+        let owner_id = owner.to_owned();
+        tokio::spawn(async move {
+            runner.run(&owner_id, task, text, cancel, events).await;
+            runner.stop_waiting(&owner_id, &id);
+            runner.running().remove(&(owner_id, id));
+            let _ = done_tx.send(true);
+        });
+        if blocking {
+            settle(settled, done).await;
+        }
+        Ok((self.get(owner, &answer).await?, receiver))
+    }
+
+    /// Answers the question the task `id` of `owner` waits on with
+    /// `message` (see `ask.rs`); with `blocking`, returns once the task
+    /// settles again.
+    async fn answer(
+        &self,
+        owner: &str,
+        id: &str,
+        mut message: Message,
+        blocking: bool,
+    ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
+        let mut task = self.get(owner, id).await?;
+        let waiting = (task.status.state == TaskState::InputRequired)
+            .then(|| self.take_waiting(owner, id))
+            .flatten();
+        let Some(answer) = waiting else {
+            return Err(A2aError::UnsupportedOperation(format!(
+                "task {id} is {} and waits for no answer here; send a new message in its context",
+                task.status.state.as_str()
+            )));
+        };
+        let receiver = self
+            .subscribe(owner, id)
+            .unwrap_or_else(|| broadcast::channel(1).1);
+        let settled = receiver.resubscribe();
+        message.context_id = Some(task.context_id.clone());
+        task.history.push(message.clone());
+        self.put(owner, &task).await.map_err(internal)?;
+        let _ = answer.send(message);
+        if blocking {
+            let done = self
+                .running()
+                .get(&(owner.to_owned(), id.to_owned()))
+                .map(|r| r.done.clone());
+            if let Some(done) = done {
+                settle(settled, done).await;
+            }
+        }
+        Ok((self.get(owner, id).await?, receiver))
+    }
+
+    /// Notes where the answer to the task's question goes.
+    pub(crate) fn wait_for_answer(&self, owner: &str, id: &str, answer: oneshot::Sender<Message>) {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert((owner.to_owned(), id.to_owned()), answer);
+    }
+
+    fn take_waiting(&self, owner: &str, id: &str) -> Option<oneshot::Sender<Message>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&(owner.to_owned(), id.to_owned()))
+    }
+
+    /// Forgets the task's question.
+    pub(crate) fn stop_waiting(&self, owner: &str, id: &str) {
+        let _ = self.take_waiting(owner, id);
+    }
+
+    /// Stores `task` of `owner`.
+    pub(crate) async fn put(&self, owner: &str, task: &Task) -> Result<(), A2aError> {
+        self.store.put(owner, task).await.map_err(internal)
+    }
+
+    /// A receiver of the events of the task `id` of `owner`, when its run
+    /// is here.
+    pub(crate) fn subscribe(&self, owner: &str, id: &str) -> Option<broadcast::Receiver<Value>> {
+        self.running()
+            .get(&(owner.to_owned(), id.to_owned()))
+            .map(|r| r.events.subscribe())
+    }
+
+    /// A stream slot of `owner`, or `UnsupportedOperation` when they have
+    /// `max_streams_per_user` open.
+    pub(crate) fn stream_slot(&self, owner: &str) -> Result<StreamSlot, A2aError> {
+        let mut streams = self
+            .streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let open = streams.entry(owner.to_owned()).or_default();
+        if *open >= self.max_streams_per_user {
+            return Err(A2aError::UnsupportedOperation(format!(
+                "too many streams open: at most {} per user",
+                self.max_streams_per_user
+            )));
+        }
+        *open += 1;
+        Ok(StreamSlot {
+            streams: self.streams.clone(),
+            owner: owner.to_owned(),
+        })
+    }
+
+    /// The task `id` of `owner`.
+    pub(crate) async fn get(&self, owner: &str, id: &str) -> Result<Task, A2aError> {
+        self.store
+            .get(owner, id)
+            .await
+            .map_err(internal)?
+            .ok_or(A2aError::TaskNotFound)
+    }
+
+    /// Cancels the task `id` of `owner`.
+    pub(crate) async fn cancel(&self, owner: &str, id: &str) -> Result<Task, A2aError> {
+        let task = self.get(owner, id).await?;
+        if task.status.state.is_terminal() {
+            return Err(A2aError::TaskNotCancelable(
+                task.status.state.as_str().to_owned(),
+            ));
+        }
+        let here = self
+            .running()
+            .get(&(owner.to_owned(), id.to_owned()))
+            .map(|r| (r.cancel.clone(), r.done.clone()));
+        match here {
+            Some((cancel, done)) => {
+                cancel.cancel();
+                let _ = tokio::time::timeout(CANCEL_WAIT, wait(done)).await;
+            }
+            None => {
+                let mut task = task;
+                task.set_state(TaskState::Canceled, Some("canceled by the client"));
+                self.store.put(owner, &task).await.map_err(internal)?;
+            }
+        }
+        self.get(owner, id).await
+    }
+
+    /// Runs `task` to its end and stores each state.
+    async fn run(
+        self: &Arc<Self>,
+        owner: &str,
+        mut task: Task,
+        text: String,
+        cancel: CancellationToken,
+        events: broadcast::Sender<Value>,
+    ) {
+        let artifact = new_id();
+        let lock = {
+            let mut contexts = self
+                .contexts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            contexts
+                .entry((owner.to_owned(), task.context_id.clone()))
+                .or_default()
+                .clone()
+        };
+        let key = (owner.to_owned(), task.context_id.clone());
+        let _forget = ForgetContext(self, key);
+        let _turn = tokio::select! {
+            turn = lock.clone().lock_owned() => turn,
+            () = cancel.cancelled() => {
+                drop(lock);
+                self.finish(owner, task, Outcome::Canceled, &artifact, &events).await;
+                return;
+            }
+        };
+        drop(lock);
+        task.set_state(TaskState::Working, None);
+        if let Err(error) = self.store.put(owner, &task).await {
+            tracing::warn!(%error, task = %task.id, "storing a task's state failed");
+        }
+        let _ = events.send(status_update(&task));
+        let chunks = Chunks {
+            events: events.clone(),
+            task: task.id.clone(),
+            context: task.context_id.clone(),
+            artifact: artifact.clone(),
+            sent: std::sync::atomic::AtomicBool::new(false),
+        };
+        let outcome = self
+            .prompt(owner, &task.context_id, text, &cancel, chunks)
+            .await;
+        let outcome = if cancel.is_cancelled() {
+            Outcome::Canceled
+        } else {
+            outcome
+        };
+        self.finish(owner, task, outcome, &artifact, &events).await;
+    }
+
+    async fn prompt(
+        self: &Arc<Self>,
+        owner: &str,
+        context: &str,
+        text: String,
+        cancel: &CancellationToken,
+        chunks: Chunks,
+    ) -> Outcome {
+        let ask = TaskAsk {
+            runner: self.clone(),
+            owner: owner.to_owned(),
+            task: chunks.task.clone(),
+            events: chunks.events.clone(),
+            cancel: cancel.clone(),
+        };
+        let mut options = AgentSessionOptions::new()
+            .interaction_handler(ask)
+            .on_event(move |event| {
+                if let AgentEvent::Text(text) = event {
+                    chunks.send(text);
+                }
+            });
+        if let Some((provider, model)) = &self.model {
+            options = options.model(provider.clone(), model.clone());
+        }
+        let user: UserInfo = (self.users)(owner);
+        let name = format!("a2a:{context}");
+        let mut session = match self.agents.session(user, &name, options).await {
+            Ok(session) => session,
+            Err(error) => return Outcome::Failed(format!("the session did not open: {error}")),
+        };
+        session.cancellation(cancel.clone());
+        let outcome = match session.prompt(text).await {
+            Ok(outcome) => Outcome::Completed(outcome.text),
+            Err(error) => Outcome::Failed(format!("the run failed: {error}")),
+        };
+        session.shutdown().await;
+        outcome
+    }
+
+    /// Stores the last state of `task`, unless it was cancelled meanwhile.
+    async fn finish(
+        &self,
+        owner: &str,
+        mut task: Task,
+        outcome: Outcome,
+        artifact: &str,
+        events: &broadcast::Sender<Value>,
+    ) {
+        if let Ok(Some(stored)) = self.store.get(owner, &task.id).await {
+            if stored.status.state == TaskState::Canceled {
+                let _ = events.send(status_update(&stored));
+                return;
+            }
+            // Answers to questions joined the stored history meanwhile.
+            task.history = stored.history;
+        }
+        match outcome {
+            Outcome::Completed(text) => {
+                let reply = Message::agent_text(text.clone(), &task.context_id, &task.id);
+                task.artifacts.push(Artifact {
+                    artifact_id: artifact.to_owned(),
+                    name: Some("response".into()),
+                    parts: vec![Part::text(text)],
+                });
+                task.history.push(reply);
+                task.set_state(TaskState::Completed, None);
+            }
+            Outcome::Canceled => {
+                task.set_state(TaskState::Canceled, Some("canceled by the client"))
+            }
+            Outcome::Failed(reason) => task.set_state(TaskState::Failed, Some(&reason)),
+        }
+        if let Err(error) = self.store.put(owner, &task).await {
+            tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
+        }
+        let _ = events.send(status_update(&task));
+    }
+}
+
+/// Forgets a context's lock once no run holds or waits for it, so the map
+/// of locks stays as large as the contexts in use.
+struct ForgetContext<'a>(&'a Runner, (String, String));
+
+impl Drop for ForgetContext<'_> {
+    fn drop(&mut self) {
+        let mut contexts = self
+            .0
+            .contexts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The map's own reference is the last one: no run holds or waits.
+        if contexts
+            .get(&self.1)
+            .is_some_and(|l| Arc::strong_count(l) == 1)
+        {
+            contexts.remove(&self.1);
+        }
+    }
+}
+
+/// One open stream of a user, given back when dropped.
+pub(crate) struct StreamSlot {
+    streams: Arc<Mutex<HashMap<String, usize>>>,
+    owner: String,
+}
+
+impl StreamSlot {
+    /// The user.
+    pub(crate) fn owner(&self) -> &str {
+        &self.owner
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut streams = self
+            .streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(open) = streams.get_mut(&self.owner) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                streams.remove(&self.owner);
+            }
+        }
+    }
+}
+
+/// The `statusUpdate` stream event of `task`'s status.
+pub(crate) fn status_update(task: &Task) -> Value {
+    json!({"statusUpdate": {
+        "taskId": task.id,
+        "contextId": task.context_id,
+        "status": serde_json::to_value(&task.status).unwrap_or(Value::Null),
+    }})
+}
+
+/// Sends the model's text as chunks of the task's artifact.
+struct Chunks {
+    events: broadcast::Sender<Value>,
+    task: String,
+    context: String,
+    artifact: String,
+    sent: std::sync::atomic::AtomicBool,
+}
+
+impl Chunks {
+    fn send(&self, text: &str) {
+        let append = self.sent.swap(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.events.send(json!({"artifactUpdate": {
+            "taskId": self.task,
+            "contextId": self.context,
+            "artifact": {"artifactId": self.artifact, "name": "response", "parts": [{"text": text}]},
+            "append": append,
+            "lastChunk": false,
+        }}));
+    }
+}
+
+enum Outcome {
+    Completed(String),
+    Canceled,
+    Failed(String),
+}
+
+/// Waits until the run ends or the task waits for the client
+/// (`INPUT_REQUIRED`, `AUTH_REQUIRED`).
+async fn settle(mut events: broadcast::Receiver<Value>, mut done: watch::Receiver<bool>) {
+    let interrupted = |event: &Value| {
+        matches!(
+            event["statusUpdate"]["status"]["state"].as_str(),
+            Some("TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED")
+        )
+    };
+    let mut closed = false;
+    loop {
+        if closed {
+            let _ = done.wait_for(|d| *d).await;
+            return;
+        }
+        tokio::select! {
+            ended = done.wait_for(|d| *d) => {
+                let _ = ended;
+                return;
+            }
+            event = events.recv() => match event {
+                Ok(event) if interrupted(&event) => return,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => closed = true,
+            },
+        }
+    }
+}
+
+async fn wait(mut done: watch::Receiver<bool>) {
+    let _ = done.wait_for(|d| *d).await;
+}

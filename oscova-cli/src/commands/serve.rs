@@ -1,0 +1,148 @@
+//! `oscova serve`: MCP at `/mcp` and A2A on one port, for the users of
+//! `[[mcp.tokens]]`.
+//!
+//! Rules: MCP is `oscova mcp --listen`'s server (`[mcp]` applied, the same
+//! refusals); A2A is `oscova_a2a`'s service beside it, claiming the card,
+//! `/`, `/message:*`, `/tasks` and below, with the same users (the
+//! `[[mcp.tokens]]`; without tokens, loopback only and `--user`'s user).
+//! Its tasks run the session agent with the launcher's extensions on the
+//! provider and model `--provider`/`--model` name, else `[serve.a2a]`'s,
+//! else `ollama` and the provider's configured model (none is a usage
+//! error, as for `oscova chat`); the provider's API key is the default
+//! user's (`<KEY>.api_key`). Sessions are the `[sessions]` store's; tasks
+//! are kept beside them: the same SQLite file, where a server starting
+//! fails the tasks a previous process left running, or the same Postgres
+//! database, where it leaves them (another instance of the fleet may be
+//! running them). One line
+//! `NAME serve: http://ADDR:PORT (MCP at /mcp, A2A card at
+//! /.well-known/agent-card.json)` goes to stderr once bound. SIGTERM or
+//! Ctrl-C shuts down gracefully, then cancels the A2A runs.
+
+use std::sync::Arc;
+
+use oscova_a2a::{A2aServer, A2aService, SqliteTaskStore, TaskStore};
+use oscova_agent::session::SqliteStore;
+use oscova_agent::session::agent::AgentHost;
+
+use super::Env;
+use super::mcp::{http_server, terminated};
+use super::provider::select;
+use crate::cli::{ProviderArgs, ServeArgs};
+use crate::config::SessionsStore;
+use crate::error::{CliError, ExitStatus};
+
+pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliError> {
+    let section = env.config.serve();
+    let provider = ProviderArgs {
+        provider: args
+            .provider
+            .clone()
+            .or_else(|| section.a2a_provider().map(str::to_owned))
+            .unwrap_or_else(|| "ollama".to_owned()),
+        endpoint: None,
+        offline: false,
+    };
+    let selected = select(env, &provider, args.user.user.as_deref())?;
+    let mut model = selected.config;
+    if let Some(name) = args.model.as_deref().or(section.a2a_model()).map(str::trim) {
+        model.model = Some(name.to_owned()).filter(|m| !m.is_empty());
+    }
+    if model.model.is_none() {
+        return Err(CliError::NoModel {
+            provider: model.provider.to_string(),
+        });
+    }
+    let sessions = super::sessions::open_store(&env.config).await?;
+    let (tasks, fleet) = task_store(env).await?;
+    let mut agents = AgentHost::builder(env.host.clone(), sessions)
+        .model_with_key(model.clone(), selected.api_key.clone());
+    for extension in &env.extensions {
+        agents = agents.add_extension_factory(extension.clone());
+    }
+    let mcp = http_server(
+        env,
+        args.user.user.as_deref(),
+        args.allow_approval_required,
+        args.names,
+    )?
+    .bind(args.listen)
+    .await
+    .map_err(CliError::McpHttp)?;
+    let addr = mcp.local_addr();
+    let config = env.config.clone();
+    let mut a2a = A2aServer::new(agents.build(), tasks)
+        .tokens(
+            env.config
+                .mcp()
+                .tokens()
+                .iter()
+                .chain(env.config.auth().tokens())
+                .cloned(),
+        )
+        .default_user(selected.user.id())
+        .users(Arc::new(move |id: &str| config.user(Some(id))))
+        .card(section.card(env.name, env.version))
+        .model(model.provider.to_string(), model.model.clone())
+        .fail_unfinished_at_start(!fleet);
+    if let Some(oauth) = env.config.auth().oauth() {
+        // One resource for the port: an access token for `/mcp` (or the
+        // configured `resource`) serves A2A too.
+        a2a = a2a.oauth(oauth.clone(), Some(format!("http://{addr}/mcp")));
+    }
+    a2a = section.apply(a2a);
+    if let Some(max) = env.config.mcp().max_body_bytes() {
+        a2a = a2a.max_body_bytes(max);
+    }
+    let a2a = a2a
+        .service(&format!("http://{addr}"))
+        .await
+        .map_err(CliError::A2a)?;
+    eprintln!(
+        "{} serve: http://{addr} (MCP at /mcp, A2A card at /.well-known/agent-card.json)",
+        env.name
+    );
+    let service = a2a.clone();
+    let served = mcp
+        .serve_until_beside(
+            A2aService::serves,
+            move |request| {
+                let service = service.clone();
+                async move { service.handle(request).await }
+            },
+            terminated(),
+        )
+        .await;
+    a2a.cancel_runs();
+    served.map_err(CliError::McpHttp)?;
+    Ok(ExitStatus::Success)
+}
+
+/// The tasks' store, beside the sessions: their SQLite file, or their
+/// Postgres database (a fleet: `true`).
+async fn task_store(env: &Env) -> Result<(Arc<dyn TaskStore>, bool), CliError> {
+    let path = match env.config.sessions() {
+        SessionsStore::Sqlite(Some(path)) => path.clone(),
+        SessionsStore::Sqlite(None) => SqliteStore::default_path()?,
+        #[cfg(feature = "sessions-postgres")]
+        SessionsStore::Postgres { url, password } => {
+            let config = match password {
+                Some(password) => {
+                    use oscova_core::ExposeSecret as _;
+                    crate::config::sessions::with_password(url, password.expose_secret())
+                }
+                None => url.clone(),
+            };
+            let store = oscova_a2a::PostgresTaskStore::connect(&config)
+                .await
+                .map_err(|e| CliError::A2a(e.into()))?;
+            return Ok((Arc::new(store), true));
+        }
+        // Refused when the file was loaded; kept for the match.
+        #[cfg(not(feature = "sessions-postgres"))]
+        SessionsStore::Postgres { .. } => return Err(CliError::SessionsPostgresOff),
+    };
+    let store = SqliteTaskStore::open(path)
+        .await
+        .map_err(|e| CliError::A2a(e.into()))?;
+    Ok((Arc::new(store), false))
+}

@@ -1,0 +1,230 @@
+//! `oscova serve` end to end: the real binary on 127.0.0.1 with a port the
+//! system picks, MCP and A2A on that one port, the model a scripted
+//! OpenAI-compatible server on loopback, A2A driven by the official Python
+//! SDK's client (`scripts/a2a/client.py`, installed by
+//! `scripts/ensure-python-a2a.sh`), stopped with SIGTERM.
+
+use crate::support;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use oscova_test_support::http::{Framing, Reply, Request, TestServer};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "alice-token";
+/// `printf %s alice-token | sha256sum`
+const TOKEN_SHA256: &str = "9c220f200955d76c0a38d308225e0ef10c5f971acaf2f8d1d8f732affa5bd1dc";
+const KEY: &str = "sk-serve-test-0123456789abcdef";
+
+/// Answers `Served: <the last message>` as an OpenAI chat stream.
+fn openai_reply(request: &Request) -> Reply {
+    let last = request.json()["messages"]
+        .as_array()
+        .and_then(|m| m.last().cloned())
+        .unwrap_or(Value::Null);
+    let text = format!("Served: {}", last["content"].as_str().unwrap_or_default());
+    let chunk = |delta: Value, finish: Option<&str>| {
+        let chunk = json!({
+            "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+            "model": "gpt-test",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        });
+        format!("data: {chunk}\n\n")
+    };
+    let body = chunk(json!({"role": "assistant", "content": text}), None)
+        + &chunk(json!({}), Some("stop"))
+        + "data: [DONE]\n\n";
+    Reply::stream(
+        "text/event-stream",
+        Framing::Chunked,
+        vec![body.into_bytes()],
+    )
+}
+
+fn a2a_python() -> PathBuf {
+    if let Some(path) = std::env::var_os("OSCOVA_A2A_PYTHON") {
+        return PathBuf::from(path);
+    }
+    let home = PathBuf::from(std::env::var_os("HOME").expect("HOME"));
+    let cache = std::env::var_os("XDG_CACHE_HOME").map_or(home.join(".cache"), PathBuf::from);
+    let python = cache.join("oscova/python-a2a/bin/python");
+    assert!(
+        python.is_file(),
+        "the A2A Python SDK is not installed: run scripts/ensure-python-a2a.sh"
+    );
+    python
+}
+
+/// `scripts/a2a/client.py` against `base`.
+fn client(base: &str, token: &str, binding: &str, op: &[&str]) -> Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/a2a/client.py");
+    let output = std::process::Command::new(a2a_python())
+        .args([
+            script,
+            "--url",
+            base,
+            "--token",
+            token,
+            "--binding",
+            binding,
+        ])
+        .args(op)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Starts `oscova serve` and returns it with its base URL.
+fn serve(config: &str) -> (Child, String) {
+    let mut cmd = support::oscova(&["--config", config, "serve", "--listen", "127.0.0.1:0"]);
+    cmd.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY);
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+                    break url.to_owned();
+                }
+            }
+            _ => panic!("the server exited before saying where it listens"),
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, base)
+}
+
+fn terminate(child: &mut Child) -> Option<i32> {
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_answers_mcp_and_a2a_on_one_port_and_tasks_outlive_a_restart() {
+    let model = TestServer::start(openai_reply).await;
+    let dir = support::temp_dir("serve");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
+             [providers.openai]\nendpoint = \"{}\"\nmodel = \"gpt-test\"\n\n\
+             [sessions]\npath = \"{}\"\n\n\
+             [serve.a2a]\nprovider = \"openai\"\nname = \"Served agent\"\n\n\
+             [[serve.a2a.skills]]\nid = \"chat\"\nname = \"Chat\"\n",
+            model.url(),
+            dir.join("sessions.db").display()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap().to_owned();
+    let (mut child, base) = tokio::task::spawn_blocking({
+        let config = config.clone();
+        move || serve(&config)
+    })
+    .await
+    .unwrap();
+
+    let (task_id, context) = tokio::task::spawn_blocking({
+        let base = base.clone();
+        move || {
+            let card = client(&base, TOKEN, "JSONRPC", &["card"]);
+            assert_eq!(card["ok"]["name"], "Served agent", "{card}");
+            assert_eq!(card["ok"]["skills"][0]["id"], "chat");
+            let mut first = None;
+            for binding in ["JSONRPC", "HTTP+JSON"] {
+                let sent = client(&base, TOKEN, binding, &["send", "hello"]);
+                let task = &sent["ok"]["task"];
+                assert_eq!(
+                    task["status"]["state"], "TASK_STATE_COMPLETED",
+                    "{binding}: {sent}"
+                );
+                assert_eq!(task["artifacts"][0]["parts"][0]["text"], "Served: hello");
+                first.get_or_insert((
+                    task["id"].as_str().unwrap().to_owned(),
+                    task["contextId"].as_str().unwrap().to_owned(),
+                ));
+            }
+            let refused = client(&base, "wrong", "JSONRPC", &["list"]);
+            assert!(
+                refused["message"].as_str().unwrap().contains("401"),
+                "{refused}"
+            );
+            first.unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        model
+            .requests()
+            .iter()
+            .all(|r| r.header("authorization") == Some(format!("Bearer {KEY}").as_str())),
+        "the model was called with the provider's key"
+    );
+
+    // MCP on the same port: its token rule, its protocol.
+    let http = reqwest::Client::new();
+    let unauthorized = http.post(format!("{base}/mcp")).send().await.unwrap();
+    assert_eq!(unauthorized.status(), 401);
+    let initialize = http
+        .post(format!("{base}/mcp"))
+        .bearer_auth(TOKEN)
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(initialize.status(), 200);
+    let text = initialize.text().await.unwrap();
+    assert!(text.contains("serverInfo"), "{text}");
+
+    assert_eq!(terminate(&mut child), Some(0));
+
+    // Restarted on the same sessions file: the task is still there.
+    let (mut child, base) = tokio::task::spawn_blocking(move || serve(&config))
+        .await
+        .unwrap();
+    let got = tokio::task::spawn_blocking({
+        let base = base.clone();
+        move || client(&base, TOKEN, "JSONRPC", &["get", &task_id])
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        got["ok"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{got}"
+    );
+    assert_eq!(got["ok"]["contextId"], context.as_str());
+    assert_eq!(terminate(&mut child), Some(0));
+}
