@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use oscova_core::UserInfo;
+use oscova_core::UserScope;
 
 use super::error::AgentError;
 use super::host::{AgentHost, AgentSessionOptions, activate};
@@ -219,24 +219,32 @@ impl ExtensionPrompt {
 
 impl AgentHost {
     /// The prompt forms of the commands the host's extensions register,
-    /// for `user`, in registration order (see the module rules).
-    pub async fn prompt_forms(&self, user: UserInfo) -> Result<Vec<ExtensionPrompt>, AgentError> {
+    /// for `scope`'s user, in registration order (see the module rules).
+    /// `scope` is one of this host's plugin host
+    /// ([`plugins`](AgentHost::plugins)`().user_scope(user)`, or one a
+    /// server caches): the extensions activate over it, so no scope is
+    /// built per call.
+    pub async fn prompt_forms(
+        &self,
+        scope: &UserScope,
+    ) -> Result<Vec<ExtensionPrompt>, AgentError> {
         let store = Arc::new(MemoryStore::new());
-        let session = Session::create(store, user, "prompt-forms").await?;
-        let (shared, _extensions) = activate(self, session, &AgentSessionOptions::new()).await;
+        let session = Session::create(store, scope.user().clone(), "prompt-forms").await?;
+        let options = AgentSessionOptions::new();
+        let (shared, _extensions) = activate(self, session, &options, Some(scope.clone())).await;
         shared.stale.store(true, Ordering::Release);
         let state = shared.state();
         Ok(state.commands.prompt_forms(&state.names))
     }
 
-    /// The prompt form `name` rendered with `args` for `user`.
+    /// The prompt form `name` rendered with `args` for `scope`'s user.
     pub async fn render_prompt(
         &self,
-        user: UserInfo,
+        scope: &UserScope,
         name: &str,
         args: &PromptFormArguments,
     ) -> Result<Vec<String>, AgentError> {
-        let forms = self.prompt_forms(user).await?;
+        let forms = self.prompt_forms(scope).await?;
         let prompt = forms
             .iter()
             .find(|p| p.name == name)

@@ -67,8 +67,9 @@ async fn forms_are_listed_and_rendered_without_starting_a_session() {
         })
         .build();
     let alice = UserInfo::new("alice");
+    let scope = host.plugins().user_scope(alice.clone());
 
-    let forms = host.prompt_forms(alice.clone()).await.unwrap();
+    let forms = host.prompt_forms(&scope).await.unwrap();
     let names: Vec<_> = forms.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["greet", "greet:2"]);
     assert_eq!(forms[0].extension, "forms");
@@ -77,19 +78,16 @@ async fn forms_are_listed_and_rendered_without_starting_a_session() {
     assert!(!forms[0].form.arguments()[1].required);
 
     let args: BTreeMap<String, String> = [("who".to_owned(), "Ada".to_owned())].into();
-    let text = host
-        .render_prompt(alice.clone(), "greet", &args)
-        .await
-        .unwrap();
+    let text = host.render_prompt(&scope, "greet", &args).await.unwrap();
     assert_eq!(text, ["Greet Ada{!} "]);
     let text = host
-        .render_prompt(alice.clone(), "greet:2", &BTreeMap::new())
+        .render_prompt(&scope, "greet:2", &BTreeMap::new())
         .await
         .unwrap();
     assert_eq!(text, ["first 0", "for forms"]);
 
     let missing = host
-        .render_prompt(alice.clone(), "greet", &BTreeMap::new())
+        .render_prompt(&scope, "greet", &BTreeMap::new())
         .await
         .unwrap_err();
     assert!(
@@ -97,7 +95,7 @@ async fn forms_are_listed_and_rendered_without_starting_a_session() {
         "{missing}"
     );
     let unknown = host
-        .render_prompt(alice.clone(), "plain", &BTreeMap::new())
+        .render_prompt(&scope, "plain", &BTreeMap::new())
         .await
         .unwrap_err();
     assert!(

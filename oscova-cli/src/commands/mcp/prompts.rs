@@ -5,7 +5,9 @@
 //! Rules: [`ExtensionPrompts`] is a `PromptSource` over an `AgentHost`
 //! that has the launcher's extensions and no model: for the user a
 //! request is served to, it lists the prompt forms of the commands those
-//! extensions register and renders one as user messages
+//! extensions register and renders one as user messages, the
+//! extensions activating over the request's scope (the server's, cached
+//! per user over HTTP)
 //! (`AgentHost::prompt_forms`, `render_prompt`: a throwaway in-memory
 //! activation, no session start, nothing stored). An argument not
 //! declared or a required one missing is invalid params naming it, as
@@ -74,7 +76,7 @@ impl PromptSource for ExtensionPrompts {
         Box::pin(async move {
             let forms = self
                 .agents
-                .prompt_forms(scope.user().clone())
+                .prompt_forms(scope)
                 .await
                 .map_err(source_error)?;
             Ok(forms
@@ -111,7 +113,7 @@ impl PromptSource for ExtensionPrompts {
         Box::pin(async move {
             let forms = self
                 .agents
-                .prompt_forms(scope.user().clone())
+                .prompt_forms(scope)
                 .await
                 .map_err(source_error)?;
             let prompt = forms.iter().find(|p| p.name == name).ok_or_else(|| {
@@ -139,7 +141,7 @@ impl PromptSource for ExtensionPrompts {
         Box::pin(async move {
             let forms = self
                 .agents
-                .prompt_forms(scope.user().clone())
+                .prompt_forms(scope)
                 .await
                 .map_err(source_error)?;
             let prompt = forms.iter().find(|p| p.name == name).ok_or_else(|| {
