@@ -45,7 +45,10 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Tools(ToolsCommand),
 
-    /// Serve a user's tools over MCP on stdin and stdout.
+    /// Serve a user's tools over MCP on stdin and stdout (or HTTP with
+    /// `--listen`), with the config's `[prompts.NAME]` and the session
+    /// extensions' prompt forms as prompts, and the files root as
+    /// resources.
     Mcp(McpArgs),
 
     /// Serve MCP at `/mcp` and A2A (the agent card, JSON-RPC and

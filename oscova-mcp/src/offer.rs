@@ -132,19 +132,55 @@ impl ListChangeNotifier {
 /// ([`PromptSource::list_changes`], [`ResourceSource::list_changes`]).
 #[derive(Debug, Clone)]
 pub struct ListChanges {
-    rx: tokio::sync::watch::Receiver<u64>,
+    // Several when merged by `any`: a change of one is a change.
+    rx: Vec<tokio::sync::watch::Receiver<u64>>,
 }
 
 impl ListChanges {
+    /// One signal raised whenever any of `changes` is (what a source
+    /// serving several sources gives); `None` when there is none.
+    pub fn any(changes: impl IntoIterator<Item = ListChanges>) -> Option<Self> {
+        let rx: Vec<_> = changes.into_iter().flat_map(|c| c.rx).collect();
+        (!rx.is_empty()).then_some(Self { rx })
+    }
+
     /// These changes, from now on: a change raised before is not one.
     pub(crate) fn starting_now(mut self) -> Self {
-        self.rx.borrow_and_update();
+        for rx in &mut self.rx {
+            rx.borrow_and_update();
+        }
         self
     }
 
-    /// Waits for the next change; `false` when the notifier is gone.
+    /// Waits for the next change; `false` when every notifier is gone.
     pub(crate) async fn next(&mut self) -> bool {
-        self.rx.changed().await.is_ok()
+        use std::task::Poll;
+        loop {
+            if self.rx.is_empty() {
+                return false;
+            }
+            let (index, changed) = {
+                let mut waits: Vec<_> = self
+                    .rx
+                    .iter_mut()
+                    .map(|rx| Box::pin(rx.changed()))
+                    .collect();
+                std::future::poll_fn(|cx| {
+                    for (index, wait) in waits.iter_mut().enumerate() {
+                        if let Poll::Ready(outcome) = wait.as_mut().poll(cx) {
+                            return Poll::Ready((index, outcome.is_ok()));
+                        }
+                    }
+                    Poll::Pending
+                })
+                .await
+            };
+            if changed {
+                return true;
+            }
+            // That notifier is gone; the others may still change.
+            self.rx.remove(index);
+        }
     }
 }
 
@@ -158,7 +194,10 @@ impl ListChanges {
 /// ```
 pub fn list_changes() -> (ListChangeNotifier, ListChanges) {
     let (tx, rx) = tokio::sync::watch::channel(0);
-    (ListChangeNotifier { tx: Arc::new(tx) }, ListChanges { rx })
+    (
+        ListChangeNotifier { tx: Arc::new(tx) },
+        ListChanges { rx: vec![rx] },
+    )
 }
 
 /// The sources a server has beside its tools.
@@ -200,5 +239,25 @@ impl Offer {
     /// Whether `completion/complete` is served.
     pub(crate) fn completes(&self) -> bool {
         self.prompts.is_some() || self.resources.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn merged_changes_outlive_a_dropped_notifier_and_end_with_the_last() {
+        let (one, first) = list_changes();
+        let (two, second) = list_changes();
+        let mut any = ListChanges::any([first, second])
+            .map(ListChanges::starting_now)
+            .unwrap_or_else(|| unreachable!("two signals"));
+        drop(one);
+        two.changed();
+        assert!(any.next().await, "the live notifier's change is seen");
+        drop(two);
+        assert!(!any.next().await, "no notifier is left");
+        assert!(ListChanges::any([]).is_none());
     }
 }

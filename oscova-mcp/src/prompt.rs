@@ -14,9 +14,13 @@
 //! one missing, one not declared, or a value outside the declared choices
 //! is an invalid-params error naming it; nothing is rendered then.
 //! Completion offers the declared choices that start with what was typed
-//! (case-insensitively), in declared order, at most 100.
+//! (case-insensitively), in declared order, at most 100. Several sources
+//! are served together through [`PromptSources`].
 
+mod sources;
 mod template;
+
+pub use sources::PromptSources;
 
 use std::collections::BTreeMap;
 

@@ -7,7 +7,9 @@
 //!
 //! - the `hello` tool ([`HelloToolset`]), greeting a person by name;
 //! - the `/hello NAME` command, which asks the model (as a user message)
-//!   to greet NAME with that tool;
+//!   to greet NAME with that tool; it declares a prompt form too, so
+//!   `oscova mcp` serves it as the prompt `hello` (argument `name`:
+//!   "Please greet {name} using the hello tool.");
 //! - a guard on tool calls: a call whose `command` argument contains
 //!   `rm -rf` runs only when the person allows it; with no one to ask
 //!   (no UI) it is blocked.
@@ -25,7 +27,7 @@
 //! ```
 
 use oscova_agent::session::agent::{
-    AgentError, Command, Delivery, Extension, SessionApi, ToolCallEvent,
+    AgentError, Command, Delivery, Extension, PromptForm, PromptFormArg, SessionApi, ToolCallEvent,
 };
 use oscova_core::toolset;
 
@@ -72,6 +74,13 @@ impl Extension for HelloExtension {
                 )
             }
         })
+        .prompt(
+            PromptForm::template(
+                "Greet someone with the hello tool",
+                "Please greet {name} using the hello tool.",
+            )
+            .argument(PromptFormArg::required("name").with_description("Who to greet")),
+        )
         .with_completion(|prefix| {
             ["world", "team"]
                 .iter()

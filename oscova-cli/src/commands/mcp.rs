@@ -22,15 +22,22 @@
 //! the handler the launcher installed decides: the embedding host's
 //! handler, else the call is refused with a reason naming the flag. Tools'
 //! questions go to the client the same way. Beside the tools, both serve
-//! the config's `[prompts.NAME]` (when there are any) and each user's
+//! prompts: the config's `[prompts.NAME]`, then the prompt forms of the
+//! commands of the session extensions the launcher was given (the
+//! `oscova` binary: `hello`, from `HelloExtension`'s `/hello`), one list
+//! with unique names (`oscova_mcp::prompt::PromptSources`: a later
+//! duplicate is `NAME:2`; see `mcp/prompts.rs`), and each user's
 //! files root as `file:///` resources (`oscova_mcp::resource::FilesResources`:
 //! through the files boundary, subscribable), with completion of prompt
 //! arguments and file paths.
+
+mod prompts;
 
 use std::net::SocketAddr;
 
 use oscova_mcp::McpServer;
 use oscova_mcp::http::McpHttpServer;
+use oscova_mcp::prompt::PromptSources;
 use oscova_mcp::resource::FilesResources;
 #[cfg(feature = "mcp-servers")]
 use oscova_plugin_mcp::McpPluginBuilder;
@@ -43,6 +50,7 @@ use crate::error::{CliError, ExitStatus};
 #[cfg(feature = "mcp-servers")]
 use crate::output::print_text;
 use crate::output::warn;
+use prompts::ExtensionPrompts;
 
 pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError> {
     if let Some(addr) = args.listen {
@@ -55,8 +63,8 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
         warn(&d.to_string());
     }
     let mut server = McpServer::new(scope).resources(FilesResources::new());
-    if !env.config.prompts().is_empty() {
-        server = server.prompts(env.config.prompts().clone());
+    if let Some(prompts) = prompt_sources(env) {
+        server = server.prompts(prompts);
     }
     server
         .server_info(env.name, env.version)
@@ -80,8 +88,8 @@ pub(super) fn http_server(
     let config = env.config.clone();
     let default_user = env.config.user(user);
     let mut server = McpHttpServer::new(env.host.clone()).resources(FilesResources::new());
-    if !env.config.prompts().is_empty() {
-        server = server.prompts(env.config.prompts().clone());
+    if let Some(prompts) = prompt_sources(env) {
+        server = server.prompts(prompts);
     }
     let server = server
         .server_info(env.name, env.version)
@@ -113,6 +121,19 @@ async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitSt
         .await
         .map_err(CliError::McpHttp)?;
     Ok(ExitStatus::Success)
+}
+
+/// The config's `[prompts.NAME]`, then the extensions' prompt forms;
+/// `None` when there are neither (no `prompts` capability then).
+fn prompt_sources(env: &Env) -> Option<PromptSources> {
+    let mut sources = PromptSources::new();
+    if !env.config.prompts().is_empty() {
+        sources = sources.with(env.config.prompts().clone());
+    }
+    if !env.extensions.is_empty() {
+        sources = sources.with(ExtensionPrompts::new(env.host.clone(), &env.extensions));
+    }
+    (!sources.is_empty()).then_some(sources)
 }
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT).

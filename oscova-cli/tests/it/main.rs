@@ -20,6 +20,7 @@ pub mod files_root;
 pub mod hardening;
 pub mod kokoro;
 pub mod mcp;
+pub mod mcp_ext_prompts;
 pub mod mcp_gateway;
 pub mod mcp_http;
 pub mod mcp_offer;

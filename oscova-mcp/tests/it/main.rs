@@ -9,5 +9,6 @@ mod http;
 mod offer;
 mod python;
 mod results;
+mod sources;
 mod stdio;
 mod studio;

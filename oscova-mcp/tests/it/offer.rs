@@ -52,7 +52,7 @@ impl Drop for TempDir {
 
 /// Receives resource updates.
 #[derive(Clone)]
-struct Updates(mpsc::UnboundedSender<String>);
+pub(crate) struct Updates(pub(crate) mpsc::UnboundedSender<String>);
 
 impl ClientHandler for Updates {
     async fn on_resource_updated(
@@ -69,9 +69,9 @@ impl ClientHandler for Updates {
 }
 
 /// Declared prompts that say when they change.
-struct Changing {
-    prompts: PromptTemplates,
-    changes: ListChanges,
+pub(crate) struct Changing {
+    pub(crate) prompts: PromptTemplates,
+    pub(crate) changes: ListChanges,
 }
 
 impl PromptSource for Changing {
@@ -104,7 +104,7 @@ impl PromptSource for Changing {
     }
 }
 
-fn scope(root: Option<&Path>) -> (PluginHost, oscova_core::UserScope) {
+pub(crate) fn scope(root: Option<&Path>) -> (PluginHost, oscova_core::UserScope) {
     let host = PluginHost::builder()
         .plugins(oscova_core::linked_plugins![])
         .build()
@@ -117,14 +117,14 @@ fn scope(root: Option<&Path>) -> (PluginHost, oscova_core::UserScope) {
     (host, scope)
 }
 
-fn serve(server: McpServer) -> DuplexStream {
+pub(crate) fn serve(server: McpServer) -> DuplexStream {
     let (client, served) = tokio::io::duplex(256 * 1024);
     let (read, write) = tokio::io::split(served);
     tokio::spawn(server.serve_io(read, write));
     client
 }
 
-fn prompts() -> PromptTemplates {
+pub(crate) fn prompts() -> PromptTemplates {
     PromptTemplates::new([PromptTemplate::new("review", "Reviews a file")
         .argument(
             PromptArg::new("path")
@@ -138,14 +138,14 @@ fn prompts() -> PromptTemplates {
 }
 
 /// The JSON-RPC code of a refused request.
-fn code(error: ServiceError) -> (i32, String) {
+pub(crate) fn code(error: ServiceError) -> (i32, String) {
     match error {
         ServiceError::McpError(e) => (e.code.0, e.message.to_string()),
         other => panic!("not a protocol error: {other:?}"),
     }
 }
 
-fn args(value: Value) -> rmcp::model::JsonObject {
+pub(crate) fn args(value: Value) -> rmcp::model::JsonObject {
     value.as_object().unwrap().clone()
 }
 

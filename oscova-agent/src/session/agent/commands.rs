@@ -9,7 +9,9 @@
 //! (`/he` → `/hello`, `/hello:2`); with a space, the command's own
 //! completer completes its argument. After the command, the agent runs
 //! what its messages asked for, then the switch it asked for
-//! ([`ExtensionContext::switch_session`]), else the compaction.
+//! ([`ExtensionContext::switch_session`]), else the compaction. A command
+//! with a prompt form ([`Command::prompt`]) is also a prompt of its
+//! registered name (see `prompts.rs`).
 
 use std::sync::Arc;
 
@@ -19,6 +21,7 @@ use super::context::ExtensionContext;
 use super::dispatch::CatchUnwind;
 use super::error::AgentError;
 use super::host::AgentSession;
+use super::prompts::{ExtensionPrompt, PromptForm};
 use super::run::RunOutcome;
 
 type CommandHandler = Arc<
@@ -45,6 +48,7 @@ pub struct Command {
     description: String,
     handler: CommandHandler,
     completer: Option<Completer>,
+    prompt: Option<PromptForm>,
 }
 
 impl std::fmt::Debug for Command {
@@ -67,7 +71,20 @@ impl Command {
             description: description.into(),
             handler: Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
             completer: None,
+            prompt: None,
         }
+    }
+
+    /// Offers the command as a prompt too (MCP `prompts/list`), under its
+    /// registered name; see [`PromptForm`].
+    pub fn prompt(mut self, form: PromptForm) -> Self {
+        self.prompt = Some(form);
+        self
+    }
+
+    /// The prompt form it declares, if any.
+    pub fn prompt_form(&self) -> Option<&PromptForm> {
+        self.prompt.as_ref()
     }
 
     /// Completes the argument: given what was typed, the candidates.
@@ -127,6 +144,21 @@ impl Commands {
                 name: name.clone(),
                 description: c.description.clone(),
                 extension: names.get(*x).cloned().unwrap_or_default(),
+            })
+            .collect()
+    }
+
+    /// The commands that declare a prompt form, as prompts.
+    pub(crate) fn prompt_forms(&self, names: &[String]) -> Vec<ExtensionPrompt> {
+        self.entries
+            .iter()
+            .filter_map(|(name, x, c)| {
+                let form = c.prompt.clone()?;
+                Some(ExtensionPrompt {
+                    name: name.clone(),
+                    extension: names.get(*x).cloned().unwrap_or_default(),
+                    form,
+                })
             })
             .collect()
     }

@@ -46,6 +46,27 @@ pub enum AgentError {
     /// No command by that name.
     #[error("unknown command `/{0}`; /help lists the commands")]
     UnknownCommand(String),
+    /// No command of the host's extensions offers a prompt of this name.
+    #[error("unknown prompt `{0}`")]
+    UnknownPrompt(String),
+    /// An argument the prompt form does not declare.
+    #[error("prompt `{prompt}` has no argument `{argument}`; it takes: {known}")]
+    UnknownPromptArgument {
+        /// The prompt.
+        prompt: String,
+        /// The argument given.
+        argument: String,
+        /// The declared ones, comma-separated (empty when none).
+        known: String,
+    },
+    /// A required argument of the prompt form was not given.
+    #[error("prompt `{prompt}` needs the argument `{argument}`")]
+    MissingPromptArgument {
+        /// The prompt.
+        prompt: String,
+        /// The argument.
+        argument: String,
+    },
     /// The text is not a command (it does not start with `/`).
     #[error("not a command: a command starts with `/`")]
     NotACommand,
@@ -84,6 +105,9 @@ impl AgentError {
             Self::Handler(_) => "handler_failed",
             Self::Activation { .. } => "activation_failed",
             Self::UnknownCommand(_) => "unknown_command",
+            Self::UnknownPrompt(_) => "unknown_prompt",
+            Self::UnknownPromptArgument { .. } => "unknown_prompt_argument",
+            Self::MissingPromptArgument { .. } => "missing_prompt_argument",
             Self::NotACommand => "not_a_command",
             Self::UnknownProvider(_) => "unknown_provider",
             Self::Busy => "busy",

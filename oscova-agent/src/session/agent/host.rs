@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use oscova_core::interaction::InteractionHandler;
 use oscova_core::provider::model::ModelProviderConfig;
-use oscova_core::{CancellationToken, ExposeSecret, PluginHost, SecretString, UserInfo};
+use oscova_core::{CancellationToken, ExposeSecret, PluginHost, SecretString, UserInfo, UserScope};
 
 use super::api::SessionApi;
 use super::dispatch::{dispatch, panic_text};
@@ -179,7 +179,7 @@ impl AgentHost {
         } else {
             SessionStartReason::Resume
         };
-        let (shared, extensions) = activate(self, session, &options).await;
+        let (shared, extensions) = activate(self, session, &options, None).await;
         let mut agent = AgentSession {
             shared,
             host: self.clone(),
@@ -398,7 +398,7 @@ impl AgentSession {
         let user = self.shared.scope.user().clone();
         let session = Session::open_or_create(self.host.inner.store.clone(), user, name).await?;
         self.shutdown().await;
-        let (shared, extensions) = activate(&self.host, session, &self.options).await;
+        let (shared, extensions) = activate(&self.host, session, &self.options, None).await;
         self.shared = shared;
         self.extensions = extensions;
         self.started(SessionStartReason::Switch).await;
@@ -464,14 +464,16 @@ impl AgentSession {
     }
 }
 
-/// Makes the extensions' instances and activates them on `session`.
-async fn activate(
+/// Makes the extensions' instances and activates them on `session`, with
+/// `scope` as the session's user scope (else one built for its user).
+pub(crate) async fn activate(
     host: &AgentHost,
     session: Session,
     options: &AgentSessionOptions,
+    scope: Option<UserScope>,
 ) -> (Arc<Shared>, Vec<Box<dyn Extension>>) {
     let parts = host.inner.clone();
-    let scope = parts.plugins.user_scope(session.user().clone());
+    let scope = scope.unwrap_or_else(|| parts.plugins.user_scope(session.user().clone()));
     let chosen = options
         .model
         .as_ref()

@@ -11,7 +11,10 @@
 //! then runs prompts ([`AgentSession::prompt`]), slash commands
 //! ([`AgentSession::run_command`], with [`AgentSession::complete_command`])
 //! and what extensions queued ([`AgentSession::run_pending`]), storing
-//! every message on the session as it is final.
+//! every message on the session as it is final. A command may declare a
+//! prompt form ([`Command::prompt`], [`PromptForm`]), which a host lists
+//! and renders without a session ([`AgentHost::prompt_forms`],
+//! [`AgentHost::render_prompt`]): MCP prompts.
 //!
 //! Rules:
 //!
@@ -45,7 +48,7 @@
 //! [`AgentSession`]'s life), `api.rs` ([`SessionApi`]), `context.rs`
 //! ([`ExtensionContext`], nested calls, processes), `events.rs`,
 //! `dispatch.rs` (the rules above), `bus.rs` ([`EventBus`]),
-//! `commands.rs` ([`Command`]), `tools.rs` (a call and its events),
+//! `commands.rs` ([`Command`]), `prompts.rs` ([`PromptForm`]), `tools.rs` (a call and its events),
 //! `run.rs` (the loop), `compact.rs` (compaction with its events),
 //! `state.rs` (what a session's parts share),
 //! `error.rs`.
@@ -82,6 +85,7 @@ mod error;
 mod events;
 mod extension;
 mod host;
+mod prompts;
 mod run;
 mod state;
 mod tools;
@@ -100,6 +104,7 @@ pub use error::AgentError;
 pub use events::*;
 pub use extension::{Extension, ExtensionFactory, extension_factory};
 pub use host::{AgentHost, AgentHostBuilder, AgentSession, AgentSessionOptions};
+pub use prompts::{ExtensionPrompt, PromptForm, PromptFormArg, PromptFormArguments};
 pub use run::RunOutcome;
 pub use state::Delivery;
 

@@ -5,6 +5,7 @@
 mod boundaries;
 mod compact;
 mod dispatch;
+mod prompts;
 mod run;
 
 use std::collections::VecDeque;
