@@ -17,9 +17,10 @@
 //! seconds by default, as MCP's idle timeout) is closed; a user has at most `max_streams_per_user` streams open
 //! (one more is `UnsupportedOperation`).
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -60,7 +61,7 @@ pub(crate) struct EventStream {
     first: Task,
     source: Source,
     /// Released when the stream ends.
-    slot: crate::tasks::StreamSlot,
+    slot: StreamSlot,
 }
 
 /// Whether `method` answers with a stream.
@@ -227,4 +228,41 @@ pub(crate) fn response(
         header::HeaderValue::from_static("no-store"),
     );
     response
+}
+
+/// One open stream of a user, given back when dropped.
+pub(crate) struct StreamSlot {
+    streams: Arc<Mutex<HashMap<String, usize>>>,
+    owner: String,
+}
+
+impl StreamSlot {
+    /// Counts one more open stream of `owner` in `streams` (the caller
+    /// checked the bound).
+    pub(crate) fn new(streams: Arc<Mutex<HashMap<String, usize>>>, owner: &str) -> Self {
+        Self {
+            streams,
+            owner: owner.to_owned(),
+        }
+    }
+
+    /// The user.
+    pub(crate) fn owner(&self) -> &str {
+        &self.owner
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut streams = self
+            .streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(open) = streams.get_mut(&self.owner) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                streams.remove(&self.owner);
+            }
+        }
+    }
 }

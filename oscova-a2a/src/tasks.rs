@@ -35,6 +35,7 @@ use crate::ask::TaskAsk;
 use crate::error::A2aError;
 use crate::push::{PushConfig, Pushes};
 use crate::store::TaskStore;
+use crate::stream::StreamSlot;
 use crate::wire::{Artifact, Message, Part, Role, Task, TaskState, new_id};
 
 /// Stream events a slow reader may fall behind by before it skips some
@@ -308,10 +309,7 @@ impl Runner {
             )));
         }
         *open += 1;
-        Ok(StreamSlot {
-            streams: self.streams.clone(),
-            owner: owner.to_owned(),
-        })
+        Ok(StreamSlot::new(self.streams.clone(), owner))
     }
 
     /// The task `id` of `owner`.
@@ -500,34 +498,6 @@ impl Drop for ForgetContext<'_> {
             .is_some_and(|l| Arc::strong_count(l) == 1)
         {
             contexts.remove(&self.1);
-        }
-    }
-}
-
-/// One open stream of a user, given back when dropped.
-pub(crate) struct StreamSlot {
-    streams: Arc<Mutex<HashMap<String, usize>>>,
-    owner: String,
-}
-
-impl StreamSlot {
-    /// The user.
-    pub(crate) fn owner(&self) -> &str {
-        &self.owner
-    }
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        let mut streams = self
-            .streams
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(open) = streams.get_mut(&self.owner) {
-            *open = open.saturating_sub(1);
-            if *open == 0 {
-                streams.remove(&self.owner);
-            }
         }
     }
 }
