@@ -18,6 +18,8 @@
 //   config (the request's returnImmediately).
 // - `stream TEXT [CONTEXT]`: sendMessageStream; the result is the list of
 //   events received.
+// - `answer TEXT CONTEXT TASK`: sendMessage (blocking) in task TASK, the
+//   answer to the question the task waits on.
 // - `get ID`, `cancel ID`: getTask, cancelTask.
 // - `list [CONTEXT]`: listTasks (in CONTEXT when given).
 //
@@ -92,10 +94,13 @@ async function run() {
   }
   // Requests are built from the protocol's JSON by the SDK's own codecs,
   // which fill every field the JSON leaves out.
-  if (op === 'send' || op === 'send-nowait' || op === 'stream') {
+  if (op === 'send' || op === 'send-nowait' || op === 'stream' || op === 'answer') {
     const message = { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: args[0] }] };
     if (args[1]) {
       message.contextId = args[1];
+    }
+    if (args[2]) {
+      message.taskId = args[2];
     }
     const request = SendMessageRequest.fromJSON({ message });
     if (op === 'stream') {

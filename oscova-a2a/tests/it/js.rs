@@ -255,3 +255,67 @@ async fn the_js_sdk_finds_no_task_of_another_user_and_a_missing_or_wrong_token_i
     }
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_js_sdk_answers_a_tools_question_in_the_task_that_waits_on_it() {
+    let server = Server::start().await;
+    for binding in BINDINGS {
+        let sent = ok(js(&server.base, Some(ALICE), binding, &["send", "ask me"]).await);
+        let task = &sent["task"];
+        assert_eq!(
+            task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{binding}: {task}"
+        );
+        assert_eq!(
+            task["status"]["message"]["parts"][0]["text"],
+            "What is your name? Answer with the text."
+        );
+        let id = task["id"].as_str().unwrap().to_owned();
+        let context = task["contextId"].as_str().unwrap().to_owned();
+
+        let bob = js(
+            &server.base,
+            Some(BOB),
+            binding,
+            &["answer", "Mallory", &context, &id],
+        )
+        .await;
+        assert_eq!(bob["error"], "TaskNotFoundError", "{binding}: {bob}");
+
+        let answered = ok(js(
+            &server.base,
+            Some(ALICE),
+            binding,
+            &["answer", "Ada", &context, &id],
+        )
+        .await);
+        let task = &answered["task"];
+        assert_eq!(task["id"], id.as_str());
+        assert_eq!(
+            task["status"]["state"], "TASK_STATE_COMPLETED",
+            "{binding}: {task}"
+        );
+        assert_eq!(
+            task["artifacts"][0]["parts"][0]["text"],
+            "Tool said: Hello, Ada"
+        );
+
+        let again = js(
+            &server.base,
+            Some(ALICE),
+            binding,
+            &["answer", "Bob", &context, &id],
+        )
+        .await;
+        assert_eq!(
+            again["error"], "UnsupportedOperationError",
+            "{binding}: {again}"
+        );
+        assert_eq!(
+            again["class"],
+            class(binding, "UnsupportedOperationError"),
+            "{again}"
+        );
+    }
+    server.stop().await;
+}
