@@ -19,6 +19,10 @@ export OSCOVA_PI_DIR
 # resource-server tests get real access tokens from.
 OSCOVA_OIDC_DIR="$(scripts/ensure-oidc-provider.sh | tail -n 1)"
 export OSCOVA_OIDC_DIR
+# The official A2A JavaScript SDK (@a2a-js/sdk, pinned) on that Node: its
+# client against the A2A server over both bindings (oscova-a2a's js tests).
+OSCOVA_A2A_JS_DIR="$(scripts/ensure-a2a-js.sh | tail -n 1)"
+export OSCOVA_A2A_JS_DIR
 # The official MCP Python SDK, a real third-party client and server for the MCP tests.
 OSCOVA_MCP_PYTHON="$(scripts/ensure-python-mcp.sh)"
 export OSCOVA_MCP_PYTHON

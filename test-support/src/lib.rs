@@ -82,6 +82,7 @@
 //! with their references, and [`librivox::joined`] for a recording longer
 //! than one 30-second recognition window.
 
+pub mod a2a_js;
 // The loopback HTTP server of `oscova-test-kit`: the same source.
 #[path = "../../oscova-test-kit/src/http/mod.rs"]
 pub mod http;

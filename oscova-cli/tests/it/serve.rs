@@ -2,7 +2,9 @@
 //! system picks, MCP and A2A on that one port, the model a scripted
 //! OpenAI-compatible server on loopback, A2A driven by the official Python
 //! SDK's client (`scripts/a2a/client.py`, installed by
-//! `scripts/ensure-python-a2a.sh`), stopped with SIGTERM.
+//! `scripts/ensure-python-a2a.sh`) and the official JavaScript SDK's
+//! (`scripts/a2a/client.mjs`, installed by `scripts/ensure-a2a-js.sh`),
+//! stopped with SIGTERM.
 
 use crate::support;
 
@@ -11,6 +13,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use oscova_test_support::a2a_js;
 use oscova_test_support::http::{Framing, Reply, Request, TestServer};
 use serde_json::{Value, json};
 
@@ -82,6 +85,41 @@ fn client(base: &str, token: &str, binding: &str, op: &[&str]) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// `scripts/a2a/client.mjs` (the JavaScript SDK's client) against `base`.
+fn js_client(base: &str, token: &str, binding: &str, op: &[&str]) -> Value {
+    let output = std::process::Command::new(a2a_js::node())
+        .arg(a2a_js::client_script())
+        .arg(a2a_js::a2a_js_dir())
+        .args(["--url", base, "--token", token, "--binding", binding])
+        .args(op)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// A config file for `oscova serve` in `dir`, the model at `model_url`.
+fn write_config(dir: &std::path::Path, model_url: &str) -> String {
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
+             [providers.openai]\nendpoint = \"{model_url}\"\nmodel = \"gpt-test\"\n\n\
+             [sessions]\npath = \"{}\"\n\n\
+             [serve.a2a]\nprovider = \"openai\"\nname = \"Served agent\"\n\n\
+             [[serve.a2a.skills]]\nid = \"chat\"\nname = \"Chat\"\n",
+            dir.join("sessions.db").display()
+        ),
+    )
+    .unwrap();
+    config.to_str().unwrap().to_owned()
+}
+
 /// Starts `oscova serve` and returns it with its base URL.
 fn serve(config: &str) -> (Child, String) {
     let mut cmd = support::oscova(&["--config", config, "serve", "--listen", "127.0.0.1:0"]);
@@ -129,21 +167,7 @@ fn terminate(child: &mut Child) -> Option<i32> {
 async fn serve_answers_mcp_and_a2a_on_one_port_and_tasks_outlive_a_restart() {
     let model = TestServer::start(openai_reply).await;
     let dir = support::temp_dir("serve");
-    let config = dir.join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
-             [providers.openai]\nendpoint = \"{}\"\nmodel = \"gpt-test\"\n\n\
-             [sessions]\npath = \"{}\"\n\n\
-             [serve.a2a]\nprovider = \"openai\"\nname = \"Served agent\"\n\n\
-             [[serve.a2a.skills]]\nid = \"chat\"\nname = \"Chat\"\n",
-            model.url(),
-            dir.join("sessions.db").display()
-        ),
-    )
-    .unwrap();
-    let config = config.to_str().unwrap().to_owned();
+    let config = write_config(&dir, &model.url());
     let (mut child, base) = tokio::task::spawn_blocking({
         let config = config.clone();
         move || serve(&config)
@@ -227,4 +251,59 @@ async fn serve_answers_mcp_and_a2a_on_one_port_and_tasks_outlive_a_restart() {
     );
     assert_eq!(got["ok"]["contextId"], context.as_str());
     assert_eq!(terminate(&mut child), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_answers_the_javascript_sdk_over_both_bindings() {
+    let model = TestServer::start(openai_reply).await;
+    let dir = support::temp_dir("serve-js");
+    let config = write_config(&dir, &model.url());
+    let (mut child, base) = tokio::task::spawn_blocking(move || serve(&config))
+        .await
+        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        let card = js_client(&base, TOKEN, "JSONRPC", &["card"]);
+        assert_eq!(card["ok"]["name"], "Served agent", "{card}");
+        for binding in ["JSONRPC", "HTTP+JSON"] {
+            let sent = js_client(&base, TOKEN, binding, &["send", "hello"]);
+            let task = &sent["ok"]["task"];
+            assert_eq!(
+                task["status"]["state"], "TASK_STATE_COMPLETED",
+                "{binding}: {sent}"
+            );
+            assert_eq!(task["artifacts"][0]["parts"][0]["text"], "Served: hello");
+            let id = task["id"].as_str().unwrap();
+            let context = task["contextId"].as_str().unwrap();
+
+            let got = js_client(&base, TOKEN, binding, &["get", id]);
+            assert_eq!(
+                got["ok"]["history"][0]["parts"][0]["text"], "hello",
+                "{got}"
+            );
+            let listed = js_client(&base, TOKEN, binding, &["list", context]);
+            assert_eq!(listed["ok"]["tasks"][0]["id"], id, "{listed}");
+
+            let events = js_client(&base, TOKEN, binding, &["stream", "streamed", context]);
+            let events = events["ok"].as_array().unwrap();
+            let text: String = events
+                .iter()
+                .filter_map(|e| e["artifactUpdate"]["artifact"]["parts"][0]["text"].as_str())
+                .collect();
+            assert_eq!(text, "Served: streamed", "{binding}: {events:?}");
+            assert_eq!(
+                events.last().unwrap()["statusUpdate"]["status"]["state"],
+                "TASK_STATE_COMPLETED",
+                "{binding}: closed at the terminal state"
+            );
+
+            let refused = js_client(&base, "wrong", binding, &["get", id]);
+            assert!(
+                refused["message"].as_str().unwrap().contains("401"),
+                "{binding}: {refused}"
+            );
+        }
+        assert_eq!(terminate(&mut child), Some(0));
+    })
+    .await
+    .unwrap();
 }
