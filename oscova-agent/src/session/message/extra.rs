@@ -9,7 +9,10 @@
 //! meaning (decoded values), not by text. Why: resuming a session reads
 //! every answer's `usage` object and the context needs none of them;
 //! decoding each into a `Value` tree was about half of a resume's memory
-//! and a fifth of its time (measured with `benches/sessions.rs`).
+//! and a fifth of its time. Measured with `benches/sessions.rs` (10,000
+//! entries, fresh process, from SQLite, load average about 8): peak
+//! memory growth 46.7 MiB with the trees, 27.8 MiB raw; 117 ms then,
+//! 58 ms now, pi's 99 ms then and 78 ms now in the same runs.
 
 use std::fmt;
 
