@@ -284,28 +284,25 @@ pub(crate) fn build_context(
     leaf: Option<&EntryId>,
 ) -> SessionContext {
     let path = branch_path(entries, by_id, leaf);
-    let mut thinking_level = "off".to_owned();
+    // Borrowed while walking, copied once: the walk meets a model on
+    // every answer.
+    let mut thinking_level = "off";
     let mut model = None;
     for entry in &path {
         match &entry.kind {
-            EntryKind::ThinkingLevelChange { thinking_level: l } => thinking_level = l.clone(),
-            EntryKind::ModelChange { provider, model_id } => {
-                model = Some(ModelRef {
-                    provider: provider.clone(),
-                    model_id: model_id.clone(),
-                });
-            }
+            EntryKind::ThinkingLevelChange { thinking_level: l } => thinking_level = l,
+            EntryKind::ModelChange { provider, model_id } => model = Some((provider, model_id)),
             EntryKind::Message {
                 message: AgentMessage::Assistant(a),
-            } => {
-                model = Some(ModelRef {
-                    provider: a.provider.clone(),
-                    model_id: a.model.clone(),
-                });
-            }
+            } => model = Some((&a.provider, &a.model)),
             _ => {}
         }
     }
+    let thinking_level = thinking_level.to_owned();
+    let model = model.map(|(provider, model_id)| ModelRef {
+        provider: provider.clone(),
+        model_id: model_id.clone(),
+    });
     let messages = context_messages(&path)
         .into_iter()
         .map(Cow::into_owned)

@@ -16,6 +16,9 @@
 //! serde's derived forms accepted.
 
 mod de;
+mod extra;
+
+pub use extra::Extra;
 
 use base64::Engine as _;
 use oscova_core::provider::model::{ChatMessage, ChatRole, TokenUsage, ToolCallRequest};
@@ -146,7 +149,7 @@ pub struct SystemMessage {
     pub timestamp: i64,
     /// Fields kept as read (`toolsAdded`, `toolsRemoved`, ...).
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// What the person said (pi: `UserMessage`).
@@ -174,7 +177,7 @@ pub struct AssistantMessage {
     pub timestamp: i64,
     /// Fields kept as read (`api`, `usage`, `stopReason`, ...).
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 impl AssistantMessage {
@@ -190,7 +193,7 @@ impl AssistantMessage {
         value["input"] = input.into();
         value["output"] = output.into();
         value["totalTokens"] = input.saturating_add(output).into();
-        self.extra.insert("usage".into(), value);
+        self.extra.insert("usage", value);
     }
 }
 
@@ -211,7 +214,7 @@ pub struct ToolResultMessage {
     pub timestamp: i64,
     /// Fields kept as read (`details`, `usage`, ...).
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// A message an extension injected (pi: `CustomMessage`); shown to the
@@ -335,7 +338,7 @@ impl AgentMessage {
                 content: MessageContent::Text(message.content.clone()),
                 sections: None,
                 timestamp,
-                extra: Map::new(),
+                extra: Extra::new(),
             }),
             ChatRole::User => Self::User(UserMessage {
                 content: MessageContent::Text(message.content.clone()),
@@ -354,15 +357,15 @@ impl AgentMessage {
                     namespace: None,
                     arguments_error: None,
                 }));
-                let mut extra = Map::new();
-                extra.insert("api".into(), Value::String("oscova".into()));
-                extra.insert("usage".into(), zero_usage());
+                let mut extra = Extra::new();
+                extra.insert("api", Value::String("oscova".into()));
+                extra.insert("usage", zero_usage());
                 let stop = if message.tool_calls.is_empty() {
                     "stop"
                 } else {
                     "toolUse"
                 };
-                extra.insert("stopReason".into(), Value::String(stop.into()));
+                extra.insert("stopReason", Value::String(stop.into()));
                 Self::Assistant(AssistantMessage {
                     content,
                     provider: model.map(|m| m.provider.clone()).unwrap_or_default(),
@@ -386,7 +389,7 @@ impl AgentMessage {
                     content,
                     is_error: false,
                     timestamp,
-                    extra: Map::new(),
+                    extra: Extra::new(),
                 })
             }
         }

@@ -50,7 +50,7 @@ pub use id::{EntryId, SessionId, iso_to_millis, millis_to_iso, now_iso};
 pub use message::{
     AgentMessage, AssistantMessage, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX,
     BashExecutionMessage, BranchSummaryMessage, COMPACTION_SUMMARY_PREFIX,
-    COMPACTION_SUMMARY_SUFFIX, CompactionSummaryMessage, ContentPart, CustomMessage,
+    COMPACTION_SUMMARY_SUFFIX, CompactionSummaryMessage, ContentPart, CustomMessage, Extra,
     MessageContent, ModelRef, SystemMessage, ToolResultMessage, UserMessage,
 };
 #[cfg(feature = "postgres")]

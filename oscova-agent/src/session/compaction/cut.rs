@@ -228,9 +228,9 @@ impl FileOps {
             }
             // Calls a code-mode script made are recorded on its result.
             AgentMessage::ToolResult(m) => {
-                let calls = m
-                    .extra
-                    .get("nestedCalls")
+                let calls = m.extra.get("nestedCalls");
+                let calls = calls
+                    .as_ref()
                     .and_then(|n| n.get("calls"))
                     .and_then(Value::as_array);
                 for call in calls.into_iter().flatten() {

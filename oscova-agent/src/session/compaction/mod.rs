@@ -266,7 +266,7 @@ pub async fn compact(
     // type alone does not name it).
     let system_message = preparation.system_message.clone().map(|mut s| {
         s.timestamp = millis;
-        s.extra.insert("role".into(), json!("system"));
+        s.extra.insert("role", json!("system"));
         s
     });
     let id = session

@@ -16,10 +16,10 @@
 //! messages today (it writes zeros, which pi also skips), so its sessions
 //! are estimated.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::super::entry::{EntryKind, SessionEntry};
-use super::super::message::{AgentMessage, ContentPart, MessageContent, SystemMessage};
+use super::super::message::{AgentMessage, ContentPart, Extra, MessageContent, SystemMessage};
 
 /// pi's stand-in size of one image, in characters.
 const IMAGE_CHARS: usize = 4800;
@@ -107,11 +107,15 @@ fn reported_usage(message: &AgentMessage) -> Option<u64> {
     let AgentMessage::Assistant(m) = message else {
         return None;
     };
-    let stop = m.extra.get("stopReason").and_then(Value::as_str);
-    if matches!(stop, Some("aborted" | "error")) {
+    let stop = m.extra.get("stopReason");
+    if matches!(
+        stop.as_ref().and_then(Value::as_str),
+        Some("aborted" | "error")
+    ) {
         return None;
     }
-    let usage = m.extra.get("usage")?.as_object()?;
+    let usage = m.extra.get("usage")?;
+    let usage = usage.as_object()?;
     let field = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
     let total = match field("totalTokens") {
         0 => field("input") + field("output") + field("cacheRead") + field("cacheWrite"),
@@ -204,10 +208,13 @@ pub(crate) fn current_system_message<'a>(
             system
                 .extra
                 .get(key)
-                .and_then(Value::as_array)
+                .and_then(|v| match v {
+                    Value::Array(tools) => Some(tools),
+                    _ => None,
+                })
                 .into_iter()
                 .flatten()
-                .filter_map(|tool| Some((tool.get("name")?.as_str()?.to_owned(), tool.clone())))
+                .filter_map(|tool| Some((tool.get("name")?.as_str()?.to_owned(), tool)))
                 .collect::<Vec<_>>()
         };
         for (name, _) in named("toolsRemoved") {
@@ -223,10 +230,10 @@ pub(crate) fn current_system_message<'a>(
     if first.is_none() && tools.is_empty() {
         return None;
     }
-    let mut extra = Map::new();
+    let mut extra = Extra::new();
     if !tools.is_empty() {
         extra.insert(
-            "toolsAdded".into(),
+            "toolsAdded",
             Value::Array(tools.into_iter().map(|(_, t)| t).collect()),
         );
     }

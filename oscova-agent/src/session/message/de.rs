@@ -12,7 +12,8 @@
 //!   the object is read into a JSON map first, then the same readers run
 //!   over it, so a hand-written line in any field order still reads.
 //! - A message that keeps extra fields (system, assistant, tool result)
-//!   reads its own fields typed and every other field into `extra`.
+//!   reads its own fields typed and every other field into `extra` as
+//!   raw text (`extra.rs`), decoded only when asked for.
 //! - What is accepted and refused is what the derived forms accepted: the
 //!   same names, the same required fields and defaults, unknown fields
 //!   kept in `extra` or ignored as before, a tag naming no variant refused
@@ -30,7 +31,7 @@ use serde_json::{Map, Value};
 
 use super::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
-    CompactionSummaryMessage, ContentPart, CustomMessage, MessageContent, SystemMessage,
+    CompactionSummaryMessage, ContentPart, CustomMessage, Extra, MessageContent, SystemMessage,
     ToolResultMessage, UserMessage,
 };
 
@@ -272,7 +273,7 @@ trait WithExtra: Sized {
         key: &str,
         map: &mut A,
     ) -> Result<bool, A::Error>;
-    fn build<E: de::Error>(fields: Self::Fields, extra: Map<String, Value>) -> Result<Self, E>;
+    fn build<E: de::Error>(fields: Self::Fields, extra: Extra) -> Result<Self, E>;
 }
 
 struct ExtraVisitor<T>(PhantomData<T>);
@@ -286,10 +287,10 @@ impl<'de, T: WithExtra> Visitor<'de> for ExtraVisitor<T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut fields = T::Fields::default();
-        let mut extra = Map::new();
+        let mut extra = Extra::new();
         while let Some(key) = map.next_key::<Key<'de>>()? {
             if !T::field(&mut fields, &key.0, &mut map)? {
-                extra.insert(key.0.into_owned(), map.next_value()?);
+                extra.insert_raw(key.0.into(), map.next_value()?);
             }
         }
         T::build(fields, extra)
@@ -337,7 +338,7 @@ impl WithExtra for SystemMessage {
         }
     }
 
-    fn build<E: de::Error>(f: SystemFields, extra: Map<String, Value>) -> Result<Self, E> {
+    fn build<E: de::Error>(f: SystemFields, extra: Extra) -> Result<Self, E> {
         Ok(Self {
             content: need(f.content, "content")?,
             sections: f.sections.flatten(),
@@ -373,7 +374,7 @@ impl WithExtra for AssistantMessage {
         }
     }
 
-    fn build<E: de::Error>(f: AssistantFields, extra: Map<String, Value>) -> Result<Self, E> {
+    fn build<E: de::Error>(f: AssistantFields, extra: Extra) -> Result<Self, E> {
         Ok(Self {
             content: need(f.content, "content")?,
             provider: f.provider.unwrap_or_default(),
@@ -412,7 +413,7 @@ impl WithExtra for ToolResultMessage {
         }
     }
 
-    fn build<E: de::Error>(f: ToolResultFields, extra: Map<String, Value>) -> Result<Self, E> {
+    fn build<E: de::Error>(f: ToolResultFields, extra: Extra) -> Result<Self, E> {
         Ok(Self {
             tool_call_id: need(f.tool_call_id, "toolCallId")?,
             tool_name: need(f.tool_name, "toolName")?,
@@ -511,15 +512,18 @@ mod tests {
             (m.provider.as_str(), m.model.as_str()),
             ("anthropic", "claude")
         );
-        let keys: Vec<&str> = m.extra.keys().map(String::as_str).collect();
+        let keys: Vec<&str> = m.extra.keys().collect();
         assert_eq!(keys, ["api", "stopReason", "usage"]);
-        assert_eq!(m.extra["usage"], json!({"input":1,"cost":{"total":0}}));
+        assert_eq!(
+            m.extra.get("usage"),
+            Some(json!({"input":1,"cost":{"total":0}}))
+        );
 
         // A system message read on its own (a compaction's checkpoint)
         // keeps its `role` as an extra field, as the derived form did.
         let system: SystemMessage =
             serde_json::from_value(json!({"role":"system","content":"c","timestamp":1})).unwrap();
-        assert_eq!(system.extra.get("role"), Some(&json!("system")));
+        assert_eq!(system.extra.get("role"), Some(json!("system")));
         // Defaults: no provider, model or isError.
         let AgentMessage::ToolResult(t) = serde_json::from_value(
             json!({"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"timestamp":1}),
