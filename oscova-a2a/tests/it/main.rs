@@ -3,6 +3,7 @@
 //! protocol's edges (`protocol`), the official Python SDK's client for the
 //! rest (`sdk`).
 
+mod auth_required;
 #[cfg(feature = "postgres")]
 mod fleet;
 mod oauth;
