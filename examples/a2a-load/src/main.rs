@@ -18,8 +18,13 @@
 //!
 //! "The same agent" is therefore the same work per message (one streamed
 //! model call over loopback HTTP, one task that completes with the answer
-//! as its artifact); oscova also keeps the session in SQLite, which the
-//! SDK has no counterpart for.
+//! as its artifact); oscova also keeps the session and the task in SQLite
+//! (`synchronous=FULL`: every stored state is on disk before it is told),
+//! which the SDK's in-memory store has no counterpart for. The SQLite file
+//! is under `$TMPDIR` (`std::env::temp_dir`): on a disk, oscova's figures
+//! include those syncs and follow the disk's latency (on a shared machine,
+//! other processes' writes); with `TMPDIR=/dev/shm` (tmpfs) they measure
+//! the server without them. Say which when quoting a ratio.
 //!
 //! Each of N concurrent clients (default 50) sends M messages (default
 //! 40) one after another as JSON-RPC `SendMessage`, which blocks until the
