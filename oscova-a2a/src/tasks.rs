@@ -14,7 +14,16 @@
 //! written to the store before anyone is told of it: `SUBMITTED` when
 //! received, `WORKING` when the run starts, then `COMPLETED` (the model's
 //! answer as the artifact `response` and the agent's message in the
-//! history), `CANCELED`, or `FAILED` with the reason. A cancel of a task
+//! history), `CANCELED`, or `FAILED` with the reason, or `AUTH_REQUIRED`
+//! when a tool call of the run came back with a missing credential
+//! ([`oscova_core::ToolResult::is_missing_credential`]): the first such
+//! call's guidance is the status message, the model's answer joins the
+//! history and there is no artifact. The client's next message naming an
+//! `AUTH_REQUIRED` task (sent once the person set the credential) joins
+//! its history and runs the task again on that message's text, in the
+//! same session, on whichever process receives it (the run had ended;
+//! nothing waits in memory); a task running already is refused with
+//! `UnsupportedOperation`. A cancel of a task
 //! running here cancels its run and waits for it to end; a cancel of a
 //! task no process here runs (another instance's, or one left by a dead
 //! process) marks it `CANCELED` in the store, and a run that ends later
@@ -27,12 +36,14 @@ use std::time::Duration;
 use oscova_agent::session::agent::{AgentEvent, AgentHost, AgentSessionOptions};
 use oscova_core::UserInfo;
 use oscova_serve::UserDirectory;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::ask::TaskAsk;
 use crate::error::A2aError;
+pub(crate) use crate::events::status_update;
+use crate::events::{Chunks, Outcome, settle, wait};
 use crate::push::{PushConfig, Pushes};
 use crate::store::TaskStore;
 use crate::stream::StreamSlot;
@@ -176,12 +187,32 @@ impl Runner {
             .is_some();
         message.context_id = Some(context.clone());
         message.task_id = Some(id.clone());
+        let task = Task::submitted(id, context, message);
+        self.launch(owner, task, text, blocking, pushed).await
+    }
+
+    /// Stores `task` as it is and starts its run on `text`; with
+    /// `blocking`, returns once it settled.
+    async fn launch(
+        self: &Arc<Self>,
+        owner: &str,
+        task: Task,
+        text: String,
+        blocking: bool,
+        pushed: bool,
+    ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
+        let id = task.id.clone();
         let (done_tx, done) = watch::channel(false);
         let (events, receiver) = broadcast::channel(EVENT_BUFFER);
         let settled = events.subscribe();
         let cancel = self.cancel.child_token();
         {
             let mut running = self.running();
+            if running.contains_key(&(owner.to_owned(), id.clone())) {
+                return Err(A2aError::UnsupportedOperation(format!(
+                    "task {id} is running already"
+                )));
+            }
             let mine = running.keys().filter(|(o, _)| o == owner).count();
             if mine >= self.max_per_user {
                 return Err(A2aError::UnsupportedOperation(format!(
@@ -198,7 +229,6 @@ impl Runner {
                 },
             );
         }
-        let task = Task::submitted(id.clone(), context, message);
         if let Err(error) = self.store.put(owner, &task).await {
             self.running().remove(&(owner.to_owned(), id));
             return Err(internal(error));
@@ -225,13 +255,23 @@ impl Runner {
     /// `message` (see `ask.rs`); with `blocking`, returns once the task
     /// settles again.
     async fn answer(
-        &self,
+        self: &Arc<Self>,
         owner: &str,
         id: &str,
         mut message: Message,
         blocking: bool,
     ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
         let mut task = self.get(owner, id).await?;
+        if task.status.state == TaskState::AuthRequired {
+            // The run ended at a missing credential: the client's message
+            // (sent once the person set it) runs the task again.
+            let text = message.text();
+            message.context_id = Some(task.context_id.clone());
+            task.history.push(message);
+            task.set_state(TaskState::Submitted, None);
+            let pushed = !self.pushes.list(owner, id).is_empty();
+            return self.launch(owner, task, text, blocking, pushed).await;
+        }
         let waiting = (task.status.state == TaskState::InputRequired)
             .then(|| self.take_waiting(owner, id))
             .flatten();
@@ -416,12 +456,19 @@ impl Runner {
             events: chunks.events.clone(),
             cancel: cancel.clone(),
         };
+        let missing = Arc::new(Mutex::new(None::<String>));
+        let noted = missing.clone();
         let mut options = AgentSessionOptions::new()
             .interaction_handler(ask)
-            .on_event(move |event| {
-                if let AgentEvent::Text(text) = event {
-                    chunks.send(text);
+            .on_event(move |event| match event {
+                AgentEvent::Text(text) => chunks.send(text),
+                AgentEvent::ToolFinished { result, .. } if result.is_missing_credential() => {
+                    noted
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .get_or_insert_with(|| result.content.clone());
                 }
+                _ => {}
             });
         if let Some((provider, model)) = &self.model {
             options = options.model(provider.clone(), model.clone());
@@ -434,7 +481,19 @@ impl Runner {
         };
         session.cancellation(cancel.clone());
         let outcome = match session.prompt(text).await {
-            Ok(outcome) => Outcome::Completed(outcome.text),
+            Ok(outcome) => {
+                let guidance = missing
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take();
+                match guidance {
+                    Some(guidance) => Outcome::AuthRequired {
+                        guidance,
+                        text: outcome.text,
+                    },
+                    None => Outcome::Completed(outcome.text),
+                }
+            }
             Err(error) => Outcome::Failed(format!("the run failed: {error}")),
         };
         session.shutdown().await;
@@ -469,6 +528,13 @@ impl Runner {
                 task.history.push(reply);
                 task.set_state(TaskState::Completed, None);
             }
+            Outcome::AuthRequired { guidance, text } => {
+                if !text.is_empty() {
+                    let reply = Message::agent_text(text, &task.context_id, &task.id);
+                    task.history.push(reply);
+                }
+                task.set_state(TaskState::AuthRequired, Some(&guidance));
+            }
             Outcome::Canceled => {
                 task.set_state(TaskState::Canceled, Some("canceled by the client"))
             }
@@ -500,74 +566,4 @@ impl Drop for ForgetContext<'_> {
             contexts.remove(&self.1);
         }
     }
-}
-
-/// The `statusUpdate` stream event of `task`'s status.
-pub(crate) fn status_update(task: &Task) -> Value {
-    json!({"statusUpdate": {
-        "taskId": task.id,
-        "contextId": task.context_id,
-        "status": serde_json::to_value(&task.status).unwrap_or(Value::Null),
-    }})
-}
-
-/// Sends the model's text as chunks of the task's artifact.
-struct Chunks {
-    events: broadcast::Sender<Value>,
-    task: String,
-    context: String,
-    artifact: String,
-    sent: std::sync::atomic::AtomicBool,
-}
-
-impl Chunks {
-    fn send(&self, text: &str) {
-        let append = self.sent.swap(true, std::sync::atomic::Ordering::Relaxed);
-        let _ = self.events.send(json!({"artifactUpdate": {
-            "taskId": self.task,
-            "contextId": self.context,
-            "artifact": {"artifactId": self.artifact, "name": "response", "parts": [{"text": text}]},
-            "append": append,
-            "lastChunk": false,
-        }}));
-    }
-}
-
-enum Outcome {
-    Completed(String),
-    Canceled,
-    Failed(String),
-}
-
-/// Waits until the run ends or the task waits for the client
-/// (`INPUT_REQUIRED`, `AUTH_REQUIRED`).
-async fn settle(mut events: broadcast::Receiver<Value>, mut done: watch::Receiver<bool>) {
-    let interrupted = |event: &Value| {
-        matches!(
-            event["statusUpdate"]["status"]["state"].as_str(),
-            Some("TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED")
-        )
-    };
-    let mut closed = false;
-    loop {
-        if closed {
-            let _ = done.wait_for(|d| *d).await;
-            return;
-        }
-        tokio::select! {
-            ended = done.wait_for(|d| *d) => {
-                let _ = ended;
-                return;
-            }
-            event = events.recv() => match event {
-                Ok(event) if interrupted(&event) => return,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => closed = true,
-            },
-        }
-    }
-}
-
-async fn wait(mut done: watch::Receiver<bool>) {
-    let _ = done.wait_for(|d| *d).await;
 }

@@ -4,6 +4,7 @@
 //! rest (`sdk`), and the official JavaScript SDK's client over both
 //! bindings (`js`).
 
+mod auth_required;
 #[cfg(feature = "postgres")]
 mod fleet;
 mod js;

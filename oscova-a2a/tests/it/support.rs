@@ -8,6 +8,7 @@ use std::time::Duration;
 use oscova_a2a::{A2aServer, CardConfig, MemoryTaskStore, Skill, TaskStore};
 use oscova_agent::session::agent::AgentHost;
 use oscova_agent::session::{MemoryStore, SessionStore};
+use oscova_core::context::Credentials;
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ModelError, ModelProvider,
@@ -53,10 +54,17 @@ impl ModelProvider for ScriptedModel {
                 .find(|m| m.role == ChatRole::User)
                 .map(|m| m.content.clone())
                 .unwrap_or_default();
-            if last.starts_with("ask") {
+            let tool = if last.starts_with("ask") {
+                Some(GREET)
+            } else if last.starts_with("key") {
+                Some(LOOKUP)
+            } else {
+                None
+            };
+            if let Some(tool) = tool {
                 let call = ToolCallRequest {
                     id: "call-1".into(),
-                    name: GREET.into(),
+                    name: tool.into(),
                     arguments: serde_json::json!({}),
                 };
                 return Ok(ChatResponse {
@@ -106,6 +114,32 @@ impl GreeterToolset {
     }
 }
 
+/// The wire name of [`KeyedToolset::lookup`].
+const LOOKUP: &str = "test_a2a__keyed__lookup";
+
+/// The credential [`KeyedToolset::lookup`] needs.
+pub(crate) const KEY: &str = "test.key";
+
+/// A tool that needs the user's credential [`KEY`].
+pub(crate) struct KeyedToolset {
+    credentials: Credentials,
+}
+
+#[allow(unreachable_pub)]
+#[toolset]
+impl KeyedToolset {
+    /// Looks the answer up with the user's key.
+    pub fn lookup(&self) -> ToolResult {
+        match self.credentials.get(KEY) {
+            Some(_) => ToolResult::text("the key opened it"),
+            None => ToolResult::missing_credential(
+                format!("`{KEY}` is not set for you; set it under [users.<you>.credentials]"),
+                [KEY],
+            ),
+        }
+    }
+}
+
 #[plugin(id = "test.a2a")]
 #[derive(Default)]
 pub(crate) struct ScriptedPlugin;
@@ -113,6 +147,9 @@ pub(crate) struct ScriptedPlugin;
 impl AgentPlugin for ScriptedPlugin {
     fn configure(&self, builder: &mut AgentPluginBuilder) {
         builder.add_toolset(|_: &AgentPluginContext| GreeterToolset);
+        builder.add_toolset(|context: &AgentPluginContext| KeyedToolset {
+            credentials: context.credentials().clone(),
+        });
         builder.add_model_provider(|_: &oscova_core::ProviderContext| ScriptedModel);
     }
 }
@@ -147,6 +184,20 @@ impl Server {
         http: Option<oscova_core::HttpClient>,
     ) -> Self {
         Self::start_options(store, http, true, None, None).await
+    }
+
+    /// A server whose host resolves `KEY` for every user from `key`, as
+    /// it is when the tool runs.
+    pub(crate) async fn start_keyed(key: Arc<std::sync::Mutex<Option<String>>>) -> Self {
+        let resolver = move |_: &UserInfo, name: &str| {
+            let key = key.lock().unwrap().clone();
+            key.filter(|_| name == KEY).map(SecretString::from)
+        };
+        let plugins = PluginHost::builder()
+            .no_linked_plugins()
+            .plugin_instance(ScriptedPlugin)
+            .credentials(resolver);
+        Self::start_host(plugins, Arc::new(MemoryTaskStore::new()), true, None, None).await
     }
 
     /// A server whose streams close after `idle` without an event.
@@ -187,6 +238,16 @@ impl Server {
         if let Some(http) = http {
             plugins = plugins.http_client(http);
         }
+        Self::start_host(plugins, store, fail_unfinished, idle, oauth).await
+    }
+
+    async fn start_host(
+        plugins: oscova_core::PluginHostBuilder,
+        store: Arc<dyn TaskStore>,
+        fail_unfinished: bool,
+        idle: Option<Duration>,
+        oauth: Option<(OAuthConfig, String)>,
+    ) -> Self {
         let plugins = plugins.build().unwrap();
         let sessions: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
         let mut model = ModelProviderConfig::new("scripted");

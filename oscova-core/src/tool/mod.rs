@@ -31,7 +31,7 @@ pub(crate) use invocation::CallBase;
 pub use invocation::{
     CallId, LogLevel, LogSink, ProgressSink, ToolInvocation, ToolLog, ToolProgress,
 };
-pub use result::ToolResult;
+pub use result::{MISSING_CREDENTIAL, ToolResult};
 pub use schema::{InputSchemaBuilder, SCHEMA_DIALECT, output_schema_for};
 
 /// Whether a host must ask before running a tool.

@@ -58,6 +58,16 @@ pub struct ToolResult {
     pub terminate: bool,
 }
 
+/// `details.error` of a result that says the call needs a credential the
+/// user has not set (see [`ToolResult::missing_credential`]).
+///
+/// The convention, for plugins and hosts alike: such a call made no
+/// connection and did nothing; its content is guidance for the person
+/// (which credential, where to set it), and `details.credentials` lists the
+/// credential keys. A host may act on it: `oscova serve`'s A2A server ends
+/// the task in `TASK_STATE_AUTH_REQUIRED` with the guidance.
+pub const MISSING_CREDENTIAL: &str = "missing_credential";
+
 fn is_false(value: &bool) -> bool {
     !*value
 }
@@ -88,6 +98,44 @@ impl ToolResult {
             is_error: true,
             terminate: false,
         }
+    }
+
+    /// An error result saying the call needs credentials the user has not
+    /// set: `guidance` (which credential, where the person sets it) is the
+    /// content, and the details are `{"error": "missing_credential",
+    /// "credentials": [...]}` ([`MISSING_CREDENTIAL`]). A plugin may add
+    /// fields to the details object; it keeps these two.
+    ///
+    /// ```
+    /// use oscova_core::ToolResult;
+    /// let r = ToolResult::missing_credential(
+    ///     "Set `weather.api_key` under `[users.alice.credentials]`.",
+    ///     ["weather.api_key"],
+    /// );
+    /// assert!(r.is_error && r.is_missing_credential());
+    /// assert_eq!(r.details["error"], oscova_core::tool::MISSING_CREDENTIAL);
+    /// assert_eq!(r.details["credentials"][0], "weather.api_key");
+    /// assert!(!ToolResult::error("timed out").is_missing_credential());
+    /// ```
+    pub fn missing_credential<S: Into<String>>(
+        guidance: impl Into<String>,
+        credentials: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let credentials: Vec<Value> = credentials
+            .into_iter()
+            .map(|key| Value::String(key.into()))
+            .collect();
+        Self::error(guidance).with_details(serde_json::json!({
+            "error": MISSING_CREDENTIAL,
+            "credentials": credentials,
+        }))
+    }
+
+    /// Whether this is an error result saying a credential is missing
+    /// (`details.error` is [`MISSING_CREDENTIAL`]).
+    pub fn is_missing_credential(&self) -> bool {
+        self.is_error
+            && self.details.get("error").and_then(Value::as_str) == Some(MISSING_CREDENTIAL)
     }
 
     /// Attaches structured details for the host.

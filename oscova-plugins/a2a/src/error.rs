@@ -3,8 +3,9 @@
 //! Rules: each message names the agent and says what the model (or the
 //! person) can do next: pick a configured agent, ask the operator, try
 //! again later, check the task id. A missing credential is not an error
-//! of this type: it is an error result with `details.error =
-//! "missing_credential"` (see `toolset.rs`), as `oscova.mcp` gives.
+//! of this type: it is an error result made by
+//! `ToolResult::missing_credential` (see `toolset.rs`), as `oscova.mcp`
+//! gives.
 
 use oscova_core::http::backend::BackendError;
 

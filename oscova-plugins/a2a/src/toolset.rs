@@ -6,7 +6,7 @@
 //! follow); a `send` made while handling an inbound message that has
 //! already made `max_hops` hops is refused (`hops.rs`); a credential the
 //! user has not set is an error result naming it and where to set it
-//! (`details.error = "missing_credential"`). Then the card is fetched
+//! ([`ToolResult::missing_credential`], the core convention). Then the card is fetched
 //! (without credentials) and its interface checked (`card.rs`), and the
 //! request sent with the user's credential headers (`peer.rs`). `send`
 //! follows a running task by streaming when the card says the agent
@@ -151,11 +151,9 @@ impl A2aToolset {
             self.user,
             toml_key(&self.user),
         );
-        Some(ToolResult::error(message).with_details(json!({
-            "error": "missing_credential",
-            "agent": name,
-            "credentials": keys,
-        })))
+        let mut result = ToolResult::missing_credential(message, keys);
+        result.details["agent"] = json!(name);
+        Some(result)
     }
 
     /// The agent's card read and its interface chosen.

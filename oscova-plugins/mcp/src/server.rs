@@ -10,7 +10,8 @@
 //! again: a tool whose live definition differs from the published one (the
 //! pin, or the listing at start) is refused until it is re-pinned. A
 //! scope whose user lacks a credential the server needs never connects:
-//! every call returns the error [`MissingCredentials`] words, so the tools
+//! every call returns the error [`MissingCredentials`] words (a
+//! [`ToolResult::missing_credential`], the core convention), so the tools
 //! stay listed and the person learns what to set.
 
 use std::collections::HashMap;
@@ -165,10 +166,7 @@ impl MissingCredentials {
 
     /// The error result a call returns.
     fn result(&self) -> ToolResult {
-        ToolResult::error(self.message.clone()).with_details(serde_json::json!({
-            "error": "missing_credential",
-            "credentials": self.keys,
-        }))
+        ToolResult::missing_credential(self.message.clone(), self.keys.iter().cloned())
     }
 }
 
