@@ -4,7 +4,7 @@
 //! session (over `http://` or `https://`, with the client and TLS of the
 //! `tls` module), and
 //! the rmcp client handler that routes the server's progress notifications
-//! to the call they belong to.
+//! to the call they belong to (through `progress.rs`).
 //!
 //! Rules: a process gets only the environment the spawn policy builds plus
 //! the server's `env` and the resolved `credential_env` values; it is
@@ -24,40 +24,20 @@ use oscova_core::process::{ProcessSpawnPolicy, ProcessSpawnRequest};
 use oscova_core::redact::Redactor;
 use oscova_core::{ExposeSecret, NetworkScope, SecretString, ToolProgress};
 use rmcp::model::{
-    ElicitRequestParams, ElicitResult, ElicitationAction, ProgressNotificationParam, ProgressToken,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc;
 
 use crate::config::{Elicitation, ServerConfig};
 use crate::elicit::Asks;
 use crate::pin::{CatalogTool, sorted};
+use crate::progress::Routes;
 use oscova_core::interaction::Answer;
 
 /// How much of a server's stderr is kept.
 pub const TAIL_BYTES: usize = 4096;
-
-/// Where one connection's progress notifications go, by token.
-#[derive(Clone, Default)]
-pub(crate) struct Routes(Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ToolProgress>>>>);
-
-impl Routes {
-    /// Sends progress for `token` to `route` until [`remove`](Self::remove).
-    pub(crate) fn add(&self, token: ProgressToken, route: mpsc::UnboundedSender<ToolProgress>) {
-        if let Ok(mut map) = self.0.lock() {
-            map.insert(token, route);
-        }
-    }
-
-    /// Stops routing `token`.
-    pub(crate) fn remove(&self, token: &ProgressToken) {
-        if let Ok(mut map) = self.0.lock() {
-            map.remove(token);
-        }
-    }
-}
 
 /// The rmcp client handler of one connection.
 #[derive(Clone)]
@@ -88,15 +68,14 @@ impl ClientHandler for Client {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        if let Ok(routes) = self.progress.0.lock()
-            && let Some(route) = routes.get(&params.progress_token)
-        {
-            let _ = route.send(ToolProgress {
+        self.progress.deliver(
+            &params.progress_token,
+            ToolProgress {
                 message: params.message.unwrap_or_default(),
                 progress: Some(params.progress),
                 total: params.total,
-            });
-        }
+            },
+        );
         std::future::ready(())
     }
 

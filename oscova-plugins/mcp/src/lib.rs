@@ -71,6 +71,7 @@ mod confine;
 mod connect;
 mod elicit;
 pub mod pin;
+mod progress;
 mod result;
 mod server;
 mod status;

@@ -32,8 +32,9 @@ use rmcp::{Peer, RoleClient, ServiceError};
 use tokio::sync::mpsc;
 
 use crate::config::ServerConfig;
-use crate::connect::{ConnectParams, Connection, Routes, connect};
+use crate::connect::{ConnectParams, Connection, connect};
 use crate::pin::CatalogTool;
+use crate::progress::Routes;
 use crate::result::call_result;
 use crate::status::ServerStatus;
 
