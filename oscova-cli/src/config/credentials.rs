@@ -38,7 +38,7 @@ fn env_suffix(key: &str) -> String {
         .collect()
 }
 
-/// Resolves credentials from a [`Config`]: the `OSCOVA_CREDENTIAL_*`
+/// Resolves credentials from a [`Config`](super::Config): the `OSCOVA_CREDENTIAL_*`
 /// variable first, then the user's `[users.<id>.credentials]`, then the
 /// shared `[credentials]` table.
 #[derive(Clone)]
