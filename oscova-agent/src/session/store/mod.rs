@@ -153,3 +153,28 @@ pub(crate) fn duplicate_id() -> SessionError {
 pub(crate) fn unknown_parent(parent: &EntryId) -> SessionError {
     SessionError::InvalidAppend(format!("the parent `{parent}` is not in this session"))
 }
+
+/// The tables of the SQLite and Postgres stores: one schema for both, so
+/// any store of a fleet reads what another wrote the same way.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS oscova_sessions (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    leaf_id TEXT,
+    entry_count BIGINT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (user_id, name)
+);
+CREATE TABLE IF NOT EXISTS oscova_session_entries (
+    session_id TEXT NOT NULL REFERENCES oscova_sessions (id) ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    id TEXT NOT NULL,
+    parent_id TEXT,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq),
+    UNIQUE (session_id, id)
+);
+";

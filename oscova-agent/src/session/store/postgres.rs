@@ -21,33 +21,11 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, IsolationLevel, NoTls, Row};
 
 use super::{
-    SessionInfo, SessionSnapshot, SessionStore, check_chain, duplicate_id, unknown_parent,
+    SCHEMA, SessionInfo, SessionSnapshot, SessionStore, check_chain, duplicate_id, unknown_parent,
 };
 use crate::session::entry::SessionEntry;
 use crate::session::error::SessionError;
 use crate::session::id::{EntryId, SessionId, now_iso};
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS oscova_sessions (
-    id TEXT PRIMARY KEY,
-    user_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    leaf_id TEXT,
-    entry_count BIGINT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    UNIQUE (user_id, name)
-);
-CREATE TABLE IF NOT EXISTS oscova_session_entries (
-    session_id TEXT NOT NULL REFERENCES oscova_sessions (id) ON DELETE CASCADE,
-    seq BIGINT NOT NULL,
-    id TEXT NOT NULL,
-    parent_id TEXT,
-    body TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq),
-    UNIQUE (session_id, id)
-);
-";
 
 /// An arbitrary key for the advisory lock around schema creation.
 const SCHEMA_LOCK: i64 = 0x6f73_636f_7661;

@@ -20,7 +20,7 @@ use oscova_core::UserInfo;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    SessionInfo, SessionSnapshot, SessionStore, check_chain, duplicate_id, unknown_parent,
+    SCHEMA, SessionInfo, SessionSnapshot, SessionStore, check_chain, duplicate_id, unknown_parent,
 };
 use crate::session::entry::SessionEntry;
 use crate::session::error::SessionError;
@@ -28,28 +28,6 @@ use crate::session::id::{EntryId, SessionId, now_iso};
 
 /// How long a writer waits for another process's transaction.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS oscova_sessions (
-    id TEXT PRIMARY KEY,
-    user_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    leaf_id TEXT,
-    entry_count BIGINT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    UNIQUE (user_id, name)
-);
-CREATE TABLE IF NOT EXISTS oscova_session_entries (
-    session_id TEXT NOT NULL REFERENCES oscova_sessions (id) ON DELETE CASCADE,
-    seq BIGINT NOT NULL,
-    id TEXT NOT NULL,
-    parent_id TEXT,
-    body TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq),
-    UNIQUE (session_id, id)
-);
-";
 
 /// Sessions in one SQLite file (see the module rules).
 ///
