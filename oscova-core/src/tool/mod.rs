@@ -10,6 +10,7 @@
 mod content;
 mod info;
 mod invocation;
+pub mod origin;
 mod result;
 mod schema;
 pub(crate) mod span;
@@ -28,6 +29,7 @@ pub use content::{
 pub(crate) use info::ToolList;
 pub use info::{OutputSchemaFn, SchemaFn, ToolAnnotations, ToolInfo, ToolsetInfo};
 pub(crate) use invocation::CallBase;
+pub use origin::{CallOrigin, call_origin, with_call_origin};
 pub use invocation::{
     CallId, LogLevel, LogSink, ProgressSink, ToolInvocation, ToolLog, ToolProgress,
 };
