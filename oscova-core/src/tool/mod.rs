@@ -29,10 +29,10 @@ pub use content::{
 pub(crate) use info::ToolList;
 pub use info::{OutputSchemaFn, SchemaFn, ToolAnnotations, ToolInfo, ToolsetInfo};
 pub(crate) use invocation::CallBase;
-pub use origin::{CallOrigin, call_origin, with_call_origin};
 pub use invocation::{
     CallId, LogLevel, LogSink, ProgressSink, ToolInvocation, ToolLog, ToolProgress,
 };
+pub use origin::{CallOrigin, call_origin, with_call_origin};
 pub use result::{MISSING_CREDENTIAL, ToolResult};
 pub use schema::{InputSchemaBuilder, SCHEMA_DIALECT, output_schema_for};
 

@@ -52,9 +52,11 @@
 //! plugin contract says): a task the agent is still working on is
 //! followed by the model's `status` calls. With
 //! [`A2aConfig::pending_dir`], running tasks are kept per user in a file,
-//! and `status` without a task id polls them, after a restart too.
-//! Delivering a long task's result to the session that asked, by push or
-//! streaming, is the host's part and not built here.
+//! each with the session whose call sent it, and `status` without a task
+//! id polls them, after a restart too. Delivering a long task's result to
+//! that session as a follow-up message is host work this crate offers as
+//! a library: [`follow::Follower`], which a host runs (`oscova chat` and
+//! `oscova serve` do).
 
 #![cfg_attr(
     not(test),
@@ -64,6 +66,7 @@
 mod card;
 mod config;
 mod error;
+pub mod follow;
 pub mod hops;
 mod outgoing;
 mod peer;

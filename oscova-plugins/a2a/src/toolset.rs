@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use oscova_core::locality::is_local_endpoint;
 use oscova_core::prelude::*;
 use oscova_core::serde_json::{Value, json};
+use oscova_core::tool::call_origin;
 
 use crate::card::{AgentCard, Binding, NoInterface};
 use crate::hops::{HOPS_KEY, inbound_hops};
@@ -64,11 +65,11 @@ impl std::fmt::Debug for A2aToolset {
 }
 
 /// An agent ready to be called: its card read, its interface chosen.
-struct Ready<'a> {
-    peer: Peer<'a>,
-    binding: Binding,
-    url: String,
-    card: AgentCard,
+pub(crate) struct Ready<'a> {
+    pub(crate) peer: Peer<'a>,
+    pub(crate) binding: Binding,
+    pub(crate) url: String,
+    pub(crate) card: AgentCard,
 }
 
 impl A2aToolset {
@@ -164,38 +165,50 @@ impl A2aToolset {
         headers: &'a [(String, SecretString)],
         cancel: &'a CancellationToken,
     ) -> Result<Ready<'a>, A2aError> {
-        let peer = Peer {
-            name,
-            http: self.http.for_endpoint(agent.url.trim(), None),
-            headers,
-            timeout: agent.timeout(),
-            cancel,
-        };
-        let card = peer.card(&agent.url).await?;
-        let (binding, url) = card
-            .interface(&agent.url)
-            .map_err(|e| A2aError::Interface {
-                agent: name.to_owned(),
-                reason: match e {
-                    NoInterface::Unsupported(offered) => format!(
-                        "its card offers no A2A 1.0 JSONRPC or HTTP+JSON interface (it offers: {})",
-                        offered.join(", ")
-                    ),
-                    NoInterface::Elsewhere(url) => format!(
-                        "its card names the interface `{url}`, which is not on the configured \
+        connect(&self.http, name, agent, headers, cancel).await
+    }
+}
+
+/// Agent `name` (configured as `agent`) with its card read and its
+/// interface chosen, reached through `http` with `headers`.
+pub(crate) async fn connect<'a>(
+    http: &HttpClient,
+    name: &'a str,
+    agent: &'a AgentConfig,
+    headers: &'a [(String, SecretString)],
+    cancel: &'a CancellationToken,
+) -> Result<Ready<'a>, A2aError> {
+    let peer = Peer {
+        name,
+        http: http.for_endpoint(agent.url.trim(), None),
+        headers,
+        timeout: agent.timeout(),
+        cancel,
+    };
+    let card = peer.card(&agent.url).await?;
+    let (binding, url) = card
+        .interface(&agent.url)
+        .map_err(|e| A2aError::Interface {
+            agent: name.to_owned(),
+            reason: match e {
+                NoInterface::Unsupported(offered) => format!(
+                    "its card offers no A2A 1.0 JSONRPC or HTTP+JSON interface (it offers: {})",
+                    offered.join(", ")
+                ),
+                NoInterface::Elsewhere(url) => format!(
+                    "its card names the interface `{url}`, which is not on the configured \
                      URL's scheme, host and port (`{}`); refused, so a card cannot send the \
                      user's credential elsewhere (configure that URL as the agent's `url`)",
-                        agent.url.trim()
-                    ),
-                },
-            })?;
-        Ok(Ready {
-            peer,
-            binding,
-            url,
-            card,
-        })
-    }
+                    agent.url.trim()
+                ),
+            },
+        })?;
+    Ok(Ready {
+        peer,
+        binding,
+        url,
+        card,
+    })
 }
 
 /// The credential headers of `name` (known to be set).
@@ -447,6 +460,7 @@ impl A2aToolset {
                     .unwrap_or_default()
                     .to_owned(),
                 state: state.to_owned(),
+                session: call_origin().map(|o| o.session).unwrap_or_default(),
             })
         } else {
             store.remove(agent, id)

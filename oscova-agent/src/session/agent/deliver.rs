@@ -151,7 +151,6 @@ impl AgentHost {
             }
         }
     }
-
 }
 
 impl super::AgentSession {
