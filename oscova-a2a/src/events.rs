@@ -5,6 +5,8 @@
 //! comes; a blocking send returns when the run ends or the task waits for
 //! the client (`INPUT_REQUIRED`, `AUTH_REQUIRED`), whichever comes first.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
@@ -25,7 +27,7 @@ pub(crate) struct Chunks {
     pub(crate) task: String,
     pub(crate) context: String,
     pub(crate) artifact: String,
-    pub(crate) sent: std::sync::atomic::AtomicBool,
+    pub(crate) sent: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Chunks {

@@ -27,7 +27,11 @@
 //! running here cancels its run and waits for it to end; a cancel of a
 //! task no process here runs (another instance's, or one left by a dead
 //! process) marks it `CANCELED` in the store, and a run that ends later
-//! keeps that state rather than overwrite it.
+//! keeps that state rather than overwrite it. A run is the handling of
+//! its message: it runs inside the hop count of that message's metadata
+//! (`oscova.hops`, [`oscova_core::tool::origin`]), so a tool call of the
+//! run that sends to another A2A agent carries one more hop, and one
+//! made past the configured limit is refused by that tool.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -35,8 +39,9 @@ use std::time::Duration;
 
 use oscova_agent::session::agent::{AgentEvent, AgentHost, AgentSessionOptions};
 use oscova_core::UserInfo;
+use oscova_core::tool::origin::{hops_in, with_inbound_hops};
 use oscova_serve::UserDirectory;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -174,6 +179,7 @@ impl Runner {
         if let Some(task_id) = message.task_id.clone() {
             return self.answer(owner, &task_id, message, blocking).await;
         }
+        let hops = hops_in(message.metadata.as_ref());
         let context = message.context_id.clone().unwrap_or_else(new_id);
         if context.is_empty() || context.len() > MAX_CONTEXT_ID {
             return Err(A2aError::InvalidParams(format!(
@@ -188,7 +194,7 @@ impl Runner {
         message.context_id = Some(context.clone());
         message.task_id = Some(id.clone());
         let task = Task::submitted(id, context, message);
-        self.launch(owner, task, text, blocking, pushed).await
+        self.launch(owner, task, text, hops, blocking, pushed).await
     }
 
     /// Stores `task` as it is and starts its run on `text`; with
@@ -198,6 +204,7 @@ impl Runner {
         owner: &str,
         task: Task,
         text: String,
+        hops: u32,
         blocking: bool,
         pushed: bool,
     ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
@@ -240,7 +247,9 @@ impl Runner {
         let runner = self.clone();
         let owner_id = owner.to_owned();
         tokio::spawn(async move {
-            runner.run(&owner_id, task, text, cancel, events).await;
+            runner
+                .run(&owner_id, task, text, cancel, events, hops)
+                .await;
             runner.stop_waiting(&owner_id, &id);
             runner.running().remove(&(owner_id, id));
             let _ = done_tx.send(true);
@@ -266,11 +275,12 @@ impl Runner {
             // The run ended at a missing credential: the client's message
             // (sent once the person set it) runs the task again.
             let text = message.text();
+            let hops = hops_in(message.metadata.as_ref());
             message.context_id = Some(task.context_id.clone());
             task.history.push(message);
             task.set_state(TaskState::Submitted, None);
             let pushed = !self.pushes.list(owner, id).is_empty();
-            return self.launch(owner, task, text, blocking, pushed).await;
+            return self.launch(owner, task, text, hops, blocking, pushed).await;
         }
         let waiting = (task.status.state == TaskState::InputRequired)
             .then(|| self.take_waiting(owner, id))
@@ -395,6 +405,7 @@ impl Runner {
         text: String,
         cancel: CancellationToken,
         events: broadcast::Sender<Value>,
+        hops: u32,
     ) {
         let artifact = new_id();
         let lock = {
@@ -413,7 +424,7 @@ impl Runner {
             turn = lock.clone().lock_owned() => turn,
             () = cancel.cancelled() => {
                 drop(lock);
-                self.finish(owner, task, Outcome::Canceled, &artifact, &events).await;
+                self.finish(owner, task, Outcome::Canceled, (&artifact, false), &events).await;
                 return;
             }
         };
@@ -423,22 +434,26 @@ impl Runner {
             tracing::warn!(%error, task = %task.id, "storing a task's state failed");
         }
         let _ = events.send(status_update(&task));
+        let streamed = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let chunks = Chunks {
             events: events.clone(),
             task: task.id.clone(),
             context: task.context_id.clone(),
             artifact: artifact.clone(),
-            sent: std::sync::atomic::AtomicBool::new(false),
+            sent: streamed.clone(),
         };
-        let outcome = self
-            .prompt(owner, &task.context_id, text, &cancel, chunks)
-            .await;
+        // The run's tool calls see the message's hops, so one that sends
+        // to another agent carries one more, and is refused at the limit.
+        let work = self.prompt(owner, &task.context_id, text, &cancel, chunks);
+        let outcome = with_inbound_hops(hops, work).await;
         let outcome = if cancel.is_cancelled() {
             Outcome::Canceled
         } else {
             outcome
         };
-        self.finish(owner, task, outcome, &artifact, &events).await;
+        let streamed = streamed.load(std::sync::atomic::Ordering::Relaxed);
+        self.finish(owner, task, outcome, (&artifact, streamed), &events)
+            .await;
     }
 
     async fn prompt(
@@ -501,12 +516,16 @@ impl Runner {
     }
 
     /// Stores the last state of `task`, unless it was cancelled meanwhile.
+    /// `artifact` is the answer's artifact id and whether any of it was
+    /// streamed: when none was (a model that does not stream), a
+    /// subscriber is sent the whole artifact before the last state, so a
+    /// stream shows the answer a `GetTask` would.
     async fn finish(
         &self,
         owner: &str,
         mut task: Task,
         outcome: Outcome,
-        artifact: &str,
+        (artifact, streamed): (&str, bool),
         events: &broadcast::Sender<Value>,
     ) {
         if let Ok(Some(stored)) = self.store.get(owner, &task.id).await {
@@ -542,6 +561,16 @@ impl Runner {
         }
         if let Err(error) = self.store.put(owner, &task).await {
             tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
+        }
+        let whole = task.artifacts.iter().find(|a| a.artifact_id == artifact);
+        if let (false, Some(whole)) = (streamed, whole) {
+            let _ = events.send(json!({"artifactUpdate": {
+                "taskId": task.id,
+                "contextId": task.context_id,
+                "artifact": whole,
+                "append": false,
+                "lastChunk": true,
+            }}));
         }
         let _ = events.send(status_update(&task));
     }
