@@ -16,7 +16,9 @@
 //! running them). One line
 //! `NAME serve: http://ADDR:PORT (MCP at /mcp, A2A card at
 //! /.well-known/agent-card.json)` goes to stderr once bound. SIGTERM or
-//! Ctrl-C shuts down gracefully, then cancels the A2A runs.
+//! Ctrl-C shuts down gracefully, then cancels the A2A runs. With `[a2a]`
+//! agents, the results of long tasks that the A2A sessions sent are
+//! followed and delivered to those sessions (`follow.rs`).
 
 use std::sync::Arc;
 
@@ -70,7 +72,10 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     .map_err(CliError::McpHttp)?;
     let addr = mcp.local_addr();
     let config = env.config.clone();
-    let mut a2a = A2aServer::new(agents.build(), tasks)
+    let agents = agents.build();
+    // Results of long A2A tasks the sessions sent go back to them.
+    let _following = super::follow::start(env, &agents);
+    let mut a2a = A2aServer::new(agents, tasks)
         .tokens(
             env.config
                 .mcp()
