@@ -57,7 +57,8 @@ pub struct A2aConfig {
     pub wait_secs: Option<f64>,
     /// Where the tasks still running when a call returned are kept, one
     /// file per user, so `status` without a `task_id` follows them, after
-    /// a restart too. Unset: not kept (the `oscova` CLI's default is
+    /// a restart too, and a host's [`Follower`](crate::follow::Follower)
+    /// delivers their results to the sessions that sent them. Unset: not kept (the `oscova` CLI's default is
     /// `${XDG_DATA_HOME:-~/.local/share}/oscova/a2a`).
     #[serde(default)]
     pub pending_dir: Option<PathBuf>,
