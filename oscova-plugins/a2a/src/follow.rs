@@ -13,7 +13,13 @@
 //!   between `send` and the task's end still delivers.
 //! - **How**: `GetTask` polls, the gap doubling from
 //!   [`FollowLimits::min_gap`] to [`FollowLimits::max_gap`];
-//!   [`Follower::wake`] (a push webhook's route) polls at once. The
+//!   [`Follower::wake`] polls at once. A task the agent was asked to push
+//!   (its entry has a webhook id and token, `A2aConfig::push_url`) is
+//!   polled when first seen, then when its webhook arrives
+//!   ([`Follower::webhook`]: the id must name a pending task and the
+//!   token must be that task's, else the call is refused and nothing is
+//!   polled; the body is never read, the task is fetched by `GetTask`),
+//!   and otherwise only every [`FollowLimits::push_poll`]. The
 //!   requests are the tools' (`peer.rs`): the card's interface on the
 //!   configured origin, the user's credential headers from the host's
 //!   resolver, the agent's timeout, the offline rule checked before any
@@ -36,6 +42,7 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -111,6 +118,8 @@ pub struct FollowLimits {
     pub park: Duration,
     /// How often the lists are read again (default 5 s).
     pub scan_every: Duration,
+    /// The gap between polls of a task the agent pushes (default 5 min).
+    pub push_poll: Duration,
 }
 
 impl Default for FollowLimits {
@@ -122,8 +131,21 @@ impl Default for FollowLimits {
             max_failures: 8,
             park: Duration::from_secs(300),
             scan_every: Duration::from_secs(5),
+            push_poll: Duration::from_secs(300),
         }
     }
+}
+
+/// Why a push webhook call was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebhookRefused {
+    /// No pending task has this webhook id.
+    #[error("no pending task has this webhook")]
+    Unknown,
+    /// The token is missing or not the task's.
+    #[error("the webhook's token is missing or wrong")]
+    Forged,
 }
 
 /// Why a follower cannot be built.
@@ -145,6 +167,8 @@ struct Inner {
     deliver: Deliver,
     limits: FollowLimits,
     wake: tokio::sync::Notify,
+    /// How many wakes so far: a wake during a poll is not missed.
+    wakes: AtomicU64,
     following: Mutex<HashSet<Key>>,
     parked: Mutex<HashMap<Key, Instant>>,
 }
@@ -217,6 +241,7 @@ impl Follower {
                 deliver,
                 limits: FollowLimits::default(),
                 wake: tokio::sync::Notify::new(),
+                wakes: AtomicU64::new(0),
                 following: Mutex::default(),
                 parked: Mutex::default(),
             }),
@@ -239,8 +264,30 @@ impl Follower {
     /// Reads the lists and polls every followed task now (a push
     /// webhook arrived, or a `send` just recorded a task).
     pub fn wake(&self) {
+        self.inner.wakes.fetch_add(1, Ordering::SeqCst);
         self.inner.wake.notify_waiters();
-        self.inner.wake.notify_one();
+    }
+
+    /// A push webhook call for the webhook `id` (the route's last path
+    /// segment) with `token` (the `X-A2A-Notification-Token` header):
+    /// polls the task at once when both are the pending task's, else
+    /// refuses. The call's body is not needed: the task is fetched.
+    pub fn webhook(&self, id: &str, token: Option<&str>) -> Result<(), WebhookRefused> {
+        if id.is_empty() {
+            return Err(WebhookRefused::Unknown);
+        }
+        let found = PendingStore::all(&self.inner.dir)
+            .into_iter()
+            .flat_map(|(_, store)| store.list().unwrap_or_default())
+            .find(|t| t.push_id == id)
+            .ok_or(WebhookRefused::Unknown)?;
+        match token {
+            Some(token) if same(token.as_bytes(), found.push_token.as_bytes()) => {
+                self.wake();
+                Ok(())
+            }
+            _ => Err(WebhookRefused::Forged),
+        }
     }
 
     /// Follows until `cancel` is cancelled.
@@ -295,6 +342,12 @@ impl Follower {
     }
 }
 
+/// Whether `a` and `b` are equal, in time that does not depend on where
+/// they differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -320,6 +373,7 @@ async fn follow(
     let mut gap = limits.min_gap;
     let mut failures = 0;
     loop {
+        let seen = inner.wakes.load(Ordering::SeqCst);
         let found = match poll(inner, user, task, cancel).await {
             Ok(found) => found,
             Err(A2aError::Cancelled) => return false,
@@ -350,10 +404,22 @@ async fn follow(
         if failures >= limits.max_failures {
             return true;
         }
+        // A pushed task waits for its webhook (a failure still backs off).
+        if !task.push_id.is_empty() && failures == 0 {
+            gap = limits.push_poll;
+        }
+        let woken = inner.wake.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        if inner.wakes.load(Ordering::SeqCst) != seen {
+            // Woken while polling: the news may be newer than the poll.
+            gap = limits.min_gap;
+            continue;
+        }
         tokio::select! {
             biased;
             () = cancel.cancelled() => return false,
-            () = inner.wake.notified() => gap = limits.min_gap,
+            () = woken => gap = limits.min_gap,
             () = tokio::time::sleep(gap) => gap = (gap * 2).min(limits.max_gap),
         }
     }

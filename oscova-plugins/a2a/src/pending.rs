@@ -40,6 +40,14 @@ pub(crate) struct PendingTask {
     /// result; empty when the call came from no session.
     #[serde(default)]
     pub(crate) session: String,
+    /// The push webhook's id (the last segment of its URL), when the
+    /// agent was asked to push this task's updates.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) push_id: String,
+    /// The secret the agent sends with each push (its token), so a
+    /// forged webhook call is refused.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) push_token: String,
 }
 
 /// One lock for every change made by this process.
@@ -107,6 +115,14 @@ impl PendingStore {
             {
                 task.session = old.session.clone();
             }
+            if let Some(old) = tasks
+                .iter()
+                .find(|t| t.agent == task.agent && t.task_id == task.task_id)
+                .filter(|t| !t.push_id.is_empty() && task.push_id.is_empty())
+            {
+                task.push_id = old.push_id.clone();
+                task.push_token = old.push_token.clone();
+            }
             tasks.retain(|t| !(t.agent == task.agent && t.task_id == task.task_id));
             tasks.push(task);
         })
@@ -173,6 +189,8 @@ mod tests {
             context_id: String::new(),
             state: "TASK_STATE_WORKING".into(),
             session: String::new(),
+            push_id: String::new(),
+            push_token: String::new(),
         }
     }
 

@@ -30,7 +30,7 @@ use oscova_core::tool::call_origin;
 
 use crate::card::{AgentCard, Binding, NoInterface};
 use crate::hops::{HOPS_KEY, inbound_hops};
-use crate::outgoing::{attachments, message_id};
+use crate::outgoing::{attachments, message_id, random_hex};
 use crate::peer::{Method, Peer};
 use crate::pending::{PendingStore, PendingTask};
 use crate::stream;
@@ -325,9 +325,25 @@ impl A2aToolset {
         let cancel = invocation.cancellation_token();
         let headers = headers_of(&self.credentials, &agent);
         let ready = self.ready(&agent, config, headers, cancel).await?;
-        let params = json!({
+        let mut params = json!({
             "message": outgoing,
             "configuration": { "returnImmediately": true },
+        });
+        // A host that serves the follow-up route asks for the task's
+        // updates there; a random id names the webhook, a random token
+        // (kept with the pending entry) proves a call is the agent's.
+        let push = self
+            .config
+            .push_url
+            .as_deref()
+            .filter(|_| ready.card.capabilities.push_notifications && self.pending.is_some())
+            .and_then(|base| Some((base, random_hex(16)?, random_hex(32)?)));
+        let push = push.map(|(base, id, token)| {
+            params["configuration"]["taskPushNotificationConfig"] = json!({
+                "url": format!("{}/a2a/followups/{id}", base.trim_end_matches('/')),
+                "token": token,
+            });
+            (id, token)
         });
         // The wait counts from here, whether the stream or polls use it.
         let started = Instant::now();
@@ -375,8 +391,11 @@ impl A2aToolset {
         if let Some(details) = result.details.as_object_mut() {
             let how = if streams { "stream" } else { "poll" };
             details.insert("followed_by".to_owned(), Value::from(how));
+            if push.is_some() {
+                details.insert("push".to_owned(), Value::Bool(true));
+            }
         }
-        Ok(self.remember(&agent, &task, result))
+        Ok(self.remember(&agent, &task, result, push))
     }
 
     /// The state of a task an agent is working on, and its result once it
@@ -438,13 +457,19 @@ impl A2aToolset {
             .peer
             .call(ready.binding, &ready.url, method, json!({ "id": task_id }))
             .await?;
-        Ok(self.remember(agent, &task, task_result(agent, &task)))
+        Ok(self.remember(agent, &task, task_result(agent, &task), None))
     }
 
     /// Keeps the pending list in step with `task`: recorded while it runs,
     /// forgotten once it does not. A list that cannot be written is said
     /// in the result's details, and the result stands.
-    fn remember(&self, agent: &str, task: &Value, mut result: ToolResult) -> ToolResult {
+    fn remember(
+        &self,
+        agent: &str,
+        task: &Value,
+        mut result: ToolResult,
+        push: Option<(String, String)>,
+    ) -> ToolResult {
         let Some(store) = &self.pending else {
             return result;
         };
@@ -461,6 +486,8 @@ impl A2aToolset {
                     .to_owned(),
                 state: state.to_owned(),
                 session: call_origin().map(|o| o.session).unwrap_or_default(),
+                push_id: push.as_ref().map(|p| p.0.clone()).unwrap_or_default(),
+                push_token: push.map(|p| p.1).unwrap_or_default(),
             })
         } else {
             store.remove(agent, id)

@@ -16,8 +16,9 @@ use oscova_agent::session::{EntryKind, SessionStore, SqliteStore};
 use oscova_core::context::NoCredentials;
 use oscova_core::prelude::*;
 use oscova_core::provider::model::ModelProviderConfig;
-use oscova_plugin_a2a::follow::{FollowLimits, FollowUpMessage, Follower};
+use oscova_plugin_a2a::follow::{FollowLimits, FollowUpMessage, Follower, WebhookRefused};
 use oscova_plugin_a2a::{A2aConfig, A2aPlugin};
+use oscova_test_kit::http::{Reply, Request, TestServer};
 use oscova_test_kit::{FakeModel, TestHost, TestUser};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -285,6 +286,71 @@ async fn a_task_cancelled_elsewhere_is_delivered_as_canceled_and_leaves_the_list
     assert!(message.text.contains("was canceled"), "{}", message.text);
     assert_eq!(pending_count(dir.path()), 0);
     assert_eq!(follow_ups(&store, "alice", "research").await.len(), 1);
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn the_agents_push_wakes_the_follower_and_a_forged_call_is_refused() {
+    // The task completes 2 s after it started; the follower polls a pushed
+    // task once, then only when its webhook arrives (`push_poll` is an
+    // hour here), so a delivery proves the SDK's push reached the route.
+    let agents = Agents::start(&["--polls", "1000", "--after", "2", "--push"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let slot: Arc<std::sync::OnceLock<Follower>> = Arc::default();
+    let route = slot.clone();
+    let webhook = TestServer::start(move |request: &Request| {
+        let id = request.path.trim_start_matches("/a2a/followups/");
+        let token = request.header("x-a2a-notification-token");
+        match route.get().map(|f| f.webhook(id, token)) {
+            Some(Ok(())) => Reply::new(200),
+            _ => Reply::new(401),
+        }
+    })
+    .await;
+    let mut config = kept(&agents, dir.path());
+    config.push_url = Some(webhook.url());
+    let store: Arc<dyn SessionStore> =
+        Arc::new(SqliteStore::open(dir.path().join("s.db")).await.unwrap());
+    let model = sends("pushed");
+    let host = agent_host(config.clone(), &model, store.clone());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut limits = FollowLimits::default();
+    limits.min_gap = Duration::from_millis(100);
+    limits.scan_every = Duration::from_millis(100);
+    limits.push_poll = Duration::from_secs(3600);
+    let follower = follower(config, &host, tx).with_limits(limits);
+    let _ = slot.set(follower.clone());
+    send_from_session(&host, "alice", "research").await;
+    let listed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("alice.json")).unwrap()).unwrap();
+    let id = listed[0]["push_id"].as_str().unwrap().to_owned();
+    let token = listed[0]["push_token"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 32);
+    assert_eq!(token.len(), 64);
+
+    assert_eq!(
+        follower.webhook(&id, Some("0".repeat(64).as_str())),
+        Err(WebhookRefused::Forged)
+    );
+    assert_eq!(follower.webhook(&id, None), Err(WebhookRefused::Forged));
+    assert_eq!(
+        follower.webhook("not-a-webhook", Some(&token)),
+        Err(WebhookRefused::Unknown)
+    );
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(follower.run(cancel.clone()));
+    let (how, message) = next(&mut rx).await;
+    assert_eq!(how, Delivered::Stored);
+    assert_eq!(message.text, "done: pushed");
+    let pushed = webhook
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == format!("/a2a/followups/{id}"))
+        .filter(|r| r.header("x-a2a-notification-token") == Some(token.as_str()))
+        .count();
+    assert!(pushed >= 1, "the SDK pushed to the webhook");
+    assert_eq!(pending_count(dir.path()), 0);
     cancel.cancel();
     run.await.unwrap();
 }
