@@ -24,6 +24,24 @@ use super::Env;
 #[cfg_attr(not(feature = "a2a-agents"), allow(dead_code))]
 pub(super) struct Following {
     stop: CancellationToken,
+    #[cfg(feature = "a2a-agents")]
+    follower: oscova_plugin_a2a::follow::Follower,
+}
+
+impl Following {
+    /// The hook of `oscova serve`'s follow-up route: whether a push
+    /// webhook's id and token are a followed task's (it is then polled).
+    pub(super) fn webhook_hook(
+        &self,
+    ) -> impl Fn(&str, Option<&str>) -> bool + Send + Sync + 'static {
+        #[cfg(feature = "a2a-agents")]
+        {
+            let follower = self.follower.clone();
+            move |id: &str, token: Option<&str>| follower.webhook(id, token).is_ok()
+        }
+        #[cfg(not(feature = "a2a-agents"))]
+        |_: &str, _: Option<&str>| false
+    }
 }
 
 impl Drop for Following {
@@ -67,8 +85,8 @@ pub(super) fn start(env: &Env, agents: &AgentHost) -> Option<Following> {
     )
     .ok()?;
     let stop = CancellationToken::new();
-    tokio::spawn(follower.run(stop.clone()));
-    Some(Following { stop })
+    tokio::spawn(follower.clone().run(stop.clone()));
+    Some(Following { stop, follower })
 }
 
 /// Without the feature there is nothing to follow.

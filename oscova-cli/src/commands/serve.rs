@@ -18,7 +18,10 @@
 //! /.well-known/agent-card.json)` goes to stderr once bound. SIGTERM or
 //! Ctrl-C shuts down gracefully, then cancels the A2A runs. With `[a2a]`
 //! agents, the results of long tasks that the A2A sessions sent are
-//! followed and delivered to those sessions (`follow.rs`).
+//! followed and delivered to those sessions (`follow.rs`); with `[serve]
+//! public_url` too, agents that push are asked to POST to
+//! `{public_url}/a2a/followups/{id}`, served here without the users'
+//! tokens (the per-task token is checked) to wake the follower.
 
 use std::sync::Arc;
 
@@ -74,7 +77,7 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     let config = env.config.clone();
     let agents = agents.build();
     // Results of long A2A tasks the sessions sent go back to them.
-    let _following = super::follow::start(env, &agents);
+    let following = super::follow::start(env, &agents);
     let mut a2a = A2aServer::new(agents, tasks)
         .tokens(
             env.config
@@ -95,6 +98,13 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         a2a = a2a.oauth(oauth.clone(), Some(format!("http://{addr}/mcp")));
     }
     a2a = section.apply(a2a);
+    // Agents asked to push (`[serve] public_url`) call this route.
+    if let Some(following) = following
+        .as_ref()
+        .filter(|_| section.public_url().is_some())
+    {
+        a2a = a2a.followups(following.webhook_hook());
+    }
     if let Some(max) = env.config.mcp().max_body_bytes() {
         a2a = a2a.max_body_bytes(max);
     }

@@ -1,7 +1,12 @@
 //! The `[serve]` section: what `oscova serve` adds to MCP (`[mcp]`, its
 //! users and limits, applies as for `oscova mcp --listen`).
 //!
-//! Rules: every key is optional. `[serve.a2a]` says which model provider
+//! Rules: every key is optional. `[serve] public_url` is the base URL
+//! agents elsewhere reach this server at (an `http(s)://` URL with a
+//! host, checked when the file is loaded): with it and `[a2a]` agents,
+//! `oscova serve` asks an agent that pushes to POST a long task's updates
+//! to `{public_url}/a2a/followups/{id}`, which wakes the follower (without
+//! it, tasks are polled). `[serve.a2a]` says which model provider
 //! and model run the A2A tasks (`provider`, `model`: the command's
 //! `--provider` and `--model` win), what the agent card says (`name`,
 //! `description`, `url` the base URL clients reach the server at,
@@ -14,6 +19,9 @@
 //! or a name is an error when the file is loaded.
 //!
 //! ```toml
+//! [serve]
+//! public_url = "https://agents.example.com"
+//!
 //! [serve.a2a]
 //! provider = "openai"
 //! model = "gpt-4o-mini"
@@ -42,6 +50,7 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ServeSection {
+    public_url: Option<String>,
     #[serde(default)]
     a2a: A2aServeSection,
 }
@@ -79,6 +88,14 @@ struct SkillEntry {
 impl ServeSection {
     /// Checks what the file says, naming the key that is wrong.
     pub(crate) fn check(&self) -> Result<(), String> {
+        if let Some(url) = &self.public_url {
+            let parsed = reqwest::Url::parse(url.trim()).ok();
+            if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host()) {
+                return Err(format!(
+                    "serve.public_url = \"{url}\" is not an http(s) URL with a host"
+                ));
+            }
+        }
         let a2a = &self.a2a;
         if let Some(max) = a2a.max_tasks_per_user
             && !MAX_TASKS_PER_USER_RANGE.contains(&max)
@@ -112,6 +129,13 @@ impl ServeSection {
             }
         }
         Ok(())
+    }
+
+    /// `[serve] public_url`, without a trailing `/`.
+    pub(crate) fn public_url(&self) -> Option<&str> {
+        self.public_url
+            .as_deref()
+            .map(|u| u.trim().trim_end_matches('/'))
     }
 
     /// `[serve.a2a] provider`.
