@@ -54,7 +54,8 @@ pub(crate) enum Command {
     /// Serve MCP at `/mcp` and A2A (the agent card, JSON-RPC and
     /// HTTP+JSON) on one port, to the users of `[[mcp.tokens]]`; results
     /// of long `[a2a]` agent tasks go back to the A2A sessions that sent
-    /// them.
+    /// them (pushed by the agent to `[serve] public_url`'s
+    /// `/a2a/followups/{id}` when set, else polled).
     Serve(ServeArgs),
 
     /// Chat with a model that can call the user's tools.

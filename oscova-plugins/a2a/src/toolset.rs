@@ -15,8 +15,13 @@
 //! the call's `wait_secs`) runs out, or the call is cancelled; then it
 //! returns the task's id and state. A task still running when a call
 //! returns is kept in the user's pending list (`pending.rs`, when the host
-//! set `pending_dir`), which `status` without a task id polls. Files are
-//! attached by `outgoing.rs`.
+//! set `pending_dir`) with the session whose call sent it (the host's
+//! `CallOrigin`), which `status` without a task id polls and a host's
+//! follower (`follow.rs`) delivers to. With the host's `push_url` and an
+//! agent whose card offers push notifications, `send` asks the agent to
+//! POST the task's updates to `{push_url}/a2a/followups/{id}` with a
+//! random token, both kept in the entry. Files are attached by
+//! `outgoing.rs`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
