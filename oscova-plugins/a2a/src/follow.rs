@@ -11,7 +11,11 @@
 //!   `oscova_core::tool::CallOrigin`); others are left to the `status`
 //!   tool. A new follower reads the files and resumes, so a restart
 //!   between `send` and the task's end still delivers.
-//! - **How**: `GetTask` polls, the gap doubling from
+//! - **How**: when the agent's card says it streams, the follower
+//!   subscribes to the task (`SubscribeToTask`, `stream.rs`) and waits on
+//!   its events for at most [`FollowLimits::stream_wait`]; a task that
+//!   settles there (or a subscription refused) is then read by `GetTask`,
+//!   so the result is the whole task. Otherwise `GetTask` polls, the gap doubling from
 //!   [`FollowLimits::min_gap`] to [`FollowLimits::max_gap`];
 //!   [`Follower::wake`] polls at once. A task the agent was asked to push
 //!   (its entry has a webhook id and token, `A2aConfig::push_url`) is
@@ -53,6 +57,7 @@ use serde_json::{Value, json};
 
 use crate::peer::Method;
 use crate::pending::{PendingStore, PendingTask};
+use crate::stream;
 use crate::task::{is_running, state, task_result};
 use crate::toolset::connect;
 use crate::{A2aConfig, A2aError};
@@ -120,6 +125,9 @@ pub struct FollowLimits {
     pub scan_every: Duration,
     /// The gap between polls of a task the agent pushes (default 5 min).
     pub push_poll: Duration,
+    /// How long one subscription to a streaming agent's task is held
+    /// (default 5 min).
+    pub stream_wait: Duration,
 }
 
 impl Default for FollowLimits {
@@ -132,6 +140,7 @@ impl Default for FollowLimits {
             park: Duration::from_secs(300),
             scan_every: Duration::from_secs(5),
             push_poll: Duration::from_secs(300),
+            stream_wait: Duration::from_secs(300),
         }
     }
 }
@@ -465,6 +474,18 @@ async fn poll(
         }
     }
     let ready = connect(&inner.http, &task.agent, agent, &headers, cancel).await?;
+    if ready.card.capabilities.streaming {
+        let wait = inner.limits.stream_wait;
+        match stream::subscribe(&ready.peer, ready.binding, &ready.url, &task.task_id, wait).await {
+            Err(A2aError::Cancelled) => return Err(A2aError::Cancelled),
+            Ok(answer) if answer.get("task").is_some_and(|t| is_running(state(t))) => {
+                return Ok(Found::Running);
+            }
+            // Settled, or the subscription was refused (a task that had
+            // ended already): `GetTask` says which.
+            _ => {}
+        }
+    }
     let found = ready
         .peer
         .call(

@@ -15,7 +15,8 @@
 //! lists first, with the `A2A-Version: 1.0` header. A long task is followed
 //! within the call's wait by streaming (`SendStreamingMessage`, when the
 //! card says the agent streams) or else by polling `GetTask`, then by
-//! `status` calls.
+//! `status` calls (and, for a host that runs [`follow::Follower`], by
+//! `SubscribeToTask`, push webhooks or polls after the call).
 //!
 //! ```no_run
 //! use oscova_core::prelude::*;

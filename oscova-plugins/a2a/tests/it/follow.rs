@@ -354,3 +354,33 @@ async fn the_agents_push_wakes_the_follower_and_a_forged_call_is_refused() {
     cancel.cancel();
     run.await.unwrap();
 }
+
+#[tokio::test]
+async fn a_streaming_agents_task_is_followed_by_its_subscription() {
+    // The task completes 2 s after it started and polls are an hour
+    // apart: only the subscription (`SubscribeToTask`) sees it end in time.
+    let agents = Agents::start(&["--polls", "100000", "--after", "2", "--streaming"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn SessionStore> =
+        Arc::new(SqliteStore::open(dir.path().join("s.db")).await.unwrap());
+    let model = sends("streamed");
+    let host = agent_host(kept(&agents, dir.path()), &model, store.clone());
+    send_from_session(&host, "alice", "research").await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut limits = FollowLimits::default();
+    limits.min_gap = Duration::from_secs(3600);
+    limits.max_gap = Duration::from_secs(3600);
+    limits.scan_every = Duration::from_millis(100);
+    let follower = follower(kept(&agents, dir.path()), &host, tx).with_limits(limits);
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(follower.run(cancel.clone()));
+    let (_, message) = next(&mut rx).await;
+    assert_eq!(message.text, "done: streamed");
+    assert_eq!(
+        follow_ups(&store, "alice", "research").await,
+        [message.content()]
+    );
+    assert_eq!(pending_count(dir.path()), 0);
+    cancel.cancel();
+    run.await.unwrap();
+}
