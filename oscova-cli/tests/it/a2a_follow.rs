@@ -224,3 +224,77 @@ async fn serve_delivers_a_pushed_long_task_into_the_a2a_session_that_sent_it() {
     let _ = agent.kill();
     let _ = agent.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_answers_a_long_tasks_result_as_it_arrives() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    // Completes 2 s after it started; `chat` follows it while it waits
+    // for the next line, and the model answers the follow-up at once.
+    let (mut agent, agents_port) = agents(&["--polls", "100000", "--after", "2"]);
+    let model = TestServer::start(openai_reply).await;
+    let dir = support::temp_dir("a2a-follow-chat");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sessions]\npath = \"{}\"\n\n[a2a]\npending_dir = \"{}\"\n\n\
+             [a2a.agents.slow]\nurl = \"http://127.0.0.1:{agents_port}/slow\"\n",
+            dir.join("sessions.db").display(),
+            pending(&dir).display(),
+        ),
+    )
+    .unwrap();
+    let url = model.url();
+    let cmd = support::oscova(&[
+        "--config",
+        config.to_str().unwrap(),
+        "chat",
+        "--provider",
+        "openai",
+        "--endpoint",
+        &url,
+        "--model",
+        "gpt-test",
+        "--session",
+        "research",
+    ]);
+    let mut cmd = tokio::process::Command::from(cmd);
+    cmd.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", "sk-follow-test")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"go long\n").await.unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let read = async {
+        let mut buf = [0u8; 1024];
+        while !seen.contains("done: the report") {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(n > 0, "chat ended before the follow-up: {seen:?}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("the follow-up's answer within 60 s");
+    assert!(seen.starts_with("Sent."), "{seen:?}");
+    assert!(
+        seen.contains("Served: A2A agent `slow` finished task"),
+        "{seen:?}"
+    );
+    assert!(pending_tasks(&dir).is_empty());
+    drop(stdin);
+    let output = child.wait_with_output().await.unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let _ = agent.kill();
+    let _ = agent.wait();
+}
