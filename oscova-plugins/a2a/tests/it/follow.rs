@@ -384,3 +384,53 @@ async fn a_streaming_agents_task_is_followed_by_its_subscription() {
     cancel.cancel();
     run.await.unwrap();
 }
+
+#[tokio::test]
+async fn a_model_cannot_name_the_session_a_result_goes_to() {
+    let agents = Agents::start(&["--polls", "1000"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn SessionStore> =
+        Arc::new(SqliteStore::open(dir.path().join("s.db")).await.unwrap());
+    let victim = {
+        let model = FakeModel::new("fake").reply_text("hi");
+        let host = agent_host(kept(&agents, dir.path()), &model, store.clone());
+        let mut session = host
+            .session(UserInfo::new("alice"), "victim", AgentSessionOptions::new())
+            .await
+            .unwrap();
+        session.prompt("hello").await.unwrap();
+        session.session_snapshot().await.0.id.as_str().to_owned()
+    };
+    // The model adds the victim session's id to its call: the tool has
+    // no such argument, so the call is refused and nothing is sent; the
+    // same call without it is kept for the session that made it.
+    let model = FakeModel::new("fake")
+        .reply_tool_call(
+            SEND,
+            json!({"agent": "slow", "message": "x", "wait_secs": 0, "session": victim}),
+        )
+        .reply_tool_call(
+            SEND,
+            json!({"agent": "slow", "message": "x", "wait_secs": 0}),
+        )
+        .reply_text("done");
+    let host = agent_host(kept(&agents, dir.path()), &model, store.clone());
+    let mut session = host
+        .session(
+            UserInfo::new("alice"),
+            "attacker",
+            AgentSessionOptions::new(),
+        )
+        .await
+        .unwrap();
+    let outcome = session.prompt("ask").await.unwrap();
+    assert_eq!(outcome.tool_calls, 2);
+    let own = session.session_snapshot().await.0.id.as_str().to_owned();
+    assert_ne!(own, victim);
+    let refused = model.requests()[1].messages.last().unwrap().content.clone();
+    assert!(refused.contains("session"), "{refused}");
+    let listed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("alice.json")).unwrap()).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed[0]["session"], json!(own), "{listed}");
+}
