@@ -113,7 +113,7 @@ impl A2aServer {
     }
 
     /// Serves push webhooks for the host's own A2A calls at
-    /// `POST /a2a/followups/{id}` ([`FOLLOWUPS_PATH`]): `hook` gets the id
+    /// `POST /a2a/followups/{id}` ([`FOLLOWUPS_PATH`](crate::FOLLOWUPS_PATH)): `hook` gets the id
     /// and the `X-A2A-Notification-Token` header and says whether they
     /// name a task the host follows (200) or not (401). The route is not
     /// behind the users' tokens (an agent elsewhere calls it): the
