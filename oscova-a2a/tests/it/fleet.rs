@@ -1,9 +1,13 @@
 //! Two servers on one Postgres database (feature `postgres`): any instance
-//! answers for a task another runs, and the owner rule holds across them.
+//! answers for a task another runs, and the owner rule holds across them;
+//! a webhook set through one is called by the one that runs the task.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use oscova_a2a::{PostgresTaskStore, TaskStore};
+use oscova_core::HttpClient;
+use oscova_test_support::http::{Reply, TestServer};
 use serde_json::json;
 
 use crate::support::{ALICE, BOB, Server};
@@ -15,8 +19,8 @@ async fn any_instance_answers_for_a_task_another_runs_and_a_cancel_there_holds()
     let store = |config: String| async move {
         Arc::new(PostgresTaskStore::connect(&config).await.unwrap()) as Arc<dyn TaskStore>
     };
-    let a = Server::start_fleet(store(config.clone()).await).await;
-    let b = Server::start_fleet(store(config.clone()).await).await;
+    let a = Server::start_fleet(store(config.clone()).await, None).await;
+    let b = Server::start_fleet(store(config.clone()).await, None).await;
 
     let done = a
         .rpc(
@@ -62,5 +66,99 @@ async fn any_instance_answers_for_a_task_another_runs_and_a_cancel_there_holds()
         after["result"]["status"]["state"], "TASK_STATE_CANCELED",
         "{after}"
     );
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_set_through_one_instance_is_called_by_the_one_running_the_task() {
+    let cluster = oscova_test_support::postgres::Cluster::start();
+    let config = cluster.create_database("a2a_fleet_push");
+    let hook = TestServer::start(|_| Reply::json(200, json!({}))).await;
+    let http = HttpClient::builder()
+        .allow_internal([hook.url().trim_start_matches("http://").to_owned()])
+        .build()
+        .unwrap();
+    let store = |config: String| async move {
+        Arc::new(PostgresTaskStore::connect(&config).await.unwrap()) as Arc<dyn TaskStore>
+    };
+    let a = Server::start_fleet(store(config.clone()).await, Some(http.clone())).await;
+    let b = Server::start_fleet(store(config.clone()).await, Some(http)).await;
+
+    // B runs a task that waits for the client's answer.
+    let sent = b
+        .rpc(
+            ALICE,
+            "SendMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "ask me"}]}}),
+        )
+        .await;
+    let task = &sent["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{sent}"
+    );
+    let (id, context) = (
+        task["id"].as_str().unwrap().to_owned(),
+        task["contextId"].as_str().unwrap().to_owned(),
+    );
+    // The webhook is set through A, and Bob cannot see it there or on B.
+    let created = a
+        .rpc(
+            ALICE,
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": id, "id": "hook", "url": hook.url(),
+                   "authentication": {"scheme": "Bearer", "credentials": "fleet-secret"}}),
+        )
+        .await;
+    assert_eq!(created["result"]["id"], "hook", "{created}");
+    for server in [&a, &b] {
+        let bobs = server
+            .rpc(
+                BOB,
+                "ListTaskPushNotificationConfigs",
+                json!({"taskId": id}),
+            )
+            .await;
+        assert_eq!(bobs["error"]["code"], -32001, "{bobs}");
+    }
+    let listed = b
+        .rpc(
+            ALICE,
+            "ListTaskPushNotificationConfigs",
+            json!({"taskId": id}),
+        )
+        .await;
+    assert_eq!(listed["result"]["configs"][0]["id"], "hook", "{listed}");
+
+    let answered = b
+        .rpc(
+            ALICE,
+            "SendMessage",
+            json!({"message": {"messageId": "m2", "role": "ROLE_USER", "taskId": id,
+                               "contextId": context, "parts": [{"text": "Ada"}]}}),
+        )
+        .await;
+    assert_eq!(
+        answered["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{answered}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let completed = loop {
+        let found = hook
+            .requests()
+            .into_iter()
+            .find(|r| r.json()["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED");
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "B never pushed the final state");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(completed.json()["statusUpdate"]["taskId"], id.as_str());
+    assert_eq!(
+        completed.header("authorization"),
+        Some("Bearer fleet-secret")
+    );
+    a.stop().await;
     b.stop().await;
 }

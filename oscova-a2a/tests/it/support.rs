@@ -174,8 +174,11 @@ impl Server {
 
     /// One of a fleet on `store`: it leaves unfinished tasks alone.
     #[cfg(feature = "postgres")]
-    pub(crate) async fn start_fleet(store: Arc<dyn TaskStore>) -> Self {
-        Self::start_options(store, None, false, None, None).await
+    pub(crate) async fn start_fleet(
+        store: Arc<dyn TaskStore>,
+        http: Option<oscova_core::HttpClient>,
+    ) -> Self {
+        Self::start_options(store, http, false, None, None).await
     }
 
     /// A server over `store` whose host calls out through `http`.
