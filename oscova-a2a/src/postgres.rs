@@ -13,16 +13,22 @@
 //! its secrets included: the database is as private as the sessions in
 //! it); an owed push is a row of `oscova_a2a_push_owed`, written in the
 //! transaction that writes the final state, claimed with `FOR UPDATE SKIP
-//! LOCKED` so two sweeps never take one row.
+//! LOCKED` so two sweeps never take one row. The stream events of a run
+//! (the model's text as it comes, each state) are relayed to the other
+//! instances with `NOTIFY` (`pg_relay.rs`), so a subscriber on any
+//! instance gets the chunks, not only the states.
 
 use tokio::sync::Mutex;
 use tokio_postgres::{Client, NoTls};
 
 use std::time::Duration;
 
+use serde_json::Value;
+
+use crate::pg_relay::Relay;
 use crate::push::PushConfig;
 use crate::store::{
-    StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
+    Relayed, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
 };
 use crate::wire::{Task, TaskState};
 
@@ -70,9 +76,13 @@ fn db(error: impl std::fmt::Display) -> StoreError {
 }
 
 /// Tasks in Postgres: one row per task, written whole, read by owner, for
-/// several processes or machines on one database.
+/// several processes or machines on one database; a run's stream events
+/// relayed to the other instances (`pg_relay.rs`).
 pub struct PostgresTaskStore {
     client: Mutex<Client>,
+    /// For the relay's own connection, opened when first used.
+    config: String,
+    relay: tokio::sync::OnceCell<Relay>,
 }
 
 impl std::fmt::Debug for PostgresTaskStore {
@@ -100,12 +110,32 @@ impl PostgresTaskStore {
         tx.commit().await.map_err(db)?;
         Ok(Self {
             client: Mutex::new(client),
+            config: config.to_owned(),
+            relay: tokio::sync::OnceCell::new(),
         })
+    }
+
+    async fn relay(&self) -> Result<&Relay, StoreError> {
+        self.relay
+            .get_or_try_init(|| Relay::connect(&self.config))
+            .await
     }
 }
 
 #[async_trait::async_trait]
 impl TaskStore for PostgresTaskStore {
+    fn relays(&self) -> bool {
+        true
+    }
+
+    async fn publish(&self, owner: &str, task: &str, event: &Value) -> Result<(), StoreError> {
+        self.relay().await?.publish(owner, task, event).await
+    }
+
+    async fn follow(&self, task: &str) -> Result<Option<Relayed>, StoreError> {
+        Ok(Some(self.relay().await?.follow(task).await?))
+    }
+
     async fn put(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
         let json = serde_json::to_string(task)?;
         self.client

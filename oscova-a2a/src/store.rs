@@ -17,11 +17,16 @@
 //! [`TaskStore::fail_unfinished`], marks its push owed in the same write
 //! when the task has a webhook; [`TaskStore::push_delivered`] clears the
 //! mark and [`TaskStore::claim_owed_pushes`] hands marks whose claim is
-//! old to a sweep, dropping those claimed too often.
+//! old to a sweep, dropping those claimed too often. A store that several
+//! processes share may relay a run's stream events from the process
+//! running it to the others ([`TaskStore::publish`],
+//! [`TaskStore::follow`]: Postgres does, with `LISTEN`/`NOTIFY`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::push::PushConfig;
 use crate::wire::{Task, TaskState};
@@ -101,7 +106,30 @@ pub trait TaskStore: Send + Sync + 'static {
         stale: Duration,
         max_claims: u32,
     ) -> Result<Vec<(String, String)>, StoreError>;
+    /// Whether other processes on this store hear what
+    /// [`publish`](Self::publish) sends (a fleet's store); false unless
+    /// the store says so.
+    fn relays(&self) -> bool {
+        false
+    }
+    /// Tells the processes following the task `task` of `owner` a stream
+    /// event of its run here (see `relay.rs`); nothing unless the store
+    /// relays.
+    async fn publish(&self, owner: &str, task: &str, event: &Value) -> Result<(), StoreError> {
+        let _ = (owner, task, event);
+        Ok(())
+    }
+    /// The stream events another process publishes for the task `task`
+    /// from now on, each with its owner (the reader keeps its own); `None`
+    /// when the store relays none.
+    async fn follow(&self, task: &str) -> Result<Option<Relayed>, StoreError> {
+        let _ = task;
+        Ok(None)
+    }
 }
+
+/// Stream events relayed from another process: (owner, event).
+pub type Relayed = tokio::sync::broadcast::Receiver<(String, Value)>;
 
 /// Milliseconds since the Unix epoch: when a claim was made.
 pub(crate) fn now_millis() -> i64 {

@@ -240,6 +240,14 @@ impl Runner {
         // Webhooks may be set later, through any instance: the forwarder
         // reads them from the store at each state.
         self.pushes.forward(owner, &id, events.subscribe());
+        if self.store.relays() {
+            crate::relay::publish_run(
+                self.store.clone(),
+                owner.to_owned(),
+                id.clone(),
+                events.subscribe(),
+            );
+        }
         let answer = id.clone();
         let runner = self.clone();
         let owner_id = owner.to_owned();

@@ -1,6 +1,7 @@
 //! Two servers on one Postgres database (feature `postgres`): any instance
 //! answers for a task another runs, and the owner rule holds across them;
-//! a webhook set through one is called by the one that runs the task.
+//! a webhook set through one is called by the one that runs the task; a
+//! subscriber on one gets the text of a run on the other.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -158,6 +159,89 @@ async fn a_webhook_set_through_one_instance_is_called_by_the_one_running_the_tas
     assert_eq!(
         completed.header("authorization"),
         Some("Bearer fleet-secret")
+    );
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_on_one_instance_gets_the_text_of_a_run_on_the_other() {
+    let cluster = oscova_test_support::postgres::Cluster::start();
+    let config = cluster.create_database("a2a_fleet_stream");
+    let store = |config: String| async move {
+        Arc::new(PostgresTaskStore::connect(&config).await.unwrap()) as Arc<dyn TaskStore>
+    };
+    let a = Server::start_fleet(store(config.clone()).await, None).await;
+    let b = Server::start_fleet(store(config.clone()).await, None).await;
+
+    // A runs a task whose model waits for the gate, then streams its answer.
+    let text = "gate:fleet-stream tell me";
+    let sent = a
+        .rpc(
+            ALICE,
+            "SendMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]},
+                   "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+    let id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
+
+    let bob = b.rpc(BOB, "SubscribeToTask", json!({"id": id})).await;
+    assert_eq!(bob["error"]["code"], -32001, "{bob}");
+    let mut stream = reqwest::Client::new()
+        .post(format!("{}/", b.base))
+        .bearer_auth(ALICE)
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": "s1", "method": "SubscribeToTask", "params": {"id": id}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let mut seen = String::new();
+    while !seen.contains("\n\n") {
+        seen.push_str(&String::from_utf8_lossy(
+            &stream.chunk().await.unwrap().unwrap(),
+        ));
+    }
+    // B follows the task: the model may go on.
+    crate::support::gate("fleet-stream").add_permits(1);
+    while let Some(chunk) = stream.chunk().await.unwrap() {
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let events: Vec<serde_json::Value> = seen
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["result"].take())
+        .collect();
+    assert_eq!(events[0]["task"]["id"], id.as_str(), "{seen}");
+    let chunks: Vec<&serde_json::Value> = events
+        .iter()
+        .filter_map(|e| e.get("artifactUpdate"))
+        .collect();
+    assert!(!chunks.is_empty(), "no artifact update reached B: {seen}");
+    let joined: String = chunks
+        .iter()
+        .map(|c| c["artifact"]["parts"][0]["text"].as_str().unwrap())
+        .collect();
+    let answer = format!("You said: {text} (1 user messages)");
+    assert_eq!(joined, answer, "{seen}");
+    assert!(chunks.iter().all(|c| c["taskId"] == id.as_str()));
+    let last = events.last().unwrap();
+    assert_eq!(
+        last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "the stream ends at the final state, after the text: {seen}"
+    );
+    let states: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["statusUpdate"]["status"]["state"].as_str())
+        .collect();
+    let mut unique = states.clone();
+    unique.dedup();
+    assert_eq!(states, unique, "no state is told twice: {seen}");
+    let stored = b.rpc(ALICE, "GetTask", json!({"id": id})).await;
+    assert_eq!(
+        stored["result"]["artifacts"][0]["parts"][0]["text"],
+        answer.as_str()
     );
     a.stop().await;
     b.stop().await;

@@ -22,8 +22,24 @@ pub(crate) const ALICE: &str = "alice-token";
 pub(crate) const BOB: &str = "bob-token";
 
 /// Answers `You said: <the last user text>`; a text starting with `slow`
-/// waits a minute (the run's cancellation ends it sooner).
+/// waits a minute (the run's cancellation ends it sooner); a text
+/// `gate:NAME ...` waits until the test opens [`gate`] `NAME`, then
+/// streams its answer a word at a time.
 struct ScriptedModel;
+
+/// The gate `name` a `gate:NAME` run waits on (opened with
+/// `add_permits(1)`).
+pub(crate) fn gate(name: &str) -> Arc<tokio::sync::Semaphore> {
+    static GATES: std::sync::LazyLock<
+        std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Semaphore>>>,
+    > = std::sync::LazyLock::new(Default::default);
+    GATES
+        .lock()
+        .unwrap()
+        .entry(name.to_owned())
+        .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(0)))
+        .clone()
+}
 
 impl ModelProvider for ScriptedModel {
     fn type_key(&self) -> ProviderTypeKey {
@@ -82,7 +98,16 @@ impl ModelProvider for ScriptedModel {
                 .filter(|m| m.role == ChatRole::User)
                 .count();
             let text = format!("You said: {last} ({users} user messages)");
-            if let Some(sink) = request.stream {
+            if let Some(name) = last.strip_prefix("gate:") {
+                let name = name.split_whitespace().next().unwrap_or_default();
+                gate(name).acquire().await.unwrap().forget();
+                if let Some(sink) = request.stream {
+                    for word in text.split_inclusive(' ') {
+                        sink(ChatStreamEvent::Text(word.to_owned()));
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+            } else if let Some(sink) = request.stream {
                 sink(ChatStreamEvent::Text(text.clone()));
             }
             Ok(ChatResponse {
