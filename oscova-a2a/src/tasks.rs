@@ -172,6 +172,11 @@ impl Runner {
             ));
         }
         if let Some(task_id) = message.task_id.clone() {
+            if let Some(push) = push {
+                // The caller's task only: another's is `TaskNotFound`.
+                let task = self.get(owner, &task_id).await?;
+                self.pushes.set(owner, &task.id, push).await?;
+            }
             return self.answer(owner, &task_id, message, blocking).await;
         }
         let context = message.context_id.clone().unwrap_or_else(new_id);

@@ -144,6 +144,29 @@ async fn webhooks_get_each_status_with_their_authorization_retried_and_a_private
         )
         .await;
     assert_eq!(bobs["error"]["code"], -32001, "{bobs}");
+    // Nor can Bob hang a webhook on it by answering it.
+    let bobs = server
+        .rpc(
+            BOB,
+            "SendMessage",
+            json!({"message": {"messageId": "b1", "role": "ROLE_USER", "taskId": id,
+                               "parts": [{"text": "Eve"}]},
+                   "configuration": {"taskPushNotificationConfig": {"url": private.url()}}}),
+        )
+        .await;
+    assert_eq!(bobs["error"]["code"], -32001, "{bobs}");
+    let listed = server
+        .rpc(
+            ALICE,
+            "ListTaskPushNotificationConfigs",
+            json!({"taskId": id}),
+        )
+        .await;
+    assert_eq!(
+        listed["result"]["configs"].as_array().unwrap().len(),
+        2,
+        "{listed}"
+    );
 
     let answered = server
         .rpc(
