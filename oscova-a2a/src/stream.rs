@@ -13,7 +13,7 @@
 //! (Postgres: see `relay.rs`), the model's text arrives too, as the
 //! running instance publishes it, and the states the relay brings first
 //! are not sent twice (a state the store shows before the relay brought
-//! it waits up to two seconds for the relay's, so the text before it is
+//! it waits up to five seconds for the relay's, so the text before it is
 //! sent first; then the store's is sent). A reader that falls
 //! behind by more than 256 events skips the oldest; the terminal event is
 //! the newest, never skipped. With nothing to send for 15 seconds, a
@@ -48,7 +48,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How often a task run elsewhere is read from the store.
 const POLL: Duration = Duration::from_secs(1);
 /// How long a final state read from the store waits for the relay's.
-const RELAY_GRACE: Duration = Duration::from_secs(2);
+const RELAY_GRACE: Duration = Duration::from_secs(5);
 
 /// How events are framed.
 #[derive(Clone)]
