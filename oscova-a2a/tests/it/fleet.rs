@@ -246,3 +246,11 @@ async fn a_subscriber_on_one_instance_gets_the_text_of_a_run_on_the_other() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_keeps_webhooks_by_owner_and_owes_final_states() {
+    let cluster = oscova_test_support::postgres::Cluster::start();
+    let config = cluster.create_database("a2a_owed");
+    let store = PostgresTaskStore::connect(&config).await.unwrap();
+    crate::support::check_owed_pushes(&store).await;
+}

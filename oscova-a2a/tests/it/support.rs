@@ -402,3 +402,107 @@ pub(crate) async fn sdk(base: &str, token: Option<&str>, binding: &str, op: &[&s
         )
     })
 }
+
+/// What every store does with webhooks and owed pushes: configs by owner,
+/// a final state owed only when the task has a webhook, a claim taken once
+/// until it is stale, a mark dropped after `max_claims` claims.
+pub(crate) async fn check_owed_pushes(store: &dyn TaskStore) {
+    use oscova_a2a::wire::{Message, Task, TaskState};
+    let message: Message = serde_json::from_value(serde_json::json!({
+        "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}))
+    .unwrap();
+    let mut hooked = Task::submitted("t-hooked".into(), "c1".into(), message.clone());
+    let mut bare = Task::submitted("t-bare".into(), "c1".into(), message);
+    store.put("alice", &hooked).await.unwrap();
+    store.put("alice", &bare).await.unwrap();
+    let config: oscova_a2a::PushConfig = serde_json::from_value(serde_json::json!({
+        "id": "h1", "taskId": "t-hooked", "url": "http://127.0.0.1:9/hook",
+        "token": "tok", "authentication": {"scheme": "Bearer", "credentials": "secret"}}))
+    .unwrap();
+    store.put_push_config("alice", &config).await.unwrap();
+    assert_eq!(
+        store.push_configs("alice", "t-hooked").await.unwrap(),
+        [config.clone()]
+    );
+    assert!(
+        store
+            .push_configs("bob", "t-hooked")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        !store
+            .delete_push_config("bob", "t-hooked", "h1")
+            .await
+            .unwrap()
+    );
+
+    hooked.set_state(TaskState::Completed, None);
+    bare.set_state(TaskState::Completed, None);
+    store.put_final("alice", &hooked).await.unwrap();
+    store.put_final("alice", &bare).await.unwrap();
+    assert_eq!(
+        store
+            .get("alice", "t-hooked")
+            .await
+            .unwrap()
+            .unwrap()
+            .status
+            .state,
+        TaskState::Completed
+    );
+    // Claimed just now by the writer: not stale for a minute.
+    let lease = Duration::from_secs(60);
+    assert!(store.claim_owed_pushes(lease, 2).await.unwrap().is_empty());
+    let owed = [("alice".to_owned(), "t-hooked".to_owned())];
+    assert_eq!(
+        store.claim_owed_pushes(Duration::ZERO, 2).await.unwrap(),
+        owed
+    );
+    assert!(store.claim_owed_pushes(lease, 2).await.unwrap().is_empty());
+    assert_eq!(
+        store.claim_owed_pushes(Duration::ZERO, 2).await.unwrap(),
+        owed
+    );
+    // Claimed twice: the next sweep drops it.
+    assert!(
+        store
+            .claim_owed_pushes(Duration::ZERO, 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .claim_owed_pushes(Duration::ZERO, 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    store.put_final("alice", &hooked).await.unwrap();
+    store.push_delivered("alice", "t-hooked").await.unwrap();
+    assert!(
+        store
+            .claim_owed_pushes(Duration::ZERO, 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .delete_push_config("alice", "t-hooked", "h1")
+            .await
+            .unwrap()
+    );
+    store.put_final("alice", &hooked).await.unwrap();
+    assert!(
+        store
+            .claim_owed_pushes(Duration::ZERO, 2)
+            .await
+            .unwrap()
+            .is_empty(),
+        "no webhook left: nothing owed"
+    );
+}
