@@ -422,7 +422,7 @@ pub(crate) async fn check_owed_pushes(store: &dyn TaskStore) {
     store.put_push_config("alice", &config).await.unwrap();
     assert_eq!(
         store.push_configs("alice", "t-hooked").await.unwrap(),
-        [config.clone()]
+        std::slice::from_ref(&config)
     );
     assert!(
         store
