@@ -1,8 +1,9 @@
 //! The Postgres store's relay of stream events between the instances of a
 //! fleet: `NOTIFY` on a channel per task, `LISTEN` while someone follows.
 //!
-//! Rules: one connection of its own per store, opened when first used,
-//! publishes (`pg_notify`, a prepared statement) and listens; a channel is
+//! Rules: one connection of its own per store, opened when first used
+//! (and again once lost; followers of the lost one go on reading the
+//! store alone), publishes (`pg_notify`, a prepared statement) and listens; a channel is
 //! `oscova_a2a_` and the task id's letters and digits (at most 40), so no
 //! name a client sends reaches SQL but as that. A payload is `{"o":
 //! owner, "e": event}`, at most [`MAX_PAYLOAD`] bytes (Postgres refuses
@@ -85,6 +86,12 @@ impl Relay {
             channels,
             listening: tokio::sync::Mutex::new(()),
         })
+    }
+
+    /// Whether its connection is gone (its followers' streams have ended:
+    /// the store opens another).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.client.is_closed()
     }
 
     /// Sends `event` of `owner`'s task `task` to its followers.

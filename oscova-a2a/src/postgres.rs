@@ -80,9 +80,10 @@ fn db(error: impl std::fmt::Display) -> StoreError {
 /// relayed to the other instances (`pg_relay.rs`).
 pub struct PostgresTaskStore {
     client: Mutex<Client>,
-    /// For the relay's own connection, opened when first used.
+    /// For the relay's own connection, opened when first used (again
+    /// when it was lost).
     config: String,
-    relay: tokio::sync::OnceCell<Relay>,
+    relay: Mutex<Option<std::sync::Arc<Relay>>>,
 }
 
 impl std::fmt::Debug for PostgresTaskStore {
@@ -111,14 +112,18 @@ impl PostgresTaskStore {
         Ok(Self {
             client: Mutex::new(client),
             config: config.to_owned(),
-            relay: tokio::sync::OnceCell::new(),
+            relay: Mutex::new(None),
         })
     }
 
-    async fn relay(&self) -> Result<&Relay, StoreError> {
-        self.relay
-            .get_or_try_init(|| Relay::connect(&self.config))
-            .await
+    async fn relay(&self) -> Result<std::sync::Arc<Relay>, StoreError> {
+        let mut slot = self.relay.lock().await;
+        if let Some(relay) = slot.as_ref().filter(|r| !r.is_closed()) {
+            return Ok(relay.clone());
+        }
+        let relay = std::sync::Arc::new(Relay::connect(&self.config).await?);
+        *slot = Some(relay.clone());
+        Ok(relay)
     }
 }
 
