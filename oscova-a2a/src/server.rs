@@ -15,8 +15,9 @@
 //! is on (the default, right for one process on its own store), tasks a
 //! dead process left `SUBMITTED` or `WORKING` become `FAILED` with the
 //! reason; a fleet sharing one store turns it off, since another instance
-//! may be running them. Shutdown cancels every run; each stores its
-//! `CANCELED` state as it ends.
+//! may be running them. The service sweeps the pushes owed to webhooks
+//! (see `push.rs`) at once, then each minute, until shutdown. Shutdown
+//! cancels every run; each stores its `CANCELED` state as it ends.
 
 use std::net::SocketAddr;
 use std::ops::RangeInclusive;
@@ -255,6 +256,12 @@ impl A2aServer {
         };
         let card = card_json(&self.card, base, !auth.is_open());
         let cancel = CancellationToken::new();
+        let first_sweep = if self.fail_unfinished {
+            // No other process shares the store: every owed push is ours.
+            Duration::ZERO
+        } else {
+            crate::push::CLAIM_LEASE
+        };
         let runner = Arc::new(Runner::new(
             self.agents,
             self.store,
@@ -267,6 +274,7 @@ impl A2aServer {
             },
             cancel.clone(),
         ));
+        runner.pushes.sweep(first_sweep, cancel.clone());
         Ok(A2aService {
             state: Arc::new(State {
                 runner,

@@ -6,7 +6,8 @@
 //! `/`, `/message:*`, `/tasks` and below, with the same users (the
 //! `[[mcp.tokens]]`; without tokens, loopback only and `--user`'s user).
 //! Its tasks run the session agent with the launcher's extensions on the
-//! provider and model `--provider`/`--model` name, else `[serve.a2a]`'s,
+//! provider and model `--provider`/`--model` name, else `[a2a]`'s (or
+//! `[serve.a2a]`'s: one of the two, see `config/serve.rs`),
 //! else `ollama` and the provider's configured model (none is a usage
 //! error, as for `oscova chat`); the provider's API key is the default
 //! user's (`<KEY>.api_key`). Sessions are the `[sessions]` store's; tasks

@@ -102,7 +102,9 @@ fn js_client(base: &str, token: &str, binding: &str, op: &[&str]) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-/// A config file for `oscova serve` in `dir`, the model at `model_url`.
+/// A config file for `oscova serve` in `dir`, the model at `model_url`:
+/// the served agent's provider and skills in `[a2a]`, the card's name in
+/// `[serve.a2a]`.
 fn write_config(dir: &std::path::Path, model_url: &str) -> String {
     let config = dir.join("config.toml");
     std::fs::write(
@@ -111,8 +113,9 @@ fn write_config(dir: &std::path::Path, model_url: &str) -> String {
             "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
              [providers.openai]\nendpoint = \"{model_url}\"\nmodel = \"gpt-test\"\n\n\
              [sessions]\npath = \"{}\"\n\n\
-             [serve.a2a]\nprovider = \"openai\"\nname = \"Served agent\"\n\n\
-             [[serve.a2a.skills]]\nid = \"chat\"\nname = \"Chat\"\n",
+             [a2a]\nprovider = \"openai\"\n\n\
+             [[a2a.skills]]\nid = \"chat\"\nname = \"Chat\"\n\n\
+             [serve.a2a]\nname = \"Served agent\"\n",
             dir.join("sessions.db").display()
         ),
     )
@@ -306,6 +309,26 @@ async fn serve_answers_the_javascript_sdk_over_both_bindings() {
     })
     .await
     .unwrap();
+}
+
+#[test]
+fn the_served_agent_named_in_both_a2a_and_serve_a2a_is_exit_2_naming_the_keys() {
+    let dir = support::temp_dir("serve-both");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        "[a2a]\nprovider = \"openai\"\n\n[serve.a2a]\nmodel = \"gpt-test\"\n",
+    )
+    .unwrap();
+    let output = support::oscova(&["--config", config.to_str().unwrap(), "plugins"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a2a.provider") && err.contains("serve.a2a.model"),
+        "{err}"
+    );
 }
 
 /// `[auth.oauth]` on `oscova serve`: one authenticator for the port, so an
