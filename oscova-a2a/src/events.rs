@@ -21,6 +21,20 @@ pub(crate) fn status_update(task: &Task) -> Value {
     }})
 }
 
+/// The `artifactUpdate` event of `task`'s whole artifact `artifact`, for
+/// a subscriber who got none of it as chunks (a model that does not
+/// stream), so a stream shows the answer `GetTask` would.
+pub(crate) fn whole_artifact(task: &Task, artifact: &str) -> Option<Value> {
+    let whole = task.artifacts.iter().find(|a| a.artifact_id == artifact)?;
+    Some(json!({"artifactUpdate": {
+        "taskId": task.id,
+        "contextId": task.context_id,
+        "artifact": whole,
+        "append": false,
+        "lastChunk": true,
+    }}))
+}
+
 /// Sends the model's text as chunks of the task's artifact.
 pub(crate) struct Chunks {
     pub(crate) events: broadcast::Sender<Value>,

@@ -27,13 +27,13 @@
 //! running here cancels its run and waits for it to end; a cancel of a
 //! task no process here runs (another instance's, or one left by a dead
 //! process) marks it `CANCELED` in the store, and a run that ends later
-//! keeps that state rather than overwrite it. A run is the handling of
-//! its message: it runs inside the hop count of that message's metadata
-//! (`oscova.hops`, [`oscova_core::tool::origin`]), so a tool call of the
-//! run that sends to another A2A agent carries one more hop, and one
-//! made past the configured limit is refused by that tool.
+//! keeps that state rather than overwrite it. A run is inside the hop
+//! count of its message's metadata (`oscova.hops`,
+//! [`oscova_core::tool::origin`]): a call it makes to another agent
+//! carries one more, refused past the limit.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -41,14 +41,14 @@ use oscova_agent::session::agent::{AgentEvent, AgentHost, AgentSessionOptions};
 use oscova_core::UserInfo;
 use oscova_core::tool::origin::{hops_in, with_inbound_hops};
 use oscova_serve::UserDirectory;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::ask::TaskAsk;
 use crate::error::A2aError;
 pub(crate) use crate::events::status_update;
-use crate::events::{Chunks, Outcome, settle, wait};
+use crate::events::{Chunks, Outcome, settle, wait, whole_artifact};
 use crate::push::{PushConfig, Pushes};
 use crate::store::TaskStore;
 use crate::stream::StreamSlot;
@@ -120,7 +120,7 @@ impl Runner {
         limits: Limits,
         cancel: CancellationToken,
     ) -> Self {
-        let pushes = Pushes::new(&agents.plugins().http_client());
+        let pushes = Pushes::new(&agents.plugins().http_client(), store.clone());
         Self {
             agents,
             store,
@@ -177,6 +177,11 @@ impl Runner {
             ));
         }
         if let Some(task_id) = message.task_id.clone() {
+            if let Some(push) = push {
+                // The caller's task only: another's is `TaskNotFound`.
+                let task = self.get(owner, &task_id).await?;
+                self.pushes.set(owner, &task.id, push).await?;
+            }
             return self.answer(owner, &task_id, message, blocking).await;
         }
         let hops = hops_in(message.metadata.as_ref());
@@ -187,18 +192,15 @@ impl Runner {
             )));
         }
         let id = new_id();
-        let pushed = push
-            .map(|p| self.pushes.set(owner, &id, p))
-            .transpose()?
-            .is_some();
+        let push = push.map(|p| Pushes::check(&id, p)).transpose()?;
         message.context_id = Some(context.clone());
         message.task_id = Some(id.clone());
         let task = Task::submitted(id, context, message);
-        self.launch(owner, task, text, hops, blocking, pushed).await
+        self.launch(owner, task, text, hops, blocking, push).await
     }
 
-    /// Stores `task` as it is and starts its run on `text`; with
-    /// `blocking`, returns once it settled.
+    /// Stores `task` as it is (and `push`, its webhook) and starts its run
+    /// on `text`; with `blocking`, returns once it settled.
     async fn launch(
         self: &Arc<Self>,
         owner: &str,
@@ -206,7 +208,7 @@ impl Runner {
         text: String,
         hops: u32,
         blocking: bool,
-        pushed: bool,
+        push: Option<PushConfig>,
     ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
         let id = task.id.clone();
         let (done_tx, done) = watch::channel(false);
@@ -236,12 +238,27 @@ impl Runner {
                 },
             );
         }
-        if let Err(error) = self.store.put(owner, &task).await {
+        let stored = match push {
+            Some(push) => match self.store.put(owner, &task).await {
+                Ok(()) => self.store.put_push_config(owner, &push).await,
+                Err(error) => Err(error),
+            },
+            None => self.store.put(owner, &task).await,
+        };
+        if let Err(error) = stored {
             self.running().remove(&(owner.to_owned(), id));
             return Err(internal(error));
         }
-        if pushed {
-            self.pushes.forward(owner, &id, events.subscribe());
+        // Webhooks may be set later, through any instance: the forwarder
+        // reads them from the store at each state.
+        self.pushes.forward(owner, &id, events.subscribe());
+        if self.store.relays() {
+            crate::relay::publish_run(
+                self.store.clone(),
+                owner.to_owned(),
+                id.clone(),
+                events.subscribe(),
+            );
         }
         let answer = id.clone();
         let runner = self.clone();
@@ -279,8 +296,7 @@ impl Runner {
             message.context_id = Some(task.context_id.clone());
             task.history.push(message);
             task.set_state(TaskState::Submitted, None);
-            let pushed = !self.pushes.list(owner, id).is_empty();
-            return self.launch(owner, task, text, hops, blocking, pushed).await;
+            return self.launch(owner, task, text, hops, blocking, None).await;
         }
         let waiting = (task.status.state == TaskState::InputRequired)
             .then(|| self.take_waiting(owner, id))
@@ -391,7 +407,7 @@ impl Runner {
             None => {
                 let mut task = task;
                 task.set_state(TaskState::Canceled, Some("canceled by the client"));
-                self.store.put(owner, &task).await.map_err(internal)?;
+                self.store.put_final(owner, &task).await.map_err(internal)?;
             }
         }
         self.get(owner, id).await
@@ -442,18 +458,12 @@ impl Runner {
             artifact: artifact.clone(),
             sent: streamed.clone(),
         };
-        // The run's tool calls see the message's hops, so one that sends
-        // to another agent carries one more, and is refused at the limit.
         let work = self.prompt(owner, &task.context_id, text, &cancel, chunks);
         let outcome = with_inbound_hops(hops, work).await;
-        let outcome = if cancel.is_cancelled() {
-            Outcome::Canceled
-        } else {
-            outcome
-        };
-        let streamed = streamed.load(std::sync::atomic::Ordering::Relaxed);
-        self.finish(owner, task, outcome, (&artifact, streamed), &events)
-            .await;
+        let outcome = (!cancel.is_cancelled()).then_some(outcome);
+        let outcome = outcome.unwrap_or(Outcome::Canceled);
+        let done = (artifact.as_str(), streamed.load(Ordering::Relaxed));
+        self.finish(owner, task, outcome, done, &events).await;
     }
 
     async fn prompt(
@@ -515,11 +525,8 @@ impl Runner {
         outcome
     }
 
-    /// Stores the last state of `task`, unless it was cancelled meanwhile.
-    /// `artifact` is the answer's artifact id and whether any of it was
-    /// streamed: when none was (a model that does not stream), a
-    /// subscriber is sent the whole artifact before the last state, so a
-    /// stream shows the answer a `GetTask` would.
+    /// Stores the last state of `task`, unless it was cancelled meanwhile;
+    /// an answer none of which was streamed is sent whole before it.
     async fn finish(
         &self,
         owner: &str,
@@ -559,18 +566,11 @@ impl Runner {
             }
             Outcome::Failed(reason) => task.set_state(TaskState::Failed, Some(&reason)),
         }
-        if let Err(error) = self.store.put(owner, &task).await {
+        if let Err(error) = self.store.put_final(owner, &task).await {
             tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
         }
-        let whole = task.artifacts.iter().find(|a| a.artifact_id == artifact);
-        if let (false, Some(whole)) = (streamed, whole) {
-            let _ = events.send(json!({"artifactUpdate": {
-                "taskId": task.id,
-                "contextId": task.context_id,
-                "artifact": whole,
-                "append": false,
-                "lastChunk": true,
-            }}));
+        if let (false, Some(whole)) = (streamed, whole_artifact(&task, artifact)) {
+            let _ = events.send(whole);
         }
         let _ = events.send(status_update(&task));
     }
