@@ -5,6 +5,8 @@
 //! comes; a blocking send returns when the run ends or the task waits for
 //! the client (`INPUT_REQUIRED`, `AUTH_REQUIRED`), whichever comes first.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
@@ -19,13 +21,27 @@ pub(crate) fn status_update(task: &Task) -> Value {
     }})
 }
 
+/// The `artifactUpdate` event of `task`'s whole artifact `artifact`, for
+/// a subscriber who got none of it as chunks (a model that does not
+/// stream), so a stream shows the answer `GetTask` would.
+pub(crate) fn whole_artifact(task: &Task, artifact: &str) -> Option<Value> {
+    let whole = task.artifacts.iter().find(|a| a.artifact_id == artifact)?;
+    Some(json!({"artifactUpdate": {
+        "taskId": task.id,
+        "contextId": task.context_id,
+        "artifact": whole,
+        "append": false,
+        "lastChunk": true,
+    }}))
+}
+
 /// Sends the model's text as chunks of the task's artifact.
 pub(crate) struct Chunks {
     pub(crate) events: broadcast::Sender<Value>,
     pub(crate) task: String,
     pub(crate) context: String,
     pub(crate) artifact: String,
-    pub(crate) sent: std::sync::atomic::AtomicBool,
+    pub(crate) sent: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Chunks {

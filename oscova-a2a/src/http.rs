@@ -51,7 +51,18 @@ pub(crate) struct State {
     pub(crate) default_user: String,
     pub(crate) card: Bytes,
     pub(crate) max_body_bytes: usize,
+    pub(crate) followups: Option<FollowUpHook>,
 }
+
+/// Where push webhooks for the host's own A2A calls arrive (see
+/// [`A2aServer::followups`](crate::A2aServer::followups)).
+pub const FOLLOWUPS_PATH: &str = "/a2a/followups/";
+
+/// The header a pushing agent sends its token in.
+const NOTIFICATION_TOKEN: &str = "x-a2a-notification-token";
+
+/// Says whether a webhook id and token name a task the host follows.
+pub type FollowUpHook = Arc<dyn Fn(&str, Option<&str>) -> bool + Send + Sync>;
 
 fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<A2aBody> {
     let mut response = Response::new(Full::new(body).boxed());
@@ -179,12 +190,45 @@ impl State {
             || path == "/tasks"
             || path.starts_with("/tasks/")
             || path == "/extendedAgentCard"
+            || path.starts_with(FOLLOWUPS_PATH)
+    }
+
+    /// A push webhook: the hook decides by the id and the token; the body
+    /// is not read.
+    fn followup(&self, request: &Request<RequestBody>, id: &str) -> Response<A2aBody> {
+        let Some(hook) = self
+            .followups
+            .as_ref()
+            .filter(|_| request.method() == Method::POST)
+        else {
+            return respond(
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                Bytes::from_static(b"Not Found"),
+            );
+        };
+        let token = request
+            .headers()
+            .get(NOTIFICATION_TOKEN)
+            .and_then(|v| v.to_str().ok());
+        if !id.contains('/') && hook(id, token) {
+            json_response(StatusCode::OK, &Value::Object(Map::new()))
+        } else {
+            respond(
+                StatusCode::UNAUTHORIZED,
+                "text/plain",
+                Bytes::from_static(b"Unauthorized"),
+            )
+        }
     }
 
     pub(crate) async fn handle(&self, request: Request<RequestBody>) -> Response<A2aBody> {
         let path = request.uri().path().to_owned();
         if path == CARD_PATH && request.method() == Method::GET {
             return respond(StatusCode::OK, "application/json", self.card.clone());
+        }
+        if let Some(id) = path.strip_prefix(FOLLOWUPS_PATH) {
+            return self.followup(&request, id);
         }
         if !Self::serves(&path) {
             return respond(

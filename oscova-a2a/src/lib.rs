@@ -27,7 +27,7 @@
 //!
 //! | where | what |
 //! |---|---|
-//! | `http.rs` | the card is public; everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` |
+//! | `http.rs` | the card is public; with a follow-up hook ([`A2aServer::followups`]), `POST /a2a/followups/{id}` is answered by the hook on the id and the `X-A2A-Notification-Token` header alone (200 or 401; the body never read); everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` |
 //! | `rpc.rs` | the methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card refused with the specification's error |
 //! | `push.rs` | webhooks kept in the task store, owner-scoped, their secrets never answered; status updates POSTed to them through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts; a run's final state owed until every webhook took it, swept after a restart |
 //! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams; a run on another instance followed through the store, its chunks through the store's relay |
@@ -70,7 +70,7 @@ pub mod wire;
 
 pub use card::{CardConfig, Skill};
 pub use error::{A2aError, ServeA2aError};
-pub use http::{A2aBody, CARD_PATH, VERSION_HEADER};
+pub use http::{A2aBody, CARD_PATH, FOLLOWUPS_PATH, FollowUpHook, VERSION_HEADER};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresTaskStore;
 pub use push::{CLAIM_LEASE, MAX_CLAIMS, PushAuthentication, PushConfig, SWEEP_EVERY};

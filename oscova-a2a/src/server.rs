@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::card::{CardConfig, card_json};
 use crate::error::ServeA2aError;
+use crate::http::FollowUpHook;
 use crate::http::{A2aBody, State};
 use crate::store::TaskStore;
 use crate::tasks::{Limits, Runner};
@@ -83,6 +84,7 @@ pub struct A2aServer {
     stream_idle: Duration,
     fail_unfinished: bool,
     shutdown_grace: Duration,
+    followups: Option<FollowUpHook>,
 }
 
 impl std::fmt::Debug for A2aServer {
@@ -114,7 +116,23 @@ impl A2aServer {
             stream_idle: DEFAULT_STREAM_IDLE_TIMEOUT,
             fail_unfinished: true,
             shutdown_grace: Duration::from_secs(10),
+            followups: None,
         }
+    }
+
+    /// Serves push webhooks for the host's own A2A calls at
+    /// `POST /a2a/followups/{id}` ([`FOLLOWUPS_PATH`](crate::FOLLOWUPS_PATH)): `hook` gets the id
+    /// and the `X-A2A-Notification-Token` header and says whether they
+    /// name a task the host follows (200) or not (401). The route is not
+    /// behind the users' tokens (an agent elsewhere calls it): the
+    /// per-task token is its credential, and the body is never read.
+    /// Without a hook the route is not served.
+    pub fn followups(
+        mut self,
+        hook: impl Fn(&str, Option<&str>) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.followups = Some(Arc::new(hook));
+        self
     }
 
     /// The users' bearer tokens (`oscova mcp --listen`'s).
@@ -282,6 +300,7 @@ impl A2aServer {
                 default_user: self.default_user,
                 card: Bytes::from(card.to_string()),
                 max_body_bytes,
+                followups: self.followups,
             }),
             cancel,
             grace: self.shutdown_grace,

@@ -27,14 +27,19 @@
 //! running here cancels its run and waits for it to end; a cancel of a
 //! task no process here runs (another instance's, or one left by a dead
 //! process) marks it `CANCELED` in the store, and a run that ends later
-//! keeps that state rather than overwrite it.
+//! keeps that state rather than overwrite it. A run is inside the hop
+//! count of its message's metadata (`oscova.hops`,
+//! [`oscova_core::tool::origin`]): a call it makes to another agent
+//! carries one more, refused past the limit.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use oscova_agent::session::agent::{AgentEvent, AgentHost, AgentSessionOptions};
 use oscova_core::UserInfo;
+use oscova_core::tool::origin::{hops_in, with_inbound_hops};
 use oscova_serve::UserDirectory;
 use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch};
@@ -43,7 +48,7 @@ use tokio_util::sync::CancellationToken;
 use crate::ask::TaskAsk;
 use crate::error::A2aError;
 pub(crate) use crate::events::status_update;
-use crate::events::{Chunks, Outcome, settle, wait};
+use crate::events::{Chunks, Outcome, settle, wait, whole_artifact};
 use crate::push::{PushConfig, Pushes};
 use crate::store::TaskStore;
 use crate::stream::StreamSlot;
@@ -179,6 +184,7 @@ impl Runner {
             }
             return self.answer(owner, &task_id, message, blocking).await;
         }
+        let hops = hops_in(message.metadata.as_ref());
         let context = message.context_id.clone().unwrap_or_else(new_id);
         if context.is_empty() || context.len() > MAX_CONTEXT_ID {
             return Err(A2aError::InvalidParams(format!(
@@ -190,7 +196,7 @@ impl Runner {
         message.context_id = Some(context.clone());
         message.task_id = Some(id.clone());
         let task = Task::submitted(id, context, message);
-        self.launch(owner, task, text, blocking, push).await
+        self.launch(owner, task, text, hops, blocking, push).await
     }
 
     /// Stores `task` as it is (and `push`, its webhook) and starts its run
@@ -200,6 +206,7 @@ impl Runner {
         owner: &str,
         task: Task,
         text: String,
+        hops: u32,
         blocking: bool,
         push: Option<PushConfig>,
     ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
@@ -257,7 +264,9 @@ impl Runner {
         let runner = self.clone();
         let owner_id = owner.to_owned();
         tokio::spawn(async move {
-            runner.run(&owner_id, task, text, cancel, events).await;
+            runner
+                .run(&owner_id, task, text, cancel, events, hops)
+                .await;
             runner.stop_waiting(&owner_id, &id);
             runner.running().remove(&(owner_id, id));
             let _ = done_tx.send(true);
@@ -283,10 +292,11 @@ impl Runner {
             // The run ended at a missing credential: the client's message
             // (sent once the person set it) runs the task again.
             let text = message.text();
+            let hops = hops_in(message.metadata.as_ref());
             message.context_id = Some(task.context_id.clone());
             task.history.push(message);
             task.set_state(TaskState::Submitted, None);
-            return self.launch(owner, task, text, blocking, None).await;
+            return self.launch(owner, task, text, hops, blocking, None).await;
         }
         let waiting = (task.status.state == TaskState::InputRequired)
             .then(|| self.take_waiting(owner, id))
@@ -411,6 +421,7 @@ impl Runner {
         text: String,
         cancel: CancellationToken,
         events: broadcast::Sender<Value>,
+        hops: u32,
     ) {
         let artifact = new_id();
         let lock = {
@@ -429,7 +440,7 @@ impl Runner {
             turn = lock.clone().lock_owned() => turn,
             () = cancel.cancelled() => {
                 drop(lock);
-                self.finish(owner, task, Outcome::Canceled, &artifact, &events).await;
+                self.finish(owner, task, Outcome::Canceled, (&artifact, false), &events).await;
                 return;
             }
         };
@@ -439,22 +450,20 @@ impl Runner {
             tracing::warn!(%error, task = %task.id, "storing a task's state failed");
         }
         let _ = events.send(status_update(&task));
+        let streamed = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let chunks = Chunks {
             events: events.clone(),
             task: task.id.clone(),
             context: task.context_id.clone(),
             artifact: artifact.clone(),
-            sent: std::sync::atomic::AtomicBool::new(false),
+            sent: streamed.clone(),
         };
-        let outcome = self
-            .prompt(owner, &task.context_id, text, &cancel, chunks)
-            .await;
-        let outcome = if cancel.is_cancelled() {
-            Outcome::Canceled
-        } else {
-            outcome
-        };
-        self.finish(owner, task, outcome, &artifact, &events).await;
+        let work = self.prompt(owner, &task.context_id, text, &cancel, chunks);
+        let outcome = with_inbound_hops(hops, work).await;
+        let outcome = (!cancel.is_cancelled()).then_some(outcome);
+        let outcome = outcome.unwrap_or(Outcome::Canceled);
+        let done = (artifact.as_str(), streamed.load(Ordering::Relaxed));
+        self.finish(owner, task, outcome, done, &events).await;
     }
 
     async fn prompt(
@@ -516,13 +525,14 @@ impl Runner {
         outcome
     }
 
-    /// Stores the last state of `task`, unless it was cancelled meanwhile.
+    /// Stores the last state of `task`, unless it was cancelled meanwhile;
+    /// an answer none of which was streamed is sent whole before it.
     async fn finish(
         &self,
         owner: &str,
         mut task: Task,
         outcome: Outcome,
-        artifact: &str,
+        (artifact, streamed): (&str, bool),
         events: &broadcast::Sender<Value>,
     ) {
         if let Ok(Some(stored)) = self.store.get(owner, &task.id).await {
@@ -558,6 +568,9 @@ impl Runner {
         }
         if let Err(error) = self.store.put_final(owner, &task).await {
             tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
+        }
+        if let (false, Some(whole)) = (streamed, whole_artifact(&task, artifact)) {
+            let _ = events.send(whole);
         }
         let _ = events.send(status_update(&task));
     }

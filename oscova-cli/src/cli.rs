@@ -52,7 +52,10 @@ pub(crate) enum Command {
     Mcp(McpArgs),
 
     /// Serve MCP at `/mcp` and A2A (the agent card, JSON-RPC and
-    /// HTTP+JSON) on one port, to the users of `[[mcp.tokens]]`.
+    /// HTTP+JSON) on one port, to the users of `[[mcp.tokens]]`; results
+    /// of long `[a2a]` agent tasks go back to the A2A sessions that sent
+    /// them (pushed by the agent to `[serve] public_url`'s
+    /// `/a2a/followups/{id}` when set, else polled).
     Serve(ServeArgs),
 
     /// Chat with a model that can call the user's tools.
@@ -274,7 +277,9 @@ pub(crate) struct ChatArgs {
     /// commands: /help); every message is stored as it is exchanged.
     /// `/compact` summarises its older part; `[sessions] context_window`
     /// compacts it when the context grows past the window minus
-    /// `reserve_tokens`.
+    /// `reserve_tokens`. Results of long `[a2a]` agent tasks its model
+    /// sent come back into it as follow-up messages, answered as they
+    /// arrive.
     #[arg(long, value_name = "NAME")]
     pub(crate) session: Option<String>,
     /// Continue the session from entry ENTRY_ID (`oscova sessions show`

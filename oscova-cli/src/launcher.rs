@@ -275,7 +275,13 @@ impl Launcher {
         let mcp = None;
         let (name, version) = (self.name, self.version);
         let extensions = std::mem::take(&mut self.extensions);
-        let host = self.build_host(&config, asker, serving, mcp)?;
+        // `oscova serve` with a public URL serves the follow-up webhooks,
+        // so the A2A tools may ask agents to push there.
+        let push_url = match &cli.command {
+            Command::Serve(_) => config.serve().public_url().map(str::to_owned),
+            _ => None,
+        };
+        let host = self.build_host(&config, asker, (serving, push_url), mcp)?;
         // Traces, when an OTLP endpoint is configured; flushed when this
         // guard drops, after the runtime has stopped.
         #[cfg(feature = "otel")]
@@ -302,12 +308,13 @@ impl Launcher {
     ///
     /// When `serving` MCP, the host runs slow synchronous tool bodies off
     /// the runtime's workers, so one stalls neither other calls nor
-    /// `ping`.
+    /// `ping`. `push_url` is where the A2A tools ask agents to push
+    /// (`oscova serve`'s `[serve] public_url`).
     fn build_host(
         self,
         config: &Config,
         asker: Asker,
-        serving: bool,
+        (serving, push_url): (bool, Option<String>),
         mcp: Option<McpServers>,
     ) -> Result<PluginHost, CliError> {
         let spawn = spawn_policy(config);
@@ -342,18 +349,21 @@ impl Launcher {
         #[cfg(not(feature = "mcp-servers"))]
         let _: Option<McpServers> = mcp;
         // `[a2a]`'s agents, checked when the file was loaded.
+        #[cfg(not(feature = "a2a-agents"))]
+        let _: Option<String> = push_url;
         #[cfg(feature = "a2a-agents")]
         if !config.a2a_agents().agents.is_empty() {
-            let a2a =
-                oscova_plugin_a2a::A2aPlugin::new(config.a2a_agents().clone()).map_err(|e| {
-                    CliError::ConfigValue {
-                        path: config.source().map_or_else(
-                            || std::path::PathBuf::from("<string>"),
-                            std::path::Path::to_path_buf,
-                        ),
-                        message: e.to_string(),
-                    }
-                })?;
+            let mut a2a_config = config.a2a_agents().clone();
+            a2a_config.push_url = push_url;
+            let a2a = oscova_plugin_a2a::A2aPlugin::new(a2a_config).map_err(|e| {
+                CliError::ConfigValue {
+                    path: config.source().map_or_else(
+                        || std::path::PathBuf::from("<string>"),
+                        std::path::Path::to_path_buf,
+                    ),
+                    message: e.to_string(),
+                }
+            })?;
             builder = builder.plugin_instance(a2a);
         }
         // At a terminal the person answers tools' questions (an embedding

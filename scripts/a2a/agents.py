@@ -5,7 +5,7 @@ reading of the protocol.
 Run with the interpreter scripts/ensure-python-a2a.sh prints:
 
     python agents.py [--token TOKEN] [--polls N] [--after SECONDS] [--streaming]
-                     [--binding JSONRPC|HTTP+JSON]
+                     [--push] [--binding JSONRPC|HTTP+JSON]
 
 It listens on 127.0.0.1 on a port the system picks and prints one line,
 `PORT <port>`, once it accepts connections. Two agents, each at its own
@@ -20,7 +20,11 @@ path with its own card (`/echo/.well-known/agent-card.json`, and `/slow/...`):
   (`--polls`, default 2): the Nth poll is answered after the task completed.
   With `--after`, it also completes that many seconds after it started.
   It is cancellable (`CancelTask`) until then. `--streaming` says in its
-  card that it streams (`capabilities.streaming`).
+  card that it streams (`capabilities.streaming`). `--push` says in its
+  card that it pushes (`capabilities.pushNotifications`) and makes the
+  SDK's own push sender POST each task update to the webhook a message's
+  `configuration.taskPushNotificationConfig` names, with its token in
+  `X-A2A-Notification-Token`.
 
 With `--token`, every JSON-RPC or HTTP+JSON request needs
 `Authorization: Bearer TOKEN` (401 otherwise); the cards stay public.
@@ -33,6 +37,7 @@ import asyncio
 import socket
 import sys
 
+import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
@@ -50,6 +55,10 @@ from a2a.server.routes import (
     create_agent_card_routes,
     create_jsonrpc_routes,
     create_rest_routes,
+)
+from a2a.server.tasks.base_push_notification_sender import BasePushNotificationSender
+from a2a.server.tasks.inmemory_push_notification_config_store import (
+    InMemoryPushNotificationConfigStore,
 )
 from a2a.server.tasks.inmemory_task_store import InMemoryTaskStore
 from a2a.server.tasks.task_updater import TaskUpdater
@@ -133,7 +142,7 @@ class SlowHandler(DefaultRequestHandler):
         return await super().on_get_task(params, context)
 
 
-def card(name, description, base, binding, skill, streaming=False):
+def card(name, description, base, binding, skill, streaming=False, push=False):
     jsonrpc = pb.AgentInterface(url=base, protocol_binding="JSONRPC", protocol_version="1.0")
     rest = pb.AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version="1.0")
     interfaces = [rest, jsonrpc] if binding == "HTTP+JSON" else [jsonrpc, rest]
@@ -142,7 +151,7 @@ def card(name, description, base, binding, skill, streaming=False):
         description=description,
         version="1.0.0",
         supported_interfaces=interfaces,
-        capabilities=pb.AgentCapabilities(streaming=streaming, push_notifications=False),
+        capabilities=pb.AgentCapabilities(streaming=streaming, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[skill],
@@ -180,6 +189,7 @@ def main():
     parser.add_argument("--polls", type=int, default=2)
     parser.add_argument("--binding", default="JSONRPC", choices=["JSONRPC", "HTTP+JSON"])
     parser.add_argument("--streaming", action="store_true")
+    parser.add_argument("--push", action="store_true")
     parser.add_argument("--after", type=float)
     args = parser.parse_args()
 
@@ -203,9 +213,18 @@ def main():
         pb.AgentSkill(id="wait", name="Wait", description="Finishes after a few polls.",
                       tags=["test"]),
         streaming=args.streaming,
+        push=args.push,
     )
+    pushes = {}
+    if args.push:
+        store = InMemoryPushNotificationConfigStore()
+        pushes = {
+            "push_config_store": store,
+            "push_sender": BasePushNotificationSender(httpx.AsyncClient(), store),
+        }
     slow_handler = SlowHandler(
         slow_agent, args.polls, task_store=InMemoryTaskStore(), agent_card=slow_card,
+        **pushes,
     )
     app = Starlette(routes=[
         Mount("/echo", app=agent_app(echo_card, echo_handler, args.binding)),

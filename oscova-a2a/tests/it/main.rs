@@ -7,6 +7,7 @@
 mod auth_required;
 #[cfg(feature = "postgres")]
 mod fleet;
+mod hops;
 mod js;
 mod oauth;
 mod protocol;

@@ -70,6 +70,19 @@ impl ModelProvider for ScriptedModel {
                 .find(|m| m.role == ChatRole::User)
                 .map(|m| m.content.clone())
                 .unwrap_or_default();
+            if last.starts_with("chain") {
+                // Forward the message to this same server (`hops.rs`).
+                let call = ToolCallRequest {
+                    id: "call-1".into(),
+                    name: "oscova_a2a__a2a__send".into(),
+                    arguments: serde_json::json!({"agent": "self", "message": last}),
+                };
+                return Ok(ChatResponse {
+                    message: ChatMessage::assistant("", vec![call]),
+                    finish_reason: Some("tool_calls".into()),
+                    usage: None,
+                });
+            }
             let tool = if last.starts_with("ask") {
                 Some(GREET)
             } else if last.starts_with("key") {
@@ -225,7 +238,53 @@ impl Server {
             .no_linked_plugins()
             .plugin_instance(ScriptedPlugin)
             .credentials(resolver);
-        Self::start_host(plugins, Arc::new(MemoryTaskStore::new()), true, None, None).await
+        Self::start_host(
+            plugins,
+            Arc::new(MemoryTaskStore::new()),
+            true,
+            None,
+            None,
+            None,
+        )
+        .await
+    }
+
+    /// A server whose host links `oscova.a2a` with one agent, `self`: this
+    /// same server, called as alice, at most `max_hops` hops.
+    pub(crate) async fn start_chain(max_hops: u32) -> Self {
+        // The port first: the plugin's configuration names it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut config = oscova_plugin_a2a::A2aConfig {
+            max_hops,
+            ..Default::default()
+        };
+        config.agents.insert(
+            "self".into(),
+            oscova_plugin_a2a::AgentConfig::new(format!("http://127.0.0.1:{port}"))
+                .credential_header("Authorization", "self.token"),
+        );
+        let resolver = |user: &UserInfo, key: &str| {
+            (user.id() == "alice" && key == "self.token").then(|| SecretString::from(ALICE))
+        };
+        let plugins = PluginHost::builder()
+            .no_linked_plugins()
+            .plugin_instance(ScriptedPlugin)
+            .plugin_instance(oscova_plugin_a2a::A2aPlugin::new(config).unwrap())
+            .credentials(resolver);
+        let addr = format!("127.0.0.1:{port}").parse().unwrap();
+        Self::start_host(
+            plugins,
+            Arc::new(MemoryTaskStore::new()),
+            true,
+            None,
+            None,
+            Some(addr),
+        )
+        .await
     }
 
     /// A server whose streams close after `idle` without an event.
@@ -266,7 +325,7 @@ impl Server {
         if let Some(http) = http {
             plugins = plugins.http_client(http);
         }
-        Self::start_host(plugins, store, fail_unfinished, idle, oauth).await
+        Self::start_host(plugins, store, fail_unfinished, idle, oauth, None).await
     }
 
     async fn start_host(
@@ -275,6 +334,7 @@ impl Server {
         fail_unfinished: bool,
         idle: Option<Duration>,
         oauth: Option<(OAuthConfig, String)>,
+        addr: Option<std::net::SocketAddr>,
     ) -> Self {
         let plugins = plugins.build().unwrap();
         let sessions: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
@@ -297,7 +357,7 @@ impl Server {
             .model("scripted", Some("m1".into()))
             .fail_unfinished_at_start(fail_unfinished)
             .stream_idle_timeout(idle.unwrap_or(oscova_a2a::DEFAULT_STREAM_IDLE_TIMEOUT))
-            .bind("127.0.0.1:0".parse().unwrap())
+            .bind(addr.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap()))
             .await
             .unwrap();
         let base = format!("http://{}", server.local_addr());

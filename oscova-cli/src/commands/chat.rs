@@ -92,6 +92,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
     let scope = env.host.user_scope(selected.user);
     crate::output::redact_with(scope.redactor());
     let views = Views::default();
+    let mut following = None;
     let agent = match session {
         Some(session) => {
             let mut agents = AgentHost::builder(env.host.clone(), store_of(env).await?)
@@ -109,7 +110,10 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
             if std::io::stdin().is_terminal() {
                 options = options.interaction_handler(TerminalInteraction { yes: args.yes });
             }
-            Some(agents.build().start(session, options).await?)
+            let agents = agents.build();
+            // Results of long A2A tasks come back into this session.
+            following = super::follow::start(env, &agents);
+            Some(agents.start(session, options).await?)
         }
         None => None,
     };
@@ -124,6 +128,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
         messages: Vec::new(),
         agent,
         views,
+        _following: following,
     };
     match args.message {
         Some(text) if text.trim_start().starts_with('/') => {
@@ -165,22 +170,15 @@ struct Chat<'a> {
     agent: Option<AgentSession>,
     /// Where the agent's events go: the view of the message running.
     views: Views,
+    /// The A2A follower delivering into the session (`follow.rs`).
+    _following: Option<super::follow::Following>,
 }
 
 impl Chat<'_> {
     /// Sends one message and runs the chat loop until the model answers.
     async fn turn(&mut self, text: String) -> Result<Turn, CliError> {
         if self.agent.is_some() {
-            let cancel = CancellationToken::new();
-            let view = self.views.start(self.env.json);
-            let agent = self.agent.as_mut().ok_or(ChatError::Cancelled)?;
-            agent.cancellation(cancel.clone());
-            let outcome = cancellable(agent.prompt(text), &cancel).await;
-            self.views.finish(&view);
-            return match outcome {
-                Some(outcome) => self.answered(outcome.map_err(CliError::from), &view).await,
-                None => Ok(Turn::Abandoned),
-            };
+            return self.agent_run(Some(text)).await;
         }
         self.messages.push(ChatMessage::user(text));
         let cancel = CancellationToken::new();
@@ -215,6 +213,26 @@ impl Chat<'_> {
             "rounds": outcome.rounds,
             "tool_calls": view.calls(),
         })))
+    }
+
+    /// A run of the session agent: `text` as the person's prompt, or
+    /// (`None`) what waits for a turn, a follow-up that arrived.
+    async fn agent_run(&mut self, text: Option<String>) -> Result<Turn, CliError> {
+        let cancel = CancellationToken::new();
+        let view = self.views.start(self.env.json);
+        let agent = self.agent.as_mut().ok_or(ChatError::Cancelled)?;
+        agent.cancellation(cancel.clone());
+        let outcome = match text {
+            Some(text) => cancellable(agent.prompt(text), &cancel).await,
+            None => cancellable(agent.run_pending(), &cancel)
+                .await
+                .map(|run| run.map(Option::unwrap_or_default)),
+        };
+        self.views.finish(&view);
+        match outcome {
+            Some(outcome) => self.answered(outcome.map_err(CliError::from), &view).await,
+            None => Ok(Turn::Abandoned),
+        }
     }
 
     fn redacted(&self, error: CliError) -> CliError {
@@ -327,17 +345,46 @@ impl Chat<'_> {
             }
         }
         let mut status = ExitStatus::Success;
+        // The line being read survives a follow-up's turn: a read is
+        // started once and awaited until it gives its line.
+        let mut reading = None;
         loop {
-            if interactive {
-                prompt();
-            }
-            let line = tokio::select! {
-                line = read_line() => line?,
-                () = interrupted() => {
+            let read = reading.get_or_insert_with(|| {
+                if interactive {
+                    prompt();
+                }
+                Box::pin(read_line())
+            });
+            let next = tokio::select! {
+                line = read => Next::Line(line),
+                () = interrupted() => Next::Interrupted,
+                () = follow_up(self.agent.as_ref()) => Next::FollowUp,
+            };
+            let line = match next {
+                Next::Line(line) => {
+                    reading = None;
+                    line?
+                }
+                Next::Interrupted => {
                     if interactive {
                         note("");
                     }
                     return Ok(ExitStatus::Interrupted);
+                }
+                Next::FollowUp => {
+                    if interactive {
+                        note("");
+                    }
+                    match self.agent_run(None).await {
+                        Ok(Turn::Answered(outcome)) if self.env.json => print_json_line(&outcome)?,
+                        Ok(Turn::Answered(_)) => {}
+                        Ok(Turn::Abandoned) => return Ok(ExitStatus::Interrupted),
+                        Err(error) => print_error(&error, self.env.json),
+                    }
+                    if interactive {
+                        prompt();
+                    }
+                    continue;
                 }
             };
             let Some(line) = line else {
@@ -369,6 +416,22 @@ impl Chat<'_> {
                 }
             }
         }
+    }
+}
+
+/// What the interactive loop woke up for.
+enum Next {
+    Line(Result<Option<String>, CliError>),
+    Interrupted,
+    FollowUp,
+}
+
+/// Returns when the session agent has a turn waiting (a follow-up that
+/// arrived); never without an agent.
+async fn follow_up(agent: Option<&AgentSession>) {
+    match agent {
+        Some(agent) => agent.pending().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -10,6 +10,7 @@
 
 mod blocks;
 mod chat;
+mod follow;
 mod mcp;
 mod models;
 mod plugins;

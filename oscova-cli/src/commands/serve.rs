@@ -17,7 +17,12 @@
 //! running them). One line
 //! `NAME serve: http://ADDR:PORT (MCP at /mcp, A2A card at
 //! /.well-known/agent-card.json)` goes to stderr once bound. SIGTERM or
-//! Ctrl-C shuts down gracefully, then cancels the A2A runs.
+//! Ctrl-C shuts down gracefully, then cancels the A2A runs. With `[a2a]`
+//! agents, the results of long tasks that the A2A sessions sent are
+//! followed and delivered to those sessions (`follow.rs`); with `[serve]
+//! public_url` too, agents that push are asked to POST to
+//! `{public_url}/a2a/followups/{id}`, served here without the users'
+//! tokens (the per-task token is checked) to wake the follower.
 
 use std::sync::Arc;
 
@@ -71,11 +76,14 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     .map_err(CliError::McpHttp)?;
     let addr = mcp.local_addr();
     let config = env.config.clone();
+    let agents = agents.build();
+    // Results of long A2A tasks the sessions sent go back to them.
+    let following = super::follow::start(env, &agents);
     // One authenticator for the port: the MCP server's static tokens and
     // OAuth resource server (audience its `/mcp` URL, or the configured
     // `resource`), so an access token for `/mcp` serves A2A too and the
     // issuer's keys are fetched and cached once.
-    let mut a2a = A2aServer::new(agents.build(), tasks)
+    let mut a2a = A2aServer::new(agents, tasks)
         .authenticator(mcp.authenticator())
         .default_user(selected.user.id())
         .users(Arc::new(move |id: &str| config.user(Some(id))))
@@ -83,6 +91,13 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         .model(model.provider.to_string(), model.model.clone())
         .fail_unfinished_at_start(!fleet);
     a2a = section.apply(a2a);
+    // Agents asked to push (`[serve] public_url`) call this route.
+    if let Some(following) = following
+        .as_ref()
+        .filter(|_| section.public_url().is_some())
+    {
+        a2a = a2a.followups(following.webhook_hook());
+    }
     if let Some(max) = env.config.mcp().max_body_bytes() {
         a2a = a2a.max_body_bytes(max);
     }

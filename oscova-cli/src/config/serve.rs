@@ -1,7 +1,12 @@
 //! The `[serve]` section: what `oscova serve` adds to MCP (`[mcp]`, its
 //! users and limits, applies as for `oscova mcp --listen`).
 //!
-//! Rules: every key is optional. The served agent's model provider,
+//! Rules: every key is optional. `[serve] public_url` is the base URL
+//! agents elsewhere reach this server at (an `http(s)://` URL with a
+//! host, checked when the file is loaded): with it and `[a2a]` agents,
+//! `oscova serve` asks an agent that pushes to POST a long task's updates
+//! to `{public_url}/a2a/followups/{id}`, which wakes the follower (without
+//! it, tasks are polled). The served agent's model provider,
 //! model and skills (`provider`, `model`, `[[skills]]` with `id`,
 //! `name`, `description`, `tags`, `examples`; the command's `--provider`
 //! and `--model` win) are named in `[a2a]` (see `a2a.rs`) or, as before,
@@ -16,6 +21,9 @@
 //! skill without an id or a name is an error when the file is loaded.
 //!
 //! ```toml
+//! [serve]
+//! public_url = "https://agents.example.com"
+//!
 //! [a2a]
 //! provider = "openai"
 //! model = "gpt-4o-mini"
@@ -48,6 +56,7 @@ use super::a2a::ServedAgent;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ServeSection {
+    public_url: Option<String>,
     #[serde(default)]
     a2a: A2aServeSection,
 }
@@ -117,6 +126,14 @@ impl ServeSection {
 
     /// Checks what the file says, naming the key that is wrong.
     pub(crate) fn check(&self) -> Result<(), String> {
+        if let Some(url) = &self.public_url {
+            let parsed = reqwest::Url::parse(url.trim()).ok();
+            if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host()) {
+                return Err(format!(
+                    "serve.public_url = \"{url}\" is not an http(s) URL with a host"
+                ));
+            }
+        }
         let a2a = &self.a2a;
         if let Some(max) = a2a.max_tasks_per_user
             && !MAX_TASKS_PER_USER_RANGE.contains(&max)
@@ -153,6 +170,13 @@ impl ServeSection {
             }
         }
         Ok(())
+    }
+
+    /// `[serve] public_url`, without a trailing `/`.
+    pub(crate) fn public_url(&self) -> Option<&str> {
+        self.public_url
+            .as_deref()
+            .map(|u| u.trim().trim_end_matches('/'))
     }
 
     /// `[serve.a2a] provider`.

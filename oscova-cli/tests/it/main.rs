@@ -10,6 +10,7 @@ mod support;
 mod validators;
 
 pub mod a2a;
+pub mod a2a_follow;
 pub mod chat;
 pub mod chat_extensions;
 pub mod cli;

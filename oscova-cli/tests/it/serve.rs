@@ -47,7 +47,7 @@ fn openai_reply(request: &Request) -> Reply {
     )
 }
 
-fn a2a_python() -> PathBuf {
+pub(crate) fn a2a_python() -> PathBuf {
     if let Some(path) = std::env::var_os("OSCOVA_A2A_PYTHON") {
         return PathBuf::from(path);
     }

@@ -10,6 +10,7 @@
 mod content;
 mod info;
 mod invocation;
+pub mod origin;
 mod result;
 mod schema;
 pub(crate) mod span;
@@ -31,6 +32,7 @@ pub(crate) use invocation::CallBase;
 pub use invocation::{
     CallId, LogLevel, LogSink, ProgressSink, ToolInvocation, ToolLog, ToolProgress,
 };
+pub use origin::{CallOrigin, call_origin, with_call_origin};
 pub use result::{MISSING_CREDENTIAL, ToolResult};
 pub use schema::{InputSchemaBuilder, SCHEMA_DIALECT, output_schema_for};
 

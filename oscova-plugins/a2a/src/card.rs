@@ -43,6 +43,8 @@ pub(crate) struct AgentCard {
 pub(crate) struct Capabilities {
     #[serde(default)]
     pub(crate) streaming: bool,
+    #[serde(default)]
+    pub(crate) push_notifications: bool,
 }
 
 /// One `supportedInterfaces` entry.

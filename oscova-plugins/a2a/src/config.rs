@@ -57,10 +57,19 @@ pub struct A2aConfig {
     pub wait_secs: Option<f64>,
     /// Where the tasks still running when a call returned are kept, one
     /// file per user, so `status` without a `task_id` follows them, after
-    /// a restart too. Unset: not kept (the `oscova` CLI's default is
+    /// a restart too, and a host's [`Follower`](crate::follow::Follower)
+    /// delivers their results to the sessions that sent them. Unset: not kept (the `oscova` CLI's default is
     /// `${XDG_DATA_HOME:-~/.local/share}/oscova/a2a`).
     #[serde(default)]
     pub pending_dir: Option<PathBuf>,
+    /// Where push webhooks reach this host (a base URL, such as `oscova
+    /// serve`'s `[serve] public_url`): set by a host that serves the
+    /// follow-up route (`{push_url}/a2a/followups/{id}`) and runs a
+    /// [`Follower`](crate::follow::Follower), never read from `[a2a]`.
+    /// With it, `send` asks an agent whose card offers push notifications
+    /// to POST a long task's updates there (see the crate's README).
+    #[serde(skip)]
+    pub push_url: Option<String>,
 }
 
 fn default_max_hops() -> u32 {
@@ -75,6 +84,7 @@ impl Default for A2aConfig {
             offline: false,
             wait_secs: None,
             pending_dir: None,
+            push_url: None,
         }
     }
 }

@@ -15,7 +15,8 @@
 //! lists first, with the `A2A-Version: 1.0` header. A long task is followed
 //! within the call's wait by streaming (`SendStreamingMessage`, when the
 //! card says the agent streams) or else by polling `GetTask`, then by
-//! `status` calls.
+//! `status` calls (and, for a host that runs [`follow::Follower`], by
+//! `SubscribeToTask`, push webhooks or polls after the call).
 //!
 //! ```no_run
 //! use oscova_core::prelude::*;
@@ -52,9 +53,11 @@
 //! plugin contract says): a task the agent is still working on is
 //! followed by the model's `status` calls. With
 //! [`A2aConfig::pending_dir`], running tasks are kept per user in a file,
-//! and `status` without a task id polls them, after a restart too.
-//! Delivering a long task's result to the session that asked, by push or
-//! streaming, is the host's part and not built here.
+//! each with the session whose call sent it, and `status` without a task
+//! id polls them, after a restart too. Delivering a long task's result to
+//! that session as a follow-up message is host work this crate offers as
+//! a library: [`follow::Follower`], which a host runs (`oscova chat` and
+//! `oscova serve` do).
 
 #![cfg_attr(
     not(test),
@@ -64,6 +67,7 @@
 mod card;
 mod config;
 mod error;
+pub mod follow;
 pub mod hops;
 mod outgoing;
 mod peer;

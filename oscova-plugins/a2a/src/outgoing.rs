@@ -51,6 +51,13 @@ pub(crate) fn attachments(root: Option<&Path>, files: &[String]) -> Result<Vec<V
 }
 
 /// A fresh message id: 128 random bits as a UUID (version 4).
+/// `n` random bytes as hex (a push webhook's id or token).
+pub(crate) fn random_hex(n: usize) -> Option<String> {
+    let mut bytes = vec![0u8; n];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 pub(crate) fn message_id() -> String {
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {

@@ -290,7 +290,7 @@ impl Peer<'_> {
 
 /// `text` as one path segment: every byte but RFC 3986's unreserved ones
 /// percent-encoded, so `/`, `?`, `#`, `..` and `:` stay inside it.
-fn path_segment(text: &str) -> String {
+pub(crate) fn path_segment(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'~') {

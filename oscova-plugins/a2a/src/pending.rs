@@ -1,5 +1,6 @@
 //! Tasks still running, kept per user in a small JSON file so a restart
-//! forgets none: `status` without a `task_id` polls each of them.
+//! forgets none: `status` without a `task_id` polls each of them, and a
+//! host's follower (`follow.rs`) reads every user's list.
 //!
 //! Rules: one file per user, `DIR/<user>.json`, the user id made a safe
 //! file name by `oscova_core::fs::user_dir_name` (so no id names a path
@@ -8,9 +9,13 @@
 //! changes within a process are serialised by one lock. A file is read
 //! capped at [`MAX_FILE_BYTES`] and holds at most [`MAX_TASKS`] tasks (the
 //! oldest dropped first). A task leaves the list when a poll finds it in
-//! a final state, or when it is cancelled. Nothing here runs on its own:
-//! the file is read and written only inside the user's tool calls, as the
-//! plugin contract asks.
+//! a final state, or when it is cancelled, or when the follower delivered
+//! its result. An entry keeps the session that sent the task. Nothing
+//! here runs on its own: the plugin reads and writes the file only inside
+//! the user's tool calls, as the plugin contract asks; the follower is the
+//! host's work. The process-wide lock serialises the follower's and the
+//! tools' changes within one process; two processes on one directory may
+//! lose a change of the other (run one follower per directory).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -30,6 +35,19 @@ pub(crate) struct PendingTask {
     #[serde(default)]
     pub(crate) context_id: String,
     pub(crate) state: String,
+    /// The session whose tool call sent it (the host's
+    /// `oscova_core::tool::CallOrigin`), where the follower delivers its
+    /// result; empty when the call came from no session.
+    #[serde(default)]
+    pub(crate) session: String,
+    /// The push webhook's id (the last segment of its URL), when the
+    /// agent was asked to push this task's updates.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) push_id: String,
+    /// The secret the agent sends with each push (its token), so a
+    /// forged webhook call is refused.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) push_token: String,
 }
 
 /// One lock for every change made by this process.
@@ -86,18 +104,78 @@ impl PendingStore {
         std::fs::rename(&temp, &self.path).map_err(shown)
     }
 
-    /// Records `task` (replacing an entry for the same agent and id).
-    pub(crate) fn put(&self, task: PendingTask) -> Result<(), String> {
+    /// Records `task` (replacing an entry for the same agent and id, whose
+    /// session is kept: the session that sent a task is the one told).
+    pub(crate) fn put(&self, mut task: PendingTask) -> Result<(), String> {
         self.update(|tasks| {
+            if let Some(old) = tasks
+                .iter()
+                .find(|t| t.agent == task.agent && t.task_id == task.task_id)
+                .filter(|t| !t.session.is_empty())
+            {
+                task.session = old.session.clone();
+            }
+            if let Some(old) = tasks
+                .iter()
+                .find(|t| t.agent == task.agent && t.task_id == task.task_id)
+                .filter(|t| !t.push_id.is_empty() && task.push_id.is_empty())
+            {
+                task.push_id = old.push_id.clone();
+                task.push_token = old.push_token.clone();
+            }
             tasks.retain(|t| !(t.agent == task.agent && t.task_id == task.task_id));
             tasks.push(task);
         })
+    }
+
+    /// Every user's list under `dir`: the user id (from the file name)
+    /// and the list. Files that are not lists are skipped.
+    pub(crate) fn all(dir: &Path) -> Vec<(String, Self)> {
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for entry in read.flatten() {
+            let name = entry.file_name();
+            let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+                continue;
+            };
+            let Some(user) = user_of(stem) else {
+                continue;
+            };
+            // Only the file that user's id names (no alias spelling).
+            if oscova_core::fs::user_dir_name(&user).as_deref() != Some(stem) {
+                continue;
+            }
+            found.push((user, Self { path: entry.path() }));
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found
     }
 
     /// Forgets the task `id` of `agent`.
     pub(crate) fn remove(&self, agent: &str, id: &str) -> Result<(), String> {
         self.update(|tasks| tasks.retain(|t| !(t.agent == agent && t.task_id == id)))
     }
+}
+
+/// The user id a file stem spells (`oscova_core::fs::user_dir_name`
+/// undone: `%XX` is the byte XX).
+fn user_of(stem: &str) -> Option<String> {
+    let bytes = stem.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -110,6 +188,28 @@ mod tests {
             task_id: id.into(),
             context_id: String::new(),
             state: "TASK_STATE_WORKING".into(),
+            session: String::new(),
+            push_id: String::new(),
+            push_token: String::new(),
+        }
+    }
+
+    #[test]
+    fn every_users_list_is_found_by_its_id_and_the_first_session_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        for user in ["alice", "../bob", ".x y"] {
+            let store = PendingStore::new(dir.path(), user).unwrap();
+            let mut first = task("1");
+            first.session = format!("s-{user}");
+            store.put(first).unwrap();
+            store.put(task("1")).unwrap();
+        }
+        std::fs::write(dir.path().join("%zz.json"), "[]").unwrap();
+        let all = PendingStore::all(dir.path());
+        let users: Vec<&str> = all.iter().map(|(u, _)| u.as_str()).collect();
+        assert_eq!(users, ["../bob", ".x y", "alice"]);
+        for (user, store) in &all {
+            assert_eq!(store.list().unwrap()[0].session, format!("s-{user}"));
         }
     }
 

@@ -1,6 +1,8 @@
 //! Following a task by streaming: `SendStreamingMessage` (JSON-RPC) or
-//! `POST URL/message:stream` (HTTP+JSON), read as server-sent events,
-//! when the agent's card says it streams.
+//! `POST URL/message:stream` (HTTP+JSON) for a message being sent, and
+//! `SubscribeToTask` (JSON-RPC) or `POST URL/tasks/ID:subscribe`
+//! (HTTP+JSON) for a task already running (the follower, `follow.rs`),
+//! read as server-sent events, when the agent's card says it streams.
 //!
 //! Rules: the request is made as `peer.rs` makes every request (version
 //! header, the user's credential headers, the origin check, bounded by the
@@ -21,7 +23,7 @@ use serde_json::{Value, json};
 
 use crate::A2aError;
 use crate::card::Binding;
-use crate::peer::{MAX_ANSWER, Peer, next_id};
+use crate::peer::{MAX_ANSWER, Peer, next_id, path_segment};
 use crate::task::is_running;
 
 /// What the events said so far.
@@ -114,6 +116,41 @@ pub(crate) async fn send(
         ),
         Binding::HttpJson => (format!("{url}/message:stream"), params),
     };
+    read(peer, binding, &target, body, wait).await
+}
+
+/// Subscribes to the running task `id` and follows its events for at
+/// most `wait`.
+pub(crate) async fn subscribe(
+    peer: &Peer<'_>,
+    binding: Binding,
+    url: &str,
+    id: &str,
+    wait: Duration,
+) -> Result<Value, A2aError> {
+    let (target, body) = match binding {
+        Binding::JsonRpc => (
+            url.to_owned(),
+            json!({"jsonrpc": "2.0", "id": next_id(), "method": "SubscribeToTask",
+                   "params": {"id": id}}),
+        ),
+        Binding::HttpJson => (
+            format!("{url}/tasks/{}:subscribe", path_segment(id)),
+            json!({}),
+        ),
+    };
+    read(peer, binding, &target, body, wait).await
+}
+
+/// Posts `body` to `target`, then reads the events for at most `wait`.
+async fn read(
+    peer: &Peer<'_>,
+    binding: Binding,
+    target: &str,
+    body: Value,
+    wait: Duration,
+) -> Result<Value, A2aError> {
+    let target = target.to_owned();
     let request = peer
         .prepare(peer.http.post(&target).json(&body), true)
         .header("Accept", "text/event-stream");

@@ -15,8 +15,13 @@
 //! the call's `wait_secs`) runs out, or the call is cancelled; then it
 //! returns the task's id and state. A task still running when a call
 //! returns is kept in the user's pending list (`pending.rs`, when the host
-//! set `pending_dir`), which `status` without a task id polls. Files are
-//! attached by `outgoing.rs`.
+//! set `pending_dir`) with the session whose call sent it (the host's
+//! `CallOrigin`), which `status` without a task id polls and a host's
+//! follower (`follow.rs`) delivers to. With the host's `push_url` and an
+//! agent whose card offers push notifications, `send` asks the agent to
+//! POST the task's updates to `{push_url}/a2a/followups/{id}` with a
+//! random token, both kept in the entry. Files are attached by
+//! `outgoing.rs`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -26,10 +31,11 @@ use std::time::{Duration, Instant};
 use oscova_core::locality::is_local_endpoint;
 use oscova_core::prelude::*;
 use oscova_core::serde_json::{Value, json};
+use oscova_core::tool::call_origin;
 
 use crate::card::{AgentCard, Binding, NoInterface};
 use crate::hops::{HOPS_KEY, inbound_hops};
-use crate::outgoing::{attachments, message_id};
+use crate::outgoing::{attachments, message_id, random_hex};
 use crate::peer::{Method, Peer};
 use crate::pending::{PendingStore, PendingTask};
 use crate::stream;
@@ -64,11 +70,11 @@ impl std::fmt::Debug for A2aToolset {
 }
 
 /// An agent ready to be called: its card read, its interface chosen.
-struct Ready<'a> {
-    peer: Peer<'a>,
-    binding: Binding,
-    url: String,
-    card: AgentCard,
+pub(crate) struct Ready<'a> {
+    pub(crate) peer: Peer<'a>,
+    pub(crate) binding: Binding,
+    pub(crate) url: String,
+    pub(crate) card: AgentCard,
 }
 
 impl A2aToolset {
@@ -164,38 +170,50 @@ impl A2aToolset {
         headers: &'a [(String, SecretString)],
         cancel: &'a CancellationToken,
     ) -> Result<Ready<'a>, A2aError> {
-        let peer = Peer {
-            name,
-            http: self.http.for_endpoint(agent.url.trim(), None),
-            headers,
-            timeout: agent.timeout(),
-            cancel,
-        };
-        let card = peer.card(&agent.url).await?;
-        let (binding, url) = card
-            .interface(&agent.url)
-            .map_err(|e| A2aError::Interface {
-                agent: name.to_owned(),
-                reason: match e {
-                    NoInterface::Unsupported(offered) => format!(
-                        "its card offers no A2A 1.0 JSONRPC or HTTP+JSON interface (it offers: {})",
-                        offered.join(", ")
-                    ),
-                    NoInterface::Elsewhere(url) => format!(
-                        "its card names the interface `{url}`, which is not on the configured \
+        connect(&self.http, name, agent, headers, cancel).await
+    }
+}
+
+/// Agent `name` (configured as `agent`) with its card read and its
+/// interface chosen, reached through `http` with `headers`.
+pub(crate) async fn connect<'a>(
+    http: &HttpClient,
+    name: &'a str,
+    agent: &'a AgentConfig,
+    headers: &'a [(String, SecretString)],
+    cancel: &'a CancellationToken,
+) -> Result<Ready<'a>, A2aError> {
+    let peer = Peer {
+        name,
+        http: http.for_endpoint(agent.url.trim(), None),
+        headers,
+        timeout: agent.timeout(),
+        cancel,
+    };
+    let card = peer.card(&agent.url).await?;
+    let (binding, url) = card
+        .interface(&agent.url)
+        .map_err(|e| A2aError::Interface {
+            agent: name.to_owned(),
+            reason: match e {
+                NoInterface::Unsupported(offered) => format!(
+                    "its card offers no A2A 1.0 JSONRPC or HTTP+JSON interface (it offers: {})",
+                    offered.join(", ")
+                ),
+                NoInterface::Elsewhere(url) => format!(
+                    "its card names the interface `{url}`, which is not on the configured \
                      URL's scheme, host and port (`{}`); refused, so a card cannot send the \
                      user's credential elsewhere (configure that URL as the agent's `url`)",
-                        agent.url.trim()
-                    ),
-                },
-            })?;
-        Ok(Ready {
-            peer,
-            binding,
-            url,
-            card,
-        })
-    }
+                    agent.url.trim()
+                ),
+            },
+        })?;
+    Ok(Ready {
+        peer,
+        binding,
+        url,
+        card,
+    })
 }
 
 /// The credential headers of `name` (known to be set).
@@ -312,9 +330,25 @@ impl A2aToolset {
         let cancel = invocation.cancellation_token();
         let headers = headers_of(&self.credentials, &agent);
         let ready = self.ready(&agent, config, headers, cancel).await?;
-        let params = json!({
+        let mut params = json!({
             "message": outgoing,
             "configuration": { "returnImmediately": true },
+        });
+        // A host that serves the follow-up route asks for the task's
+        // updates there; a random id names the webhook, a random token
+        // (kept with the pending entry) proves a call is the agent's.
+        let push = self
+            .config
+            .push_url
+            .as_deref()
+            .filter(|_| ready.card.capabilities.push_notifications && self.pending.is_some())
+            .and_then(|base| Some((base, random_hex(16)?, random_hex(32)?)));
+        let push = push.map(|(base, id, token)| {
+            params["configuration"]["taskPushNotificationConfig"] = json!({
+                "url": format!("{}/a2a/followups/{id}", base.trim_end_matches('/')),
+                "token": token,
+            });
+            (id, token)
         });
         // The wait counts from here, whether the stream or polls use it.
         let started = Instant::now();
@@ -362,8 +396,11 @@ impl A2aToolset {
         if let Some(details) = result.details.as_object_mut() {
             let how = if streams { "stream" } else { "poll" };
             details.insert("followed_by".to_owned(), Value::from(how));
+            if push.is_some() {
+                details.insert("push".to_owned(), Value::Bool(true));
+            }
         }
-        Ok(self.remember(&agent, &task, result))
+        Ok(self.remember(&agent, &task, result, push))
     }
 
     /// The state of a task an agent is working on, and its result once it
@@ -425,13 +462,19 @@ impl A2aToolset {
             .peer
             .call(ready.binding, &ready.url, method, json!({ "id": task_id }))
             .await?;
-        Ok(self.remember(agent, &task, task_result(agent, &task)))
+        Ok(self.remember(agent, &task, task_result(agent, &task), None))
     }
 
     /// Keeps the pending list in step with `task`: recorded while it runs,
     /// forgotten once it does not. A list that cannot be written is said
     /// in the result's details, and the result stands.
-    fn remember(&self, agent: &str, task: &Value, mut result: ToolResult) -> ToolResult {
+    fn remember(
+        &self,
+        agent: &str,
+        task: &Value,
+        mut result: ToolResult,
+        push: Option<(String, String)>,
+    ) -> ToolResult {
         let Some(store) = &self.pending else {
             return result;
         };
@@ -447,6 +490,9 @@ impl A2aToolset {
                     .unwrap_or_default()
                     .to_owned(),
                 state: state.to_owned(),
+                session: call_origin().map(|o| o.session).unwrap_or_default(),
+                push_id: push.as_ref().map(|p| p.0.clone()).unwrap_or_default(),
+                push_token: push.map(|p| p.1).unwrap_or_default(),
             })
         } else {
             store.remove(agent, id)

@@ -167,16 +167,7 @@ impl SessionApi {
     }
 
     fn enqueue(&self, message: Pending, delivery: Delivery, trigger: bool) {
-        let mut state = self.shared.state();
-        let queues = &mut state.queues;
-        match delivery {
-            Delivery::Steer => queues.steer.push_back(message),
-            Delivery::FollowUp => queues.follow_up.push_back(message),
-            Delivery::NextTurn => queues.next_turn.push_back(message),
-        }
-        if trigger && delivery != Delivery::NextTurn {
-            queues.trigger = true;
-        }
+        self.shared.enqueue(message, delivery, trigger);
     }
 
     /// Keeps extension state on the branch (a `custom` entry, never in the

@@ -22,6 +22,7 @@ use oscova_core::provider::model::ModelProviderConfig;
 use oscova_core::{CancellationToken, ExposeSecret, PluginHost, SecretString, UserInfo, UserScope};
 
 use super::api::SessionApi;
+use super::deliver::LiveSessions;
 use super::dispatch::{dispatch, panic_text};
 use super::error::AgentError;
 use super::events::{
@@ -91,6 +92,7 @@ pub(crate) struct HostParts {
     pub(crate) profile: SchemaProfile,
     pub(crate) stream: bool,
     pub(crate) compaction: Option<CompactionSettings>,
+    pub(crate) live: LiveSessions,
 }
 
 impl HostParts {
@@ -147,6 +149,7 @@ impl AgentHost {
                 profile: SchemaProfile::OpenAi,
                 stream: true,
                 compaction: None,
+                live: LiveSessions::default(),
             },
         }
     }
@@ -509,6 +512,7 @@ pub(crate) async fn activate(
         bound: AtomicBool::new(false),
         stale: AtomicBool::new(false),
         idle: AtomicBool::new(true),
+        wake: tokio::sync::Notify::new(),
         cancel: Mutex::new(CancellationToken::new()),
         handlers: Mutex::default(),
         bus: Default::default(),
@@ -557,5 +561,6 @@ pub(crate) async fn activate(
         }
         extensions.push(extension);
     }
+    parts.live.add(&shared);
     (shared, extensions)
 }

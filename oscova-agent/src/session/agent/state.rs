@@ -102,6 +102,8 @@ pub(crate) struct Shared {
     pub(crate) bound: AtomicBool,
     pub(crate) stale: AtomicBool,
     pub(crate) idle: AtomicBool,
+    /// Told when a message asks for a turn (`AgentSession::pending`).
+    pub(crate) wake: tokio::sync::Notify,
     pub(crate) cancel: Mutex<CancellationToken>,
     pub(crate) handlers: Mutex<Handlers>,
     pub(crate) bus: Bus,

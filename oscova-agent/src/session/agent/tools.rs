@@ -12,12 +12,14 @@
 //! dispatch: the same argument check, a `Required` tool confirmed by the
 //! person or refused, panics caught, the result redacted with the scope's
 //! and the host's secrets), progress as `ToolExecutionUpdate`,
-//! `ToolResultEvent` (edit the result), `ToolExecutionEnd`.
+//! `ToolResultEvent` (edit the result), `ToolExecutionEnd`. The run is
+//! inside the session's [`CallOrigin`] (its id), so a tool knows which
+//! session asked; nothing in a call's arguments sets it.
 
 use std::sync::Arc;
 
 use oscova_core::provider::model::{ChatMessage, ToolCallRequest, ToolSpec};
-use oscova_core::tool::{ProgressSink, ToolInfo, ToolsetInfo};
+use oscova_core::tool::{CallOrigin, ProgressSink, ToolInfo, ToolsetInfo, with_call_origin};
 use oscova_core::{
     InvokeError, ToolApprovalMode, ToolInvocation, ToolProgress, ToolResult, Toolset,
 };
@@ -203,7 +205,11 @@ async fn run_with_progress(
     let sink: ProgressSink = Arc::new(move |progress| {
         let _ = tx.send(progress);
     });
-    let running = invoke(shared, call, input, sink);
+    // The session is the call's origin (a tool that answers later, an
+    // A2A task followed by the host, delivers to it); set here, never
+    // from the call's arguments.
+    let origin = CallOrigin::session(shared.session_id.as_str());
+    let running = with_call_origin(origin, invoke(shared, call, input, sink));
     tokio::pin!(running);
     let update = |progress: ToolProgress| ToolExecutionUpdateEvent {
         call_id: call.id.clone(),

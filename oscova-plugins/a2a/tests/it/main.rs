@@ -9,5 +9,6 @@
 mod support;
 
 pub mod boundaries;
+pub mod follow;
 pub mod pending;
 pub mod sdk;
