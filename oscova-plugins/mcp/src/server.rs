@@ -379,7 +379,7 @@ impl ServerHandler {
             && let Some(oauth) = crate::oauth::OAuthError::find(e)
         {
             let message = format!(
-                "the call of `{tool}` on MCP server `{}` got no access token{}: {oauth}",
+                "the call of `{tool}` on MCP server `{}` could not be authorized{}: {oauth}",
                 self.server.name,
                 self.for_user()
             );

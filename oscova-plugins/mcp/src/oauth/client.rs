@@ -4,7 +4,11 @@
 //!
 //! Every method of rmcp's `StreamableHttpClient` is delegated to the same
 //! method of the inner client, so its response limits and SSE bounds
-//! hold unchanged. A failure of the token flow reaches rmcp as an
+//! hold unchanged. Only POSTs (the messages) answer a 401 with a new
+//! token: the SSE stream's GET and the session's DELETE send the current
+//! token and take a 401 (or a failed token request) as rmcp's
+//! `AuthRequired`, on which rmcp stops reconnecting the stream, so a
+//! refusing server never has tokens requested in a reconnect loop. A failure of the token flow reaches rmcp as an
 //! `io::Error` wrapping the [`OAuthError`] (rmcp's error type is the
 //! inner client's), found again by [`OAuthError::find`].
 
@@ -15,8 +19,8 @@ use http::{HeaderName, HeaderValue};
 use oscova_core::{ExposeSecret, SecretString};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
+    AuthRequiredError, SseError, StreamableHttpClient, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 
 use super::{Flow, OAuthError};
@@ -63,12 +67,25 @@ impl OAuthHttp {
             .await
             .map_err(failure)?;
         match send(Some(bearer(&fresh))).await {
+            // Kept: the next request sends it, and on a 401 drops it and
+            // gets one more, so each attempt costs at most one token.
             Err(StreamableHttpError::AuthRequired(_)) => {
-                // Dropped, so the next request starts from discovery.
-                self.flow.tokens.lock().await.token = None;
                 Err(failure(OAuthError::Rejected { issuer }))
             }
             other => other,
+        }
+    }
+}
+
+impl OAuthHttp {
+    /// The current token for a GET or DELETE: no second try, and a failed
+    /// token request is `AuthRequired` (see the module header).
+    async fn current(&self) -> Result<Option<String>, Failure> {
+        match self.flow.current().await {
+            Ok(token) => Ok(token.as_ref().map(bearer)),
+            Err(e) => Err(StreamableHttpError::AuthRequired(AuthRequiredError::new(
+                e.to_string(),
+            ))),
         }
     }
 }
@@ -147,15 +164,10 @@ impl StreamableHttpClient for OAuthHttp {
         _auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<(), Failure> {
-        self.authorized(|token| {
-            self.http().delete_session(
-                uri.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
-        .await
+        let token = self.current().await?;
+        self.http()
+            .delete_session(uri, session_id, token, custom_headers)
+            .await
     }
 
     async fn get_stream(
@@ -166,16 +178,10 @@ impl StreamableHttpClient for OAuthHttp {
         _auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<Events, Failure> {
-        self.authorized(|token| {
-            self.http().get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
-        .await
+        let token = self.current().await?;
+        self.http()
+            .get_stream(uri, session_id, last_event_id, token, custom_headers)
+            .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -187,16 +193,16 @@ impl StreamableHttpClient for OAuthHttp {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<Events, Failure> {
-        self.authorized(|token| {
-            self.http().get_stream_with_max_sse_event_size(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
+        let token = self.current().await?;
+        self.http()
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
                 token,
-                custom_headers.clone(),
+                custom_headers,
                 max_sse_event_size,
             )
-        })
-        .await
+            .await
     }
 }

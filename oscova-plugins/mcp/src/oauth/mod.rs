@@ -35,8 +35,12 @@
 //!   the token endpoint already found. A token without `expires_in` is
 //!   kept until the server refuses it. A 401 to a request that carried a
 //!   token drops it, and one more token is got (discovery again, from the
-//!   new challenge); a 401 to that one is an error, never a loop. Calls
-//!   that need a token while one is being got wait for it (one request).
+//!   new challenge); a 401 to that one is an error, never a loop (the
+//!   refused token is kept, so the next attempt again costs at most one
+//!   token request). Only a message (POST) is retried so; the SSE
+//!   stream's GET and the session's DELETE go with the current token
+//!   and stop at a 401. Calls that need a token while one is being got
+//!   wait for it (one request).
 //! - **Secrets.** The client secret and the tokens are held as
 //!   [`SecretString`]s and are never part of an error, a diagnostic or a
 //!   log line; the client secret is added to the server's redactor. The
