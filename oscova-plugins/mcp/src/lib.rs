@@ -58,6 +58,14 @@
 //! certificates of its [`ServerConfig::ca_file`]; one no root vouches for
 //! is refused in the handshake, before any request is sent.
 //!
+//! A url server that answers 401 gets an access token by OAuth client
+//! credentials when it has an [`OAuthClient`] (`oauth`): its metadata
+//! leads to its authorization server, whose token is cached per (server,
+//! user) until it expires. The client secret is only ever sent to the
+//! configured `issuer`, or, without one, to an authorization server on the
+//! MCP server's own origin. A shared server's client is the host's
+//! ([`McpPluginBuilder::host_credentials`]), a `per_user` one's the user's.
+//!
 //! Bounds one server cannot break for the others: making a connection
 //! (process, `initialize`, `tools/list`) takes at most the server's
 //! `timeout_secs` and holds no lock other calls wait on; its stderr costs

@@ -7,12 +7,12 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use oscova_core::prelude::*;
 use oscova_mcp::http::{McpHttpError, McpHttpServer, OAuthConfig};
 use oscova_plugin_mcp::{McpPlugin, McpPluginBuilder, OAuthClient, ServerConfig};
+use oscova_test_support::http::{Reply, TestServer};
 use oscova_test_support::oidc::{
     BASIC_CLIENT_ID, BASIC_CLIENT_SECRET, OidcProvider, SHORT_CLIENT_ID, SHORT_CLIENT_SECRET,
 };
@@ -330,26 +330,11 @@ async fn a_refused_token_is_replaced_once_per_attempt_never_in_a_loop() {
     strict.stop().await;
 }
 
-/// A loopback listener that counts the connections made to it and
-/// answers none of them.
-async fn recorder() -> (String, Arc<AtomicUsize>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(AtomicUsize::new(0));
-    let count = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            count.fetch_add(1, Ordering::SeqCst);
-            drop(stream);
-        }
-    });
-    (url, seen)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_naming_another_authorization_server_gets_no_secret_sent_there() {
     let provider = Arc::new(OidcProvider::start());
-    let (elsewhere, seen) = recorder().await;
+    let recorder = TestServer::start(|_| Reply::json(200, json!({}))).await;
+    let elsewhere = recorder.url();
     // The upstream's metadata names `elsewhere` as its authorization
     // server (it only fetches that server's keys for a token it is shown,
     // and none is).
@@ -375,7 +360,71 @@ async fn a_server_naming_another_authorization_server_gets_no_secret_sent_there(
     );
 
     assert!(!err.contains(BASIC_CLIENT_SECRET), "{err}");
-    assert_eq!(seen.load(Ordering::SeqCst), 0, "nothing reached it");
+    assert_eq!(recorder.connections(), 0, "nothing reached it");
     assert_eq!(token_requests(&provider).await, 0, "nor the real one");
     upstream.stop().await;
+}
+
+/// A hostile server: `/mcp` answers 401 with `challenge`; the well-known
+/// metadata paths answer `metadata`.
+async fn hostile(challenge: String, metadata: serde_json::Value) -> TestServer {
+    TestServer::start(move |request| {
+        if request
+            .path
+            .starts_with("/.well-known/oauth-protected-resource")
+        {
+            Reply::json(200, metadata.clone())
+        } else {
+            Reply::new(401).header("www-authenticate", &challenge)
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_elsewhere_or_for_another_resource_is_refused_before_any_token_request() {
+    let provider = Arc::new(OidcProvider::start());
+    let recorder = TestServer::start(|_| Reply::json(200, json!({}))).await;
+    let metadata = json!({
+        "resource": "http://127.0.0.1:1/mcp",
+        "authorization_servers": [provider.issuer()],
+    });
+    // The challenge points at metadata on another origin: not fetched.
+    let pointing = hostile(
+        format!(
+            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\"",
+            recorder.url()
+        ),
+        metadata.clone(),
+    )
+    .await;
+    let url = format!("{}/mcp", pointing.url());
+    let err = McpPlugin::builder()
+        .server("up", server(&url, Some(provider.issuer()), true))
+        .host_credentials(host_credentials)
+        .list("up")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("metadata on another origin"), "{err}");
+    assert_eq!(recorder.connections(), 0, "the other origin was not asked");
+
+    // Metadata (at the well-known URL of the server's path, the challenge
+    // naming none) for another resource: refused, no token asked for.
+    let other = hostile("Bearer".to_owned(), metadata).await;
+    let url = format!("{}/mcp", other.url());
+    let err = McpPlugin::builder()
+        .server("up", server(&url, Some(provider.issuer()), true))
+        .host_credentials(host_credentials)
+        .list("up")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is not this server"), "{err}");
+    let asked: Vec<String> = other.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(
+        asked.contains(&"/.well-known/oauth-protected-resource/mcp".to_owned()),
+        "{asked:?}"
+    );
+    assert_eq!(token_requests(&provider).await, 0);
 }
