@@ -535,5 +535,15 @@ fn summary(config: &ServerConfig, tools: usize, pin: Option<&str>) -> String {
         NetworkScope::Local => "network local: declared",
         NetworkScope::Internet => "network internet: declared",
     };
-    format!("{transport}, {sharing}, {tools} tools, {pin}, {network}")
+    let oauth = match &config.oauth {
+        Some(client) => format!(
+            ", OAuth client credentials from {}",
+            client.issuer.as_deref().map_or(
+                "an authorization server on its own origin".to_owned(),
+                |i| { format!("`{i}`") }
+            )
+        ),
+        None => String::new(),
+    };
+    format!("{transport}, {sharing}, {tools} tools, {pin}, {network}{oauth}")
 }

@@ -156,6 +156,16 @@ async fn started(builder: McpPluginBuilder) -> PluginHost {
         "{:?}",
         mcp.start_diagnostics()
     );
+    for status in mcp.status().servers() {
+        // What `oscova plugins` shows.
+        assert!(
+            status
+                .summary()
+                .contains("OAuth client credentials from `http://127.0.0.1:"),
+            "{}",
+            status.summary()
+        );
+    }
     PluginHost::builder()
         .no_linked_plugins()
         .plugin_instance(mcp)
