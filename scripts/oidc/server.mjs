@@ -26,8 +26,11 @@
 //
 // Test-only routes (never part of a real server):
 //   GET  /test/jwks-count  -> {"count": N}: how many times /jwks was fetched
-//   GET  /test/token-count -> {"count": N}: how many token requests (POST
-//                             /token) arrived, answered or refused
+//   GET  /test/token-count -> {"count": N, "last_auth": "header" | "form"}:
+//                             how many token requests (POST /token)
+//                             arrived, answered or refused, and whether
+//                             the last one authenticated its client in an
+//                             Authorization header (Basic) or not
 //   POST /test/sign        -> a compact JWS of the posted JSON claims, signed
 //                             by the provider's own key for ?alg= (RS256 by
 //                             default): expired or foreign-issuer tokens with
@@ -62,15 +65,19 @@ function keyPair(alg, kid) {
 const keys = [keyPair('RS256', 'rs-1'), keyPair('ES256', 'es-1'), keyPair('EdDSA', 'ed-1')];
 let jwksCount = 0;
 let tokenCount = 0;
+let lastTokenAuth = null;
 let provider;
 
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
   if (url.pathname === '/jwks') jwksCount += 1;
-  if (url.pathname === '/token' && req.method === 'POST') tokenCount += 1;
+  if (url.pathname === '/token' && req.method === 'POST') {
+    tokenCount += 1;
+    lastTokenAuth = req.headers.authorization ? 'header' : 'form';
+  }
   if (url.pathname === '/test/token-count') {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ count: tokenCount }));
+    res.end(JSON.stringify({ count: tokenCount, last_auth: lastTokenAuth }));
     return;
   }
   if (url.pathname === '/test/jwks-count') {

@@ -144,6 +144,29 @@ impl OidcProvider {
     ///
     /// When the server does not answer.
     pub fn token_requests(&self) -> u64 {
+        let counted = self.token_count();
+        counted["count"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no count: {counted}"))
+    }
+
+    /// How the last token request authenticated its client: `"header"`
+    /// (an `Authorization` header: `client_secret_basic`) or `"form"`
+    /// (a blocking request).
+    ///
+    /// # Panics
+    ///
+    /// When the server does not answer or had no token request.
+    pub fn last_token_auth(&self) -> String {
+        let counted = self.token_count();
+        counted["last_auth"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no token request yet: {counted}"))
+            .to_owned()
+    }
+
+    /// `/test/token-count`'s answer.
+    fn token_count(&self) -> serde_json::Value {
         let authority = self.issuer.trim_start_matches("http://");
         let mut stream = std::net::TcpStream::connect(authority).expect("reach oidc-provider");
         write!(
@@ -156,11 +179,8 @@ impl OidcProvider {
             .read_to_string(&mut answer)
             .expect("read the count answer");
         let json = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
-        let parsed: serde_json::Value = serde_json::from_str(json)
-            .unwrap_or_else(|_| panic!("no JSON from /test/token-count: {answer}"));
-        parsed["count"]
-            .as_u64()
-            .unwrap_or_else(|| panic!("no count: {answer}"))
+        serde_json::from_str(json)
+            .unwrap_or_else(|_| panic!("no JSON from /test/token-count: {answer}"))
     }
 }
 

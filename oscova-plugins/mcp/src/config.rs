@@ -144,6 +144,22 @@ pub struct OAuthClient {
     /// the MCP server's own origin is used.
     #[serde(default)]
     pub issuer: Option<String>,
+    /// How the client authenticates at the token endpoint (default: HTTP
+    /// Basic when the authorization server offers it, else the form).
+    #[serde(default)]
+    pub client_auth: Option<ClientAuth>,
+}
+
+/// How an OAuth client authenticates at the token endpoint (RFC 6749
+/// §2.3.1), as the authorization server registered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ClientAuth {
+    /// HTTP Basic with the form-encoded id and secret.
+    ClientSecretBasic,
+    /// `client_id` and `client_secret` in the request's form.
+    ClientSecretPost,
 }
 
 impl OAuthClient {
@@ -155,7 +171,14 @@ impl OAuthClient {
             client_secret_credential: client_secret.into(),
             scopes: Vec::new(),
             issuer: None,
+            client_auth: None,
         }
+    }
+
+    /// How the client authenticates at the token endpoint.
+    pub fn client_auth(mut self, method: ClientAuth) -> Self {
+        self.client_auth = Some(method);
+        self
     }
 
     /// The scopes asked for.
@@ -486,12 +509,17 @@ mod tests {
         let table = serde_json::from_value::<ServerConfig>(serde_json::json!({
             "url": "https://notes.example.com/mcp",
             "oauth": {"client_id_credential": "n.id", "client_secret_credential": "n.secret",
-                      "scopes": ["mcp"], "issuer": "https://auth.example.com"}
+                      "scopes": ["mcp"], "issuer": "https://auth.example.com",
+                      "client_auth": "client_secret_post"}
         }))
         .expect("the oauth table");
         assert_eq!(
             table.oauth.as_ref().map(|o| o.scopes.clone()),
             Some(vec!["mcp".to_owned()])
+        );
+        assert_eq!(
+            table.oauth.and_then(|o| o.client_auth),
+            Some(ClientAuth::ClientSecretPost)
         );
         let misspelt = serde_json::from_value::<ServerConfig>(serde_json::json!({
             "url": "https://notes.example.com/mcp",

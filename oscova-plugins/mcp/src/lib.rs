@@ -101,7 +101,9 @@ use oscova_core::{
     plugin,
 };
 
-pub use config::{ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, OAuthClient, ServerConfig};
+pub use config::{
+    ClientAuth, ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, OAuthClient, ServerConfig,
+};
 pub use connect::{TAIL_BYTES, network_isolation_available};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
 

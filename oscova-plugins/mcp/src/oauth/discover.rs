@@ -10,6 +10,7 @@ use oscova_core::{ExposeSecret, NetworkScope};
 use serde_json::Value;
 
 use super::{Flow, MAX_BODY, OAuthError, Token};
+use crate::config::ClientAuth;
 
 /// What discovery found: where to get a token, for which resource.
 #[derive(Clone)]
@@ -248,12 +249,8 @@ pub(super) async fn discover(flow: &Flow, challenge: &str) -> Result<Found, OAut
         .to_owned();
     allowed(&token_endpoint, flow.network, "the token endpoint")?;
     let methods = strings(&as_metadata, "token_endpoint_auth_methods_supported");
-    let basic = methods.is_empty() || methods.iter().any(|m| m == "client_secret_basic");
-    if !basic && !methods.iter().any(|m| m == "client_secret_post") {
-        return Err(OAuthError::Refused(format!(
-            "the authorization server `{issuer}` takes neither `client_secret_basic` nor `client_secret_post`"
-        )));
-    }
+    let basic = client_auth(&methods, flow.config.client_auth)
+        .map_err(|e| OAuthError::Refused(format!("the authorization server `{issuer}` {e}")))?;
     let scope = if flow.config.scopes.is_empty() {
         param("scope").filter(|s| !s.is_empty())
     } else {
@@ -266,6 +263,29 @@ pub(super) async fn discover(flow: &Flow, challenge: &str) -> Result<Found, OAut
         basic,
         scope,
     })
+}
+
+/// Whether to use HTTP Basic (else the form), given the methods the
+/// metadata lists (none listed: Basic only, RFC 8414's default) and the
+/// configured one.
+fn client_auth(methods: &[String], configured: Option<ClientAuth>) -> Result<bool, String> {
+    let offers = |name: &str| {
+        if methods.is_empty() {
+            name == "client_secret_basic"
+        } else {
+            methods.iter().any(|m| m == name)
+        }
+    };
+    match configured {
+        Some(ClientAuth::ClientSecretPost) if offers("client_secret_post") => Ok(false),
+        Some(ClientAuth::ClientSecretBasic) if offers("client_secret_basic") => Ok(true),
+        Some(method) => Err(format!(
+            "does not offer the configured `client_auth` ({method:?})"
+        )),
+        None if offers("client_secret_basic") => Ok(true),
+        None if offers("client_secret_post") => Ok(false),
+        None => Err("takes neither `client_secret_basic` nor `client_secret_post`".to_owned()),
+    }
 }
 
 /// The authorization server's metadata: RFC 8414's well-known document,
@@ -476,6 +496,28 @@ mod tests {
         ] {
             assert!(check_endpoint(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn basic_unless_configured_or_only_post_is_offered() {
+        let both = vec![
+            "client_secret_post".to_owned(),
+            "client_secret_basic".to_owned(),
+        ];
+        let post = vec![
+            "client_secret_post".to_owned(),
+            "private_key_jwt".to_owned(),
+        ];
+        assert_eq!(client_auth(&both, None), Ok(true));
+        assert_eq!(client_auth(&[], None), Ok(true), "RFC 8414's default");
+        assert_eq!(client_auth(&post, None), Ok(false));
+        assert_eq!(
+            client_auth(&both, Some(ClientAuth::ClientSecretPost)),
+            Ok(false)
+        );
+        assert!(client_auth(&post, Some(ClientAuth::ClientSecretBasic)).is_err());
+        assert!(client_auth(&[], Some(ClientAuth::ClientSecretPost)).is_err());
+        assert!(client_auth(&["private_key_jwt".to_owned()], None).is_err());
     }
 
     #[test]

@@ -12,9 +12,10 @@
 //!   whose `issuer` must be the one asked for) → its `token_endpoint` →
 //!   `grant_type=client_credentials` with `resource` (RFC 8707: the
 //!   resource the metadata names) and `scope` (the configured scopes, else
-//!   the challenge's), the client authenticated with HTTP Basic
-//!   (`client_secret_basic`, the RFC 8414 default) unless the metadata
-//!   offers only `client_secret_post` → the request again, with the token.
+//!   the challenge's), the client authenticated as `client_auth` says,
+//!   else with HTTP Basic (`client_secret_basic`, the RFC 8414 default)
+//!   unless the metadata offers only `client_secret_post` → the request
+//!   again, with the token.
 //! - **Where the secret may go.** With `oauth.issuer` set, the metadata
 //!   must name that authorization server, or nothing is sent anywhere (a
 //!   hostile MCP server could otherwise have the client secret posted to

@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use oscova_core::prelude::*;
 use oscova_mcp::http::{McpHttpError, McpHttpServer, OAuthConfig};
-use oscova_plugin_mcp::{McpPlugin, McpPluginBuilder, OAuthClient, ServerConfig};
+use oscova_plugin_mcp::{ClientAuth, McpPlugin, McpPluginBuilder, OAuthClient, ServerConfig};
 use oscova_test_support::http::{Reply, TestServer};
 use oscova_test_support::oidc::{
-    BASIC_CLIENT_ID, BASIC_CLIENT_SECRET, OidcProvider, SHORT_CLIENT_ID, SHORT_CLIENT_SECRET,
+    BASIC_CLIENT_ID, BASIC_CLIENT_SECRET, CLIENT_ID, CLIENT_SECRET, OidcProvider, SHORT_CLIENT_ID,
+    SHORT_CLIENT_SECRET,
 };
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -437,4 +438,41 @@ async fn metadata_elsewhere_or_for_another_resource_is_refused_before_any_token_
         "{asked:?}"
     );
     assert_eq!(token_requests(&provider).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_authenticates_with_basic_unless_client_auth_says_the_form() {
+    let provider = Arc::new(OidcProvider::start());
+    let upstream = Upstream::start(any_port(), trusting(&provider)).await;
+    let with = |auth: Option<ClientAuth>| {
+        let mut client = OAuthClient::new(ID_KEY, SECRET_KEY)
+            .scopes(["mcp"])
+            .issuer(provider.issuer());
+        if let Some(auth) = auth {
+            client = client.client_auth(auth);
+        }
+        ServerConfig::url(&upstream.url)
+            .network(NetworkScope::Local)
+            .oauth(client)
+    };
+    for (auth, sent) in [
+        (None, "header"),
+        (Some(ClientAuth::ClientSecretPost), "form"),
+        (Some(ClientAuth::ClientSecretBasic), "header"),
+    ] {
+        let tools = McpPlugin::builder()
+            .server("up", with(auth))
+            .host_credentials(host_credentials)
+            .list("up")
+            .await
+            .unwrap_or_else(|e| panic!("{auth:?}: {e}"));
+        assert!(tools.iter().any(|t| t.name == "test_who__who__whoami"));
+        let provider = provider.clone();
+        let last = tokio::task::spawn_blocking(move || provider.last_token_auth())
+            .await
+            .unwrap();
+        assert_eq!(last, sent, "{auth:?}");
+    }
+    assert_eq!(token_requests(&provider).await, 3);
+    upstream.stop().await;
 }
