@@ -14,8 +14,7 @@ use oscova_mcp::http::{McpHttpError, McpHttpServer, OAuthConfig};
 use oscova_plugin_mcp::{ClientAuth, McpPlugin, McpPluginBuilder, OAuthClient, ServerConfig};
 use oscova_test_support::http::{Reply, TestServer};
 use oscova_test_support::oidc::{
-    BASIC_CLIENT_ID, BASIC_CLIENT_SECRET, CLIENT_ID, CLIENT_SECRET, OidcProvider, SHORT_CLIENT_ID,
-    SHORT_CLIENT_SECRET,
+    BASIC_CLIENT_ID, BASIC_CLIENT_SECRET, OidcProvider, SHORT_CLIENT_ID, SHORT_CLIENT_SECRET,
 };
 use serde_json::json;
 use tokio::sync::oneshot;
