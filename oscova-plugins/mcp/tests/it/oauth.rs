@@ -475,3 +475,58 @@ async fn the_client_authenticates_with_basic_unless_client_auth_says_the_form() 
     assert_eq!(token_requests(&provider).await, 3);
     upstream.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_server_never_takes_a_users_client_and_without_the_hosts_is_guidance() {
+    let provider = Arc::new(OidcProvider::start());
+    let upstream = Upstream::start(any_port(), trusting(&provider)).await;
+    let config = server(&upstream.url, Some(provider.issuer()), true);
+
+    // Unpinned and no host credentials: it cannot be listed, and the
+    // diagnostic says which credentials the host lacks.
+    let unlisted = plugin(McpPlugin::builder().server("up", config.clone())).await;
+    let diagnostics = unlisted.start_diagnostics().join("\n");
+    assert!(
+        diagnostics.contains("not set for the host")
+            && diagnostics.contains(ID_KEY)
+            && diagnostics.contains(SECRET_KEY),
+        "{diagnostics}"
+    );
+
+    // Pinned with them; then started without them.
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("oscova.mcp.lock");
+    McpPlugin::builder()
+        .server("up", config.clone())
+        .host_credentials(host_credentials)
+        .lock_file(&lock)
+        .pin("up")
+        .await
+        .expect("pinned with the host's client");
+    let before = token_requests(&provider).await;
+    let mcp = plugin(McpPlugin::builder().server("up", config).lock_file(&lock)).await;
+    assert!(
+        mcp.start_diagnostics().is_empty(),
+        "{:?}",
+        mcp.start_diagnostics()
+    );
+    let host = PluginHost::builder()
+        .no_linked_plugins()
+        .plugin_instance(mcp)
+        .spawn_policy(spawn_policy())
+        .credentials(user_credentials)
+        .build()
+        .expect("host");
+    // alice has a client of her own; a shared server does not take it.
+    let result = whoami(&host, "alice").await;
+    assert!(result.is_missing_credential(), "{result:?}");
+    assert_eq!(result.details["credentials"], json!([ID_KEY, SECRET_KEY]));
+    assert!(result.content.contains("`[credentials]`"), "{result:?}");
+    assert_eq!(
+        token_requests(&provider).await,
+        before,
+        "no token was asked for"
+    );
+    host.shutdown().await;
+    upstream.stop().await;
+}
