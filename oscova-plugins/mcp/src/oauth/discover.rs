@@ -423,9 +423,10 @@ pub(super) async fn request_token(flow: &Flow, found: &Found) -> Result<Token, O
     if !kind.is_some_and(|k| k.eq_ignore_ascii_case("bearer")) {
         return Err(answer(format!("`token_type` is {kind:?}, not `Bearer`")));
     }
+    // A number, or (some servers) a number in a string.
     let lifetime = json
         .get("expires_in")
-        .and_then(Value::as_f64)
+        .and_then(|v| v.as_f64().or_else(|| v.as_str()?.trim().parse().ok()))
         .and_then(|s| Duration::try_from_secs_f64(s).ok());
     Ok(Token::new(token.into(), lifetime))
 }
