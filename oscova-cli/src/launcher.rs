@@ -400,17 +400,20 @@ type McpServers = std::convert::Infallible;
 
 #[cfg(feature = "mcp-servers")]
 impl Launcher {
-    /// The config's `[mcp.servers]`, with the host's spawn policy and the
-    /// config's secrets redacted from what the servers print.
+    /// The config's `[mcp.servers]`, with the host's spawn policy, the
+    /// config's secrets redacted from what the servers print, and the
+    /// host's credentials (`oauth` of shared servers, and the listing).
     fn mcp_servers(&self, config: &Config) -> McpPluginBuilder {
         let secrets = Redactor::new();
         for secret in config.secret_values() {
             secrets.add(secret.expose_secret());
         }
+        let host = config.credentials();
         let mut builder = McpPlugin::builder()
             .config(config.mcp_servers().clone())
             .spawn_policy(spawn_policy(config).redacting(&secrets))
-            .redactor(&secrets);
+            .redactor(&secrets)
+            .host_credentials(move |key| host.host(key));
         if let Some(lock) = config.mcp_lock_file() {
             builder = builder.lock_file(lock);
         }

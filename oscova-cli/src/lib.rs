@@ -295,7 +295,10 @@
 //! | `OSCOVA_CREDENTIAL_<KEY>` | credential `<key>`: upper case, every character outside `A-Z0-9` as `_` (`acme.api_key` → `OSCOVA_CREDENTIAL_ACME_API_KEY`, `openai.api_key` → `OSCOVA_CREDENTIAL_OPENAI_API_KEY`); wins over the file, for whichever user the command runs as |
 //!
 //! Credentials reach plugins only through [`ConfigCredentials`] (a
-//! [`CredentialResolver`](oscova_core::context::CredentialResolver)); every
+//! [`CredentialResolver`](oscova_core::context::CredentialResolver); the
+//! host's own, for a shared `[mcp.servers]` entry's `oauth` client and the
+//! listing at start, through [`ConfigCredentials::host`]: the variable,
+//! then `[credentials]`, never a user's table); every
 //! configured value, and every value a tool resolves, is redacted from
 //! everything the CLI prints or answers (tool results, progress, errors,
 //! chat answers as they stream, `--json` documents, MCP errors), also in

@@ -12,6 +12,10 @@
 // Clients:
 //   "mcp-client" / "mcp-secret" (client_secret_post): client credentials,
 //   scopes "mcp" and "other".
+//   "oauth-basic" / "basic-secret" (client_secret_basic): the same grant
+//   and scopes, authenticated with HTTP Basic (oscova.mcp's upstream OAuth).
+//   "oauth-short" / "short-secret" (client_secret_basic): the same, but its
+//   access tokens live 2 seconds (a token that expires while cached).
 //   "mcp-resource" / "resource-secret" (client_secret_basic): no grant; the
 //   resource server's own credentials for the introspection endpoint.
 // Each resource indicator is a resource server whose tokens carry `aud` =
@@ -22,6 +26,11 @@
 //
 // Test-only routes (never part of a real server):
 //   GET  /test/jwks-count  -> {"count": N}: how many times /jwks was fetched
+//   GET  /test/token-count -> {"count": N, "last_auth": "header" | "form"}:
+//                             how many token requests (POST /token)
+//                             arrived, answered or refused, and whether
+//                             the last one authenticated its client in an
+//                             Authorization header (Basic) or not
 //   POST /test/sign        -> a compact JWS of the posted JSON claims, signed
 //                             by the provider's own key for ?alg= (RS256 by
 //                             default): expired or foreign-issuer tokens with
@@ -55,11 +64,22 @@ function keyPair(alg, kid) {
 
 const keys = [keyPair('RS256', 'rs-1'), keyPair('ES256', 'es-1'), keyPair('EdDSA', 'ed-1')];
 let jwksCount = 0;
+let tokenCount = 0;
+let lastTokenAuth = null;
 let provider;
 
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
   if (url.pathname === '/jwks') jwksCount += 1;
+  if (url.pathname === '/token' && req.method === 'POST') {
+    tokenCount += 1;
+    lastTokenAuth = req.headers.authorization ? 'header' : 'form';
+  }
+  if (url.pathname === '/test/token-count') {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ count: tokenCount, last_auth: lastTokenAuth }));
+    return;
+  }
   if (url.pathname === '/test/jwks-count') {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ count: jwksCount }));
@@ -99,6 +119,22 @@ function makeProvider(issuer) {
       token_endpoint_auth_method: 'client_secret_post',
       scope: 'mcp other',
     }, {
+      client_id: 'oauth-basic',
+      client_secret: 'basic-secret',
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: 'mcp other',
+    }, {
+      client_id: 'oauth-short',
+      client_secret: 'short-secret',
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: 'mcp other',
+    }, {
       client_id: 'mcp-resource',
       client_secret: 'resource-secret',
       grant_types: [],
@@ -116,16 +152,17 @@ function makeProvider(issuer) {
         enabled: true,
         defaultResource: () => undefined,
         useGrantedResource: () => true,
-        getResourceServerInfo: (ctx, resource) => {
+        getResourceServerInfo: (ctx, resource, client) => {
+          const accessTokenTTL = client && client.clientId === 'oauth-short' ? 2 : 300;
           if (resource.startsWith('urn:opaque:')) {
             return {
-              scope: 'mcp other', audience: resource, accessTokenTTL: 300, accessTokenFormat: 'opaque',
+              scope: 'mcp other', audience: resource, accessTokenTTL, accessTokenFormat: 'opaque',
             };
           }
           return {
             scope: 'mcp other',
             audience: resource,
-            accessTokenTTL: 300,
+            accessTokenTTL,
             accessTokenFormat: 'jwt',
             jwt: { sign: { alg: 'RS256' } },
           };

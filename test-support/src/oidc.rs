@@ -4,7 +4,8 @@
 //! run by `scripts/oidc/server.mjs` on 127.0.0.1 with an ephemeral port,
 //! on the Node 22 `scripts/ensure-pi.sh` installs. See that script for
 //! its client (`mcp-client` / `mcp-secret`, scopes `mcp` and `other`) and
-//! its test-only routes (`/test/jwks-count`, `/test/sign`, `/test/rotate`).
+//! its test-only routes (`/test/jwks-count`, `/test/token-count`,
+//! `/test/sign`, `/test/rotate`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -14,6 +15,15 @@ use std::process::{Child, Command, Stdio};
 pub const CLIENT_ID: &str = "mcp-client";
 /// Its secret.
 pub const CLIENT_SECRET: &str = "mcp-secret";
+/// A client-credentials client that authenticates with HTTP Basic
+/// (`client_secret_basic`), scopes `mcp` and `other`.
+pub const BASIC_CLIENT_ID: &str = "oauth-basic";
+/// Its secret.
+pub const BASIC_CLIENT_SECRET: &str = "basic-secret";
+/// The same as [`BASIC_CLIENT_ID`], but its access tokens live 2 seconds.
+pub const SHORT_CLIENT_ID: &str = "oauth-short";
+/// Its secret.
+pub const SHORT_CLIENT_SECRET: &str = "short-secret";
 
 /// The folder `scripts/ensure-oidc-provider.sh` installs into.
 ///
@@ -123,6 +133,54 @@ impl OidcProvider {
             .as_str()
             .unwrap_or_else(|| panic!("no token: {answer}"))
             .to_owned()
+    }
+}
+
+impl OidcProvider {
+    /// How many token requests (`POST /token`) it has had, answered or
+    /// refused (a blocking request).
+    ///
+    /// # Panics
+    ///
+    /// When the server does not answer.
+    pub fn token_requests(&self) -> u64 {
+        let counted = self.token_count();
+        counted["count"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no count: {counted}"))
+    }
+
+    /// How the last token request authenticated its client: `"header"`
+    /// (an `Authorization` header: `client_secret_basic`) or `"form"`
+    /// (a blocking request).
+    ///
+    /// # Panics
+    ///
+    /// When the server does not answer or had no token request.
+    pub fn last_token_auth(&self) -> String {
+        let counted = self.token_count();
+        counted["last_auth"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no token request yet: {counted}"))
+            .to_owned()
+    }
+
+    /// `/test/token-count`'s answer.
+    fn token_count(&self) -> serde_json::Value {
+        let authority = self.issuer.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(authority).expect("reach oidc-provider");
+        write!(
+            stream,
+            "GET /test/token-count HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\r\n"
+        )
+        .expect("send the count request");
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .expect("read the count answer");
+        let json = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(json)
+            .unwrap_or_else(|_| panic!("no JSON from /test/token-count: {answer}"))
     }
 }
 

@@ -3,7 +3,10 @@
 //!
 //! Rules: the variable wins over the user's `[users.<id>.credentials]`,
 //! which wins over the shared `[credentials]` table; the resolver's
-//! `Debug` shows no value.
+//! `Debug` shows no value. The host's own credentials (what a shared
+//! `[mcp.servers]` entry's `oauth` client uses, and the listing of any
+//! `oauth` server at start) are the variable, then `[credentials]`, and
+//! never a user's table.
 
 use std::fmt;
 use std::sync::Arc;
@@ -49,6 +52,18 @@ pub struct ConfigCredentials {
 impl fmt::Debug for ConfigCredentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ConfigCredentials").finish_non_exhaustive()
+    }
+}
+
+impl ConfigCredentials {
+    /// The host's own credential `key`: the `OSCOVA_CREDENTIAL_*`
+    /// variable, then the shared `[credentials]` table (never a user's).
+    pub fn host(&self, key: &str) -> Option<SecretString> {
+        let s = &*self.secrets;
+        s.env
+            .get(&env_suffix(key))
+            .or_else(|| s.shared.get(key))
+            .cloned()
     }
 }
 

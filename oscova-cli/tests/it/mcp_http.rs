@@ -223,6 +223,72 @@ fn auth_tokens_and_oauth_access_tokens_are_served_beside_mcp_tokens() {
     assert_eq!(terminate(&mut child), Some(0));
 }
 
+/// `[mcp.servers.NAME] oauth` (issue 27, §3): the upstream is another
+/// `oscova mcp --listen` that takes only OAuth access tokens from a real
+/// authorization server on loopback (npm `oidc-provider`); the gateway's
+/// shared server gets one by client credentials, the id and secret from
+/// the host's `[credentials]`, and that one token serves the listing at
+/// start and the call.
+#[test]
+fn an_upstream_that_answers_401_is_called_with_a_client_credentials_token() {
+    use oscova_test_support::oidc::{BASIC_CLIENT_ID, BASIC_CLIENT_SECRET, OidcProvider};
+
+    let provider = OidcProvider::start();
+    let dir = support::temp_dir("mcp-upstream-oauth");
+    let upstream_config = dir.join("upstream.toml");
+    std::fs::write(
+        &upstream_config,
+        format!(
+            "[auth.oauth]\nissuer = \"{}\"\nscopes = [\"mcp\"]\n",
+            provider.issuer()
+        ),
+    )
+    .unwrap();
+    let (mut upstream, url) = serve(&[
+        "--config",
+        upstream_config.to_str().unwrap(),
+        "mcp",
+        "--listen",
+        "127.0.0.1:0",
+        "--names",
+        "short",
+    ]);
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[credentials]\n\"up.id\" = \"{BASIC_CLIENT_ID}\"\n\"up.secret\" = \"{BASIC_CLIENT_SECRET}\"\n\n\
+             [mcp.servers.up]\nurl = \"{url}\"\nnetwork = \"local\"\ntimeout_secs = 20\n\
+             oauth = {{ client_id_credential = \"up.id\", client_secret_credential = \"up.secret\", \
+             scopes = [\"mcp\"], issuer = \"{}\" }}\n",
+            provider.issuer()
+        ),
+    )
+    .unwrap();
+    let output = support::oscova(&[
+        "--config",
+        config.to_str().unwrap(),
+        "tools",
+        "call",
+        "oscova_mcp__up__example_echo",
+        "--args",
+        r#"{"text":"through a token"}"#,
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("through a token"), "{stdout}\n{stderr}");
+    assert!(!stderr.contains(BASIC_CLIENT_SECRET), "{stderr}");
+    assert_eq!(
+        provider.token_requests(),
+        1,
+        "one token for the listing and the call"
+    );
+    assert_eq!(terminate(&mut upstream), Some(0));
+}
+
 /// The client's bearer token (static or OAuth) is the client's proof to
 /// this server only: an upstream MCP server the gateway connects to
 /// (`[mcp.servers]` with `url`, `per_user`) never receives it, in any

@@ -6,7 +6,9 @@
 //! share one process between users); a server has exactly one of `command`
 //! and `url`; credentials are named by key, never written here, and only a
 //! `per_user` server may have them, so one user's credential never reaches
-//! a process or session another user's calls use.
+//! a process or session another user's calls use. The one exception is
+//! `oauth` (a url server's client credentials): a shared server takes them
+//! from the host's credentials, a `per_user` one from each user's.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -98,6 +100,98 @@ pub struct ServerConfig {
     /// the person of the call in flight, attributed to the server.
     #[serde(default)]
     pub elicitation: Elicitation,
+    /// A url server that answers 401: the OAuth client credentials a
+    /// token is got with (see [`OAuthClient`]).
+    #[serde(default)]
+    pub oauth: Option<OAuthClient>,
+}
+
+/// A url server's OAuth client (RFC 6749 §4.4, client credentials): when
+/// the server answers 401 with its protected-resource metadata (RFC 9728),
+/// a token is got from its authorization server with these credentials,
+/// for the server as resource (RFC 8707), cached until it expires.
+///
+/// The credentials are named by key: a `per_user` server resolves them
+/// from the calling user's credentials, a shared one from the host's. The
+/// client secret is only ever sent to the token endpoint of the configured
+/// `issuer`, or, without one, of an authorization server on the MCP
+/// server's own origin.
+///
+/// ```
+/// use oscova_plugin_mcp::{OAuthClient, ServerConfig};
+///
+/// let notes = ServerConfig::url("https://notes.example.com/mcp").oauth(
+///     OAuthClient::new("notes.client_id", "notes.client_secret")
+///         .scopes(["mcp"])
+///         .issuer("https://auth.example.com"),
+/// );
+/// assert!(notes.check().is_ok());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct OAuthClient {
+    /// The credential key of the client id.
+    pub client_id_credential: String,
+    /// The credential key of the client secret.
+    pub client_secret_credential: String,
+    /// The scopes asked for (none: the ones the server's challenge names,
+    /// if any).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// The authorization server trusted with the secret. The server's
+    /// metadata must name it; without it, only an authorization server on
+    /// the MCP server's own origin is used.
+    #[serde(default)]
+    pub issuer: Option<String>,
+    /// How the client authenticates at the token endpoint (default: HTTP
+    /// Basic when the authorization server offers it, else the form).
+    #[serde(default)]
+    pub client_auth: Option<ClientAuth>,
+}
+
+/// How an OAuth client authenticates at the token endpoint (RFC 6749
+/// §2.3.1), as the authorization server registered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ClientAuth {
+    /// HTTP Basic with the form-encoded id and secret.
+    ClientSecretBasic,
+    /// `client_id` and `client_secret` in the request's form.
+    ClientSecretPost,
+}
+
+impl OAuthClient {
+    /// Client credentials from credential keys `client_id` and
+    /// `client_secret`.
+    pub fn new(client_id: impl Into<String>, client_secret: impl Into<String>) -> Self {
+        Self {
+            client_id_credential: client_id.into(),
+            client_secret_credential: client_secret.into(),
+            scopes: Vec::new(),
+            issuer: None,
+            client_auth: None,
+        }
+    }
+
+    /// How the client authenticates at the token endpoint.
+    pub fn client_auth(mut self, method: ClientAuth) -> Self {
+        self.client_auth = Some(method);
+        self
+    }
+
+    /// The scopes asked for.
+    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The authorization server trusted with the secret.
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
 }
 
 /// What happens to a server's elicitation requests.
@@ -135,6 +229,7 @@ impl Default for ServerConfig {
             ca_file: None,
             timeout_secs: None,
             elicitation: Elicitation::Decline,
+            oauth: None,
         }
     }
 }
@@ -157,6 +252,12 @@ pub enum ConfigError {
     /// A timeout that is not a positive number of seconds.
     #[error("`timeout_secs` must be a positive number of seconds")]
     Timeout,
+    /// `oauth` beside a `credential_header` that sets `Authorization`.
+    #[error("`oauth` sets the `Authorization` header itself; remove it from `credential_header`")]
+    OAuthAuthorization,
+    /// An `oauth.issuer` that is not an `http://` or `https://` URL.
+    #[error("`oauth.issuer` must be an `https://` (or loopback `http://`) URL")]
+    OAuthIssuer,
 }
 
 impl ServerConfig {
@@ -241,6 +342,13 @@ impl ServerConfig {
         self
     }
 
+    /// Gets a token by OAuth client credentials when the server answers
+    /// 401 (a url server).
+    pub fn oauth(mut self, oauth: OAuthClient) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     /// What happens to the server's elicitation requests.
     pub fn elicitation(mut self, elicitation: Elicitation) -> Self {
         self.elicitation = elicitation;
@@ -269,6 +377,9 @@ impl ServerConfig {
                 if self.ca_file.is_some() {
                     return Err(ConfigError::Misplaced("ca_file"));
                 }
+                if self.oauth.is_some() {
+                    return Err(ConfigError::Misplaced("oauth"));
+                }
             }
             (None, Some(_)) => {
                 for (set, key) in [
@@ -287,6 +398,20 @@ impl ServerConfig {
             !(self.credential_env.is_empty() && self.credential_header.is_empty());
         if has_credentials && !self.per_user {
             return Err(ConfigError::SharedCredentials);
+        }
+        if let Some(oauth) = &self.oauth {
+            if self
+                .credential_header
+                .keys()
+                .any(|h| h.eq_ignore_ascii_case("authorization"))
+            {
+                return Err(ConfigError::OAuthAuthorization);
+            }
+            if let Some(issuer) = &oauth.issuer
+                && crate::oauth::check_endpoint(issuer).is_err()
+            {
+                return Err(ConfigError::OAuthIssuer);
+            }
         }
         if let Some(secs) = self.timeout_secs
             && !(secs > 0.0 && Duration::try_from_secs_f64(secs).is_ok())
@@ -348,6 +473,59 @@ mod tests {
         );
         let unknown = serde_json::from_value::<ServerConfig>(serde_json::json!({"per_usr": true}));
         assert!(unknown.is_err());
+        let oauth = OAuthClient::new("n.id", "n.secret");
+        assert_eq!(
+            ServerConfig::command("x").oauth(oauth.clone()).check(),
+            Err(ConfigError::Misplaced("oauth"))
+        );
+        assert_eq!(
+            ServerConfig::url("http://127.0.0.1:1/mcp")
+                .per_user(true)
+                .credential_header("authorization", "n.bearer")
+                .oauth(oauth.clone())
+                .check(),
+            Err(ConfigError::OAuthAuthorization)
+        );
+        for bad in [
+            "auth.example.com",
+            "http://auth.example.com",
+            "ftp://127.0.0.1",
+        ] {
+            assert_eq!(
+                ServerConfig::url("http://127.0.0.1:1/mcp")
+                    .oauth(oauth.clone().issuer(bad))
+                    .check(),
+                Err(ConfigError::OAuthIssuer),
+                "{bad}"
+            );
+        }
+        // Shared: the host's credentials, so no `per_user` needed.
+        assert!(
+            ServerConfig::url("http://127.0.0.1:1/mcp")
+                .oauth(oauth.issuer("http://127.0.0.1:2"))
+                .check()
+                .is_ok()
+        );
+        let table = serde_json::from_value::<ServerConfig>(serde_json::json!({
+            "url": "https://notes.example.com/mcp",
+            "oauth": {"client_id_credential": "n.id", "client_secret_credential": "n.secret",
+                      "scopes": ["mcp"], "issuer": "https://auth.example.com",
+                      "client_auth": "client_secret_post"}
+        }))
+        .expect("the oauth table");
+        assert_eq!(
+            table.oauth.as_ref().map(|o| o.scopes.clone()),
+            Some(vec!["mcp".to_owned()])
+        );
+        assert_eq!(
+            table.oauth.and_then(|o| o.client_auth),
+            Some(ClientAuth::ClientSecretPost)
+        );
+        let misspelt = serde_json::from_value::<ServerConfig>(serde_json::json!({
+            "url": "https://notes.example.com/mcp",
+            "oauth": {"client_id_credential": "n.id", "client_secret": "n.secret"}
+        }));
+        assert!(misspelt.is_err(), "unknown oauth keys are refused");
     }
 
     impl ServerConfig {

@@ -277,7 +277,17 @@ pub(crate) struct ConnectParams<'a> {
     /// Resolved `credential_env` (stdio) or `credential_header` (url)
     /// values: name → secret.
     pub(crate) credentials: &'a [(String, SecretString)],
+    /// A server with `oauth`: the resolved client credentials and the
+    /// (server, user)'s token state (`None`: not set for whoever connects).
+    pub(crate) oauth: Option<OAuthAccess>,
     pub(crate) redactor: &'a Redactor,
+}
+
+/// What an `oauth` server's connection needs to get tokens.
+#[derive(Clone)]
+pub(crate) struct OAuthAccess {
+    pub(crate) credentials: crate::oauth::Credentials,
+    pub(crate) tokens: crate::oauth::Tokens,
 }
 
 /// Connects and lists the server's tools, all of it (starting the process
@@ -343,19 +353,41 @@ async fn connect_within(
             (service, Some(child))
         }
         (None, Some(url)) => {
+            use rmcp::transport::StreamableHttpClientTransport as Transport;
             let http = crate::tls::client(params.config.ca_file.as_deref())
                 .map_err(|e| ConnectError::Url(e.to_string()))?;
-            let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
-                http,
-                http_config(params, url)?,
-            );
-            let service = client
-                .serve(transport)
-                .await
-                .map_err(|e| ConnectError::Handshake {
-                    reason: crate::tls::handshake_reason(&e),
-                    tail: String::new(),
-                })?;
+            let transport = http_config(params, url)?;
+            let served = match (&params.config.oauth, &params.oauth) {
+                (None, _) => client.serve(Transport::with_client(http, transport)).await,
+                (Some(oauth), Some(access)) => {
+                    let flow = crate::oauth::Flow {
+                        url: url.clone(),
+                        config: oauth.clone(),
+                        network: params.config.network,
+                        timeout: params.config.call_timeout(),
+                        http,
+                        credentials: access.credentials.clone(),
+                        tokens: access.tokens.clone(),
+                    };
+                    let http = crate::oauth::OAuthHttp {
+                        flow: Arc::new(flow),
+                    };
+                    client.serve(Transport::with_client(http, transport)).await
+                }
+                (Some(oauth), None) => {
+                    return Err(ConnectError::Url(format!(
+                        "its `oauth` client credentials `{}` and `{}` are not set for the host, \
+                         which lists a server's tools at start (oscova: in the `[credentials]` \
+                         table or as `OSCOVA_CREDENTIAL_*` variables); set them, or pin its \
+                         catalog with them set",
+                        oauth.client_id_credential, oauth.client_secret_credential
+                    )));
+                }
+            };
+            let service = served.map_err(|e| ConnectError::Handshake {
+                reason: crate::tls::handshake_reason(&e),
+                tail: String::new(),
+            })?;
             (service, None)
         }
         (None, None) => return Err(ConnectError::Url("no command and no url".to_owned())),
@@ -450,6 +482,21 @@ fn command_name(command: &std::process::Command) -> String {
     command.get_program().to_string_lossy().into_owned()
 }
 
+/// Whether a url server may reach `url` under its `network` scope: never
+/// with `none`, only this machine with `local` (decided without DNS).
+pub(crate) fn in_scope(network: NetworkScope, url: &str) -> Result<(), String> {
+    match network {
+        NetworkScope::None => Err(
+            "a url server cannot have `network = \"none\"`: reaching it is network access"
+                .to_owned(),
+        ),
+        NetworkScope::Local if !oscova_core::locality::is_local_endpoint(url) => Err(format!(
+            "`network = \"local\"` but `{url}` is not on this machine"
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn http_config(
     params: &ConnectParams<'_>,
     url: &str,
@@ -458,21 +505,7 @@ fn http_config(
     ConnectError,
 > {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let config = params.config;
-    match config.network {
-        NetworkScope::None => {
-            return Err(ConnectError::Url(
-                "a url server cannot have `network = \"none\"`: reaching it is network access"
-                    .to_owned(),
-            ));
-        }
-        NetworkScope::Local if !oscova_core::locality::is_local_endpoint(url) => {
-            return Err(ConnectError::Url(format!(
-                "`network = \"local\"` but `{url}` is not on this machine"
-            )));
-        }
-        _ => {}
-    }
+    in_scope(params.config.network, url).map_err(ConnectError::Url)?;
     let mut transport = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     let mut headers = HashMap::new();
     for (name, secret) in params.credentials {

@@ -58,6 +58,14 @@
 //! certificates of its [`ServerConfig::ca_file`]; one no root vouches for
 //! is refused in the handshake, before any request is sent.
 //!
+//! A url server that answers 401 gets an access token by OAuth client
+//! credentials when it has an [`OAuthClient`] (`oauth`): its metadata
+//! leads to its authorization server, whose token is cached per (server,
+//! user) until it expires. The client secret is only ever sent to the
+//! configured `issuer`, or, without one, to an authorization server on the
+//! MCP server's own origin. A shared server's client is the host's
+//! ([`McpPluginBuilder::host_credentials`]), a `per_user` one's the user's.
+//!
 //! Bounds one server cannot break for the others: making a connection
 //! (process, `initialize`, `tools/list`) takes at most the server's
 //! `timeout_secs` and holds no lock other calls wait on; its stderr costs
@@ -69,7 +77,9 @@ mod config;
 #[cfg(target_os = "linux")]
 mod confine;
 mod connect;
+mod credentials;
 mod elicit;
+mod oauth;
 pub mod pin;
 mod progress;
 mod result;
@@ -86,15 +96,22 @@ use oscova_core::process::ProcessSpawnPolicy;
 use oscova_core::redact::Redactor;
 use oscova_core::tool::ToolAnnotations;
 use oscova_core::tool::{ToolInfo, ToolsetInfo};
-use oscova_core::{AgentPlugin, AgentPluginBuilder, AgentPluginContext, NetworkScope, plugin};
+use oscova_core::{
+    AgentPlugin, AgentPluginBuilder, AgentPluginContext, ExposeSecret, NetworkScope, SecretString,
+    plugin,
+};
 
-pub use config::{ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, ServerConfig};
+pub use config::{
+    ClientAuth, ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, OAuthClient, ServerConfig,
+};
 pub use connect::{TAIL_BYTES, network_isolation_available};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
 
-use connect::{ConnectParams, Connection, connect};
+use connect::{ConnectParams, Connection, OAuthAccess, connect};
+use credentials::{HostCredentials, handler};
+use oauth::{Credentials, TokenCache};
 use pin::{CatalogTool, PinError, catalog_hash, read_pins, write_pin};
-use server::{MissingCredentials, Server, ServerHandler, Slot};
+use server::{Server, Slot};
 
 /// The plugin id.
 pub const PLUGIN_ID: &str = "oscova.mcp";
@@ -202,43 +219,6 @@ fn tool_info(tool: &CatalogTool, config: &ServerConfig) -> ToolInfo {
     info.with_annotations(hints)
 }
 
-/// One scope's handler: a `per_user` server gets its own (empty) slot and
-/// that user's credentials. A credential the user has not set keeps the
-/// toolset: its tools stay listed, and each call returns an error naming
-/// the credential and how to set it, without connecting to the server.
-fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> ServerHandler {
-    let config = &server.config;
-    let mut credentials = Vec::new();
-    let mut missing = Vec::new();
-    let keys = if config.is_stdio() {
-        &config.credential_env
-    } else {
-        &config.credential_header
-    };
-    for (name, key) in keys {
-        match ctx.credentials().get(key) {
-            Some(secret) => credentials.push((name.clone(), secret)),
-            None => missing.push((name.clone(), key.clone())),
-        }
-    }
-    let missing = (!missing.is_empty())
-        .then(|| MissingCredentials::new(&server.name, ctx.user_id(), missing));
-    ServerHandler {
-        server: server.clone(),
-        own: config
-            .per_user
-            .then(|| tokio::sync::Mutex::new(Slot::default())),
-        credentials,
-        missing,
-        spawn: if config.per_user {
-            ctx.spawn_policy().clone()
-        } else {
-            server.spawn.clone()
-        },
-        user: ctx.user_id().to_owned(),
-    }
-}
-
 /// Configures servers, then [`start`](Self::start)s them.
 #[derive(Debug, Default)]
 pub struct McpPluginBuilder {
@@ -246,6 +226,7 @@ pub struct McpPluginBuilder {
     lock_file: Option<PathBuf>,
     spawn: Option<ProcessSpawnPolicy>,
     redactor: Redactor,
+    host_credentials: HostCredentials,
 }
 
 /// Listing or pinning a server failed.
@@ -319,6 +300,31 @@ impl McpPluginBuilder {
         self
     }
 
+    /// The host's own credentials, by key: a shared server's `oauth`
+    /// client credentials, and those the listing at start (and
+    /// [`pin`](Self::pin)) uses for any `oauth` server, `per_user` ones
+    /// included (the `oscova` CLI: the `[credentials]` table and
+    /// `OSCOVA_CREDENTIAL_*` variables, never a user's). Secrets it gives
+    /// are added to the [`redactor`](Self::redactor).
+    pub fn host_credentials(
+        mut self,
+        resolve: impl Fn(&str) -> Option<SecretString> + Send + Sync + 'static,
+    ) -> Self {
+        self.host_credentials = HostCredentials(Some(Arc::new(resolve)));
+        self
+    }
+
+    /// The host's client credentials for `config`'s `oauth`, if it has
+    /// both.
+    fn host_oauth(&self, config: &ServerConfig) -> Option<Credentials> {
+        let client = config.oauth.as_ref()?;
+        let resolve = self.host_credentials.0.as_ref()?;
+        let id = resolve(&client.client_id_credential)?;
+        let secret = resolve(&client.client_secret_credential)?;
+        self.redactor.add(secret.expose_secret());
+        Some(Credentials { id, secret })
+    }
+
     /// The configured servers.
     pub fn servers(&self) -> &McpConfig {
         &self.config
@@ -342,11 +348,16 @@ impl McpPluginBuilder {
             source,
         })?;
         let spawn = self.spawn();
+        let oauth = self.host_oauth(config).map(|credentials| OAuthAccess {
+            credentials,
+            tokens: TokenCache::default().of(None),
+        });
         let conn = connect(ConnectParams {
             name,
             config,
             spawn: &spawn,
             credentials: &[],
+            oauth,
             redactor: &self.redactor,
         })
         .await
@@ -389,18 +400,35 @@ impl McpPluginBuilder {
         // (dropping `start` aborts them); what is reported keeps the
         // configuration's order.
         let mut connecting = tokio::task::JoinSet::new();
+        // Each server's tokens, by user, kept from the listing on.
+        let caches: Vec<Arc<TokenCache>> =
+            self.config.servers.iter().map(|_| Arc::default()).collect();
+        let host_oauth: Vec<Option<Credentials>> = self
+            .config
+            .servers
+            .values()
+            .map(|config| self.host_oauth(config))
+            .collect();
         for (index, (name, config)) in self.config.servers.iter().enumerate() {
             if pins.contains_key(name) || config.check().is_err() {
                 continue;
             }
             let (name, config) = (name.clone(), config.clone());
             let (spawn, redactor) = (spawn.clone(), self.redactor.clone());
+            let oauth = match (host_oauth.get(index), caches.get(index)) {
+                (Some(Some(credentials)), Some(cache)) => Some(OAuthAccess {
+                    credentials: credentials.clone(),
+                    tokens: cache.of(None),
+                }),
+                _ => None,
+            };
             connecting.spawn(async move {
                 let made = connect(ConnectParams {
                     name: &name,
                     config: &config,
                     spawn: &spawn,
                     credentials: &[],
+                    oauth,
                     redactor: &redactor,
                 })
                 .await
@@ -477,6 +505,8 @@ impl McpPluginBuilder {
                 status,
                 spawn: spawn.clone(),
                 redactor: self.redactor.clone(),
+                tokens: caches.get(index).cloned().unwrap_or_default(),
+                host_oauth: host_oauth.get(index).cloned().flatten(),
             }));
         }
         plugin
@@ -507,5 +537,15 @@ fn summary(config: &ServerConfig, tools: usize, pin: Option<&str>) -> String {
         NetworkScope::Local => "network local: declared",
         NetworkScope::Internet => "network internet: declared",
     };
-    format!("{transport}, {sharing}, {tools} tools, {pin}, {network}")
+    let oauth = match &config.oauth {
+        Some(client) => format!(
+            ", OAuth client credentials from {}",
+            client.issuer.as_deref().map_or(
+                "an authorization server on its own origin".to_owned(),
+                |i| { format!("`{i}`") }
+            )
+        ),
+        None => String::new(),
+    };
+    format!("{transport}, {sharing}, {tools} tools, {pin}, {network}{oauth}")
 }

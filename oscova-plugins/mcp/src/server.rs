@@ -51,6 +51,10 @@ pub(crate) struct Server {
     pub(crate) status: Arc<ServerStatus>,
     pub(crate) spawn: ProcessSpawnPolicy,
     pub(crate) redactor: Redactor,
+    /// `oauth` tokens, by user (the host's for a shared server).
+    pub(crate) tokens: Arc<crate::oauth::TokenCache>,
+    /// A shared `oauth` server's client credentials: the host's.
+    pub(crate) host_oauth: Option<crate::oauth::Credentials>,
 }
 
 /// A connection, if there is one, and what it refuses.
@@ -122,6 +126,8 @@ pub(crate) struct ServerHandler {
     pub(crate) own: Option<tokio::sync::Mutex<Slot>>,
     /// Resolved credentials: variable or header name → value.
     pub(crate) credentials: Vec<(String, SecretString)>,
+    /// An `oauth` server's client credentials and token state.
+    pub(crate) oauth: Option<crate::connect::OAuthAccess>,
     /// The credentials this user has not set, if any: every call fails
     /// with this, before connecting.
     pub(crate) missing: Option<MissingCredentials>,
@@ -165,6 +171,23 @@ impl MissingCredentials {
         Self { message, keys }
     }
 
+    /// A shared `oauth` server whose host credentials are not set (it was
+    /// pinned, so it loaded without them).
+    pub(crate) fn host(server: &str, client: &crate::config::OAuthClient) -> Self {
+        let keys = vec![
+            client.client_id_credential.clone(),
+            client.client_secret_credential.clone(),
+        ];
+        let message = format!(
+            "MCP server `{server}` needs the host's OAuth client credentials `{}` and `{}`, \
+             which are not set; the operator must set them (oscova: in the `[credentials]` \
+             table of the config file, or as `OSCOVA_CREDENTIAL_*` variables), and until then \
+             this server's tools cannot run",
+            client.client_id_credential, client.client_secret_credential
+        );
+        Self { message, keys }
+    }
+
     /// The error result a call returns.
     fn result(&self) -> ToolResult {
         ToolResult::missing_credential(self.message.clone(), self.keys.iter().cloned())
@@ -189,6 +212,9 @@ impl ServerHandler {
         let redactor = self.server.redactor.clone();
         for (_, secret) in &self.credentials {
             redactor.add(secret.expose_secret());
+        }
+        if let Some(oauth) = &self.oauth {
+            redactor.add(oauth.credentials.secret.expose_secret());
         }
         redactor
     }
@@ -281,6 +307,7 @@ impl ServerHandler {
                 config: &server.config,
                 spawn: &self.spawn,
                 credentials: &self.credentials,
+                oauth: self.oauth.clone(),
                 redactor: &redactor,
             }) => made,
         };
@@ -344,6 +371,23 @@ impl ServerHandler {
         message
     }
 
+    /// A call whose request could not be sent: the token flow's error
+    /// when that is why (the connection stays; the next call tries for a
+    /// token again), else the connection is lost.
+    async fn failed(&self, tool: &str, error: &ServiceError) -> ToolResult {
+        if let ServiceError::TransportSend(e) = error
+            && let Some(oauth) = crate::oauth::OAuthError::find(e)
+        {
+            let message = format!(
+                "the call of `{tool}` on MCP server `{}` could not be authorized{}: {oauth}",
+                self.server.name,
+                self.for_user()
+            );
+            return ToolResult::error(self.redactor().redact(&message).into_owned());
+        }
+        ToolResult::error(self.lost().await)
+    }
+
     async fn run(
         &self,
         name: String,
@@ -368,7 +412,7 @@ impl ServerHandler {
             .await
         {
             Ok(handle) => handle,
-            Err(_) => return ToolResult::error(self.lost().await),
+            Err(e) => return self.failed(&name, &e).await,
         };
         let (tx, mut rx) = mpsc::unbounded_channel();
         let token = handle.progress_token.clone();
@@ -426,8 +470,8 @@ impl ServerHandler {
                 "MCP server `{}` refused the call of `{name}`: {}",
                 self.server.name, e.message
             )),
-            Some(Err(ServiceError::TransportClosed))
-            | Some(Err(ServiceError::TransportSend(_))) => ToolResult::error(self.lost().await),
+            Some(Err(e @ ServiceError::TransportSend(_))) => self.failed(&name, &e).await,
+            Some(Err(ServiceError::TransportClosed)) => ToolResult::error(self.lost().await),
             Some(Err(e)) => ToolResult::error(format!(
                 "the call of `{name}` on MCP server `{}` failed: {e}",
                 self.server.name

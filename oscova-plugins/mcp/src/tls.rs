@@ -115,6 +115,12 @@ pub(crate) fn reason(error: &(dyn std::error::Error + 'static)) -> String {
 /// message leaves out (the refused certificate under "error sending
 /// request").
 pub(crate) fn handshake_reason(error: &rmcp::service::ClientInitializeError) -> String {
+    // The token flow's own words (`oauth`), not rmcp's wrapping of them.
+    if let rmcp::service::ClientInitializeError::TransportError { error, .. } = error
+        && let Some(oauth) = crate::oauth::OAuthError::find(error)
+    {
+        return oauth.to_string();
+    }
     match error {
         rmcp::service::ClientInitializeError::TransportError { error, context } => {
             use rmcp::transport::streamable_http_client::StreamableHttpError;

@@ -10,6 +10,7 @@ mod support;
 
 pub mod bounds;
 pub mod network;
+pub mod oauth;
 pub mod pins;
 pub mod servers;
 pub mod tls;
