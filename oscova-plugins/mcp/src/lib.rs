@@ -65,6 +65,7 @@
 //! server's elicitation is declined unless its [`Elicitation`] setting is
 //! `Forward`, and then each question names the server.
 
+mod changes;
 mod config;
 #[cfg(target_os = "linux")]
 mod confine;
@@ -76,6 +77,7 @@ mod result;
 mod server;
 mod status;
 mod tls;
+mod upstream;
 mod validate;
 
 use std::path::PathBuf;
@@ -88,9 +90,11 @@ use oscova_core::tool::ToolAnnotations;
 use oscova_core::tool::{ToolInfo, ToolsetInfo};
 use oscova_core::{AgentPlugin, AgentPluginBuilder, AgentPluginContext, NetworkScope, plugin};
 
+pub use changes::{ChangedList, ListChange};
 pub use config::{ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, ServerConfig};
 pub use connect::{TAIL_BYTES, network_isolation_available};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
+pub use upstream::{McpUpstreams, UpstreamError};
 
 use connect::{ConnectParams, Connection, connect};
 use pin::{CatalogTool, PinError, catalog_hash, read_pins, write_pin};
@@ -113,6 +117,7 @@ pub struct McpPlugin {
     servers: Vec<Arc<Server>>,
     diagnostics: Vec<String>,
     status: McpStatus,
+    changes: Arc<changes::ChangeLog>,
 }
 
 impl std::fmt::Debug for McpPlugin {
@@ -141,6 +146,13 @@ impl McpPlugin {
     /// Every server's status.
     pub fn status(&self) -> &McpStatus {
         &self.status
+    }
+
+    /// The host's way to the servers' prompts, resources and completion,
+    /// over the connections their tools use (see [`McpUpstreams`]). Take
+    /// it before handing the plugin to the host; clones share everything.
+    pub fn upstreams(&self) -> McpUpstreams {
+        McpUpstreams::new(self.servers.clone(), self.changes.clone())
     }
 }
 
@@ -206,7 +218,7 @@ fn tool_info(tool: &CatalogTool, config: &ServerConfig) -> ToolInfo {
 /// that user's credentials. A credential the user has not set keeps the
 /// toolset: its tools stay listed, and each call returns an error naming
 /// the credential and how to set it, without connecting to the server.
-fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> ServerHandler {
+fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> Arc<ServerHandler> {
     let config = &server.config;
     let mut credentials = Vec::new();
     let mut missing = Vec::new();
@@ -223,7 +235,7 @@ fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> ServerHandler {
     }
     let missing = (!missing.is_empty())
         .then(|| MissingCredentials::new(&server.name, ctx.user_id(), missing));
-    ServerHandler {
+    let handler = Arc::new(ServerHandler {
         server: server.clone(),
         own: config
             .per_user
@@ -236,7 +248,9 @@ fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> ServerHandler {
             server.spawn.clone()
         },
         user: ctx.user_id().to_owned(),
-    }
+    });
+    server.register(&handler);
+    handler
 }
 
 /// Configures servers, then [`start`](Self::start)s them.
@@ -348,6 +362,7 @@ impl McpPluginBuilder {
             spawn: &spawn,
             credentials: &[],
             redactor: &self.redactor,
+            changes: None,
         })
         .await
         .map_err(|e| McpError::Connect {
@@ -395,6 +410,12 @@ impl McpPluginBuilder {
             }
             let (name, config) = (name.clone(), config.clone());
             let (spawn, redactor) = (spawn.clone(), self.redactor.clone());
+            // The connection a shared server keeps records its changes.
+            let changes = Some(changes::ChangeRoute {
+                log: plugin.changes.clone(),
+                server: name.clone(),
+                user: None,
+            });
             connecting.spawn(async move {
                 let made = connect(ConnectParams {
                     name: &name,
@@ -402,6 +423,7 @@ impl McpPluginBuilder {
                     spawn: &spawn,
                     credentials: &[],
                     redactor: &redactor,
+                    changes,
                 })
                 .await
                 .map_err(|e| e.redacted(&redactor));
@@ -477,6 +499,8 @@ impl McpPluginBuilder {
                 status,
                 spawn: spawn.clone(),
                 redactor: self.redactor.clone(),
+                changes: plugin.changes.clone(),
+                scopes: Default::default(),
             }));
         }
         plugin
