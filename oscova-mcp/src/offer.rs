@@ -9,7 +9,8 @@
 //! method without its source is -32601, as before. A source's refusal is
 //! a [`SourceError`]: what the client got wrong (an unknown prompt, a
 //! missing required argument, a value outside the declared choices, a
-//! path the files boundary refuses) is -32602 invalid params, an unknown
+//! path the files boundary refuses, what a gateway's upstream server
+//! refused as such: [`SourceError::Invalid`]) is -32602 invalid params, an unknown
 //! resource -32002 (rmcp turns it into -32602 on 2026-07-28), and only a
 //! source that failed on its own side is -32603. A source whose list can
 //! change gives [`ListChanges`]; then `listChanged` is advertised and each
@@ -90,6 +91,10 @@ pub enum SourceError {
         /// Why, in words the client can act on.
         reason: String,
     },
+    /// A request the source (or the server behind it, for a gateway's
+    /// upstream prompts and resources) refused as invalid, in its words.
+    #[error("{0}")]
+    Invalid(String),
     /// The source failed on its own side.
     #[error("{0}")]
     Failed(String),
