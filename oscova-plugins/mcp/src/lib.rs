@@ -53,6 +53,13 @@
 //! the scope is a declaration that approval policies and the catalog show.
 //! A url server is refused when its URL is outside the declared scope.
 //!
+//! Prompts, resources and completion: [`McpPlugin::upstreams`] gives the
+//! host [`McpUpstreams`], which reads them for a user scope and a server
+//! over the connection that user's tool calls use (a `per_user` server's
+//! own process, never another user's), with the same credentials,
+//! timeouts and redaction; list changes a server announces are recorded
+//! on the connection's own task ([`ChangedList`], [`ListChange`]).
+//!
 //! `https://` url servers: TLS is rustls on `ring`, the server's
 //! certificate checked against the system's roots plus the PEM
 //! certificates of its [`ServerConfig::ca_file`]; one no root vouches for
