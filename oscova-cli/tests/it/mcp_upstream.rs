@@ -8,7 +8,8 @@
 //! keeps it (the upstream one is `notes__summarize:2`). Over HTTP the
 //! Python SDK's client does the same for two users, each answered by
 //! their own `per_user` upstream process with their own credential
-//! (redacted where it shows).
+//! (redacted where it shows), through `oscova mcp --listen` and `oscova
+//! serve` alike.
 
 use crate::support;
 
@@ -231,10 +232,13 @@ async fn stdio_serves_upstream_prompts_resources_completion_and_changes() {
     client.cancel().await.unwrap();
 }
 
-/// Starts `oscova mcp --listen` and returns it with its URL.
-fn serve(config: &str) -> (Child, String) {
+/// Starts `oscova mcp --listen` (or `oscova serve --listen`) and returns
+/// it with its MCP URL.
+fn serve(config: &str, command: &str) -> (Child, String) {
     use std::io::{BufRead, BufReader};
-    let mut command = support::oscova(&["--config", config, "mcp", "--listen", "127.0.0.1:0"]);
+    let mut command = support::oscova(&["--config", config, command, "--listen", "127.0.0.1:0"]);
+    // `serve`'s A2A side needs a model; no test here reaches it.
+    command.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", "sk-unused-0123456789");
     let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -244,8 +248,13 @@ fn serve(config: &str) -> (Child, String) {
     let url = loop {
         match lines.next() {
             Some(Ok(line)) => {
-                if let Some(at) = line.find("http://") {
-                    break line[at..].trim().to_owned();
+                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+                    let url = url.trim_end_matches('/');
+                    break if url.ends_with("/mcp") {
+                        url.to_owned()
+                    } else {
+                        format!("{url}/mcp")
+                    };
                 }
             }
             _ => panic!("the server exited before saying where it listens"),
@@ -275,14 +284,28 @@ fn python(url: &str, token: &str, change: Option<&str>) -> Value {
 
 #[test]
 fn http_serves_each_user_from_their_own_upstream_process() {
+    for command in ["mcp", "serve"] {
+        http_gateway(command);
+    }
+}
+
+/// `oscova COMMAND --listen` (`mcp` or `serve`) as the gateway for alice
+/// and bob.
+fn http_gateway(command: &str) {
+    eprintln!("oscova {command} --listen");
+    let dir = support::temp_dir("mcp-upstream-http");
     let config = config(
         "mcp-upstream-http",
         &format!(
             "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{ALICE_SHA256}\"\n\n\
-             [[mcp.tokens]]\nuser = \"bob\"\nsha256 = \"{BOB_SHA256}\"\n"
+             [[mcp.tokens]]\nuser = \"bob\"\nsha256 = \"{BOB_SHA256}\"\n\n\
+             [providers.openai]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"gpt-test\"\n\n\
+             [sessions]\npath = \"{}\"\n\n\
+             [serve.a2a]\nprovider = \"openai\"\nname = \"Served agent\"\n",
+            dir.join("sessions.db").display()
         ),
     );
-    let (mut child, url) = serve(config.to_str().unwrap());
+    let (mut child, url) = serve(config.to_str().unwrap(), command);
     let alice = python(&url, "alice-token", Some("late"));
     let bob = python(&url, "bob-token", None);
     let _ = child.kill();
