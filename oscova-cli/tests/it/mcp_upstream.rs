@@ -146,6 +146,19 @@ async fn stdio_serves_upstream_prompts_resources_completion_and_changes() {
         message["content"]["text"], "Summarize alpha in a lively way.",
         "{message}"
     );
+    // A resource the prompt embeds is under its served URI.
+    let cite = client
+        .get_prompt(from::<GetPromptRequestParams>(json!({
+            "name": "notes__cite",
+            "arguments": {"id": "3"},
+        })))
+        .await
+        .unwrap();
+    let message = serde_json::to_value(&cite.messages[0]).unwrap();
+    assert_eq!(
+        message["content"]["resource"]["uri"], "mcp://notes/notes://note/3",
+        "{message}"
+    );
     let refused = client
         .get_prompt(from::<GetPromptRequestParams>(
             json!({"name": "notes__summarize:2"}),

@@ -22,7 +22,8 @@
 //!   (`FilesResources`), which stays the only subscribable source:
 //!   subscribing to an `mcp://` URI is accepted but sends no updates.
 //!   Names of listed resources and templates are prefixed as prompts
-//!   are (`notes__readme`).
+//!   are (`notes__readme`). The resources a served prompt embeds or links
+//!   are under their served URIs too.
 //! - **Users.** Every request goes through the plugin's API with the
 //!   request's user scope: a `per_user` server answers each user over
 //!   that user's own connection, never another's (the plugin's rule).
@@ -109,6 +110,28 @@ pub(crate) fn upstream_uri(uri: &str) -> Option<(String, &str)> {
     Some((String::from_utf8(name).ok()?, upstream))
 }
 
+/// `got` with the URIs of its embedded resources and resource links
+/// served (`mcp://S/U`), so a client reads them back through the gateway.
+fn served_resources(server: &str, got: GetPromptResult) -> Result<GetPromptResult, SourceError> {
+    let failed = |e: serde_json::Error| SourceError::Failed(format!("MCP server `{server}`: {e}"));
+    let mut json = serde_json::to_value(got).map_err(failed)?;
+    if let Some(messages) = json.get_mut("messages").and_then(|m| m.as_array_mut()) {
+        for content in messages.iter_mut().filter_map(|m| m.get_mut("content")) {
+            let uri = match content.get("type").and_then(|t| t.as_str()) {
+                Some("resource") => content.get_mut("resource").and_then(|r| r.get_mut("uri")),
+                Some("resource_link") => content.get_mut("uri"),
+                _ => None,
+            };
+            if let Some(uri) = uri
+                && let Some(text) = uri.as_str()
+            {
+                *uri = served_uri(server, text).into();
+            }
+        }
+    }
+    serde_json::from_value(json).map_err(failed)
+}
+
 /// A refusal of the plugin's API as the client gets it.
 fn source_error(error: UpstreamError, unknown: impl FnOnce() -> SourceError) -> SourceError {
     match error {
@@ -176,14 +199,16 @@ impl PromptSource for UpstreamPrompts {
     ) -> BoxFuture<'a, Result<GetPromptResult, SourceError>> {
         Box::pin(async move {
             let (server, own) = self.route(scope, name).await?;
-            self.upstreams
+            let got = self
+                .upstreams
                 .get_prompt(scope, &server, &own, arguments)
                 .await
                 .map_err(|e| {
                     source_error(e, || SourceError::UnknownPrompt {
                         name: name.to_owned(),
                     })
-                })
+                })?;
+            served_resources(&server, got)
         })
     }
 

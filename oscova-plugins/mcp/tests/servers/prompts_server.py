@@ -4,7 +4,8 @@ tests of the oscova.mcp plugin's host API (`McpUpstreams`) and of the
 `oscova mcp` gateway that re-serves them.
 
 Prompts: `summarize` (arguments `topic`, required, and `style`; both
-complete: `style` from short/long/lively, `topic` from alpha/beta/gamma).
+complete: `style` from short/long/lively, `topic` from alpha/beta/gamma),
+`cite` (argument `id`; one message embedding `notes://note/{id}`).
 Resources: `notes://readme` (static text), `notes://whoami` (pid and
 $NOTES_TOKEN reversed, so a test tells users' processes apart even
 after redaction; and $NOTES_TOKEN as it is, which redaction must hide),
@@ -32,6 +33,19 @@ NOTE_IDS = ["1", "2", "10"]
 @server.prompt(description="Summarizes a topic.")
 def summarize(topic: str, style: str = "short") -> str:
     return f"Summarize {topic} in a {style} way."
+
+
+@server.prompt(description="Cites a note, embedded.")
+def cite(id: str) -> list:
+    return [
+        {
+            "role": "user",
+            "content": {
+                "type": "resource",
+                "resource": {"uri": f"notes://note/{id}", "mimeType": "text/plain", "text": f"Note number {id}."},
+            },
+        }
+    ]
 
 
 @server.resource("notes://readme", name="readme", mime_type="text/plain")
