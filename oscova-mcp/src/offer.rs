@@ -17,6 +17,8 @@
 //! session (or `subscriptions/listen` request that asks for it) is sent
 //! `notifications/prompts/list_changed` or
 //! `notifications/resources/list_changed` once per [`ListChangeNotifier::changed`]
+//! of the signal the source gives for the session's user
+//! ([`PromptSource::list_changes_for`]; the same for every user by default)
 //! (changes made while one is being sent fold into the next), for as long
 //! as the session lasts.
 

@@ -9,7 +9,8 @@
 //! Python SDK's client does the same for two users, each answered by
 //! their own `per_user` upstream process with their own credential
 //! (redacted where it shows), through `oscova mcp --listen` and `oscova
-//! serve` alike.
+//! serve` alike; bob's open session is not told of a change of alice's
+//! own upstream process.
 
 use crate::support;
 
@@ -277,11 +278,13 @@ fn serve(config: &str, command: &str) -> (Child, String) {
     (child, url)
 }
 
+const WATCH_CLIENT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/python/mcp_upstream_client.py"
+);
+
 fn python(url: &str, token: &str, change: Option<&str>) -> Value {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/python/mcp_upstream_client.py"
-    );
+    let script = WATCH_CLIENT;
     let mut command = std::process::Command::new(oscova_test_support::python::mcp_python());
     command.args([script, url, token]);
     command.args(change);
@@ -319,7 +322,27 @@ fn http_gateway(command: &str) {
         ),
     );
     let (mut child, url) = serve(config.to_str().unwrap(), command);
+    // Bob's session is open while alice's upstream list changes.
+    let mut watcher = std::process::Command::new(oscova_test_support::python::mcp_python())
+        .args([WATCH_CLIENT, &url, "bob-token", "--watch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut watched = std::io::BufReader::new(watcher.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut watched, &mut line).unwrap();
+    assert!(line.contains("ready"), "bob's session: {line}");
     let alice = python(&url, "alice-token", Some("late"));
+    drop(watcher.stdin.take());
+    line.clear();
+    std::io::BufRead::read_line(&mut watched, &mut line).unwrap();
+    let _ = watcher.wait();
+    let bob_watch: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        bob_watch["changed"], false,
+        "bob is not told of a change of alice's own upstream process: {line}"
+    );
     let bob = python(&url, "bob-token", None);
     let _ = child.kill();
     let _ = child.wait();

@@ -12,6 +12,13 @@ completes the template's `id` from "1". With CHANGE, it then calls the
 tool `oscova_mcp__notes__add_prompt` (name CHANGE) and waits (at most 30
 s) for `notifications/prompts/list_changed`, then lists the prompts
 again. Prints one JSON line with what it saw.
+
+Usage: python mcp_upstream_client.py URL TOKEN --watch
+
+Initializes a session, lists the prompts, prints `{"ready": true}`, then
+waits until its standard input is closed and 2 s more, and prints
+`{"changed": BOOL}`: whether `notifications/prompts/list_changed`
+reached this session meanwhile.
 """
 
 import json
@@ -40,6 +47,14 @@ async def main(url: str, token: str, change: str | None) -> None:
         async with streamable_http_client(url, http_client=http) as (read, write):
             async with ClientSession(read, write, message_handler=on_message) as session:
                 init = await session.initialize()
+                if change == "--watch":
+                    await session.list_prompts()
+                    print(json.dumps({"ready": True}), flush=True)
+                    await anyio.to_thread.run_sync(sys.stdin.read)
+                    with anyio.move_on_after(2):
+                        await changed.wait()
+                    print(json.dumps({"changed": changed.is_set()}), flush=True)
+                    return
                 prompts = await session.list_prompts()
                 got = await session.get_prompt("notes__summarize", {"topic": "alpha", "style": "lively"})
                 styles = await session.complete(

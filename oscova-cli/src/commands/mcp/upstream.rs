@@ -34,12 +34,14 @@
 //!   unknown prompt or resource for what it does not offer, internal
 //!   error otherwise). A server without the capability lists nothing.
 //! - **Changes.** A server's `notifications/prompts/list_changed` or
-//!   `resources/list_changed` (on any user's connection) raises this
-//!   source's list-changed signal, so every connected client is sent
-//!   the gateway's own notification and lists again, getting its own
-//!   user's list.
+//!   `resources/list_changed` is sent on as the gateway's own
+//!   notification: a shared server's to every connected client, a
+//!   `per_user` server's only to the sessions of the user whose
+//!   connection it came on (so no user learns of another's changes);
+//!   the client then lists again and gets its own user's list.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use oscova_core::UserScope;
 use oscova_core::wire::normalize_segment;
@@ -48,7 +50,7 @@ use oscova_mcp::resource::{FilesResources, ResourceSource};
 use oscova_mcp::rmcp::model::{
     GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate,
 };
-use oscova_mcp::{BoxFuture, ListChanges, SourceError, list_changes};
+use oscova_mcp::{BoxFuture, ListChangeNotifier, ListChanges, SourceError, list_changes};
 use oscova_plugin_mcp::{ChangedList, McpUpstreams, UpstreamError};
 
 /// The scheme of served upstream URIs.
@@ -56,15 +58,59 @@ const SCHEME: &str = "mcp://";
 
 /// The list-changed signals of the upstream prompts and resources, raised
 /// by the plugin's callback.
-pub(crate) fn changes(upstreams: &McpUpstreams) -> (ListChanges, ListChanges) {
-    let (prompts, prompt_changes) = list_changes();
-    let (resources, resource_changes) = list_changes();
+pub(crate) fn changes(upstreams: &McpUpstreams) -> (UserSignals, UserSignals) {
+    let (prompts, resources) = (UserSignals::new(), UserSignals::new());
+    let (p, r) = (prompts.clone(), resources.clone());
     upstreams.on_list_changed(move |change| match change.list {
-        ChangedList::Prompts => prompts.changed(),
-        ChangedList::Resources => resources.changed(),
+        ChangedList::Prompts => p.raise(change.user.as_deref()),
+        ChangedList::Resources => r.raise(change.user.as_deref()),
         _ => {}
     });
-    (prompt_changes, resource_changes)
+    (prompts, resources)
+}
+
+/// One list's change signals: one for every session (a shared server's
+/// changes) and one per user (a `per_user` server's, which only that
+/// user's sessions are told of).
+#[derive(Clone)]
+pub(crate) struct UserSignals {
+    all: (ListChangeNotifier, ListChanges),
+    users: Arc<Mutex<HashMap<String, (ListChangeNotifier, ListChanges)>>>,
+}
+
+impl UserSignals {
+    fn new() -> Self {
+        Self {
+            all: list_changes(),
+            users: Arc::default(),
+        }
+    }
+
+    /// Says the list changed for `user`'s sessions, or for every
+    /// session when `None`.
+    fn raise(&self, user: Option<&str>) {
+        let Some(user) = user else {
+            self.all.0.changed();
+            return;
+        };
+        let users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((notifier, _)) = users.get(user) {
+            notifier.changed();
+        }
+    }
+
+    /// The signal every session hears (what the capability is advertised
+    /// on).
+    fn every(&self) -> ListChanges {
+        self.all.1.clone()
+    }
+
+    /// The signal `user`'s sessions hear: every session's and their own.
+    fn of(&self, user: &str) -> ListChanges {
+        let mut users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
+        let own = users.entry(user.to_owned()).or_insert_with(list_changes);
+        ListChanges::any([self.all.1.clone(), own.1.clone()]).unwrap_or_else(|| self.every())
+    }
 }
 
 /// The prefix of server `server`'s prompt and resource names.
@@ -145,11 +191,11 @@ fn source_error(error: UpstreamError, unknown: impl FnOnce() -> SourceError) -> 
 /// The `[mcp.servers]` prompts (see the module rules).
 pub(crate) struct UpstreamPrompts {
     upstreams: McpUpstreams,
-    changes: ListChanges,
+    changes: UserSignals,
 }
 
 impl UpstreamPrompts {
-    pub(crate) fn new(upstreams: McpUpstreams, changes: ListChanges) -> Self {
+    pub(crate) fn new(upstreams: McpUpstreams, changes: UserSignals) -> Self {
         Self { upstreams, changes }
     }
 
@@ -234,7 +280,11 @@ impl PromptSource for UpstreamPrompts {
     }
 
     fn list_changes(&self) -> Option<ListChanges> {
-        Some(self.changes.clone())
+        Some(self.changes.every())
+    }
+
+    fn list_changes_for(&self, scope: &UserScope) -> Option<ListChanges> {
+        Some(self.changes.of(scope.user().id()))
     }
 }
 
@@ -242,13 +292,13 @@ impl PromptSource for UpstreamPrompts {
 /// module rules).
 pub(crate) struct GatewayResources {
     files: FilesResources,
-    upstream: Option<(McpUpstreams, ListChanges)>,
+    upstream: Option<(McpUpstreams, UserSignals)>,
 }
 
 impl GatewayResources {
     /// The files root's resources and, given the plugin's API and its
     /// resources' change signal, the servers'.
-    pub(crate) fn new(upstream: Option<(McpUpstreams, ListChanges)>) -> Self {
+    pub(crate) fn new(upstream: Option<(McpUpstreams, UserSignals)>) -> Self {
         Self {
             files: FilesResources::new(),
             upstream,
@@ -424,7 +474,16 @@ impl ResourceSource for GatewayResources {
             self.files
                 .list_changes()
                 .into_iter()
-                .chain(self.upstream.as_ref().map(|(_, c)| c.clone())),
+                .chain(self.upstream.as_ref().map(|(_, c)| c.every())),
+        )
+    }
+
+    fn list_changes_for(&self, scope: &UserScope) -> Option<ListChanges> {
+        ListChanges::any(
+            self.files
+                .list_changes_for(scope)
+                .into_iter()
+                .chain(self.upstream.as_ref().map(|(_, c)| c.of(scope.user().id()))),
         )
     }
 }
