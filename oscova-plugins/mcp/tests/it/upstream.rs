@@ -4,7 +4,8 @@
 //! reading, completing over the connection the tools use; list changes
 //! recorded and called back; each user's `per_user` process answering
 //! that user only, with its credential redacted; a user without the
-//! credential, a scope of another host, and a server without prompts.
+//! credential, a scope of another host, a dropped scope (its process goes
+//! with it), and a server without prompts.
 
 use crate::support;
 
@@ -260,14 +261,15 @@ async fn a_per_user_server_answers_each_user_over_their_own_connection() {
         upstreams.list_prompts(&stranger, "notes").await,
         Err(UpstreamError::NoScope { .. })
     ));
+    // Alice's scope is gone, and her process with it: a new scope of
+    // hers gets a process of its own, never bob's.
     drop(alice);
-    // Alice's scope is gone: her handler with it, so no request of hers
-    // can borrow another scope's connection.
-    let alice_again = other.user_scope(UserInfo::new("alice"));
-    assert!(matches!(
-        upstreams.list_prompts(&alice_again, "notes").await,
-        Err(UpstreamError::NoScope { .. })
-    ));
+    let alice = host.user_scope(UserInfo::new("alice"));
+    let again = upstreams.read_resource(&alice, "notes", "notes://whoami");
+    let (pid, token) = whoami(&again.await.unwrap());
+    assert_eq!(token, "1-nekot-ecila");
+    assert_ne!(pid, alice_pid, "a new scope, a new process");
+    assert_ne!(pid, bob_pid);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
