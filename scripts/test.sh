@@ -42,6 +42,9 @@ scripts/check-structure.sh
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+# The CLI as a library for other hosts (`default-features = false`, no
+# plugins, no speech libraries) builds without warnings.
+cargo clippy -p oscova-cli --no-default-features --lib --locked -- -D warnings
 # The Postgres session store is off by default; its conformance suite and
 # two-process test run here, against throwaway clusters.
 cargo clippy -p oscova-agent --features postgres --all-targets --locked -- -D warnings

@@ -29,8 +29,9 @@
 //! |---|---|
 //! | `http.rs` | the card is public; everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` |
 //! | `rpc.rs` | the methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card refused with the specification's error |
-//! | `push.rs` | status updates POSTed to the task's webhooks through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts |
-//! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams |
+//! | `push.rs` | webhooks kept in the task store, owner-scoped, their secrets never answered; status updates POSTed to them through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts; a run's final state owed until every webhook took it, swept after a restart |
+//! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams; a run on another instance followed through the store, its chunks through the store's relay |
+//! | `relay.rs`, `pg_relay.rs` | a run's events published through a store several processes share (Postgres `NOTIFY` per task, text joined for 50 ms, payloads under 8000 bytes), so a subscriber on any instance gets the model's text |
 //! | `tasks.rs` | a context is the user's session `a2a:<contextId>`; a task is one run; runs of one context in turn; per-user bound on running tasks; every state stored before it is told |
 //! | `ask.rs` | a tool's question puts the task in `INPUT_REQUIRED`; the client's next message in the task answers it |
 //! | `tasks.rs` (credentials) | a run whose tool call came back with a missing credential ends in `AUTH_REQUIRED`, the guidance its status message; the client's next message in the task runs it again |
@@ -53,8 +54,11 @@ mod error;
 mod events;
 mod http;
 #[cfg(feature = "postgres")]
+mod pg_relay;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod push;
+mod relay;
 mod rpc;
 mod server;
 #[cfg(feature = "sqlite")]
@@ -69,6 +73,7 @@ pub use error::{A2aError, ServeA2aError};
 pub use http::{A2aBody, CARD_PATH, VERSION_HEADER};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresTaskStore;
+pub use push::{CLAIM_LEASE, MAX_CLAIMS, PushAuthentication, PushConfig, SWEEP_EVERY};
 pub use server::{
     A2aServer, A2aService, BoundA2aServer, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS_PER_USER,
     DEFAULT_MAX_TASKS_PER_USER, DEFAULT_STREAM_IDLE_TIMEOUT, MAX_BODY_BYTES_RANGE,
@@ -77,4 +82,4 @@ pub use server::{
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
-pub use store::{MemoryTaskStore, StoreError, TaskPage, TaskQuery, TaskStore};
+pub use store::{MemoryTaskStore, Relayed, StoreError, TaskPage, TaskQuery, TaskStore};

@@ -8,12 +8,28 @@
 //! sequence, newest first. The schema is created under an advisory lock,
 //! so instances starting together do not race. A fleet turns
 //! [`fail_unfinished_at_start`](crate::A2aServer::fail_unfinished_at_start)
-//! off: another instance may be running the unfinished tasks.
+//! off: another instance may be running the unfinished tasks. A task's
+//! webhooks are rows of `oscova_a2a_push_configs` (the config as JSON,
+//! its secrets included: the database is as private as the sessions in
+//! it); an owed push is a row of `oscova_a2a_push_owed`, written in the
+//! transaction that writes the final state, claimed with `FOR UPDATE SKIP
+//! LOCKED` so two sweeps never take one row. The stream events of a run
+//! (the model's text as it comes, each state) are relayed to the other
+//! instances with `NOTIFY` (`pg_relay.rs`), so a subscriber on any
+//! instance gets the chunks, not only the states.
 
 use tokio::sync::Mutex;
 use tokio_postgres::{Client, NoTls};
 
-use crate::store::{StoreError, TaskPage, TaskQuery, TaskStore, failed, matches};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::pg_relay::Relay;
+use crate::push::PushConfig;
+use crate::store::{
+    Relayed, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
+};
 use crate::wire::{Task, TaskState};
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS oscova_a2a_tasks (
@@ -25,7 +41,32 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS oscova_a2a_tasks (
     task TEXT NOT NULL,
     UNIQUE (owner, id)
 );
-CREATE INDEX IF NOT EXISTS oscova_a2a_tasks_owner ON oscova_a2a_tasks (owner, seq);";
+CREATE INDEX IF NOT EXISTS oscova_a2a_tasks_owner ON oscova_a2a_tasks (owner, seq);
+CREATE TABLE IF NOT EXISTS oscova_a2a_push_configs (
+    seq BIGSERIAL PRIMARY KEY,
+    owner TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    config TEXT NOT NULL,
+    UNIQUE (owner, task_id, id)
+);
+CREATE TABLE IF NOT EXISTS oscova_a2a_push_owed (
+    owner TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    claimed_at BIGINT NOT NULL,
+    claims INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (owner, task_id)
+);";
+
+/// Marks the push of ($1, $2) owed, claimed at $3, when it has a webhook.
+const OWE: &str = "INSERT INTO oscova_a2a_push_owed (owner, task_id, claimed_at, claims)
+    SELECT $1, $2, $3, 0 WHERE EXISTS
+        (SELECT 1 FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2)
+    ON CONFLICT (owner, task_id) DO UPDATE SET claimed_at = EXCLUDED.claimed_at, claims = 0";
+
+const UPSERT: &str = "INSERT INTO oscova_a2a_tasks (owner, id, context_id, state, task)
+    VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (owner, id) DO UPDATE SET state = EXCLUDED.state, task = EXCLUDED.task";
 
 /// The advisory lock the schema is created under.
 const SCHEMA_LOCK: i64 = 0x05c0_7a2a;
@@ -35,9 +76,14 @@ fn db(error: impl std::fmt::Display) -> StoreError {
 }
 
 /// Tasks in Postgres: one row per task, written whole, read by owner, for
-/// several processes or machines on one database.
+/// several processes or machines on one database; a run's stream events
+/// relayed to the other instances (`pg_relay.rs`).
 pub struct PostgresTaskStore {
     client: Mutex<Client>,
+    /// For the relay's own connection, opened when first used (again
+    /// when it was lost).
+    config: String,
+    relay: Mutex<Option<std::sync::Arc<Relay>>>,
 }
 
 impl std::fmt::Debug for PostgresTaskStore {
@@ -65,26 +111,186 @@ impl PostgresTaskStore {
         tx.commit().await.map_err(db)?;
         Ok(Self {
             client: Mutex::new(client),
+            config: config.to_owned(),
+            relay: Mutex::new(None),
         })
+    }
+
+    async fn relay(&self) -> Result<std::sync::Arc<Relay>, StoreError> {
+        let mut slot = self.relay.lock().await;
+        if let Some(relay) = slot.as_ref().filter(|r| !r.is_closed()) {
+            return Ok(relay.clone());
+        }
+        let relay = std::sync::Arc::new(Relay::connect(&self.config).await?);
+        *slot = Some(relay.clone());
+        Ok(relay)
     }
 }
 
 #[async_trait::async_trait]
 impl TaskStore for PostgresTaskStore {
+    fn relays(&self) -> bool {
+        true
+    }
+
+    async fn publish(&self, owner: &str, task: &str, event: &Value) -> Result<(), StoreError> {
+        self.relay().await?.publish(owner, task, event).await
+    }
+
+    async fn follow(&self, task: &str) -> Result<Option<Relayed>, StoreError> {
+        Ok(Some(self.relay().await?.follow(task).await?))
+    }
+
     async fn put(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
         let json = serde_json::to_string(task)?;
         self.client
             .lock()
             .await
             .execute(
-                "INSERT INTO oscova_a2a_tasks (owner, id, context_id, state, task)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (owner, id) DO UPDATE SET state = EXCLUDED.state, task = EXCLUDED.task",
-                &[&owner, &task.id, &task.context_id, &task.status.state.as_str(), &json],
+                UPSERT,
+                &[
+                    &owner,
+                    &task.id,
+                    &task.context_id,
+                    &task.status.state.as_str(),
+                    &json,
+                ],
             )
             .await
             .map_err(db)?;
         Ok(())
+    }
+
+    async fn put_final(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
+        let json = serde_json::to_string(task)?;
+        let mut client = self.client.lock().await;
+        let tx = client.transaction().await.map_err(db)?;
+        tx.execute(
+            UPSERT,
+            &[
+                &owner,
+                &task.id,
+                &task.context_id,
+                &task.status.state.as_str(),
+                &json,
+            ],
+        )
+        .await
+        .map_err(db)?;
+        tx.execute(OWE, &[&owner, &task.id, &now_millis()])
+            .await
+            .map_err(db)?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError> {
+        let json = serde_json::to_string(config)?;
+        self.client
+            .lock()
+            .await
+            .execute(
+                "INSERT INTO oscova_a2a_push_configs (owner, task_id, id, config) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (owner, task_id, id) DO UPDATE SET config = EXCLUDED.config",
+                &[&owner, &config.task_id, &config.id, &json],
+            )
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {
+        let rows = self
+            .client
+            .lock()
+            .await
+            .query(
+                "SELECT config FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2 ORDER BY seq",
+                &[&owner, &task],
+            )
+            .await
+            .map_err(db)?;
+        rows.iter()
+            .map(|row| {
+                let json: String = row.try_get(0).map_err(db)?;
+                Ok(serde_json::from_str(&json)?)
+            })
+            .collect()
+    }
+
+    async fn delete_push_config(
+        &self,
+        owner: &str,
+        task: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let gone = self
+            .client
+            .lock()
+            .await
+            .execute(
+                "DELETE FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2 AND id = $3",
+                &[&owner, &task, &id],
+            )
+            .await
+            .map_err(db)?;
+        Ok(gone > 0)
+    }
+
+    async fn push_delivered(&self, owner: &str, task: &str) -> Result<(), StoreError> {
+        self.client
+            .lock()
+            .await
+            .execute(
+                "DELETE FROM oscova_a2a_push_owed WHERE owner = $1 AND task_id = $2",
+                &[&owner, &task],
+            )
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    async fn claim_owed_pushes(
+        &self,
+        stale: Duration,
+        max_claims: u32,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let max = i32::try_from(max_claims).unwrap_or(i32::MAX);
+        let mut client = self.client.lock().await;
+        let tx = client.transaction().await.map_err(db)?;
+        let rows = tx
+            .query(
+                "SELECT owner, task_id, claims FROM oscova_a2a_push_owed
+                 WHERE claimed_at <= $1 FOR UPDATE SKIP LOCKED",
+                &[&stale_before(stale)],
+            )
+            .await
+            .map_err(db)?;
+        let mut claimed = Vec::new();
+        for row in &rows {
+            let owner: String = row.try_get(0).map_err(db)?;
+            let task: String = row.try_get(1).map_err(db)?;
+            let claims: i32 = row.try_get(2).map_err(db)?;
+            if claims >= max {
+                tracing::warn!(%task, "an owed push was given up after {max_claims} sweeps");
+                tx.execute(
+                    "DELETE FROM oscova_a2a_push_owed WHERE owner = $1 AND task_id = $2",
+                    &[&owner, &task],
+                )
+                .await
+                .map_err(db)?;
+                continue;
+            }
+            tx.execute(
+                "UPDATE oscova_a2a_push_owed SET claimed_at = $3, claims = claims + 1
+                 WHERE owner = $1 AND task_id = $2",
+                &[&owner, &task, &now_millis()],
+            )
+            .await
+            .map_err(db)?;
+            claimed.push((owner, task));
+        }
+        tx.commit().await.map_err(db)?;
+        Ok(claimed)
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Task>, StoreError> {
@@ -141,15 +347,19 @@ impl TaskStore for PostgresTaskStore {
         let tx = client.transaction().await.map_err(db)?;
         let rows = tx
             .query(
-                "SELECT seq, task FROM oscova_a2a_tasks WHERE state IN ($1, $2) FOR UPDATE",
+                "SELECT seq, owner, task FROM oscova_a2a_tasks WHERE state IN ($1, $2) FOR UPDATE",
                 &[&TaskState::Submitted.as_str(), &TaskState::Working.as_str()],
             )
             .await
             .map_err(db)?;
         for row in &rows {
             let seq: i64 = row.try_get(0).map_err(db)?;
-            let json: String = row.try_get(1).map_err(db)?;
+            let owner: String = row.try_get(1).map_err(db)?;
+            let json: String = row.try_get(2).map_err(db)?;
             let task = failed(serde_json::from_str(&json)?, reason);
+            tx.execute(OWE, &[&owner, &task.id, &now_millis()])
+                .await
+                .map_err(db)?;
             tx.execute(
                 "UPDATE oscova_a2a_tasks SET state = $1, task = $2 WHERE seq = $3",
                 &[

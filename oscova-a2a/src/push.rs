@@ -4,95 +4,164 @@
 //! Rules: a client sets a webhook for its own task (another user's task is
 //! `TaskNotFound`) with `CreateTaskPushNotificationConfig` or in
 //! `SendMessage`'s `configuration.taskPushNotificationConfig`; get, list
-//! and delete name the task too. Each `statusUpdate` of the task's run is
-//! POSTed as the `StreamResponse` JSON to every webhook, in order, one
-//! event and one webhook at a time, with `Authorization: <scheme>
-//! <credentials>` when the config has `authentication` and
-//! `X-A2A-Notification-Token` when it has `token`: at least once, up to
-//! three attempts (after 200 ms and 1 s) while the webhook fails or
-//! answers other than 2xx. Every POST goes through the host's HTTP client
-//! with the `Internet` scope, so a webhook on a loopback, private,
-//! link-local or metadata address is refused (never retried) unless the
-//! operator allowed that destination (`[network] allow`). Configs live
-//! in this process (not in the task store) and deliveries are made by the
-//! process that runs the task; a config set on a task that no run here
-//! will update is kept and never used.
+//! and delete name the task too. Configs are kept in the task store, beside
+//! the tasks and scoped by owner as they are (SQLite's
+//! `a2a_push_configs`, Postgres's `oscova_a2a_push_configs`), so they
+//! outlive a restart and, in a fleet, the instance that runs the task
+//! reads the configs set through any other. The config's secrets (the
+//! `authentication.credentials` sent as `Authorization`, and the `token`)
+//! are kept there as the client gave them (protect the database as the
+//! sessions', which hold the conversations), never logged (`Debug` hides
+//! them) and never answered: `Create`, `Get` and
+//! `ListTaskPushNotificationConfig(s)` return the config without them
+//! (the specification does not require them back; a client that needs
+//! them kept its own copy).
+//!
+//! Each `statusUpdate` of the task's run is POSTed as the `StreamResponse`
+//! JSON to every webhook the store holds for the task at that moment, in
+//! order, one event and one webhook at a time, with `Authorization:
+//! <scheme> <credentials>` when the config has `authentication` and
+//! `X-A2A-Notification-Token` when it has `token`: up to three attempts
+//! (after 200 ms and 1 s) while the webhook fails or answers other than
+//! 2xx. The final state of a run (terminal, or `AUTH_REQUIRED`) is owed
+//! at least once: the store marks it owed in the same write as the state
+//! (only when the task has a webhook), and the mark is cleared once every
+//! webhook answered 2xx (or the policy refused it). A mark left behind (a
+//! webhook down, a process stopped) is claimed by a sweep: at start (at
+//! once when [`fail_unfinished_at_start`](crate::A2aServer::fail_unfinished_at_start)
+//! is on, i.e. no other process shares the store; else once the mark is
+//! [`CLAIM_LEASE`] old), then every [`SWEEP_EVERY`]; each claim delivers
+//! the task's stored state again, at most [`MAX_CLAIMS`] claims per mark.
+//! Every POST goes through the host's HTTP client with the `Internet`
+//! scope, so a webhook on a loopback, private, link-local or metadata
+//! address is refused (never retried) unless the operator allowed that
+//! destination (`[network] allow`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use oscova_core::{HttpClient, NetworkScope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::A2aError;
+use crate::events::status_update;
+use crate::store::TaskStore;
 use crate::wire::{TaskState, new_id};
 
 /// How long to wait before each retry.
 const RETRIES: [Duration; 2] = [Duration::from_millis(200), Duration::from_secs(1)];
 /// How long one POST may take.
 const POST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How old an owed push's claim must be before a sweep takes it over.
+pub const CLAIM_LEASE: Duration = Duration::from_secs(120);
+/// How often owed pushes are swept.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(60);
+/// How many sweeps try an owed push before it is given up (and logged).
+pub const MAX_CLAIMS: u32 = 5;
 
-/// How the webhook wants to be called.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// How the webhook wants to be called: `Authorization: <scheme>
+/// <credentials>`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Authentication {
-    scheme: String,
+#[non_exhaustive]
+pub struct PushAuthentication {
+    /// The HTTP authentication scheme (`Bearer`, `Basic`).
+    pub scheme: String,
+    /// The credentials: a secret, never answered back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    credentials: Option<String>,
+    pub credentials: Option<String>,
 }
 
-/// A webhook of a task (`TaskPushNotificationConfig`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A webhook of a task (`TaskPushNotificationConfig`), as the client set
+/// it and the store keeps it. Its `Debug` shows no secret.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct PushConfig {
+#[non_exhaustive]
+pub struct PushConfig {
+    /// Its id (made here when the client gave none).
     #[serde(default)]
-    pub(crate) id: String,
+    pub id: String,
+    /// The task it is for.
     #[serde(default)]
-    pub(crate) task_id: String,
-    pub(crate) url: String,
+    pub task_id: String,
+    /// Where events are POSTed (http or https).
+    pub url: String,
+    /// Sent as `X-A2A-Notification-Token`: a secret, never answered back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    token: Option<String>,
+    pub token: Option<String>,
+    /// Sent as `Authorization`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    authentication: Option<Authentication>,
+    pub authentication: Option<PushAuthentication>,
 }
 
-type Configs = Arc<Mutex<HashMap<(String, String), Vec<PushConfig>>>>;
+impl std::fmt::Debug for PushConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushConfig")
+            .field("id", &self.id)
+            .field("task_id", &self.task_id)
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
+            .field(
+                "scheme",
+                &self.authentication.as_ref().map(|a| a.scheme.as_str()),
+            )
+            .finish_non_exhaustive()
+    }
+}
 
-/// The webhooks of every task, and the client that calls them.
+impl std::fmt::Debug for PushAuthentication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushAuthentication")
+            .field("scheme", &self.scheme)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PushConfig {
+    /// The config as it is answered: without the token and credentials.
+    pub fn redacted(&self) -> Self {
+        let mut config = self.clone();
+        config.token = None;
+        if let Some(auth) = &mut config.authentication {
+            auth.credentials = None;
+        }
+        config
+    }
+}
+
+/// Whether `state` ends a run: its push is owed at least once.
+pub(crate) fn is_final(state: TaskState) -> bool {
+    state.is_terminal() || state == TaskState::AuthRequired
+}
+
+/// The webhooks' delivery: configs read from the store, POSTs through the
+/// host's client.
+#[derive(Clone)]
 pub(crate) struct Pushes {
-    configs: Configs,
+    store: Arc<dyn TaskStore>,
     client: HttpClient,
-    /// Tasks whose events are being forwarded (one forwarder each).
-    forwarding: Arc<Mutex<std::collections::HashSet<(String, String)>>>,
+}
+
+fn internal(error: impl std::fmt::Display) -> A2aError {
+    A2aError::Internal(error.to_string())
 }
 
 impl Pushes {
-    /// Webhooks called through `client` (the host's), with the `Internet`
-    /// scope.
-    pub(crate) fn new(client: &HttpClient) -> Self {
+    /// Webhooks kept in `store`, called through `client` (the host's) with
+    /// the `Internet` scope.
+    pub(crate) fn new(client: &HttpClient, store: Arc<dyn TaskStore>) -> Self {
         Self {
-            configs: Arc::default(),
+            store,
             client: client.with_fixed_scope(NetworkScope::Internet),
-            forwarding: Arc::default(),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Vec<PushConfig>>> {
-        self.configs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Adds (or replaces, by id) a webhook of the task `task` of `owner`.
-    pub(crate) fn set(
-        &self,
-        owner: &str,
-        task: &str,
-        mut config: PushConfig,
-    ) -> Result<PushConfig, A2aError> {
+    /// Checks `config` for the task `task`, giving it an id when it has
+    /// none.
+    pub(crate) fn check(task: &str, mut config: PushConfig) -> Result<PushConfig, A2aError> {
         let scheme = config.url.split_once("://").map(|(s, _)| s);
         if !matches!(scheme, Some("http" | "https")) {
             return Err(A2aError::InvalidParams("url: an http or https URL".into()));
@@ -101,92 +170,136 @@ impl Pushes {
             config.id = new_id();
         }
         config.task_id = task.to_owned();
-        let mut configs = self.lock();
-        let list = configs
-            .entry((owner.to_owned(), task.to_owned()))
-            .or_default();
-        list.retain(|c| c.id != config.id);
-        list.push(config.clone());
         Ok(config)
     }
 
-    /// The webhooks of the task.
-    pub(crate) fn list(&self, owner: &str, task: &str) -> Vec<PushConfig> {
-        self.lock()
-            .get(&(owner.to_owned(), task.to_owned()))
-            .cloned()
-            .unwrap_or_default()
+    /// Adds (or replaces, by id) a webhook of the task `task` of `owner`
+    /// (who owns it: the caller checked); answers it redacted.
+    pub(crate) async fn set(
+        &self,
+        owner: &str,
+        task: &str,
+        config: PushConfig,
+    ) -> Result<PushConfig, A2aError> {
+        let config = Self::check(task, config)?;
+        self.store
+            .put_push_config(owner, &config)
+            .await
+            .map_err(internal)?;
+        Ok(config.redacted())
+    }
+
+    /// The webhooks of the task, redacted.
+    pub(crate) async fn list(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, A2aError> {
+        let configs = self
+            .store
+            .push_configs(owner, task)
+            .await
+            .map_err(internal)?;
+        Ok(configs.iter().map(PushConfig::redacted).collect())
     }
 
     /// Removes the webhook `id`; whether there was one.
-    pub(crate) fn delete(&self, owner: &str, task: &str, id: &str) -> bool {
-        let mut configs = self.lock();
-        let Some(list) = configs.get_mut(&(owner.to_owned(), task.to_owned())) else {
-            return false;
-        };
-        let before = list.len();
-        list.retain(|c| c.id != id);
-        before != list.len()
+    pub(crate) async fn delete(&self, owner: &str, task: &str, id: &str) -> Result<bool, A2aError> {
+        self.store
+            .delete_push_config(owner, task, id)
+            .await
+            .map_err(internal)
     }
 
     /// Delivers the status updates of `events` (the task's run) to the
-    /// task's webhooks, in order, until the terminal one.
+    /// task's webhooks, in order, until the run's final one.
     pub(crate) fn forward(&self, owner: &str, task: &str, mut events: broadcast::Receiver<Value>) {
-        let (configs, client) = (self.configs.clone(), self.client.clone());
-        let key = (owner.to_owned(), task.to_owned());
-        let forwarding = self.forwarding.clone();
-        let fresh = forwarding
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(key.clone());
-        if !fresh {
-            return;
-        }
+        let pushes = self.clone();
+        let (owner, task) = (owner.to_owned(), task.to_owned());
         tokio::spawn(async move {
-            let _done = Forwarding(forwarding, key.clone());
             loop {
                 let event = match events.recv().await {
                     Ok(event) => event,
                     Err(broadcast::error::RecvError::Lagged(_)) => continue,
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
-                let Some(state) = event["statusUpdate"]["status"]["state"].as_str() else {
+                let Some(state) = event["statusUpdate"]["status"]["state"]
+                    .as_str()
+                    .and_then(TaskState::parse)
+                else {
                     continue;
                 };
-                let hooks = configs
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .get(&key)
-                    .cloned()
-                    .unwrap_or_default();
-                for hook in &hooks {
-                    deliver(&client, hook, &event).await;
-                }
-                if TaskState::parse(state).is_some_and(TaskState::is_terminal) {
+                pushes.push(&owner, &task, &event, is_final(state)).await;
+                if is_final(state) {
                     return;
                 }
             }
         });
     }
-}
 
-/// Forgets a task's forwarder when it ends.
-struct Forwarding(
-    Arc<Mutex<std::collections::HashSet<(String, String)>>>,
-    (String, String),
-);
+    /// POSTs `event` to the task's webhooks; for a final state, clears
+    /// the owed mark once every webhook took it.
+    async fn push(&self, owner: &str, task: &str, event: &Value, owed: bool) {
+        let hooks = match self.store.push_configs(owner, task).await {
+            Ok(hooks) => hooks,
+            Err(error) => {
+                tracing::warn!(%error, task, "reading a task's webhooks failed");
+                return;
+            }
+        };
+        let mut all = true;
+        for hook in &hooks {
+            all &= deliver(&self.client, hook, event).await;
+        }
+        if owed
+            && all
+            && let Err(error) = self.store.push_delivered(owner, task).await
+        {
+            tracing::warn!(%error, task, "clearing a delivered push failed");
+        }
+    }
 
-impl Drop for Forwarding {
-    fn drop(&mut self) {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&self.1);
+    /// Sweeps owed pushes now (taking over claims older than `first`),
+    /// then every [`SWEEP_EVERY`] (older than [`CLAIM_LEASE`]), until
+    /// `cancel`.
+    pub(crate) fn sweep(&self, first: Duration, cancel: CancellationToken) {
+        let pushes = self.clone();
+        tokio::spawn(async move {
+            let mut stale = first;
+            loop {
+                pushes.sweep_once(stale).await;
+                stale = CLAIM_LEASE;
+                tokio::select! {
+                    () = cancel.cancelled() => return,
+                    () = tokio::time::sleep(SWEEP_EVERY) => {}
+                }
+            }
+        });
+    }
+
+    async fn sweep_once(&self, stale: Duration) {
+        let owed = match self.store.claim_owed_pushes(stale, MAX_CLAIMS).await {
+            Ok(owed) => owed,
+            Err(error) => {
+                tracing::warn!(%error, "claiming owed pushes failed");
+                return;
+            }
+        };
+        for (owner, task) in owed {
+            match self.store.get(&owner, &task).await {
+                Ok(Some(stored)) if is_final(stored.status.state) => {
+                    self.push(&owner, &task, &status_update(&stored), true)
+                        .await;
+                }
+                // Gone, or running again: its next final state is owed instead.
+                Ok(_) => {
+                    let _ = self.store.push_delivered(&owner, &task).await;
+                }
+                Err(error) => tracing::warn!(%error, %task, "reading an owed task failed"),
+            }
+        }
     }
 }
 
-/// POSTs `event` to `hook`, retrying failures the policy did not refuse.
-async fn deliver(client: &HttpClient, hook: &PushConfig, event: &Value) {
+/// POSTs `event` to `hook`, retrying failures the policy did not refuse;
+/// whether it is done with (taken, or refused for good).
+async fn deliver(client: &HttpClient, hook: &PushConfig, event: &Value) -> bool {
     for attempt in 0..=RETRIES.len() {
         let mut request = client.post(&hook.url).json(event).timeout(POST_TIMEOUT);
         if let Some(token) = &hook.token {
@@ -198,7 +311,7 @@ async fn deliver(client: &HttpClient, hook: &PushConfig, event: &Value) {
             request = request.header("Authorization", &format!("{} {credentials}", auth.scheme));
         }
         match request.send().await {
-            Ok(response) if response.status().is_success() => return,
+            Ok(response) if response.status().is_success() => return true,
             Ok(response) => {
                 tracing::warn!(status = %response.status(), hook = %hook.id, "a webhook refused a push");
             }
@@ -208,11 +321,12 @@ async fn deliver(client: &HttpClient, hook: &PushConfig, event: &Value) {
             Err(error) => {
                 // The host's policy refused the destination: never retried.
                 tracing::warn!(%error, hook = %hook.id, "a push was refused");
-                return;
+                return true;
             }
         }
         if let Some(pause) = RETRIES.get(attempt) {
             tokio::time::sleep(*pause).await;
         }
     }
+    false
 }

@@ -7,7 +7,8 @@
 //! one); a `SendMessage` waits for its task to end unless
 //! `configuration.returnImmediately` is true; `ListTasks` pages are at
 //! most 100 tasks (50 unless `pageSize` says), the page token being the
-//! offset; streams are `stream.rs`'s, webhooks `push.rs`'s; the extended
+//! offset; streams are `stream.rs`'s, webhooks `push.rs`'s (answered
+//! without their token and credentials); the extended
 //! card is refused with the error the specification names.
 
 use serde::Deserialize;
@@ -164,18 +165,14 @@ pub(crate) async fn call(
         "CreateTaskPushNotificationConfig" => {
             let config: PushConfig = params(params_json)?;
             let task = runner.get(owner, &config.task_id).await?;
-            let config = runner.pushes.set(owner, &task.id, config)?;
-            if let Some(events) = runner.subscribe(owner, &task.id) {
-                runner.pushes.forward(owner, &task.id, events);
-            }
-            to_json(&config)
+            to_json(&runner.pushes.set(owner, &task.id, config).await?)
         }
         "GetTaskPushNotificationConfig" | "DeleteTaskPushNotificationConfig" => {
             let p: PushParams = params(params_json)?;
             let task = runner.get(owner, &p.task_id).await?;
             let id = p.id.unwrap_or_default();
             if method == "DeleteTaskPushNotificationConfig" {
-                return if runner.pushes.delete(owner, &task.id, &id) {
+                return if runner.pushes.delete(owner, &task.id, &id).await? {
                     Ok(json!({}))
                 } else {
                     Err(A2aError::InvalidParams(format!(
@@ -186,6 +183,7 @@ pub(crate) async fn call(
             let config = runner
                 .pushes
                 .list(owner, &task.id)
+                .await?
                 .into_iter()
                 .find(|c| c.id == id)
                 .ok_or_else(|| {
@@ -196,7 +194,7 @@ pub(crate) async fn call(
         "ListTaskPushNotificationConfigs" => {
             let p: PushParams = params(params_json)?;
             let task = runner.get(owner, &p.task_id).await?;
-            let configs = runner.pushes.list(owner, &task.id);
+            let configs = runner.pushes.list(owner, &task.id).await?;
             Ok(json!({"configs": to_json(&configs)?, "nextPageToken": ""}))
         }
         "GetExtendedAgentCard" => Err(A2aError::ExtendedAgentCardNotConfigured),

@@ -7,13 +7,17 @@
 //! tokens or OAuth, [`A2aServer::bind`] refuses any address but a loopback
 //! one. Requests are authenticated by `oscova_serve::Authenticator`, the
 //! MCP server's: static tokens in constant time, then OAuth access tokens
-//! ([`A2aServer::oauth`]) with every check of `oscova_serve::OAuth`.
+//! ([`A2aServer::oauth`]) with every check of `oscova_serve::OAuth`; or
+//! by an authenticator shared with another front end of the port
+//! ([`A2aServer::authenticator`]: `oscova serve` passes its MCP
+//! server's, so the issuer's keys and accepted tokens are cached once).
 //! When the service is built and [`A2aServer::fail_unfinished_at_start`]
 //! is on (the default, right for one process on its own store), tasks a
 //! dead process left `SUBMITTED` or `WORKING` become `FAILED` with the
 //! reason; a fleet sharing one store turns it off, since another instance
-//! may be running them. Shutdown cancels every run; each stores its
-//! `CANCELED` state as it ends.
+//! may be running them. The service sweeps the pushes owed to webhooks
+//! (see `push.rs`) at once, then each minute, until shutdown. Shutdown
+//! cancels every run; each stores its `CANCELED` state as it ends.
 
 use std::net::SocketAddr;
 use std::ops::RangeInclusive;
@@ -66,6 +70,9 @@ pub struct A2aServer {
     store: Arc<dyn TaskStore>,
     tokens: Vec<UserToken>,
     oauth: Option<(OAuthConfig, Option<String>)>,
+    /// An authenticator shared with another front end, used instead of
+    /// `tokens` and `oauth`.
+    shared_auth: Option<Authenticator>,
     default_user: String,
     users: UserDirectory,
     card: CardConfig,
@@ -96,6 +103,7 @@ impl A2aServer {
             store,
             tokens: Vec::new(),
             oauth: None,
+            shared_auth: None,
             default_user: "default".into(),
             users: Arc::new(|id: &str| UserInfo::new(id)),
             card: CardConfig::default(),
@@ -124,6 +132,16 @@ impl A2aServer {
     /// both front ends of its port.
     pub fn oauth(mut self, config: OAuthConfig, default_resource: Option<String>) -> Self {
         self.oauth = Some((config, default_resource));
+        self
+    }
+
+    /// Authenticates with `auth`, shared with another front end of the
+    /// same port (`oscova serve` passes its MCP server's, so both keep one
+    /// table of static tokens, one cache of the issuer's keys and of
+    /// accepted access tokens), instead of [`tokens`](Self::tokens) and
+    /// [`oauth`](Self::oauth).
+    pub fn authenticator(mut self, auth: Authenticator) -> Self {
+        self.shared_auth = Some(auth);
         self
     }
 
@@ -222,17 +240,28 @@ impl A2aServer {
         }
         let base = self.card.url.clone().unwrap_or_else(|| base_url.to_owned());
         let base = base.trim_end_matches('/');
-        let oauth = match self.oauth {
-            Some((config, resource)) => Some(OAuth::new(
-                config,
-                resource.as_deref().unwrap_or(base),
-                self.agents.plugins().http_client(),
-            )?),
-            None => None,
+        let auth = match self.shared_auth {
+            Some(auth) => auth,
+            None => {
+                let oauth = match self.oauth {
+                    Some((config, resource)) => Some(OAuth::new(
+                        config,
+                        resource.as_deref().unwrap_or(base),
+                        self.agents.plugins().http_client(),
+                    )?),
+                    None => None,
+                };
+                Authenticator::new(Tokens::new(self.tokens), oauth)
+            }
         };
-        let card = card_json(&self.card, base, !self.tokens.is_empty() || oauth.is_some());
-        let auth = Authenticator::new(Tokens::new(self.tokens), oauth);
+        let card = card_json(&self.card, base, !auth.is_open());
         let cancel = CancellationToken::new();
+        let first_sweep = if self.fail_unfinished {
+            // No other process shares the store: every owed push is ours.
+            Duration::ZERO
+        } else {
+            crate::push::CLAIM_LEASE
+        };
         let runner = Arc::new(Runner::new(
             self.agents,
             self.store,
@@ -245,6 +274,7 @@ impl A2aServer {
             },
             cancel.clone(),
         ));
+        runner.pushes.sweep(first_sweep, cancel.clone());
         Ok(A2aService {
             state: Arc::new(State {
                 runner,
@@ -260,7 +290,11 @@ impl A2aServer {
 
     /// Binds `addr` and builds the service for it.
     pub async fn bind(self, addr: SocketAddr) -> Result<BoundA2aServer, ServeA2aError> {
-        if self.tokens.is_empty() && self.oauth.is_none() && !addr.ip().is_loopback() {
+        let open = match &self.shared_auth {
+            Some(auth) => auth.is_open(),
+            None => self.tokens.is_empty() && self.oauth.is_none(),
+        };
+        if open && !addr.ip().is_loopback() {
             return Err(ServeA2aError::NoTokens {
                 addr,
                 user: self.default_user,

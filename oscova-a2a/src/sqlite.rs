@@ -5,7 +5,11 @@
 //! context, state, update time and the whole task as JSON, written in one
 //! statement (insert or replace), so several processes on one file (WAL,
 //! a busy timeout of five seconds) read whole tasks. Listing is ordered by
-//! the row's creation sequence, newest first.
+//! the row's creation sequence, newest first. A task's webhooks are rows
+//! of `a2a_push_configs` (owner, task, id, the config as JSON, its
+//! secrets included: the file is as private as the sessions in it); an
+//! owed push is a row of `a2a_push_owed`, written in the transaction that
+//! writes the final state.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -13,7 +17,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::store::{StoreError, TaskPage, TaskQuery, TaskStore, failed, matches};
+use crate::push::PushConfig;
+use crate::store::{
+    StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
+};
 use crate::wire::{Task, TaskState};
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS a2a_tasks (
@@ -25,7 +32,32 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS a2a_tasks (
     task TEXT NOT NULL,
     UNIQUE (owner, id)
 );
-CREATE INDEX IF NOT EXISTS a2a_tasks_owner ON a2a_tasks (owner, seq);";
+CREATE INDEX IF NOT EXISTS a2a_tasks_owner ON a2a_tasks (owner, seq);
+CREATE TABLE IF NOT EXISTS a2a_push_configs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    config TEXT NOT NULL,
+    UNIQUE (owner, task_id, id)
+);
+CREATE TABLE IF NOT EXISTS a2a_push_owed (
+    owner TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    claimed_at INTEGER NOT NULL,
+    claims INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (owner, task_id)
+);";
+
+/// Marks the push of (?1, ?2) owed, claimed at ?3, when it has a webhook.
+const OWE: &str = "INSERT INTO a2a_push_owed (owner, task_id, claimed_at, claims)
+    SELECT ?1, ?2, ?3, 0 WHERE EXISTS
+        (SELECT 1 FROM a2a_push_configs WHERE owner = ?1 AND task_id = ?2)
+    ON CONFLICT (owner, task_id) DO UPDATE SET claimed_at = excluded.claimed_at, claims = 0";
+
+const UPSERT: &str =
+    "INSERT INTO a2a_tasks (owner, id, context_id, state, task) VALUES (?1, ?2, ?3, ?4, ?5)
+    ON CONFLICT (owner, id) DO UPDATE SET state = excluded.state, task = excluded.task";
 
 /// Tasks in a SQLite file: one row per task, written whole, so several
 /// processes on one file read whole tasks; reads name the owner.
@@ -94,13 +126,146 @@ impl TaskStore for SqliteTaskStore {
             task.status.state.as_str(),
         );
         self.run(move |conn| {
+            conn.execute(UPSERT, params![owner, id, context, state, json])
+                .map_err(db)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn put_final(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
+        let json = serde_json::to_string(task)?;
+        let (owner, id, context, state) = (
+            owner.to_owned(),
+            task.id.clone(),
+            task.context_id.clone(),
+            task.status.state.as_str(),
+        );
+        self.run(move |conn| {
+            let tx = conn.transaction().map_err(db)?;
+            tx.execute(UPSERT, params![owner, id, context, state, json])
+                .map_err(db)?;
+            tx.execute(OWE, params![owner, id, now_millis()])
+                .map_err(db)?;
+            tx.commit().map_err(db)
+        })
+        .await
+    }
+
+    async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError> {
+        let json = serde_json::to_string(config)?;
+        let (owner, task, id) = (owner.to_owned(), config.task_id.clone(), config.id.clone());
+        self.run(move |conn| {
             conn.execute(
-                "INSERT INTO a2a_tasks (owner, id, context_id, state, task) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (owner, id) DO UPDATE SET state = excluded.state, task = excluded.task",
-                params![owner, id, context, state, json],
+                "INSERT INTO a2a_push_configs (owner, task_id, id, config) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (owner, task_id, id) DO UPDATE SET config = excluded.config",
+                params![owner, task, id, json],
             )
             .map_err(db)?;
             Ok(())
+        })
+        .await
+    }
+
+    async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {
+        let (owner, task) = (owner.to_owned(), task.to_owned());
+        let rows: Vec<String> = self
+            .run(move |conn| {
+                let mut statement = conn
+                    .prepare(
+                        "SELECT config FROM a2a_push_configs WHERE owner = ?1 AND task_id = ?2 ORDER BY seq",
+                    )
+                    .map_err(db)?;
+                let rows = statement
+                    .query_map(params![owner, task], |row| row.get(0))
+                    .map_err(db)?
+                    .collect::<Result<Vec<String>, _>>()
+                    .map_err(db)?;
+                Ok(rows)
+            })
+            .await?;
+        rows.iter()
+            .map(|json| Ok(serde_json::from_str(json)?))
+            .collect()
+    }
+
+    async fn delete_push_config(
+        &self,
+        owner: &str,
+        task: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let (owner, task, id) = (owner.to_owned(), task.to_owned(), id.to_owned());
+        self.run(move |conn| {
+            let gone = conn
+                .execute(
+                    "DELETE FROM a2a_push_configs WHERE owner = ?1 AND task_id = ?2 AND id = ?3",
+                    params![owner, task, id],
+                )
+                .map_err(db)?;
+            Ok(gone > 0)
+        })
+        .await
+    }
+
+    async fn push_delivered(&self, owner: &str, task: &str) -> Result<(), StoreError> {
+        let (owner, task) = (owner.to_owned(), task.to_owned());
+        self.run(move |conn| {
+            conn.execute(
+                "DELETE FROM a2a_push_owed WHERE owner = ?1 AND task_id = ?2",
+                params![owner, task],
+            )
+            .map_err(db)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn claim_owed_pushes(
+        &self,
+        stale: Duration,
+        max_claims: u32,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let before = stale_before(stale);
+        self.run(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(db)?;
+            let rows: Vec<(String, String, u32)> = {
+                let mut statement = tx
+                    .prepare(
+                        "SELECT owner, task_id, claims FROM a2a_push_owed WHERE claimed_at <= ?1",
+                    )
+                    .map_err(db)?;
+                statement
+                    .query_map(params![before], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })
+                    .map_err(db)?
+                    .collect::<Result<_, _>>()
+                    .map_err(db)?
+            };
+            let mut claimed = Vec::new();
+            for (owner, task, claims) in rows {
+                if claims >= max_claims {
+                    tracing::warn!(%task, "an owed push was given up after {max_claims} sweeps");
+                    tx.execute(
+                        "DELETE FROM a2a_push_owed WHERE owner = ?1 AND task_id = ?2",
+                        params![owner, task],
+                    )
+                    .map_err(db)?;
+                    continue;
+                }
+                tx.execute(
+                    "UPDATE a2a_push_owed SET claimed_at = ?3, claims = claims + 1
+                     WHERE owner = ?1 AND task_id = ?2",
+                    params![owner, task, now_millis()],
+                )
+                .map_err(db)?;
+                claimed.push((owner, task));
+            }
+            tx.commit().map_err(db)?;
+            Ok(claimed)
         })
         .await
     }
@@ -157,21 +322,23 @@ impl TaskStore for SqliteTaskStore {
         let reason = reason.to_owned();
         self.run(move |conn| {
             let tx = conn.transaction().map_err(db)?;
-            let rows: Vec<(i64, String)> = {
+            let rows: Vec<(i64, String, String)> = {
                 let mut statement = tx
-                    .prepare("SELECT seq, task FROM a2a_tasks WHERE state IN (?1, ?2)")
+                    .prepare("SELECT seq, owner, task FROM a2a_tasks WHERE state IN (?1, ?2)")
                     .map_err(db)?;
                 statement
                     .query_map(
                         params![TaskState::Submitted.as_str(), TaskState::Working.as_str()],
-                        |row| Ok((row.get(0)?, row.get(1)?)),
+                        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
                     )
                     .map_err(db)?
                     .collect::<Result<_, _>>()
                     .map_err(db)?
             };
-            for (seq, json) in &rows {
+            for (seq, owner, json) in &rows {
                 let task = failed(serde_json::from_str(json)?, &reason);
+                tx.execute(OWE, params![owner, task.id, now_millis()])
+                    .map_err(db)?;
                 tx.execute(
                     "UPDATE a2a_tasks SET state = ?1, task = ?2 WHERE seq = ?3",
                     params![

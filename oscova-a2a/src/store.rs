@@ -10,10 +10,25 @@
 //! one. [`TaskStore::fail_unfinished`] is what a process calls when it
 //! starts: a task left `SUBMITTED` or `WORKING` by a process that died
 //! becomes `FAILED` with a reason, never lost and never left running.
+//!
+//! A task's webhooks ([`PushConfig`]) are kept beside it, read and
+//! deleted by the same owner. A final state (terminal, or
+//! `AUTH_REQUIRED`) written with [`TaskStore::put_final`], or by
+//! [`TaskStore::fail_unfinished`], marks its push owed in the same write
+//! when the task has a webhook; [`TaskStore::push_delivered`] clears the
+//! mark and [`TaskStore::claim_owed_pushes`] hands marks whose claim is
+//! old to a sweep, dropping those claimed too often. A store that several
+//! processes share may relay a run's stream events from the process
+//! running it to the others ([`TaskStore::publish`],
+//! [`TaskStore::follow`]: Postgres does, with `LISTEN`/`NOTIFY`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Duration;
 
+use serde_json::Value;
+
+use crate::push::PushConfig;
 use crate::wire::{Task, TaskState};
 
 /// Why a store failed.
@@ -66,7 +81,70 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Moves every task left `SUBMITTED` or `WORKING` to `FAILED` with
     /// `reason`; returns how many.
     async fn fail_unfinished(&self, reason: &str) -> Result<usize, StoreError>;
+    /// Writes `task` in a final state, and in the same write marks its
+    /// push owed (claimed now) when the task has a webhook.
+    async fn put_final(&self, owner: &str, task: &Task) -> Result<(), StoreError>;
+    /// Writes a webhook of `owner`'s task `config.task_id` (inserted, or
+    /// replacing the one with its id).
+    async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError>;
+    /// The webhooks of the task `task` of `owner`, oldest first.
+    async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError>;
+    /// Deletes the webhook `id` of the task; whether there was one.
+    async fn delete_push_config(
+        &self,
+        owner: &str,
+        task: &str,
+        id: &str,
+    ) -> Result<bool, StoreError>;
+    /// Clears the task's owed push.
+    async fn push_delivered(&self, owner: &str, task: &str) -> Result<(), StoreError>;
+    /// Claims the owed pushes whose claim is at least `stale` old (counting
+    /// the claim; a mark claimed `max_claims` times is dropped instead);
+    /// returns (owner, task id) of each claimed.
+    async fn claim_owed_pushes(
+        &self,
+        stale: Duration,
+        max_claims: u32,
+    ) -> Result<Vec<(String, String)>, StoreError>;
+    /// Whether other processes on this store hear what
+    /// [`publish`](Self::publish) sends (a fleet's store); false unless
+    /// the store says so.
+    fn relays(&self) -> bool {
+        false
+    }
+    /// Tells the processes following the task `task` of `owner` a stream
+    /// event of its run here (see `relay.rs`); nothing unless the store
+    /// relays.
+    async fn publish(&self, owner: &str, task: &str, event: &Value) -> Result<(), StoreError> {
+        let _ = (owner, task, event);
+        Ok(())
+    }
+    /// The stream events another process publishes for the task `task`
+    /// from now on, each with its owner (the reader keeps its own); `None`
+    /// when the store relays none.
+    async fn follow(&self, task: &str) -> Result<Option<Relayed>, StoreError> {
+        let _ = task;
+        Ok(None)
+    }
 }
+
+/// Stream events relayed from another process: (owner, event).
+pub type Relayed = tokio::sync::broadcast::Receiver<(String, Value)>;
+
+/// Milliseconds since the Unix epoch: when a claim was made.
+pub(crate) fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The claim time before which a claim is stale.
+pub(crate) fn stale_before(stale: Duration) -> i64 {
+    now_millis().saturating_sub(i64::try_from(stale.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// An owed push: (claimed at, claims).
+type Owed = HashMap<(String, String), (i64, u32)>;
 
 /// Tasks in memory, lost with the process.
 #[derive(Debug, Default)]
@@ -74,6 +152,9 @@ pub struct MemoryTaskStore {
     /// (owner, id) → (insertion order, task).
     tasks: Mutex<HashMap<(String, String), (u64, Task)>>,
     next: std::sync::atomic::AtomicU64,
+    /// (owner, task id) → its webhooks.
+    pushes: Mutex<HashMap<(String, String), Vec<PushConfig>>>,
+    owed: Mutex<Owed>,
 }
 
 impl MemoryTaskStore {
@@ -87,6 +168,26 @@ impl MemoryTaskStore {
         self.tasks
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn pushes(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Vec<PushConfig>>> {
+        self.pushes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn owed(&self) -> std::sync::MutexGuard<'_, Owed> {
+        self.owed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Marks the task's push owed when it has a webhook.
+    fn owe(&self, owner: &str, task: &str) {
+        let key = (owner.to_owned(), task.to_owned());
+        if self.pushes().get(&key).is_some_and(|l| !l.is_empty()) {
+            self.owed().insert(key, (now_millis(), 0));
+        }
     }
 }
 
@@ -144,13 +245,85 @@ impl TaskStore for MemoryTaskStore {
     }
 
     async fn fail_unfinished(&self, reason: &str) -> Result<usize, StoreError> {
-        let mut count = 0;
-        for (_, task) in self.lock().values_mut() {
+        let mut done = Vec::new();
+        for ((owner, id), (_, task)) in self.lock().iter_mut() {
             if matches!(task.status.state, TaskState::Submitted | TaskState::Working) {
                 *task = failed(task.clone(), reason);
-                count += 1;
+                done.push((owner.clone(), id.clone()));
             }
         }
-        Ok(count)
+        for (owner, id) in &done {
+            self.owe(owner, id);
+        }
+        Ok(done.len())
+    }
+
+    async fn put_final(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
+        self.put(owner, task).await?;
+        self.owe(owner, &task.id);
+        Ok(())
+    }
+
+    async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError> {
+        let mut pushes = self.pushes();
+        let list = pushes
+            .entry((owner.to_owned(), config.task_id.clone()))
+            .or_default();
+        match list.iter_mut().find(|c| c.id == config.id) {
+            Some(old) => *old = config.clone(),
+            None => list.push(config.clone()),
+        }
+        Ok(())
+    }
+
+    async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {
+        Ok(self
+            .pushes()
+            .get(&(owner.to_owned(), task.to_owned()))
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    async fn delete_push_config(
+        &self,
+        owner: &str,
+        task: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let mut pushes = self.pushes();
+        let Some(list) = pushes.get_mut(&(owner.to_owned(), task.to_owned())) else {
+            return Ok(false);
+        };
+        let before = list.len();
+        list.retain(|c| c.id != id);
+        Ok(before != list.len())
+    }
+
+    async fn push_delivered(&self, owner: &str, task: &str) -> Result<(), StoreError> {
+        self.owed().remove(&(owner.to_owned(), task.to_owned()));
+        Ok(())
+    }
+
+    async fn claim_owed_pushes(
+        &self,
+        stale: Duration,
+        max_claims: u32,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let before = stale_before(stale);
+        let mut claimed = Vec::new();
+        self.owed().retain(|key, (at, claims)| {
+            if *at > before {
+                return true;
+            }
+            if *claims >= max_claims {
+                tracing::warn!(task = %key.1, "an owed push was given up after {max_claims} sweeps");
+                return false;
+            }
+            *at = now_millis();
+            *claims += 1;
+            claimed.push(key.clone());
+            true
+        });
+        Ok(claimed)
     }
 }

@@ -9,7 +9,12 @@
 //! itself. Subscribing to a task in a terminal state is
 //! `UnsupportedOperation`. A task whose run is on another process (a
 //! fleet on one store) is followed by reading the store each second, so
-//! its status updates arrive, its chunks do not. A reader that falls
+//! its status updates arrive; when the store relays the run's events
+//! (Postgres: see `relay.rs`), the model's text arrives too, as the
+//! running instance publishes it, and the states the relay brings first
+//! are not sent twice (a state the store shows before the relay brought
+//! it waits up to five seconds for the relay's, so the text before it is
+//! sent first; then the store's is sent). A reader that falls
 //! behind by more than 256 events skips the oldest; the terminal event is
 //! the newest, never skipped. With nothing to send for 15 seconds, a
 //! comment line is sent, so a client that went away is noticed and its
@@ -33,13 +38,17 @@ use tokio::sync::{broadcast, mpsc};
 
 use crate::error::A2aError;
 use crate::http::A2aBody;
+use crate::push::is_final;
+use crate::store::Relayed;
 use crate::tasks::{Runner, status_update};
-use crate::wire::{Message, Task};
+use crate::wire::{Message, Task, TaskStatus};
 
 /// How long a stream stays silent before a keep-alive comment.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How often a task run elsewhere is read from the store.
 const POLL: Duration = Duration::from_secs(1);
+/// How long a final state read from the store waits for the relay's.
+const RELAY_GRACE: Duration = Duration::from_secs(5);
 
 /// How events are framed.
 #[derive(Clone)]
@@ -53,7 +62,8 @@ pub(crate) enum Framing {
 /// Where a stream's events after the first come from.
 enum Source {
     Live(broadcast::Receiver<Value>),
-    Poll(Box<Task>),
+    /// The task as last told, and the store's relay of its run's events.
+    Poll(Box<Task>, Option<Relayed>),
 }
 
 /// An open stream: its first event and where the rest come from.
@@ -97,6 +107,15 @@ pub(crate) async fn open(
         .ok_or_else(|| A2aError::InvalidParams("id: the task's id".into()))?
         .to_owned();
     let live = runner.subscribe(owner, &id);
+    // Followed before the task is read, so no event after it is missed.
+    let relay = match live {
+        Some(_) => None,
+        None => runner
+            .store
+            .follow(&id)
+            .await
+            .map_err(|e| A2aError::Internal(e.to_string()))?,
+    };
     let task = runner.get(owner, &id).await?;
     if task.status.state.is_terminal() {
         return Err(A2aError::UnsupportedOperation(format!(
@@ -106,7 +125,7 @@ pub(crate) async fn open(
     }
     let source = match live {
         Some(receiver) => Source::Live(receiver),
-        None => Source::Poll(Box::new(task.clone())),
+        None => Source::Poll(Box::new(task.clone()), relay),
     };
     Ok(EventStream {
         first: task,
@@ -144,6 +163,54 @@ fn is_terminal(event: &Value) -> bool {
         .as_str()
         .and_then(crate::wire::TaskState::parse)
         .is_some_and(|s| s.is_terminal())
+}
+
+/// The next relayed event of `owner`'s task; `None` once the relay ended
+/// (then it is dropped and the store alone is read); never, without one.
+async fn relayed(relay: &mut Option<Relayed>, owner: &str) -> Option<Value> {
+    let Some(receiver) = relay else {
+        return std::future::pending().await;
+    };
+    loop {
+        match receiver.recv().await {
+            Ok((from, event)) if from == owner => return Some(event),
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => {
+                *relay = None;
+                return None;
+            }
+        }
+    }
+}
+
+/// What [`tell`] did.
+enum Told {
+    Sent,
+    Nothing,
+    End,
+}
+
+/// Sends a relayed `event` unless it is the state `last` has already.
+async fn tell(
+    tx: &mpsc::Sender<Bytes>,
+    framing: &Framing,
+    last: &mut Task,
+    event: Option<Value>,
+) -> Told {
+    let Some(event) = event else {
+        return Told::Nothing;
+    };
+    if let Some(status) = event.get("statusUpdate").map(|u| u["status"].clone()) {
+        match serde_json::from_value::<TaskStatus>(status) {
+            Ok(status) if status == last.status => return Told::Nothing,
+            Ok(status) => last.status = status,
+            Err(_) => return Told::Nothing,
+        }
+    }
+    if tx.send(frame(framing, &event)).await.is_err() || is_terminal(&event) {
+        return Told::End;
+    }
+    Told::Sent
 }
 
 /// The stream as an SSE response; a task writes its events.
@@ -194,25 +261,50 @@ pub(crate) fn response(
                 }
                 last_event = tokio::time::Instant::now();
             },
-            Source::Poll(mut last) => loop {
+            Source::Poll(mut last, mut relay) => loop {
                 if last_event.elapsed() >= runner.stream_idle {
                     return;
                 }
                 tokio::select! {
                     () = tokio::time::sleep(POLL) => {}
                     () = tx.closed() => return,
+                    event = relayed(&mut relay, &owner) => {
+                        match tell(&tx, &framing, &mut last, event).await {
+                            Told::Sent => last_event = tokio::time::Instant::now(),
+                            Told::Nothing => {}
+                            Told::End => return,
+                        }
+                        continue;
+                    }
                 }
                 let Ok(task) = runner.get(&owner, &last.id).await else {
                     return;
                 };
+                if task.status == last.status {
+                    continue;
+                }
+                if relay.is_some() && is_final(task.status.state) {
+                    // The relay's state comes after the text before it.
+                    let deadline = tokio::time::Instant::now() + RELAY_GRACE;
+                    while let Ok(event) =
+                        tokio::time::timeout_at(deadline, relayed(&mut relay, &owner)).await
+                    {
+                        if let Told::End = tell(&tx, &framing, &mut last, event).await {
+                            return;
+                        }
+                        if last.status == task.status {
+                            break;
+                        }
+                    }
+                }
                 if task.status != last.status {
                     let event = status_update(&task);
                     if tx.send(frame(&framing, &event)).await.is_err() || is_terminal(&event) {
                         return;
                     }
-                    last_event = tokio::time::Instant::now();
-                    *last = task;
+                    last.status = task.status;
                 }
+                last_event = tokio::time::Instant::now();
             },
         }
     });

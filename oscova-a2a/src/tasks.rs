@@ -115,7 +115,7 @@ impl Runner {
         limits: Limits,
         cancel: CancellationToken,
     ) -> Self {
-        let pushes = Pushes::new(&agents.plugins().http_client());
+        let pushes = Pushes::new(&agents.plugins().http_client(), store.clone());
         Self {
             agents,
             store,
@@ -172,6 +172,11 @@ impl Runner {
             ));
         }
         if let Some(task_id) = message.task_id.clone() {
+            if let Some(push) = push {
+                // The caller's task only: another's is `TaskNotFound`.
+                let task = self.get(owner, &task_id).await?;
+                self.pushes.set(owner, &task.id, push).await?;
+            }
             return self.answer(owner, &task_id, message, blocking).await;
         }
         let context = message.context_id.clone().unwrap_or_else(new_id);
@@ -181,25 +186,22 @@ impl Runner {
             )));
         }
         let id = new_id();
-        let pushed = push
-            .map(|p| self.pushes.set(owner, &id, p))
-            .transpose()?
-            .is_some();
+        let push = push.map(|p| Pushes::check(&id, p)).transpose()?;
         message.context_id = Some(context.clone());
         message.task_id = Some(id.clone());
         let task = Task::submitted(id, context, message);
-        self.launch(owner, task, text, blocking, pushed).await
+        self.launch(owner, task, text, blocking, push).await
     }
 
-    /// Stores `task` as it is and starts its run on `text`; with
-    /// `blocking`, returns once it settled.
+    /// Stores `task` as it is (and `push`, its webhook) and starts its run
+    /// on `text`; with `blocking`, returns once it settled.
     async fn launch(
         self: &Arc<Self>,
         owner: &str,
         task: Task,
         text: String,
         blocking: bool,
-        pushed: bool,
+        push: Option<PushConfig>,
     ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
         let id = task.id.clone();
         let (done_tx, done) = watch::channel(false);
@@ -229,12 +231,27 @@ impl Runner {
                 },
             );
         }
-        if let Err(error) = self.store.put(owner, &task).await {
+        let stored = match push {
+            Some(push) => match self.store.put(owner, &task).await {
+                Ok(()) => self.store.put_push_config(owner, &push).await,
+                Err(error) => Err(error),
+            },
+            None => self.store.put(owner, &task).await,
+        };
+        if let Err(error) = stored {
             self.running().remove(&(owner.to_owned(), id));
             return Err(internal(error));
         }
-        if pushed {
-            self.pushes.forward(owner, &id, events.subscribe());
+        // Webhooks may be set later, through any instance: the forwarder
+        // reads them from the store at each state.
+        self.pushes.forward(owner, &id, events.subscribe());
+        if self.store.relays() {
+            crate::relay::publish_run(
+                self.store.clone(),
+                owner.to_owned(),
+                id.clone(),
+                events.subscribe(),
+            );
         }
         let answer = id.clone();
         let runner = self.clone();
@@ -269,8 +286,7 @@ impl Runner {
             message.context_id = Some(task.context_id.clone());
             task.history.push(message);
             task.set_state(TaskState::Submitted, None);
-            let pushed = !self.pushes.list(owner, id).is_empty();
-            return self.launch(owner, task, text, blocking, pushed).await;
+            return self.launch(owner, task, text, blocking, None).await;
         }
         let waiting = (task.status.state == TaskState::InputRequired)
             .then(|| self.take_waiting(owner, id))
@@ -381,7 +397,7 @@ impl Runner {
             None => {
                 let mut task = task;
                 task.set_state(TaskState::Canceled, Some("canceled by the client"));
-                self.store.put(owner, &task).await.map_err(internal)?;
+                self.store.put_final(owner, &task).await.map_err(internal)?;
             }
         }
         self.get(owner, id).await
@@ -540,7 +556,7 @@ impl Runner {
             }
             Outcome::Failed(reason) => task.set_state(TaskState::Failed, Some(&reason)),
         }
-        if let Err(error) = self.store.put(owner, &task).await {
+        if let Err(error) = self.store.put_final(owner, &task).await {
             tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
         }
         let _ = events.send(status_update(&task));

@@ -185,12 +185,12 @@ pub(crate) struct ServeArgs {
     /// How MCP names tools: `wire` or `short`, as `oscova mcp`.
     #[arg(long, value_enum, default_value_t = Names::Wire)]
     pub(crate) names: Names,
-    /// The model provider A2A tasks run on (default: `[serve.a2a]
-    /// provider`, else `ollama`).
+    /// The model provider A2A tasks run on (default: `[a2a] provider`
+    /// or `[serve.a2a] provider`, else `ollama`).
     #[arg(long, value_name = "KEY")]
     pub(crate) provider: Option<String>,
-    /// The model (default: `[serve.a2a] model`, else the provider's
-    /// `[providers.<KEY>] model`).
+    /// The model (default: `[a2a] model` or `[serve.a2a] model`, else
+    /// the provider's `[providers.<KEY>] model`).
     #[arg(long, value_name = "MODEL")]
     pub(crate) model: Option<String>,
 }

@@ -96,7 +96,8 @@ struct FileConfig {
     /// `[sessions]`: where sessions are kept.
     #[serde(default)]
     sessions: SessionsSection,
-    /// `[a2a]`: A2A agents called as tools (the `oscova.a2a` plugin).
+    /// `[a2a]`: the served agent (`provider`, `model`, `skills`), and A2A
+    /// agents called as tools (the `oscova.a2a` plugin).
     #[serde(default)]
     a2a: a2a::A2aSection,
     /// `[prompts.NAME]`: prompts `oscova mcp` serves.
@@ -275,6 +276,12 @@ impl Config {
         };
         let mut file = file;
         file.serve
+            .take_agent(std::mem::take(&mut file.a2a.served))
+            .map_err(|message| CliError::ConfigValue {
+                path: origin(),
+                message,
+            })?;
+        file.serve
             .check()
             .map_err(|message| CliError::ConfigValue {
                 path: origin(),
@@ -295,7 +302,7 @@ impl Config {
             message,
         })?;
         #[cfg(feature = "a2a-agents")]
-        a2a::resolve_pending_dir(&mut file.a2a, source.as_deref());
+        a2a::resolve_pending_dir(&mut file.a2a.agents, source.as_deref());
         let http = file
             .network
             .http_client()
@@ -388,7 +395,7 @@ impl Config {
             #[cfg(feature = "mcp-servers")]
             mcp_servers: Arc::new(file.mcp.servers(ca_base.as_deref())),
             #[cfg(feature = "a2a-agents")]
-            a2a: Arc::new(file.a2a),
+            a2a: Arc::new(file.a2a.agents),
             mcp: Arc::new(file.mcp),
             auth: Arc::new(file.auth),
             serve: Arc::new(file.serve),

@@ -22,9 +22,11 @@
 //! the MCP plugin: `[mcp.servers]` (the `oscova.mcp` plugin) and `oscova mcp
 //! pin` are the `mcp-servers` feature, part of `first-party`, and without
 //! it a config that names MCP servers is refused with an error naming the
-//! feature. Likewise `[a2a]` (A2A agents called through the `oscova.a2a`
-//! plugin's tools; keys in that plugin's README) is the `a2a-agents`
-//! feature, part of `first-party`.
+//! feature. Likewise `[a2a]`'s agents (A2A agents called through the
+//! `oscova.a2a` plugin's tools; keys in that plugin's README) are the
+//! `a2a-agents` feature, part of `first-party`; `[a2a]`'s `provider`,
+//! `model` and `[[a2a.skills]]` (the agent `oscova serve` serves) are read
+//! in every build.
 //!
 //! # Commands
 //!

@@ -7,7 +7,7 @@
 //! and two servers running the same agent over it:
 //!
 //! - `oscova serve --listen 127.0.0.1:0` (the release `oscova` beside this
-//!   binary, or `--oscova PATH`) with `[serve.a2a]` on that model: each
+//!   binary, or `--oscova PATH`) with `[a2a]` on that model: each
 //!   message is a task in a new context (a session, stored in SQLite), one
 //!   model call, the answer the task's artifact;
 //! - the Python a2a-sdk 1.3.0 server (`scripts/a2a/load_agent.py`, run by
@@ -131,7 +131,8 @@ fn oscova_config(dir: &Path, model: &str) -> Result<PathBuf, String> {
         "[[mcp.tokens]]\nuser = \"load\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
          [providers.openai]\nendpoint = \"{model}\"\nmodel = \"load\"\n\n\
          [sessions]\npath = \"{}\"\n\n\
-         [serve.a2a]\nprovider = \"openai\"\nname = \"Load agent\"\nmax_tasks_per_user = 64\n",
+         [a2a]\nprovider = \"openai\"\n\n\
+         [serve.a2a]\nname = \"Load agent\"\nmax_tasks_per_user = 64\n",
         dir.join("sessions.db").display()
     );
     std::fs::write(&config, text).map_err(|e| format!("{}: {e}", config.display()))?;

@@ -22,8 +22,24 @@ pub(crate) const ALICE: &str = "alice-token";
 pub(crate) const BOB: &str = "bob-token";
 
 /// Answers `You said: <the last user text>`; a text starting with `slow`
-/// waits a minute (the run's cancellation ends it sooner).
+/// waits a minute (the run's cancellation ends it sooner); a text
+/// `gate:NAME ...` waits until the test opens [`gate`] `NAME`, then
+/// streams its answer a word at a time.
 struct ScriptedModel;
+
+/// The gate `name` a `gate:NAME` run waits on (opened with
+/// `add_permits(1)`).
+pub(crate) fn gate(name: &str) -> Arc<tokio::sync::Semaphore> {
+    static GATES: std::sync::LazyLock<
+        std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Semaphore>>>,
+    > = std::sync::LazyLock::new(Default::default);
+    GATES
+        .lock()
+        .unwrap()
+        .entry(name.to_owned())
+        .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(0)))
+        .clone()
+}
 
 impl ModelProvider for ScriptedModel {
     fn type_key(&self) -> ProviderTypeKey {
@@ -82,7 +98,16 @@ impl ModelProvider for ScriptedModel {
                 .filter(|m| m.role == ChatRole::User)
                 .count();
             let text = format!("You said: {last} ({users} user messages)");
-            if let Some(sink) = request.stream {
+            if let Some(name) = last.strip_prefix("gate:") {
+                let name = name.split_whitespace().next().unwrap_or_default();
+                gate(name).acquire().await.unwrap().forget();
+                if let Some(sink) = request.stream {
+                    for word in text.split_inclusive(' ') {
+                        sink(ChatStreamEvent::Text(word.to_owned()));
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+            } else if let Some(sink) = request.stream {
                 sink(ChatStreamEvent::Text(text.clone()));
             }
             Ok(ChatResponse {
@@ -174,8 +199,11 @@ impl Server {
 
     /// One of a fleet on `store`: it leaves unfinished tasks alone.
     #[cfg(feature = "postgres")]
-    pub(crate) async fn start_fleet(store: Arc<dyn TaskStore>) -> Self {
-        Self::start_options(store, None, false, None, None).await
+    pub(crate) async fn start_fleet(
+        store: Arc<dyn TaskStore>,
+        http: Option<oscova_core::HttpClient>,
+    ) -> Self {
+        Self::start_options(store, http, false, None, None).await
     }
 
     /// A server over `store` whose host calls out through `http`.
@@ -373,4 +401,108 @@ pub(crate) async fn sdk(base: &str, token: Option<&str>, binding: &str, op: &[&s
             String::from_utf8_lossy(&output.stderr)
         )
     })
+}
+
+/// What every store does with webhooks and owed pushes: configs by owner,
+/// a final state owed only when the task has a webhook, a claim taken once
+/// until it is stale, a mark dropped after `max_claims` claims.
+pub(crate) async fn check_owed_pushes(store: &dyn TaskStore) {
+    use oscova_a2a::wire::{Message, Task, TaskState};
+    let message: Message = serde_json::from_value(serde_json::json!({
+        "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}))
+    .unwrap();
+    let mut hooked = Task::submitted("t-hooked".into(), "c1".into(), message.clone());
+    let mut bare = Task::submitted("t-bare".into(), "c1".into(), message);
+    store.put("alice", &hooked).await.unwrap();
+    store.put("alice", &bare).await.unwrap();
+    let config: oscova_a2a::PushConfig = serde_json::from_value(serde_json::json!({
+        "id": "h1", "taskId": "t-hooked", "url": "http://127.0.0.1:9/hook",
+        "token": "tok", "authentication": {"scheme": "Bearer", "credentials": "secret"}}))
+    .unwrap();
+    store.put_push_config("alice", &config).await.unwrap();
+    assert_eq!(
+        store.push_configs("alice", "t-hooked").await.unwrap(),
+        std::slice::from_ref(&config)
+    );
+    assert!(
+        store
+            .push_configs("bob", "t-hooked")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        !store
+            .delete_push_config("bob", "t-hooked", "h1")
+            .await
+            .unwrap()
+    );
+
+    hooked.set_state(TaskState::Completed, None);
+    bare.set_state(TaskState::Completed, None);
+    store.put_final("alice", &hooked).await.unwrap();
+    store.put_final("alice", &bare).await.unwrap();
+    assert_eq!(
+        store
+            .get("alice", "t-hooked")
+            .await
+            .unwrap()
+            .unwrap()
+            .status
+            .state,
+        TaskState::Completed
+    );
+    // Claimed just now by the writer: not stale for a minute.
+    let lease = Duration::from_secs(60);
+    assert!(store.claim_owed_pushes(lease, 2).await.unwrap().is_empty());
+    let owed = [("alice".to_owned(), "t-hooked".to_owned())];
+    assert_eq!(
+        store.claim_owed_pushes(Duration::ZERO, 2).await.unwrap(),
+        owed
+    );
+    assert!(store.claim_owed_pushes(lease, 2).await.unwrap().is_empty());
+    assert_eq!(
+        store.claim_owed_pushes(Duration::ZERO, 2).await.unwrap(),
+        owed
+    );
+    // Claimed twice: the next sweep drops it.
+    assert!(
+        store
+            .claim_owed_pushes(Duration::ZERO, 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .claim_owed_pushes(Duration::ZERO, 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    store.put_final("alice", &hooked).await.unwrap();
+    store.push_delivered("alice", "t-hooked").await.unwrap();
+    assert!(
+        store
+            .claim_owed_pushes(Duration::ZERO, 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .delete_push_config("alice", "t-hooked", "h1")
+            .await
+            .unwrap()
+    );
+    store.put_final("alice", &hooked).await.unwrap();
+    assert!(
+        store
+            .claim_owed_pushes(Duration::ZERO, 2)
+            .await
+            .unwrap()
+            .is_empty(),
+        "no webhook left: nothing owed"
+    );
 }

@@ -6,7 +6,8 @@
 //! `/`, `/message:*`, `/tasks` and below, with the same users (the
 //! `[[mcp.tokens]]`; without tokens, loopback only and `--user`'s user).
 //! Its tasks run the session agent with the launcher's extensions on the
-//! provider and model `--provider`/`--model` name, else `[serve.a2a]`'s,
+//! provider and model `--provider`/`--model` name, else `[a2a]`'s (or
+//! `[serve.a2a]`'s: one of the two, see `config/serve.rs`),
 //! else `ollama` and the provider's configured model (none is a usage
 //! error, as for `oscova chat`); the provider's API key is the default
 //! user's (`<KEY>.api_key`). Sessions are the `[sessions]` store's; tasks
@@ -70,25 +71,17 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     .map_err(CliError::McpHttp)?;
     let addr = mcp.local_addr();
     let config = env.config.clone();
+    // One authenticator for the port: the MCP server's static tokens and
+    // OAuth resource server (audience its `/mcp` URL, or the configured
+    // `resource`), so an access token for `/mcp` serves A2A too and the
+    // issuer's keys are fetched and cached once.
     let mut a2a = A2aServer::new(agents.build(), tasks)
-        .tokens(
-            env.config
-                .mcp()
-                .tokens()
-                .iter()
-                .chain(env.config.auth().tokens())
-                .cloned(),
-        )
+        .authenticator(mcp.authenticator())
         .default_user(selected.user.id())
         .users(Arc::new(move |id: &str| config.user(Some(id))))
         .card(section.card(env.name, env.version))
         .model(model.provider.to_string(), model.model.clone())
         .fail_unfinished_at_start(!fleet);
-    if let Some(oauth) = env.config.auth().oauth() {
-        // One resource for the port: an access token for `/mcp` (or the
-        // configured `resource`) serves A2A too.
-        a2a = a2a.oauth(oauth.clone(), Some(format!("http://{addr}/mcp")));
-    }
     a2a = section.apply(a2a);
     if let Some(max) = env.config.mcp().max_body_bytes() {
         a2a = a2a.max_body_bytes(max);

@@ -150,12 +150,6 @@ impl AuthSection {
         &self.parsed
     }
 
-    /// The `[auth.oauth]` settings, if any (`oscova serve`'s A2A checks
-    /// access tokens with them too).
-    pub(crate) fn oauth(&self) -> Option<&OAuthConfig> {
-        self.config.as_ref()
-    }
-
     /// The OAuth settings on `server`, if any.
     pub(crate) fn apply(&self, server: McpHttpServer) -> McpHttpServer {
         match &self.config {

@@ -134,12 +134,6 @@ impl McpSection {
         self.max_body_bytes
     }
 
-    /// The users' tokens of `[[mcp.tokens]]` (`oscova serve`'s A2A has
-    /// the same users, with `[[auth.tokens]]`).
-    pub(crate) fn tokens(&self) -> &[UserToken] {
-        &self.parsed
-    }
-
     /// The section's settings on `server`, with `[auth]`'s: its tokens
     /// beside these, and OAuth.
     pub(crate) fn apply(

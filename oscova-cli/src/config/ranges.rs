@@ -49,6 +49,13 @@ const fn whole(key: &'static str, min: u64, max: u64) -> Range {
 }
 
 /// One day, in seconds.
+#[cfg_attr(
+    not(feature = "mcp-servers"),
+    allow(
+        dead_code,
+        reason = "only `[mcp.servers]` (feature `mcp-servers`) reads it"
+    )
+)]
 const DAY: u64 = 86_400;
 
 /// A count the server library bounds (`oscova_mcp::http`'s `*_RANGE`).
@@ -110,6 +117,13 @@ pub(super) const MCP_SHUTDOWN_GRACE_SECS: Range =
 /// `[mcp] scope_cache`.
 pub(super) const MCP_SCOPE_CACHE: Range = count("mcp.scope_cache", http::SCOPE_CACHE_RANGE);
 /// `[mcp.servers.NAME] timeout_secs`: above 0.
+#[cfg_attr(
+    not(feature = "mcp-servers"),
+    allow(
+        dead_code,
+        reason = "only `[mcp.servers]` (feature `mcp-servers`) reads it"
+    )
+)]
 pub(super) const MCP_SERVER_TIMEOUT_SECS: Range = Range {
     key: "mcp.servers.NAME.timeout_secs",
     min: 0.0,
@@ -154,6 +168,13 @@ const RANGES: &[Range] = &[
 impl Range {
     /// Checks `value`, when set; `shown` is the key as the message names
     /// it (with the server's name for `mcp.servers.NAME.…`).
+    #[cfg_attr(
+        not(feature = "mcp-servers"),
+        allow(
+            dead_code,
+            reason = "only `[mcp.servers]` (feature `mcp-servers`) reads it"
+        )
+    )]
     pub(super) fn check_float(&self, shown: &str, value: Option<f64>) -> Result<(), String> {
         let Some(value) = value else {
             return Ok(());

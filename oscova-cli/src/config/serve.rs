@@ -1,35 +1,39 @@
 //! The `[serve]` section: what `oscova serve` adds to MCP (`[mcp]`, its
 //! users and limits, applies as for `oscova mcp --listen`).
 //!
-//! Rules: every key is optional. `[serve.a2a]` says which model provider
-//! and model run the A2A tasks (`provider`, `model`: the command's
-//! `--provider` and `--model` win), what the agent card says (`name`,
-//! `description`, `url` the base URL clients reach the server at,
-//! `[[serve.a2a.skills]]` with `id`, `name`, `description`, `tags`,
-//! `examples`) and the limits `max_tasks_per_user` (tasks running at once
-//! per user), `max_streams_per_user` and `stream_idle_timeout_secs`, each
-//! in its `oscova_a2a::*_RANGE` (a value outside it is an error when the
-//! file is loaded, naming the key). The body cap is `[mcp]
-//! max_body_bytes`, for both protocols. A skill without an id
-//! or a name is an error when the file is loaded.
+//! Rules: every key is optional. The served agent's model provider,
+//! model and skills (`provider`, `model`, `[[skills]]` with `id`,
+//! `name`, `description`, `tags`, `examples`; the command's `--provider`
+//! and `--model` win) are named in `[a2a]` (see `a2a.rs`) or, as before,
+//! in `[serve.a2a]`: one of the two places; naming any of them in both is
+//! an error when the file is loaded, naming the keys. `[serve.a2a]` says
+//! what the agent card says (`name`, `description`, `url` the base URL
+//! clients reach the server at) and the limits `max_tasks_per_user`
+//! (tasks running at once per user), `max_streams_per_user` and
+//! `stream_idle_timeout_secs`, each in its `oscova_a2a::*_RANGE` (a
+//! value outside it is an error when the file is loaded, naming the
+//! key). The body cap is `[mcp] max_body_bytes`, for both protocols. A
+//! skill without an id or a name is an error when the file is loaded.
 //!
 //! ```toml
-//! [serve.a2a]
+//! [a2a]
 //! provider = "openai"
 //! model = "gpt-4o-mini"
+//!
+//! [[a2a.skills]]
+//! id = "plan"
+//! name = "Plan a trip"
+//! description = "Finds dates and places"
+//! tags = ["travel"]
+//! examples = ["A weekend in Lisbon in May"]
+//!
+//! [serve.a2a]
 //! name = "Trip planner"
 //! description = "Plans trips with the user's calendar and the web"
 //! url = "https://agents.example.com"
 //! max_tasks_per_user = 8
 //! max_streams_per_user = 16
 //! stream_idle_timeout_secs = 600
-//!
-//! [[serve.a2a.skills]]
-//! id = "plan"
-//! name = "Plan a trip"
-//! description = "Finds dates and places"
-//! tags = ["travel"]
-//! examples = ["A weekend in Lisbon in May"]
 //! ```
 
 use oscova_a2a::{
@@ -37,6 +41,8 @@ use oscova_a2a::{
     STREAM_IDLE_TIMEOUT_RANGE, Skill,
 };
 use serde::Deserialize;
+
+use super::a2a::ServedAgent;
 
 /// `[serve]` as written.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -62,12 +68,12 @@ pub(crate) struct A2aServeSection {
     skills: Vec<SkillEntry>,
 }
 
-/// One `[[serve.a2a.skills]]` entry.
+/// One `[[a2a.skills]]` (or `[[serve.a2a.skills]]`) entry.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SkillEntry {
-    id: String,
-    name: String,
+pub(crate) struct SkillEntry {
+    pub(crate) id: String,
+    pub(crate) name: String,
     #[serde(default)]
     description: String,
     #[serde(default)]
@@ -77,6 +83,38 @@ struct SkillEntry {
 }
 
 impl ServeSection {
+    /// Takes the served agent `[a2a]` names; an error naming the keys when
+    /// `[serve.a2a]` names any of them too.
+    pub(crate) fn take_agent(&mut self, agent: ServedAgent) -> Result<(), String> {
+        let here = ServedAgent {
+            provider: self.a2a.provider.clone(),
+            model: self.a2a.model.clone(),
+            skills: self.a2a.skills.clone(),
+        };
+        let (there, here) = (agent.keys(), here.keys());
+        if there.is_empty() {
+            return Ok(());
+        }
+        if !here.is_empty() {
+            let name = |section: &str, keys: &[&str]| {
+                keys.iter()
+                    .map(|k| format!("{section}.{k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(format!(
+                "the served agent is named in both [a2a] ({}) and [serve.a2a] ({}): \
+                 write provider, model and skills in one of the two, [a2a] preferred",
+                name("a2a", &there),
+                name("serve.a2a", &here)
+            ));
+        }
+        self.a2a.provider = agent.provider;
+        self.a2a.model = agent.model;
+        self.a2a.skills = agent.skills;
+        Ok(())
+    }
+
     /// Checks what the file says, naming the key that is wrong.
     pub(crate) fn check(&self) -> Result<(), String> {
         let a2a = &self.a2a;
@@ -108,7 +146,10 @@ impl ServeSection {
         }
         for skill in &a2a.skills {
             if skill.id.trim().is_empty() || skill.name.trim().is_empty() {
-                return Err("a [[serve.a2a.skills]] entry needs an id and a name".to_owned());
+                return Err(
+                    "a skill ([[a2a.skills]] or [[serve.a2a.skills]]) needs an id and a name"
+                        .to_owned(),
+                );
             }
         }
         Ok(())
@@ -195,5 +236,30 @@ mod tests {
         assert_eq!(section.a2a_provider(), Some("openai"));
         assert_eq!(section.card("oscova", "1").skills[0].id, "plan");
         assert!(toml::from_str::<ServeSection>("[a2a]\nbogus = 1\n").is_err());
+    }
+
+    #[test]
+    fn the_served_agent_is_named_in_one_place_only() {
+        let from_a2a = |text: &str| toml::from_str::<super::super::a2a::A2aSection>(text).unwrap();
+        // From [a2a], into an empty [serve.a2a].
+        let mut section: ServeSection = toml::from_str("[a2a]\nname = \"Agent\"\n").unwrap();
+        let agent = from_a2a("provider = \"openai\"\n[[skills]]\nid = \"plan\"\nname = \"Plan\"\n");
+        section.take_agent(agent.served).unwrap();
+        assert_eq!(section.a2a_provider(), Some("openai"));
+        assert_eq!(section.card("oscova", "1").skills[0].id, "plan");
+        assert_eq!(section.card("oscova", "1").name, "Agent");
+        // Nothing in [a2a]: [serve.a2a]'s stay.
+        let mut section: ServeSection = toml::from_str("[a2a]\nmodel = \"m\"\n").unwrap();
+        section.take_agent(from_a2a("").served).unwrap();
+        assert_eq!(section.a2a_model(), Some("m"));
+        // Both: an error naming the keys of each.
+        let mut section: ServeSection = toml::from_str("[a2a]\nmodel = \"m\"\n").unwrap();
+        let message = section
+            .take_agent(from_a2a("provider = \"openai\"\n").served)
+            .unwrap_err();
+        assert!(
+            message.contains("a2a.provider") && message.contains("serve.a2a.model"),
+            "{message}"
+        );
     }
 }

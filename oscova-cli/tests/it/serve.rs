@@ -102,7 +102,9 @@ fn js_client(base: &str, token: &str, binding: &str, op: &[&str]) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-/// A config file for `oscova serve` in `dir`, the model at `model_url`.
+/// A config file for `oscova serve` in `dir`, the model at `model_url`:
+/// the served agent's provider and skills in `[a2a]`, the card's name in
+/// `[serve.a2a]`.
 fn write_config(dir: &std::path::Path, model_url: &str) -> String {
     let config = dir.join("config.toml");
     std::fs::write(
@@ -111,8 +113,9 @@ fn write_config(dir: &std::path::Path, model_url: &str) -> String {
             "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{TOKEN_SHA256}\"\n\n\
              [providers.openai]\nendpoint = \"{model_url}\"\nmodel = \"gpt-test\"\n\n\
              [sessions]\npath = \"{}\"\n\n\
-             [serve.a2a]\nprovider = \"openai\"\nname = \"Served agent\"\n\n\
-             [[serve.a2a.skills]]\nid = \"chat\"\nname = \"Chat\"\n",
+             [a2a]\nprovider = \"openai\"\n\n\
+             [[a2a.skills]]\nid = \"chat\"\nname = \"Chat\"\n\n\
+             [serve.a2a]\nname = \"Served agent\"\n",
             dir.join("sessions.db").display()
         ),
     )
@@ -306,4 +309,88 @@ async fn serve_answers_the_javascript_sdk_over_both_bindings() {
     })
     .await
     .unwrap();
+}
+
+#[test]
+fn the_served_agent_named_in_both_a2a_and_serve_a2a_is_exit_2_naming_the_keys() {
+    let dir = support::temp_dir("serve-both");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        "[a2a]\nprovider = \"openai\"\n\n[serve.a2a]\nmodel = \"gpt-test\"\n",
+    )
+    .unwrap();
+    let output = support::oscova(&["--config", config.to_str().unwrap(), "plugins"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a2a.provider") && err.contains("serve.a2a.model"),
+        "{err}"
+    );
+}
+
+/// `[auth.oauth]` on `oscova serve`: one authenticator for the port, so an
+/// access token from a real authorization server on loopback (npm
+/// `oidc-provider`) issued for the port's `/mcp` resource serves both MCP
+/// and A2A, and one for another resource is refused by both. The provider
+/// is stopped after the A2A calls: MCP then accepts the token only because
+/// it shares the issuer's keys that A2A's check fetched (two resource
+/// servers would each fetch them, and `/mcp`'s fetch would fail).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_access_token_serves_mcp_and_a2a_on_the_port() {
+    let model = TestServer::start(openai_reply).await;
+    let dir = support::temp_dir("serve-oauth");
+    let config = write_config(&dir, &model.url());
+    let (mut child, base, provider) = tokio::task::spawn_blocking(move || {
+        let provider = oscova_test_support::oidc::OidcProvider::start();
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "\n[auth.oauth]\nissuer = \"{}\"\nscopes = [\"mcp\"]\n",
+            provider.issuer()
+        ));
+        std::fs::write(&config, text).unwrap();
+        let (child, base) = serve(&config);
+        (child, base, provider)
+    })
+    .await
+    .unwrap();
+    let (good, other) = tokio::task::spawn_blocking({
+        let base = base.clone();
+        move || {
+            let good = provider.token(&format!("{base}/mcp"), "mcp");
+            let other = provider.token("http://127.0.0.1:1/mcp", "mcp");
+            let sent = client(&base, &good, "JSONRPC", &["send", "hello"]);
+            assert_eq!(
+                sent["ok"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+                "{sent}"
+            );
+            let refused = client(&base, &other, "JSONRPC", &["list"]);
+            assert!(
+                refused["message"].as_str().unwrap().contains("401"),
+                "{refused}"
+            );
+            (good, other)
+        }
+    })
+    .await
+    .unwrap();
+    let http = reqwest::Client::new();
+    for (token, status) in [(&good, 200), (&other, 401)] {
+        let answer = http
+            .post(format!("{base}/mcp"))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .json(
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), status);
+    }
+    assert_eq!(terminate(&mut child), Some(0));
 }

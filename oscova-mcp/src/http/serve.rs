@@ -354,6 +354,13 @@ impl BoundMcpServer {
         self.listener.local_addr()
     }
 
+    /// The server's authenticator (its static tokens and OAuth resource
+    /// server), for another front end on the same port to share: a clone
+    /// shares the caches of the issuer's keys and of accepted tokens.
+    pub fn authenticator(&self) -> Authenticator {
+        self.state.auth.clone()
+    }
+
     /// Serves until `shutdown` completes, then shuts down gracefully (see
     /// the [module docs](super)).
     pub async fn serve_until(
