@@ -133,6 +133,13 @@ impl ListChangeNotifier {
     pub fn changed(&self) {
         self.tx.send_modify(|n| *n = n.wrapping_add(1));
     }
+
+    /// How many [`ListChanges`] (clones included) still hear this
+    /// notifier: a host that makes signals on demand can drop those no
+    /// session holds any more.
+    pub fn listeners(&self) -> usize {
+        self.tx.receiver_count()
+    }
 }
 
 /// What a source gives for its list-changed signal
@@ -266,5 +273,16 @@ mod tests {
         drop(two);
         assert!(!any.next().await, "no notifier is left");
         assert!(ListChanges::any([]).is_none());
+    }
+
+    #[test]
+    fn listeners_count_the_signals_still_held() {
+        let (notifier, changes) = list_changes();
+        assert_eq!(notifier.listeners(), 1);
+        let held = ListChanges::any([changes.clone()]);
+        assert_eq!(notifier.listeners(), 2, "a merged clone hears it too");
+        drop(held);
+        drop(changes);
+        assert_eq!(notifier.listeners(), 0);
     }
 }

@@ -106,8 +106,12 @@ impl UserSignals {
     }
 
     /// The signal `user`'s sessions hear: every session's and their own.
+    /// Users whose sessions are all gone are forgotten here (only the
+    /// map's own receiver still hears them), so the map holds the users
+    /// with a session open, not every user ever served.
     fn of(&self, user: &str) -> ListChanges {
         let mut users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
+        users.retain(|id, (notifier, _)| id == user || notifier.listeners() > 1);
         let own = users.entry(user.to_owned()).or_insert_with(list_changes);
         ListChanges::any([self.all.1.clone(), own.1.clone()]).unwrap_or_else(|| self.every())
     }
@@ -511,5 +515,19 @@ mod tests {
         assert_eq!(upstream_uri("mcp://notes/"), None);
         assert_eq!(upstream_uri("mcp://no%zz/x"), None);
         assert_eq!(prefix("My-Notes"), "my_notes__");
+    }
+
+    #[test]
+    fn signals_are_kept_for_users_with_a_session_only() {
+        let signals = UserSignals::new();
+        let alice = signals.of("alice");
+        drop(signals.of("bob"));
+        let _carol = signals.of("carol");
+        let users = signals.users.lock().unwrap();
+        let mut kept: Vec<&str> = users.keys().map(String::as_str).collect();
+        kept.sort_unstable();
+        assert_eq!(kept, ["alice", "carol"], "bob's session is gone");
+        drop(users);
+        drop(alice);
     }
 }
