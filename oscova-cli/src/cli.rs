@@ -46,9 +46,10 @@ pub(crate) enum Command {
     Tools(ToolsCommand),
 
     /// Serve a user's tools over MCP on stdin and stdout (or HTTP with
-    /// `--listen`), with the config's `[prompts.NAME]` and the session
-    /// extensions' prompt forms as prompts, and the files root as
-    /// resources.
+    /// `--listen`), with the config's `[prompts.NAME]`, the session
+    /// extensions' prompt forms and the `[mcp.servers]` prompts
+    /// (`SERVER__PROMPT`) as prompts, and the files root and the
+    /// `[mcp.servers]` resources (`mcp://SERVER/URI`) as resources.
     Mcp(McpArgs),
 
     /// Serve MCP at `/mcp` and A2A (the agent card, JSON-RPC and

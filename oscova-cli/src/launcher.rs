@@ -344,7 +344,11 @@ impl Launcher {
         #[cfg(feature = "mcp-servers")]
         if let Some(mcp) = mcp {
             // The servers' status is the host's to show (`oscova plugins`).
-            builder = builder.service(mcp.status().clone()).plugin_instance(mcp);
+            // So are their prompts and resources (`oscova mcp`, `serve`).
+            builder = builder
+                .service(mcp.status().clone())
+                .service(mcp.upstreams())
+                .plugin_instance(mcp);
         }
         #[cfg(not(feature = "mcp-servers"))]
         let _: Option<McpServers> = mcp;

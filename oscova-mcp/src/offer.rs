@@ -9,13 +9,16 @@
 //! method without its source is -32601, as before. A source's refusal is
 //! a [`SourceError`]: what the client got wrong (an unknown prompt, a
 //! missing required argument, a value outside the declared choices, a
-//! path the files boundary refuses) is -32602 invalid params, an unknown
+//! path the files boundary refuses, what a gateway's upstream server
+//! refused as such: [`SourceError::Invalid`]) is -32602 invalid params, an unknown
 //! resource -32002 (rmcp turns it into -32602 on 2026-07-28), and only a
 //! source that failed on its own side is -32603. A source whose list can
 //! change gives [`ListChanges`]; then `listChanged` is advertised and each
 //! session (or `subscriptions/listen` request that asks for it) is sent
 //! `notifications/prompts/list_changed` or
 //! `notifications/resources/list_changed` once per [`ListChangeNotifier::changed`]
+//! of the signal the source gives for the session's user
+//! ([`PromptSource::list_changes_for`]; the same for every user by default)
 //! (changes made while one is being sent fold into the next), for as long
 //! as the session lasts.
 
@@ -90,6 +93,10 @@ pub enum SourceError {
         /// Why, in words the client can act on.
         reason: String,
     },
+    /// A request the source (or the server behind it, for a gateway's
+    /// upstream prompts and resources) refused as invalid, in its words.
+    #[error("{0}")]
+    Invalid(String),
     /// The source failed on its own side.
     #[error("{0}")]
     Failed(String),
@@ -125,6 +132,13 @@ impl ListChangeNotifier {
     /// Says the list changed: every session serving the source is told.
     pub fn changed(&self) {
         self.tx.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// How many [`ListChanges`] (clones included) still hear this
+    /// notifier: a host that makes signals on demand can drop those no
+    /// session holds any more.
+    pub fn listeners(&self) -> usize {
+        self.tx.receiver_count()
     }
 }
 
@@ -259,5 +273,16 @@ mod tests {
         drop(two);
         assert!(!any.next().await, "no notifier is left");
         assert!(ListChanges::any([]).is_none());
+    }
+
+    #[test]
+    fn listeners_count_the_signals_still_held() {
+        let (notifier, changes) = list_changes();
+        assert_eq!(notifier.listeners(), 1);
+        let held = ListChanges::any([changes.clone()]);
+        assert_eq!(notifier.listeners(), 2, "a merged clone hears it too");
+        drop(held);
+        drop(changes);
+        assert_eq!(notifier.listeners(), 0);
     }
 }

@@ -29,7 +29,6 @@ use oscova_core::tool::encode_base64;
 use rmcp::model::{
     self, ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role,
 };
-use serde_json::Value;
 
 use super::offer::{BoxFuture, ListChanges, SourceError};
 use template::{Template, TemplateProblem};
@@ -75,22 +74,13 @@ pub trait PromptSource: Send + Sync + 'static {
     fn list_changes(&self) -> Option<ListChanges> {
         None
     }
-}
 
-/// The arguments of a request as text: strings as they are, other JSON as
-/// its text.
-pub(crate) fn arguments_of(arguments: Option<&model::JsonObject>) -> PromptArguments {
-    arguments
-        .into_iter()
-        .flatten()
-        .map(|(name, value)| {
-            let text = match value {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            (name.clone(), text)
-        })
-        .collect()
+    /// The signal for the sessions of `scope`'s user: a source whose
+    /// changes concern one user only (a gateway's `per_user` upstream)
+    /// gives that user's; by default [`list_changes`](Self::list_changes).
+    fn list_changes_for(&self, _scope: &UserScope) -> Option<ListChanges> {
+        self.list_changes()
+    }
 }
 
 /// Who a prompt message is from.

@@ -84,4 +84,11 @@ pub trait ResourceSource: Send + Sync + 'static {
     fn list_changes(&self) -> Option<ListChanges> {
         None
     }
+
+    /// The signal for the sessions of `scope`'s user: a source whose
+    /// changes concern one user only (a gateway's `per_user` upstream)
+    /// gives that user's; by default [`list_changes`](Self::list_changes).
+    fn list_changes_for(&self, _scope: &UserScope) -> Option<ListChanges> {
+        self.list_changes()
+    }
 }

@@ -26,18 +26,25 @@
 //! commands of the session extensions the launcher was given (the
 //! `oscova` binary: `hello`, from `HelloExtension`'s `/hello`), one list
 //! with unique names (`oscova_mcp::prompt::PromptSources`: a later
-//! duplicate is `NAME:2`; see `mcp/prompts.rs`), and each user's
+//! duplicate is `NAME:2`; see `mcp/prompts.rs`), then the
+//! `[mcp.servers]` prompts as `SERVER__PROMPT`, and each user's
 //! files root as `file:///` resources (`oscova_mcp::resource::FilesResources`:
-//! through the files boundary, subscribable), with completion of prompt
-//! arguments and file paths.
+//! through the files boundary, subscribable) and the `[mcp.servers]`
+//! resources as `mcp://SERVER/URI` (`mcp/upstream.rs`: through the
+//! `oscova.mcp` plugin's host API, over that user's own connection to the
+//! server; an upstream's list change is passed on as the gateway's), with
+//! completion of prompt arguments, file paths and template arguments.
 
 mod prompts;
+#[cfg(feature = "mcp-servers")]
+mod upstream;
 
 use std::net::SocketAddr;
 
 use oscova_mcp::McpServer;
 use oscova_mcp::http::McpHttpServer;
 use oscova_mcp::prompt::PromptSources;
+#[cfg(not(feature = "mcp-servers"))]
 use oscova_mcp::resource::FilesResources;
 #[cfg(feature = "mcp-servers")]
 use oscova_plugin_mcp::McpPluginBuilder;
@@ -62,8 +69,9 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
     for d in scope.diagnostics() {
         warn(&d.to_string());
     }
-    let mut server = McpServer::new(scope).resources(FilesResources::new());
-    if let Some(prompts) = prompt_sources(env) {
+    let offer = Offer::of(env);
+    let mut server = McpServer::new(scope).resources(offer.resources);
+    if let Some(prompts) = offer.prompts {
         server = server.prompts(prompts);
     }
     server
@@ -87,8 +95,9 @@ pub(super) fn http_server(
 ) -> Result<McpHttpServer, CliError> {
     let config = env.config.clone();
     let default_user = env.config.user(user);
-    let mut server = McpHttpServer::new(env.host.clone()).resources(FilesResources::new());
-    if let Some(prompts) = prompt_sources(env) {
+    let offer = Offer::of(env);
+    let mut server = McpHttpServer::new(env.host.clone()).resources(offer.resources);
+    if let Some(prompts) = offer.prompts {
         server = server.prompts(prompts);
     }
     let server = server
@@ -123,17 +132,56 @@ async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitSt
     Ok(ExitStatus::Success)
 }
 
-/// The config's `[prompts.NAME]`, then the extensions' prompt forms;
-/// `None` when there are neither (no `prompts` capability then).
-fn prompt_sources(env: &Env) -> Option<PromptSources> {
-    let mut sources = PromptSources::new();
-    if !env.config.prompts().is_empty() {
-        sources = sources.with(env.config.prompts().clone());
+/// What `oscova mcp` serves beside the tools.
+struct Offer {
+    /// The config's `[prompts.NAME]`, then the extensions' prompt forms,
+    /// then the `[mcp.servers]` prompts; `None` when there is none of
+    /// them (no `prompts` capability then).
+    prompts: Option<PromptSources>,
+    /// The files root, then the `[mcp.servers]` resources.
+    resources: Resources,
+}
+
+#[cfg(feature = "mcp-servers")]
+type Resources = upstream::GatewayResources;
+#[cfg(not(feature = "mcp-servers"))]
+type Resources = FilesResources;
+
+impl Offer {
+    fn of(env: &Env) -> Self {
+        let mut sources = PromptSources::new();
+        if !env.config.prompts().is_empty() {
+            sources = sources.with(env.config.prompts().clone());
+        }
+        if !env.extensions.is_empty() {
+            sources = sources.with(ExtensionPrompts::new(env.host.clone(), &env.extensions));
+        }
+        #[cfg(feature = "mcp-servers")]
+        let resources = {
+            // The servers' prompts and resources, through the plugin's
+            // host API, when any server was loaded.
+            let upstreams = env
+                .host
+                .service::<oscova_plugin_mcp::McpUpstreams>()
+                .filter(|u| u.servers().next().is_some());
+            match upstreams {
+                Some(upstreams) => {
+                    let upstreams = (*upstreams).clone();
+                    let (prompts, resources) = upstream::changes(&upstreams);
+                    sources =
+                        sources.with(upstream::UpstreamPrompts::new(upstreams.clone(), prompts));
+                    upstream::GatewayResources::new(Some((upstreams, resources)))
+                }
+                None => upstream::GatewayResources::new(None),
+            }
+        };
+        #[cfg(not(feature = "mcp-servers"))]
+        let resources = FilesResources::new();
+        Self {
+            prompts: (!sources.is_empty()).then_some(sources),
+            resources,
+        }
     }
-    if !env.extensions.is_empty() {
-        sources = sources.with(ExtensionPrompts::new(env.host.clone(), &env.extensions));
-    }
-    (!sources.is_empty()).then_some(sources)
 }
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT).

@@ -36,8 +36,9 @@ use tracing::Instrument as _;
 use super::subscribe::ListKind;
 use super::{McpHandler, SERVED_METHODS, invalid_params, log_level};
 use crate::offer::SourceError;
-use crate::prompt::{MAX_COMPLETIONS, arguments_of};
+use crate::prompt::{MAX_COMPLETIONS, PromptArguments};
 use crate::resource::ResourceSource;
+use serde_json::Value;
 
 /// The -32601 answer for a method this server has no source for.
 fn not_served(method: &str) -> ErrorData {
@@ -55,6 +56,22 @@ fn redact_contents(contents: &mut ResourceContents, redact: &impl Fn(&str) -> Op
     {
         *text = clean;
     }
+}
+
+/// The arguments of a request as text: strings as they are, other JSON as
+/// its text.
+fn arguments_of(arguments: Option<&rmcp::model::JsonObject>) -> PromptArguments {
+    arguments
+        .into_iter()
+        .flatten()
+        .map(|(name, value)| {
+            let text = match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            (name.clone(), text)
+        })
+        .collect()
 }
 
 impl McpHandler {
@@ -330,17 +347,29 @@ impl ServerHandler for McpHandler {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let prompt_changes = self.offer.prompts.as_ref().and_then(|p| p.list_changes());
+        let prompt_changes = self
+            .offer
+            .prompts
+            .as_ref()
+            .and_then(|p| p.list_changes_for(&self.scope));
         let resources = self.offer.resources.clone();
         super::subscribe::listen(resources, prompt_changes, self.scope.clone(), context).await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        if let Some(changes) = self.offer.prompts.as_ref().and_then(|p| p.list_changes()) {
+        let scope = &self.scope;
+        if let Some(changes) = self
+            .offer
+            .prompts
+            .as_ref()
+            .and_then(|p| p.list_changes_for(scope))
+        {
             let peer = context.peer.clone();
             self.subscriptions.forward(ListKind::Prompts, changes, peer);
         }
-        if let Some(changes) = self.offer.resources.as_ref().and_then(|r| r.list_changes()) {
+        if let Some(changes) =
+            (self.offer.resources.as_ref()).and_then(|r| r.list_changes_for(scope))
+        {
             let peer = context.peer.clone();
             self.subscriptions
                 .forward(ListKind::Resources, changes, peer);

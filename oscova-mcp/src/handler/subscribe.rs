@@ -210,7 +210,7 @@ pub(crate) async fn listen(
         .map(ListChanges::starting_now);
     let mut resource_changes = resources
         .as_ref()
-        .and_then(|r| r.list_changes())
+        .and_then(|r| r.list_changes_for(&scope))
         .filter(|_| accepted.resources_list_changed == Some(true))
         .map(ListChanges::starting_now);
     let mut inner = Inner::default();

@@ -11,7 +11,8 @@
 //! name no source lists is unknown. A source whose list fails fails the
 //! whole `prompts/list` (a partial list would rename what follows it);
 //! `get` and completion fail likewise. The list-changed signal is raised
-//! when any source's is ([`ListChanges::any`]).
+//! when any source's is ([`ListChanges::any`]), for a user's sessions
+//! when any source's signal for that user is.
 
 use std::sync::Arc;
 
@@ -166,5 +167,13 @@ impl PromptSource for PromptSources {
 
     fn list_changes(&self) -> Option<ListChanges> {
         ListChanges::any(self.sources.iter().filter_map(|s| s.list_changes()))
+    }
+
+    fn list_changes_for(&self, scope: &UserScope) -> Option<ListChanges> {
+        ListChanges::any(
+            self.sources
+                .iter()
+                .filter_map(|s| s.list_changes_for(scope)),
+        )
     }
 }

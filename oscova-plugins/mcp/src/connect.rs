@@ -4,7 +4,8 @@
 //! session (over `http://` or `https://`, with the client and TLS of the
 //! `tls` module), and
 //! the rmcp client handler that routes the server's progress notifications
-//! to the call they belong to (through `progress.rs`).
+//! to the call they belong to (through `progress.rs`) and records its
+//! list-changed announcements (through `changes.rs`).
 //!
 //! Rules: a process gets only the environment the spawn policy builds plus
 //! the server's `env` and the resolved `credential_env` values; it is
@@ -30,6 +31,7 @@ use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 
+use crate::changes::{ChangeRoute, ChangedList};
 use crate::config::{Elicitation, ServerConfig};
 use crate::elicit::Asks;
 use crate::pin::{CatalogTool, sorted};
@@ -47,6 +49,8 @@ pub(crate) struct Client {
     /// The server's name, which every forwarded question carries.
     server: String,
     elicitation: Elicitation,
+    /// Where its list-changed announcements are recorded (`changes.rs`).
+    changes: Option<ChangeRoute>,
 }
 
 impl ClientHandler for Client {
@@ -76,6 +80,26 @@ impl ClientHandler for Client {
                 total: params.total,
             },
         );
+        std::future::ready(())
+    }
+
+    fn on_prompt_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        if let Some(changes) = &self.changes {
+            changes.record(ChangedList::Prompts);
+        }
+        std::future::ready(())
+    }
+
+    fn on_resource_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        if let Some(changes) = &self.changes {
+            changes.record(ChangedList::Resources);
+        }
         std::future::ready(())
     }
 
@@ -281,6 +305,8 @@ pub(crate) struct ConnectParams<'a> {
     /// (server, user)'s token state (`None`: not set for whoever connects).
     pub(crate) oauth: Option<OAuthAccess>,
     pub(crate) redactor: &'a Redactor,
+    /// Where the connection's list changes are recorded, if anywhere.
+    pub(crate) changes: Option<ChangeRoute>,
 }
 
 /// What an `oauth` server's connection needs to get tokens.
@@ -318,6 +344,7 @@ async fn connect_within(
         asks: Asks::default(),
         server: params.name.to_owned(),
         elicitation: params.config.elicitation,
+        changes: params.changes.clone(),
     };
     let progress = client.progress.clone();
     let asks = client.asks.clone();

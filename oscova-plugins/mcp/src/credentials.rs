@@ -38,7 +38,7 @@ impl std::fmt::Debug for HostCredentials {
 /// that user's credentials. A credential the user has not set keeps the
 /// toolset: its tools stay listed, and each call returns an error naming
 /// the credential and how to set it, without connecting to the server.
-pub(crate) fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> ServerHandler {
+pub(crate) fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> Arc<ServerHandler> {
     let config = &server.config;
     let mut credentials = Vec::new();
     let mut missing = Vec::new();
@@ -102,7 +102,7 @@ pub(crate) fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> ServerH
     let missing = (!missing.is_empty())
         .then(|| MissingCredentials::new(&server.name, ctx.user_id(), missing))
         .or(host_missing);
-    ServerHandler {
+    let handler = Arc::new(ServerHandler {
         server: server.clone(),
         own: config
             .per_user
@@ -116,5 +116,7 @@ pub(crate) fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> ServerH
             server.spawn.clone()
         },
         user: ctx.user_id().to_owned(),
-    }
+    });
+    server.register(&handler);
+    handler
 }

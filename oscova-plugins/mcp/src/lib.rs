@@ -53,6 +53,13 @@
 //! the scope is a declaration that approval policies and the catalog show.
 //! A url server is refused when its URL is outside the declared scope.
 //!
+//! Prompts, resources and completion: [`McpPlugin::upstreams`] gives the
+//! host [`McpUpstreams`], which reads them for a user scope and a server
+//! over the connection that user's tool calls use (a `per_user` server's
+//! own process, never another user's), with the same credentials,
+//! timeouts and redaction; list changes a server announces are recorded
+//! on the connection's own task ([`ChangedList`], [`ListChange`]).
+//!
 //! `https://` url servers: TLS is rustls on `ring`, the server's
 //! certificate checked against the system's roots plus the PEM
 //! certificates of its [`ServerConfig::ca_file`]; one no root vouches for
@@ -73,6 +80,7 @@
 //! server's elicitation is declined unless its [`Elicitation`] setting is
 //! `Forward`, and then each question names the server.
 
+mod changes;
 mod config;
 #[cfg(target_os = "linux")]
 mod confine;
@@ -86,6 +94,7 @@ mod result;
 mod server;
 mod status;
 mod tls;
+mod upstream;
 mod validate;
 
 use std::path::PathBuf;
@@ -101,11 +110,13 @@ use oscova_core::{
     plugin,
 };
 
+pub use changes::{ChangedList, ListChange};
 pub use config::{
     ClientAuth, ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, OAuthClient, ServerConfig,
 };
 pub use connect::{TAIL_BYTES, network_isolation_available};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
+pub use upstream::{McpUpstreams, UpstreamError};
 
 use connect::{ConnectParams, Connection, OAuthAccess, connect};
 use credentials::{HostCredentials, handler};
@@ -130,6 +141,7 @@ pub struct McpPlugin {
     servers: Vec<Arc<Server>>,
     diagnostics: Vec<String>,
     status: McpStatus,
+    changes: Arc<changes::ChangeLog>,
 }
 
 impl std::fmt::Debug for McpPlugin {
@@ -158,6 +170,13 @@ impl McpPlugin {
     /// Every server's status.
     pub fn status(&self) -> &McpStatus {
         &self.status
+    }
+
+    /// The host's way to the servers' prompts, resources and completion,
+    /// over the connections their tools use (see [`McpUpstreams`]). Take
+    /// it before handing the plugin to the host; clones share everything.
+    pub fn upstreams(&self) -> McpUpstreams {
+        McpUpstreams::new(self.servers.clone(), self.changes.clone())
     }
 }
 
@@ -359,6 +378,7 @@ impl McpPluginBuilder {
             credentials: &[],
             oauth,
             redactor: &self.redactor,
+            changes: None,
         })
         .await
         .map_err(|e| McpError::Connect {
@@ -422,6 +442,12 @@ impl McpPluginBuilder {
                 }),
                 _ => None,
             };
+            // The connection a shared server keeps records its changes.
+            let changes = Some(changes::ChangeRoute {
+                log: plugin.changes.clone(),
+                server: name.clone(),
+                user: None,
+            });
             connecting.spawn(async move {
                 let made = connect(ConnectParams {
                     name: &name,
@@ -430,6 +456,7 @@ impl McpPluginBuilder {
                     credentials: &[],
                     oauth,
                     redactor: &redactor,
+                    changes,
                 })
                 .await
                 .map_err(|e| e.redacted(&redactor));
@@ -507,6 +534,8 @@ impl McpPluginBuilder {
                 redactor: self.redactor.clone(),
                 tokens: caches.get(index).cloned().unwrap_or_default(),
                 host_oauth: host_oauth.get(index).cloned().flatten(),
+                changes: plugin.changes.clone(),
+                scopes: Default::default(),
             }));
         }
         plugin

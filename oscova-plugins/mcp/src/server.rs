@@ -15,14 +15,14 @@
 //! stay listed and the person learns what to set.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use oscova_core::args::ArgError;
 use oscova_core::process::ProcessSpawnPolicy;
 use oscova_core::redact::Redactor;
 use oscova_core::runtime::{RuntimeCall, ToolHandler};
 use oscova_core::tool::ToolFuture;
-use oscova_core::{ExposeSecret, SecretString, ToolInvocation, ToolResult};
+use oscova_core::{CancellationToken, ExposeSecret, SecretString, ToolInvocation, ToolResult};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
     ClientRequest, ServerResult,
@@ -31,6 +31,7 @@ use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, ServiceError};
 use tokio::sync::mpsc;
 
+use crate::changes::{ChangeLog, ChangeRoute};
 use crate::config::ServerConfig;
 use crate::connect::{ConnectParams, Connection, connect};
 use crate::pin::CatalogTool;
@@ -55,6 +56,11 @@ pub(crate) struct Server {
     pub(crate) tokens: Arc<crate::oauth::TokenCache>,
     /// A shared `oauth` server's client credentials: the host's.
     pub(crate) host_oauth: Option<crate::oauth::Credentials>,
+    /// Where its connections' list changes are recorded.
+    pub(crate) changes: Arc<ChangeLog>,
+    /// Every live scope's handler, by user id: what the host's requests
+    /// (`upstream.rs`) go through, so they use that user's connection.
+    pub(crate) scopes: std::sync::Mutex<Vec<(String, Weak<ServerHandler>)>>,
 }
 
 /// A connection, if there is one, and what it refuses.
@@ -85,13 +91,37 @@ impl Slot {
 
 /// What a call needs from a live connection, taken out of the slot so the
 /// slot is not held while the call runs.
-struct Live {
-    peer: Peer<RoleClient>,
+pub(crate) struct Live {
+    pub(crate) peer: Peer<RoleClient>,
     routes: Routes,
     asks: crate::elicit::Asks,
 }
 
 impl Server {
+    /// Notes `handler` as the newest of its user's scopes, forgetting the
+    /// handlers of scopes that are gone.
+    pub(crate) fn register(&self, handler: &Arc<ServerHandler>) {
+        let mut scopes = self
+            .scopes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        scopes.retain(|(_, weak)| weak.strong_count() > 0);
+        scopes.push((handler.user.clone(), Arc::downgrade(handler)));
+    }
+
+    /// The handler of `user`'s newest live scope.
+    pub(crate) fn handler_of(&self, user: &str) -> Option<Arc<ServerHandler>> {
+        let scopes = self
+            .scopes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        scopes
+            .iter()
+            .rev()
+            .filter(|(id, _)| id == user)
+            .find_map(|(_, weak)| weak.upgrade())
+    }
+
     /// What a new connection's listing refuses, each with a diagnostic.
     fn compare(&self, live: &[CatalogTool]) -> HashMap<String, String> {
         let mut refused = HashMap::new();
@@ -129,7 +159,7 @@ pub(crate) struct ServerHandler {
     /// An `oauth` server's client credentials and token state.
     pub(crate) oauth: Option<crate::connect::OAuthAccess>,
     /// The credentials this user has not set, if any: every call fails
-    /// with this, before connecting.
+    /// with this, before connecting (and so does every host request).
     pub(crate) missing: Option<MissingCredentials>,
     pub(crate) spawn: ProcessSpawnPolicy,
     pub(crate) user: String,
@@ -188,6 +218,16 @@ impl MissingCredentials {
         Self { message, keys }
     }
 
+    /// The error's text.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The credential keys not set.
+    pub(crate) fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
     /// The error result a call returns.
     fn result(&self) -> ToolResult {
         ToolResult::missing_credential(self.message.clone(), self.keys.iter().cloned())
@@ -208,7 +248,7 @@ fn toml_key(key: &str) -> String {
 }
 
 impl ServerHandler {
-    fn redactor(&self) -> Redactor {
+    pub(crate) fn redactor(&self) -> Redactor {
         let redactor = self.server.redactor.clone();
         for (_, secret) in &self.credentials {
             redactor.add(secret.expose_secret());
@@ -233,7 +273,14 @@ impl ServerHandler {
     /// that arrive meanwhile wait for its outcome, each as long as its own
     /// cancellation allows. A connector whose call is dropped leaves the
     /// attempt to the next call.
-    async fn live(&self, tool: &str, inv: &ToolInvocation<'_>) -> Result<Live, ToolResult> {
+    ///
+    /// `tool` is the call's tool (a refused one fails), or `None` for the
+    /// host's own requests (`upstream.rs`); the error is a message.
+    pub(crate) async fn live(
+        &self,
+        tool: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Live, String> {
         loop {
             let mut waiting = {
                 let mut slot = self.slot().lock().await;
@@ -258,18 +305,13 @@ impl ServerHandler {
                         let (done, attempt) = tokio::sync::watch::channel(None);
                         slot.connecting = Some(attempt);
                         drop(slot);
-                        return self.connect_for(tool, inv, done).await;
+                        return self.connect_for(tool, cancel, done).await;
                     }
                 }
             };
             let outcome = tokio::select! {
                 biased;
-                () = inv.cancellation_token().cancelled() => {
-                    return Err(ToolResult::error(format!(
-                        "the call of `{tool}` was cancelled while MCP server `{}` was starting",
-                        self.server.name
-                    )));
-                }
+                () = cancel.cancelled() => return Err(self.cancelled_starting(tool)),
                 outcome = waiting.wait_for(Option::is_some) => {
                     outcome.ok().and_then(|o| o.clone())
                 }
@@ -277,7 +319,7 @@ impl ServerHandler {
             match outcome {
                 // Connected, or the connector gave up: look again.
                 Some(Ok(())) | None => continue,
-                Some(Err(message)) => return Err(ToolResult::error(message)),
+                Some(Err(message)) => return Err(message),
             }
         }
     }
@@ -286,21 +328,18 @@ impl ServerHandler {
     /// unlocked, and tells the waiting calls through `done`.
     async fn connect_for(
         &self,
-        tool: &str,
-        inv: &ToolInvocation<'_>,
+        tool: Option<&str>,
+        cancel: &CancellationToken,
         done: tokio::sync::watch::Sender<Option<Result<(), String>>>,
-    ) -> Result<Live, ToolResult> {
+    ) -> Result<Live, String> {
         let server = &*self.server;
         let redactor = self.redactor();
         let made = tokio::select! {
             biased;
-            () = inv.cancellation_token().cancelled() => {
+            () = cancel.cancelled() => {
                 // `done` is dropped: a waiting call makes its own attempt.
                 self.slot().lock().await.connecting = None;
-                return Err(ToolResult::error(format!(
-                    "the call of `{tool}` was cancelled while MCP server `{}` was starting",
-                    server.name
-                )));
+                return Err(self.cancelled_starting(tool));
             }
             made = connect(ConnectParams {
                 name: &server.name,
@@ -309,6 +348,11 @@ impl ServerHandler {
                 credentials: &self.credentials,
                 oauth: self.oauth.clone(),
                 redactor: &redactor,
+                changes: Some(ChangeRoute {
+                    log: server.changes.clone(),
+                    server: server.name.clone(),
+                    user: self.own.is_some().then(|| self.user.clone()),
+                }),
             }) => made,
         };
         let mut slot = self.slot().lock().await;
@@ -338,9 +382,20 @@ impl ServerHandler {
                 );
                 server.status.event(&message);
                 done.send_replace(Some(Err(message.clone())));
-                Err(ToolResult::error(message))
+                Err(message)
             }
         }
+    }
+
+    fn cancelled_starting(&self, tool: Option<&str>) -> String {
+        let what = match tool {
+            Some(tool) => format!("the call of `{tool}`"),
+            None => "the request".to_owned(),
+        };
+        format!(
+            "{what} was cancelled while MCP server `{}` was starting",
+            self.server.name
+        )
     }
 
     fn for_user(&self) -> String {
@@ -353,7 +408,7 @@ impl ServerHandler {
 
     /// Marks the connection dead after a transport failure, so the next
     /// call starts a new one.
-    async fn lost(&self) -> String {
+    pub(crate) async fn lost(&self) -> String {
         let mut slot = self.slot().lock().await;
         let tail = slot
             .conn
@@ -394,9 +449,9 @@ impl ServerHandler {
         args: serde_json::Value,
         inv: &ToolInvocation<'_>,
     ) -> ToolResult {
-        let live = match self.live(&name, inv).await {
+        let live = match self.live(Some(&name), inv.cancellation_token()).await {
             Ok(live) => live,
-            Err(refused) => return refused,
+            Err(refused) => return ToolResult::error(refused),
         };
         let mut params = CallToolRequestParams::new(name.clone());
         params.arguments = match args {
@@ -498,12 +553,12 @@ impl ToolHandler for ServerHandler {
 
 /// What a call needs from the slot's live connection, unless the tool is
 /// refused.
-fn live_of(slot: &Slot, tool: &str) -> Result<Live, ToolResult> {
-    if let Some(reason) = slot.refused.get(tool) {
-        return Err(ToolResult::error(reason.clone()));
+fn live_of(slot: &Slot, tool: Option<&str>) -> Result<Live, String> {
+    if let Some(reason) = tool.and_then(|tool| slot.refused.get(tool)) {
+        return Err(reason.clone());
     }
     let Some(conn) = slot.conn.as_ref() else {
-        return Err(ToolResult::error("no connection"));
+        return Err("no connection".to_owned());
     };
     Ok(Live {
         peer: conn.service.peer().clone(),

@@ -1,4 +1,4 @@
-//! Integration tests of `oscova-plugin-mcp`: MCP servers as toolsets, against real server processes.
+//! Integration tests of `oscova-plugin-mcp`: MCP servers as toolsets (and their prompts and resources through `McpUpstreams`), against real server processes.
 //!
 //! One test binary for the crate, one module per concern (as cargo and
 //! axum lay theirs out), so tokio, reqwest and rustls link once. Test
@@ -14,4 +14,5 @@ pub mod oauth;
 pub mod pins;
 pub mod servers;
 pub mod tls;
+pub mod upstream;
 pub mod url;
