@@ -93,6 +93,7 @@ mod progress;
 mod result;
 mod server;
 mod status;
+mod tail;
 mod tls;
 mod upstream;
 mod validate;
@@ -114,8 +115,9 @@ pub use changes::{ChangedList, ListChange};
 pub use config::{
     ClientAuth, ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, OAuthClient, ServerConfig,
 };
-pub use connect::{TAIL_BYTES, network_isolation_available};
+pub use connect::network_isolation_available;
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
+pub use tail::TAIL_BYTES;
 pub use upstream::{McpUpstreams, UpstreamError};
 
 use connect::{ConnectParams, Connection, OAuthAccess, connect};
