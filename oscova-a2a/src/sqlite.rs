@@ -3,15 +3,22 @@
 //!
 //! Rules: as [the store's](crate::store). A task is one row: its owner, id,
 //! context, state, update time and the whole task as JSON, written in one
-//! statement (insert or replace), so several processes on one file (WAL,
-//! a busy timeout of five seconds) read whole tasks. Listing is ordered by
-//! the row's creation sequence, newest first.
+//! statement (insert or replace), so several processes on one file read
+//! whole tasks. The file is an
+//! [`SqliteFile`](oscova_agent::session::store::SqliteFile): WAL with
+//! `synchronous=FULL`, one writer thread per file per process with group
+//! commit, shared with the session store when the tasks live in the
+//! sessions' file (the default), so a `put` that returned is in a synced
+//! commit (durable across a power cut) and the puts of concurrent tasks,
+//! and the session appends beside them, share one transaction and one
+//! sync; a put that fails fails alone. Reads run on read connections and
+//! see every put that returned. Listing is ordered by the row's creation
+//! sequence, newest first.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use oscova_agent::session::store::{SqliteFile, SqliteFileError};
+use rusqlite::{OptionalExtension, params};
 
 use crate::store::{StoreError, TaskPage, TaskQuery, TaskStore, failed, matches};
 use crate::wire::{Task, TaskState};
@@ -31,55 +38,38 @@ CREATE INDEX IF NOT EXISTS a2a_tasks_owner ON a2a_tasks (owner, seq);";
 /// processes on one file read whole tasks; reads name the owner.
 #[derive(Debug, Clone)]
 pub struct SqliteTaskStore {
-    path: PathBuf,
-    conn: Arc<Mutex<Connection>>,
+    file: SqliteFile,
 }
 
 fn db(error: impl std::fmt::Display) -> StoreError {
     StoreError::Database(error.to_string())
 }
 
+impl From<SqliteFileError> for StoreError {
+    fn from(error: SqliteFileError) -> Self {
+        db(error)
+    }
+}
+
 impl SqliteTaskStore {
     /// Opens (or creates) the table in the file at `path` (the sessions'
-    /// database file is a good place).
+    /// database file is a good place: this process's session store there
+    /// shares its writer).
     pub async fn open(path: impl Into<PathBuf>) -> Result<Self, StoreError> {
-        let path = path.into();
-        let at = path.clone();
-        let conn = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
-            if let Some(dir) = at.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(db)?;
-            }
-            let conn = Connection::open(&at).map_err(db)?;
-            conn.busy_timeout(Duration::from_secs(5)).map_err(db)?;
-            conn.pragma_update(None, "journal_mode", "WAL")
-                .map_err(db)?;
-            conn.execute_batch(SCHEMA).map_err(db)?;
-            Ok(conn)
-        })
-        .await
-        .map_err(db)??;
-        Ok(Self {
-            path,
-            conn: Arc::new(Mutex::new(conn)),
-        })
+        Self::on(SqliteFile::open(path).await?).await
+    }
+
+    /// Creates the table (when missing) in `file`, an open file another
+    /// store may use too.
+    pub async fn on(file: SqliteFile) -> Result<Self, StoreError> {
+        file.write(|conn| conn.execute_batch(SCHEMA).map_err(db))
+            .await?;
+        Ok(Self { file })
     }
 
     /// The file the store is in.
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    async fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-            work(&mut conn)
-        })
-        .await
-        .map_err(db)?
+        self.file.path()
     }
 }
 
@@ -93,22 +83,24 @@ impl TaskStore for SqliteTaskStore {
             task.context_id.clone(),
             task.status.state.as_str(),
         );
-        self.run(move |conn| {
-            conn.execute(
-                "INSERT INTO a2a_tasks (owner, id, context_id, state, task) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (owner, id) DO UPDATE SET state = excluded.state, task = excluded.task",
-                params![owner, id, context, state, json],
-            )
-            .map_err(db)?;
-            Ok(())
-        })
-        .await
+        self.file
+            .write(move |conn| {
+                conn.execute(
+                    "INSERT INTO a2a_tasks (owner, id, context_id, state, task) VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (owner, id) DO UPDATE SET state = excluded.state, task = excluded.task",
+                    params![owner, id, context, state, json],
+                )
+                .map_err(db)?;
+                Ok(())
+            })
+            .await
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Task>, StoreError> {
         let (owner, id) = (owner.to_owned(), id.to_owned());
         let json: Option<String> = self
-            .run(move |conn| {
+            .file
+            .read(move |conn| {
                 conn.query_row(
                     "SELECT task FROM a2a_tasks WHERE owner = ?1 AND id = ?2",
                     params![owner, id],
@@ -124,7 +116,8 @@ impl TaskStore for SqliteTaskStore {
     async fn list(&self, owner: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
         let owner = owner.to_owned();
         let rows: Vec<String> = self
-            .run(move |conn| {
+            .file
+            .read(move |conn| {
                 let mut statement = conn
                     .prepare("SELECT task FROM a2a_tasks WHERE owner = ?1 ORDER BY seq DESC")
                     .map_err(db)?;
@@ -133,7 +126,7 @@ impl TaskStore for SqliteTaskStore {
                     .map_err(db)?
                     .collect::<Result<Vec<String>, _>>()
                     .map_err(db)?;
-                Ok(rows)
+                Ok::<_, StoreError>(rows)
             })
             .await?;
         let mut all = Vec::new();
@@ -155,36 +148,35 @@ impl TaskStore for SqliteTaskStore {
 
     async fn fail_unfinished(&self, reason: &str) -> Result<usize, StoreError> {
         let reason = reason.to_owned();
-        self.run(move |conn| {
-            let tx = conn.transaction().map_err(db)?;
-            let rows: Vec<(i64, String)> = {
-                let mut statement = tx
-                    .prepare("SELECT seq, task FROM a2a_tasks WHERE state IN (?1, ?2)")
-                    .map_err(db)?;
-                statement
-                    .query_map(
-                        params![TaskState::Submitted.as_str(), TaskState::Working.as_str()],
-                        |row| Ok((row.get(0)?, row.get(1)?)),
+        self.file
+            .write(move |conn| {
+                let rows: Vec<(i64, String)> = {
+                    let mut statement = conn
+                        .prepare("SELECT seq, task FROM a2a_tasks WHERE state IN (?1, ?2)")
+                        .map_err(db)?;
+                    statement
+                        .query_map(
+                            params![TaskState::Submitted.as_str(), TaskState::Working.as_str()],
+                            |row| Ok((row.get(0)?, row.get(1)?)),
+                        )
+                        .map_err(db)?
+                        .collect::<Result<_, _>>()
+                        .map_err(db)?
+                };
+                for (seq, json) in &rows {
+                    let task = failed(serde_json::from_str(json)?, &reason);
+                    conn.execute(
+                        "UPDATE a2a_tasks SET state = ?1, task = ?2 WHERE seq = ?3",
+                        params![
+                            task.status.state.as_str(),
+                            serde_json::to_string(&task)?,
+                            seq
+                        ],
                     )
-                    .map_err(db)?
-                    .collect::<Result<_, _>>()
-                    .map_err(db)?
-            };
-            for (seq, json) in &rows {
-                let task = failed(serde_json::from_str(json)?, &reason);
-                tx.execute(
-                    "UPDATE a2a_tasks SET state = ?1, task = ?2 WHERE seq = ?3",
-                    params![
-                        task.status.state.as_str(),
-                        serde_json::to_string(&task)?,
-                        seq
-                    ],
-                )
-                .map_err(db)?;
-            }
-            tx.commit().map_err(db)?;
-            Ok(rows.len())
-        })
-        .await
+                    .map_err(db)?;
+                }
+                Ok(rows.len())
+            })
+            .await
     }
 }
