@@ -11,8 +11,13 @@
 //! (`InvalidParams` otherwise). A user has at most
 //! `max_tasks_per_user` tasks running on this process; one more is refused
 //! with `UnsupportedOperation` and never stored. Every change of state is
-//! written to the store before anyone is told of it: `SUBMITTED` when
-//! received, `WORKING` when the run starts, then `COMPLETED` (the model's
+//! written to the store before anyone is told of it (a write that returned
+//! is on disk with the SQLite store: `synchronous=FULL`, group commit):
+//! `SUBMITTED` when received (a blocking `SendMessage` tells its client
+//! only the last state, so it stores `SUBMITTED` only when its run waits
+//! for its context's turn, and else starts at `WORKING`: one sync fewer
+//! per message, no state told is skipped), `WORKING` when the run starts,
+//! then `COMPLETED` (the model's
 //! answer as the artifact `response` and the agent's message in the
 //! history), `CANCELED`, or `FAILED` with the reason, or `AUTH_REQUIRED`
 //! when a tool call of the run came back with a missing credential
@@ -188,11 +193,15 @@ impl Runner {
         message.context_id = Some(context.clone());
         message.task_id = Some(id.clone());
         let task = Task::submitted(id, context, message);
-        self.launch(owner, task, text, blocking, pushed).await
+        // A blocking send tells no one of `SUBMITTED`: its first stored
+        // state is `WORKING`, unless the run waits for its context.
+        self.launch(owner, task, text, blocking, pushed, !blocking)
+            .await
     }
 
-    /// Stores `task` as it is and starts its run on `text`; with
-    /// `blocking`, returns once it settled.
+    /// Starts the run of `task` on `text`, storing it as it is first when
+    /// `store_first` (else the run stores it before it waits or works);
+    /// with `blocking`, returns once it settled.
     async fn launch(
         self: &Arc<Self>,
         owner: &str,
@@ -200,6 +209,7 @@ impl Runner {
         text: String,
         blocking: bool,
         pushed: bool,
+        store_first: bool,
     ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
         let id = task.id.clone();
         let (done_tx, done) = watch::channel(false);
@@ -229,7 +239,7 @@ impl Runner {
                 },
             );
         }
-        if let Err(error) = self.store.put(owner, &task).await {
+        if store_first && let Err(error) = self.store.put(owner, &task).await {
             self.running().remove(&(owner.to_owned(), id));
             return Err(internal(error));
         }
@@ -240,7 +250,9 @@ impl Runner {
         let runner = self.clone();
         let owner_id = owner.to_owned();
         tokio::spawn(async move {
-            runner.run(&owner_id, task, text, cancel, events).await;
+            runner
+                .run(&owner_id, task, store_first, text, cancel, events)
+                .await;
             runner.stop_waiting(&owner_id, &id);
             runner.running().remove(&(owner_id, id));
             let _ = done_tx.send(true);
@@ -270,7 +282,7 @@ impl Runner {
             task.history.push(message);
             task.set_state(TaskState::Submitted, None);
             let pushed = !self.pushes.list(owner, id).is_empty();
-            return self.launch(owner, task, text, blocking, pushed).await;
+            return self.launch(owner, task, text, blocking, pushed, true).await;
         }
         let waiting = (task.status.state == TaskState::InputRequired)
             .then(|| self.take_waiting(owner, id))
@@ -387,11 +399,13 @@ impl Runner {
         self.get(owner, id).await
     }
 
-    /// Runs `task` to its end and stores each state.
+    /// Runs `task` to its end and stores each state (`SUBMITTED` first
+    /// unless `stored`, when it has to wait for its context's turn).
     async fn run(
         self: &Arc<Self>,
         owner: &str,
         mut task: Task,
+        stored: bool,
         text: String,
         cancel: CancellationToken,
         events: broadcast::Sender<Value>,
@@ -409,13 +423,23 @@ impl Runner {
         };
         let key = (owner.to_owned(), task.context_id.clone());
         let _forget = ForgetContext(self, key);
-        let _turn = tokio::select! {
-            turn = lock.clone().lock_owned() => turn,
-            () = cancel.cancelled() => {
-                drop(lock);
-                self.finish(owner, task, Outcome::Canceled, &artifact, &events).await;
-                return;
-            }
+        let free = lock.clone().try_lock_owned().ok();
+        if free.is_none()
+            && !stored
+            && let Err(error) = self.store.put(owner, &task).await
+        {
+            tracing::warn!(%error, task = %task.id, "storing a task's state failed");
+        }
+        let _turn = match free {
+            Some(turn) => turn,
+            None => tokio::select! {
+                turn = lock.clone().lock_owned() => turn,
+                () = cancel.cancelled() => {
+                    drop(lock);
+                    self.finish(owner, task, Outcome::Canceled, &artifact, &events).await;
+                    return;
+                }
+            },
         };
         drop(lock);
         task.set_state(TaskState::Working, None);

@@ -197,7 +197,37 @@ impl Server {
             .no_linked_plugins()
             .plugin_instance(ScriptedPlugin)
             .credentials(resolver);
-        Self::start_host(plugins, Arc::new(MemoryTaskStore::new()), true, None, None).await
+        Self::start_host(
+            plugins,
+            Arc::new(MemoryStore::new()),
+            Arc::new(MemoryTaskStore::new()),
+            true,
+            None,
+            None,
+        )
+        .await
+    }
+
+    /// A server keeping sessions and tasks in the SQLite file at `path`,
+    /// as `oscova serve` does by default.
+    #[cfg(feature = "sqlite")]
+    pub(crate) async fn start_sqlite(path: &std::path::Path) -> Self {
+        let sessions = oscova_agent::session::SqliteStore::open(path)
+            .await
+            .unwrap();
+        let tasks = oscova_a2a::SqliteTaskStore::open(path).await.unwrap();
+        let plugins = PluginHost::builder()
+            .no_linked_plugins()
+            .plugin_instance(ScriptedPlugin);
+        Self::start_host(
+            plugins,
+            Arc::new(sessions),
+            Arc::new(tasks),
+            true,
+            None,
+            None,
+        )
+        .await
     }
 
     /// A server whose streams close after `idle` without an event.
@@ -238,18 +268,19 @@ impl Server {
         if let Some(http) = http {
             plugins = plugins.http_client(http);
         }
-        Self::start_host(plugins, store, fail_unfinished, idle, oauth).await
+        let sessions = Arc::new(MemoryStore::new());
+        Self::start_host(plugins, sessions, store, fail_unfinished, idle, oauth).await
     }
 
     async fn start_host(
         plugins: oscova_core::PluginHostBuilder,
+        sessions: Arc<dyn SessionStore>,
         store: Arc<dyn TaskStore>,
         fail_unfinished: bool,
         idle: Option<Duration>,
         oauth: Option<(OAuthConfig, String)>,
     ) -> Self {
         let plugins = plugins.build().unwrap();
-        let sessions: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
         let mut model = ModelProviderConfig::new("scripted");
         model.model = Some("m1".into());
         let agents = AgentHost::builder(plugins, sessions).model(model).build();
