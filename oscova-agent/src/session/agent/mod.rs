@@ -87,6 +87,7 @@ mod extension;
 mod host;
 mod prompts;
 mod run;
+mod specs;
 mod state;
 mod tools;
 

@@ -46,7 +46,7 @@ use super::events::{
 use super::host::AgentSession;
 use super::state::{Pending, Shared};
 use super::tools::run_call;
-use crate::chat::{ChatError, ToolsPromptSection, join_in_order, name_calls, tool_specs};
+use crate::chat::{ChatError, ToolsPromptSection, join_in_order, name_calls};
 use crate::session::compaction::CompactionOutcome;
 use crate::session::{AgentMessage, EntryKind, MessageContent, ModelRef, iso_to_millis, now_iso};
 
@@ -246,7 +246,10 @@ impl Run<'_> {
     fn tools(&self) -> Vec<ToolSpec> {
         let shared = self.shared;
         let profile = shared.host.profile;
-        let mut tools = tool_specs(&shared.scope, profile);
+        let mut tools = shared
+            .host
+            .specs
+            .of(&shared.host.plugins, &shared.scope, profile);
         let state = shared.state();
         tools.extend(state.tools.specs(profile));
         if let Some(active) = &state.active_tools {
