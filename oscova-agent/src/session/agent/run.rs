@@ -155,7 +155,7 @@ impl Run<'_> {
             first.extend(queues.follow_up.drain(..));
             first
         };
-        let tools = self.tools();
+        let tools = self.tool_names();
         let mut section = ToolsPromptSection::from_scope(&shared.scope, &tools);
         shared.state().tools.prompt(&tools, &mut section);
         let prompt = SystemPromptOptions {
@@ -240,6 +240,31 @@ impl Run<'_> {
         if settled {
             let _ = dispatch(self.shared, AgentSettledEvent {}).await;
         }
+    }
+
+    /// The active tools' names, as [`tools`](Self::tools) offers them,
+    /// each without its description and schema: what the system prompt's
+    /// tools section reads, without copying every schema.
+    fn tool_names(&self) -> Vec<ToolSpec> {
+        let shared = self.shared;
+        let profile = shared.host.profile;
+        let mut names = shared
+            .host
+            .specs
+            .names(&shared.host.plugins, &shared.scope, profile);
+        let state = shared.state();
+        names.extend(state.tools.specs(profile).into_iter().map(|spec| spec.name));
+        if let Some(active) = &state.active_tools {
+            names.retain(|name| active.contains(name));
+        }
+        names
+            .into_iter()
+            .map(|name| ToolSpec {
+                name,
+                description: String::new(),
+                parameters: serde_json::Value::Null,
+            })
+            .collect()
     }
 
     /// The active tools, as the model is offered them.

@@ -34,6 +34,39 @@ impl ExportedSpecs {
         }
     }
 
+    /// The names of the tools [`of`](Self::of) gives, without copying
+    /// their schemas (for the system prompt's tools section).
+    pub(crate) fn names(
+        &self,
+        plugins: &PluginHost,
+        scope: &UserScope,
+        profile: SchemaProfile,
+    ) -> Vec<String> {
+        let catalog = plugins.tools();
+        scope
+            .tools()
+            .filter_map(|tool| {
+                let exported = match self.slot(catalog, tool, profile) {
+                    Some(slot) => slot.get_or_init(|| export(tool, profile)).is_some(),
+                    None => export(tool, profile).is_some(),
+                };
+                exported.then(|| tool.wire_name().to_owned())
+            })
+            .collect()
+    }
+
+    fn slot(
+        &self,
+        catalog: &[PublishedTool],
+        tool: &PublishedTool,
+        profile: SchemaProfile,
+    ) -> Option<&OnceLock<Option<ToolSpec>>> {
+        (profile == self.profile)
+            .then(|| place(catalog, tool))
+            .flatten()
+            .and_then(|index| self.specs.get(index))
+    }
+
     /// The tools of `scope` in `profile`, in publication order.
     pub(crate) fn of(
         &self,
@@ -44,15 +77,9 @@ impl ExportedSpecs {
         let catalog = plugins.tools();
         scope
             .tools()
-            .filter_map(|tool| {
-                let cached = (profile == self.profile)
-                    .then(|| place(catalog, tool))
-                    .flatten()
-                    .and_then(|index| self.specs.get(index));
-                match cached {
-                    Some(slot) => slot.get_or_init(|| export(tool, profile)).clone(),
-                    None => export(tool, profile),
-                }
+            .filter_map(|tool| match self.slot(catalog, tool, profile) {
+                Some(slot) => slot.get_or_init(|| export(tool, profile)).clone(),
+                None => export(tool, profile),
             })
             .collect()
     }
