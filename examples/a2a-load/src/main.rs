@@ -34,18 +34,19 @@
 //! ratio.
 //!
 //! Measured with the defaults (2 cores shared with other engineers'
-//! builds, load average 4 to 6.5; the file on ext4, where one `fdatasync`
-//! of a 4 KiB append takes 0.27 ms): before group commit, 1.2x to 3.4x on
-//! the disk and 6.7x on tmpfs. With group commit: 7.1x on the disk (10.6x
-//! on tmpfs). With the tools' schemas also exported once per host: 12.5x
-//! and 13.4x on the disk (oscova 1,061 to 1,240 messages/s, p50 39 to
-//! 44 ms, p99 64 to 102 ms, 820 to 835 µs of server CPU per message;
-//! Python 79 to 99 messages/s, about 7,000 µs), 8.8x on tmpfs in a busier
-//! minute. The disk no longer bounds oscova: its figure on the disk is
-//! within the noise of its figure on tmpfs; CPU does (the clients, the
-//! scripted model and both servers share the two cores), and between runs
-//! the machine's load moves each ratio by a few points.
-//!
+//! builds; the file on ext4, where one `fdatasync` of a 4 KiB append takes
+//! 0.27 ms): before group commit, 1.2x to 3.4x on the disk and 6.7x on
+//! tmpfs. With group commit: 7.1x on the disk, 10.6x on tmpfs (load
+//! average 5 to 6). With the tools' schemas exported once per host and
+//! serialized without a copy (load average 2.4 to 3): 10.5x on the disk
+//! (oscova 1,611 messages/s, p50 29 ms, p99 57 ms, 565 µs of server CPU
+//! per message; Python 154 messages/s, 5,490 µs) and 15.7x on tmpfs
+//! (oscova 2,286 messages/s, p50 19 ms, p99 52 ms, 570 µs). The gap
+//! between the two is the syncs' latency: five writes per message, each
+//! waiting for a commit (the sync, and the checkpoints WAL makes). The
+//! ratio moves by several points with the machine's load, which slows the
+//! Python server more than oscova.
+
 //! Each of N concurrent clients (default 50) sends M messages (default
 //! 40) one after another as JSON-RPC `SendMessage`, which blocks until the
 //! task completes; every answer is checked (completed, the model's text).
