@@ -3,19 +3,28 @@
 //!
 //! Rules: as [the store's](crate::store). A task is one row: its owner, id,
 //! context, state, update time and the whole task as JSON, written in one
-//! statement (insert or replace), so several processes on one file (WAL,
-//! a busy timeout of five seconds) read whole tasks. Listing is ordered by
-//! the row's creation sequence, newest first. A task's webhooks are rows
-//! of `a2a_push_configs` (owner, task, id, the config as JSON, its
-//! secrets included: the file is as private as the sessions in it); an
-//! owed push is a row of `a2a_push_owed`, written in the transaction that
-//! writes the final state.
+//! statement (insert or replace), so several processes on one file read
+//! whole tasks. The file is an
+//! [`SqliteFile`](oscova_agent::session::store::SqliteFile): WAL with
+//! `synchronous=FULL`, one writer thread per file per process with group
+//! commit, shared with the session store when the tasks live in the
+//! sessions' file (the default), so a `put` that returned is in a synced
+//! commit (durable across a power cut) and the puts of concurrent tasks,
+//! and the session appends beside them, share one transaction and one
+//! sync; a put that fails fails alone (each write is a savepoint of the
+//! shared transaction, so a write of several statements is whole or
+//! absent). Reads run on read connections and see every put that
+//! returned. Listing is ordered by the row's creation sequence, newest
+//! first. A task's webhooks are rows of `a2a_push_configs` (owner, task,
+//! id, the config as JSON, its secrets included: the file is as private
+//! as the sessions in it); an owed push is a row of `a2a_push_owed`,
+//! written in the same write as the final state.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use oscova_agent::session::store::{SqliteFile, SqliteFileError};
+use rusqlite::{OptionalExtension, params};
 
 use crate::push::PushConfig;
 use crate::store::{
@@ -63,55 +72,38 @@ const UPSERT: &str =
 /// processes on one file read whole tasks; reads name the owner.
 #[derive(Debug, Clone)]
 pub struct SqliteTaskStore {
-    path: PathBuf,
-    conn: Arc<Mutex<Connection>>,
+    file: SqliteFile,
 }
 
 fn db(error: impl std::fmt::Display) -> StoreError {
     StoreError::Database(error.to_string())
 }
 
+impl From<SqliteFileError> for StoreError {
+    fn from(error: SqliteFileError) -> Self {
+        db(error)
+    }
+}
+
 impl SqliteTaskStore {
     /// Opens (or creates) the table in the file at `path` (the sessions'
-    /// database file is a good place).
+    /// database file is a good place: this process's session store there
+    /// shares its writer).
     pub async fn open(path: impl Into<PathBuf>) -> Result<Self, StoreError> {
-        let path = path.into();
-        let at = path.clone();
-        let conn = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
-            if let Some(dir) = at.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(db)?;
-            }
-            let conn = Connection::open(&at).map_err(db)?;
-            conn.busy_timeout(Duration::from_secs(5)).map_err(db)?;
-            conn.pragma_update(None, "journal_mode", "WAL")
-                .map_err(db)?;
-            conn.execute_batch(SCHEMA).map_err(db)?;
-            Ok(conn)
-        })
-        .await
-        .map_err(db)??;
-        Ok(Self {
-            path,
-            conn: Arc::new(Mutex::new(conn)),
-        })
+        Self::on(SqliteFile::open(path).await?).await
+    }
+
+    /// Creates the table (when missing) in `file`, an open file another
+    /// store may use too.
+    pub async fn on(file: SqliteFile) -> Result<Self, StoreError> {
+        file.write(|conn| conn.execute_batch(SCHEMA).map_err(db))
+            .await?;
+        Ok(Self { file })
     }
 
     /// The file the store is in.
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    async fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-            work(&mut conn)
-        })
-        .await
-        .map_err(db)?
+        self.file.path()
     }
 }
 
@@ -125,12 +117,13 @@ impl TaskStore for SqliteTaskStore {
             task.context_id.clone(),
             task.status.state.as_str(),
         );
-        self.run(move |conn| {
-            conn.execute(UPSERT, params![owner, id, context, state, json])
-                .map_err(db)?;
-            Ok(())
-        })
-        .await
+        self.file
+            .write(move |conn| {
+                conn.execute(UPSERT, params![owner, id, context, state, json])
+                    .map_err(db)?;
+                Ok(())
+            })
+            .await
     }
 
     async fn put_final(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
@@ -141,36 +134,39 @@ impl TaskStore for SqliteTaskStore {
             task.context_id.clone(),
             task.status.state.as_str(),
         );
-        self.run(move |conn| {
-            let tx = conn.transaction().map_err(db)?;
-            tx.execute(UPSERT, params![owner, id, context, state, json])
-                .map_err(db)?;
-            tx.execute(OWE, params![owner, id, now_millis()])
-                .map_err(db)?;
-            tx.commit().map_err(db)
-        })
-        .await
+        // One write: the state and the push it owes land together.
+        self.file
+            .write(move |conn| {
+                conn.execute(UPSERT, params![owner, id, context, state, json])
+                    .map_err(db)?;
+                conn.execute(OWE, params![owner, id, now_millis()])
+                    .map_err(db)?;
+                Ok(())
+            })
+            .await
     }
 
     async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError> {
         let json = serde_json::to_string(config)?;
         let (owner, task, id) = (owner.to_owned(), config.task_id.clone(), config.id.clone());
-        self.run(move |conn| {
-            conn.execute(
-                "INSERT INTO a2a_push_configs (owner, task_id, id, config) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (owner, task_id, id) DO UPDATE SET config = excluded.config",
-                params![owner, task, id, json],
-            )
-            .map_err(db)?;
-            Ok(())
-        })
-        .await
+        self.file
+            .write(move |conn| {
+                conn.execute(
+                    "INSERT INTO a2a_push_configs (owner, task_id, id, config) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (owner, task_id, id) DO UPDATE SET config = excluded.config",
+                    params![owner, task, id, json],
+                )
+                .map_err(db)?;
+                Ok(())
+            })
+            .await
     }
 
     async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {
         let (owner, task) = (owner.to_owned(), task.to_owned());
         let rows: Vec<String> = self
-            .run(move |conn| {
+            .file
+            .read(move |conn| {
                 let mut statement = conn
                     .prepare(
                         "SELECT config FROM a2a_push_configs WHERE owner = ?1 AND task_id = ?2 ORDER BY seq",
@@ -181,7 +177,7 @@ impl TaskStore for SqliteTaskStore {
                     .map_err(db)?
                     .collect::<Result<Vec<String>, _>>()
                     .map_err(db)?;
-                Ok(rows)
+                Ok::<_, StoreError>(rows)
             })
             .await?;
         rows.iter()
@@ -196,29 +192,31 @@ impl TaskStore for SqliteTaskStore {
         id: &str,
     ) -> Result<bool, StoreError> {
         let (owner, task, id) = (owner.to_owned(), task.to_owned(), id.to_owned());
-        self.run(move |conn| {
-            let gone = conn
+        self.file
+            .write(move |conn| {
+                let gone = conn
                 .execute(
                     "DELETE FROM a2a_push_configs WHERE owner = ?1 AND task_id = ?2 AND id = ?3",
                     params![owner, task, id],
                 )
                 .map_err(db)?;
-            Ok(gone > 0)
-        })
-        .await
+                Ok(gone > 0)
+            })
+            .await
     }
 
     async fn push_delivered(&self, owner: &str, task: &str) -> Result<(), StoreError> {
         let (owner, task) = (owner.to_owned(), task.to_owned());
-        self.run(move |conn| {
-            conn.execute(
-                "DELETE FROM a2a_push_owed WHERE owner = ?1 AND task_id = ?2",
-                params![owner, task],
-            )
-            .map_err(db)?;
-            Ok(())
-        })
-        .await
+        self.file
+            .write(move |conn| {
+                conn.execute(
+                    "DELETE FROM a2a_push_owed WHERE owner = ?1 AND task_id = ?2",
+                    params![owner, task],
+                )
+                .map_err(db)?;
+                Ok(())
+            })
+            .await
     }
 
     async fn claim_owed_pushes(
@@ -227,12 +225,11 @@ impl TaskStore for SqliteTaskStore {
         max_claims: u32,
     ) -> Result<Vec<(String, String)>, StoreError> {
         let before = stale_before(stale);
-        self.run(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(db)?;
+        // One write: the writer's transaction is `BEGIN IMMEDIATE`, so two
+        // processes sweeping at once claim each row once.
+        self.file.write(move |conn| {
             let rows: Vec<(String, String, u32)> = {
-                let mut statement = tx
+                let mut statement = conn
                     .prepare(
                         "SELECT owner, task_id, claims FROM a2a_push_owed WHERE claimed_at <= ?1",
                     )
@@ -249,14 +246,14 @@ impl TaskStore for SqliteTaskStore {
             for (owner, task, claims) in rows {
                 if claims >= max_claims {
                     tracing::warn!(%task, "an owed push was given up after {max_claims} sweeps");
-                    tx.execute(
+                    conn.execute(
                         "DELETE FROM a2a_push_owed WHERE owner = ?1 AND task_id = ?2",
                         params![owner, task],
                     )
                     .map_err(db)?;
                     continue;
                 }
-                tx.execute(
+                conn.execute(
                     "UPDATE a2a_push_owed SET claimed_at = ?3, claims = claims + 1
                      WHERE owner = ?1 AND task_id = ?2",
                     params![owner, task, now_millis()],
@@ -264,7 +261,6 @@ impl TaskStore for SqliteTaskStore {
                 .map_err(db)?;
                 claimed.push((owner, task));
             }
-            tx.commit().map_err(db)?;
             Ok(claimed)
         })
         .await
@@ -273,7 +269,8 @@ impl TaskStore for SqliteTaskStore {
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Task>, StoreError> {
         let (owner, id) = (owner.to_owned(), id.to_owned());
         let json: Option<String> = self
-            .run(move |conn| {
+            .file
+            .read(move |conn| {
                 conn.query_row(
                     "SELECT task FROM a2a_tasks WHERE owner = ?1 AND id = ?2",
                     params![owner, id],
@@ -289,7 +286,8 @@ impl TaskStore for SqliteTaskStore {
     async fn list(&self, owner: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
         let owner = owner.to_owned();
         let rows: Vec<String> = self
-            .run(move |conn| {
+            .file
+            .read(move |conn| {
                 let mut statement = conn
                     .prepare("SELECT task FROM a2a_tasks WHERE owner = ?1 ORDER BY seq DESC")
                     .map_err(db)?;
@@ -298,7 +296,7 @@ impl TaskStore for SqliteTaskStore {
                     .map_err(db)?
                     .collect::<Result<Vec<String>, _>>()
                     .map_err(db)?;
-                Ok(rows)
+                Ok::<_, StoreError>(rows)
             })
             .await?;
         let mut all = Vec::new();
@@ -320,38 +318,37 @@ impl TaskStore for SqliteTaskStore {
 
     async fn fail_unfinished(&self, reason: &str) -> Result<usize, StoreError> {
         let reason = reason.to_owned();
-        self.run(move |conn| {
-            let tx = conn.transaction().map_err(db)?;
-            let rows: Vec<(i64, String, String)> = {
-                let mut statement = tx
-                    .prepare("SELECT seq, owner, task FROM a2a_tasks WHERE state IN (?1, ?2)")
-                    .map_err(db)?;
-                statement
-                    .query_map(
-                        params![TaskState::Submitted.as_str(), TaskState::Working.as_str()],
-                        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        self.file
+            .write(move |conn| {
+                let rows: Vec<(i64, String, String)> = {
+                    let mut statement = conn
+                        .prepare("SELECT seq, owner, task FROM a2a_tasks WHERE state IN (?1, ?2)")
+                        .map_err(db)?;
+                    statement
+                        .query_map(
+                            params![TaskState::Submitted.as_str(), TaskState::Working.as_str()],
+                            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                        )
+                        .map_err(db)?
+                        .collect::<Result<_, _>>()
+                        .map_err(db)?
+                };
+                for (seq, owner, json) in &rows {
+                    let task = failed(serde_json::from_str(json)?, &reason);
+                    conn.execute(OWE, params![owner, task.id, now_millis()])
+                        .map_err(db)?;
+                    conn.execute(
+                        "UPDATE a2a_tasks SET state = ?1, task = ?2 WHERE seq = ?3",
+                        params![
+                            task.status.state.as_str(),
+                            serde_json::to_string(&task)?,
+                            seq
+                        ],
                     )
-                    .map_err(db)?
-                    .collect::<Result<_, _>>()
-                    .map_err(db)?
-            };
-            for (seq, owner, json) in &rows {
-                let task = failed(serde_json::from_str(json)?, &reason);
-                tx.execute(OWE, params![owner, task.id, now_millis()])
                     .map_err(db)?;
-                tx.execute(
-                    "UPDATE a2a_tasks SET state = ?1, task = ?2 WHERE seq = ?3",
-                    params![
-                        task.status.state.as_str(),
-                        serde_json::to_string(&task)?,
-                        seq
-                    ],
-                )
-                .map_err(db)?;
-            }
-            tx.commit().map_err(db)?;
-            Ok(rows.len())
-        })
-        .await
+                }
+                Ok(rows.len())
+            })
+            .await
     }
 }

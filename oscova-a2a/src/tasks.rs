@@ -11,8 +11,13 @@
 //! (`InvalidParams` otherwise). A user has at most
 //! `max_tasks_per_user` tasks running on this process; one more is refused
 //! with `UnsupportedOperation` and never stored. Every change of state is
-//! written to the store before anyone is told of it: `SUBMITTED` when
-//! received, `WORKING` when the run starts, then `COMPLETED` (the model's
+//! written to the store before anyone is told of it (a write that returned
+//! is on disk with the SQLite store: `synchronous=FULL`, group commit):
+//! `SUBMITTED` when received (a blocking `SendMessage` tells its client
+//! only the last state, so it stores `SUBMITTED` only when its run waits
+//! for its context's turn, and else starts at `WORKING`: one sync fewer
+//! per message, no state told is skipped), `WORKING` when the run starts,
+//! then `COMPLETED` (the model's
 //! answer as the artifact `response` and the agent's message in the
 //! history), `CANCELED`, or `FAILED` with the reason, or `AUTH_REQUIRED`
 //! when a tool call of the run came back with a missing credential
@@ -33,26 +38,25 @@
 //! carries one more, refused past the limit.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use oscova_agent::session::agent::{AgentEvent, AgentHost, AgentSessionOptions};
-use oscova_core::UserInfo;
-use oscova_core::tool::origin::{hops_in, with_inbound_hops};
+use oscova_agent::session::agent::AgentHost;
+use oscova_core::tool::origin::hops_in;
 use oscova_serve::UserDirectory;
 use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::ask::TaskAsk;
 use crate::error::A2aError;
 pub(crate) use crate::events::status_update;
-use crate::events::{Chunks, Outcome, settle, wait, whole_artifact};
+use crate::events::{settle, wait};
 use crate::push::{PushConfig, Pushes};
 use crate::store::TaskStore;
 use crate::stream::StreamSlot;
-use crate::wire::{Artifact, Message, Part, Role, Task, TaskState, new_id};
+use crate::wire::{Message, Role, Task, TaskState, new_id};
+
+mod run;
 
 /// Stream events a slow reader may fall behind by before it skips some
 /// (the last state is always the newest, so it is never the one skipped).
@@ -63,6 +67,15 @@ const MAX_CONTEXT_ID: usize = 256;
 
 /// How long a cancel waits for its run to end.
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
+
+/// What a run starts from: its message's text and hop count, and whether
+/// the task was stored before the run (else the run stores it before it
+/// waits for its context or works).
+struct Start {
+    text: String,
+    hops: u32,
+    stored: bool,
+}
 
 /// The lock the runs of one context take in turn.
 type ContextLock = Arc<tokio::sync::Mutex<()>>;
@@ -196,17 +209,26 @@ impl Runner {
         message.context_id = Some(context.clone());
         message.task_id = Some(id.clone());
         let task = Task::submitted(id, context, message);
-        self.launch(owner, task, text, hops, blocking, push).await
+        // A blocking send tells no one of `SUBMITTED`: its first stored
+        // state is `WORKING`, unless the run waits for its context (or a
+        // webhook is stored with it).
+        let start = Start {
+            text,
+            hops,
+            stored: !blocking,
+        };
+        self.launch(owner, task, start, blocking, push).await
     }
 
-    /// Stores `task` as it is (and `push`, its webhook) and starts its run
-    /// on `text`; with `blocking`, returns once it settled.
+    /// Starts the run of `task` on `start.text`, storing it as it is first
+    /// (and `push`, its webhook) when `start.stored` or a webhook is given (else
+    /// the run stores it before it waits or works); with `blocking`,
+    /// returns once it settled.
     async fn launch(
         self: &Arc<Self>,
         owner: &str,
         task: Task,
-        text: String,
-        hops: u32,
+        mut start: Start,
         blocking: bool,
         push: Option<PushConfig>,
     ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
@@ -238,12 +260,14 @@ impl Runner {
                 },
             );
         }
+        start.stored = start.stored || push.is_some();
         let stored = match push {
             Some(push) => match self.store.put(owner, &task).await {
                 Ok(()) => self.store.put_push_config(owner, &push).await,
                 Err(error) => Err(error),
             },
-            None => self.store.put(owner, &task).await,
+            None if start.stored => self.store.put(owner, &task).await,
+            None => Ok(()),
         };
         if let Err(error) = stored {
             self.running().remove(&(owner.to_owned(), id));
@@ -264,9 +288,7 @@ impl Runner {
         let runner = self.clone();
         let owner_id = owner.to_owned();
         tokio::spawn(async move {
-            runner
-                .run(&owner_id, task, text, cancel, events, hops)
-                .await;
+            runner.run(&owner_id, task, start, cancel, events).await;
             runner.stop_waiting(&owner_id, &id);
             runner.running().remove(&(owner_id, id));
             let _ = done_tx.send(true);
@@ -296,7 +318,19 @@ impl Runner {
             message.context_id = Some(task.context_id.clone());
             task.history.push(message);
             task.set_state(TaskState::Submitted, None);
-            return self.launch(owner, task, text, hops, blocking, None).await;
+            return self
+                .launch(
+                    owner,
+                    task,
+                    Start {
+                        text,
+                        hops,
+                        stored: true,
+                    },
+                    blocking,
+                    None,
+                )
+                .await;
         }
         let waiting = (task.status.state == TaskState::InputRequired)
             .then(|| self.take_waiting(owner, id))
@@ -411,188 +445,5 @@ impl Runner {
             }
         }
         self.get(owner, id).await
-    }
-
-    /// Runs `task` to its end and stores each state.
-    async fn run(
-        self: &Arc<Self>,
-        owner: &str,
-        mut task: Task,
-        text: String,
-        cancel: CancellationToken,
-        events: broadcast::Sender<Value>,
-        hops: u32,
-    ) {
-        let artifact = new_id();
-        let lock = {
-            let mut contexts = self
-                .contexts
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            contexts
-                .entry((owner.to_owned(), task.context_id.clone()))
-                .or_default()
-                .clone()
-        };
-        let key = (owner.to_owned(), task.context_id.clone());
-        let _forget = ForgetContext(self, key);
-        let _turn = tokio::select! {
-            turn = lock.clone().lock_owned() => turn,
-            () = cancel.cancelled() => {
-                drop(lock);
-                self.finish(owner, task, Outcome::Canceled, (&artifact, false), &events).await;
-                return;
-            }
-        };
-        drop(lock);
-        task.set_state(TaskState::Working, None);
-        if let Err(error) = self.store.put(owner, &task).await {
-            tracing::warn!(%error, task = %task.id, "storing a task's state failed");
-        }
-        let _ = events.send(status_update(&task));
-        let streamed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let chunks = Chunks {
-            events: events.clone(),
-            task: task.id.clone(),
-            context: task.context_id.clone(),
-            artifact: artifact.clone(),
-            sent: streamed.clone(),
-        };
-        let work = self.prompt(owner, &task.context_id, text, &cancel, chunks);
-        let outcome = with_inbound_hops(hops, work).await;
-        let outcome = (!cancel.is_cancelled()).then_some(outcome);
-        let outcome = outcome.unwrap_or(Outcome::Canceled);
-        let done = (artifact.as_str(), streamed.load(Ordering::Relaxed));
-        self.finish(owner, task, outcome, done, &events).await;
-    }
-
-    async fn prompt(
-        self: &Arc<Self>,
-        owner: &str,
-        context: &str,
-        text: String,
-        cancel: &CancellationToken,
-        chunks: Chunks,
-    ) -> Outcome {
-        let ask = TaskAsk {
-            runner: self.clone(),
-            owner: owner.to_owned(),
-            task: chunks.task.clone(),
-            events: chunks.events.clone(),
-            cancel: cancel.clone(),
-        };
-        let missing = Arc::new(Mutex::new(None::<String>));
-        let noted = missing.clone();
-        let mut options = AgentSessionOptions::new()
-            .interaction_handler(ask)
-            .on_event(move |event| match event {
-                AgentEvent::Text(text) => chunks.send(text),
-                AgentEvent::ToolFinished { result, .. } if result.is_missing_credential() => {
-                    noted
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .get_or_insert_with(|| result.content.clone());
-                }
-                _ => {}
-            });
-        if let Some((provider, model)) = &self.model {
-            options = options.model(provider.clone(), model.clone());
-        }
-        let user: UserInfo = (self.users)(owner);
-        let name = format!("a2a:{context}");
-        let mut session = match self.agents.session(user, &name, options).await {
-            Ok(session) => session,
-            Err(error) => return Outcome::Failed(format!("the session did not open: {error}")),
-        };
-        session.cancellation(cancel.clone());
-        let outcome = match session.prompt(text).await {
-            Ok(outcome) => {
-                let guidance = missing
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .take();
-                match guidance {
-                    Some(guidance) => Outcome::AuthRequired {
-                        guidance,
-                        text: outcome.text,
-                    },
-                    None => Outcome::Completed(outcome.text),
-                }
-            }
-            Err(error) => Outcome::Failed(format!("the run failed: {error}")),
-        };
-        session.shutdown().await;
-        outcome
-    }
-
-    /// Stores the last state of `task`, unless it was cancelled meanwhile;
-    /// an answer none of which was streamed is sent whole before it.
-    async fn finish(
-        &self,
-        owner: &str,
-        mut task: Task,
-        outcome: Outcome,
-        (artifact, streamed): (&str, bool),
-        events: &broadcast::Sender<Value>,
-    ) {
-        if let Ok(Some(stored)) = self.store.get(owner, &task.id).await {
-            if stored.status.state == TaskState::Canceled {
-                let _ = events.send(status_update(&stored));
-                return;
-            }
-            // Answers to questions joined the stored history meanwhile.
-            task.history = stored.history;
-        }
-        match outcome {
-            Outcome::Completed(text) => {
-                let reply = Message::agent_text(text.clone(), &task.context_id, &task.id);
-                task.artifacts.push(Artifact {
-                    artifact_id: artifact.to_owned(),
-                    name: Some("response".into()),
-                    parts: vec![Part::text(text)],
-                });
-                task.history.push(reply);
-                task.set_state(TaskState::Completed, None);
-            }
-            Outcome::AuthRequired { guidance, text } => {
-                if !text.is_empty() {
-                    let reply = Message::agent_text(text, &task.context_id, &task.id);
-                    task.history.push(reply);
-                }
-                task.set_state(TaskState::AuthRequired, Some(&guidance));
-            }
-            Outcome::Canceled => {
-                task.set_state(TaskState::Canceled, Some("canceled by the client"))
-            }
-            Outcome::Failed(reason) => task.set_state(TaskState::Failed, Some(&reason)),
-        }
-        if let Err(error) = self.store.put_final(owner, &task).await {
-            tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
-        }
-        if let (false, Some(whole)) = (streamed, whole_artifact(&task, artifact)) {
-            let _ = events.send(whole);
-        }
-        let _ = events.send(status_update(&task));
-    }
-}
-
-/// Forgets a context's lock once no run holds or waits for it, so the map
-/// of locks stays as large as the contexts in use.
-struct ForgetContext<'a>(&'a Runner, (String, String));
-
-impl Drop for ForgetContext<'_> {
-    fn drop(&mut self) {
-        let mut contexts = self
-            .0
-            .contexts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // The map's own reference is the last one: no run holds or waits.
-        if contexts
-            .get(&self.1)
-            .is_some_and(|l| Arc::strong_count(l) == 1)
-        {
-            contexts.remove(&self.1);
-        }
     }
 }

@@ -5,6 +5,8 @@
 //! bindings (`js`).
 
 mod auth_required;
+#[cfg(feature = "sqlite")]
+mod durable;
 #[cfg(feature = "postgres")]
 mod fleet;
 mod hops;

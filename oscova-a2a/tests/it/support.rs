@@ -240,6 +240,7 @@ impl Server {
             .credentials(resolver);
         Self::start_host(
             plugins,
+            Arc::new(MemoryStore::new()),
             Arc::new(MemoryTaskStore::new()),
             true,
             None,
@@ -278,11 +279,35 @@ impl Server {
         let addr = format!("127.0.0.1:{port}").parse().unwrap();
         Self::start_host(
             plugins,
+            Arc::new(MemoryStore::new()),
             Arc::new(MemoryTaskStore::new()),
             true,
             None,
             None,
             Some(addr),
+        )
+        .await
+    }
+
+    /// A server keeping sessions and tasks in the SQLite file at `path`,
+    /// as `oscova serve` does by default.
+    #[cfg(feature = "sqlite")]
+    pub(crate) async fn start_sqlite(path: &std::path::Path) -> Self {
+        let sessions = oscova_agent::session::SqliteStore::open(path)
+            .await
+            .unwrap();
+        let tasks = oscova_a2a::SqliteTaskStore::open(path).await.unwrap();
+        let plugins = PluginHost::builder()
+            .no_linked_plugins()
+            .plugin_instance(ScriptedPlugin);
+        Self::start_host(
+            plugins,
+            Arc::new(sessions),
+            Arc::new(tasks),
+            true,
+            None,
+            None,
+            None,
         )
         .await
     }
@@ -325,11 +350,13 @@ impl Server {
         if let Some(http) = http {
             plugins = plugins.http_client(http);
         }
-        Self::start_host(plugins, store, fail_unfinished, idle, oauth, None).await
+        let sessions = Arc::new(MemoryStore::new());
+        Self::start_host(plugins, sessions, store, fail_unfinished, idle, oauth, None).await
     }
 
     async fn start_host(
         plugins: oscova_core::PluginHostBuilder,
+        sessions: Arc<dyn SessionStore>,
         store: Arc<dyn TaskStore>,
         fail_unfinished: bool,
         idle: Option<Duration>,
@@ -337,7 +364,6 @@ impl Server {
         addr: Option<std::net::SocketAddr>,
     ) -> Self {
         let plugins = plugins.build().unwrap();
-        let sessions: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
         let mut model = ModelProviderConfig::new("scripted");
         model.model = Some("m1".into());
         let agents = AgentHost::builder(plugins, sessions).model(model).build();

@@ -27,6 +27,7 @@ use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ChatStreamSink, ModelError,
     TokenUsage, ToolCallRequest, ToolSpec,
 };
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 /// Option keys the provider reads itself; the rest go into the body.
@@ -42,8 +43,35 @@ const RESERVED: [&str; 6] = [
     TOOL_IMAGES,
 ];
 
+/// The request body for `POST /v1/chat/completions`: its fields, and the
+/// tools serialized straight from the caller's specs (their schemas are
+/// borrowed, never copied into the body).
+#[derive(Serialize)]
+pub(crate) struct RequestBody<'a> {
+    #[serde(flatten)]
+    fields: Map<String, Value>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: Vec<ToolJson<'a>>,
+}
+
+/// `{"type": "function", "function": {...}}`.
+#[derive(Serialize)]
+struct ToolJson<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionJson<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionJson<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
+}
+
 /// The request body for `POST /v1/chat/completions`.
-pub(crate) fn request_body(request: &ChatRequest<'_>, stream: bool) -> Value {
+pub(crate) fn request_body<'a>(request: &'a ChatRequest<'_>, stream: bool) -> RequestBody<'a> {
     let strict = request
         .config
         .options
@@ -67,14 +95,11 @@ pub(crate) fn request_body(request: &ChatRequest<'_>, stream: bool) -> Value {
         "messages".into(),
         Value::Array(messages_json(request.messages, images)),
     );
-    if !request.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            request.tools.iter().map(|t| tool_json(t, strict)).collect(),
-        );
-    }
     body.insert("stream".into(), json!(stream));
-    Value::Object(body)
+    RequestBody {
+        fields: body,
+        tools: request.tools.iter().map(|t| tool_json(t, strict)).collect(),
+    }
 }
 
 /// Every message, with tool results' images moved into one `user`
@@ -159,16 +184,16 @@ fn message_json(message: &ChatMessage) -> Value {
     }
 }
 
-fn tool_json(tool: &ToolSpec, strict: bool) -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": tool.parameters,
-            "strict": strict,
+fn tool_json(tool: &ToolSpec, strict: bool) -> ToolJson<'_> {
+    ToolJson {
+        kind: "function",
+        function: FunctionJson {
+            name: &tool.name,
+            description: &tool.description,
+            parameters: &tool.parameters,
+            strict,
         },
-    })
+    }
 }
 
 /// The arguments text as JSON; empty means no arguments, and text that is

@@ -29,6 +29,7 @@ use super::events::{
     SessionBeforeSwitchEvent, SessionShutdownEvent, SessionStartEvent, SessionStartReason,
 };
 use super::extension::{Extension, ExtensionFactory, factory_of, factory_with};
+use super::specs::ExportedSpecs;
 use super::state::{ModelChoice, Queues, Shared, State};
 use super::{AgentEvent, ExtensionErrorReport};
 use crate::chat::{DEFAULT_MAX_ROUNDS, model_provider};
@@ -93,6 +94,8 @@ pub(crate) struct HostParts {
     pub(crate) stream: bool,
     pub(crate) compaction: Option<CompactionSettings>,
     pub(crate) live: LiveSessions,
+    /// The catalog's tools exported to `profile`, filled as offered.
+    pub(crate) specs: ExportedSpecs,
 }
 
 impl HostParts {
@@ -139,6 +142,7 @@ impl AgentHost {
     pub fn builder(plugins: PluginHost, store: Arc<dyn SessionStore>) -> AgentHostBuilder {
         AgentHostBuilder {
             parts: HostParts {
+                specs: ExportedSpecs::new(&plugins, SchemaProfile::OpenAi),
                 plugins,
                 store,
                 models: Vec::new(),
@@ -279,7 +283,8 @@ impl AgentHostBuilder {
     }
 
     /// The host.
-    pub fn build(self) -> AgentHost {
+    pub fn build(mut self) -> AgentHost {
+        self.parts.specs = ExportedSpecs::new(&self.parts.plugins, self.parts.profile);
         AgentHost {
             inner: Arc::new(self.parts),
         }

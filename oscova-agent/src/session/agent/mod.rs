@@ -88,6 +88,7 @@ mod extension;
 mod host;
 mod prompts;
 mod run;
+mod specs;
 mod state;
 mod tools;
 

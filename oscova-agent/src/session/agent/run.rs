@@ -46,7 +46,7 @@ use super::events::{
 use super::host::AgentSession;
 use super::state::{Pending, Shared};
 use super::tools::run_call;
-use crate::chat::{ChatError, ToolsPromptSection, join_in_order, name_calls, tool_specs};
+use crate::chat::{ChatError, ToolsPromptSection, join_in_order, name_calls};
 use crate::session::compaction::CompactionOutcome;
 use crate::session::{AgentMessage, EntryKind, MessageContent, ModelRef, iso_to_millis, now_iso};
 
@@ -155,7 +155,7 @@ impl Run<'_> {
             first.extend(queues.follow_up.drain(..));
             first
         };
-        let tools = self.tools();
+        let tools = self.tool_names();
         let mut section = ToolsPromptSection::from_scope(&shared.scope, &tools);
         shared.state().tools.prompt(&tools, &mut section);
         let prompt = SystemPromptOptions {
@@ -242,11 +242,39 @@ impl Run<'_> {
         }
     }
 
+    /// The active tools' names, as [`tools`](Self::tools) offers them,
+    /// each without its description and schema: what the system prompt's
+    /// tools section reads, without copying every schema.
+    fn tool_names(&self) -> Vec<ToolSpec> {
+        let shared = self.shared;
+        let profile = shared.host.profile;
+        let mut names = shared
+            .host
+            .specs
+            .names(&shared.host.plugins, &shared.scope, profile);
+        let state = shared.state();
+        names.extend(state.tools.specs(profile).into_iter().map(|spec| spec.name));
+        if let Some(active) = &state.active_tools {
+            names.retain(|name| active.contains(name));
+        }
+        names
+            .into_iter()
+            .map(|name| ToolSpec {
+                name,
+                description: String::new(),
+                parameters: serde_json::Value::Null,
+            })
+            .collect()
+    }
+
     /// The active tools, as the model is offered them.
     fn tools(&self) -> Vec<ToolSpec> {
         let shared = self.shared;
         let profile = shared.host.profile;
-        let mut tools = tool_specs(&shared.scope, profile);
+        let mut tools = shared
+            .host
+            .specs
+            .of(&shared.host.plugins, &shared.scope, profile);
         let state = shared.state();
         tools.extend(state.tools.specs(profile));
         if let Some(active) = &state.active_tools {

@@ -19,23 +19,31 @@
 //!   parent is the one before; ids are unique within the session. The leaf
 //!   after an append is the last entry appended.
 //! - **Durable.** An entry is kept once `append` returned, across a crash of
-//!   the process (SQLite: WAL with full sync; Postgres: its commit).
+//!   the process or the machine (SQLite: WAL with `synchronous=FULL`, the
+//!   append answered after the commit that holds it; Postgres: its
+//!   commit).
 //!
 //! The stores: [`MemoryStore`] (tests, embedding), `SqliteStore` (feature
-//! `sqlite`, the embedded default, one file), `PostgresStore` (feature
-//! `postgres`, for several processes or machines; the same schema).
+//! `sqlite`, the embedded default, one file, written through a
+//! `SqliteFile`: one writer thread per file with group commit, shared with
+//! other stores in the same file), `PostgresStore` (feature `postgres`,
+//! for several processes or machines; the same schema).
 
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+mod sqlite_file;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite_file::{BUSY_TIMEOUT, MAX_BATCH, SqliteFile, SqliteFileError};
 
 use std::collections::HashSet;
 

@@ -1,33 +1,33 @@
 //! The SQLite session store: the embedded default, one file per host.
 //!
-//! Rules: the module rules of `store`, across processes. The file is in
-//! WAL mode with `synchronous=FULL`, so an append that returned survives a
-//! crash of the process or the machine; several processes may open one
-//! file (a writer waits up to [`BUSY_TIMEOUT`] for another's transaction).
-//! Each append is one `BEGIN IMMEDIATE` transaction: it takes the write
-//! lock, reads the leaf, checks it, inserts, moves the leaf and commits; an
-//! error anywhere rolls everything back. Reads are one deferred
-//! transaction, a consistent snapshot. SQLite calls block, so they run on
-//! tokio's blocking threads, never on the async workers. The schema is
-//! Postgres's (`store/postgres.rs`), column for column.
+//! Rules: the module rules of `store`, across processes. The file is a
+//! [`SqliteFile`]: WAL mode with `synchronous=FULL`, one writer thread per
+//! file per process with group commit, so an append that returned is in a
+//! commit that was synced and survives a crash of the process or the
+//! machine, and concurrent appends (of any session, and the A2A tasks in
+//! the same file) share one transaction and one sync. Each append is one
+//! write of that transaction, in its own savepoint: it reads the leaf,
+//! checks it, inserts and moves the leaf; an error anywhere undoes that
+//! append alone and fails only its caller. Several processes may open one
+//! file (the writer waits up to [`BUSY_TIMEOUT`](super::BUSY_TIMEOUT) for another's
+//! transaction). Reads are one deferred transaction on a read connection,
+//! a consistent snapshot. SQLite calls block, so they run on the writer
+//! thread or tokio's blocking threads, never on the async workers. The
+//! schema is Postgres's (`store/postgres.rs`), column for column.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use oscova_core::UserInfo;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
+use super::sqlite_file::{SqliteFile, SqliteFileError};
 use super::{
     SCHEMA, SessionInfo, SessionSnapshot, SessionStore, check_chain, duplicate_id, unknown_parent,
 };
 use crate::session::entry::SessionEntry;
 use crate::session::error::SessionError;
 use crate::session::id::{EntryId, SessionId, now_iso};
-
-/// How long a writer waits for another process's transaction.
-pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Sessions in one SQLite file (see the module rules).
 ///
@@ -43,17 +43,14 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// assert_eq!(store.list(&alice).await.unwrap().len(), 1);
 /// # });
 /// ```
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct SqliteStore {
-    path: PathBuf,
-    conn: Arc<Mutex<Connection>>,
+    file: SqliteFile,
 }
 
-impl std::fmt::Debug for SqliteStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore")
-            .field("path", &self.path)
-            .finish()
+impl From<SqliteFileError> for SessionError {
+    fn from(error: SqliteFileError) -> Self {
+        backend(error)
     }
 }
 
@@ -80,37 +77,24 @@ impl SqliteStore {
         Self::open(Self::default_path()?).await
     }
 
-    /// Opens (or creates) the store in the file at `path`.
+    /// Opens (or creates) the store in the file at `path`, sharing the
+    /// file's writer with every other store this process has open there.
     pub async fn open(path: impl Into<PathBuf>) -> Result<Self, SessionError> {
-        let path = path.into();
-        let at = path.clone();
-        let conn = tokio::task::spawn_blocking(move || open_file(&at))
-            .await
-            .map_err(backend)??;
-        Ok(Self {
-            path,
-            conn: Arc::new(Mutex::new(conn)),
-        })
+        let file = SqliteFile::open(path).await?;
+        file.write(|conn| conn.execute_batch(SCHEMA).map_err(backend))
+            .await?;
+        Ok(Self { file })
     }
 
     /// The file the store is in.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
-    async fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&mut Connection) -> Result<T, SessionError> + Send + 'static,
-    ) -> Result<T, SessionError> {
-        let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
-            // A panic inside `work` rolled its transaction back when the
-            // transaction was dropped; the connection is still sound.
-            let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-            work(&mut conn)
-        })
-        .await
-        .map_err(backend)?
+    /// The file's writer and readers, for another store to keep its
+    /// tables in the same file.
+    pub fn file(&self) -> &SqliteFile {
+        &self.file
     }
 }
 
@@ -126,22 +110,6 @@ fn data_path(
             .ok_or(SessionError::NoDataDir)?,
     };
     Ok(base.join("oscova").join("sessions.db"))
-}
-
-fn open_file(path: &Path) -> Result<Connection, SessionError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(backend)?;
-    }
-    let conn = Connection::open(path).map_err(backend)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(backend)?;
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(backend)?;
-    conn.pragma_update(None, "foreign_keys", "ON")
-        .map_err(backend)?;
-    conn.execute_batch(SCHEMA).map_err(backend)?;
-    Ok(conn)
 }
 
 const INFO_COLUMNS: &str = "id, name, leaf_id, entry_count, created_at, updated_at";
@@ -161,12 +129,10 @@ fn read_info(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
 }
 
 fn info_of(conn: &Connection, user: &str, id: &str) -> Result<SessionInfo, SessionError> {
-    conn.query_row(
-        &format!("SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE id = ?1 AND user_id = ?2"),
-        params![id, user],
-        read_info,
-    )
-    .optional()
+    conn.prepare(&format!(
+        "SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE id = ?1 AND user_id = ?2"
+    ))
+    .and_then(|mut query| query.query_row(params![id, user], read_info).optional())
     .map_err(backend)?
     .ok_or_else(|| SessionError::NotFound {
         session: id.to_owned(),
@@ -185,14 +151,9 @@ fn check_leaf(info: &SessionInfo, expected: Option<&str>) -> Result<(), SessionE
 }
 
 fn has_entry(conn: &Connection, session: &str, entry: &str) -> Result<bool, SessionError> {
-    conn.query_row(
-        "SELECT 1 FROM oscova_session_entries WHERE session_id = ?1 AND id = ?2",
-        params![session, entry],
-        |_| Ok(()),
-    )
-    .optional()
-    .map(|found| found.is_some())
-    .map_err(backend)
+    conn.prepare("SELECT 1 FROM oscova_session_entries WHERE session_id = ?1 AND id = ?2")
+        .and_then(|mut query| query.exists(params![session, entry]))
+        .map_err(backend)
 }
 
 #[async_trait]
@@ -200,7 +161,7 @@ impl SessionStore for SqliteStore {
     async fn create(&self, user: &UserInfo, name: &str) -> Result<SessionInfo, SessionError> {
         let id = SessionId::random()?;
         let (user, name) = (user.id().to_owned(), name.to_owned());
-        self.run(move |conn| {
+        self.file.write(move |conn| {
             let now = now_iso();
             let inserted = conn.execute(
                 "INSERT INTO oscova_sessions (id, user_id, name, leaf_id, entry_count, created_at, updated_at) \
@@ -225,8 +186,9 @@ impl SessionStore for SqliteStore {
 
     async fn find(&self, user: &UserInfo, name: &str) -> Result<Option<SessionInfo>, SessionError> {
         let (user, name) = (user.id().to_owned(), name.to_owned());
-        self.run(move |conn| {
-            conn.query_row(
+        self.file
+            .read(move |conn| {
+                conn.query_row(
                 &format!(
                     "SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE user_id = ?1 AND name = ?2"
                 ),
@@ -235,36 +197,36 @@ impl SessionStore for SqliteStore {
             )
             .optional()
             .map_err(backend)
-        })
-        .await
+            })
+            .await
     }
 
     async fn load(&self, user: &UserInfo, id: &SessionId) -> Result<SessionSnapshot, SessionError> {
         let (user, id) = (user.id().to_owned(), id.to_string());
-        self.run(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Deferred)
-                .map_err(backend)?;
-            let info = info_of(&tx, &user, &id)?;
-            let mut statement = tx
+        self.file
+            .read(move |conn| {
+                let tx = conn.unchecked_transaction().map_err(backend)?;
+                let info = info_of(&tx, &user, &id)?;
+                let mut statement = tx
                 .prepare(
                     "SELECT body FROM oscova_session_entries WHERE session_id = ?1 ORDER BY seq",
                 )
                 .map_err(backend)?;
-            let mut rows = statement.query(params![id]).map_err(backend)?;
-            let mut entries = Vec::with_capacity(usize::try_from(info.entry_count).unwrap_or(0));
-            while let Some(row) = rows.next().map_err(backend)? {
-                let body = row.get_ref(0).map_err(backend)?.as_str().map_err(backend)?;
-                entries.push(SessionEntry::from_json_line(body).map_err(|e| {
-                    SessionError::Corrupt {
-                        session: id.clone(),
-                        reason: e.to_string(),
-                    }
-                })?);
-            }
-            Ok(SessionSnapshot { info, entries })
-        })
-        .await
+                let mut rows = statement.query(params![id]).map_err(backend)?;
+                let mut entries =
+                    Vec::with_capacity(usize::try_from(info.entry_count).unwrap_or(0));
+                while let Some(row) = rows.next().map_err(backend)? {
+                    let body = row.get_ref(0).map_err(backend)?.as_str().map_err(backend)?;
+                    entries.push(SessionEntry::from_json_line(body).map_err(|e| {
+                        SessionError::Corrupt {
+                            session: id.clone(),
+                            reason: e.to_string(),
+                        }
+                    })?);
+                }
+                Ok(SessionSnapshot { info, entries })
+            })
+            .await
     }
 
     async fn append(
@@ -288,20 +250,17 @@ impl SessionStore for SqliteStore {
             .collect::<Result<Vec<_>, SessionError>>()?;
         let (user, id) = (user.id().to_owned(), id.to_string());
         let expected = expected_leaf.map(EntryId::to_string);
-        self.run(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
-            let mut info = info_of(&tx, &user, &id)?;
+        self.file.write(move |conn| {
+            let mut info = info_of(conn, &user, &id)?;
             check_leaf(&info, expected.as_deref())?;
             if let Some(parent) = rows.first().and_then(|r| r.1.as_deref())
-                && !has_entry(&tx, &id, parent)?
+                && !has_entry(conn, &id, parent)?
             {
                 return Err(unknown_parent(&EntryId::new(parent)));
             }
             let start = i64::try_from(info.entry_count).map_err(backend)?;
             {
-                let mut insert = tx
+                let mut insert = conn
                     .prepare(
                         "INSERT INTO oscova_session_entries (session_id, seq, id, parent_id, body) \
                          VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -318,12 +277,11 @@ impl SessionStore for SqliteStore {
             let leaf = rows.last().map(|r| r.0.clone());
             let count = start + i64::try_from(rows.len()).map_err(backend)?;
             let now = now_iso();
-            tx.execute(
+            conn.prepare(
                 "UPDATE oscova_sessions SET leaf_id = ?1, entry_count = ?2, updated_at = ?3 WHERE id = ?4",
-                params![leaf, count, now, id],
             )
+            .and_then(|mut update| update.execute(params![leaf, count, now, id]))
             .map_err(backend)?;
-            tx.commit().map_err(backend)?;
             info.leaf = leaf.map(EntryId::new);
             info.entry_count = u64::try_from(count).unwrap_or(0);
             info.updated = now;
@@ -342,34 +300,31 @@ impl SessionStore for SqliteStore {
         let (user, id) = (user.id().to_owned(), id.to_string());
         let expected = expected_leaf.map(EntryId::to_string);
         let leaf = leaf.map(EntryId::to_string);
-        self.run(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
+        self.file
+            .write(move |conn| {
+                let mut info = info_of(conn, &user, &id)?;
+                check_leaf(&info, expected.as_deref())?;
+                if let Some(leaf) = &leaf
+                    && !has_entry(conn, &id, leaf)?
+                {
+                    return Err(SessionError::UnknownEntry(EntryId::new(leaf.clone())));
+                }
+                let now = now_iso();
+                conn.execute(
+                    "UPDATE oscova_sessions SET leaf_id = ?1, updated_at = ?2 WHERE id = ?3",
+                    params![leaf, now, id],
+                )
                 .map_err(backend)?;
-            let mut info = info_of(&tx, &user, &id)?;
-            check_leaf(&info, expected.as_deref())?;
-            if let Some(leaf) = &leaf
-                && !has_entry(&tx, &id, leaf)?
-            {
-                return Err(SessionError::UnknownEntry(EntryId::new(leaf.clone())));
-            }
-            let now = now_iso();
-            tx.execute(
-                "UPDATE oscova_sessions SET leaf_id = ?1, updated_at = ?2 WHERE id = ?3",
-                params![leaf, now, id],
-            )
-            .map_err(backend)?;
-            tx.commit().map_err(backend)?;
-            info.leaf = leaf.map(EntryId::new);
-            info.updated = now;
-            Ok(info)
-        })
-        .await
+                info.leaf = leaf.map(EntryId::new);
+                info.updated = now;
+                Ok(info)
+            })
+            .await
     }
 
     async fn list(&self, user: &UserInfo) -> Result<Vec<SessionInfo>, SessionError> {
         let user = user.id().to_owned();
-        self.run(move |conn| {
+        self.file.read(move |conn| {
             let mut statement = conn
                 .prepare(&format!(
                     "SELECT {INFO_COLUMNS} FROM oscova_sessions WHERE user_id = ?1 ORDER BY updated_at DESC, name"
@@ -383,27 +338,24 @@ impl SessionStore for SqliteStore {
 
     async fn delete(&self, user: &UserInfo, id: &SessionId) -> Result<bool, SessionError> {
         let (user, id) = (user.id().to_owned(), id.to_string());
-        self.run(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
-            let deleted = tx
-                .execute(
-                    "DELETE FROM oscova_sessions WHERE id = ?1 AND user_id = ?2",
-                    params![id, user],
-                )
-                .map_err(backend)?;
-            if deleted > 0 {
-                tx.execute(
-                    "DELETE FROM oscova_session_entries WHERE session_id = ?1",
-                    params![id],
-                )
-                .map_err(backend)?;
-            }
-            tx.commit().map_err(backend)?;
-            Ok(deleted > 0)
-        })
-        .await
+        self.file
+            .write(move |conn| {
+                let deleted = conn
+                    .execute(
+                        "DELETE FROM oscova_sessions WHERE id = ?1 AND user_id = ?2",
+                        params![id, user],
+                    )
+                    .map_err(backend)?;
+                if deleted > 0 {
+                    conn.execute(
+                        "DELETE FROM oscova_session_entries WHERE session_id = ?1",
+                        params![id],
+                    )
+                    .map_err(backend)?;
+                }
+                Ok(deleted > 0)
+            })
+            .await
     }
 }
 

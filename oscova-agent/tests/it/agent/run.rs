@@ -542,3 +542,36 @@ async fn a_concurrent_batch_answers_in_order_and_a_terminating_batch_ends_the_ru
         ]
     );
 }
+
+/// The specs a host exports once (`session/agent/specs.rs`) are what the
+/// chat loop's `tool_specs` exports on each call, in the host's profile,
+/// for every call of every session of the host.
+#[tokio::test]
+async fn every_call_offers_the_catalogs_tools_exported_in_the_hosts_profile() {
+    use oscova_agent::profile::SchemaProfile;
+    for profile in [SchemaProfile::OpenAi, SchemaProfile::Gemini] {
+        let script = Script::new((0..4).map(|n| ChatMessage::assistant(format!("a{n}"), vec![])));
+        let plugins = plugin_host(&script);
+        let expected =
+            oscova_agent::chat::tool_specs(&plugins.user_scope(UserInfo::new("alice")), profile);
+        assert!(expected.len() >= 5, "the notes toolset's tools");
+        let store: Arc<dyn oscova_agent::session::SessionStore> =
+            Arc::new(oscova_agent::session::MemoryStore::new());
+        let agents = AgentHost::builder(plugins, store)
+            .model(model())
+            .profile(profile)
+            .build();
+        for (user, name) in [("alice", "one"), ("bob", "two")] {
+            let mut session = agents
+                .session(UserInfo::new(user), name, AgentSessionOptions::new())
+                .await
+                .unwrap();
+            session.prompt("Hi").await.unwrap();
+            session.prompt("Again").await.unwrap();
+        }
+        assert_eq!(script.calls(), 4);
+        for call in 0..4 {
+            assert_eq!(script.seen(call).1, expected, "{profile} call {call}");
+        }
+    }
+}

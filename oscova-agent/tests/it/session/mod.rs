@@ -4,6 +4,7 @@
 mod compaction;
 mod conformance;
 mod context;
+mod group_commit;
 mod pi_interop;
 mod processes;
 mod stores;

@@ -1,0 +1,217 @@
+//! One run of a task: its turn in its context, the session agent's
+//! prompt inside the message's hop count, and the final state stored.
+//!
+//! Rules: as [the tasks'](super): runs in one context take its lock in
+//! turn; every state is stored before it is sent to the run's events; a
+//! task cancelled in the store meanwhile keeps `CANCELED`.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use oscova_agent::session::agent::{AgentEvent, AgentSessionOptions};
+use oscova_core::UserInfo;
+use oscova_core::tool::origin::with_inbound_hops;
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::{Runner, Start, status_update};
+use crate::ask::TaskAsk;
+use crate::events::{Chunks, Outcome, whole_artifact};
+use crate::wire::{Artifact, Message, Part, Task, TaskState, new_id};
+
+impl Runner {
+    /// Runs `task` to its end and stores each state (`SUBMITTED` first
+    /// unless `stored`, when it has to wait for its context's turn).
+    pub(super) async fn run(
+        self: &Arc<Self>,
+        owner: &str,
+        mut task: Task,
+        start: Start,
+        cancel: CancellationToken,
+        events: broadcast::Sender<Value>,
+    ) {
+        let Start { text, hops, stored } = start;
+        let artifact = new_id();
+        let lock = {
+            let mut contexts = self
+                .contexts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            contexts
+                .entry((owner.to_owned(), task.context_id.clone()))
+                .or_default()
+                .clone()
+        };
+        let key = (owner.to_owned(), task.context_id.clone());
+        let _forget = ForgetContext(self, key);
+        let free = lock.clone().try_lock_owned().ok();
+        if free.is_none()
+            && !stored
+            && let Err(error) = self.store.put(owner, &task).await
+        {
+            tracing::warn!(%error, task = %task.id, "storing a task's state failed");
+        }
+        let _turn = match free {
+            Some(turn) => turn,
+            None => tokio::select! {
+                turn = lock.clone().lock_owned() => turn,
+                () = cancel.cancelled() => {
+                    drop(lock);
+                    self.finish(owner, task, Outcome::Canceled, (&artifact, false), &events).await;
+                    return;
+                }
+            },
+        };
+        drop(lock);
+        task.set_state(TaskState::Working, None);
+        if let Err(error) = self.store.put(owner, &task).await {
+            tracing::warn!(%error, task = %task.id, "storing a task's state failed");
+        }
+        let _ = events.send(status_update(&task));
+        let streamed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let chunks = Chunks {
+            events: events.clone(),
+            task: task.id.clone(),
+            context: task.context_id.clone(),
+            artifact: artifact.clone(),
+            sent: streamed.clone(),
+        };
+        let work = self.prompt(owner, &task.context_id, text, &cancel, chunks);
+        let outcome = with_inbound_hops(hops, work).await;
+        let outcome = (!cancel.is_cancelled()).then_some(outcome);
+        let outcome = outcome.unwrap_or(Outcome::Canceled);
+        let done = (artifact.as_str(), streamed.load(Ordering::Relaxed));
+        self.finish(owner, task, outcome, done, &events).await;
+    }
+
+    async fn prompt(
+        self: &Arc<Self>,
+        owner: &str,
+        context: &str,
+        text: String,
+        cancel: &CancellationToken,
+        chunks: Chunks,
+    ) -> Outcome {
+        let ask = TaskAsk {
+            runner: self.clone(),
+            owner: owner.to_owned(),
+            task: chunks.task.clone(),
+            events: chunks.events.clone(),
+            cancel: cancel.clone(),
+        };
+        let missing = Arc::new(Mutex::new(None::<String>));
+        let noted = missing.clone();
+        let mut options = AgentSessionOptions::new()
+            .interaction_handler(ask)
+            .on_event(move |event| match event {
+                AgentEvent::Text(text) => chunks.send(text),
+                AgentEvent::ToolFinished { result, .. } if result.is_missing_credential() => {
+                    noted
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .get_or_insert_with(|| result.content.clone());
+                }
+                _ => {}
+            });
+        if let Some((provider, model)) = &self.model {
+            options = options.model(provider.clone(), model.clone());
+        }
+        let user: UserInfo = (self.users)(owner);
+        let name = format!("a2a:{context}");
+        let mut session = match self.agents.session(user, &name, options).await {
+            Ok(session) => session,
+            Err(error) => return Outcome::Failed(format!("the session did not open: {error}")),
+        };
+        session.cancellation(cancel.clone());
+        let outcome = match session.prompt(text).await {
+            Ok(outcome) => {
+                let guidance = missing
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take();
+                match guidance {
+                    Some(guidance) => Outcome::AuthRequired {
+                        guidance,
+                        text: outcome.text,
+                    },
+                    None => Outcome::Completed(outcome.text),
+                }
+            }
+            Err(error) => Outcome::Failed(format!("the run failed: {error}")),
+        };
+        session.shutdown().await;
+        outcome
+    }
+
+    /// Stores the last state of `task`, unless it was cancelled meanwhile;
+    /// an answer none of which was streamed is sent whole before it.
+    async fn finish(
+        &self,
+        owner: &str,
+        mut task: Task,
+        outcome: Outcome,
+        (artifact, streamed): (&str, bool),
+        events: &broadcast::Sender<Value>,
+    ) {
+        if let Ok(Some(stored)) = self.store.get(owner, &task.id).await {
+            if stored.status.state == TaskState::Canceled {
+                let _ = events.send(status_update(&stored));
+                return;
+            }
+            // Answers to questions joined the stored history meanwhile.
+            task.history = stored.history;
+        }
+        match outcome {
+            Outcome::Completed(text) => {
+                let reply = Message::agent_text(text.clone(), &task.context_id, &task.id);
+                task.artifacts.push(Artifact {
+                    artifact_id: artifact.to_owned(),
+                    name: Some("response".into()),
+                    parts: vec![Part::text(text)],
+                });
+                task.history.push(reply);
+                task.set_state(TaskState::Completed, None);
+            }
+            Outcome::AuthRequired { guidance, text } => {
+                if !text.is_empty() {
+                    let reply = Message::agent_text(text, &task.context_id, &task.id);
+                    task.history.push(reply);
+                }
+                task.set_state(TaskState::AuthRequired, Some(&guidance));
+            }
+            Outcome::Canceled => {
+                task.set_state(TaskState::Canceled, Some("canceled by the client"))
+            }
+            Outcome::Failed(reason) => task.set_state(TaskState::Failed, Some(&reason)),
+        }
+        if let Err(error) = self.store.put_final(owner, &task).await {
+            tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
+        }
+        if let (false, Some(whole)) = (streamed, whole_artifact(&task, artifact)) {
+            let _ = events.send(whole);
+        }
+        let _ = events.send(status_update(&task));
+    }
+}
+
+/// Forgets a context's lock once no run holds or waits for it, so the map
+/// of locks stays as large as the contexts in use.
+struct ForgetContext<'a>(&'a Runner, (String, String));
+
+impl Drop for ForgetContext<'_> {
+    fn drop(&mut self) {
+        let mut contexts = self
+            .0
+            .contexts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The map's own reference is the last one: no run holds or waits.
+        if contexts
+            .get(&self.1)
+            .is_some_and(|l| Arc::strong_count(l) == 1)
+        {
+            contexts.remove(&self.1);
+        }
+    }
+}
