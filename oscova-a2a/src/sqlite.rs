@@ -105,45 +105,39 @@ impl SqliteTaskStore {
     pub fn path(&self) -> &Path {
         self.file.path()
     }
+
+    /// Writes `task` whole; with `owe`, in the same write, the push its
+    /// final state owes its webhooks (when it has any).
+    async fn write_task(&self, owner: &str, task: &Task, owe: bool) -> Result<(), StoreError> {
+        let json = serde_json::to_string(task)?;
+        let (owner, id, context, state) = (
+            owner.to_owned(),
+            task.id.clone(),
+            task.context_id.clone(),
+            task.status.state.as_str(),
+        );
+        self.file
+            .write(move |conn| {
+                conn.execute(UPSERT, params![owner, id, context, state, json])
+                    .map_err(db)?;
+                if owe {
+                    conn.execute(OWE, params![owner, id, now_millis()])
+                        .map_err(db)?;
+                }
+                Ok(())
+            })
+            .await
+    }
 }
 
 #[async_trait::async_trait]
 impl TaskStore for SqliteTaskStore {
     async fn put(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
-        let json = serde_json::to_string(task)?;
-        let (owner, id, context, state) = (
-            owner.to_owned(),
-            task.id.clone(),
-            task.context_id.clone(),
-            task.status.state.as_str(),
-        );
-        self.file
-            .write(move |conn| {
-                conn.execute(UPSERT, params![owner, id, context, state, json])
-                    .map_err(db)?;
-                Ok(())
-            })
-            .await
+        self.write_task(owner, task, false).await
     }
 
     async fn put_final(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
-        let json = serde_json::to_string(task)?;
-        let (owner, id, context, state) = (
-            owner.to_owned(),
-            task.id.clone(),
-            task.context_id.clone(),
-            task.status.state.as_str(),
-        );
-        // One write: the state and the push it owes land together.
-        self.file
-            .write(move |conn| {
-                conn.execute(UPSERT, params![owner, id, context, state, json])
-                    .map_err(db)?;
-                conn.execute(OWE, params![owner, id, now_millis()])
-                    .map_err(db)?;
-                Ok(())
-            })
-            .await
+        self.write_task(owner, task, true).await
     }
 
     async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError> {

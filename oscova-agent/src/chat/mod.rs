@@ -247,23 +247,32 @@ pub fn model_provider(host: &PluginHost, key: &str) -> Option<Arc<dyn ModelProvi
 pub fn tool_specs(scope: &UserScope, profile: SchemaProfile) -> Vec<ToolSpec> {
     scope
         .tools()
-        .filter_map(|tool| match export_schema(tool.input_schema(), profile) {
-            Ok(parameters) => Some(ToolSpec {
-                name: tool.wire_name().to_owned(),
-                description: tool.description().to_owned(),
-                parameters,
-            }),
-            Err(error) => {
-                tracing::warn!(
-                    tool = tool.wire_name(),
-                    %profile,
-                    %error,
-                    "tool left out of the chat: its input schema cannot be exported in this profile"
-                );
-                None
-            }
-        })
+        .filter_map(|tool| export_tool(tool, profile))
         .collect()
+}
+
+/// `tool` as a model sees it, its schema exported in `profile`; `None`,
+/// with a tracing warning naming it, when the profile cannot express it.
+pub(crate) fn export_tool(
+    tool: &oscova_core::host::PublishedTool,
+    profile: SchemaProfile,
+) -> Option<ToolSpec> {
+    match export_schema(tool.input_schema(), profile) {
+        Ok(parameters) => Some(ToolSpec {
+            name: tool.wire_name().to_owned(),
+            description: tool.description().to_owned(),
+            parameters,
+        }),
+        Err(error) => {
+            tracing::warn!(
+                tool = tool.wire_name(),
+                %profile,
+                %error,
+                "tool left out of the chat: its input schema cannot be exported in this profile"
+            );
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -195,6 +195,33 @@ impl A2aConfig {
         Ok(())
     }
 
+    /// The agent configured as `name`, checked against the offline rule:
+    /// an unknown name is an error naming the known ones, and, when
+    /// `offline`, an agent whose endpoint is not on this machine is
+    /// refused before any connection.
+    pub(crate) fn agent(&self, name: &str) -> Result<&AgentConfig, crate::error::A2aError> {
+        use crate::error::A2aError;
+        let agent = self
+            .agents
+            .get(name)
+            .ok_or_else(|| A2aError::UnknownAgent {
+                name: name.to_owned(),
+                known: self
+                    .agents
+                    .keys()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        if self.offline && !oscova_core::locality::is_local_endpoint(agent.url.trim()) {
+            return Err(A2aError::Offline {
+                agent: name.to_owned(),
+                url: agent.url.trim().to_owned(),
+            });
+        }
+        Ok(agent)
+    }
+
     /// How long `send` follows a running task.
     pub fn wait(&self) -> Duration {
         self.wait_secs

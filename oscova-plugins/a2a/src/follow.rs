@@ -51,7 +51,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use oscova_core::context::CredentialResolver;
-use oscova_core::locality::is_local_endpoint;
 use oscova_core::{CancellationToken, HttpClient, SecretString, UserInfo};
 use serde_json::{Value, json};
 
@@ -441,26 +440,7 @@ async fn poll(
     task: &PendingTask,
     cancel: &CancellationToken,
 ) -> Result<Found, A2aError> {
-    let agent = inner
-        .config
-        .agents
-        .get(&task.agent)
-        .ok_or_else(|| A2aError::UnknownAgent {
-            name: task.agent.clone(),
-            known: inner
-                .config
-                .agents
-                .keys()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
-    if inner.config.offline && !is_local_endpoint(agent.url.trim()) {
-        return Err(A2aError::Offline {
-            agent: task.agent.clone(),
-            url: agent.url.trim().to_owned(),
-        });
-    }
+    let agent = inner.config.agent(&task.agent)?;
     let who = UserInfo::new(user);
     let mut headers: Vec<(String, SecretString)> = Vec::new();
     for (header, key) in &agent.credential_header {

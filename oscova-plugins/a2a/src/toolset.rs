@@ -2,7 +2,7 @@
 //!
 //! Rules, in the order a call meets them, each before any connection:
 //! the agent must be configured; with `offline`, its URL must name this
-//! machine ([`is_local_endpoint`], the rule model and speech endpoints
+//! machine ([`is_local_endpoint`](oscova_core::locality::is_local_endpoint), the rule model and speech endpoints
 //! follow); a `send` made while handling an inbound message that has
 //! already made `max_hops` hops is refused (`hops.rs`); a credential the
 //! user has not set is an error result naming it and where to set it
@@ -28,7 +28,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oscova_core::locality::is_local_endpoint;
 use oscova_core::prelude::*;
 use oscova_core::serde_json::{Value, json};
 use oscova_core::tool::call_origin;
@@ -115,27 +114,7 @@ impl A2aToolset {
     }
 
     fn agent(&self, name: &str) -> Result<&AgentConfig, A2aError> {
-        let agent = self
-            .config
-            .agents
-            .get(name)
-            .ok_or_else(|| A2aError::UnknownAgent {
-                name: name.to_owned(),
-                known: self
-                    .config
-                    .agents
-                    .keys()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
-        if self.config.offline && !is_local_endpoint(agent.url.trim()) {
-            return Err(A2aError::Offline {
-                agent: name.to_owned(),
-                url: agent.url.trim().to_owned(),
-            });
-        }
-        Ok(agent)
+        self.config.agent(name)
     }
 
     /// The error result for credentials `name` needs and the user has

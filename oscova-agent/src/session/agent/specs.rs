@@ -18,7 +18,8 @@ use oscova_core::host::PublishedTool;
 use oscova_core::provider::model::ToolSpec;
 use oscova_core::{PluginHost, UserScope};
 
-use crate::profile::{SchemaProfile, export_schema};
+use crate::chat::export_tool;
+use crate::profile::SchemaProfile;
 
 /// One exported spec per published tool of the host, in catalog order.
 pub(crate) struct ExportedSpecs {
@@ -47,8 +48,8 @@ impl ExportedSpecs {
             .tools()
             .filter_map(|tool| {
                 let exported = match self.slot(catalog, tool, profile) {
-                    Some(slot) => slot.get_or_init(|| export(tool, profile)).is_some(),
-                    None => export(tool, profile).is_some(),
+                    Some(slot) => slot.get_or_init(|| export_tool(tool, profile)).is_some(),
+                    None => export_tool(tool, profile).is_some(),
                 };
                 exported.then(|| tool.wire_name().to_owned())
             })
@@ -78,8 +79,8 @@ impl ExportedSpecs {
         scope
             .tools()
             .filter_map(|tool| match self.slot(catalog, tool, profile) {
-                Some(slot) => slot.get_or_init(|| export(tool, profile)).clone(),
-                None => export(tool, profile),
+                Some(slot) => slot.get_or_init(|| export_tool(tool, profile)).clone(),
+                None => export_tool(tool, profile),
             })
             .collect()
     }
@@ -96,23 +97,4 @@ fn place(catalog: &[PublishedTool], tool: &PublishedTool) -> Option<usize> {
         .get(index)
         .filter(|own| std::ptr::eq(*own, tool))
         .map(|_| index)
-}
-
-fn export(tool: &PublishedTool, profile: SchemaProfile) -> Option<ToolSpec> {
-    match export_schema(tool.input_schema(), profile) {
-        Ok(parameters) => Some(ToolSpec {
-            name: tool.wire_name().to_owned(),
-            description: tool.description().to_owned(),
-            parameters,
-        }),
-        Err(error) => {
-            tracing::warn!(
-                tool = tool.wire_name(),
-                %profile,
-                %error,
-                "tool left out of the chat: its input schema cannot be exported in this profile"
-            );
-            None
-        }
-    }
 }
