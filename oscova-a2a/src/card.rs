@@ -5,7 +5,11 @@
 //! JSON-RPC binding first (at `{url}/`), then HTTP+JSON (at `{url}`), says protocol version 1.0, and,
 //! when the server has tokens, a bearer `securitySchemes` entry required
 //! for every call. The card itself is public (no token needed), as the
-//! specification has it.
+//! specification has it. With [`CardConfig::extended_skills`], the card
+//! says `capabilities.extendedAgentCard`, and `GetExtendedAgentCard`
+//! (behind the users' tokens, like every method) answers the same card
+//! with those skills after the public ones; without them it is the
+//! specification's `ExtendedAgentCardNotConfiguredError` (-32007).
 
 use serde_json::{Value, json};
 
@@ -56,6 +60,9 @@ pub struct CardConfig {
     pub url: Option<String>,
     /// Its skills.
     pub skills: Vec<Skill>,
+    /// Skills only the extended card lists (`GetExtendedAgentCard`, for
+    /// callers with a token); empty: no extended card.
+    pub extended_skills: Vec<Skill>,
 }
 
 impl Default for CardConfig {
@@ -66,22 +73,34 @@ impl Default for CardConfig {
             version: env!("CARGO_PKG_VERSION").into(),
             url: None,
             skills: Vec::new(),
+            extended_skills: Vec::new(),
         }
     }
 }
 
+/// The extended card as JSON (the public card with the extended skills
+/// after its own), or `None` when there are no extended skills.
+pub(crate) fn extended_card_json(config: &CardConfig, base: &str, bearer: bool) -> Option<Value> {
+    if config.extended_skills.is_empty() {
+        return None;
+    }
+    let mut card = card_json(config, base, bearer);
+    if let Some(skills) = card["skills"].as_array_mut() {
+        skills.extend(config.extended_skills.iter().map(skill_json));
+    }
+    Some(card)
+}
+
+fn skill_json(s: &Skill) -> Value {
+    json!({
+        "id": s.id, "name": s.name, "description": s.description,
+        "tags": s.tags, "examples": s.examples,
+    })
+}
+
 /// The card as JSON, for a server reached at `base` (no trailing slash).
 pub(crate) fn card_json(config: &CardConfig, base: &str, bearer: bool) -> Value {
-    let skills: Vec<Value> = config
-        .skills
-        .iter()
-        .map(|s| {
-            json!({
-                "id": s.id, "name": s.name, "description": s.description,
-                "tags": s.tags, "examples": s.examples,
-            })
-        })
-        .collect();
+    let skills: Vec<Value> = config.skills.iter().map(skill_json).collect();
     let mut card = json!({
         "name": config.name,
         "description": config.description,
@@ -90,7 +109,11 @@ pub(crate) fn card_json(config: &CardConfig, base: &str, bearer: bool) -> Value 
             {"url": format!("{base}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
         ],
-        "capabilities": {"streaming": true, "pushNotifications": true},
+        "capabilities": {
+            "streaming": true,
+            "pushNotifications": true,
+            "extendedAgentCard": !config.extended_skills.is_empty(),
+        },
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],
         "skills": skills,

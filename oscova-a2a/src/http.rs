@@ -50,6 +50,8 @@ pub(crate) struct State {
     pub(crate) auth: Authenticator,
     pub(crate) default_user: String,
     pub(crate) card: Bytes,
+    /// The extended card, when configured.
+    pub(crate) extended_card: Option<Value>,
     pub(crate) max_body_bytes: usize,
     pub(crate) followups: Option<FollowUpHook>,
 }
@@ -320,12 +322,21 @@ impl State {
                 Err(error) => rpc_error(id, &error),
             };
         }
-        match rpc::call(&self.runner, user, method, params).await {
+        match self.call(user, method, params).await {
             Ok(result) => json_response(
                 StatusCode::OK,
                 &json!({"jsonrpc": "2.0", "id": id, "result": result}),
             ),
             Err(error) => rpc_error(id, &error),
+        }
+    }
+
+    /// Answers `method` for `user`: the extended card from here, every
+    /// other method from `rpc.rs`.
+    async fn call(&self, user: &str, method: &str, params: Value) -> Result<Value, A2aError> {
+        match (&self.extended_card, method) {
+            (Some(card), "GetExtendedAgentCard") => Ok(card.clone()),
+            _ => rpc::call(&self.runner, user, method, params).await,
         }
     }
 
@@ -395,7 +406,7 @@ impl State {
                 Err(error) => rest_error(&error),
             };
         }
-        match rpc::call(&self.runner, user, name, Value::Object(fields)).await {
+        match self.call(user, name, Value::Object(fields)).await {
             Ok(result) => json_response(StatusCode::OK, &result),
             Err(error) => rest_error(&error),
         }

@@ -8,8 +8,9 @@
 //! `configuration.returnImmediately` is true; `ListTasks` pages are at
 //! most 100 tasks (50 unless `pageSize` says), the page token being the
 //! offset; streams are `stream.rs`'s, webhooks `push.rs`'s (answered
-//! without their token and credentials); the extended
-//! card is refused with the error the specification names.
+//! without their token and credentials); the extended card, when one is
+//! configured, is answered before this module (`http.rs`), so here it is
+//! refused with the error the specification names.
 
 use serde::Deserialize;
 use serde_json::{Value, json};

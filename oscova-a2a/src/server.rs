@@ -34,7 +34,7 @@ use oscova_serve::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::card::{CardConfig, card_json};
+use crate::card::{CardConfig, card_json, extended_card_json};
 use crate::error::ServeA2aError;
 use crate::http::FollowUpHook;
 use crate::http::{A2aBody, State};
@@ -273,6 +273,7 @@ impl A2aServer {
             }
         };
         let card = card_json(&self.card, base, !auth.is_open());
+        let extended_card = extended_card_json(&self.card, base, !auth.is_open());
         let cancel = CancellationToken::new();
         let first_sweep = if self.fail_unfinished {
             // No other process shares the store: every owed push is ours.
@@ -299,6 +300,7 @@ impl A2aServer {
                 auth,
                 default_user: self.default_user,
                 card: Bytes::from(card.to_string()),
+                extended_card,
                 max_body_bytes,
                 followups: self.followups,
             }),

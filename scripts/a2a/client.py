@@ -21,6 +21,7 @@ on every call when given. OP is one of:
   webhook URL called with `Authorization: Bearer SECRET` and the token.
 - `get ID`, `cancel ID`: GetTask, CancelTask.
 - `list [CONTEXT]`: ListTasks (in CONTEXT when given).
+- `extended`: GetExtendedAgentCard.
 
 It prints one line of JSON: {"ok": <the result as the protocol's JSON>} or
 {"error": "<the SDK's exception class>", "message": "..."}, and exits 0
@@ -94,6 +95,9 @@ async def main():
             if args.op == "cancel":
                 task = await client.cancel_task(pb.CancelTaskRequest(id=args.args[0]))
                 return {"ok": as_json(task)}
+            if args.op == "extended":
+                card = await client.get_extended_agent_card(pb.GetExtendedAgentCardRequest())
+                return {"ok": as_json(card)}
             if args.op == "list":
                 request = pb.ListTasksRequest()
                 if args.args:

@@ -13,7 +13,9 @@
 //! in `[serve.a2a]`: one of the two places; naming any of them in both is
 //! an error when the file is loaded, naming the keys. `[serve.a2a]` says
 //! what the agent card says (`name`, `description`, `url` the base URL
-//! clients reach the server at) and the limits `max_tasks_per_user`
+//! clients reach the server at, `[[extended_skills]]`: skills only the
+//! extended card lists, which `GetExtendedAgentCard` answers to callers
+//! with a token; with none, the card says no extended card) and the limits `max_tasks_per_user`
 //! (tasks running at once per user), `max_streams_per_user` and
 //! `stream_idle_timeout_secs`, each in its `oscova_a2a::*_RANGE` (a
 //! value outside it is an error when the file is loaded, naming the
@@ -42,6 +44,11 @@
 //! max_tasks_per_user = 8
 //! max_streams_per_user = 16
 //! stream_idle_timeout_secs = 600
+//!
+//! [[serve.a2a.extended_skills]]
+//! id = "expenses"
+//! name = "File expenses"
+//! description = "Files the trip's receipts (callers with a token)"
 //! ```
 
 use oscova_a2a::{
@@ -75,6 +82,8 @@ pub(crate) struct A2aServeSection {
     stream_idle_timeout_secs: Option<u64>,
     #[serde(default)]
     skills: Vec<SkillEntry>,
+    #[serde(default)]
+    extended_skills: Vec<SkillEntry>,
 }
 
 /// One `[[a2a.skills]]` (or `[[serve.a2a.skills]]`) entry.
@@ -89,6 +98,16 @@ pub(crate) struct SkillEntry {
     tags: Vec<String>,
     #[serde(default)]
     examples: Vec<String>,
+}
+
+impl SkillEntry {
+    /// The skill the card lists.
+    fn skill(&self) -> Skill {
+        let mut skill = Skill::new(&self.id, &self.name, &self.description);
+        skill.tags = self.tags.clone();
+        skill.examples = self.examples.clone();
+        skill
+    }
 }
 
 impl ServeSection {
@@ -161,12 +180,11 @@ impl ServeSection {
                 STREAM_IDLE_TIMEOUT_RANGE.end().as_secs()
             ));
         }
-        for skill in &a2a.skills {
+        for skill in a2a.skills.iter().chain(&a2a.extended_skills) {
             if skill.id.trim().is_empty() || skill.name.trim().is_empty() {
-                return Err(
-                    "a skill ([[a2a.skills]] or [[serve.a2a.skills]]) needs an id and a name"
-                        .to_owned(),
-                );
+                return Err("a skill ([[a2a.skills]], [[serve.a2a.skills]] or \
+                     [[serve.a2a.extended_skills]]) needs an id and a name"
+                    .to_owned());
             }
         }
         Ok(())
@@ -214,16 +232,8 @@ impl ServeSection {
             card.description = description.clone();
         }
         card.url = a2a.url.clone();
-        card.skills = a2a
-            .skills
-            .iter()
-            .map(|s| {
-                let mut skill = Skill::new(&s.id, &s.name, &s.description);
-                skill.tags = s.tags.clone();
-                skill.examples = s.examples.clone();
-                skill
-            })
-            .collect();
+        card.skills = a2a.skills.iter().map(SkillEntry::skill).collect();
+        card.extended_skills = a2a.extended_skills.iter().map(SkillEntry::skill).collect();
         card
     }
 }

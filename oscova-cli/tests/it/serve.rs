@@ -394,3 +394,55 @@ async fn one_access_token_serves_mcp_and_a2a_on_the_port() {
     }
     assert_eq!(terminate(&mut child), Some(0));
 }
+
+/// `[[serve.a2a.extended_skills]]`: the public card says an extended card
+/// exists and lists only the public skills; `GetExtendedAgentCard`, asked
+/// by the official Python SDK's client with a token over both bindings,
+/// lists the extended skills after them; without a valid token it is
+/// refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_extended_card_lists_its_skills_to_callers_with_a_token() {
+    let model = TestServer::start(openai_reply).await;
+    let dir = support::temp_dir("serve-extended");
+    let config = write_config(&dir, &model.url());
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(
+        "\n[[serve.a2a.extended_skills]]\nid = \"expenses\"\nname = \"File expenses\"\n\
+         description = \"Files receipts\"\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let (mut child, base) = serve(&config);
+        let ids = |card: &Value| -> Vec<String> {
+            card["skills"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let card = client(&base, TOKEN, "JSONRPC", &["card"]);
+        assert_eq!(
+            card["ok"]["capabilities"]["extendedAgentCard"], true,
+            "{card}"
+        );
+        assert_eq!(ids(&card["ok"]), ["chat"]);
+        for binding in ["JSONRPC", "HTTP+JSON"] {
+            let extended = client(&base, TOKEN, binding, &["extended"]);
+            assert_eq!(
+                ids(&extended["ok"]),
+                ["chat", "expenses"],
+                "{binding}: {extended}"
+            );
+            assert_eq!(extended["ok"]["skills"][1]["description"], "Files receipts");
+            let refused = client(&base, "wrong", binding, &["extended"]);
+            assert!(
+                refused["message"].as_str().unwrap().contains("401"),
+                "{binding}: {refused}"
+            );
+        }
+        assert_eq!(terminate(&mut child), Some(0));
+    })
+    .await
+    .unwrap();
+}
