@@ -225,7 +225,8 @@ impl Pushes {
                 else {
                     continue;
                 };
-                pushes.push(&owner, &task, &event, is_final(state)).await;
+                let owed = if is_final(state) { Owed::Run } else { Owed::No };
+                pushes.push(&owner, &task, &event, owed).await;
                 if is_final(state) {
                     return;
                 }
@@ -234,8 +235,8 @@ impl Pushes {
     }
 
     /// POSTs `event` to the task's webhooks; for a final state, clears
-    /// the owed mark once every webhook took it.
-    async fn push(&self, owner: &str, task: &str, event: &Value, owed: bool) {
+    /// the owed mark once every webhook took it (see [`Owed`]).
+    async fn push(&self, owner: &str, task: &str, event: &Value, owed: Owed) {
         let hooks = match self.store.push_configs(owner, task).await {
             Ok(hooks) => hooks,
             Err(error) => {
@@ -247,10 +248,15 @@ impl Pushes {
         for hook in &hooks {
             all &= deliver(&self.client, hook, event).await;
         }
-        if owed
-            && all
-            && let Err(error) = self.store.push_delivered(owner, task).await
-        {
+        let clear = match owed {
+            Owed::No => false,
+            // The mark was written with the state only if the task had
+            // webhooks then: with none now there is nothing to clear (a
+            // mark left by a webhook deleted since is the sweep's).
+            Owed::Run => all && !hooks.is_empty(),
+            Owed::Swept => all,
+        };
+        if clear && let Err(error) = self.store.push_delivered(owner, task).await {
             tracing::warn!(%error, task, "clearing a delivered push failed");
         }
     }
@@ -284,7 +290,7 @@ impl Pushes {
         for (owner, task) in owed {
             match self.store.get(&owner, &task).await {
                 Ok(Some(stored)) if is_final(stored.status.state) => {
-                    self.push(&owner, &task, &status_update(&stored), true)
+                    self.push(&owner, &task, &status_update(&stored), Owed::Swept)
                         .await;
                 }
                 // Gone, or running again: its next final state is owed instead.
@@ -295,6 +301,17 @@ impl Pushes {
             }
         }
     }
+}
+
+/// Whether a push carries a final state whose owed mark it clears.
+#[derive(Debug, Clone, Copy)]
+enum Owed {
+    /// Not a final state: no mark.
+    No,
+    /// A run's final state, just written with its mark.
+    Run,
+    /// A final state the sweep claimed.
+    Swept,
 }
 
 /// POSTs `event` to `hook`, retrying failures the policy did not refuse;
