@@ -53,7 +53,8 @@ pub(crate) enum Command {
     Mcp(McpArgs),
 
     /// Serve MCP at `/mcp` and A2A (the agent card, JSON-RPC and
-    /// HTTP+JSON) on one port, to the users of `[[mcp.tokens]]`; results
+    /// HTTP+JSON) on one port, to the users of `[[mcp.tokens]]`,
+    /// `[[auth.tokens]]` and `[auth.oauth]` (one check for both); results
     /// of long `[a2a]` agent tasks go back to the A2A sessions that sent
     /// them (pushed by the agent to `[serve] public_url`'s
     /// `/a2a/followups/{id}` when set, else polled).
