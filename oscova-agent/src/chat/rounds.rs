@@ -115,7 +115,13 @@ async fn run(
         });
     }
     check_offline(config, provider, options.offline)?;
-    let Some(model) = config.model.as_deref().filter(|m| !m.trim().is_empty()) else {
+    let default_model = provider.default_model();
+    let Some(model) = config
+        .model
+        .as_deref()
+        .filter(|m| !m.trim().is_empty())
+        .or(default_model.as_deref())
+    else {
         return Err(ChatError::NoModel {
             provider: key.to_string(),
         });

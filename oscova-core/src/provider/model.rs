@@ -378,6 +378,22 @@ pub struct ModelInfo {
     /// Whether it is already on the machine.
     #[serde(default)]
     pub installed: bool,
+    /// The licence of its weights (an SPDX name such as `Apache-2.0`),
+    /// when the provider knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license: Option<String>,
+}
+
+impl ModelInfo {
+    /// A model named `name`, of unknown size and licence, not installed.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            size: None,
+            installed: false,
+            license: None,
+        }
+    }
 }
 
 /// Download progress.
@@ -402,6 +418,12 @@ pub trait ModelProvider: Send + Sync + 'static {
     /// Whether the provider is local by design (for example Ollama).
     fn default_is_local_endpoint(&self) -> bool {
         false
+    }
+    /// The model used when the configuration names none; `None` (the
+    /// default) when the provider has no such model and one must be
+    /// configured. An embedded provider with a catalog names its default.
+    fn default_model(&self) -> Option<String> {
+        None
     }
     /// Sends a conversation and returns the answer.
     fn chat<'a>(

@@ -45,11 +45,7 @@ impl OllamaProvider {
             let name = name.trim();
             let known = models.iter().any(|m| canonical(&m.name) == canonical(name));
             if !name.is_empty() && !known {
-                models.push(ModelInfo {
-                    name: name.to_owned(),
-                    size: None,
-                    installed: false,
-                });
+                models.push(ModelInfo::new(name));
             }
         }
         Ok(models)

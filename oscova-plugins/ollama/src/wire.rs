@@ -339,11 +339,10 @@ pub(crate) fn parse_tags(body: &str) -> Result<Vec<ModelInfo>, ModelError> {
                 .get("name")
                 .or_else(|| m.get("model"))
                 .and_then(Value::as_str)?;
-            Some(ModelInfo {
-                name: name.to_owned(),
-                size: m.get("size").and_then(Value::as_u64),
-                installed: true,
-            })
+            let mut info = ModelInfo::new(name);
+            info.size = m.get("size").and_then(Value::as_u64);
+            info.installed = true;
+            Some(info)
         })
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));

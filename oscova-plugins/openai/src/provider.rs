@@ -273,10 +273,10 @@ impl ModelProvider for OpenAiProvider {
             let names = OpenAiProvider::list_models(self, config, api_key, cancel).await?;
             Ok(names
                 .into_iter()
-                .map(|name| oscova_core::provider::model::ModelInfo {
-                    name,
-                    size: None,
-                    installed: true,
+                .map(|name| {
+                    let mut info = oscova_core::provider::model::ModelInfo::new(name);
+                    info.installed = true;
+                    info
                 })
                 .collect())
         })

@@ -117,6 +117,9 @@ impl HostParts {
         if let Some(model) = model {
             config.model = Some(model.to_owned());
         }
+        if config.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+            config.model = provider.default_model();
+        }
         Ok(ModelChoice {
             provider,
             config,

@@ -209,6 +209,7 @@ async fn the_catalog_is_the_installed_models_plus_the_listed_ones() {
                  name,
                  size,
                  installed,
+                 ..
              }| (name.as_str(), *size, *installed),
         )
         .collect();
