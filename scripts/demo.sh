@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The main job on embedded defaults: no API keys, no network. Lists the
-# linked plugins and the published catalog, calls a tool, and runs
-# offline speech round trips (the default synthesizer, kokoro, to whisper,
-# then a Piper neural voice to the default recognizer). Installs
-# the system packages the local speech providers need, the Whisper model,
-# piper's onnxruntime and test voice, and Kokoro-82M when they are missing.
+# linked plugins and the published catalog, calls a tool, runs offline
+# speech round trips (the default synthesizer, kokoro, to whisper, then a
+# Piper neural voice to the default recognizer), and ends with an agent
+# turn on the embedded model (llamacpp, Qwen2.5-Coder-0.5B-Instruct) that
+# calls the time tool and answers from its result, offline. Installs the
+# system packages the local speech providers and llama.cpp need, the
+# Whisper model, piper's onnxruntime and test voice, Kokoro-82M and the
+# embedded model when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +17,8 @@ scripts/ensure-piper.sh
 # Kokoro-82M: with it installed, the default voice of `oscova speech say`.
 scripts/ensure-kokoro.sh
 scripts/ensure-whisper-model.sh tiny.en
+# The embedded model: with it installed, the default model of `oscova chat`.
+scripts/ensure-llamacpp-model.sh
 
 oscova() {
     cargo run --quiet --release --locked -p oscova-cli -- "$@"
@@ -60,3 +65,18 @@ echo "said:  $sentence"
 oscova speech say "$sentence" -o "$dir/piper.wav" --provider piper --offline
 heard="$(oscova speech hear "$dir/piper.wav" --offline)"
 echo "heard: $heard"
+echo
+echo "== an agent turn on the embedded model (llamacpp, no config, no network)"
+question="What time is it in Tokyo?"
+echo "asked: $question"
+# No --provider, no --model: the embedded model; --offline: nothing leaves
+# the machine; --yes: the time tool needs no approval, but nothing waits.
+answer="$(oscova --json chat --offline --yes -m "$question")"
+echo "answer: $answer"
+case "$answer" in
+    *'"name":"oscova_time__time__now"'* | *'"name": "oscova_time__time__now"'*) ;;
+    *)
+        echo "the embedded model did not call the time tool" >&2
+        exit 1
+        ;;
+esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the local speech providers need (flite,
 # pocketsphinx with its English model and library; cmake and g++ to build
-# whisper.cpp for the whisper provider) and the tests need (iproute2;
+# whisper.cpp for the whisper provider; libclang for llama.cpp's bindings)
+# and the tests need (iproute2;
 # pocketsphinx-testdata's read-speech clips for the WER tests), only when
 # missing.
 # Runs non-interactively; uses sudo only when not already root.
@@ -13,6 +14,9 @@ packages=(flite pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbas
 packages+=(espeak-ng espeak-ng-data)
 # cmake, g++: whisper-rs builds whisper.cpp; pocketsphinx-testdata: read-speech clips for the WER test.
 packages+=(cmake g++ pocketsphinx-testdata)
+# libclang-dev: llama-cpp-sys-2 (the embedded `llamacpp` model) generates
+# its bindings with bindgen, which loads libclang.
+packages+=(libclang-dev)
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

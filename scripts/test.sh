@@ -35,6 +35,9 @@ scripts/ensure-piper.sh
 scripts/ensure-kokoro.sh
 # The Whisper models (tiny.en, base) for the whisper provider's tests.
 scripts/ensure-whisper-model.sh all
+# The embedded model (Qwen2.5-Coder-0.5B-Instruct) for the llamacpp
+# provider's tests and the agent tests that run on it.
+scripts/ensure-llamacpp-model.sh
 
 cargo fmt --all --check
 # The contract apart from the host; no source file over 600 lines.

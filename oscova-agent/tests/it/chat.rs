@@ -138,6 +138,7 @@ impl ModelProvider for Scripted {
                 usage: Some(TokenUsage {
                     input_tokens: Some(12),
                     output_tokens: Some(3),
+                    cached_input_tokens: None,
                 }),
             })
         })

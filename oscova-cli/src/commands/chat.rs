@@ -67,6 +67,9 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
         config.model = Some(model.to_owned()).filter(|m| !m.is_empty());
     }
     if config.model.is_none() {
+        config.model = selected.provider.default_model();
+    }
+    if config.model.is_none() {
         return Err(CliError::NoModel {
             provider: config.provider.to_string(),
         });

@@ -2,7 +2,11 @@
 //! its key, and the offline check.
 //!
 //! Rules: the provider is one the host loaded (the first registered under
-//! the type key); an unknown key is a usage error listing the loaded ones.
+//! the type key), `--provider` or else the embedded `llamacpp` when the
+//! program links it, else `ollama`; an unknown key is a usage error
+//! listing the loaded ones. A command that needs a model takes `--model`,
+//! else the config's, else the provider's own default
+//! (`ModelProvider::default_model`: `llamacpp` names its catalog's).
 //! The configuration is the config file's `[providers.<key>]` table with
 //! `--endpoint` laid over it; the saved `endpoint_scope` is kept whatever
 //! the endpoint. The key is the user's credential `<key>.api_key`
@@ -46,7 +50,10 @@ pub(super) fn select(
     args: &ProviderArgs,
     user: Option<&str>,
 ) -> Result<Selected, CliError> {
-    let key = args.provider.trim();
+    let key = match args.provider.as_deref() {
+        Some(key) => key.trim(),
+        None => default_provider(env),
+    };
     let Some(provider) = model_provider(&env.host, key) else {
         let mut available: Vec<String> = env
             .host
@@ -83,6 +90,19 @@ pub(super) fn select(
         offline: args.offline,
     })
 }
+
+/// The provider used without `--provider`: the embedded `llamacpp` when
+/// this program links it, else `ollama`.
+pub(super) fn default_provider(env: &Env) -> &'static str {
+    if model_provider(&env.host, EMBEDDED).is_some() {
+        EMBEDDED
+    } else {
+        "ollama"
+    }
+}
+
+/// The type key of the embedded model provider.
+const EMBEDDED: &str = "llamacpp";
 
 /// The credential holding provider `key`'s API key: `<key>.api_key`.
 pub(super) fn api_key_credential(key: &str) -> String {

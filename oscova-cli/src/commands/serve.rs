@@ -8,7 +8,8 @@
 //! Its tasks run the session agent with the launcher's extensions on the
 //! provider and model `--provider`/`--model` name, else `[a2a]`'s (or
 //! `[serve.a2a]`'s: one of the two, see `config/serve.rs`),
-//! else `ollama` and the provider's configured model (none is a usage
+//! else the embedded `llamacpp` when linked (else `ollama`), and the
+//! provider's configured model, else its own default (none is a usage
 //! error, as for `oscova chat`); the provider's API key is the default
 //! user's (`<KEY>.api_key`). Sessions are the `[sessions]` store's; tasks
 //! are kept beside them: the same SQLite file, where a server starting
@@ -43,8 +44,7 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         provider: args
             .provider
             .clone()
-            .or_else(|| section.a2a_provider().map(str::to_owned))
-            .unwrap_or_else(|| "ollama".to_owned()),
+            .or_else(|| section.a2a_provider().map(str::to_owned)),
         endpoint: None,
         offline: false,
     };
@@ -52,6 +52,9 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     let mut model = selected.config;
     if let Some(name) = args.model.as_deref().or(section.a2a_model()).map(str::trim) {
         model.model = Some(name.to_owned()).filter(|m| !m.is_empty());
+    }
+    if model.model.is_none() {
+        model.model = selected.provider.default_model();
     }
     if model.model.is_none() {
         return Err(CliError::NoModel {

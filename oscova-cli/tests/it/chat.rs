@@ -143,6 +143,8 @@ async fn the_outcome_as_json_lists_the_tool_calls() {
         "--config",
         &config,
         "chat",
+        "--provider",
+        "ollama",
         "-m",
         "What time is it?",
     ]);
@@ -170,6 +172,8 @@ async fn a_tool_that_needs_approval_is_refused_without_yes_and_runs_with_it() {
     let url = server.url();
     let args = [
         "chat",
+        "--provider",
+        "ollama",
         "--endpoint",
         &url,
         "--model",
@@ -199,6 +203,8 @@ async fn the_round_bound_is_a_failure() {
     let server = ollama_server(ECHO, json!({"text": "again"})).await;
     let cmd = oscova(&[
         "chat",
+        "--provider",
+        "ollama",
         "--endpoint",
         &server.url(),
         "--model",
@@ -337,13 +343,30 @@ async fn offline_refuses_a_remote_scope_with_zero_connections() {
         "[providers.ollama]\nendpoint = \"{}\"\nmodel = \"m1\"\nendpoint_scope = \"remote\"\n",
         server.url()
     ));
-    let cmd = oscova(&["--config", &config, "chat", "--offline", "-m", "hi"]);
+    let cmd = oscova(&[
+        "--config",
+        &config,
+        "chat",
+        "--provider",
+        "ollama",
+        "--offline",
+        "-m",
+        "hi",
+    ]);
     let (code, _, err) = run_async(cmd, None).await;
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("offline"), "{err}");
 
     // The REPL refuses before reading a line.
-    let cmd = oscova(&["--json", "--config", &config, "chat", "--offline"]);
+    let cmd = oscova(&[
+        "--json",
+        "--config",
+        &config,
+        "chat",
+        "--provider",
+        "ollama",
+        "--offline",
+    ]);
     let (code, out, _) = run_async(cmd, Some("hi\n")).await;
     assert_eq!(code, 3);
     let doc: Value = serde_json::from_str(&out).unwrap();
@@ -376,7 +399,19 @@ async fn an_unreachable_endpoint_fails_naming_the_url() {
 async fn usage_errors_make_no_request() {
     let server = ollama_server(ECHO, json!({"text": "x"})).await;
     let url = server.url();
-    let (code, _, err) = run_async(oscova(&["chat", "--endpoint", &url, "-m", "hi"]), None).await;
+    let (code, _, err) = run_async(
+        oscova(&[
+            "chat",
+            "--provider",
+            "ollama",
+            "--endpoint",
+            &url,
+            "-m",
+            "hi",
+        ]),
+        None,
+    )
+    .await;
     assert_eq!(code, 2, "no model: {err}");
     assert!(err.contains("--model"), "{err}");
     let cmd = oscova(&["chat", "--provider", "nope", "--model", "m", "-m", "hi"]);
@@ -403,6 +438,8 @@ async fn ctrl_c_cancels_the_message_and_drops_the_connection() {
     .await;
     let cmd = oscova(&[
         "chat",
+        "--provider",
+        "ollama",
         "--endpoint",
         &server.url(),
         "--model",
@@ -454,7 +491,15 @@ async fn ctrl_c_in_the_repl_cancels_only_the_message_in_progress() {
         }
     })
     .await;
-    let cmd = oscova(&["chat", "--endpoint", &server.url(), "--model", "m1"]);
+    let cmd = oscova(&[
+        "chat",
+        "--provider",
+        "ollama",
+        "--endpoint",
+        &server.url(),
+        "--model",
+        "m1",
+    ]);
     let mut cmd = tokio::process::Command::from(cmd);
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -44,14 +44,32 @@ async fn in_a_namespace() {
 
     // Not saved: a LAN endpoint is not local, and offline refuses it.
     let config = write("");
-    let cmd = oscova(&["--config", &config, "chat", "--offline", "-m", "hi"]);
+    let cmd = oscova(&[
+        "--config",
+        &config,
+        "chat",
+        "--provider",
+        "ollama",
+        "--offline",
+        "-m",
+        "hi",
+    ]);
     let (code, _, err) = run_async(cmd, None).await;
     assert_eq!(code, 3, "{err}");
     assert_eq!(server.connections(), 0);
 
     // Saved as local: the operator's choice wins, and is said so.
     let config = write("endpoint_scope = \"local\"\n");
-    let cmd = oscova(&["--config", &config, "chat", "--offline", "-m", "hi"]);
+    let cmd = oscova(&[
+        "--config",
+        &config,
+        "chat",
+        "--provider",
+        "ollama",
+        "--offline",
+        "-m",
+        "hi",
+    ]);
     let (code, out, err) = run_async(cmd, None).await;
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     assert_eq!(out, "hello from the LAN\n");

@@ -15,6 +15,7 @@ pub mod chat;
 pub mod chat_extensions;
 pub mod cli;
 pub mod docs;
+pub mod embedded;
 pub mod embedding;
 pub mod endpoint_scope;
 pub mod files_root;

@@ -59,7 +59,15 @@ async fn list_shows_installed_and_configured_models() {
         server.url()
     ));
     let (code, out, err) = run_async(
-        oscova(&["--json", "--config", &config, "models", "list"]),
+        oscova(&[
+            "--json",
+            "--config",
+            &config,
+            "models",
+            "list",
+            "--provider",
+            "ollama",
+        ]),
         None,
     )
     .await;
@@ -74,7 +82,18 @@ async fn list_shows_installed_and_configured_models() {
         ])
     );
 
-    let (code, out, _) = run_async(oscova(&["--config", &config, "models", "list"]), None).await;
+    let (code, out, _) = run_async(
+        oscova(&[
+            "--config",
+            &config,
+            "models",
+            "list",
+            "--provider",
+            "ollama",
+        ]),
+        None,
+    )
+    .await;
     assert_eq!(code, 0);
     let lines: Vec<&str> = out.lines().collect();
     assert!(
@@ -136,6 +155,8 @@ async fn pull_prints_plain_progress_lines_off_a_terminal() {
         "--endpoint",
         &server.url(),
         "--offline",
+        "--provider",
+        "ollama",
     ]);
     let (code, out, err) = run_async(cmd, None).await;
     assert_eq!(code, 0, "{err}");
@@ -173,6 +194,8 @@ async fn pull_with_json_prints_every_step_as_a_json_line() {
         "llama3.2",
         "--endpoint",
         &server.url(),
+        "--provider",
+        "ollama",
     ]);
     let (code, out, err) = run_async(cmd, None).await;
     assert_eq!(code, 0, "{err}");
@@ -195,7 +218,15 @@ async fn pull_with_json_prints_every_step_as_a_json_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_error_from_the_server_fails_with_its_words() {
     let server = ollama().await;
-    let cmd = oscova(&["models", "pull", "broken", "--endpoint", &server.url()]);
+    let cmd = oscova(&[
+        "models",
+        "pull",
+        "broken",
+        "--endpoint",
+        &server.url(),
+        "--provider",
+        "ollama",
+    ]);
     let (code, out, err) = run_async(cmd, None).await;
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(err.contains("disk full while writing layer"), "{err}");
@@ -208,6 +239,8 @@ async fn a_pull_error_from_the_server_fails_with_its_words() {
         "broken",
         "--endpoint",
         &server.url(),
+        "--provider",
+        "ollama",
     ]);
     let (code, out, _) = run_async(cmd, None).await;
     assert_eq!(code, 1);
@@ -222,7 +255,10 @@ async fn offline_refuses_a_remote_scope_with_zero_connections() {
         "[providers.ollama]\nendpoint = \"{}\"\nendpoint_scope = \"remote\"\n",
         server.url()
     ));
-    for args in [&["models", "list"][..], &["models", "pull", "llama3.2"]] {
+    for args in [
+        &["models", "list", "--provider", "ollama"][..],
+        &["models", "pull", "llama3.2", "--provider", "ollama"],
+    ] {
         let mut all = vec!["--json", "--config", &config];
         all.extend_from_slice(args);
         all.push("--offline");
@@ -237,7 +273,10 @@ async fn offline_refuses_a_remote_scope_with_zero_connections() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_endpoint_fails_naming_the_url() {
     let url = closed_port_url().await;
-    for args in [&["models", "list"][..], &["models", "pull", "llama3.2"]] {
+    for args in [
+        &["models", "list", "--provider", "ollama"][..],
+        &["models", "pull", "llama3.2", "--provider", "ollama"],
+    ] {
         let mut all = args.to_vec();
         all.extend_from_slice(&["--endpoint", &url]);
         let (code, _, err) = run_async(oscova(&all), None).await;
@@ -285,6 +324,8 @@ async fn ctrl_c_cancels_a_pull_and_drops_the_connection() {
         "llama3.2",
         "--endpoint",
         &server.url(),
+        "--provider",
+        "ollama",
     ]);
     let mut cmd = tokio::process::Command::from(cmd);
     cmd.stdout(std::process::Stdio::piped()).kill_on_drop(true);

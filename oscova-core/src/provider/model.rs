@@ -349,6 +349,12 @@ pub struct TokenUsage {
     /// `eval_count`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
+    /// Of the prompt's tokens, those the provider did not read again
+    /// because it had them cached from an earlier call (OpenAI's
+    /// `prompt_tokens_details.cached_tokens`; the embedded `llamacpp`
+    /// provider's reused KV cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
 }
 
 impl TokenUsage {
@@ -362,6 +368,7 @@ impl TokenUsage {
         let usage = Self {
             input_tokens: object.get(input).and_then(serde_json::Value::as_u64),
             output_tokens: object.get(output).and_then(serde_json::Value::as_u64),
+            cached_input_tokens: None,
         };
         (usage != Self::default()).then_some(usage)
     }

@@ -266,6 +266,7 @@ fn response(outcome: Outcome, calls: Vec<ToolCallRequest>) -> ChatResponse {
         usage: Some(TokenUsage {
             input_tokens: Some(outcome.prompt_tokens as u64),
             output_tokens: Some(outcome.output_tokens as u64),
+            cached_input_tokens: Some(outcome.cached_tokens as u64),
         }),
     }
 }
@@ -346,9 +347,7 @@ mod tests {
                 .contains("unknown llamacpp option `treads`")
         );
         config.options.clear();
-        config
-            .options
-            .insert("temperature".into(), json!("hot"));
+        config.options.insert("temperature".into(), json!("hot"));
         assert!(settings(&config).is_err());
     }
 

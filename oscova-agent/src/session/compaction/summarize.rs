@@ -241,6 +241,7 @@ fn combine(a: Option<TokenUsage>, b: Option<TokenUsage>) -> Option<TokenUsage> {
         (Some(a), Some(b)) => Some(TokenUsage {
             input_tokens: add(a.input_tokens, b.input_tokens),
             output_tokens: add(a.output_tokens, b.output_tokens),
+            cached_input_tokens: add(a.cached_input_tokens, b.cached_input_tokens),
         }),
         (a, b) => a.or(b),
     }

@@ -172,6 +172,7 @@ async fn the_providers_usage_is_stored_and_counts_the_context() {
     *script.usage.lock().unwrap() = Some(oscova_core::provider::model::TokenUsage {
         input_tokens: Some(1234),
         output_tokens: Some(56),
+        cached_input_tokens: None,
     });
     let (builder, _) = agents(&script);
     let mut session = builder

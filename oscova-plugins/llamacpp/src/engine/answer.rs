@@ -66,6 +66,10 @@ pub(crate) struct Outcome {
     pub(crate) unconstrained: Vec<String>,
 }
 
+/// A call grammar made for a tool set (GBNF and the tools it leaves
+/// unconstrained), or why none could be.
+type Made = Result<(String, Vec<String>), String>;
+
 /// What the loaded model gives every answer.
 pub(crate) struct Loaded<'m> {
     model: &'m LlamaModel,
@@ -73,7 +77,7 @@ pub(crate) struct Loaded<'m> {
     bos: String,
     eos: String,
     open_tag: Option<LlamaToken>,
-    grammars: RefCell<HashMap<String, Result<(String, Vec<String>), String>>>,
+    grammars: RefCell<HashMap<String, Made>>,
 }
 
 impl<'m> Loaded<'m> {
@@ -305,14 +309,13 @@ fn generate(
             utf8.unpush();
             continue;
         }
-        if want == Want::Call {
-            if let Some(grammar) = grammar.as_mut() {
-                if grammar.try_accept(token).is_err() {
-                    return Err(EngineError::Other(
-                        "the call grammar refused its own token".into(),
-                    ));
-                }
-            }
+        if want == Want::Call
+            && let Some(grammar) = grammar.as_mut()
+            && grammar.try_accept(token).is_err()
+        {
+            return Err(EngineError::Other(
+                "the call grammar refused its own token".into(),
+            ));
         }
         match feed {
             Feed::Stop => break,
@@ -552,9 +555,7 @@ impl Utf8 {
             }
         };
         let rest = self.pending.split_off(valid);
-        let text =
-            String::from_utf8(std::mem::replace(&mut self.pending, rest)).unwrap_or_default();
-        text
+        String::from_utf8(std::mem::replace(&mut self.pending, rest)).unwrap_or_default()
     }
 
     /// Takes back the last push (a token that was not taken).
