@@ -25,7 +25,7 @@ build="target/llama-bench-$version"
 if [ ! -x "$build/bin/llama-bench" ]; then
     cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF \
         -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-        -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=ON -DBUILD_SHARED_LIBS=OFF >/dev/null
+        -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_TOOLS=ON -DBUILD_SHARED_LIBS=OFF >/dev/null
     cmake --build "$build" --target llama-bench -j "$(nproc)" >/dev/null
 fi
 LLAMA_BENCH="$build/bin/llama-bench" target/release/llamacpp-bench "$@"

@@ -26,7 +26,11 @@ baseline="scripts/mcp-conformance/baseline.yml"
 out="${OSCOVA_CONFORMANCE_OUT:-target/mcp-conformance}"
 mkdir -p "$out"
 
-cargo build --locked -q -p example-mcp-conformance -p oscova-cli
+# The whole workspace, every target: the same selection as the test suite's
+# build, so after `cargo test --workspace --all-targets` this builds
+# nothing; a narrower `-p` selection unifies features differently and
+# rebuilt the CLI's graph, llama.cpp's cmake build included (minutes).
+cargo build --locked -q --workspace --all-targets
 bin="${CARGO_TARGET_DIR:-target}/debug"
 
 pids=()

@@ -48,13 +48,21 @@ cargo test --workspace --doc --locked
 # The CLI as a library for other hosts (`default-features = false`, no
 # plugins, no speech libraries) builds without warnings.
 cargo clippy -p oscova-cli --no-default-features --lib --locked -- -D warnings
-# The Postgres session store is off by default; its conformance suite and
-# two-process test run here, against throwaway clusters.
-cargo clippy -p oscova-agent --features postgres --all-targets --locked -- -D warnings
-cargo test -p oscova-agent --features postgres --test it --locked session::
-# A2A tasks in Postgres: two servers on one database.
-cargo clippy -p oscova-a2a --features postgres --all-targets --locked -- -D warnings
-cargo test -p oscova-a2a --features postgres --test it --locked fleet::
+# The Postgres session store's conformance suite and two-process test, and
+# the A2A fleet tests (two servers on one database), against throwaway
+# clusters, ran above: the CLI's default `sessions-postgres` feature turns
+# `postgres` on in oscova-agent and oscova-a2a for the whole workspace
+# build, so clippy and the tests saw them. Running them again with
+# `-p CRATE --features postgres` rebuilt both crates and everything above
+# them under another feature set for nothing; this check fails should the
+# feature ever stop reaching the workspace build.
+listed="$(cargo test --workspace --all-targets --locked -- --list 2>/dev/null)"
+for needed in "session::stores::postgres_store_conforms" "session::processes::two_processes_write_one_postgres_session" "fleet::any_instance_answers_for_a_task_another_runs_and_a_cancel_there_holds"; do
+    if ! grep -qF "$needed: test" <<<"$listed"; then
+        echo "the workspace test build no longer has $needed (oscova-cli's sessions-postgres feature?)" >&2
+        exit 1
+    fi
+done
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 scripts/check-seed-budget.sh
 scripts/package-check.sh

@@ -21,7 +21,8 @@
 //!   (time, files, web, the seed plugin's): each prompt's first model
 //!   answer, with every offered tool's schema; a call is *valid* when its
 //!   arguments satisfy the tool's schema, *right* when it names the
-//!   expected tool with the expected key arguments.
+//!   expected tool with the expected key arguments. Then 6 prompts that
+//!   need no tool, with the same tools offered: right is no call.
 //! - **memory**: the process's peak resident set (`VmHWM`) at the end.
 //!
 //! Figures go to stdout as a table; nothing is asserted (a benchmark, not
@@ -321,6 +322,25 @@ async fn tools(provider: &LlamaCppProvider, config: &ModelProviderConfig) {
             misses.push(format!("{}: {} {}", case.prompt, call.name, call.arguments));
         }
     }
+    let mut unneeded = Vec::new();
+    for prompt in prompts::no_tool_prompts() {
+        let messages = [ChatMessage::user(prompt)];
+        let response = provider
+            .chat(ChatRequest {
+                config: &config,
+                api_key: None,
+                model: config.model.as_deref().unwrap_or_default(),
+                messages: &messages,
+                tools: &specs,
+                stream: None,
+                cancel: CancellationToken::new(),
+            })
+            .await
+            .expect("answered");
+        if let Some(call) = response.message.tool_calls.first() {
+            unneeded.push(format!("{prompt}: {} {}", call.name, call.arguments));
+        }
+    }
     let n = cases.len();
     println!(
         "\n## tool calls: {n} prompts, {} tools offered ({:.0} s)\n",
@@ -336,6 +356,14 @@ async fn tools(provider: &LlamaCppProvider, config: &ModelProviderConfig) {
     );
     for miss in misses {
         println!("- miss: {miss}");
+    }
+    let asked = prompts::no_tool_prompts().len();
+    println!(
+        "\nprompts that need no tool: {}/{asked} answered without a call",
+        asked - unneeded.len()
+    );
+    for call in unneeded {
+        println!("- unneeded call: {call}");
     }
 }
 

@@ -13,7 +13,8 @@ pub(crate) fn session() -> Vec<ChatMessage> {
              evening, every day but Sunday. It sells pastel de nata, sourdough bread, \
              croissants, coffee and tea. Orders for more than twenty pastries need a day's \
              notice. Delivery is free within two kilometres of the shop on orders over fifteen \
-             euros.",
+             euros. The shop is on Rua da Prata in Baixa, near the river, with four small tables \
+             inside and two on the pavement; dogs are welcome on the terrace.",
         ),
         ChatMessage::user("Hello! Are you open on Sundays?"),
         ChatMessage::assistant(
@@ -36,6 +37,12 @@ pub(crate) fn session() -> Vec<ChatMessage> {
         ChatMessage::assistant(
             "We bake sourdough bread and croissants every morning; we have nothing without \
              gluten at the moment, sorry.",
+            vec![],
+        ),
+        ChatMessage::user("Can I pay by card, and do you take orders by phone as well?"),
+        ChatMessage::assistant(
+            "Yes to both: we take cards and contactless payments, and phone orders are welcome \
+             during opening hours; large orders still need a day's notice.",
             vec![],
         ),
         ChatMessage::user("Great. What time should I come by to pick up coffee on Saturday?"),
@@ -78,6 +85,18 @@ macro_rules! case {
             check: |$v: &Value| $check,
         }
     };
+}
+
+/// Prompts that need no tool: right is an answer without a call.
+pub(crate) fn no_tool_prompts() -> [&'static str; 6] {
+    [
+        "Say hello in French.",
+        "What is 2+2?",
+        "Write a haiku about autumn.",
+        "What is the capital of Italy?",
+        "Translate 'thank you' into German.",
+        "Tell me a short joke.",
+    ]
 }
 
 /// The 36 tool prompts.

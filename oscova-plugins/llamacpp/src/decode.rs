@@ -109,7 +109,7 @@ impl Decoder {
     /// that is not offered).
     pub(crate) fn in_call_name(&self) -> bool {
         match &self.state {
-            State::Call(json) => in_name_value(&json.text),
+            State::Call(json) => name_value(&json.text).is_some(),
             _ => false,
         }
     }
@@ -229,28 +229,22 @@ impl Decoder {
     }
 }
 
-/// Whether `text` (a call's JSON so far) ends inside the `"name"` value.
-fn in_name_value(text: &str) -> bool {
-    let Some(key) = text.find("\"name\"") else {
-        return false;
-    };
-    let rest = text[key + 6..].trim_start();
-    let Some(rest) = rest.strip_prefix(':') else {
-        return false;
-    };
-    let Some(value) = rest.trim_start().strip_prefix('"') else {
-        return false;
-    };
+/// The `"name"` value written so far, when `text` (a call's JSON so far)
+/// ends inside it.
+fn name_value(text: &str) -> Option<&str> {
+    let key = text.find("\"name\"")?;
+    let rest = text[key + 6..].trim_start().strip_prefix(':')?;
+    let value = rest.trim_start().strip_prefix('"')?;
     let mut escaped = false;
     for c in value.chars() {
         match (escaped, c) {
             (true, _) => escaped = false,
             (false, '\\') => escaped = true,
-            (false, '"') => return false,
+            (false, '"') => return None,
             _ => {}
         }
     }
-    true
+    Some(value)
 }
 
 /// Tracks where a JSON object ends as its text arrives.
@@ -439,11 +433,11 @@ mod tests {
 
     #[test]
     fn the_name_value_is_told_apart() {
-        assert!(!in_name_value("{"));
-        assert!(!in_name_value("{\"name\": "));
-        assert!(in_name_value("{\"name\": \""));
-        assert!(in_name_value("{\"name\": \"oscova_ti"));
-        assert!(!in_name_value("{\"name\": \"t\", \"arg"));
+        assert_eq!(name_value("{"), None);
+        assert_eq!(name_value("{\"name\": "), None);
+        assert_eq!(name_value("{\"name\": \""), Some(""));
+        assert_eq!(name_value("{\"name\": \"oscova_ti"), Some("oscova_ti"));
+        assert_eq!(name_value("{\"name\": \"t\", \"arg"), None);
         let mut d = Decoder::new(true);
         d.feed("<tool_call>", true, false);
         d.feed("{\"name\": \"os", false, false);

@@ -76,10 +76,14 @@
 //!   JSON-schema-to-grammar. A schema the grammar cannot express (an
 //!   external `$ref`, a keyword the converter refuses) leaves that tool's
 //!   arguments free JSON; the host's argument check then judges them
-//!   before the tool runs, as for any provider. A call that repeats one
-//!   already answered since the person last spoke is taken back and the
-//!   model answers instead (small models tend to call again rather than
-//!   read the result).
+//!   before the tool runs, as for any provider. The model sees each tool
+//!   by its owner and tool segments (`time__now`), mapped back to wire
+//!   names before a call leaves the provider.
+//! - **Answers from results.** Once a turn's tool results are in, the
+//!   model answers in words from a prompt without tools, the calls and
+//!   results written into the person's message (small models call again
+//!   rather than read the result); the `follow_up_calls` option lets it
+//!   call more tools first.
 //! - **Reused context.** The next turn of a conversation reads only what
 //!   is new: the longest prefix already in the KV cache is kept, and other
 //!   conversations' caches are saved (up to `cache_mib`, least recently
@@ -97,6 +101,7 @@ mod download;
 mod engine;
 mod fold;
 mod grammar;
+mod names;
 mod provider;
 mod template;
 

@@ -21,12 +21,13 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use crate::catalog::{self, DEFAULT_MODEL, MODELS_DIR};
 use crate::engine::{Engine, EngineError, Event, Job, Outcome, Settings, Task};
+use crate::names::Names;
 
 /// The provider type key, `"llamacpp"`.
 pub const LLAMACPP_PROVIDER_KEY: &str = "llamacpp";
 
 /// The options `[providers.llamacpp]` takes, with what each means.
-pub const OPTIONS: [(&str, &str); 8] = [
+pub const OPTIONS: [(&str, &str); 9] = [
     (
         "threads",
         "threads for reading and generating (default: the machine's cores)",
@@ -49,6 +50,10 @@ pub const OPTIONS: [(&str, &str); 8] = [
     (
         MODELS_DIR,
         "where catalog models are installed (default: the cache's oscova/llamacpp)",
+    ),
+    (
+        "follow_up_calls",
+        "after tool results, let the model call more tools instead of answering (default false)",
     ),
 ];
 
@@ -88,7 +93,8 @@ impl LlamaCppProvider {
     }
 
     async fn complete(&self, request: ChatRequest<'_>) -> Result<ChatResponse, ModelError> {
-        let (job, mut events) = job(&request, Task::Answer)?;
+        let names = Names::new(request.tools);
+        let (job, mut events) = job(&request, &names, Task::Answer)?;
         Engine::global().submit(job);
         let mut calls = Vec::new();
         let outcome = loop {
@@ -104,6 +110,7 @@ impl LlamaCppProvider {
                     }
                 }
                 Some(Event::Call { name, arguments }) => {
+                    let name = names.wire(&name);
                     let id = call_id();
                     if let Some(sink) = request.stream {
                         sink(ChatStreamEvent::ToolCallStarted {
@@ -147,7 +154,11 @@ impl LlamaCppProvider {
             stream: None,
             cancel: Default::default(),
         };
-        let (job, mut events) = job(&request, Task::Bench { prompt, generate })?;
+        let (job, mut events) = job(
+            &request,
+            &Names::default(),
+            Task::Bench { prompt, generate },
+        )?;
         Engine::global().submit(job);
         while let Some(event) = events.recv().await {
             if let Event::Done(outcome) = event {
@@ -162,6 +173,7 @@ impl LlamaCppProvider {
 /// The job for `request`, and where its events arrive.
 fn job(
     request: &ChatRequest<'_>,
+    names: &Names,
     task: Task,
 ) -> Result<(Job, tokio::sync::mpsc::UnboundedReceiver<Event>), ModelError> {
     if let Some(endpoint) = &request.config.endpoint {
@@ -181,8 +193,8 @@ fn job(
     let job = Job {
         model: path,
         settings,
-        messages: request.messages.to_vec(),
-        tools: request.tools.to_vec(),
+        messages: names.messages(request.messages),
+        tools: names.tools(request.tools),
         events,
         cancel: request.cancel.clone(),
         task,
@@ -219,6 +231,14 @@ pub(crate) fn settings(config: &ModelProviderConfig) -> Result<Settings, ModelEr
             }
         },
     };
+    let follow_up_calls = match config.options.get("follow_up_calls") {
+        None => false,
+        Some(value) => value.as_bool().ok_or_else(|| {
+            ModelError::Other(format!(
+                "llamacpp option `follow_up_calls` must be true or false, not {value}"
+            ))
+        })?,
+    };
     Ok(Settings {
         threads: threads as u32,
         context: context as u32,
@@ -227,6 +247,7 @@ pub(crate) fn settings(config: &ModelProviderConfig) -> Result<Settings, ModelEr
         temperature,
         seed: seed as u32,
         cache_bytes: (cache_mib as usize).saturating_mul(1 << 20),
+        follow_up_calls,
     })
 }
 
@@ -364,7 +385,10 @@ mod tests {
             stream: None,
             cancel: Default::default(),
         };
-        let error = job(&request, Task::Answer).err().unwrap().to_string();
+        let error = job(&request, &Names::default(), Task::Answer)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(error.contains("takes no endpoint"), "{error}");
     }
 

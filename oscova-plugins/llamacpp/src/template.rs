@@ -227,9 +227,12 @@ fn write_jinja(value: &Jinja, out: &mut String) -> Result<(), Error> {
     Ok(())
 }
 
-/// `value` as JSON with Python's default separators.
-#[cfg(test)]
-fn python_json(value: &Value) -> String {
+/// `value` as JSON with Python's default separators and the keys in
+/// [`KEY_ORDER`]: how the tools section shows a schema, and so the order
+/// the call grammar asks for properties in (llama.cpp's converter keeps
+/// the order it reads, and serde_json's maps are sorted, which put
+/// `arguments` before `name`).
+pub(crate) fn python_json(value: &Value) -> String {
     let mut out = String::new();
     let _ = write_jinja(&to_jinja(value), &mut out);
     out

@@ -11,8 +11,10 @@
 //! session and user of the process shares the cache and none needs an id;
 //! a conversation only ever resumes from a prefix of its own prompt.
 
-use llama_cpp_2::SeqState;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::{LlamaStateSeqFlags, SeqState};
+
+use super::Slot;
 
 /// A restore must save at least this many tokens of reading to be worth
 /// a save and a restore (copying a few MB).
@@ -106,6 +108,50 @@ impl Cache {
             state,
             used: self.clock,
         });
+    }
+}
+
+/// Keeps the longest cached prefix of `prompt` in the context (restoring
+/// a saved conversation when it shares more), and returns its length;
+/// always leaves at least one prompt token to read, for the logits.
+pub(super) fn reuse_prefix(slot: &mut Slot<'_>, prompt: &[LlamaToken]) -> usize {
+    let mut live = common_prefix(&slot.tokens, prompt);
+    let diverging = slot.tokens.len() - live >= MIN_GAIN;
+    if let Some((tokens, state)) = slot.cache.take_better(prompt, live) {
+        save_live(slot);
+        slot.ctx.clear_kv_cache_seq(Some(0), None, None).ok();
+        slot.tokens.clear();
+        if slot.ctx.state_seq_set(&state, 0).is_ok() {
+            slot.tokens = tokens;
+        } else {
+            slot.ctx.clear_kv_cache();
+        }
+        live = common_prefix(&slot.tokens, prompt);
+    } else if diverging {
+        save_live(slot);
+    }
+    let keep = live.min(prompt.len().saturating_sub(1));
+    if slot
+        .ctx
+        .kv_cache_seq_rm(0, Some(keep as u32), None)
+        .is_err()
+    {
+        slot.ctx.clear_kv_cache();
+        slot.tokens.clear();
+        return 0;
+    }
+    slot.tokens.truncate(keep);
+    keep
+}
+
+/// Saves the live conversation into the cache.
+fn save_live(slot: &mut Slot<'_>) {
+    if slot.settings.cache_bytes == 0 || slot.tokens.is_empty() {
+        return;
+    }
+    if let Ok(state) = slot.ctx.state_seq_get(0, LlamaStateSeqFlags::empty()) {
+        slot.cache.limit_to(slot.settings.cache_bytes);
+        slot.cache.put(slot.tokens.clone(), state);
     }
 }
 

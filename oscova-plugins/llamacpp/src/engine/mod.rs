@@ -14,8 +14,10 @@
 //! that request, and the engine goes on.
 
 mod answer;
+mod bench;
 mod cache;
 mod sample;
+mod text;
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -52,6 +54,8 @@ pub(crate) struct Settings {
     pub(crate) seed: u32,
     /// Bytes of saved conversations' KV caches kept.
     pub(crate) cache_bytes: usize,
+    /// After tool results, the model may call more tools (else it answers).
+    pub(crate) follow_up_calls: bool,
 }
 
 /// One request.
@@ -244,6 +248,7 @@ impl Settings {
         self.temperature = other.temperature;
         self.seed = other.seed;
         self.cache_bytes = other.cache_bytes;
+        self.follow_up_calls = other.follow_up_calls;
     }
 }
 
