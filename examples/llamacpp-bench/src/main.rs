@@ -38,7 +38,8 @@ use oscova_agent::profile::SchemaProfile;
 use oscova_core::CancellationToken;
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{
-    ChatMessage, ChatRequest, ChatStreamEvent, ModelProvider, ModelProviderConfig, ToolSpec,
+    ChatMessage, ChatRequest, ChatResponse, ChatStreamEvent, ModelProvider, ModelProviderConfig,
+    ToolSpec,
 };
 use oscova_plugin_llamacpp::{LlamaCppPlugin, LlamaCppProvider};
 use serde_json::{Value, json};
@@ -291,19 +292,7 @@ async fn tools(provider: &LlamaCppProvider, config: &ModelProviderConfig) {
     let mut misses = Vec::new();
     let started = Instant::now();
     for case in &cases {
-        let messages = [ChatMessage::user(case.prompt)];
-        let response = provider
-            .chat(ChatRequest {
-                config: &config,
-                api_key: None,
-                model: config.model.as_deref().unwrap_or_default(),
-                messages: &messages,
-                tools: &specs,
-                stream: None,
-                cancel: CancellationToken::new(),
-            })
-            .await
-            .expect("answered");
+        let response = first_answer(provider, &config, &specs, case.prompt).await;
         let Some(call) = response.message.tool_calls.first() else {
             no_call += 1;
             misses.push(format!(
@@ -324,19 +313,7 @@ async fn tools(provider: &LlamaCppProvider, config: &ModelProviderConfig) {
     }
     let mut unneeded = Vec::new();
     for prompt in prompts::no_tool_prompts() {
-        let messages = [ChatMessage::user(prompt)];
-        let response = provider
-            .chat(ChatRequest {
-                config: &config,
-                api_key: None,
-                model: config.model.as_deref().unwrap_or_default(),
-                messages: &messages,
-                tools: &specs,
-                stream: None,
-                cancel: CancellationToken::new(),
-            })
-            .await
-            .expect("answered");
+        let response = first_answer(provider, &config, &specs, prompt).await;
         if let Some(call) = response.message.tool_calls.first() {
             unneeded.push(format!("{prompt}: {} {}", call.name, call.arguments));
         }
@@ -365,6 +342,28 @@ async fn tools(provider: &LlamaCppProvider, config: &ModelProviderConfig) {
     for call in unneeded {
         println!("- unneeded call: {call}");
     }
+}
+
+/// The model's first answer to `prompt` with `specs` offered.
+async fn first_answer(
+    provider: &LlamaCppProvider,
+    config: &ModelProviderConfig,
+    specs: &[ToolSpec],
+    prompt: &str,
+) -> ChatResponse {
+    let messages = [ChatMessage::user(prompt)];
+    provider
+        .chat(ChatRequest {
+            config,
+            api_key: None,
+            model: config.model.as_deref().unwrap_or_default(),
+            messages: &messages,
+            tools: specs,
+            stream: None,
+            cancel: CancellationToken::new(),
+        })
+        .await
+        .expect("answered")
 }
 
 fn is_valid(specs: &[ToolSpec], name: &str, arguments: &Value) -> bool {

@@ -1,16 +1,31 @@
 //! The agent layer on the real model: a stored session that calls a tool,
 //! survives a restart and is compacted by the model's own summary.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use oscova_agent::session::SqliteStore;
-use oscova_agent::session::agent::{AgentHost, AgentSessionOptions};
+use oscova_agent::session::agent::{AgentHost, AgentSession, AgentSessionOptions};
 use oscova_agent::session::compaction::CompactionSettings;
 use oscova_core::prelude::*;
-use oscova_core::provider::model::ChatRole;
+use oscova_core::provider::model::{ChatRole, ModelProviderConfig};
 use serde_json::json;
 
 use crate::support::{config, host};
+
+/// Alice's session `trip` in the store at `path`, as a process opens it.
+async fn open(path: &Path, config: &ModelProviderConfig) -> AgentSession {
+    let store = Arc::new(SqliteStore::open(path).await.unwrap());
+    let agents = AgentHost::builder(host(), store)
+        .model(config.clone())
+        .offline(true)
+        .build();
+    let options = AgentSessionOptions::new().model("llamacpp", None);
+    agents
+        .session(UserInfo::new("alice"), "trip", options)
+        .await
+        .unwrap()
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_calls_a_tool_survives_a_restart_and_is_compacted_by_the_model() {
@@ -18,23 +33,10 @@ async fn a_session_calls_a_tool_survives_a_restart_and_is_compacted_by_the_model
     config.options.insert("max_tokens".into(), json!(200));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sessions.db");
-    let alice = || UserInfo::new("alice");
 
     // First process: a prompt that needs the time tool, stored as it runs.
     {
-        let store = Arc::new(SqliteStore::open(&path).await.unwrap());
-        let agents = AgentHost::builder(host(), store)
-            .model(config.clone())
-            .offline(true)
-            .build();
-        let mut session = agents
-            .session(
-                alice(),
-                "trip",
-                AgentSessionOptions::new().model("llamacpp", None),
-            )
-            .await
-            .unwrap();
+        let mut session = open(&path, &config).await;
         let outcome = session.prompt("What time is it in Tokyo?").await.unwrap();
         assert_eq!(outcome.tool_calls, 1, "{outcome:?}");
         assert!(outcome.text.contains("12:15"), "{}", outcome.text);
@@ -43,19 +45,7 @@ async fn a_session_calls_a_tool_survives_a_restart_and_is_compacted_by_the_model
 
     // Second process: the session resumes from the store; the model sees
     // the earlier turn and answers a question about it.
-    let store = Arc::new(SqliteStore::open(&path).await.unwrap());
-    let agents = AgentHost::builder(host(), store)
-        .model(config.clone())
-        .offline(true)
-        .build();
-    let mut session = agents
-        .session(
-            alice(),
-            "trip",
-            AgentSessionOptions::new().model("llamacpp", None),
-        )
-        .await
-        .unwrap();
+    let mut session = open(&path, &config).await;
     let before = session.context().await.chat_messages();
     assert!(
         before
