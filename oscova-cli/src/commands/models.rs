@@ -2,7 +2,8 @@
 //!
 //! Rules: the provider and the offline check come from `provider::select`,
 //! so a refused endpoint gets no request. `list` asks the provider through
-//! the contract (`ModelProvider::list_models`: for `ollama` the installed
+//! the contract (`ModelProvider::list_models`: for `llamacpp` its catalog
+//! with sizes, licences and what is installed, for `ollama` the installed
 //! models plus the config's `catalog` option and `model`, for `openai` the
 //! server's `GET /v1/models`); a provider that cannot list is a usage
 //! error. `pull` needs a download side
@@ -57,6 +58,8 @@ async fn list(env: &Env, args: ModelsListArgs) -> Result<ExitStatus, CliError> {
         return Ok(ExitStatus::Success);
     }
     let width = models.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    // A licence column when the provider knows licences (llamacpp's catalog).
+    let licensed = models.iter().any(|m| m.license.is_some());
     let mut text = String::new();
     for m in &models {
         let size = m
@@ -67,7 +70,14 @@ async fn list(env: &Env, args: ModelsListArgs) -> Result<ExitStatus, CliError> {
         } else {
             "not installed"
         };
-        text.push_str(&format!("{:width$}  {size:>10}  {state}\n", m.name));
+        let license = match licensed {
+            true => format!("  {:<10}", m.license.as_deref().unwrap_or("-")),
+            false => String::new(),
+        };
+        text.push_str(&format!(
+            "{:width$}  {size:>10}{license}  {state}\n",
+            m.name
+        ));
     }
     print_text(text.trim_end())?;
     Ok(ExitStatus::Success)

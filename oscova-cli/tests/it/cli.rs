@@ -279,6 +279,7 @@ fn the_first_party_plugins_are_linked() {
             "oscova.openai",
             "oscova.ollama",
             "oscova.a2a",
+            "oscova.llamacpp",
             "oscova.mcp"
         ]
     );

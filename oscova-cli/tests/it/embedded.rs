@@ -34,6 +34,16 @@ fn models_list_shows_the_embedded_catalog_with_sizes_and_licences() {
     assert_eq!(names, ["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"]);
     assert_eq!(models[0]["size"], 491_400_064u64);
     assert!(models.iter().all(|m| m["license"] == "Apache-2.0"));
+    let (code, out, _) = run(&mut oscova(&["models", "list"]));
+    assert_eq!(code, 0);
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("qwen2.5-coder-0.5b")
+            && first.contains("MiB")
+            && first.contains("Apache-2.0")
+            && first.ends_with("  installed"),
+        "{out}"
+    );
     // An installed model pulls as done at once, with no download.
     let (code, out, err) = run(&mut oscova(&["models", "pull", "qwen2.5-coder-0.5b"]));
     assert_eq!(code, 0, "{err}");

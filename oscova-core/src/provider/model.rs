@@ -350,9 +350,9 @@ pub struct TokenUsage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
     /// Of the prompt's tokens, those the provider did not read again
-    /// because it had them cached from an earlier call (OpenAI's
-    /// `prompt_tokens_details.cached_tokens`; the embedded `llamacpp`
-    /// provider's reused KV cache).
+    /// because it had them cached from an earlier call (what OpenAI
+    /// reports as `prompt_tokens_details.cached_tokens`; the embedded
+    /// `llamacpp` provider reports its reused KV cache here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input_tokens: Option<u64>,
 }
