@@ -126,7 +126,8 @@ impl Decoder {
 
     fn step(&mut self, piece: &str, is_open_tag: bool, is_end: bool) -> Feed {
         match &mut self.state {
-            State::Start | State::Text if is_end => self.stop_releasing(),
+            // A fence held back at the end is released by `finish`.
+            State::Start | State::Text | State::Fence(_) if is_end => Feed::Stop,
             State::Start | State::Text if self.calls_allowed && is_open_tag => {
                 self.enter_call();
                 Feed::Text(String::new())
@@ -209,11 +210,6 @@ impl Decoder {
     fn text(&mut self, piece: &str) -> Feed {
         self.content.push_str(piece);
         Feed::Text(piece.to_owned())
-    }
-
-    /// The answer ends; a held fence was text after all.
-    fn stop_releasing(&mut self) -> Feed {
-        Feed::Stop
     }
 
     /// Text held back when the answer ended (a fence that never became a
@@ -397,6 +393,14 @@ mod tests {
         );
         assert_eq!(calls(&feeds), [("t".to_owned(), json!({"a": 1}))]);
         assert_eq!(d.content(), "");
+
+        let mut d = Decoder::new(true);
+        assert_eq!(
+            run(&mut d, &["```", "<|im_end|>"]).last(),
+            Some(&Feed::Stop)
+        );
+        assert_eq!(d.finish().as_deref(), Some("```"));
+        assert_eq!(d.content(), "```");
 
         let mut d = Decoder::new(true);
         run(&mut d, &["```", "python", "\nprint(1)\n```", "<|im_end|>"]);
