@@ -11,7 +11,10 @@
 //!   what reaches it, and a client that connects there reaches that server
 //!   and nothing else.
 //! - Where namespaces cannot be made (no `unshare`, user namespaces
-//!   disabled), the test prints why and passes without running its body.
+//!   disabled), the test fails, saying why and what it needs: a boundary
+//!   test that did not run its check must never pass (CI can make them;
+//!   `unshare` is util-linux, `ip` is iproute2, and the kernel must allow
+//!   unprivileged user namespaces).
 //!
 //! ```no_run
 //! // In `tests/it/lan.rs` (the name is the test's own, as the test
@@ -64,8 +67,12 @@ pub fn run(test: &str, addresses: &[&str], body: impl FnOnce()) {
         return;
     }
     if let Some(why) = unavailable() {
-        println!("skipped `{test}`: network namespaces are unavailable here ({why})");
-        return;
+        panic!(
+            "`{test}` needs a network namespace of its own and cannot make one here ({why}): \
+             it needs `unshare` (util-linux) and `ip` (iproute2) on the PATH and a kernel that \
+             allows unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, \
+             user.max_user_namespaces > 0); it does not pass without running its check"
+        );
     }
     let exe = std::env::current_exe().expect("the test binary's path");
     let output = Command::new("unshare")
@@ -136,4 +143,39 @@ fn ip(args: &[&str]) {
         .find_map(|program| Command::new(program).args(args).status().ok())
         .expect("run `ip` (iproute2)");
     assert!(status.success(), "`ip {}` failed", args.join(" "));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    /// Set in the copy of the test binary that runs without `unshare`.
+    const PROBE: &str = "OSCOVA_TEST_NETNS_PROBE";
+
+    #[test]
+    fn a_test_that_cannot_make_its_namespace_fails_saying_what_it_needs() {
+        let name = "netns::tests::a_test_that_cannot_make_its_namespace_fails_saying_what_it_needs";
+        if std::env::var_os(PROBE).is_some() {
+            super::run(name, &[], || unreachable!("the body never runs here"));
+            return;
+        }
+        // The same test again with no `unshare` to find: it must fail.
+        let output = Command::new(std::env::current_exe().expect("the test binary's path"))
+            .args([name, "--exact", "--nocapture", "--test-threads=1"])
+            .env(PROBE, "1")
+            .env("PATH", "/nonexistent")
+            .output()
+            .expect("run the test binary again");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success(),
+            "a namespace test passed without a namespace\n{stdout}\n{stderr}"
+        );
+        assert!(
+            stderr.contains("needs a network namespace") && stderr.contains("util-linux"),
+            "the failure does not say what it needs\n{stdout}\n{stderr}"
+        );
+        assert!(!stdout.contains("skipped"), "{stdout}");
+    }
 }
