@@ -192,6 +192,21 @@ impl Redactor {
     }
 }
 
+/// What hides known secrets in text on its way out: a [`Redactor`] (its own values), or a
+/// [`UserScope`](crate::UserScope), whose redaction covers the scope's values and the
+/// host's. Anything that leaves for a model or lands in a store is redacted with the
+/// user's scope, so a credential the host configured is hidden there as in tool output.
+pub trait Redact: Send + Sync {
+    /// `text` with every known value replaced by [`REDACTED`].
+    fn redact_text<'a>(&self, text: &'a str) -> Cow<'a, str>;
+}
+
+impl Redact for Redactor {
+    fn redact_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        self.redact(text)
+    }
+}
+
 impl fmt::Debug for Redactor {
     // The values are exactly what must never be printed; the count is enough to debug.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -162,7 +162,7 @@ async fn run_call(
             } else {
                 error.to_string()
             };
-            let text = scope.redactor().redact(&text).into_owned();
+            let text = scope.redact(&text).into_owned();
             let result = ToolResult::error(text).with_details(json!({ "error": kind }));
             (result, refused)
         }

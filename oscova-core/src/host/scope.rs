@@ -173,6 +173,14 @@ impl UserScope {
         }
     }
 
+    /// Every string (and object key) inside `value` redacted in place as
+    /// [`redact`](Self::redact) does, with this scope's secrets and the
+    /// host's; whether anything changed.
+    pub fn redact_json(&self, value: &mut serde_json::Value) -> bool {
+        let mine = self.inner.redactor.redact_json(value);
+        self.inner.host.policy.redactor.redact_json(value) | mine
+    }
+
     /// The tools this user can call, in publication order.
     pub fn tools(&self) -> impl Iterator<Item = &PublishedTool> + '_ {
         self.inner
@@ -187,5 +195,11 @@ impl UserScope {
     pub fn tool(&self, wire_name: &str) -> Option<&PublishedTool> {
         let tool = self.inner.host.catalog.tool(wire_name)?;
         matches!(self.inner.toolsets.get(tool.slot), Some(Some(_))).then_some(tool)
+    }
+}
+
+impl crate::redact::Redact for UserScope {
+    fn redact_text<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        self.redact(text)
     }
 }

@@ -6,10 +6,11 @@
 //! cancel (nothing is written, `Ok(None)`) or supply the summary (no model
 //! is called; the entry says an extension made it). Otherwise the
 //! session's model summarises, with its key, under the host's offline
-//! rule, the user's and the host's known secrets redacted from what is
-//! sent, cancelled by an abort. The entry is written after the leaf the
-//! preparation saw (a session that moved on is `SessionError::Changed`),
-//! then `SessionCompactEvent`. The automatic compaction runs after a run
+//! rule, cancelled by an abort. Whoever makes the summary, the user's and
+//! the host's known secrets are redacted (the scope's one redaction, as
+//! for tool output) from what is sent and from the summary stored. The
+//! entry is written after the leaf the preparation saw (a session that
+//! moved on is `SessionError::Changed`), then `SessionCompactEvent`. The automatic compaction runs after a run
 //! that succeeded, when the host set [`AgentHostBuilder::compaction`](super::AgentHostBuilder::compaction)
 //! and the context passes the window minus the reserve; its failure is
 //! reported on the run's outcome, never as the run's failure. A handler
@@ -92,7 +93,7 @@ async fn compact_session(
     }
     let from_extension = event.summary.is_some();
     let summary = match event.summary {
-        Some(text) => Summary::supplied(text),
+        Some(text) => Summary::supplied(shared.scope.redact(&text).into_owned()),
         None => {
             let choice = shared.state().model.clone().ok_or_else(|| {
                 AgentError::Chat(ChatError::NoModel {
@@ -102,7 +103,7 @@ async fn compact_session(
             let summarizer = Summarizer::new(&*choice.provider, &choice.config)
                 .api_key(choice.api_key.as_ref())
                 .offline(shared.host.offline)
-                .redactor(Some(shared.scope.redactor()))
+                .redactor(Some(&shared.scope))
                 .focus(focus)
                 .cancellation(shared.cancellation());
             summarize(&preparation, &summarizer).await?

@@ -296,12 +296,7 @@ fn redact_result(shared: &Shared, result: &mut ToolResult) {
             *text = clean;
         }
     });
-    scope.redactor().redact_json(&mut result.details);
-    shared
-        .host
-        .plugins
-        .redactor()
-        .redact_json(&mut result.details);
+    scope.redact_json(&mut result.details);
 }
 
 async fn invoke_scope(

@@ -21,7 +21,7 @@
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ModelProvider, ModelProviderConfig, TokenUsage, check_offline,
 };
-use oscova_core::redact::Redactor;
+use oscova_core::redact::Redact;
 use oscova_core::{CancellationToken, SecretString};
 use serde_json::Value;
 
@@ -63,7 +63,7 @@ pub struct Summarizer<'a> {
     config: &'a ModelProviderConfig,
     api_key: Option<&'a SecretString>,
     offline: bool,
-    redactor: Option<&'a Redactor>,
+    redactor: Option<&'a dyn Redact>,
     focus: Option<&'a str>,
     cancel: CancellationToken,
 }
@@ -107,9 +107,13 @@ impl<'a> Summarizer<'a> {
         self
     }
 
-    /// Known secrets to keep out of the request and the summary (the
-    /// user scope's redactor).
-    pub fn redactor(mut self, redactor: Option<&'a Redactor>) -> Self {
+    /// Known secrets to keep out of the request and the summary: the
+    /// user's [`UserScope`](oscova_core::UserScope), whose redaction covers
+    /// the scope's secrets and the host's (a configured model key, say),
+    /// as everything that leaves for a model or lands in the store is; a
+    /// bare [`Redactor`](oscova_core::redact::Redactor) where there is no
+    /// scope.
+    pub fn redactor(mut self, redactor: Option<&'a dyn Redact>) -> Self {
         self.redactor = redactor;
         self
     }
@@ -137,7 +141,7 @@ impl<'a> Summarizer<'a> {
                 provider: self.config.provider.to_string(),
             })?;
         let prompt = match self.redactor {
-            Some(r) => r.redact(prompt).into_owned(),
+            Some(r) => r.redact_text(prompt).into_owned(),
             None => prompt.to_owned(),
         };
         let messages = [
@@ -165,7 +169,7 @@ impl<'a> Summarizer<'a> {
             return Err(CompactionError::ToolCall { stage });
         }
         let text = match self.redactor {
-            Some(r) => r.redact(&response.message.content).into_owned(),
+            Some(r) => r.redact_text(&response.message.content).into_owned(),
             None => response.message.content,
         };
         Ok(Summary {

@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use oscova_agent::session::agent::*;
 use oscova_agent::session::compaction::CompactionSettings;
 use oscova_agent::session::{AgentMessage, COMPACTION_SUMMARY_PREFIX};
-use oscova_core::UserInfo;
+use oscova_agent::session::{MemoryStore, SessionStore};
 use oscova_core::provider::model::ChatMessage;
+use oscova_core::{SecretString, UserInfo};
 
 use super::*;
 
@@ -222,4 +223,99 @@ async fn the_providers_usage_is_stored_and_counts_the_context() {
     let branch: Vec<_> = entries.iter().collect();
     let estimated = oscova_agent::session::compaction::context_tokens(&branch);
     assert!(estimated > 0 && estimated < 100, "{estimated}");
+}
+
+const KEY: &str = "sk-host-key-9876";
+
+/// Writes session `name` of alice, whose first answer carries [`KEY`],
+/// through a host that does not know the key yet.
+async fn leaky_session(store: &Arc<dyn SessionStore>, name: &str) {
+    let leaky =
+        ChatMessage::assistant(format!("the key is {KEY}; {}", "words ".repeat(60)), vec![]);
+    let script = Script::new([leaky, long(1), long(2)]);
+    let mut session = AgentHost::builder(plugin_host(&script), store.clone())
+        .model(model())
+        .build()
+        .session(UserInfo::new("alice"), name, AgentSessionOptions::new())
+        .await
+        .unwrap();
+    for i in 0..3 {
+        session.prompt(format!("question {i}")).await.unwrap();
+    }
+}
+
+/// Everything stored of alice's session `name`, as text.
+async fn stored(store: &Arc<dyn SessionStore>, name: &str) -> String {
+    let alice = UserInfo::new("alice");
+    let info = store.find(&alice, name).await.unwrap().unwrap();
+    format!("{:?}", store.load(&alice, &info.id).await.unwrap())
+}
+
+/// A credential the host knows (a model key) that an older entry carries:
+/// neither the summarising request nor the stored summary may hold it,
+/// whoever made the summary.
+#[tokio::test]
+async fn a_host_secret_reaches_neither_the_summarising_model_nor_the_stored_summary() {
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    leaky_session(&store, "model").await;
+    leaky_session(&store, "extension").await;
+    let settings = CompactionSettings::new(1_000)
+        .with_reserve_tokens(100)
+        .with_keep_recent_tokens(60);
+
+    // The session's model summarises, and repeats the key.
+    let summary = || ChatMessage::assistant(format!("summary: the key is {KEY}"), vec![]);
+    let script = Script::new([summary(), summary()]);
+    let agents = AgentHost::builder(plugin_host(&script), store.clone())
+        .model_with_key(model(), Some(SecretString::from(KEY)))
+        .build();
+    let mut session = agents
+        .session(UserInfo::new("alice"), "model", AgentSessionOptions::new())
+        .await
+        .unwrap();
+    let done = session.compact(&settings, None).await.unwrap().unwrap();
+    assert!(script.calls() > 0, "the model summarised");
+    for i in 0..script.calls() {
+        for message in script.seen(i).0 {
+            assert!(!message.content.contains(KEY), "sent: {}", message.content);
+        }
+    }
+    assert!(
+        done.summary.contains("summary: the key is [REDACTED]") && !done.summary.contains(KEY),
+        "{}",
+        done.summary
+    );
+    let kept = stored(&store, "model").await;
+    assert!(kept.contains("summary: the key is [REDACTED]"), "{kept}");
+    assert!(
+        !kept.contains(&format!("summary: the key is {KEY}")),
+        "{kept}"
+    );
+
+    // An extension supplies the summary, with the key in it.
+    let script = Script::new([]);
+    let agents = AgentHost::builder(plugin_host(&script), store.clone())
+        .model_with_key(model(), Some(SecretString::from(KEY)))
+        .add_extension_with(probe("supplier", |api| {
+            api.on(|mut e: SessionBeforeCompactEvent, _| async move {
+                e.summary = Some(format!("supplied: {KEY}"));
+                Ok(e)
+            });
+            Ok(())
+        }))
+        .build();
+    let mut session = agents
+        .session(
+            UserInfo::new("alice"),
+            "extension",
+            AgentSessionOptions::new(),
+        )
+        .await
+        .unwrap();
+    let done = session.compact(&settings, None).await.unwrap().unwrap();
+    assert_eq!(done.summary, "supplied: [REDACTED]");
+    assert_eq!(script.calls(), 0);
+    let kept = stored(&store, "extension").await;
+    assert!(kept.contains("supplied: [REDACTED]"), "{kept}");
+    assert!(!kept.contains(&format!("supplied: {KEY}")), "{kept}");
 }

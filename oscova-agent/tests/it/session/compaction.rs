@@ -17,7 +17,7 @@ use oscova_agent::session::{
     SessionStore,
 };
 use oscova_core::provider::model::{ChatMessage, ModelProviderConfig, ToolCallRequest};
-use oscova_core::redact::Redactor;
+use oscova_core::redact::{Redact, Redactor};
 use oscova_core::{HttpClient, UserInfo};
 use oscova_plugin_openai::OpenAiProvider;
 use oscova_test_support::http::{Reply, Request, TestServer};
@@ -457,7 +457,7 @@ async fn known_secrets_never_reach_the_summarising_model() {
     let redactor = Redactor::new();
     redactor.add("sk-secret-123");
     let settings = CompactionSettings::new(100).with_keep_recent_tokens(40);
-    let summarizer = Summarizer::new(&provider, &config).redactor(Some(&redactor));
+    let summarizer = Summarizer::new(&provider, &config).redactor(Some(&redactor as &dyn Redact));
     compact_now(&mut s, &summarizer, &settings, None)
         .await
         .unwrap();
