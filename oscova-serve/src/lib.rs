@@ -101,5 +101,5 @@ pub use oauth::{
     DEFAULT_LEEWAY, DEFAULT_REFETCH_INTERVAL, LEEWAY_RANGE, OAuth, OAuthConfig, OAuthError,
     REFETCH_INTERVAL_RANGE,
 };
-pub use origin::OriginPolicy;
+pub use origin::{OriginPolicy, OriginRefusal};
 pub use scopes::{ScopeCache, UserDirectory};

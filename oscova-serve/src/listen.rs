@@ -4,7 +4,10 @@
 //! Rules: connections are HTTP/1.1 through `hyper`, with `TCP_NODELAY` and
 //! 30 seconds to send a request's headers (an idle kept-alive connection
 //! waits for its next request's headers, so it closes after 30 idle
-//! seconds too); every request goes to the front end's handler. A body
+//! seconds too); every request meets the port's [`OriginPolicy`] first
+//! (see `origin.rs`; a refusal is 403 with `Connection: close`, answered
+//! here, never seen by the handler), then goes to the front end's
+//! handler, so no front end and no route added later can forget it. A body
 //! must arrive in full within [`Listener::body_timeout`] of its headers
 //! ([`DEFAULT_BODY_TIMEOUT`]): past it, reading it fails with
 //! [`BodyError::Timeout`], the answer is 408 whatever the handler made of
@@ -44,6 +47,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use http_body_util::{Either, Full};
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -54,6 +58,7 @@ use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{CallBound, LimitError, MAX_COUNT, Responses, check_count, check_duration};
+use crate::origin::{OriginPolicy, OriginRefusal};
 
 /// The default bound on connections open at once.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
@@ -135,6 +140,7 @@ pub struct Listener {
     max_connections: usize,
     max_per_peer: usize,
     body_timeout: Duration,
+    policy: OriginPolicy,
 }
 
 /// Connections open per peer address, and whether a warning about its
@@ -265,7 +271,30 @@ impl Listener {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
             body_timeout: DEFAULT_BODY_TIMEOUT,
+            policy: OriginPolicy::new(addr, [""; 0]),
         })
+    }
+
+    /// Accepts these browser origins beside loopback ones, on every path
+    /// of the port (see [`OriginPolicy::allow_origins`]).
+    pub fn allow_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.policy = self.policy.allow_origins(origins);
+        self
+    }
+
+    /// Accepts these `Host` names beside loopback ones when bound to a
+    /// loopback address (see [`OriginPolicy::allow_hosts`]).
+    pub fn allow_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.policy = self.policy.allow_hosts(hosts);
+        self
+    }
+
+    /// The Origin and Host policy every request meets before the handler:
+    /// the bound address's ([`OriginPolicy::new`]) with what
+    /// [`allow_origins`](Self::allow_origins) and
+    /// [`allow_hosts`](Self::allow_hosts) added.
+    pub fn origin_policy(&self) -> &OriginPolicy {
+        &self.policy
     }
 
     /// Sets how many connections may be open at once, in
@@ -303,7 +332,10 @@ impl Listener {
     }
 
     /// Serves every connection with `handle` until `until` completes, then
-    /// shuts down as `shutdown` says (at most
+    /// shuts down as `shutdown` says. Every request meets the
+    /// [origin policy](Self::origin_policy) before `handle`: a refused one
+    /// is answered 403 here, its body the [`OriginRefusal`], its connection
+    /// closed. At most
     /// [`max_connections`](Self::max_connections) connections at once,
     /// [`max_connections_per_peer`](Self::max_connections_per_peer) from
     /// one address, each body within [`body_timeout`](Self::body_timeout) or 408): the
@@ -324,11 +356,11 @@ impl Listener {
     where
         F: Fn(Request<RequestBody>) -> Fut + Clone + Send + 'static,
         Fut: Future<Output = Response<B>> + Send + 'static,
-        B: Body + Send + 'static,
-        B::Data: Send,
+        B: Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let graceful = GracefulShutdown::new();
+        let policy = Arc::new(self.policy);
         let connections = Arc::new(Semaphore::new(self.max_connections));
         let body_timeout = self.body_timeout;
         let peers = Arc::new(Peers::default());
@@ -360,20 +392,36 @@ impl Listener {
                         };
                         let _ = stream.set_nodelay(true);
                         let handle = handle.clone();
+                        let policy = policy.clone();
                         let timed_out = Arc::new(AtomicBool::new(false));
                         let service = hyper::service::service_fn(move |request: Request<Incoming>| {
                             timed_out.store(false, Ordering::Relaxed);
-                            let request = request.map(|inner| RequestBody {
-                                inner,
-                                timeout: body_timeout,
-                                deadline: Instant::now().checked_add(body_timeout),
-                                sleep: None,
-                                timed_out: timed_out.clone(),
+                            let checked = policy.check(request.uri(), request.headers());
+                            if let Err(refusal) = checked {
+                                let headers = request.headers();
+                                tracing::warn!(
+                                    %peer,
+                                    host = ?headers.get(hyper::header::HOST),
+                                    origin = ?headers.get(hyper::header::ORIGIN),
+                                    ?refusal,
+                                    "refused a request by its Host or Origin (DNS rebinding or a foreign page)"
+                                );
+                            }
+                            let response = checked.map(|()| {
+                                handle(request.map(|inner| RequestBody {
+                                    inner,
+                                    timeout: body_timeout,
+                                    deadline: Instant::now().checked_add(body_timeout),
+                                    sleep: None,
+                                    timed_out: timed_out.clone(),
+                                }))
                             });
-                            let response = handle(request);
                             let timed_out = timed_out.clone();
                             async move {
-                                let mut response = response.await;
+                                let mut response = match response {
+                                    Ok(response) => response.await.map(Either::Left),
+                                    Err(refusal) => return Ok(forbidden(refusal)),
+                                };
                                 if timed_out.load(Ordering::Relaxed) {
                                     *response.status_mut() = StatusCode::REQUEST_TIMEOUT;
                                     response.headers_mut().insert(
@@ -432,6 +480,24 @@ impl Listener {
     }
 }
 
+/// The answer to a request the origin policy refused: 403, the reason,
+/// the connection closed (no user is known yet, so the client keeps no
+/// connection slot past it).
+fn forbidden<B>(refusal: OriginRefusal) -> Response<Either<B, Full<Bytes>>> {
+    let mut response = Response::new(Either::Right(Full::new(Bytes::from(refusal.to_string()))));
+    *response.status_mut() = StatusCode::FORBIDDEN;
+    let headers = response.headers_mut();
+    headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    response
+}
+
 /// Accept errors that concern one connection or a passing shortage, not
 /// the listener.
 fn is_transient(error: &std::io::Error) -> bool {
@@ -447,6 +513,109 @@ fn is_transient(error: &std::io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Serves "served" on every path of `listener` until the returned
+    /// sender is used or dropped.
+    fn serve(
+        listener: Listener,
+    ) -> (
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<Result<(), ServeError>>,
+    ) {
+        let handle = |_request: Request<RequestBody>| async {
+            Response::new(http_body_util::Full::new(Bytes::from_static(b"served")))
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let shutdown = Shutdown::new(
+            CancellationToken::new(),
+            Duration::from_millis(10),
+            Arc::default(),
+        );
+        let until = async {
+            stopped.await.ok();
+        };
+        (
+            stop,
+            tokio::spawn(listener.serve_until(handle, until, shutdown)),
+        )
+    }
+
+    /// The status and body of `head` (request line and headers, without
+    /// the blank line) sent to `port` on 127.0.0.1.
+    async fn ask(port: u16, head: &str) -> (u16, String) {
+        let mut socket = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        socket
+            .write_all(format!("{head}\r\nconnection: close\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        socket.read_to_string(&mut answer).await.unwrap();
+        let status = answer[9..12].parse().unwrap();
+        let body = answer.split_once("\r\n\r\n").unwrap().1.to_owned();
+        (status, body)
+    }
+
+    /// Issue 36, finding 1: every path of a port meets one Host and Origin
+    /// policy before its handler, whatever the handler is.
+    #[tokio::test]
+    async fn every_path_meets_the_origin_policy_before_the_handler() {
+        let listener = Listener::bind("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap()
+            .allow_origins(["https://app.example.com"])
+            .allow_hosts(["agents.example.com"]);
+        let port = listener.local_addr().port();
+        let (stop, served) = serve(listener);
+        for path in ["/", "/mcp", "/tasks", "/a2a/followups/x", "/added-later"] {
+            let here = format!("host: 127.0.0.1:{port}");
+            for (headers, status) in [
+                (here.clone(), 200),
+                (format!("{here}\r\norigin: http://127.0.0.1:{port}"), 200),
+                (format!("{here}\r\norigin: https://app.example.com"), 200),
+                ("host: localhost".to_owned(), 200),
+                ("host: agents.example.com".to_owned(), 200),
+                (format!("{here}\r\norigin: http://evil.example"), 403),
+                ("host: evil.example".to_owned(), 403),
+                (
+                    format!("host: evil.example:{port}\r\norigin: http://evil.example:{port}"),
+                    403,
+                ),
+                (String::new(), 403),
+            ] {
+                let head = format!("GET {path} HTTP/1.1\r\n{headers}");
+                let head = head.trim_end();
+                let (got, body) = ask(port, head).await;
+                assert_eq!(got, status, "{head:?}: {body}");
+                if status == 403 {
+                    assert!(body.starts_with("Forbidden: the "), "{body}");
+                } else {
+                    assert_eq!(body, "served");
+                }
+            }
+        }
+        stop.send(()).unwrap();
+        served.await.unwrap().unwrap();
+    }
+
+    /// Bound to every address, the port is reached by names only its
+    /// operator knows: the `Host` is not checked, the `Origin` still is.
+    #[tokio::test]
+    async fn elsewhere_only_the_origin_is_checked() {
+        let listener = Listener::bind("0.0.0.0:0".parse().unwrap()).await.unwrap();
+        assert!(!listener.origin_policy().checks_host());
+        let port = listener.local_addr().port();
+        let (stop, served) = serve(listener);
+        let public = "GET /tasks HTTP/1.1\r\nhost: agents.example.com";
+        assert_eq!(ask(port, public).await, (200, "served".to_owned()));
+        let foreign = format!("{public}\r\norigin: http://evil.example");
+        assert_eq!(ask(port, &foreign).await.0, 403);
+        stop.send(()).unwrap();
+        served.await.unwrap().unwrap();
+    }
 
     #[test]
     fn a_peer_gets_its_share_of_connections_and_its_slots_back() {
