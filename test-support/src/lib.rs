@@ -42,6 +42,12 @@
 //! own, with private, link-local or metadata addresses on its loopback
 //! device, so a test can listen there without touching a real network.
 //!
+//! # A umask of the test's choosing
+//!
+//! [`umask::run`] runs one test again in a process of its own under a
+//! given umask, so a test of the modes files are created with does not
+//! depend on the umask it was started under.
+//!
 //! # The rules of each model API's schemas
 //!
 //! [`schema_rules`] lists, for a JSON Schema or a whole exported tool entry,
@@ -96,6 +102,7 @@ pub mod python;
 pub mod schema_rules;
 pub mod text;
 pub mod trace;
+pub mod umask;
 
 /// Builds the workspace example `name` and returns its path in
 /// `profile_dir` (`target/debug` or `target/release`, the directory above

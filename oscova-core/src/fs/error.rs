@@ -50,8 +50,9 @@ impl fmt::Display for FileKind {
 }
 
 /// Why [`open_regular`](super::open_regular),
-/// [`read_regular`](super::read_regular) or
-/// [`create_regular`](super::create_regular) refused a file the host named.
+/// [`read_regular`](super::read_regular),
+/// [`create_regular`](super::create_regular) or one of their private
+/// and trusted kin refused a file the host named.
 ///
 /// ```
 /// use oscova_core::fs::{FileError, FileKind, read_regular};
@@ -87,9 +88,34 @@ pub enum FileError {
         /// What is wrong with it.
         why: Untrusted,
     },
+    /// A file that holds what only its owner may read (conversations,
+    /// tasks, tokens, credentials: see
+    /// [`ensure_private`](super::ensure_private)) is open to its group or
+    /// others. Refused, not repaired.
+    #[error(
+        "{} is open to {} (mode {mode:04o}), but what it holds (conversations, tasks, \
+         tokens or credentials) is for its owner alone; run `chmod go-rwx` on it",
+        .path.display(),
+        exposed_to(*.mode)
+    )]
+    Exposed {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The file could not be opened or read.
     #[error(transparent)]
     Io(#[from] io::Error),
+}
+
+/// Who a mode lets at a file besides its owner.
+fn exposed_to(mode: u32) -> &'static str {
+    match (mode & 0o070 != 0, mode & 0o007 != 0) {
+        (true, true) => "its group and others",
+        (true, false) => "its group",
+        _ => "others",
+    }
 }
 
 /// Why [`read_trusted`](super::read_trusted) refused a file, a directory
@@ -172,7 +198,7 @@ impl From<FileError> for io::Error {
             FileError::TooLarge { .. } => {
                 io::Error::new(io::ErrorKind::FileTooLarge, error.to_string())
             }
-            FileError::Untrusted { .. } => {
+            FileError::Untrusted { .. } | FileError::Exposed { .. } => {
                 io::Error::new(io::ErrorKind::PermissionDenied, error.to_string())
             }
             other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),

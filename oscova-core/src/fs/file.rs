@@ -76,6 +76,19 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), FileError> {
 /// [`FileError::NotRegular`] for anything but a regular file,
 /// [`FileError::Io`] when it cannot be opened or emptied.
 pub fn create_regular(path: &Path) -> Result<File, FileError> {
+    let (file, _) = create_checked(path, None)?;
+    file.set_len(0)?;
+    Ok(file)
+}
+
+/// Opens `path` for writing without emptying it, creating it when missing
+/// (with `mode` on Unix, else 0666, both narrowed by the umask), and checks
+/// the handle: a regular file only, and a FIFO without a reader is refused
+/// rather than waited on.
+pub(super) fn create_checked(
+    path: &Path,
+    mode: Option<u32>,
+) -> Result<(File, Metadata), FileError> {
     let mut options = OpenOptions::new();
     options.write(true).create(true);
     #[cfg(unix)]
@@ -83,7 +96,12 @@ pub fn create_regular(path: &Path) -> Result<File, FileError> {
         use std::os::unix::fs::OpenOptionsExt;
         let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
         options.custom_flags(flags.bits().cast_signed());
+        if let Some(mode) = mode {
+            options.mode(mode);
+        }
     }
+    #[cfg(not(unix))]
+    let _ = mode;
     let file = options.open(path).map_err(|e| {
         // A FIFO nobody reads: opening it to write without blocking fails so.
         #[cfg(unix)]
@@ -94,12 +112,11 @@ pub fn create_regular(path: &Path) -> Result<File, FileError> {
         }
         FileError::Io(e)
     })?;
-    match kind_of(&file.metadata()?) {
-        FileKind::File => {}
-        kind => return Err(FileError::NotRegular { kind }),
+    let meta = file.metadata()?;
+    match kind_of(&meta) {
+        FileKind::File => Ok((file, meta)),
+        kind => Err(FileError::NotRegular { kind }),
     }
-    file.set_len(0)?;
-    Ok(file)
 }
 
 /// Reads the regular file `path` whole, refusing one of more than `cap`

@@ -71,7 +71,13 @@
 //! configuration, a lock file of reviewed catalogs) is read with
 //! [`read_trusted`]: the same rules, and ssh's on who may have written
 //! it (nobody but its owner and root, on the file and on every directory
-//! on its way; see `trusted.rs`).
+//! on its way; see `trusted.rs`). A file that holds what only its owner
+//! may read (the sessions database, the A2A pending lists, a session
+//! export) is made with [`create_private_dir`] (folders 0700),
+//! [`ensure_private`] and [`create_private`] (files 0600), and read or
+//! looked at with [`read_private`] and [`check_private`], which refuse one
+//! its group or others have any permission on ([`FileError::Exposed`];
+//! see `private.rs`).
 //!
 //! Where the roots are is the host's choice, made per user by a
 //! [`RootResolver`]. The default, shared by the first-party plugins, is one
@@ -106,6 +112,8 @@ mod error;
 #[cfg(feature = "fs")]
 mod file;
 #[cfg(feature = "fs")]
+mod private;
+#[cfg(feature = "fs")]
 mod root;
 #[cfg(all(test, feature = "fs"))]
 mod tests;
@@ -122,6 +130,10 @@ pub use dir::{Entries, RootDir, RootEntry};
 pub use error::{FileError, FileKind, RootPathError, Untrusted};
 #[cfg(feature = "fs")]
 pub use file::{create_regular, open_regular, read_capped, read_regular};
+#[cfg(feature = "fs")]
+pub use private::{
+    check_private, create_private, create_private_dir, ensure_private, read_private,
+};
 #[cfg(feature = "fs")]
 pub use root::{CreateMode, RootFile, UserRoot, WriteCheck};
 #[cfg(feature = "fs")]

@@ -13,7 +13,10 @@
 //! transaction). Reads are one deferred transaction on a read connection,
 //! a consistent snapshot. SQLite calls block, so they run on the writer
 //! thread or tokio's blocking threads, never on the async workers. The
-//! schema is Postgres's (`store/postgres.rs`), column for column.
+//! schema is Postgres's (`store/postgres.rs`), column for column. The
+//! file is private (`SqliteFile`'s rules): created 0600 in a folder made
+//! 0700, and refused, not repaired, when it or a `-wal`, `-shm` or
+//! `-journal` file beside it is open to its group or others.
 
 use std::path::{Path, PathBuf};
 
@@ -72,13 +75,32 @@ impl SqliteStore {
     }
 
     /// Opens the default file ([`SqliteStore::default_path`]), creating it
-    /// and its folder when missing.
+    /// (0600) and its folder (0700) when missing, as [`SqliteStore::open`]
+    /// does.
     pub async fn open_default() -> Result<Self, SessionError> {
         Self::open(Self::default_path()?).await
     }
 
     /// Opens (or creates) the store in the file at `path`, sharing the
     /// file's writer with every other store this process has open there.
+    ///
+    /// The file holds every user's conversations (and the A2A tasks and
+    /// webhook credentials kept beside them), so it is its owner's alone:
+    /// a missing folder is made 0700 (each missing one on the way), a
+    /// missing file is created 0600 before SQLite opens it (SQLite gives
+    /// its `-wal`, `-shm` and `-journal` files the same mode), and an
+    /// existing folder is left as it is. A file, or a side file, that its
+    /// group or others have any permission on is refused, not repaired:
+    /// the error ([`SqliteFileError::NotPrivate`] in
+    /// [`SessionError::Backend`]) names it and `chmod go-rwx`, as a config
+    /// file others can write is refused. What was open may have been read
+    /// already; the operator decides what that means for the credentials
+    /// in it, and runs the `chmod`.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionError::Backend`] when the file cannot be made, opened or
+    /// set up, or is refused.
     pub async fn open(path: impl Into<PathBuf>) -> Result<Self, SessionError> {
         let file = SqliteFile::open(path).await?;
         file.write(|conn| conn.execute_batch(SCHEMA).map_err(backend))

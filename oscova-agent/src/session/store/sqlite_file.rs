@@ -34,6 +34,20 @@
 //!   threads; it sees every write whose caller was answered.
 //! - **Other processes** may open the file too; the writer's `BEGIN
 //!   IMMEDIATE` waits up to [`BUSY_TIMEOUT`] for theirs.
+//! - **Private.** The file holds conversations, and the A2A tasks and
+//!   webhook credentials beside them, so it is its owner's alone
+//!   (`oscova_core::fs`'s rules for private files): a missing folder is
+//!   made 0700 (each missing one on the way), a missing file is created
+//!   0600 before SQLite opens it, and SQLite gives the `-wal`, `-shm` and
+//!   `-journal` files it makes beside it the file's own mode. A file, or a
+//!   side file left by an earlier run, that its group or others have any
+//!   permission on is refused ([`SqliteFileError::NotPrivate`], naming it
+//!   and `chmod go-rwx`), not repaired: as the CLI refuses a config file
+//!   others can write, and ssh a private key others can read, since what
+//!   was open may have been read and the operator is the one to know. A
+//!   file that is not a regular file (a FIFO, a device) is refused too. An
+//!   existing folder is left as it is. Checked at every
+//!   [`SqliteFile::open`].
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -67,6 +81,19 @@ pub enum SqliteFileError {
         /// Why.
         #[source]
         source: std::io::Error,
+    },
+    /// The file, or a file SQLite keeps beside it (`-wal`, `-shm`,
+    /// `-journal`), is open to its group or others, or is not a regular
+    /// file (see the module rules): refused, nothing opened.
+    #[error("refusing the database {path}: {source}")]
+    NotPrivate {
+        /// The database file.
+        path: PathBuf,
+        /// Why, naming the file at fault
+        /// ([`FileError::Exposed`](oscova_core::fs::FileError::Exposed)
+        /// for one open to others).
+        #[source]
+        source: oscova_core::fs::FileError,
     },
     /// The file could not be opened or set up.
     #[error("cannot open {path}: {source}")]
@@ -197,6 +224,16 @@ impl std::fmt::Debug for SqliteFile {
 impl SqliteFile {
     /// Opens (or creates) the file at `path` and its folder, or hands back
     /// the one this process has open there.
+    ///
+    /// A folder it makes is mode 0700 and the file it creates 0600; an
+    /// existing file, or its `-wal`, `-shm` or `-journal` file, that its
+    /// group or others have any permission on is refused, not repaired
+    /// (see the module rules).
+    ///
+    /// # Errors
+    ///
+    /// [`SqliteFileError::Folder`], [`SqliteFileError::NotPrivate`],
+    /// [`SqliteFileError::Open`].
     pub async fn open(path: impl Into<PathBuf>) -> Result<Self, SqliteFileError> {
         let path = path.into();
         let shared = tokio::task::spawn_blocking(move || open_shared(path))
@@ -308,14 +345,36 @@ fn connect(path: &Path, writer: bool) -> Result<Connection, SqliteFileError> {
     Ok(conn)
 }
 
-fn open_shared(path: PathBuf) -> Result<Arc<Shared>, SqliteFileError> {
+/// The files SQLite may keep beside a database (its journal in rollback
+/// mode, the write-ahead log and its index in WAL mode).
+const SIDE_FILES: [&str; 3] = ["-journal", "-wal", "-shm"];
+
+/// Makes the folder (0700) and the file (0600) when missing, and refuses a
+/// file or side file that is not private (see the module rules).
+fn make_private(path: &Path) -> Result<(), SqliteFileError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| SqliteFileError::Folder {
-            path: path.clone(),
+        oscova_core::fs::create_private_dir(dir).map_err(|source| SqliteFileError::Folder {
+            path: path.to_owned(),
             source,
         })?;
     }
-    // Opening creates the file, so that it has a canonical path.
+    let refused = |source| SqliteFileError::NotPrivate {
+        path: path.to_owned(),
+        source,
+    };
+    oscova_core::fs::ensure_private(path).map_err(refused)?;
+    for suffix in SIDE_FILES {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        oscova_core::fs::check_private(Path::new(&side)).map_err(refused)?;
+    }
+    Ok(())
+}
+
+fn open_shared(path: PathBuf) -> Result<Arc<Shared>, SqliteFileError> {
+    // Before SQLite opens it: SQLite would create it with the umask's mode.
+    make_private(&path)?;
+    // The file exists now, so it has a canonical path.
     let conn = connect(&path, true)?;
     let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
     let mut open = OPEN.lock().unwrap_or_else(PoisonError::into_inner);

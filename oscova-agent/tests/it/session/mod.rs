@@ -6,5 +6,6 @@ mod conformance;
 mod context;
 mod group_commit;
 mod pi_interop;
+mod private;
 mod processes;
 mod stores;
