@@ -2,6 +2,12 @@
 //!
 //! Rules, in the order a request meets them:
 //!
+//! 0. Before this handler, the listener serving the port
+//!    (`oscova_serve::Listener`, this crate's own or the one it shares
+//!    with MCP in `oscova serve`) holds every request, on every path, to
+//!    the port's Origin and Host policy (`oscova_serve::OriginPolicy`):
+//!    403 for a foreign browser `Origin`, and, bound to loopback, for a
+//!    `Host` that does not name this machine (DNS rebinding).
 //! 1. `GET /.well-known/agent-card.json` is the card, to anyone.
 //! 2. Any other path of the server needs `Authorization: Bearer <token>`
 //!    when tokens or OAuth are configured: a static token, or an OAuth

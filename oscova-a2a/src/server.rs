@@ -5,7 +5,13 @@
 //! Rules: every numeric setting has a range ([`MAX_BODY_BYTES_RANGE`],
 //! [`MAX_TASKS_PER_USER_RANGE`]) checked when the service is built. Without
 //! tokens or OAuth, [`A2aServer::bind`] refuses any address but a loopback
-//! one. Requests are authenticated by `oscova_serve::Authenticator`, the
+//! one. A bound server's listener holds every request to the address's
+//! Origin and Host policy (`oscova_serve::OriginPolicy::new`: loopback
+//! origins only; on loopback, a `Host` naming this machine) before
+//! [`A2aService::handle`] sees it; [`A2aService::handle`] served beside
+//! another front end relies on that front end's listener for it, as
+//! `oscova serve` does (`oscova_mcp`'s `serve_until_beside`). Requests
+//! are authenticated by `oscova_serve::Authenticator`, the
 //! MCP server's: static tokens in constant time, then OAuth access tokens
 //! ([`A2aServer::oauth`]) with every check of `oscova_serve::OAuth`; or
 //! by an authenticator shared with another front end of the port

@@ -80,6 +80,64 @@ async fn the_card_is_public_and_everything_else_needs_a_token() {
     server.stop().await;
 }
 
+/// Issue 36, finding 1: a web page whose name was rebound to 127.0.0.1
+/// (its `Host` and `Origin` its own name) reaches no path of a server on
+/// loopback, the card included, whatever token it holds; the same
+/// requests addressed to this machine are served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_host_or_origin_is_refused_on_every_path() {
+    let server = Server::start().await;
+    let client = reqwest::Client::new();
+    let here = server.base.trim_start_matches("http://").to_owned();
+    let port = here.rsplit(':').next().unwrap();
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}});
+    let foreign = [
+        (
+            format!("evil.example:{port}"),
+            Some(format!("http://evil.example:{port}")),
+        ),
+        ("evil.example".to_owned(), None),
+        (here.clone(), Some("http://evil.example".to_owned())),
+    ];
+    let paths = [
+        ("POST", "/"),
+        ("GET", "/tasks"),
+        ("POST", "/message:send"),
+        ("GET", "/.well-known/agent-card.json"),
+    ];
+    for (method, path) in paths {
+        for (host, origin) in &foreign {
+            let mut request = client
+                .request(method.parse().unwrap(), format!("{}{path}", server.base))
+                .bearer_auth(ALICE)
+                .header("A2A-Version", "1.0")
+                .header("host", host)
+                .json(&send);
+            if let Some(origin) = origin {
+                request = request.header("origin", origin);
+            }
+            let answer = request.send().await.unwrap();
+            assert_eq!(answer.status(), 403, "{method} {path} {host} {origin:?}");
+            let text = answer.text().await.unwrap();
+            assert!(text.starts_with("Forbidden: the "), "{text}");
+        }
+    }
+    let served = client
+        .post(format!("{}/", server.base))
+        .bearer_auth(ALICE)
+        .header("A2A-Version", "1.0")
+        .header("host", &here)
+        .header("origin", format!("http://localhost:{port}"))
+        .json(&send)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.status(), 200);
+    let answer: serde_json::Value = served.json().await.unwrap();
+    assert!(answer["result"]["tasks"].is_array(), "{answer}");
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_carry_the_specifications_codes() {
     let server = Server::start().await;

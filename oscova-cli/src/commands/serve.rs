@@ -23,7 +23,11 @@
 //! followed and delivered to those sessions (`follow.rs`); with `[serve]
 //! public_url` too, agents that push are asked to POST to
 //! `{public_url}/a2a/followups/{id}`, served here without the users'
-//! tokens (the per-task token is checked) to wake the follower.
+//! tokens (the per-task token is checked) to wake the follower. Every
+//! path of the port, MCP's, A2A's and the follow-up route alike, meets one
+//! Origin and Host policy first (`oscova_serve::Listener`'s: `[mcp]
+//! allowed_origins` beside loopback origins; bound to loopback, a `Host`
+//! naming this machine or `public_url`'s host), 403 otherwise.
 
 use std::sync::Arc;
 
@@ -68,12 +72,20 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     for extension in &env.extensions {
         agents = agents.add_extension_factory(extension.clone());
     }
+    // One Origin and Host policy for the port, MCP's and A2A's alike (the
+    // listener's): `[serve] public_url` names the port too, so its host is
+    // a `Host` a reverse proxy on this machine may pass on.
+    let public_host = section
+        .public_url()
+        .and_then(|url| reqwest::Url::parse(url).ok())
+        .and_then(|url| url.host_str().map(str::to_owned));
     let mcp = http_server(
         env,
         args.user.user.as_deref(),
         args.allow_approval_required,
         args.names,
     )?
+    .allowed_hosts(public_host)
     .bind(args.listen)
     .await
     .map_err(CliError::McpHttp)?;

@@ -6,7 +6,10 @@
 //! server that lets nobody in; the file holds hashes only, never tokens.
 //! They are used beside `[[auth.tokens]]` (`auth.rs`, where OAuth is
 //! configured too), the table shared with the A2A server.
-//! `allowed_origins` are browser origins accepted beside loopback ones.
+//! `allowed_origins` are browser origins accepted beside loopback ones
+//! (`scheme://host[:port]`, `:*` for any port, no port for the scheme's
+//! default), on every path of the port: `oscova serve`'s A2A routes meet
+//! the same policy as `/mcp`.
 //! The limits default to the server library's (`oscova_mcp::http`'s
 //! `DEFAULT_*` constants); each has the range the library exports beside
 //! it (`*_RANGE`, read by `ranges.rs`), and a value outside it is an error

@@ -446,3 +446,120 @@ async fn the_extended_card_lists_its_skills_to_callers_with_a_token() {
     .await
     .unwrap();
 }
+
+/// Issue 36, finding 1: `oscova serve` on loopback without tokens (every
+/// request the default user's) answered A2A requests whose `Host` and
+/// `Origin` named a foreign site, while `/mcp` on the same port refused
+/// them: a web page whose name was rebound to 127.0.0.1 could run tasks
+/// with the user's tools and model key, read every task and register
+/// webhooks. One policy now holds every path of the port: a foreign
+/// `Host` or `Origin` is 403 on MCP, both A2A bindings, the push config
+/// routes and the follow-up route, and the model is never called; the
+/// same requests addressed to this machine (or to `[serve] public_url`'s
+/// host, which a reverse proxy may pass on) are served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebound_page_reaches_no_path_of_the_port() {
+    let model = TestServer::start(openai_reply).await;
+    let dir = support::temp_dir("serve-rebinding");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[providers.openai]\nendpoint = \"{}\"\nmodel = \"gpt-test\"\n\n\
+             [sessions]\npath = \"{}\"\n\n\
+             [serve]\npublic_url = \"https://agents.example.com\"\n\n\
+             [serve.a2a]\nprovider = \"openai\"\n\n\
+             [a2a]\npending_dir = \"{}\"\n\n\
+             [a2a.agents.far]\nurl = \"http://127.0.0.1:9/far\"\n",
+            model.url(),
+            dir.join("sessions.db").display(),
+            dir.join("a2a").display(),
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap().to_owned();
+    let (mut child, base) = tokio::task::spawn_blocking(move || serve(&config))
+        .await
+        .unwrap();
+    let here = base.trim_start_matches("http://").to_owned();
+    let port = here.rsplit(':').next().unwrap().to_owned();
+    let http = reqwest::Client::new();
+    let message = |text: &str| {
+        json!({"message": {"messageId": format!("m-{text}"), "role": "ROLE_USER",
+            "parts": [{"text": text}]}})
+    };
+    let rpc = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": message("hello")});
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let push = json!({"url": "http://evil.example/hook"});
+    let routes = [
+        ("POST", "/mcp", &initialize),
+        ("POST", "/", &rpc),
+        ("POST", "/message:send", &message("hello")),
+        ("GET", "/tasks", &Value::Null),
+        ("POST", "/tasks/t1/pushNotificationConfigs", &push),
+        ("POST", "/a2a/followups/t1", &Value::Null),
+    ];
+    let request = |method: &str, path: &str, body: &Value, host: &str, origin: Option<&str>| {
+        let mut request = http
+            .request(method.parse().unwrap(), format!("{base}{path}"))
+            .header("host", host)
+            .header("A2A-Version", "1.0")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        if !body.is_null() {
+            request = request.json(body);
+        }
+        request.send()
+    };
+    let rebound = format!("evil.example:{port}");
+    let rebound_origin = format!("http://{rebound}");
+    let foreign: [(&str, Option<&str>); 3] = [
+        (&rebound, Some(&rebound_origin)),
+        (&rebound, None),
+        (&here, Some("http://evil.example")),
+    ];
+    for (method, path, body) in routes {
+        for (host, origin) in foreign {
+            let answer = request(method, path, body, host, origin).await.unwrap();
+            assert_eq!(answer.status(), 403, "{method} {path} {host} {origin:?}");
+            let text = answer.text().await.unwrap();
+            assert!(text.starts_with("Forbidden: the "), "{text}");
+        }
+    }
+    assert!(model.requests().is_empty(), "no refused request ran a task");
+
+    // Addressed to this machine, the same requests are served.
+    let sent: Value = request("POST", "/", &rpc, &here, None)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let task = &sent["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{sent}");
+    assert_eq!(task["artifacts"][0]["parts"][0]["text"], "Served: hello");
+    let local_origin = format!("http://localhost:{port}");
+    for host in [here.as_str(), "agents.example.com"] {
+        let listed = request("GET", "/tasks", &Value::Null, host, Some(&local_origin))
+            .await
+            .unwrap();
+        assert_eq!(listed.status(), 200, "{host}");
+        let listed: Value = listed.json().await.unwrap();
+        assert_eq!(listed["tasks"][0]["id"], task["id"], "{host}: {listed}");
+        // The follow-up route is served: an unknown id is the hook's 401.
+        let followup = request("POST", "/a2a/followups/t1", &Value::Null, host, None)
+            .await
+            .unwrap();
+        assert_eq!(followup.status(), 401, "{host}");
+    }
+    let mcp = request("POST", "/mcp", &initialize, &here, Some(&local_origin))
+        .await
+        .unwrap();
+    assert_eq!(mcp.status(), 200);
+    assert_eq!(terminate(&mut child), Some(0));
+}

@@ -29,8 +29,19 @@
 //!    within 30 seconds and a body within [`McpHttpServer::body_timeout`]
 //!    of them (408 and the connection closed past it), so a client that
 //!    trickles a request holds a connection that long at most. Every
-//!    refusal of rules 1 to 3 (404, 401, 400) closes its connection, so
+//!    refusal of rules ½ to 3 (403, 404, 401, 400) closes its connection, so
 //!    a client without a token keeps no connection alive past its answer.
+//!
+//!    ½. Every path of the port, `/mcp` and anything served beside it
+//!    ([`BoundMcpServer::serve_until_beside`]), meets one Origin and Host
+//!    policy ([`oscova_serve::OriginPolicy`], enforced by
+//!    [`oscova_serve::Listener`] before any handler): an `Origin` that is
+//!    neither a loopback origin nor one of
+//!    [`McpHttpServer::allowed_origins`] is 403, and so, when bound to a
+//!    loopback address, is a `Host` that is not `localhost`, a loopback IP
+//!    address or one of [`McpHttpServer::allowed_hosts`] (DNS
+//!    rebinding). Requests without `Origin` (clients that are not
+//!    browsers) pass.
 //! 1. Only `/mcp` is served; any other path is 404, but for the RFC 9728
 //!    metadata (`/.well-known/oauth-protected-resource/mcp` and
 //!    `/.well-known/oauth-protected-resource`) when OAuth is configured.
@@ -61,10 +72,7 @@
 //!    request on it either started first (then it is not chosen) or gets
 //!    404; it is closed in the background, so no user's `initialize`
 //!    waits for another session's worker to take the close.
-//! 4. `rmcp` then checks the `Origin` (403 unless a loopback origin or one
-//!    of [`McpHttpServer::allowed_origins`]) and, when bound to loopback,
-//!    the `Host` (403 unless a loopback name), as
-//!    [`oscova_serve::OriginPolicy`] decides, caps the body
+//! 4. `rmcp` then caps the body
 //!    ([`McpHttpServer::max_body_bytes`], 413 past it) and serves the
 //!    protocol: sessions for 2025-06-18 and 2025-11-25, each request on its
 //!    own for 2026-07-28. A session's `DELETE` is answered 204 (`rmcp`
@@ -227,6 +235,7 @@ pub struct McpHttpServer {
     tokens: Tokens,
     oauth: Option<OAuthConfig>,
     allowed_origins: Vec<String>,
+    allowed_hosts: Vec<String>,
     max_body_bytes: usize,
     max_in_flight: usize,
     max_in_flight_total: usize,
@@ -255,6 +264,7 @@ impl std::fmt::Debug for McpHttpServer {
             .field("tokens", &self.tokens)
             .field("oauth", &self.oauth)
             .field("allowed_origins", &self.allowed_origins)
+            .field("allowed_hosts", &self.allowed_hosts)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_in_flight", &self.max_in_flight)
             .field("max_in_flight_total", &self.max_in_flight_total)
@@ -282,6 +292,7 @@ impl McpHttpServer {
             tokens: Tokens::default(),
             oauth: None,
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_in_flight_total: DEFAULT_MAX_IN_FLIGHT_TOTAL,
@@ -335,9 +346,19 @@ impl McpHttpServer {
     }
 
     /// Browser origins accepted beside loopback ones, as
-    /// `scheme://host[:port]` (`:*` for any port).
+    /// `scheme://host[:port]` (`:*` for any port; without a port, the
+    /// scheme's default), on every path of the port.
     pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// `Host` names accepted beside loopback ones when bound to a loopback
+    /// address, as `host` (any port) or `host:port`: the public name a
+    /// reverse proxy on this machine passes on (`oscova serve` adds
+    /// `[serve] public_url`'s). Bound elsewhere, the `Host` is not checked.
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
         self
     }
 

@@ -1,11 +1,14 @@
 //! The checks in front of `rmcp`, and the server's state; binding,
 //! connections and shutdown are `oscova_serve::Listener`'s.
 //!
-//! Rules: every request goes through [`State::handle`] (path, the RFC 9728
+//! Rules: every request meets the port's Origin and Host policy first
+//! (`oscova_serve::OriginPolicy`, enforced by `oscova_serve::Listener`
+//! in front of every path, so a front end served beside MCP on the port is
+//! behind it too; `rmcp`'s own checks are off, the listener's being the
+//! one check), then goes through [`State::handle`] (path, the RFC 9728
 //! metadata, the user by `oscova_serve::Authenticator`, a
 //! well-formed `Mcp-Session-Id`, the session's owner) and then to `rmcp`'s
-//! `StreamableHttpService`, which does the protocol, the Origin and Host
-//! checks (as `oscova_serve::OriginPolicy` decides) and the body cap. A
+//! `StreamableHttpService`, which does the protocol and the body cap. A
 //! session id that is not one run of visible ASCII (0x21 to 0x7E, as the
 //! protocol defines it), or sent twice, is 400 before anything reads it:
 //! `rmcp` would read such a header as no session and open a new one. The
@@ -38,8 +41,8 @@ use http::{Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use oscova_serve::{
-    AuthRefusal, Authenticator, CallBound, CountedBody, Listener, OAuth, OriginPolicy, RequestBody,
-    Responses, ScopeCache, Shutdown,
+    AuthRefusal, Authenticator, CallBound, CountedBody, Listener, OAuth, RequestBody, Responses,
+    ScopeCache, Shutdown,
 };
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -118,6 +121,8 @@ pub(super) async fn bind(
     let offer = server.offer.clone();
     let listener = Listener::bind(addr)
         .await?
+        .allow_origins(server.allowed_origins.iter().cloned())
+        .allow_hosts(server.allowed_hosts.iter().cloned())
         .max_connections(server.max_connections)?
         .max_connections_per_peer(server.max_connections_per_peer)?
         .body_timeout(server.body_timeout)?;
@@ -132,15 +137,14 @@ pub(super) async fn bind(
     };
     let auth = Authenticator::new(server.tokens, oauth);
     let cancel = CancellationToken::new();
-    let policy = OriginPolicy::new(addr, server.allowed_origins.iter().cloned());
-    let mut config = StreamableHttpServerConfig::default()
+    // The listener checks Origin and Host on every path of the port
+    // before anything here runs (one policy for MCP and whatever is served
+    // beside it); rmcp's checks of the same would only repeat it.
+    let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.clone())
         .with_max_request_body_bytes(server.max_body_bytes)
-        .with_allowed_origins(policy.origins().to_vec())
-        .enforce_origin_validation();
-    if !policy.checks_host() {
-        config = config.disable_allowed_hosts();
-    }
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(server.idle_timeout);
     let sessions = Arc::new(Sessions::new(
@@ -379,10 +383,12 @@ impl BoundMcpServer {
 
     /// Serves as [`serve_until`](Self::serve_until) does, and beside MCP
     /// another front end on the same port (`oscova serve`'s A2A): a
-    /// request whose path `claims` says is the other's goes to `other`,
-    /// after nothing of MCP's (the other checks its own users); every
-    /// other request meets MCP's rules. The other's responses are not
-    /// waited for at shutdown; cancel its work when this returns.
+    /// request whose path `claims` says is the other's goes to `other`
+    /// after the port's Origin and Host policy (the listener's, the same
+    /// for every path) and nothing else of MCP's (the other checks its
+    /// own users); every other request meets MCP's rules. The other's
+    /// responses are not waited for at shutdown; cancel its work when
+    /// this returns.
     pub async fn serve_until_beside<C, F, Fut>(
         self,
         claims: C,
