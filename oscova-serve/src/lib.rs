@@ -10,7 +10,7 @@
 //! | [`Tokens`], [`UserToken`] | static bearer tokens: only hashes kept, compared in constant time |
 //! | [`OAuth`], [`OAuthConfig`] | an OAuth 2.1 resource server: JWT access tokens from one issuer (RS256, ES256, EdDSA), its RFC 9728 metadata |
 //! | [`ScopeCache`] | each user's scope (and what the front end derives from it), built on first use, bounded |
-//! | [`OriginPolicy`] | loopback origins plus the operator's; `Host` checked on loopback |
+//! | [`OriginPolicy`], [`OriginRefusal`] | loopback origins plus the operator's; `Host` checked on loopback; enforced by [`Listener`] on every request, before any handler |
 //! | [`CallBound`], [`Responses`], [`CountedBody`] | calls in flight for the whole server; responses still being sent |
 //! | [`check_count`], [`check_duration`], [`LimitError`] | numeric settings checked against their ranges before anything is built from them |
 //! | [`Listener`], [`Shutdown`], [`RequestBody`] | binding, HTTP/1.1 connections (bounded in number, and per peer address), request bodies (bounded in time), graceful shutdown |
