@@ -16,10 +16,22 @@
 //! host's work. The process-wide lock serialises the follower's and the
 //! tools' changes within one process; two processes on one directory may
 //! lose a change of the other (run one follower per directory).
+//!
+//! The lists hold push tokens (the secret an agent sends with each push),
+//! so they are private, by `oscova_core::fs`'s rules for private files: a
+//! missing `DIR` is made 0700 (each missing folder on the way), every list
+//! is written 0600 (its temporary file is created so, and the rename
+//! keeps it), and a list its group or others have any permission on is
+//! refused, not repaired, by every read and change (the error names it
+//! and `chmod go-rwx`): as the CLI refuses a config file others can write,
+//! since a token that was open may have been read, and the operator is the
+//! one to know. An existing `DIR` is left as it is.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use oscova_core::fs::FileError;
 use serde::{Deserialize, Serialize};
 
 /// The most tasks kept per user.
@@ -71,21 +83,28 @@ impl PendingStore {
 
     /// The tasks, oldest first (none when there is no file yet).
     pub(crate) fn list(&self) -> Result<Vec<PendingTask>, String> {
-        let bytes = match oscova_core::fs::read_regular(&self.path, MAX_FILE_BYTES) {
+        let bytes = match oscova_core::fs::read_private(&self.path, MAX_FILE_BYTES) {
             Ok(bytes) => bytes,
-            Err(oscova_core::fs::FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Vec::new());
             }
+            // The refusal names the file itself.
+            Err(e @ FileError::Exposed { .. }) => return Err(e.to_string()),
             Err(e) => return Err(format!("{}: {e}", self.path.display())),
         };
         serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", self.path.display()))
     }
 
-    /// Applies `change` to the list and writes it back.
+    /// Applies `change` to the list and writes it back. A list that cannot
+    /// be read as one starts again empty; one open to others is refused as
+    /// it is (see the module rules), and the change with it.
     pub(crate) fn update(&self, change: impl FnOnce(&mut Vec<PendingTask>)) -> Result<(), String> {
         let _guard = LOCK
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Err(e @ FileError::Exposed { .. }) = oscova_core::fs::check_private(&self.path) {
+            return Err(e.to_string());
+        }
         let mut tasks = self.list().unwrap_or_default();
         change(&mut tasks);
         if tasks.len() > MAX_TASKS {
@@ -94,13 +113,18 @@ impl PendingStore {
         }
         let shown = |e: std::io::Error| format!("{}: {e}", self.path.display());
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(shown)?;
+            oscova_core::fs::create_private_dir(dir).map_err(shown)?;
         }
         let text = serde_json::to_vec_pretty(&tasks).map_err(|e| e.to_string())?;
         let temp = self
             .path
             .with_extension(format!("json.{}.tmp", std::process::id()));
-        std::fs::write(&temp, text).map_err(shown)?;
+        // Created 0600 (one a crash left is made so before it is emptied),
+        // so the list the rename puts in place is too.
+        oscova_core::fs::create_private(&temp)
+            .map_err(std::io::Error::from)
+            .and_then(|mut file| file.write_all(&text))
+            .map_err(shown)?;
         std::fs::rename(&temp, &self.path).map_err(shown)
     }
 
@@ -234,5 +258,90 @@ mod tests {
         let kept = alice.list().unwrap();
         assert_eq!(kept.len(), MAX_TASKS);
         assert_eq!(kept[MAX_TASKS - 1], task(&format!("n{}", MAX_TASKS + 4)));
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[cfg(unix)]
+    fn chmod(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    fn pushed(id: &str) -> PendingTask {
+        PendingTask {
+            push_id: format!("hook-{id}"),
+            push_token: format!("token-{id}"),
+            ..task(id)
+        }
+    }
+
+    /// Issue 36: a list (push tokens in it) was written 0644 in a 0755
+    /// folder under the usual umask. Under umask 000, the worst, every
+    /// folder made is 0700 and the list 0600; a temporary file a crash
+    /// left open to others does not make the list open.
+    #[cfg(unix)]
+    #[test]
+    fn lists_are_private_whatever_the_umask() {
+        oscova_test_support::umask::run(
+            "pending::tests::lists_are_private_whatever_the_umask",
+            0o000,
+            || {
+                let base = tempfile::tempdir().unwrap();
+                let dir = base.path().join("data/oscova/a2a");
+                let alice = PendingStore::new(&dir, "alice").unwrap();
+                alice.put(pushed("1")).unwrap();
+                for folder in ["data", "data/oscova", "data/oscova/a2a"] {
+                    assert_eq!(mode(&base.path().join(folder)), 0o700, "{folder}");
+                }
+                assert_eq!(mode(&alice.path), 0o600);
+                let temp = alice
+                    .path
+                    .with_extension(format!("json.{}.tmp", std::process::id()));
+                std::fs::write(&temp, "left by a crash").unwrap();
+                chmod(&temp, 0o666);
+                alice.put(pushed("2")).unwrap();
+                assert_eq!(mode(&alice.path), 0o600);
+                assert_eq!(alice.list().unwrap(), [pushed("1"), pushed("2")]);
+                assert!(!temp.exists());
+            },
+        );
+    }
+
+    /// A list open to others (an earlier version's) is refused by reads
+    /// and changes alike, naming it and the fix; its mode and its tasks
+    /// stay as they were until the operator runs the `chmod`.
+    #[cfg(unix)]
+    #[test]
+    fn an_open_list_is_refused_not_repaired() {
+        let dir = tempfile::tempdir().unwrap();
+        let alice = PendingStore::new(dir.path(), "alice").unwrap();
+        alice.put(pushed("1")).unwrap();
+        let before = std::fs::read(&alice.path).unwrap();
+        for open in [0o644, 0o640, 0o604] {
+            chmod(&alice.path, open);
+            for refused in [
+                alice.list().map(drop),
+                alice.put(pushed("2")),
+                alice.remove("a", "1"),
+            ] {
+                let text = refused.unwrap_err();
+                assert!(
+                    text.starts_with(&alice.path.display().to_string())
+                        && text.contains(&format!("mode {open:04o}"))
+                        && text.contains("chmod go-rwx"),
+                    "{text}"
+                );
+            }
+            assert_eq!(mode(&alice.path), open, "refused, not repaired");
+            assert_eq!(std::fs::read(&alice.path).unwrap(), before);
+        }
+        chmod(&alice.path, 0o600);
+        alice.put(pushed("2")).unwrap();
+        assert_eq!(alice.list().unwrap(), [pushed("1"), pushed("2")]);
     }
 }
