@@ -24,7 +24,8 @@
 //! Prompts, resources, completion and subscriptions are answered in
 //! `handler/service.rs` (the `ServerHandler` methods) from the server's
 //! sources, with the session's scope; subscriptions are
-//! `handler/subscribe.rs`'s.
+//! `handler/subscribe.rs`'s, watched by the server's one watcher
+//! (`handler/watch.rs`).
 //!
 //! Two rules rmcp does not keep on its own: a request for a method this
 //! server serves whose `params` do not fit (rmcp's untagged request type
@@ -65,8 +66,15 @@ use super::rounds::{CallEvent, CallEvents, INPUT_KEY, Parked, ParkedCalls, Runni
 
 mod service;
 mod subscribe;
+mod watch;
 
-pub use subscribe::{MAX_SUBSCRIPTIONS, SUBSCRIPTION_POLL};
+#[cfg(feature = "http")]
+pub(crate) use watch::Limits as SubscriptionLimits;
+pub(crate) use watch::Watcher;
+pub use watch::{
+    DEFAULT_MAX_SUBSCRIPTIONS_PER_USER, DEFAULT_MAX_SUBSCRIPTIONS_TOTAL, MAX_CHECKS_PER_POLL,
+    MAX_SUBSCRIBED_URI_BYTES, MAX_SUBSCRIPTIONS, SUBSCRIPTION_POLL, SubscriptionStats,
+};
 
 /// The JSON-RPC error code of a `tools/call` refused because the session
 /// already runs its bound of calls: in the range JSON-RPC 2.0 leaves to
@@ -110,7 +118,7 @@ pub struct McpHandler {
     parked: Arc<ParkedCalls>,
     /// Prompts and resources, when the server has sources of them.
     offer: Offer,
-    /// This session's resource subscriptions.
+    /// This session's resource subscriptions, and the server's watcher.
     subscriptions: subscribe::Subscriptions,
 }
 
@@ -166,6 +174,7 @@ impl McpHandler {
         max_in_flight: usize,
         allow_approval_required: bool,
         parked: Arc<ParkedCalls>,
+        watcher: Watcher,
     ) -> Self {
         Self {
             scope: served.scope,
@@ -181,7 +190,7 @@ impl McpHandler {
             per_user: served.per_user,
             parked,
             offer: served.offer,
-            subscriptions: subscribe::Subscriptions::default(),
+            subscriptions: subscribe::Subscriptions::new(watcher),
         }
     }
 

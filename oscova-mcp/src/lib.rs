@@ -83,7 +83,14 @@
 //! [`DEFAULT_LEVEL`] until set). The capabilities advertised are the ones
 //! served: tools and logging, and prompts, resources and completion only
 //! when the server has a source of them ([`McpServer::prompts`],
-//! [`McpServer::resources`]; see [`prompt`] and [`resource`]). Tool errors and refusals are `isError`
+//! [`McpServer::resources`]; see [`prompt`] and [`resource`]). Resource
+//! subscriptions are bounded per session ([`MAX_SUBSCRIPTIONS`]), per user
+//! across sessions and in total ([`DEFAULT_MAX_SUBSCRIPTIONS_PER_USER`],
+//! [`DEFAULT_MAX_SUBSCRIPTIONS_TOTAL`]; past either, [`SERVER_BUSY`]), and
+//! watched by one task per server that checks each subscribed resource
+//! once however many subscribe to it, at most [`MAX_CHECKS_PER_POLL`]
+//! every [`SUBSCRIPTION_POLL`]; a session's subscriptions end with it
+//! ([`McpServer::subscription_stats`] counts them). Tool errors and refusals are `isError`
 //! results, an unknown tool an invalid-params error. The details are in
 //! [`McpHandler`]. The session ends when the client disconnects; calls
 //! still running then are cancelled.
@@ -122,7 +129,11 @@ mod rounds;
 mod trace;
 mod transport;
 
-pub use handler::{MAX_SUBSCRIPTIONS, McpHandler, SERVER_BUSY, SUBSCRIPTION_POLL};
+pub use handler::{
+    DEFAULT_MAX_SUBSCRIPTIONS_PER_USER, DEFAULT_MAX_SUBSCRIPTIONS_TOTAL, MAX_CHECKS_PER_POLL,
+    MAX_SUBSCRIBED_URI_BYTES, MAX_SUBSCRIPTIONS, McpHandler, SERVER_BUSY, SUBSCRIPTION_POLL,
+    SubscriptionStats,
+};
 pub use logging::DEFAULT_LEVEL;
 pub use names::{NameClash, ToolNames};
 pub use offer::{BoxFuture, ListChangeNotifier, ListChanges, SourceError, list_changes};
@@ -204,6 +215,9 @@ pub struct McpServer {
     parked: Arc<rounds::ParkedCalls>,
     /// Prompts and resources beside the tools.
     offer: offer::Offer,
+    /// The one watcher of the resources subscribed to, shared by every
+    /// handler this server makes.
+    watcher: handler::Watcher,
 }
 
 impl McpServer {
@@ -220,6 +234,7 @@ impl McpServer {
             names: None,
             parked: Arc::default(),
             offer: offer::Offer::default(),
+            watcher: handler::Watcher::default(),
         }
     }
 
@@ -234,7 +249,10 @@ impl McpServer {
     /// Serves `source`'s resources (`resources/list`, `read`,
     /// `templates/list`, subscriptions when the source takes them, and
     /// completion of template arguments), advertising the `resources` and
-    /// `completions` capabilities.
+    /// `completions` capabilities. Every session this server makes shares
+    /// one watcher of subscribed resources and one bound on them
+    /// ([`DEFAULT_MAX_SUBSCRIPTIONS_PER_USER`], for its one user), beside
+    /// each session's own ([`MAX_SUBSCRIPTIONS`]).
     pub fn resources(mut self, source: impl ResourceSource) -> Self {
         self.offer.resources = Some(Arc::new(source));
         self
@@ -304,7 +322,14 @@ impl McpServer {
             self.max_in_flight,
             self.allow_approval_required,
             self.parked.clone(),
+            self.watcher.clone(),
         )
+    }
+
+    /// Counts of the resource subscriptions this server's sessions hold
+    /// (every handler it makes shares one watcher, and so do its clones).
+    pub fn subscription_stats(&self) -> SubscriptionStats {
+        SubscriptionStats::new(self.watcher.clone())
     }
 
     /// Serves on stdin and stdout until the client disconnects. stdout then

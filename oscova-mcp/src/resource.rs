@@ -8,8 +8,12 @@
 //! `oscova-core`'s files boundary (see `resource/files.rs`). A source
 //! that says a URI may be subscribed to gets asked for its current
 //! version ([`ResourceSource::version`]) when the client subscribes and
-//! again while the subscription lasts; a changed version is
-//! `notifications/resources/updated`.
+//! again while the subscription lasts, by the server's one watcher: once
+//! per user and URI however many sessions subscribe to it, at most
+//! [`MAX_CHECKS_PER_POLL`](crate::MAX_CHECKS_PER_POLL) URIs every
+//! [`SUBSCRIPTION_POLL`](crate::SUBSCRIPTION_POLL) for the whole server;
+//! a changed version is `notifications/resources/updated` to each
+//! subscriber.
 
 mod files;
 
@@ -69,7 +73,8 @@ pub trait ResourceSource: Send + Sync + 'static {
 
     /// A token that changes whenever the resource at `uri` changes (for
     /// a file, its size and modification time), or `None` when there is
-    /// nothing there. Asked for subscribed URIs only; `None` by default.
+    /// nothing there. Asked for subscribed URIs only, one at a time by the
+    /// server's watcher, so it should answer quickly; `None` by default.
     fn version<'a>(
         &'a self,
         _scope: &'a UserScope,

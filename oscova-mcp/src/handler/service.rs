@@ -335,13 +335,12 @@ impl ServerHandler for McpHandler {
             accepted.resources_list_changed = requested.resources_list_changed;
         }
         if source.subscribable() {
-            accepted.resource_subscriptions =
-                requested.resource_subscriptions.as_ref().map(|uris| {
-                    uris.iter()
-                        .take(super::subscribe::MAX_SUBSCRIPTIONS)
-                        .cloned()
-                        .collect()
-                });
+            let watcher = self.subscriptions.watcher();
+            let user = self.scope.user().id();
+            accepted.resource_subscriptions = requested
+                .resource_subscriptions
+                .as_ref()
+                .map(|uris| super::subscribe::accepted_uris(watcher, user, uris));
         }
         Some(accepted)
     }
@@ -353,7 +352,15 @@ impl ServerHandler for McpHandler {
             .as_ref()
             .and_then(|p| p.list_changes_for(&self.scope));
         let resources = self.offer.resources.clone();
-        super::subscribe::listen(resources, prompt_changes, self.scope.clone(), context).await
+        let watcher = self.subscriptions.watcher();
+        super::subscribe::listen(
+            resources,
+            prompt_changes,
+            self.scope.clone(),
+            watcher,
+            context,
+        )
+        .await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

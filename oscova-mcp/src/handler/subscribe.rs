@@ -4,25 +4,28 @@
 //!
 //! Rules: only a source that says it is subscribable takes
 //! subscriptions (otherwise the capability is not advertised and
-//! subscribing is invalid params). A subscription remembers the
-//! resource's version ([`ResourceSource::version`]) when it is made; the
-//! session's watcher asks again every [`SUBSCRIPTION_POLL`] and sends
-//! `notifications/resources/updated` once per change, for subscribed
-//! URIs only, while the session (or the `subscriptions/listen` request)
-//! lasts: the watcher holds the session's subscriptions weakly and stops
-//! when they are dropped, when the client is gone, or when the listen
-//! request is cancelled. Polling rather than file-system events: it
-//! needs no watcher library, works the same on every platform and for
-//! every source, and bounds its cost by the number of subscriptions,
-//! which is itself bounded ([`MAX_SUBSCRIPTIONS`] per session). A
-//! `resources/subscribe` takes the first version before it answers; a
-//! `subscriptions/listen` can only take it once `rmcp` has sent the
-//! acknowledgment, so a change made in that moment may count as the
-//! first version rather than as an update.
+//! subscribing is invalid params). A session subscribes as one
+//! subscriber of the server's one watcher (`watch.rs`, where the bounds
+//! per session, per user and for the server are kept, and the one task
+//! that asks for versions), made at its first subscribe and released
+//! when its handler is dropped (the session closed, timed out or was
+//! evicted, or its client went away); one task per session that
+//! subscribed, idle until
+//! the watcher puts a change in its outbox, sends
+//! `notifications/resources/updated` for it, and stops with the session,
+//! or when the client is gone (then the session's subscriptions are
+//! released at once). A
+//! `subscriptions/listen` request is a subscriber of its own for as long
+//! as it lasts: it accepts the URIs it has room for (distinct ones, up to
+//! [`MAX_SUBSCRIPTIONS`] and what is left of the user's and the server's
+//! bounds, none longer than [`MAX_SUBSCRIBED_URI_BYTES`]), and ends with
+//! the bound's error should another request of the user take that room
+//! before it is recorded. A `resources/subscribe` takes the first version
+//! before it answers; a `subscriptions/listen` can only take it once
+//! `rmcp` has sent the acknowledgment, so a change made in that moment
+//! may count as the first version rather than as an update.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Duration;
 
 use oscova_core::UserScope;
 use rmcp::model::ResourceUpdatedNotificationParam;
@@ -31,28 +34,21 @@ use rmcp::{ErrorData, Peer, RoleServer};
 
 use tokio_util::sync::CancellationToken;
 
+use super::watch::{MAX_SUBSCRIBED_URI_BYTES, MAX_SUBSCRIPTIONS, Subscriber, Watcher};
 use crate::offer::ListChanges;
 use crate::resource::ResourceSource;
 
-/// How often a subscribed resource's version is asked for.
-pub const SUBSCRIPTION_POLL: Duration = Duration::from_millis(500);
-
-/// The most resources one session (or one listen request) subscribes to.
-pub const MAX_SUBSCRIPTIONS: usize = 1024;
-
-/// URI to the version last seen.
-type Seen = HashMap<String, Option<String>>;
-
 /// One session's subscriptions (shared by its handler's clones).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Subscriptions {
     inner: Arc<Mutex<Inner>>,
+    watcher: Watcher,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    seen: Seen,
-    watching: bool,
+    /// The session as the watcher's subscriber, from its first subscribe.
+    subscriber: Option<Arc<Subscriber>>,
     /// Cancelled when the session's handler is gone.
     ended: CancellationToken,
 }
@@ -75,7 +71,21 @@ fn lock(inner: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
 }
 
 impl Subscriptions {
-    /// Subscribes to `uri`, starting the session's watcher on the first.
+    /// The subscriptions of a new session of the server `watcher` watches
+    /// for.
+    pub(crate) fn new(watcher: Watcher) -> Self {
+        Self {
+            inner: Arc::default(),
+            watcher,
+        }
+    }
+
+    /// The server's watcher.
+    pub(crate) fn watcher(&self) -> &Watcher {
+        &self.watcher
+    }
+
+    /// Subscribes to `uri`, starting the session's sender on the first.
     pub(crate) async fn add(
         &self,
         source: Arc<dyn ResourceSource>,
@@ -83,26 +93,23 @@ impl Subscriptions {
         uri: String,
         peer: Peer<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let version = source.version(&scope, &uri).await;
-        let start = {
+        let (subscriber, fresh) = {
             let mut inner = lock(&self.inner);
-            if inner.seen.len() >= MAX_SUBSCRIPTIONS && !inner.seen.contains_key(&uri) {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "this session already has {MAX_SUBSCRIPTIONS} subscriptions, its bound; \
-                         unsubscribe from one first"
-                    ),
-                    None,
-                ));
+            match &inner.subscriber {
+                Some(subscriber) => (subscriber.clone(), None),
+                None => {
+                    let subscriber = Arc::new(self.watcher.subscriber(scope.user().id()));
+                    inner.subscriber = Some(subscriber.clone());
+                    (subscriber, Some(inner.ended.clone()))
+                }
             }
-            inner.seen.insert(uri, version);
-            !std::mem::replace(&mut inner.watching, true)
         };
-        if start {
-            let weak = Arc::downgrade(&self.inner);
-            tokio::spawn(watch(weak, source, scope, peer));
+        if let Some(ended) = fresh {
+            let outbox = subscriber.outbox();
+            let session = Arc::downgrade(&self.inner);
+            tokio::spawn(send_updates(session, outbox, ended, peer));
         }
-        Ok(())
+        subscriber.add(&source, &scope, &uri).await
     }
 
     /// Sends `kind`'s list-changed notification on each of `changes` until
@@ -133,57 +140,41 @@ impl Subscriptions {
 
     /// Forgets `uri`; no update is sent for it afterwards.
     pub(crate) fn remove(&self, uri: &str) {
-        lock(&self.inner).seen.remove(uri);
+        let subscriber = lock(&self.inner).subscriber.clone();
+        if let Some(subscriber) = subscriber {
+            subscriber.remove(uri);
+        }
     }
 }
 
-/// The URIs whose version changed since last seen, noted as seen.
-async fn changed(
-    source: &dyn ResourceSource,
-    scope: &UserScope,
-    seen: &Mutex<Inner>,
-) -> Vec<String> {
-    let before: Vec<(String, Option<String>)> = lock(seen)
-        .seen
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let mut out = Vec::new();
-    for (uri, was) in before {
-        let now = source.version(scope, &uri).await;
-        if now == was {
-            continue;
-        }
-        // Only if still subscribed: an unsubscribe meanwhile wins.
-        if let Some(slot) = lock(seen).seen.get_mut(&uri) {
-            *slot = now;
-            out.push(uri);
-        }
-    }
-    out
-}
-
-/// The legacy session's watcher.
-async fn watch(
-    inner: Weak<Mutex<Inner>>,
-    source: Arc<dyn ResourceSource>,
-    scope: UserScope,
+/// Sends a legacy session's updates until the session ends; when the
+/// client is gone first, releases the session's subscriptions.
+async fn send_updates(
+    session: Weak<Mutex<Inner>>,
+    outbox: Arc<super::watch::Outbox>,
+    ended: CancellationToken,
     peer: Peer<RoleServer>,
 ) {
     loop {
-        tokio::time::sleep(SUBSCRIPTION_POLL).await;
-        let Some(inner) = inner.upgrade() else {
-            return;
+        let uris = tokio::select! {
+            () = ended.cancelled() => return,
+            uris = outbox.next() => uris,
         };
-        for uri in changed(source.as_ref(), &scope, &inner).await {
+        for uri in uris {
             let update = ResourceUpdatedNotificationParam::new(uri);
             if peer.notify_resource_updated(update).await.is_err() {
-                return;
+                break;
             }
         }
         if peer.is_transport_closed() {
-            return;
+            break;
         }
+    }
+    // Nobody to send to: the session's subscriptions go now, not when the
+    // handler is dropped.
+    if let Some(session) = session.upgrade() {
+        let released = lock(&session).subscriber.take();
+        drop(released);
     }
 }
 
@@ -195,12 +186,27 @@ async fn next_change(changes: &mut Option<ListChanges>) -> bool {
     }
 }
 
+/// The URIs of `requested` a `subscriptions/listen` request of `user`'s
+/// accepts: distinct, none too long, as many as there is room for.
+pub(crate) fn accepted_uris(watcher: &Watcher, user: &str, requested: &[String]) -> Vec<String> {
+    let room = watcher.room(user);
+    let mut seen = std::collections::HashSet::new();
+    requested
+        .iter()
+        .filter(|uri| uri.len() <= MAX_SUBSCRIBED_URI_BYTES && seen.insert(uri.as_str()))
+        .take(room)
+        .cloned()
+        .collect()
+}
+
 /// Runs one `subscriptions/listen` request until it is cancelled: updates
-/// of the accepted resources, and the list changes it accepted.
+/// of the accepted resources, and the list changes it accepted. The
+/// request is one subscriber of `watcher`'s, released when it ends.
 pub(crate) async fn listen(
     resources: Option<Arc<dyn ResourceSource>>,
     prompt_changes: Option<ListChanges>,
     scope: UserScope,
+    watcher: &Watcher,
     context: SubscriptionContext,
 ) -> Result<(), ErrorData> {
     let accepted = context.accepted().clone();
@@ -213,14 +219,16 @@ pub(crate) async fn listen(
         .and_then(|r| r.list_changes_for(&scope))
         .filter(|_| accepted.resources_list_changed == Some(true))
         .map(ListChanges::starting_now);
-    let mut inner = Inner::default();
+    let subscriber = watcher.subscriber(scope.user().id());
     if let Some(source) = &resources {
-        for uri in uris.into_iter().take(MAX_SUBSCRIPTIONS) {
-            let version = source.version(&scope, &uri).await;
-            inner.seen.insert(uri, version);
+        for uri in uris.iter().take(MAX_SUBSCRIPTIONS) {
+            // Room counted when the filter was accepted may have been taken
+            // since by another request of the user's: then this request ends
+            // with the bound's error rather than watch less than it said.
+            subscriber.add(source, &scope, uri).await?;
         }
     }
-    let inner = Mutex::new(inner);
+    let outbox = subscriber.outbox();
     let sink = context.sink();
     loop {
         tokio::select! {
@@ -239,9 +247,8 @@ pub(crate) async fn listen(
                     return Ok(());
                 }
             }
-            () = tokio::time::sleep(SUBSCRIPTION_POLL) => {
-                let Some(source) = &resources else { continue };
-                for uri in changed(source.as_ref(), &scope, &inner).await {
+            uris = outbox.next() => {
+                for uri in uris {
                     if sink.notify_resource_updated(uri).await.is_err() {
                         return Ok(());
                     }

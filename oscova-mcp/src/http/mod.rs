@@ -90,10 +90,20 @@
 //!    [`SERVER_BUSY`](super::SERVER_BUSY) past its bound; a call waiting
 //!    between 2026-07-28 rounds counts against its user's
 //!    [`McpHttpServer::max_parked_per_user`], so no user's parking drops
-//!    another's call while they hold more. A session with
+//!    another's call while they hold more. Resource subscriptions are
+//!    bounded per session ([`MAX_SUBSCRIPTIONS`](super::MAX_SUBSCRIPTIONS)),
+//!    per user across their sessions and listen requests
+//!    ([`McpHttpServer::max_subscriptions_per_user`]) and for the server
+//!    ([`McpHttpServer::max_subscriptions_total`]), and watched by one task
+//!    for the whole server, each resource once however many subscribe
+//!    ([`BoundMcpServer::subscription_stats`] counts both); a session's
+//!    subscriptions end with the session. A session with
 //!    no message either way for [`McpHttpServer::idle_timeout`] is closed
 //!    (`rmcp` counts a call that reports no progress as idle, so the
-//!    timeout must exceed the longest silent call).
+//!    timeout must exceed the longest silent call; it counts a resource
+//!    update it sends as a message, so a session subscribed to a file that
+//!    changes more often than that stays open after its client left, its
+//!    subscriptions counted against the bounds above until it closes).
 //!
 //! Every numeric setting has a range exported here (`*_RANGE`, with
 //! [`MAX_IN_FLIGHT_RANGE`] and
@@ -123,6 +133,7 @@ pub use oscova_serve::{
 };
 pub use serve::BoundMcpServer;
 
+pub use super::handler::{DEFAULT_MAX_SUBSCRIPTIONS_PER_USER, DEFAULT_MAX_SUBSCRIPTIONS_TOTAL};
 pub use super::rounds::{DEFAULT_MAX_PARKED_PER_USER, MAX_PARKED_PER_USER_RANGE};
 
 use std::net::SocketAddr;
@@ -167,6 +178,10 @@ pub const MAX_IN_FLIGHT_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 pub const MAX_SESSIONS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 /// The range of [`McpHttpServer::max_sessions`].
 pub const MAX_SESSIONS_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The range of [`McpHttpServer::max_subscriptions_per_user`].
+pub const MAX_SUBSCRIPTIONS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The range of [`McpHttpServer::max_subscriptions_total`].
+pub const MAX_SUBSCRIPTIONS_TOTAL_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 /// The range of [`McpHttpServer::scope_cache`].
 pub const SCOPE_CACHE_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 /// The range of [`McpHttpServer::idle_timeout`]: a millisecond to a week.
@@ -243,6 +258,8 @@ pub struct McpHttpServer {
     max_parked_per_user: usize,
     max_sessions_per_user: usize,
     max_sessions: usize,
+    max_subscriptions_per_user: usize,
+    max_subscriptions_total: usize,
     max_connections: usize,
     max_connections_per_peer: usize,
     body_timeout: Duration,
@@ -272,6 +289,11 @@ impl std::fmt::Debug for McpHttpServer {
             .field("max_parked_per_user", &self.max_parked_per_user)
             .field("max_sessions_per_user", &self.max_sessions_per_user)
             .field("max_sessions", &self.max_sessions)
+            .field(
+                "max_subscriptions_per_user",
+                &self.max_subscriptions_per_user,
+            )
+            .field("max_subscriptions_total", &self.max_subscriptions_total)
             .field("max_connections", &self.max_connections)
             .field("max_connections_per_peer", &self.max_connections_per_peer)
             .field("body_timeout", &self.body_timeout)
@@ -300,6 +322,8 @@ impl McpHttpServer {
             max_parked_per_user: DEFAULT_MAX_PARKED_PER_USER,
             max_sessions_per_user: DEFAULT_MAX_SESSIONS_PER_USER,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_subscriptions_per_user: DEFAULT_MAX_SUBSCRIPTIONS_PER_USER,
+            max_subscriptions_total: DEFAULT_MAX_SUBSCRIPTIONS_TOTAL,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
             body_timeout: DEFAULT_BODY_TIMEOUT,
@@ -421,6 +445,27 @@ impl McpHttpServer {
         self
     }
 
+    /// The bound on one user's resource subscriptions, across all their
+    /// sessions and `subscriptions/listen` requests, in
+    /// [`MAX_SUBSCRIPTIONS_PER_USER_RANGE`]: past it, a subscribe is
+    /// [`SERVER_BUSY`](super::SERVER_BUSY) with
+    /// `{"max_subscriptions_per_user": N}` (a listen request accepts only
+    /// the URIs there is room for). One session holds at most
+    /// [`MAX_SUBSCRIPTIONS`](super::MAX_SUBSCRIPTIONS) whatever this says.
+    pub fn max_subscriptions_per_user(mut self, max: usize) -> Self {
+        self.max_subscriptions_per_user = max;
+        self
+    }
+
+    /// The bound on resource subscriptions, all users together, in
+    /// [`MAX_SUBSCRIPTIONS_TOTAL_RANGE`]: past it, a subscribe is
+    /// [`SERVER_BUSY`](super::SERVER_BUSY) with
+    /// `{"max_subscriptions_total": N}`.
+    pub fn max_subscriptions_total(mut self, max: usize) -> Self {
+        self.max_subscriptions_total = max;
+        self
+    }
+
     /// The bound on connections open at once, in [`MAX_CONNECTIONS_RANGE`];
     /// past it, new connections wait to be accepted until one closes.
     pub fn max_connections(mut self, max: usize) -> Self {
@@ -493,6 +538,16 @@ impl McpHttpServer {
                 MAX_SESSIONS_PER_USER_RANGE,
             ),
             ("max_sessions", self.max_sessions, MAX_SESSIONS_RANGE),
+            (
+                "max_subscriptions_per_user",
+                self.max_subscriptions_per_user,
+                MAX_SUBSCRIPTIONS_PER_USER_RANGE,
+            ),
+            (
+                "max_subscriptions_total",
+                self.max_subscriptions_total,
+                MAX_SUBSCRIPTIONS_TOTAL_RANGE,
+            ),
             (
                 "max_connections",
                 self.max_connections,

@@ -52,7 +52,7 @@ use super::per_user::UserBounds;
 use super::sessions::{Owner, Refusal, Sessions};
 use super::{MCP_PATH, McpHttpError, McpHttpServer};
 use crate::McpHandler;
-use crate::handler::Served;
+use crate::handler::{Served, SubscriptionLimits, Watcher};
 use crate::rounds::ParkedCalls;
 
 type SentBody = CountedBody<BoxBody<Bytes, Infallible>>;
@@ -111,6 +111,8 @@ struct State {
     calls: CallBound,
     /// POST responses not yet sent in full.
     posts: Arc<Responses>,
+    /// The one watcher of subscribed resources, every session's.
+    watcher: Watcher,
 }
 
 pub(super) async fn bind(
@@ -154,8 +156,13 @@ pub(super) async fn bind(
     ));
     let calls = CallBound::new(server.max_in_flight_total)?;
     let parked = Arc::new(ParkedCalls::new(server.max_parked_per_user));
+    let watcher = Watcher::new(SubscriptionLimits {
+        per_user: server.max_subscriptions_per_user,
+        total: server.max_subscriptions_total,
+    });
     let factory = {
         let calls = calls.clone();
+        let watcher = watcher.clone();
         let (info, per_session, approve) = (
             server.info.clone(),
             server.max_in_flight,
@@ -165,10 +172,15 @@ pub(super) async fn bind(
             let served = CURRENT
                 .try_with(|current| current.served.clone())
                 .map_err(|_| std::io::Error::other("no user for this request"))?;
-            Ok(
-                McpHandler::new(served, info.clone(), per_session, approve, parked.clone())
-                    .with_global_bound(calls.semaphore().clone(), calls.max()),
-            )
+            let handler = McpHandler::new(
+                served,
+                info.clone(),
+                per_session,
+                approve,
+                parked.clone(),
+                watcher.clone(),
+            );
+            Ok(handler.with_global_bound(calls.semaphore().clone(), calls.max()))
         }
     };
     let rmcp = StreamableHttpService::new(factory, sessions.clone(), config);
@@ -190,6 +202,7 @@ pub(super) async fn bind(
         scopes,
         calls,
         posts: Arc::default(),
+        watcher,
     });
     Ok(BoundMcpServer {
         listener,
@@ -356,6 +369,14 @@ impl BoundMcpServer {
     /// The address bound (with the port picked, when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.listener.local_addr()
+    }
+
+    /// Counts of the resource subscriptions the server's sessions and
+    /// listen requests hold, and of the resources watched for them; take
+    /// it before [`serve_until`](Self::serve_until), it reads the server
+    /// while it serves.
+    pub fn subscription_stats(&self) -> crate::SubscriptionStats {
+        crate::SubscriptionStats::new(self.state.watcher.clone())
     }
 
     /// The server's authenticator (its static tokens and OAuth resource

@@ -434,6 +434,60 @@ async fn a_subscribed_file_that_changes_is_an_update_and_unsubscribing_stops_the
     client.cancel().await.unwrap();
 }
 
+// Issue 36, finding 3: a subscription used to be polled by its session's
+// own task, so the work grew with every subscription. Now the server's one
+// watcher keeps each resource once: sessions subscribing to one file are
+// one resource watched, one change is one update to each of them, and a
+// session that ends (its client gone) gives its subscription back.
+#[tokio::test]
+async fn sessions_subscribed_to_one_file_are_one_resource_watched() {
+    let dir = TempDir::new("shared");
+    let root = dir.0.join("alice");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.txt"), "one").unwrap();
+    let (_host, scope) = scope(Some(&root));
+    let server = McpServer::new(scope).resources(FilesResources::new());
+    let stats = server.subscription_stats();
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let client = Updates(tx).serve(serve(server.clone())).await.unwrap();
+        #[allow(deprecated)]
+        client
+            .subscribe(SubscribeRequestParams::new("file:///a.txt"))
+            .await
+            .unwrap();
+        sessions.push((client, rx));
+    }
+    assert_eq!((stats.subscriptions(), stats.watched()), (3, 1));
+    std::fs::write(root.join("a.txt"), "two, longer").unwrap();
+    for (_, rx) in &mut sessions {
+        let uri = timeout(PATIENCE, rx.recv()).await.unwrap().unwrap();
+        assert_eq!(uri, "file:///a.txt");
+    }
+    let (client, _) = sessions.remove(0);
+    client.cancel().await.unwrap();
+    let mut waited = 0;
+    while stats.subscriptions() != 2 {
+        assert!(
+            waited < 400,
+            "the ended session's subscription is still held"
+        );
+        waited += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(stats.watched(), 1);
+    for (client, _) in sessions {
+        client.cancel().await.unwrap();
+    }
+    let mut waited = 0;
+    while stats.watched() != 0 {
+        assert!(waited < 400, "a file nobody subscribes to is still watched");
+        waited += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn on_2026_07_28_subscriptions_listen_reports_a_changed_file() {
     let dir = TempDir::new("listen");

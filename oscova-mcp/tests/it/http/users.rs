@@ -388,3 +388,111 @@ async fn a_subscribed_file_that_changes_is_an_update_on_the_http_session() {
     server.shutdown().await;
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Subscribes `client` to `uri` (the legacy `resources/subscribe`).
+#[allow(deprecated)]
+async fn subscribe(
+    client: &RunningService<RoleClient, ()>,
+    uri: &str,
+) -> Result<(), rmcp::ServiceError> {
+    let request = rmcp::model::SubscribeRequestParams::new(uri);
+    timeout(PATIENCE, client.subscribe(request))
+        .await
+        .expect("the subscribe answers")
+}
+
+/// The code of a refused request and the bound its `data` names.
+fn bound_of(refused: rmcp::ServiceError) -> (i32, Value) {
+    let rmcp::ServiceError::McpError(e) = refused else {
+        panic!("{refused:?}")
+    };
+    (e.code.0, e.data.unwrap_or_default())
+}
+
+// Issue 36, finding 3: subscriptions were bounded per session only, so one
+// user with many sessions held thousands, each polled on its own. Now one
+// user's sessions together stay within the user's bound and all users
+// within the server's, each refusal naming its bound; a session closed
+// gives its subscriptions back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_are_bounded_per_user_across_sessions_and_in_total() {
+    let base = std::env::temp_dir().join(format!(
+        "oscova-mcp-http-bounds-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    for user in ["alice", "bob"] {
+        std::fs::create_dir_all(base.join(user)).unwrap();
+        for name in ["a", "b", "c"] {
+            std::fs::write(base.join(user).join(name), "one").unwrap();
+        }
+    }
+    let host = PluginHost::builder()
+        .plugins(oscova_core::linked_plugins![PostPlugin])
+        .service(Gate::default())
+        .files_roots_under(&base)
+        .build()
+        .unwrap();
+    let server = McpHttpServer::new(host)
+        .resources(oscova_mcp::resource::FilesResources::new())
+        .max_subscriptions_per_user(2)
+        .max_subscriptions_total(3);
+    let bound = with_tokens(server)
+        .bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let stats = bound.subscription_stats();
+    let url = format!("http://{}/mcp", bound.local_addr());
+    let (stop, stopped) = oneshot::channel::<()>();
+    let serving = tokio::spawn(bound.serve_until(async {
+        let _ = stopped.await;
+    }));
+
+    let alice: Vec<_> = [
+        connect(&url, Some(ALICE)).await,
+        connect(&url, Some(ALICE)).await,
+        connect(&url, Some(ALICE)).await,
+    ]
+    .into();
+    subscribe(&alice[0], "file:///a").await.unwrap();
+    subscribe(&alice[1], "file:///b").await.unwrap();
+    // Another session of the same user, with none of its own yet.
+    let refused = subscribe(&alice[2], "file:///c").await.unwrap_err();
+    assert_eq!(
+        bound_of(refused),
+        (SERVER_BUSY.0, json!({ "max_subscriptions_per_user": 2 }))
+    );
+    // Subscribing again to what a session holds takes no more room.
+    subscribe(&alice[1], "file:///b").await.unwrap();
+    let bob = connect(&url, Some(BOB)).await;
+    subscribe(&bob, "file:///a").await.unwrap();
+    let refused = subscribe(&bob, "file:///b").await.unwrap_err();
+    assert_eq!(
+        bound_of(refused),
+        (SERVER_BUSY.0, json!({ "max_subscriptions_total": 3 }))
+    );
+    assert_eq!((stats.subscriptions(), stats.watched()), (3, 3));
+
+    // The first session ends (the client's DELETE): its subscription goes
+    // with it, and the user's third session has room again.
+    let mut alice = alice.into_iter();
+    alice.next().unwrap().cancel().await.unwrap();
+    let mut waited = 0;
+    while stats.subscriptions() != 2 {
+        assert!(
+            waited < 400,
+            "the closed session's subscription is still held"
+        );
+        waited += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (second, third) = (alice.next().unwrap(), alice.next().unwrap());
+    subscribe(&third, "file:///c").await.unwrap();
+    assert_eq!((stats.subscriptions(), stats.watched()), (3, 3));
+    for client in [second, third, bob] {
+        client.cancel().await.unwrap();
+    }
+    let _ = stop.send(());
+    timeout(PATIENCE, serving).await.unwrap().unwrap().unwrap();
+    let _ = std::fs::remove_dir_all(&base);
+}
