@@ -20,6 +20,7 @@ use oscova_agent::chat::ChatError;
 use oscova_agent::session::SessionError;
 use oscova_agent::session::agent::AgentError;
 use oscova_agent::session::compaction::CompactionError;
+use oscova_agent::session::store::SqliteFileError;
 use oscova_core::provider::model::ModelError;
 use oscova_core::{HostError, InvokeError};
 use oscova_mcp::http::McpHttpError;
@@ -310,6 +311,16 @@ impl CliError {
                 | SessionError::UnknownEntry(_)
                 | SessionError::InvalidId(_)
                 | SessionError::InvalidAppend(_) => ExitStatus::Usage,
+                // The store's file is open to others (or not a file): the
+                // operator's to fix, as a config file others can write.
+                SessionError::Backend { source, .. }
+                    if matches!(
+                        source.downcast_ref::<SqliteFileError>(),
+                        Some(SqliteFileError::NotPrivate { .. })
+                    ) =>
+                {
+                    ExitStatus::Usage
+                }
                 _ => ExitStatus::ToolError,
             },
             Self::McpHttp(error) => match error {

@@ -55,7 +55,8 @@ pub(crate) struct ExportArgs {
     /// The file format.
     #[arg(long, value_enum)]
     pub(crate) format: SessionFormat,
-    /// The file to write (replaced if it exists).
+    /// The file to write (replaced if it exists): a regular file, made
+    /// readable and writable by you alone (mode 0600), as the session is.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output: PathBuf,
     #[command(flatten)]
@@ -65,7 +66,7 @@ pub(crate) struct ExportArgs {
 /// `oscova sessions import`
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
-    /// The session file.
+    /// The session file: a regular file of at most 256 MiB.
     pub(crate) file: PathBuf,
     /// The file format.
     #[arg(long, value_enum)]

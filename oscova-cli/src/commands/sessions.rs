@@ -10,13 +10,27 @@
 //! own JSON object except that its parent is `parent_id` (pi writes
 //! `parentId`). `import` stores the file as a new session or nothing: a
 //! file that fails half way leaves no session behind (pi::import's rule).
+//!
+//! Files follow the CLI's rule for files a command names: `import` reads
+//! a regular file only (opened non-blocking and checked on the handle, so
+//! a FIFO or `/dev/zero` is refused at once), of at most
+//! [`MAX_IMPORT_BYTES`] counted while reading, as `--args-file` and
+//! `speech hear` do; `export -o` writes a regular file only (a FIFO is
+//! refused, never waited on, as `speech say -o` does), and the export
+//! holds a conversation, so it is private: created 0600, and an existing
+//! file is made 0600 before it is emptied (`oscova_core::fs::create_private`).
+//! Both refusals are usage errors (exit 2). The store's file is private
+//! too: one open to its group or others is refused (`SqliteStore::open`),
+//! exit 2, as a config file others can write is.
 
+use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
 use oscova_agent::session::{
     EntryKind, Session, SessionEntry, SessionError, SessionStore, SqliteStore, pi,
 };
+use oscova_core::fs::{FileError, FileKind, create_private, read_regular};
 use serde_json::{Value, json};
 
 use super::Env;
@@ -25,6 +39,10 @@ use crate::config::SessionsStore;
 use crate::error::{CliError, ExitStatus};
 use crate::output::{print_json, print_text};
 use crate::term::one_line;
+
+/// The largest session file `import` reads, in bytes: far more than a real
+/// one, and a bound on what a wrong file can cost.
+const MAX_IMPORT_BYTES: u64 = 256 * 1024 * 1024;
 
 pub(super) async fn run(env: &Env, command: SessionsCommand) -> Result<ExitStatus, CliError> {
     let store = open_store(&env.config).await?;
@@ -76,10 +94,7 @@ pub(super) async fn run(env: &Env, command: SessionsCommand) -> Result<ExitStatu
                 .map(|d| d.display().to_string())
                 .unwrap_or_default();
             let text = pi::export(&session, &cwd)?;
-            std::fs::write(&args.output, text).map_err(|source| CliError::Write {
-                path: args.output.clone(),
-                source,
-            })?;
+            write_export(&args.output, &text)?;
             let count = session.entries().len();
             report(
                 env,
@@ -94,10 +109,7 @@ pub(super) async fn run(env: &Env, command: SessionsCommand) -> Result<ExitStatu
         SessionsCommand::Import(args) => {
             let user = env.config.user(args.user.user.as_deref());
             let SessionFormat::Pi = args.format;
-            let text = std::fs::read_to_string(&args.file).map_err(|e| CliError::File {
-                path: args.file.clone(),
-                reason: e.to_string(),
-            })?;
+            let text = read_import(&args.file)?;
             let name = match args.name {
                 Some(name) => name,
                 None => default_name(&args.file)?,
@@ -168,6 +180,50 @@ fn not_found(name: &str) -> CliError {
         session: name.to_owned(),
     }
     .into()
+}
+
+/// The text of the file `import` reads: a regular file (a FIFO or device
+/// is refused at once) of at most [`MAX_IMPORT_BYTES`], counted while
+/// reading, and UTF-8.
+fn read_import(path: &Path) -> Result<String, CliError> {
+    let refuse = |reason: String| CliError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let bytes = read_regular(path, MAX_IMPORT_BYTES).map_err(|e| {
+        refuse(match e {
+            FileError::TooLarge { limit } => {
+                format!("it is larger than {limit} bytes, the most `sessions import` reads")
+            }
+            other => other.to_string(),
+        })
+    })?;
+    String::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 text".into()))
+}
+
+/// Writes the export to `path`: a regular file only (a FIFO or device is
+/// refused, never waited on or written), private (0600; an existing file
+/// is made so before it is emptied), its whole content `text`.
+fn write_export(path: &Path, text: &str) -> Result<(), CliError> {
+    let refuse = |reason: String| CliError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let failed = |source: std::io::Error| CliError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = create_private(path).map_err(|e| match e {
+        FileError::NotRegular {
+            kind: FileKind::Directory,
+        } => refuse("it is a folder; name a file to write".into()),
+        FileError::NotRegular { .. } => refuse(format!("{e}; name a file to write")),
+        FileError::Io(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+            refuse("it is a folder; name a file to write".into())
+        }
+        other => failed(other.into()),
+    })?;
+    file.write_all(text.as_bytes()).map_err(failed)
 }
 
 /// The file's name without its extension, as a session name.

@@ -85,7 +85,7 @@ pub enum SqliteFileError {
     /// The file, or a file SQLite keeps beside it (`-wal`, `-shm`,
     /// `-journal`), is open to its group or others, or is not a regular
     /// file (see the module rules): refused, nothing opened.
-    #[error("refusing the database {path}: {source}")]
+    #[error("{}", not_private(.path, .source))]
     NotPrivate {
         /// The database file.
         path: PathBuf,
@@ -110,6 +110,15 @@ pub enum SqliteFileError {
     /// The writer thread is gone, or a read's thread ended early.
     #[error("the database's {0} ended before it answered")]
     Closed(&'static str),
+}
+
+/// The refusal's text, naming the database once.
+fn not_private(path: &Path, source: &oscova_core::fs::FileError) -> String {
+    match source {
+        // It names the file at fault (the database or a side file).
+        oscova_core::fs::FileError::Exposed { .. } => format!("refusing the database: {source}"),
+        _ => format!("refusing the database {}: {source}", path.display()),
+    }
 }
 
 /// A write waiting in the writer's queue.
