@@ -180,23 +180,31 @@ async fn serve_delivers_a_pushed_long_task_into_the_a2a_session_that_sent_it() {
     assert!(!listed[0]["session"].as_str().unwrap().is_empty());
     assert_eq!(listed[0]["push_id"].as_str().unwrap().len(), 32);
 
-    // A forged webhook is refused, and a made-up one too.
-    let forged = reqwest::Client::new()
-        .post(format!(
-            "{base}/a2a/followups/{}",
-            listed[0]["push_id"].as_str().unwrap()
-        ))
-        .header("X-A2A-Notification-Token", "forged")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(forged.status(), 401);
-    let unknown = reqwest::Client::new()
-        .post(format!("{base}/a2a/followups/nothing"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(unknown.status(), 401);
+    // A forged webhook (the task's id, a wrong token) is refused, and a
+    // made-up one too, alike: the answer does not say which id exists.
+    let at = base.as_str();
+    let answer = |id: String, token: Option<&'static str>| async move {
+        let mut request = reqwest::Client::new().post(format!("{at}/a2a/followups/{id}"));
+        if let Some(token) = token {
+            request = request.header("X-A2A-Notification-Token", token);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let mut headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .filter(|(name, _)| *name != "date")
+            .map(|(name, value)| (name.to_string(), value.to_str().unwrap().to_owned()))
+            .collect();
+        headers.sort();
+        (status, headers, response.text().await.unwrap())
+    };
+    let id = listed[0]["push_id"].as_str().unwrap().to_owned();
+    let forged = answer(id.clone(), Some("forged")).await;
+    assert_eq!(forged.0, 401);
+    assert_eq!(answer(id, None).await, forged);
+    assert_eq!(answer("0".repeat(32), Some("forged")).await, forged);
+    assert_eq!(answer("nothing".to_owned(), None).await, forged);
 
     let deadline = Instant::now() + Duration::from_secs(60);
     while !pending_tasks(&dir).is_empty() {

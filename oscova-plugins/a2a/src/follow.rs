@@ -23,7 +23,14 @@
 //!   ([`Follower::webhook`]: the id must name a pending task and the
 //!   token must be that task's, else the call is refused and nothing is
 //!   polled; the body is never read, the task is fetched by `GetTask`),
-//!   and otherwise only every [`FollowLimits::push_poll`]. The
+//!   and otherwise only every [`FollowLimits::push_poll`]. A webhook call
+//!   is checked against an index in memory (webhook id to its token),
+//!   rebuilt by each read of the lists, never against the lists: a call
+//!   that has not proved itself reads no file and costs one lookup and
+//!   one constant-time comparison (`subtle`), whatever the number of
+//!   users and tasks. A webhook that arrives before the follower's next
+//!   read of the lists has seen its task is refused, and loses nothing:
+//!   that read polls the task, first seen, anyway. The
 //!   requests are the tools' (`peer.rs`): the card's interface on the
 //!   configured origin, the user's credential headers from the host's
 //!   resolver, the agent's timeout, the offline rule checked before any
@@ -179,6 +186,9 @@ struct Inner {
     wakes: AtomicU64,
     following: Mutex<HashSet<Key>>,
     parked: Mutex<HashMap<Key, Instant>>,
+    /// The pending tasks' webhooks, by id: their token. Rebuilt by each
+    /// scan, so a webhook call reads no list.
+    webhooks: Mutex<HashMap<String, String>>,
 }
 
 /// Follows the pending tasks of every user and delivers their results;
@@ -252,6 +262,7 @@ impl Follower {
                 wakes: AtomicU64::new(0),
                 following: Mutex::default(),
                 parked: Mutex::default(),
+                webhooks: Mutex::default(),
             }),
         })
     }
@@ -278,24 +289,23 @@ impl Follower {
 
     /// A push webhook call for the webhook `id` (the route's last path
     /// segment) with `token` (the `X-A2A-Notification-Token` header):
-    /// polls the task at once when both are the pending task's, else
-    /// refuses. The call's body is not needed: the task is fetched.
+    /// polls the task at once when both are a pending task's, else
+    /// refuses. The call's body is not needed: the task is fetched. The
+    /// id is looked up in the follower's index of webhooks (built by its
+    /// reads of the lists, see the module rules) and the token compared
+    /// in constant time: no list is read for the call. A host answers
+    /// both refusals alike (`oscova serve`: 401).
     pub fn webhook(&self, id: &str, token: Option<&str>) -> Result<(), WebhookRefused> {
-        if id.is_empty() {
-            return Err(WebhookRefused::Unknown);
+        let proved = {
+            let webhooks = lock(&self.inner.webhooks);
+            let expected = webhooks.get(id).ok_or(WebhookRefused::Unknown)?;
+            token.is_some_and(|token| same(token.as_bytes(), expected.as_bytes()))
+        };
+        if !proved {
+            return Err(WebhookRefused::Forged);
         }
-        let found = PendingStore::all(&self.inner.dir)
-            .into_iter()
-            .flat_map(|(_, store)| store.list().unwrap_or_default())
-            .find(|t| t.push_id == id)
-            .ok_or(WebhookRefused::Unknown)?;
-        match token {
-            Some(token) if same(token.as_bytes(), found.push_token.as_bytes()) => {
-                self.wake();
-                Ok(())
-            }
-            _ => Err(WebhookRefused::Forged),
-        }
+        self.wake();
+        Ok(())
     }
 
     /// Follows until `cancel` is cancelled.
@@ -319,8 +329,15 @@ impl Follower {
         let inner = &self.inner;
         let now = Instant::now();
         lock(&inner.parked).retain(|_, until| *until > now);
+        let mut webhooks = HashMap::new();
         for (user, store) in PendingStore::all(&inner.dir) {
             let Ok(tasks) = store.list() else { continue };
+            for task in tasks
+                .iter()
+                .filter(|t| !t.push_id.is_empty() && !t.push_token.is_empty())
+            {
+                webhooks.insert(task.push_id.clone(), task.push_token.clone());
+            }
             for task in tasks.into_iter().filter(|t| !t.session.is_empty()) {
                 let key = (user.clone(), task.agent.clone(), task.task_id.clone());
                 if lock(&inner.parked).contains_key(&key) {
@@ -347,13 +364,16 @@ impl Follower {
                 });
             }
         }
+        *lock(&inner.webhooks) = webhooks;
     }
 }
 
 /// Whether `a` and `b` are equal, in time that does not depend on where
-/// they differ.
+/// they differ (`subtle`; only a length difference shows, and every
+/// token this crate makes has one length).
 fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    bool::from(a.ct_eq(b))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -401,6 +421,7 @@ async fn follow(
                     if let Err(e) = store.remove(&task.agent, &task.task_id) {
                         tracing::warn!(error = %e, "a delivered A2A task stays in its list");
                     }
+                    lock(&inner.webhooks).remove(&task.push_id);
                     return false;
                 }
                 Err(e) => {
@@ -514,3 +535,6 @@ fn final_error(task: &PendingTask, error: &A2aError) -> Option<FollowUpMessage> 
         }),
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -65,6 +65,13 @@ pub(crate) struct PendingTask {
 /// One lock for every change made by this process.
 static LOCK: Mutex<()> = Mutex::new(());
 
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread read a list or the directory (tests:
+    /// what a call touched).
+    pub(crate) static READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A user's list.
 #[derive(Debug, Clone)]
 pub(crate) struct PendingStore {
@@ -83,6 +90,8 @@ impl PendingStore {
 
     /// The tasks, oldest first (none when there is no file yet).
     pub(crate) fn list(&self) -> Result<Vec<PendingTask>, String> {
+        #[cfg(test)]
+        READS.with(|n| n.set(n.get() + 1));
         let bytes = match oscova_core::fs::read_private(&self.path, MAX_FILE_BYTES) {
             Ok(bytes) => bytes,
             Err(FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -155,6 +164,8 @@ impl PendingStore {
     /// Every user's list under `dir`: the user id (from the file name)
     /// and the list. Files that are not lists are skipped.
     pub(crate) fn all(dir: &Path) -> Vec<(String, Self)> {
+        #[cfg(test)]
+        READS.with(|n| n.set(n.get() + 1));
         let Ok(read) = std::fs::read_dir(dir) else {
             return Vec::new();
         };

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::support::{Agents, scope};
 
@@ -329,17 +329,28 @@ async fn the_agents_push_wakes_the_follower_and_a_forged_call_is_refused() {
     assert_eq!(id.len(), 32);
     assert_eq!(token.len(), 64);
 
+    // Until the follower has read the lists it knows no webhook; then
+    // it knows this one, and a wrong token is forged.
+    let forged = "0".repeat(64);
     assert_eq!(
-        follower.webhook(&id, Some("0".repeat(64).as_str())),
-        Err(WebhookRefused::Forged)
+        follower.webhook(&id, Some(&forged)),
+        Err(WebhookRefused::Unknown)
     );
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(follower.clone().run(cancel.clone()));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while follower.webhook(&id, Some(&forged)) != Err(WebhookRefused::Forged) {
+        assert!(
+            Instant::now() < deadline,
+            "the follower never indexed the webhook"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert_eq!(follower.webhook(&id, None), Err(WebhookRefused::Forged));
     assert_eq!(
         follower.webhook("not-a-webhook", Some(&token)),
         Err(WebhookRefused::Unknown)
     );
-    let cancel = CancellationToken::new();
-    let run = tokio::spawn(follower.run(cancel.clone()));
     let (how, message) = next(&mut rx).await;
     assert_eq!(how, Delivered::Stored);
     assert_eq!(message.text, "done: pushed");
