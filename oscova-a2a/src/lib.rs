@@ -30,7 +30,7 @@
 //! | (the listener) | before `http.rs`, every path meets the port's Origin and Host policy (`oscova_serve::OriginPolicy`): a foreign browser `Origin` is 403, and on a loopback address a `Host` that is not `localhost` or a loopback IP (DNS rebinding) |
 //! | `http.rs` | the card is public; with a follow-up hook ([`A2aServer::followups`]), `POST /a2a/followups/{id}` is answered by the hook on the id and the `X-A2A-Notification-Token` header alone (200 or 401; the body never read); everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` |
 //! | `rpc.rs` | the methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card's error when none is configured (`http.rs` answers a configured one) |
-//! | `push.rs` | webhooks kept in the task store, owner-scoped, their secrets never answered; status updates POSTed to them through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts; a run's final state owed until every webhook took it, swept after a restart |
+//! | `push.rs` | webhooks kept in the task store, owner-scoped, their secrets never answered; bounded per task and per user (`UnsupportedOperationError` past either, checked in the store's write); status updates POSTed to them through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts; a run's final state owed until every webhook took it, swept after a restart |
 //! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams; a run on another instance followed through the store, its chunks through the store's relay |
 //! | `relay.rs`, `pg_relay.rs` | a run's events published through a store several processes share (Postgres `NOTIFY` per task, text joined for 50 ms, payloads under 8000 bytes), so a subscriber on any instance gets the model's text |
 //! | `tasks.rs` | a context is the user's session `a2a:<contextId>`; a task is one run; runs of one context in turn; per-user bound on running tasks; every state stored before it is told |
@@ -74,11 +74,14 @@ pub use error::{A2aError, ServeA2aError};
 pub use http::{A2aBody, CARD_PATH, FOLLOWUPS_PATH, FollowUpHook, VERSION_HEADER};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresTaskStore;
-pub use push::{CLAIM_LEASE, MAX_CLAIMS, PushAuthentication, PushConfig, SWEEP_EVERY};
+pub use push::{
+    CLAIM_LEASE, DEFAULT_MAX_PUSH_CONFIGS_PER_TASK, DEFAULT_MAX_PUSH_CONFIGS_PER_USER, MAX_CLAIMS,
+    PushAuthentication, PushConfig, PushLimits, PushWrite, SWEEP_EVERY,
+};
 pub use server::{
     A2aServer, A2aService, BoundA2aServer, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS_PER_USER,
     DEFAULT_MAX_TASKS_PER_USER, DEFAULT_STREAM_IDLE_TIMEOUT, MAX_BODY_BYTES_RANGE,
-    MAX_STREAMS_PER_USER_RANGE, MAX_TASKS_PER_USER_RANGE, RESTART_REASON,
+    MAX_PUSH_CONFIGS_RANGE, MAX_STREAMS_PER_USER_RANGE, MAX_TASKS_PER_USER_RANGE, RESTART_REASON,
     STREAM_IDLE_TIMEOUT_RANGE,
 };
 #[cfg(feature = "sqlite")]

@@ -13,7 +13,10 @@
 //! its secrets included: the database is as private as the sessions in
 //! it); an owed push is a row of `oscova_a2a_push_owed`, written in the
 //! transaction that writes the final state, claimed with `FOR UPDATE SKIP
-//! LOCKED` so two sweeps never take one row. The stream events of a run
+//! LOCKED` so two sweeps never take one row. A webhook is counted
+//! against its bounds and inserted in one transaction under an advisory
+//! lock of its owner, so instances adding at once cannot pass them. The
+//! stream events of a run
 //! (the model's text as it comes, each state) are relayed to the other
 //! instances with `NOTIFY` (`pg_relay.rs`), so a subscriber on any
 //! instance gets the chunks, not only the states.
@@ -26,7 +29,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::pg_relay::Relay;
-use crate::push::PushConfig;
+use crate::push::{PushConfig, PushLimits, PushWrite};
 use crate::store::{
     Relayed, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
 };
@@ -70,6 +73,19 @@ const UPSERT: &str = "INSERT INTO oscova_a2a_tasks (owner, id, context_id, state
 
 /// The advisory lock the schema is created under.
 const SCHEMA_LOCK: i64 = 0x05c0_7a2a;
+
+/// The class of the advisory locks a webhook's owner is locked under
+/// while one is added (the other key is the owner's `hashtext`).
+const PUSH_LOCK: i32 = 0x05c0_7a2b;
+
+/// How many webhooks the task ($1, $2) has, and whether $3 is one of them.
+const ON_TASK: &str = "SELECT COUNT(*), COUNT(*) FILTER (WHERE id = $3)
+    FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2";
+
+/// How many webhooks $1 has on tasks not stored in a terminal state ($2).
+const LIVE: &str = "SELECT COUNT(*) FROM oscova_a2a_push_configs c
+    LEFT JOIN oscova_a2a_tasks t ON t.owner = c.owner AND t.id = c.task_id
+    WHERE c.owner = $1 AND (t.state IS NULL OR NOT (t.state = ANY($2)))";
 
 fn db(error: impl std::fmt::Display) -> StoreError {
     StoreError::Database(error.to_string())
@@ -183,19 +199,55 @@ impl TaskStore for PostgresTaskStore {
         tx.commit().await.map_err(db)
     }
 
-    async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError> {
+    async fn put_push_config(
+        &self,
+        owner: &str,
+        config: &PushConfig,
+        limits: PushLimits,
+    ) -> Result<PushWrite, StoreError> {
         let json = serde_json::to_string(config)?;
-        self.client
-            .lock()
+        let mut client = self.client.lock().await;
+        let tx = client.transaction().await.map_err(db)?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            &[&PUSH_LOCK, &owner],
+        )
+        .await
+        .map_err(db)?;
+        let row = tx
+            .query_one(ON_TASK, &[&owner, &config.task_id, &config.id])
             .await
-            .execute(
+            .map_err(db)?;
+        let (on_task, replaces): (i64, i64) =
+            (row.try_get(0).map_err(db)?, row.try_get(1).map_err(db)?);
+        let ended: Vec<&str> = [
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+            TaskState::Rejected,
+        ]
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
+        let live: i64 = tx
+            .query_one(LIVE, &[&owner, &ended])
+            .await
+            .map_err(db)?
+            .try_get(0)
+            .map_err(db)?;
+        let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+        let decided = PushWrite::decide(limits, replaces > 0, count(on_task), count(live));
+        if decided == PushWrite::Written {
+            tx.execute(
                 "INSERT INTO oscova_a2a_push_configs (owner, task_id, id, config) VALUES ($1, $2, $3, $4)
                  ON CONFLICT (owner, task_id, id) DO UPDATE SET config = EXCLUDED.config",
                 &[&owner, &config.task_id, &config.id, &json],
             )
             .await
             .map_err(db)?;
-        Ok(())
+        }
+        tx.commit().await.map_err(db)?;
+        Ok(decided)
     }
 
     async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {

@@ -36,6 +36,25 @@
 //! scope, so a webhook on a loopback, private, link-local or metadata
 //! address is refused (never retried) unless the operator allowed that
 //! destination (`[network] allow`).
+//!
+//! Webhooks are bounded ([`PushLimits`]), since each one is a POST of
+//! every status update: a task has at most `per_task` (default
+//! [`DEFAULT_MAX_PUSH_CONFIGS_PER_TASK`]), and a user at most `per_user`
+//! (default [`DEFAULT_MAX_PUSH_CONFIGS_PER_USER`]) on their tasks that
+//! have not ended (a task stored in a terminal state is never pushed
+//! again, bar a final state still owed; an `INPUT_REQUIRED` or
+//! `AUTH_REQUIRED` task has not ended, and its webhooks count until it
+//! does or they are deleted). The store checks both in the write that
+//! adds one ([`TaskStore::put_push_config`]), so concurrent creates, on
+//! any instance of a fleet, cannot pass them; replacing a webhook by its
+//! id is always allowed. One more is refused, whether by
+//! `CreateTaskPushNotificationConfig` or `SendMessage`'s
+//! `configuration.taskPushNotificationConfig`, on either binding, with
+//! `UnsupportedOperationError` (-32004, HTTP 400), as this server's
+//! other per-user bounds are: the specification names no error of its
+//! own for a bound, and this one is "an aspect of the operation not
+//! supported" (its section 3.3.2), not a malformed parameter. A
+//! `SendMessage` refused so starts no task.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -132,6 +151,69 @@ impl PushConfig {
     }
 }
 
+/// The default bound on one task's webhooks.
+pub const DEFAULT_MAX_PUSH_CONFIGS_PER_TASK: usize = 8;
+/// The default bound on one user's webhooks on tasks that have not ended.
+pub const DEFAULT_MAX_PUSH_CONFIGS_PER_USER: usize = 128;
+
+/// The bounds on webhooks a store checks when it adds one (see the
+/// module rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PushLimits {
+    /// The most webhooks of one task.
+    pub per_task: usize,
+    /// The most webhooks of one user on their tasks not stored in a
+    /// terminal state.
+    pub per_user: usize,
+}
+
+impl PushLimits {
+    /// `per_task` webhooks a task, `per_user` a user.
+    pub fn new(per_task: usize, per_user: usize) -> Self {
+        Self { per_task, per_user }
+    }
+}
+
+impl Default for PushLimits {
+    fn default() -> Self {
+        Self::new(
+            DEFAULT_MAX_PUSH_CONFIGS_PER_TASK,
+            DEFAULT_MAX_PUSH_CONFIGS_PER_USER,
+        )
+    }
+}
+
+/// What [`TaskStore::put_push_config`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PushWrite {
+    /// Written (inserted, or replacing the one with its id).
+    Written,
+    /// Not written: the task has [`PushLimits::per_task`] webhooks.
+    TaskFull,
+    /// Not written: the user has [`PushLimits::per_user`] webhooks on
+    /// tasks that have not ended.
+    UserFull,
+}
+
+impl PushWrite {
+    /// Whether a store with `on_task` webhooks on the task and `live` on
+    /// the user's tasks that have not ended may add one (`replaces`: the
+    /// config's id is one of the task's already).
+    pub fn decide(limits: PushLimits, replaces: bool, on_task: usize, live: usize) -> Self {
+        if replaces {
+            Self::Written
+        } else if on_task >= limits.per_task {
+            Self::TaskFull
+        } else if live >= limits.per_user {
+            Self::UserFull
+        } else {
+            Self::Written
+        }
+    }
+}
+
 /// Whether `state` ends a run: its push is owed at least once.
 pub(crate) fn is_final(state: TaskState) -> bool {
     state.is_terminal() || state == TaskState::AuthRequired
@@ -143,6 +225,7 @@ pub(crate) fn is_final(state: TaskState) -> bool {
 pub(crate) struct Pushes {
     store: Arc<dyn TaskStore>,
     client: HttpClient,
+    limits: PushLimits,
 }
 
 fn internal(error: impl std::fmt::Display) -> A2aError {
@@ -150,12 +233,13 @@ fn internal(error: impl std::fmt::Display) -> A2aError {
 }
 
 impl Pushes {
-    /// Webhooks kept in `store`, called through `client` (the host's) with
-    /// the `Internet` scope.
-    pub(crate) fn new(client: &HttpClient, store: Arc<dyn TaskStore>) -> Self {
+    /// Webhooks kept in `store` within `limits`, called through `client`
+    /// (the host's) with the `Internet` scope.
+    pub(crate) fn new(client: &HttpClient, store: Arc<dyn TaskStore>, limits: PushLimits) -> Self {
         Self {
             store,
             client: client.with_fixed_scope(NetworkScope::Internet),
+            limits,
         }
     }
 
@@ -182,11 +266,31 @@ impl Pushes {
         config: PushConfig,
     ) -> Result<PushConfig, A2aError> {
         let config = Self::check(task, config)?;
-        self.store
-            .put_push_config(owner, &config)
-            .await
-            .map_err(internal)?;
+        self.add(owner, &config).await?;
         Ok(config.redacted())
+    }
+
+    /// Writes the checked `config` of `owner` within the bounds: the one
+    /// write every webhook goes through.
+    pub(crate) async fn add(&self, owner: &str, config: &PushConfig) -> Result<(), A2aError> {
+        let limits = self.limits;
+        match self
+            .store
+            .put_push_config(owner, config, limits)
+            .await
+            .map_err(internal)?
+        {
+            PushWrite::Written => Ok(()),
+            PushWrite::TaskFull => Err(A2aError::UnsupportedOperation(format!(
+                "too many push notification configs: at most {} per task; delete one first",
+                limits.per_task
+            ))),
+            PushWrite::UserFull => Err(A2aError::UnsupportedOperation(format!(
+                "too many push notification configs: at most {} per user on tasks that have \
+                 not ended; delete one first",
+                limits.per_user
+            ))),
+        }
     }
 
     /// The webhooks of the task, redacted.

@@ -3,7 +3,8 @@
 //! port ([`A2aService::handle`]).
 //!
 //! Rules: every numeric setting has a range ([`MAX_BODY_BYTES_RANGE`],
-//! [`MAX_TASKS_PER_USER_RANGE`]) checked when the service is built. Without
+//! [`MAX_TASKS_PER_USER_RANGE`], [`MAX_PUSH_CONFIGS_RANGE`]) checked when
+//! the service is built. Without
 //! tokens or OAuth, [`A2aServer::bind`] refuses any address but a loopback
 //! one. A bound server's listener holds every request to the address's
 //! Origin and Host policy (`oscova_serve::OriginPolicy::new`: loopback
@@ -44,6 +45,7 @@ use crate::card::{CardConfig, card_json, extended_card_json};
 use crate::error::ServeA2aError;
 use crate::http::FollowUpHook;
 use crate::http::{A2aBody, State};
+use crate::push::PushLimits;
 use crate::store::TaskStore;
 use crate::tasks::{Limits, Runner};
 
@@ -59,6 +61,9 @@ pub const MAX_TASKS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 pub const DEFAULT_MAX_STREAMS_PER_USER: usize = 32;
 /// The range of [`A2aServer::max_streams_per_user`].
 pub const MAX_STREAMS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The range of [`A2aServer::max_push_configs_per_task`] and
+/// [`A2aServer::max_push_configs_per_user`].
+pub const MAX_PUSH_CONFIGS_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 /// The default time a stream may go without an event: as MCP's idle
 /// timeout.
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -87,6 +92,7 @@ pub struct A2aServer {
     max_body_bytes: usize,
     max_tasks_per_user: usize,
     max_streams_per_user: usize,
+    push_limits: PushLimits,
     stream_idle: Duration,
     fail_unfinished: bool,
     shutdown_grace: Duration,
@@ -119,6 +125,7 @@ impl A2aServer {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_tasks_per_user: DEFAULT_MAX_TASKS_PER_USER,
             max_streams_per_user: DEFAULT_MAX_STREAMS_PER_USER,
+            push_limits: PushLimits::default(),
             stream_idle: DEFAULT_STREAM_IDLE_TIMEOUT,
             fail_unfinished: true,
             shutdown_grace: Duration::from_secs(10),
@@ -214,6 +221,24 @@ impl A2aServer {
         self
     }
 
+    /// The bound on one task's push notification configs (webhooks), in
+    /// [`MAX_PUSH_CONFIGS_RANGE`]; default
+    /// [`DEFAULT_MAX_PUSH_CONFIGS_PER_TASK`](crate::DEFAULT_MAX_PUSH_CONFIGS_PER_TASK).
+    /// One more is refused with `UnsupportedOperationError`.
+    pub fn max_push_configs_per_task(mut self, max: usize) -> Self {
+        self.push_limits.per_task = max;
+        self
+    }
+
+    /// The bound on one user's push notification configs on their tasks
+    /// that have not ended, in [`MAX_PUSH_CONFIGS_RANGE`]; default
+    /// [`DEFAULT_MAX_PUSH_CONFIGS_PER_USER`](crate::DEFAULT_MAX_PUSH_CONFIGS_PER_USER).
+    /// One more is refused with `UnsupportedOperationError`.
+    pub fn max_push_configs_per_user(mut self, max: usize) -> Self {
+        self.push_limits.per_user = max;
+        self
+    }
+
     /// How long a stream may go without an event before it is closed
     /// (keep-alive comments do not count), in [`STREAM_IDLE_TIMEOUT_RANGE`].
     pub fn stream_idle_timeout(mut self, idle: Duration) -> Self {
@@ -251,6 +276,18 @@ impl A2aServer {
             self.max_streams_per_user,
             &MAX_STREAMS_PER_USER_RANGE,
         )?;
+        let push_limits = PushLimits::new(
+            check_count(
+                "max_push_configs_per_task",
+                self.push_limits.per_task,
+                &MAX_PUSH_CONFIGS_RANGE,
+            )?,
+            check_count(
+                "max_push_configs_per_user",
+                self.push_limits.per_user,
+                &MAX_PUSH_CONFIGS_RANGE,
+            )?,
+        );
         let stream_idle = check_duration(
             "stream_idle_timeout",
             self.stream_idle,
@@ -296,6 +333,7 @@ impl A2aServer {
                 tasks_per_user: max_tasks,
                 streams_per_user: max_streams,
                 stream_idle,
+                pushes: push_limits,
             },
             cancel.clone(),
         ));

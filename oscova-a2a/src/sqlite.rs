@@ -18,7 +18,10 @@
 //! first. A task's webhooks are rows of `a2a_push_configs` (owner, task,
 //! id, the config as JSON, its secrets included: the file is as private
 //! as the sessions in it); an owed push is a row of `a2a_push_owed`,
-//! written in the same write as the final state.
+//! written in the same write as the final state. A webhook is counted
+//! against its bounds and inserted in one write (the writer's `BEGIN
+//! IMMEDIATE` transaction), so two processes adding at once cannot pass
+//! them.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -26,7 +29,7 @@ use std::time::Duration;
 use oscova_agent::session::store::{SqliteFile, SqliteFileError};
 use rusqlite::{OptionalExtension, params};
 
-use crate::push::PushConfig;
+use crate::push::{PushConfig, PushLimits, PushWrite};
 use crate::store::{
     StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
 };
@@ -63,6 +66,16 @@ const OWE: &str = "INSERT INTO a2a_push_owed (owner, task_id, claimed_at, claims
     SELECT ?1, ?2, ?3, 0 WHERE EXISTS
         (SELECT 1 FROM a2a_push_configs WHERE owner = ?1 AND task_id = ?2)
     ON CONFLICT (owner, task_id) DO UPDATE SET claimed_at = excluded.claimed_at, claims = 0";
+
+/// How many webhooks the task (?1, ?2) has, and whether ?3 is one of them.
+const ON_TASK: &str = "SELECT COUNT(*), COALESCE(SUM(id = ?3), 0) FROM a2a_push_configs
+    WHERE owner = ?1 AND task_id = ?2";
+
+/// How many webhooks ?1 has on tasks not stored in a terminal state
+/// (?2..?5).
+const LIVE: &str = "SELECT COUNT(*) FROM a2a_push_configs c
+    LEFT JOIN a2a_tasks t ON t.owner = c.owner AND t.id = c.task_id
+    WHERE c.owner = ?1 AND (t.state IS NULL OR t.state NOT IN (?2, ?3, ?4, ?5))";
 
 const UPSERT: &str =
     "INSERT INTO a2a_tasks (owner, id, context_id, state, task) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -140,18 +153,47 @@ impl TaskStore for SqliteTaskStore {
         self.write_task(owner, task, true).await
     }
 
-    async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError> {
+    async fn put_push_config(
+        &self,
+        owner: &str,
+        config: &PushConfig,
+        limits: PushLimits,
+    ) -> Result<PushWrite, StoreError> {
         let json = serde_json::to_string(config)?;
         let (owner, task, id) = (owner.to_owned(), config.task_id.clone(), config.id.clone());
         self.file
             .write(move |conn| {
+                let (on_task, replaces): (i64, i64) = conn
+                    .query_row(ON_TASK, params![owner, task, id], |row| {
+                        Ok((row.get(0)?, row.get(1)?))
+                    })
+                    .map_err(db)?;
+                let live: i64 = conn
+                    .query_row(
+                        LIVE,
+                        params![
+                            owner,
+                            TaskState::Completed.as_str(),
+                            TaskState::Failed.as_str(),
+                            TaskState::Canceled.as_str(),
+                            TaskState::Rejected.as_str()
+                        ],
+                        |row| row.get(0),
+                    )
+                    .map_err(db)?;
+                let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+                let decided =
+                    PushWrite::decide(limits, replaces > 0, count(on_task), count(live));
+                if decided != PushWrite::Written {
+                    return Ok(decided);
+                }
                 conn.execute(
                     "INSERT INTO a2a_push_configs (owner, task_id, id, config) VALUES (?1, ?2, ?3, ?4)
                      ON CONFLICT (owner, task_id, id) DO UPDATE SET config = excluded.config",
                     params![owner, task, id, json],
                 )
                 .map_err(db)?;
-                Ok(())
+                Ok(decided)
             })
             .await
     }

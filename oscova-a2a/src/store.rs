@@ -12,7 +12,9 @@
 //! becomes `FAILED` with a reason, never lost and never left running.
 //!
 //! A task's webhooks ([`PushConfig`]) are kept beside it, read and
-//! deleted by the same owner. A final state (terminal, or
+//! deleted by the same owner, and bounded per task and per owner
+//! ([`PushLimits`], checked in the write that adds one, so concurrent
+//! writers cannot pass them; see `push.rs`). A final state (terminal, or
 //! `AUTH_REQUIRED`) written with [`TaskStore::put_final`], or by
 //! [`TaskStore::fail_unfinished`], marks its push owed in the same write
 //! when the task has a webhook; [`TaskStore::push_delivered`] clears the
@@ -28,7 +30,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::push::PushConfig;
+use crate::push::{PushConfig, PushLimits, PushWrite};
 use crate::wire::{Task, TaskState};
 
 /// Why a store failed.
@@ -85,8 +87,18 @@ pub trait TaskStore: Send + Sync + 'static {
     /// push owed (claimed now) when the task has a webhook.
     async fn put_final(&self, owner: &str, task: &Task) -> Result<(), StoreError>;
     /// Writes a webhook of `owner`'s task `config.task_id` (inserted, or
-    /// replacing the one with its id).
-    async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError>;
+    /// replacing the one with its id), unless that adds one past
+    /// `limits`: the task's webhooks, or `owner`'s on tasks not stored in
+    /// a terminal state (a task not stored yet counts as not ended). The
+    /// count and the write are one step: concurrent writers, in this
+    /// process or another on the same store, cannot pass the bounds
+    /// ([`PushWrite::decide`] says what to write).
+    async fn put_push_config(
+        &self,
+        owner: &str,
+        config: &PushConfig,
+        limits: PushLimits,
+    ) -> Result<PushWrite, StoreError>;
     /// The webhooks of the task `task` of `owner`, oldest first.
     async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError>;
     /// Deletes the webhook `id` of the task; whether there was one.
@@ -264,16 +276,39 @@ impl TaskStore for MemoryTaskStore {
         Ok(())
     }
 
-    async fn put_push_config(&self, owner: &str, config: &PushConfig) -> Result<(), StoreError> {
+    async fn put_push_config(
+        &self,
+        owner: &str,
+        config: &PushConfig,
+        limits: PushLimits,
+    ) -> Result<PushWrite, StoreError> {
+        // The tasks' lock, then the webhooks': no other path holds both.
+        let tasks = self.lock();
         let mut pushes = self.pushes();
-        let list = pushes
-            .entry((owner.to_owned(), config.task_id.clone()))
-            .or_default();
+        let ended = |task: &str| {
+            tasks
+                .get(&(owner.to_owned(), task.to_owned()))
+                .is_some_and(|(_, t)| t.status.state.is_terminal())
+        };
+        let live = pushes
+            .iter()
+            .filter(|((o, task), _)| o == owner && !ended(task))
+            .map(|(_, list)| list.len())
+            .sum();
+        let key = (owner.to_owned(), config.task_id.clone());
+        let list = pushes.get(&key).map_or(&[][..], Vec::as_slice);
+        let replaces = list.iter().any(|c| c.id == config.id);
+        let decided = PushWrite::decide(limits, replaces, list.len(), live);
+        drop(tasks);
+        if decided != PushWrite::Written {
+            return Ok(decided);
+        }
+        let list = pushes.entry(key).or_default();
         match list.iter_mut().find(|c| c.id == config.id) {
             Some(old) => *old = config.clone(),
             None => list.push(config.clone()),
         }
-        Ok(())
+        Ok(decided)
     }
 
     async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {

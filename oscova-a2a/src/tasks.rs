@@ -51,7 +51,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::A2aError;
 pub(crate) use crate::events::status_update;
 use crate::events::{settle, wait};
-use crate::push::{PushConfig, Pushes};
+use crate::push::{PushConfig, PushLimits, Pushes};
 use crate::store::TaskStore;
 use crate::stream::StreamSlot;
 use crate::wire::{Message, Role, Task, TaskState, new_id};
@@ -122,6 +122,7 @@ pub(crate) struct Limits {
     pub(crate) tasks_per_user: usize,
     pub(crate) streams_per_user: usize,
     pub(crate) stream_idle: Duration,
+    pub(crate) pushes: PushLimits,
 }
 
 impl Runner {
@@ -133,7 +134,11 @@ impl Runner {
         limits: Limits,
         cancel: CancellationToken,
     ) -> Self {
-        let pushes = Pushes::new(&agents.plugins().http_client(), store.clone());
+        let pushes = Pushes::new(
+            &agents.plugins().http_client(),
+            store.clone(),
+            limits.pushes,
+        );
         Self {
             agents,
             store,
@@ -261,15 +266,23 @@ impl Runner {
             );
         }
         start.stored = start.stored || push.is_some();
-        let stored = match push {
-            Some(push) => match self.store.put(owner, &task).await {
-                Ok(()) => self.store.put_push_config(owner, &push).await,
-                Err(error) => Err(error),
-            },
-            None if start.stored => self.store.put(owner, &task).await,
-            None => Ok(()),
+        // The webhook first, within its bounds: refused, no task is stored
+        // (a task not stored yet counts as one that has not ended).
+        if let Some(push) = &push
+            && let Err(error) = self.pushes.add(owner, push).await
+        {
+            self.running().remove(&(owner.to_owned(), id));
+            return Err(error);
+        }
+        let stored = if start.stored {
+            self.store.put(owner, &task).await
+        } else {
+            Ok(())
         };
         if let Err(error) = stored {
+            if let Some(push) = &push {
+                let _ = self.store.delete_push_config(owner, &id, &push.id).await;
+            }
             self.running().remove(&(owner.to_owned(), id));
             return Err(internal(error));
         }

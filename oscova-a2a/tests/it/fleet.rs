@@ -252,5 +252,6 @@ async fn postgres_keeps_webhooks_by_owner_and_owes_final_states() {
     let cluster = oscova_test_support::postgres::Cluster::start();
     let config = cluster.create_database("a2a_owed");
     let store = PostgresTaskStore::connect(&config).await.unwrap();
-    crate::support::check_owed_pushes(&store).await;
+    crate::stores::check_owed_pushes(&store).await;
+    crate::stores::check_push_bounds(&store).await;
 }

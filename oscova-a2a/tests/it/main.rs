@@ -14,5 +14,7 @@ mod js;
 mod oauth;
 mod protocol;
 mod push;
+mod push_bounds;
 mod sdk;
+mod stores;
 mod support;

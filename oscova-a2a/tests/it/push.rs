@@ -345,10 +345,12 @@ async fn configs_outlive_a_restart_and_a_final_state_not_delivered_is_delivered_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_and_sqlite_keep_webhooks_by_owner_and_owe_final_states() {
-    crate::support::check_owed_pushes(&MemoryTaskStore::new()).await;
+    crate::stores::check_owed_pushes(&MemoryTaskStore::new()).await;
+    crate::stores::check_push_bounds(&MemoryTaskStore::new()).await;
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteTaskStore::open(dir.path().join("tasks.db"))
         .await
         .unwrap();
-    crate::support::check_owed_pushes(&store).await;
+    crate::stores::check_owed_pushes(&store).await;
+    crate::stores::check_push_bounds(&store).await;
 }

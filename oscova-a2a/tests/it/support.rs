@@ -18,6 +18,9 @@ use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use oscova_serve::{OAuthConfig, UserToken};
 use serde_json::Value;
 
+/// A change to the server's settings before it binds.
+pub(crate) type Tweak = Box<dyn FnOnce(A2aServer) -> A2aServer + Send>;
+
 pub(crate) const ALICE: &str = "alice-token";
 pub(crate) const BOB: &str = "bob-token";
 
@@ -314,14 +317,14 @@ impl Server {
 
     /// A server whose streams close after `idle` without an event.
     pub(crate) async fn start_idle(idle: Duration) -> Self {
-        Self::start_options(
-            Arc::new(MemoryTaskStore::new()),
-            None,
-            true,
-            Some(idle),
-            None,
-        )
-        .await
+        Self::start_tweaked(Box::new(move |s| s.stream_idle_timeout(idle)), None).await
+    }
+
+    /// A server with `tweak`'s settings, its host calling out through
+    /// `http`.
+    pub(crate) async fn start_tweaked(tweak: Tweak, http: Option<oscova_core::HttpClient>) -> Self {
+        let store = Arc::new(MemoryTaskStore::new());
+        Self::start_options(store, http, true, Some(tweak), None).await
     }
 
     /// A server that also accepts OAuth access tokens checked by `oauth`,
@@ -341,7 +344,7 @@ impl Server {
         store: Arc<dyn TaskStore>,
         http: Option<oscova_core::HttpClient>,
         fail_unfinished: bool,
-        idle: Option<Duration>,
+        tweak: Option<Tweak>,
         oauth: Option<(OAuthConfig, String)>,
     ) -> Self {
         let mut plugins = PluginHost::builder()
@@ -351,7 +354,16 @@ impl Server {
             plugins = plugins.http_client(http);
         }
         let sessions = Arc::new(MemoryStore::new());
-        Self::start_host(plugins, sessions, store, fail_unfinished, idle, oauth, None).await
+        Self::start_host(
+            plugins,
+            sessions,
+            store,
+            fail_unfinished,
+            tweak,
+            oauth,
+            None,
+        )
+        .await
     }
 
     async fn start_host(
@@ -359,7 +371,7 @@ impl Server {
         sessions: Arc<dyn SessionStore>,
         store: Arc<dyn TaskStore>,
         fail_unfinished: bool,
-        idle: Option<Duration>,
+        tweak: Option<Tweak>,
         oauth: Option<(OAuthConfig, String)>,
         addr: Option<std::net::SocketAddr>,
     ) -> Self {
@@ -374,6 +386,9 @@ impl Server {
         if let Some((config, resource)) = oauth {
             server = server.oauth(config, Some(resource));
         }
+        if let Some(tweak) = tweak {
+            server = tweak(server);
+        }
         let server = server
             .tokens([
                 UserToken::from_token("alice", ALICE),
@@ -382,7 +397,6 @@ impl Server {
             .card(card)
             .model("scripted", Some("m1".into()))
             .fail_unfinished_at_start(fail_unfinished)
-            .stream_idle_timeout(idle.unwrap_or(oscova_a2a::DEFAULT_STREAM_IDLE_TIMEOUT))
             .bind(addr.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap()))
             .await
             .unwrap();
@@ -487,108 +501,4 @@ pub(crate) async fn sdk(base: &str, token: Option<&str>, binding: &str, op: &[&s
             String::from_utf8_lossy(&output.stderr)
         )
     })
-}
-
-/// What every store does with webhooks and owed pushes: configs by owner,
-/// a final state owed only when the task has a webhook, a claim taken once
-/// until it is stale, a mark dropped after `max_claims` claims.
-pub(crate) async fn check_owed_pushes(store: &dyn TaskStore) {
-    use oscova_a2a::wire::{Message, Task, TaskState};
-    let message: Message = serde_json::from_value(serde_json::json!({
-        "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}))
-    .unwrap();
-    let mut hooked = Task::submitted("t-hooked".into(), "c1".into(), message.clone());
-    let mut bare = Task::submitted("t-bare".into(), "c1".into(), message);
-    store.put("alice", &hooked).await.unwrap();
-    store.put("alice", &bare).await.unwrap();
-    let config: oscova_a2a::PushConfig = serde_json::from_value(serde_json::json!({
-        "id": "h1", "taskId": "t-hooked", "url": "http://127.0.0.1:9/hook",
-        "token": "tok", "authentication": {"scheme": "Bearer", "credentials": "secret"}}))
-    .unwrap();
-    store.put_push_config("alice", &config).await.unwrap();
-    assert_eq!(
-        store.push_configs("alice", "t-hooked").await.unwrap(),
-        std::slice::from_ref(&config)
-    );
-    assert!(
-        store
-            .push_configs("bob", "t-hooked")
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    assert!(
-        !store
-            .delete_push_config("bob", "t-hooked", "h1")
-            .await
-            .unwrap()
-    );
-
-    hooked.set_state(TaskState::Completed, None);
-    bare.set_state(TaskState::Completed, None);
-    store.put_final("alice", &hooked).await.unwrap();
-    store.put_final("alice", &bare).await.unwrap();
-    assert_eq!(
-        store
-            .get("alice", "t-hooked")
-            .await
-            .unwrap()
-            .unwrap()
-            .status
-            .state,
-        TaskState::Completed
-    );
-    // Claimed just now by the writer: not stale for a minute.
-    let lease = Duration::from_secs(60);
-    assert!(store.claim_owed_pushes(lease, 2).await.unwrap().is_empty());
-    let owed = [("alice".to_owned(), "t-hooked".to_owned())];
-    assert_eq!(
-        store.claim_owed_pushes(Duration::ZERO, 2).await.unwrap(),
-        owed
-    );
-    assert!(store.claim_owed_pushes(lease, 2).await.unwrap().is_empty());
-    assert_eq!(
-        store.claim_owed_pushes(Duration::ZERO, 2).await.unwrap(),
-        owed
-    );
-    // Claimed twice: the next sweep drops it.
-    assert!(
-        store
-            .claim_owed_pushes(Duration::ZERO, 2)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    assert!(
-        store
-            .claim_owed_pushes(Duration::ZERO, 2)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-
-    store.put_final("alice", &hooked).await.unwrap();
-    store.push_delivered("alice", "t-hooked").await.unwrap();
-    assert!(
-        store
-            .claim_owed_pushes(Duration::ZERO, 2)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    assert!(
-        store
-            .delete_push_config("alice", "t-hooked", "h1")
-            .await
-            .unwrap()
-    );
-    store.put_final("alice", &hooked).await.unwrap();
-    assert!(
-        store
-            .claim_owed_pushes(Duration::ZERO, 2)
-            .await
-            .unwrap()
-            .is_empty(),
-        "no webhook left: nothing owed"
-    );
 }

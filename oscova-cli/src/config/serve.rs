@@ -16,8 +16,11 @@
 //! clients reach the server at, `[[extended_skills]]`: skills only the
 //! extended card lists, which `GetExtendedAgentCard` answers to callers
 //! with a token; with none, the card says no extended card) and the limits `max_tasks_per_user`
-//! (tasks running at once per user), `max_streams_per_user` and
-//! `stream_idle_timeout_secs`, each in its `oscova_a2a::*_RANGE` (a
+//! (tasks running at once per user), `max_streams_per_user`,
+//! `stream_idle_timeout_secs`, `max_push_configs_per_task` (webhooks on
+//! one task, default 8) and `max_push_configs_per_user` (one user's
+//! webhooks on tasks that have not ended, default 128; past either,
+//! `UnsupportedOperationError`), each in its `oscova_a2a::*_RANGE` (a
 //! value outside it is an error when the file is loaded, naming the
 //! key). The body cap is `[mcp] max_body_bytes`, for both protocols. A
 //! skill without an id or a name is an error when the file is loaded.
@@ -44,6 +47,8 @@
 //! max_tasks_per_user = 8
 //! max_streams_per_user = 16
 //! stream_idle_timeout_secs = 600
+//! max_push_configs_per_task = 4
+//! max_push_configs_per_user = 64
 //!
 //! [[serve.a2a.extended_skills]]
 //! id = "expenses"
@@ -52,8 +57,8 @@
 //! ```
 
 use oscova_a2a::{
-    A2aServer, CardConfig, MAX_STREAMS_PER_USER_RANGE, MAX_TASKS_PER_USER_RANGE,
-    STREAM_IDLE_TIMEOUT_RANGE, Skill,
+    A2aServer, CardConfig, MAX_PUSH_CONFIGS_RANGE, MAX_STREAMS_PER_USER_RANGE,
+    MAX_TASKS_PER_USER_RANGE, STREAM_IDLE_TIMEOUT_RANGE, Skill,
 };
 use serde::Deserialize;
 
@@ -80,6 +85,8 @@ pub(crate) struct A2aServeSection {
     max_tasks_per_user: Option<usize>,
     max_streams_per_user: Option<usize>,
     stream_idle_timeout_secs: Option<u64>,
+    max_push_configs_per_task: Option<usize>,
+    max_push_configs_per_user: Option<usize>,
     #[serde(default)]
     skills: Vec<SkillEntry>,
     #[serde(default)]
@@ -172,6 +179,20 @@ impl ServeSection {
                 MAX_STREAMS_PER_USER_RANGE.end()
             ));
         }
+        for (key, max) in [
+            ("max_push_configs_per_task", a2a.max_push_configs_per_task),
+            ("max_push_configs_per_user", a2a.max_push_configs_per_user),
+        ] {
+            if let Some(max) = max
+                && !MAX_PUSH_CONFIGS_RANGE.contains(&max)
+            {
+                return Err(format!(
+                    "serve.a2a.{key} = {max} is outside {} to {}",
+                    MAX_PUSH_CONFIGS_RANGE.start(),
+                    MAX_PUSH_CONFIGS_RANGE.end()
+                ));
+            }
+        }
         if let Some(secs) = a2a.stream_idle_timeout_secs
             && !STREAM_IDLE_TIMEOUT_RANGE.contains(&std::time::Duration::from_secs(secs))
         {
@@ -218,6 +239,12 @@ impl ServeSection {
         if let Some(secs) = self.a2a.stream_idle_timeout_secs {
             server = server.stream_idle_timeout(std::time::Duration::from_secs(secs));
         }
+        if let Some(max) = self.a2a.max_push_configs_per_task {
+            server = server.max_push_configs_per_task(max);
+        }
+        if let Some(max) = self.a2a.max_push_configs_per_user {
+            server = server.max_push_configs_per_user(max);
+        }
         server
     }
 
@@ -254,6 +281,8 @@ mod tests {
         for (key, value) in [
             ("max_streams_per_user", "0"),
             ("stream_idle_timeout_secs", "0"),
+            ("max_push_configs_per_task", "0"),
+            ("max_push_configs_per_user", "0"),
         ] {
             let section: ServeSection =
                 toml::from_str(&format!("[a2a]\n{key} = {value}\n")).unwrap();
