@@ -8,6 +8,13 @@
 //! tokens are tried first; a token that is none of them goes to the OAuth
 //! resource server ([`OAuth`], `oauth/`), when one is configured, whose
 //! rules (signature, issuer, audience, time, scope) are in its module.
+//! An access token's user is the operator's mapping of its claim, else an
+//! id derived from the issuer and the claim (`oauth.<tag>.<value>`,
+//! [`oauth_user_id`](crate::oauth_user_id)), so a claim equal to a static
+//! user's id (`alice`) is not that user; and a token whose derived id a
+//! static token also names (an id in OAuth's namespace,
+//! [`OAUTH_USER_PREFIX`], given to a static user) is refused, so the two
+//! never meet unless the operator maps a claim to a user.
 //! Without OAuth, a missing, malformed or unknown token is HTTP 401 with
 //! `WWW-Authenticate: Bearer` and never says which of the three it was.
 //! With OAuth, the challenge carries `resource_metadata` (RFC 9728) and the
@@ -26,7 +33,7 @@ use std::sync::Arc;
 use http::{HeaderMap, StatusCode};
 use sha2::{Digest, Sha256};
 
-use crate::oauth::OAuth;
+use crate::oauth::{OAUTH_USER_PREFIX, OAuth};
 
 /// One user's token, known by its SHA-256 hash.
 #[derive(Clone, PartialEq, Eq)]
@@ -176,6 +183,11 @@ impl Tokens {
         self.user_of(&Sha256::digest(presented.as_bytes()).into())
     }
 
+    /// Whether a token of the table stands for `user`.
+    fn names(&self, user: &str) -> bool {
+        self.tokens.iter().any(|t| t.user == user)
+    }
+
     /// The user whose token has SHA-256 `hash`, compared with every entry.
     fn user_of(&self, hash: &[u8; 32]) -> Option<&str> {
         let mut found = None;
@@ -290,10 +302,15 @@ impl Authenticator {
         if let Some(user) = self.tokens.user_of(&hash) {
             return Ok(Some(user.to_owned()));
         }
-        match &self.oauth {
-            None => Err(AuthRefusal::InvalidToken),
-            Some(oauth) => oauth.verify_hashed(presented, hash).await.map(Some),
+        let Some(oauth) = &self.oauth else {
+            return Err(AuthRefusal::InvalidToken);
+        };
+        let user = oauth.verify_hashed(presented, hash).await?;
+        if user.starts_with(OAUTH_USER_PREFIX) && self.tokens.names(&user) {
+            tracing::debug!(%user, "OAuth access token refused: a static token's user has its id");
+            return Err(AuthRefusal::InvalidToken);
         }
+        Ok(Some(user))
     }
 
     /// The `WWW-Authenticate` value for `refusal`.

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | [`Authenticator`], [`AuthRefusal`] | a request becomes a user, or a refusal with its status and `WWW-Authenticate` challenge |
 //! | [`Tokens`], [`UserToken`] | static bearer tokens: only hashes kept, compared in constant time |
-//! | [`OAuth`], [`OAuthConfig`] | an OAuth 2.1 resource server: JWT access tokens from one issuer (RS256, ES256, EdDSA), its RFC 9728 metadata |
+//! | [`OAuth`], [`OAuthConfig`] | an OAuth 2.1 resource server: JWT access tokens from one issuer (RS256, ES256, EdDSA), its RFC 9728 metadata; a token's user is the operator's mapping of its claim, else [`oauth_user_id`] (`oauth.<issuer tag>.<value>`), never a static-token user by name |
 //! | [`ScopeCache`] | each user's scope (and what the front end derives from it), built on first use, bounded |
 //! | [`OriginPolicy`], [`OriginRefusal`] | loopback origins plus the operator's; `Host` checked on loopback; enforced by [`Listener`] on every request, before any handler |
 //! | [`CallBound`], [`Responses`], [`CountedBody`] | calls in flight for the whole server; responses still being sent |
@@ -98,8 +98,8 @@ pub use listen::{
     MAX_CONNECTIONS_RANGE, RequestBody, ServeError, Shutdown,
 };
 pub use oauth::{
-    DEFAULT_LEEWAY, DEFAULT_REFETCH_INTERVAL, LEEWAY_RANGE, OAuth, OAuthConfig, OAuthError,
-    REFETCH_INTERVAL_RANGE,
+    DEFAULT_LEEWAY, DEFAULT_REFETCH_INTERVAL, LEEWAY_RANGE, OAUTH_USER_PREFIX, OAuth, OAuthConfig,
+    OAuthError, REFETCH_INTERVAL_RANGE, oauth_user_id,
 };
 pub use origin::{OriginPolicy, OriginRefusal};
 pub use scopes::{ScopeCache, UserDirectory};

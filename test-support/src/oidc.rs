@@ -137,6 +137,37 @@ impl OidcProvider {
 }
 
 impl OidcProvider {
+    /// `claims` signed RS256 by the provider's own current key
+    /// (`/test/sign`): a token with a genuine signature and whatever
+    /// claims a test wants (a blocking request).
+    ///
+    /// # Panics
+    ///
+    /// When the server does not answer.
+    pub fn sign(&self, claims: &serde_json::Value) -> String {
+        let authority = self.issuer.trim_start_matches("http://");
+        let body = claims.to_string();
+        let mut stream = std::net::TcpStream::connect(authority).expect("reach oidc-provider");
+        write!(
+            stream,
+            "POST /test/sign HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send the sign request");
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .expect("read the signed token");
+        let token = answer.split("\r\n\r\n").nth(1).unwrap_or_default().trim();
+        assert_eq!(
+            token.split('.').count(),
+            3,
+            "no token from /test/sign: {answer}"
+        );
+        token.to_owned()
+    }
+
     /// How many token requests (`POST /token`) it has had, answered or
     /// refused (a blocking request).
     ///

@@ -4,7 +4,7 @@
 
 use oscova_serve::OAuthConfig;
 use oscova_test_support::oidc::OidcProvider;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{ALICE, Server};
 
@@ -82,5 +82,80 @@ async fn an_access_token_for_this_resource_is_its_subjects_and_others_are_refuse
         challenge.ends_with("error=\"insufficient_scope\""),
         "{challenge}"
     );
+    server.stop().await;
+}
+
+/// A genuine token of the provider with `sub` for this resource.
+fn signed(provider: &OidcProvider, sub: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims = json!({"iss": provider.issuer(), "aud": RESOURCE, "sub": sub,
+                        "scope": "mcp", "iat": now, "exp": now + 300});
+    tokio::task::block_in_place(|| provider.sign(&claims))
+}
+
+// Issue 36, finding 6: a token whose claim is a static user's id, or a
+// mapping's target, is not that user: it neither sees nor reaches their
+// tasks and contexts (sessions). The operator's explicit mapping still
+// makes a claim that user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_naming_a_static_user_is_not_that_user_unless_mapped() {
+    let provider = OidcProvider::start();
+    let config = OAuthConfig::new(provider.issuer())
+        .scopes(["mcp"])
+        .users([("carol", "alice"), ("mcp-client", "robot")]);
+    let server = Server::start_oauth(config, RESOURCE.to_owned()).await;
+    let send = async |token: &str, context: &str| {
+        let message = json!({"message": {"messageId": "m1", "role": "ROLE_USER",
+                                         "contextId": context, "parts": [{"text": "hi"}]}});
+        server.rpc(token, "SendMessage", message).await
+    };
+    let task_of = |sent: Value| sent["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let alices = task_of(send(ALICE, "alice-context").await);
+    let robots = task_of(send(&token(&provider, RESOURCE, "mcp"), "robot-context").await);
+
+    for sub in ["alice", "robot"] {
+        let claimed = signed(&provider, sub);
+        for theirs in [&alices, &robots] {
+            let got = server.rpc(&claimed, "GetTask", json!({"id": theirs})).await;
+            assert_eq!(got["error"]["code"], -32001, "{sub}: {got}");
+        }
+        let listed = server.rpc(&claimed, "ListTasks", json!({})).await;
+        assert_eq!(listed["result"]["totalSize"], 0, "{sub}: {listed}");
+        // The user's context id names a context (a session) of the
+        // token's own user: the user's tasks in it stay theirs alone.
+        let context = format!("{sub}-context");
+        let mine = task_of(send(&claimed, &context).await);
+        let filter = json!({"contextId": context});
+        let listed = server.rpc(&claimed, "ListTasks", filter.clone()).await;
+        assert_eq!(
+            listed["result"]["tasks"][0]["id"],
+            mine.as_str(),
+            "{listed}"
+        );
+        assert_eq!(listed["result"]["totalSize"], 1, "{sub}: {listed}");
+        let theirs = if sub == "alice" {
+            ALICE.to_owned()
+        } else {
+            token(&provider, RESOURCE, "mcp")
+        };
+        let listed = server.rpc(&theirs, "ListTasks", filter).await;
+        assert_eq!(listed["result"]["totalSize"], 1, "{sub}: {listed}");
+        assert_ne!(
+            listed["result"]["tasks"][0]["id"],
+            mine.as_str(),
+            "{listed}"
+        );
+    }
+
+    // Mapped explicitly, a claim is the user it names.
+    let carol = signed(&provider, "carol");
+    let got = server.rpc(&carol, "GetTask", json!({"id": alices})).await;
+    assert_eq!(got["result"]["id"], alices.as_str(), "{got}");
+    let again = token(&provider, RESOURCE, "mcp");
+    let got = server.rpc(&again, "GetTask", json!({"id": robots})).await;
+    assert_eq!(got["result"]["id"], robots.as_str(), "{got}");
     server.stop().await;
 }

@@ -12,7 +12,14 @@
 //! `scopes` (required in every token; default none), `user_claim`
 //! (default `sub`), `leeway_secs` (default 60, at most 300),
 //! `refetch_interval_secs` (default 60, 1 to 86400) and
-//! `[auth.oauth.users]` mapping claim values to user ids.
+//! `[auth.oauth.users]` mapping claim values to user ids. A claim value
+//! not mapped there is the user `oauth.<tag>.<value>`
+//! (`oscova_mcp::http::oauth_user_id`: the tag from the issuer, the value
+//! escaped), never the value itself, so an access token whose claim is
+//! `alice` is not the static-token user `alice`; map a claim to a user
+//! (a static one included) to make it that user. A static token's user
+//! may not begin with `oauth.` (OAuth's ids), checked when the file is
+//! loaded.
 //! `introspection_client_id` turns on RFC 7662 introspection of opaque
 //! tokens as that client; its secret is never in the file, only in
 //! [`OAUTH_SECRET_ENV`] (captured with the environment when the file is
@@ -38,7 +45,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use oscova_core::SecretString;
-use oscova_mcp::http::{McpHttpServer, OAuthConfig, UserToken};
+use oscova_mcp::http::{McpHttpServer, OAUTH_USER_PREFIX, OAuthConfig, UserToken};
 use serde::Deserialize;
 
 /// Holds the secret of `[auth.oauth] introspection_client_id`.
@@ -91,6 +98,13 @@ pub(crate) fn parse_tokens(entries: &[TokenEntry], table: &str) -> Result<Vec<Us
         .map(|t| {
             if t.user.is_empty() {
                 return Err(format!("an [[{table}]] entry has an empty user"));
+            }
+            if t.user.starts_with(OAUTH_USER_PREFIX) {
+                return Err(format!(
+                    "the [[{table}]] user `{}` begins with `{OAUTH_USER_PREFIX}`, which names \
+                     OAuth users: name the user otherwise",
+                    t.user
+                ));
             }
             UserToken::from_sha256_hex(&t.user, &t.sha256).map_err(|e| e.to_string())
         })
@@ -204,6 +218,10 @@ mod tests {
             ),
             ("[oauth]\nscopes = []\n", "issuer"),
             ("[[tokens]]\nuser = \"a\"\nsha256 = \"abc\"\n", "SHA-256"),
+            (
+                "[[tokens]]\nuser = \"oauth.x.alice\"\nsha256 = \"abc\"\n",
+                "begins with `oauth.`",
+            ),
             (
                 "[oauth]\nissuer = \"https://a\"\nintrospection_client_id = \"rs\"\n",
                 OAUTH_SECRET_ENV,

@@ -129,7 +129,8 @@ mod sessions;
 pub use oscova_serve::{
     BODY_TIMEOUT_RANGE, BadTokenHash, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_PEER, LimitError, MAX_CONNECTIONS_PER_PEER_RANGE,
-    MAX_CONNECTIONS_RANGE, OAuthConfig, OAuthError, UserDirectory, UserToken, token_sha256_hex,
+    MAX_CONNECTIONS_RANGE, OAUTH_USER_PREFIX, OAuthConfig, OAuthError, UserDirectory, UserToken,
+    oauth_user_id, token_sha256_hex,
 };
 pub use serve::BoundMcpServer;
 

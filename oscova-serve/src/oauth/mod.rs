@@ -19,8 +19,11 @@
 //! - A valid token without every configured scope is 403
 //!   `insufficient_scope`; every other refusal is 401 `invalid_token`, and
 //!   the reason goes to the log (debug), never to the client.
-//! - The user is the [`OAuthConfig::user_claim`] (`sub` by default),
-//!   mapped through [`OAuthConfig::users`] when it is there.
+//! - The user is named by the [`OAuthConfig::user_claim`] (`sub` by
+//!   default): the user id [`OAuthConfig::users`] maps its value to, or
+//!   else an id of the issuer and the value, `oauth.<tag>.<value>`
+//!   ([`oauth_user_id`], `user.rs`), never the value itself, so no token
+//!   is a static-token user (or a mapped one) by naming it in a claim.
 //! - The token is the caller's proof to this server only: nothing here
 //!   passes it on, and the front ends never forward a request's
 //!   `Authorization` header to a tool or an upstream server.
@@ -42,6 +45,9 @@
 mod claims;
 mod jws;
 mod keys;
+mod user;
+
+pub use user::{OAUTH_USER_PREFIX, oauth_user_id};
 
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
@@ -76,6 +82,8 @@ const REMEMBERED: usize = 4096;
 /// ```
 /// use oscova_serve::OAuthConfig;
 ///
+/// // `alice@example.com` is the user `alice`; any other address is
+/// // `oauth_user_id("https://auth.example.com", address)`.
 /// let config = OAuthConfig::new("https://auth.example.com")
 ///     .scopes(["mcp"])
 ///     .user_claim("email")
@@ -177,14 +185,19 @@ impl OAuthConfig {
         self
     }
 
-    /// The claim naming the user (`sub` by default).
+    /// The claim naming the user (`sub` by default). A value
+    /// [`users`](Self::users) does not map is the user
+    /// [`oauth_user_id`]`(issuer, value)`, apart from every static-token
+    /// user.
     pub fn user_claim(mut self, claim: impl Into<String>) -> Self {
         self.user_claim = claim.into();
         self
     }
 
-    /// Claim values mapped to user ids; a value not here is the user id
-    /// itself.
+    /// Claim values mapped to user ids, which may be any user (a
+    /// static-token user's id included: the mapping is the operator's
+    /// explicit choice); a value not here is the user
+    /// [`oauth_user_id`]`(issuer, value)`, never the value itself.
     pub fn users(
         mut self,
         users: impl IntoIterator<Item = (impl Into<String>, impl Into<String>)>,
@@ -399,11 +412,10 @@ impl OAuth {
             ClaimError::Scope => AuthRefusal::InsufficientScope,
             other => invalid(&other),
         })?;
-        let user = self
-            .users
-            .get(&accepted.user)
-            .cloned()
-            .unwrap_or(accepted.user);
+        let user = match self.users.get(&accepted.user) {
+            Some(mapped) => mapped.clone(),
+            None => oauth_user_id(&self.issuer, &accepted.user),
+        };
         let mut remembered = self.lock_remembered();
         if remembered.len() >= REMEMBERED {
             let leeway = self.leeway.as_secs();

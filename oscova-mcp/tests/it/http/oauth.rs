@@ -7,7 +7,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use oscova_mcp::http::OAuthConfig;
+use oscova_mcp::http::{OAuthConfig, oauth_user_id};
 use oscova_test_support::oidc::{CLIENT_ID, CLIENT_SECRET, OidcProvider};
 use ring::rand::SystemRandom;
 use ring::signature::{self, EcdsaKeyPair, Ed25519KeyPair};
@@ -196,6 +196,62 @@ async fn a_token_from_the_authorization_server_calls_a_tool_beside_static_tokens
             .unwrap();
     assert_eq!(py["text"], "robot", "{py}");
     assert_eq!(py["is_error"], false, "{py}");
+    server.shutdown().await;
+}
+
+// Issue 36, finding 6: a claim is not a user id. A genuine token whose
+// `sub` is a static-token user's id (`alice`) or a mapping's target
+// (`robot`) is a user of its own, apart from both; the operator's
+// explicit mapping still names any user; a static token given an id in
+// OAuth's namespace cannot be reached by a token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_naming_a_static_or_mapped_user_is_not_that_user() {
+    let provider = OidcProvider::start();
+    let issuer = provider.issuer().to_owned();
+    let squatted = oauth_user_id(&issuer, "squatted");
+    let (host, _) = host();
+    let oauth = OAuthConfig::new(&issuer)
+        .scopes(["mcp"])
+        .users([("mcp-client", "robot"), ("carol", "alice")]);
+    let server = McpHttpServer::new(host)
+        .tokens([
+            UserToken::from_token("alice", ALICE),
+            UserToken::from_token(squatted.clone(), "squat-token"),
+        ])
+        .oauth(oauth);
+    let server = Running::start(server).await;
+    let signed = |sub: &str| {
+        let claims = json!({"iss": issuer, "aud": server.url, "sub": sub,
+                            "scope": "mcp", "iat": now(), "exp": now() + 300});
+        let provider = &provider;
+        async move { provider_signed(provider, "RS256", &claims).await }
+    };
+    let whoami = async |token: &str| {
+        let client = connect(&server.url, Some(token)).await;
+        let user = text(&call(&client, WHOAMI, json!({})).await.unwrap());
+        client.cancel().await.unwrap();
+        user
+    };
+
+    assert_eq!(whoami(ALICE).await, "alice");
+    let real = token(&provider, &server.url, "mcp").await;
+    assert_eq!(whoami(&real).await, "robot", "the mapping names its user");
+    for sub in ["alice", "robot"] {
+        let user = whoami(&signed(sub).await).await;
+        assert_ne!(user, sub, "a claim `{sub}` is not that user");
+        assert_eq!(user, oauth_user_id(&issuer, sub));
+    }
+    assert_eq!(
+        whoami(&signed("carol").await).await,
+        "alice",
+        "mapped explicitly"
+    );
+    let (status, challenge) = status_of(&server.url, Some(&signed("squatted").await)).await;
+    assert_eq!(
+        status, 401,
+        "a static token's user is no token's: {challenge}"
+    );
+    assert_eq!(whoami("squat-token").await, squatted);
     server.shutdown().await;
 }
 
@@ -434,7 +490,7 @@ async fn opaque_tokens_are_introspected_when_configured() {
     let client = connect(&server.url, Some(&opaque)).await;
     assert_eq!(
         text(&call(&client, WHOAMI, json!({})).await.unwrap()),
-        "mcp-client"
+        oauth_user_id(provider.issuer(), "mcp-client")
     );
     client.cancel().await.unwrap();
 
