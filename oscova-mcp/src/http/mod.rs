@@ -122,10 +122,12 @@
 //!
 //! [`McpHandler`]: super::McpHandler
 
+mod limits;
 mod per_user;
 mod serve;
 mod sessions;
 
+pub use limits::*;
 pub use oscova_serve::{
     BODY_TIMEOUT_RANGE, BadTokenHash, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_PEER, LimitError, MAX_CONNECTIONS_PER_PEER_RANGE,
@@ -138,59 +140,15 @@ pub use super::handler::{DEFAULT_MAX_SUBSCRIPTIONS_PER_USER, DEFAULT_MAX_SUBSCRI
 pub use super::rounds::{DEFAULT_MAX_PARKED_PER_USER, MAX_PARKED_PER_USER_RANGE};
 
 use std::net::SocketAddr;
-use std::ops::RangeInclusive;
 use std::sync::Arc;
 use std::time::Duration;
 
 use oscova_core::{PluginHost, UserInfo};
-use oscova_serve::{MAX_COUNT, ServeError, Tokens, check_count, check_duration};
+use oscova_serve::{ServeError, Tokens, check_count, check_duration};
 use rmcp::model::Implementation;
 
 use super::names::ShortNames;
 use super::{DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_RANGE, NameClash, ToolNames};
-
-/// The path MCP is served at.
-pub const MCP_PATH: &str = "/mcp";
-/// The default cap on a request body: 4 MiB, as `rmcp`'s.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// The default bound on tool calls in flight for the whole server.
-pub const DEFAULT_MAX_IN_FLIGHT_TOTAL: usize = 1024;
-/// The default time a session may stay idle before it is closed.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
-/// The default time calls in flight get to finish at shutdown.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
-/// The default number of users' scopes kept.
-pub const DEFAULT_SCOPE_CACHE: usize = 1024;
-/// The default bound on one user's tool calls in flight, across all their
-/// sessions and requests.
-pub const DEFAULT_MAX_IN_FLIGHT_PER_USER: usize = 256;
-/// The default bound on one user's open sessions.
-pub const DEFAULT_MAX_SESSIONS_PER_USER: usize = 128;
-/// The default bound on open sessions, all users together.
-pub const DEFAULT_MAX_SESSIONS: usize = 2048;
-
-/// The range of [`McpHttpServer::max_body_bytes`]: a byte to 1 GiB.
-pub const MAX_BODY_BYTES_RANGE: RangeInclusive<usize> = 1..=1 << 30;
-/// The range of [`McpHttpServer::max_in_flight_total`].
-pub const MAX_IN_FLIGHT_TOTAL_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The range of [`McpHttpServer::max_in_flight_per_user`].
-pub const MAX_IN_FLIGHT_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The range of [`McpHttpServer::max_sessions_per_user`].
-pub const MAX_SESSIONS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The range of [`McpHttpServer::max_sessions`].
-pub const MAX_SESSIONS_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The range of [`McpHttpServer::max_subscriptions_per_user`].
-pub const MAX_SUBSCRIPTIONS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The range of [`McpHttpServer::max_subscriptions_total`].
-pub const MAX_SUBSCRIPTIONS_TOTAL_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The range of [`McpHttpServer::scope_cache`].
-pub const SCOPE_CACHE_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The range of [`McpHttpServer::idle_timeout`]: a millisecond to a week.
-pub const IDLE_TIMEOUT_RANGE: RangeInclusive<Duration> =
-    Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
-/// The range of [`McpHttpServer::shutdown_grace`]: none to an hour.
-pub const SHUTDOWN_GRACE_RANGE: RangeInclusive<Duration> =
-    Duration::ZERO..=Duration::from_secs(3600);
 
 /// Why the HTTP server did not start or stopped.
 #[derive(Debug, thiserror::Error)]
