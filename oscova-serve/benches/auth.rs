@@ -5,6 +5,9 @@
 //! bench starts, serving its metadata and JWK set; the keys are fetched
 //! once, before measuring.
 //!
+//! Beside it, what the port's Origin and Host policy costs a request
+//! (`origin_policy`), checked before authentication on every path.
+//!
 //! Run with: `cargo bench -p oscova-serve --bench auth`
 //!
 //! Budget (issue 27): `oscova mcp --listen` with OAuth serves at least 0.9x
@@ -21,7 +24,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use http::HeaderMap;
 use oscova_core::HttpClient;
-use oscova_serve::{Authenticator, OAuth, OAuthConfig, Tokens, UserToken};
+use oscova_serve::{Authenticator, OAuth, OAuthConfig, OriginPolicy, Tokens, UserToken};
 use ring::rand::SystemRandom;
 use ring::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair};
 use serde_json::json;
@@ -199,5 +202,43 @@ fn auth(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, auth);
+/// What the port's Origin and Host policy costs each request, checked by
+/// the listener before any handler (issue 36): a client on loopback (no
+/// `Origin`), a browser on a loopback origin, and a refused rebound page.
+fn origin(c: &mut Criterion) {
+    let policy = OriginPolicy::new(
+        "127.0.0.1:8080".parse().unwrap(),
+        ["https://app.example.com"],
+    );
+    let uri = http::Uri::from_static("/mcp");
+    let request = |pairs: &[(&'static str, &'static str)]| {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.insert(*name, http::HeaderValue::from_static(value));
+        }
+        headers
+    };
+    let client = request(&[("host", "127.0.0.1:8080")]);
+    let browser = request(&[
+        ("host", "localhost:8080"),
+        ("origin", "http://localhost:3000"),
+    ]);
+    let rebound = request(&[
+        ("host", "evil.example:8080"),
+        ("origin", "http://evil.example:8080"),
+    ]);
+    let mut group = c.benchmark_group("origin_policy");
+    for (name, headers) in [
+        ("client", &client),
+        ("browser", &browser),
+        ("rebound", &rebound),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(policy.check(black_box(&uri), black_box(headers))));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, auth, origin);
 criterion_main!(benches);
