@@ -1,40 +1,44 @@
 //! Which browser origins and `Host` names a port accepts, checked in front
 //! of everything it serves.
 //!
-//! Rules: the policy belongs to the [`Listener`](crate::Listener), which
-//! checks every request with [`OriginPolicy::check`] before any front end's
-//! handler sees it (MCP, A2A, the follow-up route, whatever is added later
-//! to the port), and answers a refusal itself: 403, a text body saying
-//! which header was refused, `Connection: close`.
-//!
-//! - `Origin`: absent (a client that is not a browser, or a browser's
-//!   same-origin `GET`) passes. Present, it must be one value matching a
-//!   loopback origin (`http` and `https` on `localhost`, `127.0.0.1` and
-//!   `[::1]`, any port) or one the operator added as
-//!   `scheme://host[:port]`: `:*` for any port, no port for the scheme's
-//!   default (80, 443), as RFC 6454 compares origins; `null` only when
-//!   added as `null`. Anything else, unreadable values included, is
-//!   refused.
-//! - `Host` (and the authority of an absolute-form request target), checked
-//!   only when the server is bound to a loopback address, where DNS
-//!   rebinding is the threat: a page whose name was rebound to 127.0.0.1
-//!   is same-origin with the server, so its requests may carry no `Origin`
-//!   at all, but they carry its name as `Host`. It must be one value
-//!   naming this machine: `localhost` or a loopback IP literal (an IP
-//!   literal involves no DNS, so no rebinding), any port; or a name the
-//!   operator added ([`OriginPolicy::allow_hosts`], as `host` for any port
-//!   or `host:port`: the public name a reverse proxy on this machine
-//!   passes on). A missing `Host` is refused there too. Bound to any other
-//!   address the server is reached by names only its operator knows
-//!   (behind a load balancer the `Host` is the public name), so `Host` is
-//!   not checked: a server reachable from the network is not protected by
-//!   its address but by its tokens, and only the `Origin` rule applies.
+//! Rules: those [`OriginPolicy`] states (on the type, so its public docs
+//! carry them), enforced by the [`Listener`](crate::Listener) on every
+//! request before any handler.
 
 use std::net::{IpAddr, SocketAddr};
 
 use http::{HeaderMap, HeaderValue, Uri, header};
 
 /// The Origin and Host policy of one bound server.
+///
+/// The policy belongs to the [`Listener`](crate::Listener), which
+/// checks every request with [`check`](Self::check) before any front end's
+/// handler sees it (MCP, A2A, the follow-up route, whatever is added later
+/// to the port), and answers a refusal itself: 403, a text body saying
+/// which header was refused, `Connection: close`.
+///
+/// - `Origin`: absent (a client that is not a browser, or a browser's
+///   same-origin `GET`) passes. Present, it must be one value matching a
+///   loopback origin (`http` and `https` on `localhost`, `127.0.0.1` and
+///   `[::1]`, any port) or one the operator added as
+///   `scheme://host[:port]`: `:*` for any port, no port for the scheme's
+///   default (80, 443), as RFC 6454 compares origins; `null` only when
+///   added as `null`. Anything else, unreadable values included, is
+///   refused.
+/// - `Host` (and the authority of an absolute-form request target), checked
+///   only when the server is bound to a loopback address, where DNS
+///   rebinding is the threat: a page whose name was rebound to 127.0.0.1
+///   is same-origin with the server, so its requests may carry no `Origin`
+///   at all, but they carry its name as `Host`. It must be one value
+///   naming this machine: `localhost` or a loopback IP literal (an IP
+///   literal involves no DNS, so no rebinding), any port; or a name the
+///   operator added ([`allow_hosts`](Self::allow_hosts), as `host` for
+///   any port or `host:port`: the public name a reverse proxy on this
+///   machine passes on). A missing `Host` is refused there too. Bound to any other
+///   address the server is reached by names only its operator knows
+///   (behind a load balancer the `Host` is the public name), so `Host` is
+///   not checked: a server reachable from the network is not protected by
+///   its address but by its tokens, and only the `Origin` rule applies.
 ///
 /// ```
 /// use http::{HeaderMap, HeaderValue, Uri};
@@ -283,8 +287,8 @@ impl OriginPolicy {
         self.check_host
     }
 
-    /// Whether a request to `uri` with `headers` is accepted (see the
-    /// [module rules](self)).
+    /// Whether a request to `uri` with `headers` is accepted, by the rules
+    /// of [`OriginPolicy`].
     pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), OriginRefusal> {
         if self.check_host {
             let host = single(headers, &header::HOST).map_err(|()| OriginRefusal::Host)?;
