@@ -220,15 +220,7 @@ impl TaskStore for PostgresTaskStore {
             .map_err(db)?;
         let (on_task, replaces): (i64, i64) =
             (row.try_get(0).map_err(db)?, row.try_get(1).map_err(db)?);
-        let ended: Vec<&str> = [
-            TaskState::Completed,
-            TaskState::Failed,
-            TaskState::Canceled,
-            TaskState::Rejected,
-        ]
-        .iter()
-        .map(|s| s.as_str())
-        .collect();
+        let ended: Vec<&str> = TaskState::TERMINAL.iter().map(|s| s.as_str()).collect();
         let live: i64 = tx
             .query_one(LIVE, &[&owner, &ended])
             .await

@@ -168,18 +168,9 @@ impl TaskStore for SqliteTaskStore {
                         Ok((row.get(0)?, row.get(1)?))
                     })
                     .map_err(db)?;
+                let [a, b, c, d] = TaskState::TERMINAL.map(TaskState::as_str);
                 let live: i64 = conn
-                    .query_row(
-                        LIVE,
-                        params![
-                            owner,
-                            TaskState::Completed.as_str(),
-                            TaskState::Failed.as_str(),
-                            TaskState::Canceled.as_str(),
-                            TaskState::Rejected.as_str()
-                        ],
-                        |row| row.get(0),
-                    )
+                    .query_row(LIVE, params![owner, a, b, c, d], |row| row.get(0))
                     .map_err(db)?;
                 let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
                 let decided =

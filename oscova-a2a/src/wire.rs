@@ -42,11 +42,17 @@ pub enum TaskState {
 impl TaskState {
     /// Whether nothing more happens to a task in this state.
     pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            Self::Completed | Self::Failed | Self::Canceled | Self::Rejected
-        )
+        Self::TERMINAL.contains(&self)
     }
+
+    /// The states nothing more happens to a task in (what the stores'
+    /// queries leave out when they count what is still going on).
+    pub const TERMINAL: [TaskState; 4] = [
+        Self::Completed,
+        Self::Failed,
+        Self::Canceled,
+        Self::Rejected,
+    ];
 
     /// The protocol's name of the state (`TASK_STATE_WORKING`).
     pub fn as_str(self) -> &'static str {
