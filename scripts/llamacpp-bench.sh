@@ -20,8 +20,16 @@ cargo build --release --locked -p example-llamacpp-bench
 
 version="$(cargo metadata --format-version 1 --locked |
     python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "llama-cpp-sys-2"))')"
-src="$(find "${CARGO_HOME:-$HOME/.cargo}/registry/src" -maxdepth 1 -mindepth 1 -type d |
-    while read -r index; do [ -d "$index/llama-cpp-sys-2-$version/llama.cpp" ] && echo "$index/llama-cpp-sys-2-$version/llama.cpp"; done | head -n 1)"
+# The first registry index holding the crate's sources. A loop, not a
+# pipeline: under pipefail a `find | while | head` pipeline failed, and
+# ended the script without a word, whenever a later index lacked them.
+src=""
+for index in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
+    if [ -d "${index}llama-cpp-sys-2-$version/llama.cpp" ]; then
+        src="${index}llama-cpp-sys-2-$version/llama.cpp"
+        break
+    fi
+done
 if [ -z "$src" ]; then
     echo "llama-cpp-sys-2 $version is not in cargo's registry; build the workspace first" >&2
     exit 1
