@@ -1,5 +1,6 @@
 //! The one way to invoke: `scope.invoke(name, args)` and the options on
-//! its builder — a per-call approval handler, JSON text, `checked`.
+//! its builder — a per-call approval handler, a start hook, JSON text,
+//! `checked`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,6 +25,13 @@ impl GuardedToolset {
         format!("wiped {target}")
     }
 
+    /// Stamps nothing, but counts (the start hook's test).
+    #[tool(approval = Required)]
+    pub fn stamp() -> String {
+        STAMPS.fetch_add(1, Ordering::SeqCst);
+        "stamped".to_owned()
+    }
+
     /// Reads nothing.
     #[tool(approval = NotRequired)]
     pub fn peek() -> String {
@@ -40,6 +48,7 @@ impl GuardedToolset {
 }
 
 static PAUSES: AtomicUsize = AtomicUsize::new(0);
+static STAMPS: AtomicUsize = AtomicUsize::new(0);
 
 /// Contributes the guarded toolset.
 #[plugin(id = "inv.guarded")]
@@ -53,6 +62,7 @@ impl AgentPlugin for GuardedPlugin {
 
 const WIPE: &str = "inv_guarded__guarded__wipe";
 const PEEK: &str = "inv_guarded__guarded__peek";
+const STAMP: &str = "inv_guarded__guarded__stamp";
 
 /// Answers every request the same way and counts the questions.
 struct Counting {
@@ -181,4 +191,73 @@ async fn options_set_after_the_first_poll_do_not_restart_the_call() {
     let result = call.checked().progress(|_: ToolProgress| {}).await.unwrap();
     assert_eq!(result.content, "paused");
     assert_eq!(PAUSES.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn the_start_hook_runs_after_approval_and_before_the_body_and_can_stop_it() {
+    let host = host(None);
+    let scope = host.user_scope(UserInfo::new("u"));
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let approving = {
+        let order = order.clone();
+        move |_: &ApprovalRequest<'_>| {
+            order.lock().unwrap().push("approved".to_owned());
+            true
+        }
+    };
+    let hook = {
+        let order = order.clone();
+        move |tool: &str| {
+            // The body has not run yet: the count is what it was.
+            order
+                .lock()
+                .unwrap()
+                .push(format!("start {tool} {}", STAMPS.load(Ordering::SeqCst)));
+            async { Ok(()) }
+        }
+    };
+    let before = STAMPS.load(Ordering::SeqCst);
+    let r = scope
+        .invoke(STAMP, json!({}))
+        .approval_handler(approving)
+        .start_hook(hook)
+        .await;
+    assert_eq!(r.content, "stamped");
+    assert_eq!(
+        *order.lock().unwrap(),
+        ["approved".to_owned(), format!("start {STAMP} {before}")]
+    );
+
+    // A denied call never reaches the hook.
+    let reached = Arc::new(AtomicUsize::new(0));
+    let counted = reached.clone();
+    let denied = scope
+        .invoke(STAMP, json!({}))
+        .approval_handler(|_: &ApprovalRequest<'_>| false)
+        .start_hook(move |_: &str| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { Ok(()) }
+        })
+        .checked()
+        .await
+        .unwrap_err();
+    assert_eq!(denied.kind(), "denied");
+    assert_eq!(reached.load(Ordering::SeqCst), 0);
+
+    // A hook's error stops the call before the body, even a synchronous
+    // one that would otherwise run in place.
+    let stopped = scope
+        .invoke(PEEK, json!({}))
+        .start_hook(|_: &str| async { Err("not recorded".to_owned()) })
+        .checked()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        stopped,
+        InvokeError::Blocked {
+            tool: PEEK.to_owned(),
+            reason: "not recorded".to_owned()
+        }
+    );
+    assert_eq!(STAMPS.load(Ordering::SeqCst) - before, 1);
 }

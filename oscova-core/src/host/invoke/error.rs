@@ -27,7 +27,7 @@ pub enum InvokeError {
         /// Why, when given.
         reason: Option<String>,
     },
-    /// A host hook blocked the call.
+    /// A host hook, or the call's own start hook, blocked the call.
     #[error("tool `{tool}` was blocked: {reason}")]
     Blocked {
         /// The tool.

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::pipeline::Pipeline;
-use super::{Arguments, CallOptions, InvokeError};
+use super::{Arguments, CallOptions, InvokeError, StartHook};
 use crate::host::approval::ApprovalHandler;
 use crate::host::scope::UserScope;
 use crate::interaction::InteractionHandler;
@@ -38,6 +38,9 @@ pub trait Passed: private::Sealed + Default + Send + Unpin {
     /// The options as the call needs them.
     #[doc(hidden)]
     fn into_options(self) -> Option<CallOptions>;
+    /// Whether the options let a call run in place (no start hook to await).
+    #[doc(hidden)]
+    fn allow_in_place(&self) -> bool;
 }
 
 impl private::Sealed for CallOptions {}
@@ -46,6 +49,11 @@ impl Passed for CallOptions {
     fn into_options(self) -> Option<CallOptions> {
         Some(self)
     }
+
+    #[inline]
+    fn allow_in_place(&self) -> bool {
+        self.start.is_none()
+    }
 }
 
 impl private::Sealed for () {}
@@ -53,6 +61,11 @@ impl Passed for () {
     #[inline]
     fn into_options(self) -> Option<CallOptions> {
         None
+    }
+
+    #[inline]
+    fn allow_in_place(&self) -> bool {
+        true
     }
 }
 
@@ -352,6 +365,69 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
         call
     }
 
+    /// Awaits `hook` once the call passed its before-hooks and approval,
+    /// just before the tool's body runs; an error from it stops the call
+    /// (nothing of the tool runs) as [`InvokeError::Blocked`] with the
+    /// hook's reason. For a caller that must record, durably, that a call
+    /// started before it can have any effect.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use oscova_core::prelude::*;
+    ///
+    /// pub struct EchoToolset;
+    /// #[toolset]
+    /// impl EchoToolset {
+    ///     /// Returns the text.
+    ///     pub fn echo(text: String) -> String { text }
+    /// }
+    /// #[plugin(id = "demo.echo")]
+    /// pub struct EchoPlugin;
+    /// impl AgentPlugin for EchoPlugin {
+    ///     fn configure(&self, b: &mut AgentPluginBuilder) {
+    ///         b.add_toolset(|_: &AgentPluginContext| EchoToolset);
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let host = PluginHost::builder().plugins(oscova_core::linked_plugins![EchoPlugin]).build()?;
+    /// let scope = host.user_scope(UserInfo::new("alice"));
+    /// let started = Arc::new(Mutex::new(Vec::new()));
+    /// let marks = started.clone();
+    /// let result = scope
+    ///     .invoke("demo_echo__echo__echo", json!({"text": "hi"}))
+    ///     .start_hook(move |tool: &str| {
+    ///         marks.lock().unwrap().push(tool.to_owned());
+    ///         async { Ok(()) }
+    ///     })
+    ///     .await;
+    /// assert_eq!(result.content, "hi");
+    /// assert_eq!(*started.lock().unwrap(), ["demo_echo__echo__echo"]);
+    ///
+    /// let stopped = scope
+    ///     .invoke("demo_echo__echo__echo", json!({"text": "hi"}))
+    ///     .start_hook(|_: &str| async { Err("the store is down".to_owned()) })
+    ///     .checked()
+    ///     .await;
+    /// assert_eq!(stopped.unwrap_err().kind(), "blocked");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn start_hook(self, hook: impl StartHook) -> Invoke<'a, CallOptions, R> {
+        self.start_hook_arc(Arc::new(hook) as Arc<dyn StartHook>)
+    }
+
+    /// [`start_hook`](Self::start_hook) with a hook the caller already
+    /// holds, or none.
+    pub fn start_hook_arc(
+        self,
+        hook: impl Into<Option<Arc<dyn StartHook>>>,
+    ) -> Invoke<'a, CallOptions, R> {
+        let mut call = self.with_options();
+        call.options.start = hook.into();
+        call
+    }
+
     /// Yields `Result<ToolResult, InvokeError>` instead: host refusals and
     /// failures (unknown tool, denied, blocked, bad arguments, a panic,
     /// cancellation) as `Err`, the tool's own result (which may itself be an
@@ -397,7 +473,9 @@ impl<O: Passed, R: Report> Future for Invoke<'_, O, R> {
                         }),
                     });
                 match found {
-                    Ok((tool, toolset)) if scope.runs_in_place(tool) => {
+                    Ok((tool, toolset))
+                        if this.options.allow_in_place() && scope.runs_in_place(tool) =>
+                    {
                         this.stage = Stage::Done;
                         let options = std::mem::take(&mut this.options).into_options();
                         Poll::Ready(scope.run_in_place::<R>(

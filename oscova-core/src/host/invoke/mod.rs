@@ -11,13 +11,14 @@
 //!
 //! Rules of the pipeline (`pipeline.rs`), in order: name lookup, argument
 //! text parsed strictly (size cap, duplicate keys refused), before-hooks,
-//! approval, the method (sync methods inline, async ones awaited under the
+//! approval, the call's own [`StartHook`] when it has one (`start_hook.rs`:
+//! awaited just before the body; its error stops the call), the method (sync methods inline, async ones awaited under the
 //! tool's network scope, with panics caught and cancellation honoured even
 //! when the body ignores it, or, with a grace period, once the body has
 //! had that long to clean up), redaction of known secrets, after-hooks.
 //! Nothing happens until the future is first polled; a synchronous tool
-//! with no before-hooks and no approval to ask runs to completion inside
-//! that first poll, with no further future allocated.
+//! with no before-hooks, no approval to ask and no start hook runs to
+//! completion inside that first poll, with no further future allocated.
 //!
 //! # Traces
 //!
@@ -37,6 +38,7 @@
 mod error;
 mod future;
 mod pipeline;
+mod start_hook;
 
 use std::fmt;
 use std::sync::Arc;
@@ -47,6 +49,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use error::InvokeError;
 pub use future::{Invoke, Passed, Report};
+pub use start_hook::StartHook;
 
 use super::approval::ApprovalHandler;
 use crate::interaction::InteractionHandler;
@@ -96,6 +99,7 @@ pub struct CallOptions {
     pub(super) approval: Option<Arc<dyn ApprovalHandler>>,
     pub(super) interaction: Option<Arc<dyn InteractionHandler>>,
     pub(super) log: Option<LogSink>,
+    pub(super) start: Option<Arc<dyn StartHook>>,
 }
 
 impl fmt::Debug for CallOptions {
@@ -107,6 +111,7 @@ impl fmt::Debug for CallOptions {
             .field("approval", &self.approval.is_some())
             .field("interaction", &self.interaction.is_some())
             .field("log", &self.log.is_some())
+            .field("start", &self.start.is_some())
             .finish()
     }
 }

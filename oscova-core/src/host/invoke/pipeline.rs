@@ -2,8 +2,8 @@
 //!
 //! Rules: the name is looked up first (an unknown name is cut to a few
 //! hundred bytes in the error), then JSON text is parsed strictly, then
-//! before-hooks, approval (the call's own handler, else the host's),
-//! dispatch under the tool's network scope with panics caught, redaction
+//! before-hooks, approval (the call's own handler, else the host's), the
+//! call's start hook (its error stops the call), dispatch under the tool's network scope with panics caught, redaction
 //! of every text the call returns, after-hooks. A cancelled call stops
 //! waiting at once, whether for a person's answer or for the tool, unless
 //! the caller gave the tool's body a grace period to clean up in. Errors
@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::future::{CatchUnwind, Report, SlowCall, panicked};
-use super::{CallOptions, InvokeError};
+use super::{CallOptions, InvokeError, StartHook};
 use crate::args::ArgError;
 use crate::host::approval::{ApprovalDecision, ApprovalRequest};
 use crate::host::hooks;
@@ -303,6 +303,10 @@ impl<'s> Pipeline<'s> {
         if is_cancelled(&options) {
             return Err(InvokeError::Cancelled(wire_name.to_owned()));
         }
+        if let Some(hook) = &options.start {
+            self.start(wire_name, tool, &**hook, options.cancel.as_ref())
+                .await?;
+        }
         let (cancel, grace) = (options.cancel.clone(), options.grace);
         // A host that serves many calls at once runs slow synchronous
         // bodies off the runtime's workers, a bounded number at a time, so
@@ -370,6 +374,31 @@ impl<'s> Pipeline<'s> {
         };
         self.finish(tool, &mut result);
         Ok(result)
+    }
+
+    /// Awaits the call's start hook (`start_hook.rs`); its failure stops
+    /// the call before the body, and so does a cancellation meanwhile.
+    async fn start(
+        self,
+        wire_name: &str,
+        tool: &PublishedTool,
+        hook: &dyn StartHook,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<(), InvokeError> {
+        let started = match cancel {
+            None => hook.starting(tool.wire_name()).await,
+            Some(token) => tokio::select! {
+                biased;
+                () = token.cancelled() => {
+                    return Err(InvokeError::Cancelled(wire_name.to_owned()));
+                }
+                started = hook.starting(tool.wire_name()) => started,
+            },
+        };
+        started.map_err(|reason| InvokeError::Blocked {
+            tool: wire_name.to_owned(),
+            reason,
+        })
     }
 
     /// Hands the caller's cancellation and progress to the call's handle.
