@@ -2,7 +2,10 @@
 # Structural rules ARCHITECTURE.md promises, checked on every run:
 # - the contract modules of oscova-core import nothing from the host;
 # - no Rust source file is over 600 lines, inline tests included (a
-#   longer one is a sign to split by concept).
+#   longer one is a sign to split by concept);
+# - every README's Rust examples are compiled: no `rust,ignore` block, and
+#   a README with a Rust block is included as a doctest
+#   (`#[cfg(doctest)] #[doc = include_str!(".../README.md")]`) by a crate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,5 +26,30 @@ while IFS= read -r file; do
     fi
 done < <(git ls-files '*.rs')
 
-[ "$status" -eq 0 ] && echo "structure: contract apart from the host; no source file over 600 lines"
+included="$(git ls-files '*.rs' | xargs grep -h -A1 '#\[cfg(doctest)\]' |
+    grep -o 'include_str!("[^"]*README.md")' || true)"
+while IFS= read -r readme; do
+    if grep -qE '^```rust,?ignore' "$readme"; then
+        echo "$readme has a rust,ignore block: make it compile (no_run if it must not run)" >&2
+        status=1
+    fi
+    grep -q '^```rust' "$readme" || continue
+    dir="$(dirname "$readme")"
+    found=0
+    while IFS= read -r include; do
+        [ -z "$include" ] && continue
+        rel="${include#include_str!(\"}"
+        rel="${rel%\")}"
+        for src in $(git ls-files "$dir/*.rs" "*.rs" | xargs grep -l -F "$include" 2>/dev/null); do
+            target="$(realpath -m "$(dirname "$src")/$rel")"
+            [ "$target" = "$(realpath -m "$readme")" ] && found=1
+        done
+    done <<<"$included"
+    if [ "$found" -eq 0 ]; then
+        echo "$readme has Rust examples no crate compiles: include it as a doctest" >&2
+        status=1
+    fi
+done < <(git ls-files '*README.md')
+
+[ "$status" -eq 0 ] && echo "structure: contract apart from the host; no source file over 600 lines; every README's Rust examples compiled"
 exit "$status"

@@ -87,3 +87,8 @@ pub use server::{
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
 pub use store::{MemoryTaskStore, Relayed, StoreError, TaskPage, TaskQuery, TaskStore};
+
+// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme {}

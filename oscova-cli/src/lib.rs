@@ -367,3 +367,8 @@ pub use config::{
 };
 pub use error::{CliError, ExitStatus};
 pub use launcher::{Launcher, run, run_with};
+
+// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme {}

@@ -580,3 +580,8 @@ fn summary(config: &ServerConfig, tools: usize, pin: Option<&str>) -> String {
     };
     format!("{transport}, {sharing}, {tools} tools, {pin}, {network}{oauth}")
 }
+
+// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme {}
