@@ -28,8 +28,7 @@
 //! let host = PluginHost::builder().build()?; // every linked plugin
 //! let scope = host.user_scope(UserInfo::new("alice"));
 //! let provider = model_provider(&host, "ollama").ok_or("no ollama provider is linked")?;
-//! let mut config = ModelProviderConfig::new("ollama");
-//! config.model = Some("llama3.2".into());
+//! let config = ModelProviderConfig::new("ollama").model("llama3.2");
 //! let mut messages = vec![ChatMessage::user("What time is it in Tokyo?")];
 //! let outcome = run_chat(&scope, &*provider, &config, &mut messages).await?;
 //! println!("{}", outcome.message.content);

@@ -66,12 +66,52 @@ pub struct ModelProviderConfig {
 }
 
 impl ModelProviderConfig {
-    /// A configuration for provider `key`.
+    /// A configuration for provider `key` with nothing else set; the
+    /// setters below fill the rest, as [`SpeechProviderConfig`]'s do.
+    ///
+    /// ```
+    /// use oscova_core::provider::model::{EndpointScope, ModelProviderConfig};
+    ///
+    /// let config = ModelProviderConfig::new("ollama")
+    ///     .model("llama3.2")
+    ///     .endpoint("http://10.0.0.5:11434")
+    ///     .endpoint_scope(EndpointScope::Local)
+    ///     .option("temperature", 0.2);
+    /// assert_eq!(config.model.as_deref(), Some("llama3.2"));
+    /// assert_eq!(config.options["temperature"], 0.2);
+    /// assert!(config.is_local(false));
+    /// ```
+    ///
+    /// [`SpeechProviderConfig`]: crate::provider::speech::SpeechProviderConfig
     pub fn new(key: impl Into<ProviderTypeKey>) -> Self {
         Self {
             provider: key.into(),
             ..Self::default()
         }
+    }
+
+    /// Sets the endpoint.
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Sets the model.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Saves where the endpoint runs (see [`is_local`](Self::is_local)).
+    pub fn endpoint_scope(mut self, scope: EndpointScope) -> Self {
+        self.endpoint_scope = Some(scope);
+        self
+    }
+
+    /// Sets provider-specific setting `key` (replacing an earlier value).
+    pub fn option(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.options.insert(key.into(), value.into());
+        self
     }
 
     /// Whether calls with this configuration count as staying on this

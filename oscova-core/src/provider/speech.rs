@@ -93,6 +93,18 @@ impl SpeechProviderConfig {
         self.voice = Some(voice.into());
         self
     }
+
+    /// Sets the language tag.
+    pub fn language(mut self, language: impl Into<String>) -> Self {
+        self.language = Some(language.into());
+        self
+    }
+
+    /// Sets provider-specific setting `key` (replacing an earlier value).
+    pub fn option(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.options.insert(key.into(), value.into());
+        self
+    }
 }
 
 /// Why a speech operation failed.

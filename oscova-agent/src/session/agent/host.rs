@@ -54,8 +54,7 @@ use crate::session::{Session, SessionStore};
 ///     fn activate(&mut self, _: &mut SessionApi) -> Result<(), AgentError> { Ok(()) }
 /// }
 ///
-/// let mut model = ModelProviderConfig::new("ollama");
-/// model.model = Some("llama3.2".into());
+/// let model = ModelProviderConfig::new("ollama").model("llama3.2");
 /// let agents = AgentHost::builder(PluginHost::builder().build()?, Arc::new(MemoryStore::new()))
 ///     .model(model)
 ///     .add_extension::<Quiet>()

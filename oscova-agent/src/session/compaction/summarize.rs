@@ -50,8 +50,7 @@ const TOOL_RESULT_MAX_CHARS: usize = 2000;
 /// #         Box::pin(async { Err(ModelError::Other("unused".into())) })
 /// #     }
 /// # }
-/// let mut config = ModelProviderConfig::new("ollama");
-/// config.model = Some("llama3.2".into());
+/// let config = ModelProviderConfig::new("ollama").model("llama3.2");
 /// let summarizer = Summarizer::new(&Local, &config)
 ///     .offline(true)
 ///     .focus(Some("the open questions"));
