@@ -170,9 +170,19 @@ impl SessionApi {
         self.shared.enqueue(message, delivery, trigger);
     }
 
-    /// Keeps extension state on the branch (a `custom` entry, never in the
-    /// model's context); read it back with
-    /// [`ExtensionContext::branch`] at session start.
+    /// Keeps extension state on the branch: a `custom` entry, stored with
+    /// the session and read back with [`ExtensionContext::branch`] (at
+    /// session start, say, to restore the state after a restart).
+    ///
+    /// The entry **never reaches the model**: it is in no context the
+    /// model is sent, now or after a restart. To show the model the state,
+    /// put it where the model reads: a section of the system prompt (in a
+    /// [`BeforeAgentStartEvent`](super::BeforeAgentStartEvent) handler,
+    /// `event.prompt.sections`), a message added to the
+    /// [`ContextEvent`](super::ContextEvent) before each model call (sent,
+    /// not stored), or a message of its own with
+    /// [`send_message`](Self::send_message) (stored, so in every later
+    /// context).
     pub async fn append_entry(
         &self,
         custom_type: impl Into<String>,
