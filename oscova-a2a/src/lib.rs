@@ -4,11 +4,11 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
+//! use oscova_a2a::auth::UserToken;
 //! use oscova_a2a::{A2aServer, MemoryTaskStore};
 //! use oscova_agent::session::MemoryStore;
 //! use oscova_agent::session::agent::AgentHost;
 //! use oscova_core::PluginHost;
-//! use oscova_serve::UserToken;
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let plugins = PluginHost::builder().build()?;
@@ -68,6 +68,13 @@ mod store;
 mod stream;
 mod tasks;
 pub mod wire;
+
+/// Who may call the server: the types [`A2aServer`]'s `tokens`, `oauth`
+/// and `users` take, from `oscova-serve` (the MCP server takes the same),
+/// so a host needs no dependency on that crate to serve A2A.
+pub mod auth {
+    pub use oscova_serve::{OAuthConfig, UserDirectory, UserToken};
+}
 
 pub use card::{CardConfig, Skill};
 pub use error::{A2aError, ServeA2aError};
