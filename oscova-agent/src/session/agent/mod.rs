@@ -49,7 +49,8 @@
 //! ([`ExtensionContext`], nested calls, processes), `events.rs`,
 //! `dispatch.rs` (the rules above), `bus.rs` ([`EventBus`]),
 //! `commands.rs` ([`Command`]), `prompts.rs` ([`PromptForm`]), `tools.rs` (a call and its events),
-//! `run.rs` (the loop), `compact.rs` (compaction with its events),
+//! `run.rs` (the loop), `batch.rs` (a batch's calls and their answers),
+//! `compact.rs` (compaction with its events),
 //! `state.rs` (what a session's parts share),
 //! `error.rs`.
 //!
@@ -76,6 +77,7 @@
 //! | [`ModelSelectEvent`], [`ThinkingLevelSelectEvent`] | settings changed | notify |
 
 mod api;
+mod batch;
 mod bus;
 mod commands;
 mod compact;

@@ -10,9 +10,10 @@
 //! `ContextEvent`, `BeforeProviderRequestEvent`, the model call
 //! (`MessageStart`, `MessageUpdate` per streamed piece, `MessageEnd`: the
 //! message may be replaced, same role, before it is stored), the batch's
-//! tool calls (`tools.rs`; concurrently, as the chat loop runs a batch,
-//! unless a tool of the batch is sequential: then one after another),
-//! `TurnEndEvent`. In a sequential batch, a steering message queued while
+//! tool calls (`batch.rs`, each call as `tools.rs` runs it; concurrently,
+//! as the chat loop runs a batch, unless a tool of the batch is
+//! sequential: then one after another; each tool message stored once it
+//! and those before it are final), `TurnEndEvent`. In a sequential batch, a steering message queued while
 //! a tool runs skips the rest of the batch: each skipped call is answered
 //! by a tool message saying so, and the next model call sees the steering
 //! message (a concurrent batch has no rest: it is delivered after). When
@@ -30,8 +31,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use oscova_core::provider::model::{
-    ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ToolCallRequest, ToolSpec,
-    check_offline,
+    ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, ChatStreamSink, ToolSpec, check_offline,
 };
 use oscova_core::tool::ContentBlock;
 
@@ -45,8 +45,7 @@ use super::events::{
 };
 use super::host::AgentSession;
 use super::state::{Pending, Shared};
-use super::tools::run_call;
-use crate::chat::{ChatError, ToolsPromptSection, join_in_order, name_calls};
+use crate::chat::{ChatError, ToolsPromptSection, name_calls};
 use crate::session::compaction::CompactionOutcome;
 use crate::session::{AgentMessage, EntryKind, MessageContent, ModelRef, iso_to_millis, now_iso};
 
@@ -68,9 +67,6 @@ pub struct RunOutcome {
     /// succeeded).
     pub compaction_error: Option<String>,
 }
-
-const CANCELLED_TEXT: &str = "not run: the run was cancelled";
-const STEERED_TEXT: &str = "skipped: the user sent a new message, which comes next; not run";
 
 impl AgentSession {
     /// Runs `text` as the person's prompt (see the module rules).
@@ -138,8 +134,8 @@ impl Drop for IdleAgain<'_> {
     }
 }
 
-struct Run<'a> {
-    shared: &'a Arc<Shared>,
+pub(super) struct Run<'a> {
+    pub(super) shared: &'a Arc<Shared>,
 }
 
 impl Run<'_> {
@@ -320,7 +316,7 @@ impl Run<'_> {
 
     /// `MessageStart` and `MessageEnd` around a complete message; the
     /// replacement keeps the role.
-    async fn finish(&self, message: ChatMessage) -> Result<ChatMessage, AgentError> {
+    pub(super) async fn finish(&self, message: ChatMessage) -> Result<ChatMessage, AgentError> {
         dispatch(
             self.shared,
             MessageStartEvent {
@@ -446,124 +442,5 @@ impl Run<'_> {
     async fn update(&self, delta: String) {
         self.shared.emit(AgentEvent::Text(delta.clone()));
         let _ = dispatch(self.shared, MessageUpdateEvent { delta }).await;
-    }
-
-    /// Runs a batch of calls, each answered and stored in the model's
-    /// order: concurrently, or one after another when a tool of the batch
-    /// is sequential, and then a steering message skips the rest (see the
-    /// module rules). Also whether every call ran and asked to end the run.
-    async fn run_batch(
-        &self,
-        calls: &[ToolCallRequest],
-        added: &mut Vec<ChatMessage>,
-    ) -> Result<(Vec<ChatMessage>, bool), AgentError> {
-        let shared = self.shared;
-        let sequential = {
-            let state = shared.state();
-            calls.iter().any(|c| {
-                shared.scope.tool(&c.name).is_some_and(|t| t.sequential())
-                    || state.tools.is_sequential(&c.name)
-            })
-        };
-        let mut results = Vec::with_capacity(calls.len());
-        let mut terminate = !calls.is_empty();
-        if !sequential {
-            for call in calls {
-                shared.emit(AgentEvent::ToolRunning(call.clone()));
-            }
-            let profile = shared.host.profile;
-            let running = calls
-                .iter()
-                .map(|call| Box::pin(run_call(shared, call, profile)))
-                .collect();
-            let ran = join_in_order(running).await;
-            let mut cancelled = false;
-            for (call, ran) in calls.iter().zip(ran) {
-                let Some((message, result)) = ran else {
-                    cancelled = true;
-                    results.extend(
-                        self.answer(std::slice::from_ref(call), CANCELLED_TEXT, added)
-                            .await?,
-                    );
-                    continue;
-                };
-                terminate &= result.terminate;
-                results.push(self.keep(call, message, result, added).await?);
-            }
-            if cancelled {
-                return Err(ChatError::Cancelled.into());
-            }
-            return Ok((results, terminate));
-        }
-        for (i, call) in calls.iter().enumerate() {
-            let cancelled = shared.cancellation().is_cancelled();
-            let ran = if cancelled {
-                None
-            } else {
-                shared.emit(AgentEvent::ToolRunning(call.clone()));
-                run_call(shared, call, shared.host.profile).await
-            };
-            let Some((message, result)) = ran else {
-                self.answer(calls.get(i..).unwrap_or_default(), CANCELLED_TEXT, added)
-                    .await?;
-                return Err(ChatError::Cancelled.into());
-            };
-            terminate &= result.terminate;
-            results.push(self.keep(call, message, result, added).await?);
-            let rest = calls.get(i + 1..).unwrap_or_default();
-            if !rest.is_empty() && !shared.state().queues.steer.is_empty() {
-                results.extend(self.answer(rest, STEERED_TEXT, added).await?);
-                return Ok((results, false));
-            }
-        }
-        Ok((results, terminate))
-    }
-
-    /// Tells the host, then stores the tool message with its events.
-    async fn keep(
-        &self,
-        call: &ToolCallRequest,
-        message: ChatMessage,
-        result: oscova_core::ToolResult,
-        added: &mut Vec<ChatMessage>,
-    ) -> Result<ChatMessage, AgentError> {
-        self.shared.emit(AgentEvent::ToolFinished {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            result,
-        });
-        let message = self.finish(message).await?;
-        self.shared
-            .session
-            .lock()
-            .await
-            .append_chat(std::slice::from_ref(&message))
-            .await?;
-        added.push(message.clone());
-        Ok(message)
-    }
-
-    /// Answers calls that will not run, so every stored call has its
-    /// tool message.
-    async fn answer(
-        &self,
-        calls: &[ToolCallRequest],
-        text: &str,
-        added: &mut Vec<ChatMessage>,
-    ) -> Result<Vec<ChatMessage>, AgentError> {
-        let messages: Vec<ChatMessage> = calls
-            .iter()
-            .map(|call| ChatMessage::tool(call.id.clone(), text))
-            .collect();
-        if !messages.is_empty() {
-            self.shared
-                .session
-                .lock()
-                .await
-                .append_chat(&messages)
-                .await?;
-            added.extend(messages.iter().cloned());
-        }
-        Ok(messages)
     }
 }
