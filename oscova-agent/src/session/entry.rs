@@ -8,13 +8,28 @@
 //! append-only: nothing changes one once written; a label, an edit of
 //! the context or a new name is a new entry. Which kinds reach the model is
 //! decided in `context.rs`: custom entries, labels, session info, usage and
-//! model or thinking-level changes never do.
+//! model or thinking-level changes never do. The session agent's own
+//! bookkeeping is a custom entry too, so pi reads and writes it back like
+//! any extension's: the mark that a tool call started
+//! ([`CALL_STARTED`], [`EntryKind::call_started`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::id::EntryId;
 use super::message::{AgentMessage, MessageContent, SystemMessage};
+
+/// The `customType` of the mark the session agent appends, and commits,
+/// when a tool call is about to run: after its approval, just before its
+/// tool's body, so the call's tool message comes after it. A custom entry
+/// (never in the model's context) whose data names the call and the tool:
+/// `{"toolCallId": ..., "toolName": ...}`. A call found with this mark
+/// and no tool message was started by a process that stopped before
+/// keeping its result; the agent does not run it again on its own
+/// ([`AgentSession::recover`](crate::session::agent::AgentSession::recover)).
+/// Custom types beginning `oscova.` are the agent's; extensions use
+/// their own.
+pub const CALL_STARTED: &str = "oscova.call_started";
 
 /// One entry of a session's tree (pi: `SessionEntry`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -183,6 +198,38 @@ impl EntryKind {
             Self::SessionInfo { .. } => "session_info",
         }
     }
+
+    /// The mark that the call `call_id` of the tool `tool_name` started
+    /// (see [`CALL_STARTED`]).
+    ///
+    /// ```
+    /// use oscova_agent::session::EntryKind;
+    ///
+    /// let mark = EntryKind::call_started("call_1", "acme__files__write");
+    /// assert_eq!(mark.type_name(), "custom");
+    /// assert_eq!(mark.started_call_id(), Some("call_1"));
+    /// ```
+    pub fn call_started(call_id: &str, tool_name: &str) -> Self {
+        Self::Custom {
+            custom_type: CALL_STARTED.to_owned(),
+            data: Some(serde_json::json!({
+                "toolCallId": call_id,
+                "toolName": tool_name,
+            })),
+        }
+    }
+
+    /// The call a [`call_started`](Self::call_started) mark names; `None`
+    /// for any other entry.
+    pub fn started_call_id(&self) -> Option<&str> {
+        match self {
+            Self::Custom {
+                custom_type,
+                data: Some(data),
+            } if custom_type == CALL_STARTED => data.get("toolCallId")?.as_str(),
+            _ => None,
+        }
+    }
 }
 
 impl SessionEntry {
@@ -224,6 +271,29 @@ mod tests {
             let back: Value = serde_json::from_str(&entry.to_json_line().unwrap()).unwrap();
             assert_eq!(back, line);
         }
+    }
+
+    #[test]
+    fn a_started_mark_is_a_custom_line_pi_keeps() {
+        let entry = SessionEntry {
+            id: EntryId::new("0000000a"),
+            parent_id: Some(EntryId::new("00000009")),
+            timestamp: "2024-12-03T14:35:00.000Z".into(),
+            kind: EntryKind::call_started("call_1", "files__write"),
+        };
+        let line: Value = serde_json::from_str(&entry.to_json_line().unwrap()).unwrap();
+        assert_eq!(
+            line,
+            json!({"type":"custom","id":"0000000a","parentId":"00000009","timestamp":"2024-12-03T14:35:00.000Z","customType":"oscova.call_started","data":{"toolCallId":"call_1","toolName":"files__write"}})
+        );
+        let back = SessionEntry::from_json_line(&line.to_string()).unwrap();
+        assert_eq!(back.kind.started_call_id(), Some("call_1"));
+        // Another extension's custom entry is no mark.
+        let other = EntryKind::Custom {
+            custom_type: "my-extension".into(),
+            data: Some(json!({"toolCallId": "call_1"})),
+        };
+        assert_eq!(other.started_call_id(), None);
     }
 
     #[test]

@@ -277,7 +277,7 @@ impl Session {
     }
 
     /// The entries from the leaf up to the root, nearest first.
-    fn ancestors(&self) -> impl Iterator<Item = &SessionEntry> + '_ {
+    pub(crate) fn ancestors(&self) -> impl Iterator<Item = &SessionEntry> + '_ {
         let mut current = self.leaf().and_then(|id| self.entry(id));
         let mut steps = 0;
         std::iter::from_fn(move || {

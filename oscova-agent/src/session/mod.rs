@@ -21,6 +21,20 @@
 //!   killed process loses at most what it had not yet appended and never
 //!   leaves the store corrupt.
 //!
+//! What is durable: an entry, once its append returned. The session agent
+//! ([`agent`]) appends each message as it is final (the person's before
+//! the model is asked, the answer, each tool message), and a tool call's
+//! started mark ([`CALL_STARTED`]) once the call is approved and before
+//! its tool runs, so a call is never run twice by a crash: the next run
+//! reports a started call without a result as interrupted instead of
+//! running it again, unless its tool is idempotent
+//! ([`agent::AgentSession::recover`]). What is not: a model answer still
+//! streaming, a tool's result before its tool message is appended (its
+//! effect is then unknown, and said so), an approval or a question being
+//! asked (a call waiting for one has no started mark: it is asked again
+//! after a restart), and an extension's state it did not append as an
+//! entry.
+//!
 //! The files: `entry.rs` (the entry kinds), `message.rs` (pi's messages
 //! and what each is for the model), `context.rs` (the branch, compaction,
 //! edits), `tree.rs` (roots, children, branches, labels), `handle.rs`
@@ -43,7 +57,7 @@ mod tree;
 mod wire;
 
 pub use context::SessionContext;
-pub use entry::{ContextReplacement, EntryKind, SessionEntry};
+pub use entry::{CALL_STARTED, ContextReplacement, EntryKind, SessionEntry};
 pub use error::SessionError;
 pub use handle::Session;
 pub use id::{EntryId, SessionId, iso_to_millis, millis_to_iso, now_iso};

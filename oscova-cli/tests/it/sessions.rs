@@ -172,35 +172,43 @@ async fn a_second_chat_resumes_the_session_and_show_lists_every_entry() {
     assert_eq!(code, 0, "{shown}");
     assert_eq!(shown["session"], "trip");
     let entries = shown["entries"].as_array().unwrap();
-    assert_eq!(entries.len(), 6, "{shown}");
-    assert_eq!(shown["leaf"], entries[5]["id"]);
+    assert_eq!(entries.len(), 7, "{shown}");
+    assert_eq!(shown["leaf"], entries[6]["id"]);
     assert_eq!(entries[0]["parent_id"], Value::Null);
     for pair in entries.windows(2) {
         assert_eq!(pair[1]["parent_id"], pair[0]["id"], "{shown}");
         assert!(pair[1].get("parentId").is_none());
     }
-    assert!(entries.iter().all(|e| e["type"] == "message"));
-    let roles: Vec<&str> = entries
+    // Messages, and the call's started mark before its result.
+    let kinds: Vec<&str> = entries
         .iter()
-        .map(|e| e["message"]["role"].as_str().unwrap())
+        .map(|e| {
+            e["message"]["role"]
+                .as_str()
+                .or(e["customType"].as_str())
+                .unwrap()
+        })
         .collect();
     assert_eq!(
-        roles,
+        kinds,
         [
             "user",
             "assistant",
+            "oscova.call_started",
             "toolResult",
             "assistant",
             "user",
             "assistant"
         ]
     );
-    assert_eq!(entries[2]["message"]["toolName"], ECHO);
+    assert_eq!(entries[2]["type"], "custom");
+    assert_eq!(entries[2]["data"]["toolCallId"], "call_1");
+    assert_eq!(entries[3]["message"]["toolName"], ECHO);
 
     let (code, listed) = json_of(&config, &["sessions", "list"]);
     assert_eq!(code, 0);
     assert_eq!(listed["sessions"][0]["session"], "trip");
-    assert_eq!(listed["sessions"][0]["entries"], 6);
+    assert_eq!(listed["sessions"][0]["entries"], 7);
     let (code, text, _) = run(&mut cmd(&config, &["sessions", "show", "trip"]));
     assert_eq!(code, 0);
     assert!(
@@ -234,8 +242,10 @@ async fn fork_continues_from_an_entry_on_a_new_branch() {
     );
     let (_, shown) = json_of(&config, &["sessions", "show", "s"]);
     let entries = shown["entries"].as_array().unwrap();
-    assert_eq!(entries.len(), 6);
-    assert_eq!(entries[4]["parent_id"].as_str(), Some(first.as_str()));
+    // The first run's five (its call's started mark among them), then the
+    // new branch's two.
+    assert_eq!(entries.len(), 7);
+    assert_eq!(entries[5]["parent_id"].as_str(), Some(first.as_str()));
     assert_ne!(shown["leaf"], old_leaf);
 
     // /tree shows both branches, the new one active.

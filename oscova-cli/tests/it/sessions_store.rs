@@ -81,7 +81,8 @@ async fn chat_sessions_on_postgres() {
     let (code, out, err) = run(&mut list);
     assert_eq!(code, 0, "{err}");
     let listed: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(listed["sessions"][0]["entries"], 6);
+    // Six messages and the echo call's started mark.
+    assert_eq!(listed["sessions"][0]["entries"], 7);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

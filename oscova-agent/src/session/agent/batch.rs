@@ -11,7 +11,8 @@
 //! those it follows waits for them (the model's order holds), the others
 //! are not held back for the rest of the batch. So what a stopped process
 //! loses is only the answers of calls still running, or of calls waiting
-//! behind one.
+//! behind one; those were marked started, and the next run reports them
+//! interrupted (`recover.rs`).
 
 use std::slice;
 

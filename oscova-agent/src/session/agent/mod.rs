@@ -34,6 +34,16 @@
 //!   values, every call through the same events, argument check and
 //!   redaction (`tools.rs`); [`SessionApi::set_active_tools`] narrows what
 //!   the model is offered and may call.
+//! - **At most once**: a tool call's started mark
+//!   ([`CALL_STARTED`](crate::session::CALL_STARTED)) is committed to the
+//!   session once the call is approved, just before its tool runs, and its
+//!   tool message when it ends. A batch a stopped process left unanswered
+//!   is settled before the next run does anything else, or by
+//!   [`AgentSession::recover`] (`recover.rs`): a finished call is kept; a
+//!   started one is not run again but answered as interrupted (the model
+//!   reads it; [`AgentEvent::ToolInterrupted`] tells the host), unless its
+//!   tool is idempotent; one that had not started runs, its approval asked
+//!   again.
 //! - **Delivery** of extension messages ([`Delivery`]): steer (after the
 //!   tool running now; the rest of a sequential batch is skipped, each
 //!   skipped call answered), follow-up (when the agent has nothing left to do), next
@@ -50,7 +60,7 @@
 //! `dispatch.rs` (the rules above), `bus.rs` ([`EventBus`]),
 //! `commands.rs` ([`Command`]), `prompts.rs` ([`PromptForm`]), `tools.rs` (a call and its events),
 //! `run.rs` (the loop), `batch.rs` (a batch's calls and their answers),
-//! `compact.rs` (compaction with its events),
+//! `recover.rs` (settling a batch a stopped process left), `compact.rs` (compaction with its events),
 //! `state.rs` (what a session's parts share),
 //! `error.rs`.
 //!
@@ -89,6 +99,7 @@ mod events;
 mod extension;
 mod host;
 mod prompts;
+mod recover;
 mod run;
 mod specs;
 mod state;
@@ -139,6 +150,17 @@ pub enum AgentEvent {
         id: String,
         /// The tool.
         name: String,
+        /// What the model is told.
+        result: ToolResult,
+    },
+    /// A call a stopped process had started and not finished: it was
+    /// not run again (its tool is not idempotent), and its tool message,
+    /// now stored, tells the model it was interrupted
+    /// ([`AgentSession::recover`]). Its effect is unknown: a person should
+    /// check it.
+    ToolInterrupted {
+        /// The call, as the model asked for it.
+        call: ToolCallRequest,
         /// What the model is told.
         result: ToolResult,
     },

@@ -2,7 +2,10 @@
 //! run of turns, each one model call and the tool calls it asked for.
 //!
 //! Rules, in order: `InputEvent` (change the text or images, or consume
-//! it); the run starts with the messages queued for the next turn, the
+//! it); a batch a stopped process left unanswered is settled first
+//! (`recover.rs`: what finished is kept, what started is reported
+//! interrupted unless its tool is idempotent, what had not started runs);
+//! the run starts with the messages queued for the next turn, the
 //! prompt, and what steering or follow-ups waited while idle;
 //! `BeforeAgentStartEvent` (the system prompt's options, its override,
 //! injected messages); `AgentStartEvent`; then turns: `TurnStartEvent`,
@@ -10,13 +13,14 @@
 //! `ContextEvent`, `BeforeProviderRequestEvent`, the model call
 //! (`MessageStart`, `MessageUpdate` per streamed piece, `MessageEnd`: the
 //! message may be replaced, same role, before it is stored), the batch's
-//! tool calls (`batch.rs`, each call as `tools.rs` runs it; concurrently,
-//! as the chat loop runs a batch, unless a tool of the batch is
-//! sequential: then one after another; each tool message stored once it
-//! and those before it are final), `TurnEndEvent`. In a sequential batch, a steering message queued while
-//! a tool runs skips the rest of the batch: each skipped call is answered
-//! by a tool message saying so, and the next model call sees the steering
-//! message (a concurrent batch has no rest: it is delivered after). When
+//! tool calls (`batch.rs`, each call as `tools.rs` runs it: its started
+//! mark committed before its tool runs; concurrently, as the chat loop
+//! runs a batch, unless a tool of the batch is sequential: then one after
+//! another; each tool message stored once it and those before it are
+//! final), `TurnEndEvent`. In a sequential batch, a steering message
+//! queued while a tool runs skips the rest of the batch: each skipped call
+//! is answered by a tool message saying so, and the next model call sees
+//! the steering message (a concurrent batch has no rest: it is delivered after). When
 //! every call of the batch ran and returned a terminating result, the run
 //! ends there (unless a handler set `continue_requested`). Another turn
 //! follows when the model asked for tools, a handler set
@@ -57,7 +61,8 @@ pub struct RunOutcome {
     pub text: String,
     /// The model calls made.
     pub turns: usize,
-    /// The tool calls answered (run, blocked, refused or skipped).
+    /// The tool calls answered (run, blocked, refused or skipped), those
+    /// of a batch settled after a crash included.
     pub tool_calls: usize,
     /// Whether an `InputEvent` handler consumed the input (no run).
     pub handled: bool,
@@ -98,7 +103,7 @@ impl AgentSession {
             });
         }
         let message = ChatMessage::user(event.text).with_attachments(event.images);
-        self.run(vec![Pending::User(message)]).await
+        self.run(vec![Pending::User(message)], false).await
     }
 
     /// Runs what extensions asked for while the agent was idle (a user
@@ -108,10 +113,16 @@ impl AgentSession {
         if !trigger {
             return Ok(None);
         }
-        self.run(Vec::new()).await.map(Some)
+        self.run(Vec::new(), false).await.map(Some)
     }
 
-    async fn run(&mut self, initial: Vec<Pending>) -> Result<RunOutcome, AgentError> {
+    /// A run: `initial` delivered first; `recovering` (`recover.rs`): no
+    /// input, and the run ends after settling when the batch asked to.
+    pub(super) async fn run(
+        &mut self,
+        initial: Vec<Pending>,
+        recovering: bool,
+    ) -> Result<RunOutcome, AgentError> {
         let shared = self.shared.clone();
         shared.check_fresh()?;
         if !shared.idle.swap(false, Ordering::AcqRel) {
@@ -120,7 +131,7 @@ impl AgentSession {
         // Idle again however the run ends, a dropped future included.
         let _idle = IdleAgain(&shared);
         *shared.cancel.lock().unwrap_or_else(|p| p.into_inner()) = self.parent_cancel.child_token();
-        let mut outcome = Run { shared: &shared }.go(initial).await?;
+        let mut outcome = Run { shared: &shared }.go(initial, recovering).await?;
         self.compact_after(&mut outcome).await;
         Ok(outcome)
     }
@@ -139,8 +150,10 @@ pub(super) struct Run<'a> {
 }
 
 impl Run<'_> {
-    async fn go(&self, initial: Vec<Pending>) -> Result<RunOutcome, AgentError> {
+    async fn go(&self, initial: Vec<Pending>, recovering: bool) -> Result<RunOutcome, AgentError> {
         let shared = self.shared;
+        let mut added = Vec::new();
+        let settled = self.settle(&mut added).await?;
         let mut first: Vec<Pending> = {
             let mut state = shared.state();
             let queues = &mut state.queues;
@@ -170,18 +183,22 @@ impl Run<'_> {
             .unwrap_or_else(|| event.prompt.render());
         shared.state().system_prompt = system.clone();
         first.extend(event.injected_messages.into_iter().map(Pending::Custom));
-        let mut added = Vec::new();
         self.deliver(first, &mut added).await?;
         dispatch(shared, AgentStartEvent {}).await?;
 
         let mut outcome = RunOutcome {
             text: String::new(),
             turns: 0,
-            tool_calls: 0,
+            tool_calls: settled.calls,
             handled: false,
             compaction: None,
             compaction_error: None,
         };
+        if recovering && settled.terminate {
+            // The settled batch ends the run, as it would have.
+            self.end(added).await;
+            return Ok(outcome);
+        }
         let max_turns = shared.host.max_turns;
         loop {
             if outcome.turns == max_turns {

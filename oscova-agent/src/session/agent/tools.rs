@@ -14,7 +14,14 @@
 //! and the host's secrets), progress as `ToolExecutionUpdate`,
 //! `ToolResultEvent` (edit the result), `ToolExecutionEnd`. The run is
 //! inside the session's [`CallOrigin`] (its id), so a tool knows which
-//! session asked; nothing in a call's arguments sets it.
+//! session asked; nothing in a call's arguments sets it. Once a call is
+//! approved, and just before its tool's body runs, its started mark
+//! ([`CALL_STARTED`](crate::session::CALL_STARTED)) is appended to the
+//! session and committed (a scope tool's through the call's
+//! [`StartHook`](oscova_core::host::invoke::StartHook), after the
+//! pipeline's approval; an extension tool's after the person confirmed
+//! it); a mark that cannot be stored stops the call, so no tool runs
+//! without one. Its tool message follows when it ends (`run.rs`).
 
 use std::sync::Arc;
 
@@ -34,6 +41,7 @@ use super::events::{
 use super::state::Shared;
 use crate::chat::{ToolsPromptSection, prepare_arguments, tool_message};
 use crate::profile::{SchemaProfile, export_schema};
+use crate::session::EntryKind;
 
 struct ExtensionTool {
     name: String,
@@ -86,6 +94,12 @@ impl ExtensionTools {
             .is_some_and(|(_, info, _)| info.sequential())
     }
 
+    /// What `name`, an extension tool, says of repeating a call.
+    fn idempotent(&self, name: &str) -> Option<bool> {
+        self.find(name)
+            .and_then(|(_, info, _)| info.annotations().idempotent())
+    }
+
     /// Adds the prompt snippet and guidelines of the tools among `active`.
     pub(crate) fn prompt(&self, active: &[ToolSpec], section: &mut ToolsPromptSection) {
         for spec in active {
@@ -126,6 +140,30 @@ impl ExtensionTools {
                 }
             })
             .collect()
+    }
+}
+
+/// Whether `name` says that a repeated call changes nothing more: a
+/// scope tool's `#[tool(idempotent)]` or runtime hint (an MCP server's
+/// `idempotentHint`), or an extension tool's. The one kind of started call
+/// the agent runs again after a crash (`recover.rs`).
+pub(crate) fn is_idempotent(shared: &Shared, name: &str) -> bool {
+    let hint = match shared.scope.tool(name) {
+        Some(tool) => tool.annotations().idempotent(),
+        None => shared.state().tools.idempotent(name),
+    };
+    hint == Some(true)
+}
+
+/// Appends and commits the mark that `call` is about to run (see the
+/// module rules); the reason the call does not run when it cannot.
+async fn mark_started(shared: &Shared, call_id: &str, tool: &str) -> Result<(), String> {
+    let mark = EntryKind::call_started(call_id, tool);
+    match shared.session.lock().await.append(mark).await {
+        Ok(_) => Ok(()),
+        Err(error) => Err(format!(
+            "its start could not be recorded in the session ({error})"
+        )),
     }
 }
 
@@ -254,6 +292,11 @@ async fn invoke(
             return Some(ToolResult::error(text).with_details(json!({ "error": "not_approved" })));
         }
     }
+    if let Err(reason) = mark_started(shared, &call.id, &call.name).await {
+        let text = format!("tool `{}` was not run: {reason}", call.name);
+        let text = shared.scope.redact(&text).into_owned();
+        return Some(ToolResult::error(text).with_details(json!({ "error": "blocked" })));
+    }
     let mut invocation = ToolInvocation::new(Arc::new(shared.scope.user().clone()))
         .with_spawn_policy(shared.host.plugins.spawn_policy().clone())
         .with_cancellation(cancel.clone())
@@ -307,10 +350,16 @@ async fn invoke_scope(
     cancel: oscova_core::CancellationToken,
 ) -> Option<ToolResult> {
     let scope = &shared.scope;
+    let marking = shared.clone();
+    let (id, tool) = (call.id.clone(), call.name.clone());
     let mut invoke = scope
         .invoke(&call.name, input)
         .cancellation(cancel)
-        .progress_arc(progress);
+        .progress_arc(progress)
+        .start_hook(move |_: &str| {
+            let (shared, id, tool) = (marking.clone(), id.clone(), tool.clone());
+            async move { mark_started(&shared, &id, &tool).await }
+        });
     if let Some(handler) = &shared.interaction {
         invoke = invoke.interaction_handler_arc(Some(handler.clone()));
     }

@@ -6,6 +6,7 @@ mod boundaries;
 mod compact;
 mod dispatch;
 mod prompts;
+mod recover;
 mod run;
 
 use std::collections::VecDeque;
@@ -99,7 +100,8 @@ impl Script {
     }
 }
 
-struct ScriptedModel(Arc<Script>);
+/// A model provider answering from a [`Script`].
+pub struct ScriptedModel(pub Arc<Script>);
 
 impl ModelProvider for ScriptedModel {
     fn type_key(&self) -> ProviderTypeKey {
