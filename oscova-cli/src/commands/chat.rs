@@ -27,7 +27,14 @@
 //! tool results) is stored as soon as it is final, so what was exchanged
 //! is durable even when a message fails or is cancelled; the user's
 //! message is stored before the model is asked, so a process killed
-//! mid-answer loses only the answer in flight. A line starting
+//! mid-answer loses only the answer in flight. A tool call is marked
+//! started in the session before its tool runs; when a process was killed
+//! mid-call, the next message settles that batch first
+//! (`AgentSession::recover`'s rules): a started call is not run again and
+//! is answered as interrupted, which the model reads and the person sees
+//! as the call's line on stderr (with `--json`, among `tool_calls`, its
+//! `details.error` `interrupted`), unless its tool is idempotent; a call
+//! that had not started runs, its approval asked again. A line starting
 //! with `/` is a slash command (`slash`), never sent to the model: the
 //! built-in ones first (`/compact` in `compact`), then the extensions'
 //! (`/hello world`), which may start a run of their own. When `[sessions]
@@ -476,6 +483,17 @@ impl Views {
                     refused,
                 }
             }
+            AgentEvent::ToolInterrupted { call, result } => {
+                // A call a stopped process had started: shown as a call
+                // that ended with the agent's word for it.
+                self.show(&ChatEvent::ToolCallRunning(call.clone()));
+                ChatEvent::ToolCallFinished {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    result: result.clone(),
+                    refused: false,
+                }
+            }
             AgentEvent::ExtensionError(report) => {
                 let text = format!(
                     "extension `{}` failed ({}): {}",
@@ -486,9 +504,13 @@ impl Views {
             }
             _ => return,
         };
+        self.show(&chat);
+    }
+
+    fn show(&self, event: &ChatEvent) {
         let view = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(view) = view {
-            view.on_event(&chat);
+            view.on_event(event);
         }
     }
 }

@@ -39,6 +39,8 @@ pub mod sessions;
 pub mod sessions_compact;
 #[cfg(unix)]
 pub mod sessions_crash;
+#[cfg(unix)]
+pub mod sessions_recover;
 pub mod sessions_store;
 pub mod speech;
 pub mod speech_plugins;
