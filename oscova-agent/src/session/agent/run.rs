@@ -5,8 +5,8 @@
 //! it); a batch a stopped process left unanswered is settled first
 //! (`recover.rs`: what finished is kept, what started is reported
 //! interrupted unless its tool is idempotent, what had not started runs);
-//! the run starts with the messages queued for the next turn, the
-//! prompt, and what steering or follow-ups waited while idle;
+//! the run starts with the messages queued for the next turn, the prompt,
+//! and what steering or follow-ups waited while idle;
 //! `BeforeAgentStartEvent` (the system prompt's options, its override,
 //! injected messages); `AgentStartEvent`; then turns: `TurnStartEvent`,
 //! steering messages delivered, the context built from the branch,
@@ -14,22 +14,23 @@
 //! (`MessageStart`, `MessageUpdate` per streamed piece, `MessageEnd`: the
 //! message may be replaced, same role, before it is stored), the batch's
 //! tool calls (`batch.rs`, each call as `tools.rs` runs it: its started
-//! mark committed before its tool runs; concurrently, as the chat loop
-//! runs a batch, unless a tool of the batch is sequential: then one after
+//! mark committed before its tool runs; concurrently, as the chat loop runs
+//! a batch, unless a tool of the batch is sequential: then one after
 //! another; each tool message stored once it and those before it are
-//! final), `TurnEndEvent`. In a sequential batch, a steering message
-//! queued while a tool runs skips the rest of the batch: each skipped call
-//! is answered by a tool message saying so, and the next model call sees
-//! the steering message (a concurrent batch has no rest: it is delivered after). When
-//! every call of the batch ran and returned a terminating result, the run
-//! ends there (unless a handler set `continue_requested`). Another turn
-//! follows when the model asked for tools, a handler set
+//! final), `TurnEndEvent`. In a sequential batch, a steering message queued
+//! while a tool runs skips the rest of the batch: each skipped call is
+//! answered by a tool message saying so, and the next model call sees the
+//! steering message (a concurrent batch has no rest: it is delivered
+//! after). When every call of the batch ran and returned a terminating
+//! result, the run ends there (unless a handler set `continue_requested`).
+//! Another turn follows when the model asked for tools, a handler set
 //! `continue_requested`, or steering waits; else follow-ups are delivered
-//! and another turn follows; else `AgentEndEvent` and `AgentSettledEvent`. Every message is stored on
-//! the session as soon as it is final, so the branch is the conversation
-//! whatever stops the run; every tool call stored is answered, even on
-//! cancellation or when the bound on turns (`max_turns`) is reached. The
-//! offline rule is checked before every model call.
+//! and another turn follows; else `AgentEndEvent` and `AgentSettledEvent`.
+//! Every message is stored on the session as soon as it is final, so the
+//! branch is the conversation whatever stops the run; every tool call
+//! stored is answered, even on cancellation or when the bound on turns
+//! (`max_turns`) is reached. The offline rule is checked before every model
+//! call.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -21,7 +21,7 @@
 //! [`StartHook`](oscova_core::host::invoke::StartHook), after the
 //! pipeline's approval; an extension tool's after the person confirmed
 //! it); a mark that cannot be stored stops the call, so no tool runs
-//! without one. Its tool message follows when it ends (`run.rs`).
+//! without one. Its tool message follows when it ends (`batch.rs`).
 
 use std::sync::Arc;
 
@@ -155,8 +155,9 @@ pub(crate) fn is_idempotent(shared: &Shared, name: &str) -> bool {
     hint == Some(true)
 }
 
-/// Appends and commits the mark that `call` is about to run (see the
-/// module rules); the reason the call does not run when it cannot.
+/// Appends and commits the mark that the call `call_id` of `tool` is
+/// about to run (see the module rules); when it cannot, the reason the
+/// call does not run.
 async fn mark_started(shared: &Shared, call_id: &str, tool: &str) -> Result<(), String> {
     let mark = EntryKind::call_started(call_id, tool);
     match shared.session.lock().await.append(mark).await {
