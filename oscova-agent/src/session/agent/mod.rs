@@ -55,8 +55,9 @@
 //!   offered to `ProcessSpawnEvent` handlers.
 //!
 //! The files: `extension.rs` (the trait), `host.rs` ([`AgentHost`],
-//! [`AgentSession`]'s life), `api.rs` ([`SessionApi`]), `context.rs`
-//! ([`ExtensionContext`], nested calls, processes), `events.rs`,
+//! [`AgentSession`]'s life), `builder.rs` ([`AgentHostBuilder`]), `api.rs`
+//! ([`SessionApi`]), `context.rs` ([`ExtensionContext`], nested calls,
+//! processes), `events.rs`,
 //! `dispatch.rs` (the rules above), `bus.rs` ([`EventBus`]),
 //! `commands.rs` ([`Command`]), `prompts.rs` ([`PromptForm`]), `tools.rs` (a call and its events),
 //! `run.rs` (the loop), `batch.rs` (a batch's calls and their answers),
@@ -88,6 +89,7 @@
 
 mod api;
 mod batch;
+mod builder;
 mod bus;
 mod commands;
 mod compact;
@@ -111,6 +113,7 @@ use oscova_core::ToolResult;
 use oscova_core::provider::model::ToolCallRequest;
 
 pub use api::SessionApi;
+pub use builder::AgentHostBuilder;
 pub use bus::EventBus;
 pub use commands::{Command, CommandInfo};
 pub use context::{ContextUsage, ExecOptions, ExecOutput, ExtensionContext};
@@ -119,7 +122,7 @@ pub use dispatch::Subscription;
 pub use error::AgentError;
 pub use events::*;
 pub use extension::{Extension, ExtensionFactory, extension_factory};
-pub use host::{AgentHost, AgentHostBuilder, AgentSession, AgentSessionOptions};
+pub use host::{AgentHost, AgentSession, AgentSessionOptions};
 pub use prompts::{ExtensionPrompt, PromptForm, PromptFormArg, PromptFormArguments};
 pub use run::RunOutcome;
 pub use state::Delivery;
