@@ -484,6 +484,10 @@ impl From<AgentError> for CliError {
     fn from(error: AgentError) -> Self {
         match error {
             AgentError::Chat(error) => error.into(),
+            AgentError::ModelCall { error } => Self::from(error).kept_for_retry(),
+            AgentError::NothingToRetry => Self::SlashCommand {
+                message: "nothing to retry: the session's last message is an answer".into(),
+            },
             AgentError::Session(error) => error.into(),
             AgentError::Compaction(error) => error.into(),
             AgentError::UnknownCommand(name) => Self::SlashCommand {
@@ -494,6 +498,21 @@ impl From<AgentError> for CliError {
                 message: error.to_string(),
             },
         }
+    }
+}
+
+impl CliError {
+    /// A failed model call of `chat --session`: says that the message is
+    /// kept and how to ask again without sending it twice. Its kind and
+    /// exit status stay the model error's.
+    fn kept_for_retry(mut self) -> Self {
+        if let Self::Model { message, .. } | Self::Chat { message, .. } = &mut self {
+            message.push_str(
+                "; your message is kept in the session: /retry (or -m /retry) asks the model \
+                 again without sending it twice",
+            );
+        }
+        self
     }
 }
 

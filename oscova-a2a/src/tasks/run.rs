@@ -8,7 +8,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use oscova_agent::session::agent::{AgentEvent, AgentSessionOptions};
+use oscova_agent::session::agent::{AgentError, AgentEvent, AgentSessionOptions};
 use oscova_core::UserInfo;
 use oscova_core::tool::origin::with_inbound_hops;
 use serde_json::Value;
@@ -137,6 +137,11 @@ impl Runner {
                     },
                     None => Outcome::Completed(outcome.text),
                 }
+            }
+            // The cause alone: the agent's retry is not the A2A client's
+            // to call (its next message starts a new task in the context).
+            Err(AgentError::ModelCall { error }) => {
+                Outcome::Failed(format!("the run failed: {error}"))
             }
             Err(error) => Outcome::Failed(format!("the run failed: {error}")),
         };

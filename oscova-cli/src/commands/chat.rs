@@ -36,13 +36,15 @@
 //! `details.error` `interrupted`), unless its tool is idempotent; a call
 //! that had not started runs, its approval asked again. A line starting
 //! with `/` is a slash command (`slash`), never sent to the model: the
-//! built-in ones first (`/compact` in `compact`), then the extensions'
-//! (`/hello world`), which may start a run of their own. When `[sessions]
+//! built-in ones first (`/compact` in `compact`, `/retry` in `retry`),
+//! then the extensions' (`/hello world`), which may start a run of their
+//! own. When `[sessions]
 //! context_window` is set, a context past the window minus the reserve is
 //! compacted after the message (`compact`); the outcome document then has
 //! a `compaction` field.
 
 mod compact;
+mod retry;
 mod slash;
 mod view;
 
@@ -295,6 +297,7 @@ impl Chat<'_> {
     async fn command(&mut self, line: &str) -> Result<(), CliError> {
         let name = line.split_whitespace().next().unwrap_or(line);
         let answer = match self.agent.as_mut() {
+            _ if name == "/retry" => return self.retry_command().await,
             _ if name == "/compact" => {
                 let focus = line.strip_prefix("/compact").unwrap_or_default();
                 self.compact_command(focus.trim()).await?

@@ -41,6 +41,7 @@ pub mod sessions_compact;
 pub mod sessions_crash;
 #[cfg(unix)]
 pub mod sessions_recover;
+pub mod sessions_retry;
 pub mod sessions_store;
 pub mod speech;
 pub mod speech_plugins;

@@ -85,6 +85,24 @@ pub enum AgentError {
     /// The model call failed.
     #[error(transparent)]
     Chat(#[from] ChatError),
+    /// The model provider failed to answer a run's model call. Everything
+    /// before the call is kept in the session, the person's message and
+    /// any tool results included:
+    /// [`AgentSession::retry`](super::AgentSession::retry) asks the model
+    /// again on that context, without sending the message twice (a new
+    /// prompt with the same text would add it again).
+    #[error(
+        "{error}; the session keeps everything before the model call, the message included: \
+         retry asks the model again without sending it twice"
+    )]
+    ModelCall {
+        /// Why the call failed.
+        error: ChatError,
+    },
+    /// [`AgentSession::retry`](super::AgentSession::retry) found nothing
+    /// waiting for the model: the session's last message is an answer.
+    #[error("nothing to retry: the session's last message is an answer; send a new message")]
+    NothingToRetry,
     /// A compaction did not happen.
     #[error(transparent)]
     Compaction(#[from] CompactionError),
@@ -113,7 +131,8 @@ impl AgentError {
             Self::Busy => "busy",
             Self::Spawn(_) => "spawn_failed",
             Self::Session(_) => "session",
-            Self::Chat(_) => "model",
+            Self::Chat(_) | Self::ModelCall { .. } => "model",
+            Self::NothingToRetry => "nothing_to_retry",
             Self::Compaction(_) => "compaction",
         }
     }

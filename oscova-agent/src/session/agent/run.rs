@@ -30,7 +30,10 @@
 //! branch is the conversation whatever stops the run; every tool call
 //! stored is answered, even on cancellation or when the bound on turns
 //! (`max_turns`) is reached. The offline rule is checked before every model
-//! call.
+//! call. A provider that fails to answer ends the run with
+//! [`AgentError::ModelCall`]: the person's message and the results before
+//! it stay stored, and [`AgentSession::retry`] asks the model again on
+//! them, where a new prompt with the same text would send it twice.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -115,6 +118,30 @@ impl AgentSession {
             return Ok(None);
         }
         self.run(Vec::new(), false).await.map(Some)
+    }
+
+    /// Asks the model again after a run whose model call failed
+    /// ([`AgentError::ModelCall`]): the branch as it is (the person's
+    /// message, the tool results before the failure) is the context, and
+    /// nothing is sent twice; the run then goes on as any run. A batch a
+    /// stopped process left is settled first, as every run does.
+    /// [`AgentError::NothingToRetry`] when nothing waits for the model (the
+    /// branch's last message is an answer without tool calls, or there is
+    /// none).
+    pub async fn retry(&mut self) -> Result<RunOutcome, AgentError> {
+        self.shared.check_fresh()?;
+        let waits = self
+            .shared
+            .session
+            .lock()
+            .await
+            .chat_messages()
+            .last()
+            .is_some_and(|m| m.role != ChatRole::Assistant || !m.tool_calls.is_empty());
+        if !waits {
+            return Err(AgentError::NothingToRetry);
+        }
+        self.run(Vec::new(), false).await
     }
 
     /// A run: `initial` delivered first; `recovering` (`recover.rs`): no
@@ -417,7 +444,12 @@ impl Run<'_> {
         while let Ok(delta) = rx.try_recv() {
             self.update(delta).await;
         }
-        let response = response?;
+        // The provider failed: the context is stored, so the error says
+        // how to ask again without sending the message twice.
+        let response = response.map_err(|error| match ChatError::from(error) {
+            ChatError::Cancelled => AgentError::Chat(ChatError::Cancelled),
+            error => AgentError::ModelCall { error },
+        })?;
         let usage = response.usage;
         let mut message = response.message;
         message.role = ChatRole::Assistant;

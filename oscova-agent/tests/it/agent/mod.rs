@@ -7,6 +7,7 @@ mod compact;
 mod dispatch;
 mod prompts;
 mod recover;
+mod retry;
 mod run;
 
 use std::collections::VecDeque;

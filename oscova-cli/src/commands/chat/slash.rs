@@ -1,9 +1,9 @@
 //! The chat's slash commands: `/help`, `/name NEW`, `/tree`, and the list
-//! that names `/compact` (which runs in `compact.rs`: it needs the chat's
-//! model).
+//! that names `/compact` and `/retry` (which run in `compact.rs` and
+//! `retry.rs`: they need the chat's model).
 //!
 //! Rules: a line that starts with `/` is a command, never sent to the
-//! model. `/name`, `/tree` and `/compact` act on the session
+//! model. `/name`, `/tree`, `/compact` and `/retry` act on the session
 //! (`--session`); without one they are usage errors that say so. An unknown
 //! command is a usage error naming `/help`. With `--session`, a command
 //! that is not one of these is the session extensions' (`/hello world`,
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::error::CliError;
 
 /// The commands and what each does, for `/help`.
-pub(super) const COMMANDS: [(&str, &str); 4] = [
+pub(super) const COMMANDS: [(&str, &str); 5] = [
     ("/help", "list the commands"),
     (
         "/name NEW",
@@ -30,6 +30,11 @@ pub(super) const COMMANDS: [(&str, &str); 4] = [
     (
         "/compact [FOCUS]",
         "summarise the older part of the session with the chat's model (needs --session)",
+    ),
+    (
+        "/retry",
+        "ask the model again after a failed answer, without sending your message twice \
+         (needs --session)",
     ),
 ];
 
