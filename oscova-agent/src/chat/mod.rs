@@ -241,6 +241,30 @@ pub fn model_provider(host: &PluginHost, key: &str) -> Option<Arc<dyn ModelProvi
         .map(|p| p.provider().clone())
 }
 
+/// The type keys of the model providers `host` built, sorted, each once:
+/// what [`model_provider`] can find, for an error to list.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use oscova_agent::chat::model_provider_keys;
+/// use oscova_core::PluginHost;
+///
+/// let host = PluginHost::builder().no_linked_plugins().build()?;
+/// assert!(model_provider_keys(&host).is_empty());
+/// # Ok(())
+/// # }
+/// ```
+pub fn model_provider_keys(host: &PluginHost) -> Vec<String> {
+    let mut keys: Vec<String> = host
+        .providers::<dyn ModelProvider>()
+        .iter()
+        .map(|p| p.provider().type_key().to_string())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
 /// The tools of `scope` as a model sees them, with schemas exported in
 /// `profile`. A tool whose schema the profile cannot express is left out,
 /// with a tracing warning naming it.

@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use oscova_agent::chat::model_provider;
+use oscova_agent::chat::{model_provider, model_provider_keys};
 use oscova_core::provider::model::{ModelProvider, ModelProviderConfig, check_offline};
 use oscova_core::{SecretString, UserInfo, context::CredentialResolver};
 
@@ -55,17 +55,9 @@ pub(super) fn select(
         None => default_provider(env),
     };
     let Some(provider) = model_provider(&env.host, key) else {
-        let mut available: Vec<String> = env
-            .host
-            .providers::<dyn ModelProvider>()
-            .iter()
-            .map(|p| p.provider().type_key().to_string())
-            .collect();
-        available.sort();
-        available.dedup();
         return Err(CliError::UnknownProvider {
             key: key.to_owned(),
-            available,
+            available: model_provider_keys(&env.host),
         });
     };
     let mut config = env.config.model_provider(key);
