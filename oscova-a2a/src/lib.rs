@@ -12,7 +12,7 @@
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let plugins = PluginHost::builder().build()?;
-//! let agents = AgentHost::builder(plugins, Arc::new(MemoryStore::new())).build();
+//! let agents = AgentHost::builder(plugins, Arc::new(MemoryStore::new())).build()?;
 //! let server = A2aServer::new(agents, Arc::new(MemoryTaskStore::new()))
 //!     .tokens([UserToken::from_token("alice", "a-secret")])
 //!     .bind("127.0.0.1:8080".parse()?)

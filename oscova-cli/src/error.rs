@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use oscova_agent::chat::ChatError;
 use oscova_agent::session::SessionError;
-use oscova_agent::session::agent::AgentError;
+use oscova_agent::session::agent::{AgentError, AgentHostError};
 use oscova_agent::session::compaction::CompactionError;
 use oscova_agent::session::store::SqliteFileError;
 use oscova_core::provider::model::ModelError;
@@ -132,6 +132,10 @@ pub enum CliError {
     /// The host could not be built.
     #[error("the host could not start: {0}")]
     Host(#[from] HostError),
+    /// The session agent's host refused its parts (a model whose provider
+    /// the plugin host did not build): a configuration error.
+    #[error("the session agent could not start: {0}")]
+    AgentHost(#[from] AgentHostError),
     /// The host refused or failed a tool call.
     #[error("{message}")]
     Invoke {
@@ -298,6 +302,7 @@ impl CliError {
             | Self::UnknownTool(_)
             | Self::AmbiguousTool { .. }
             | Self::UnknownProvider { .. }
+            | Self::AgentHost(_)
             | Self::Unsupported { .. }
             | Self::NoModel { .. }
             | Self::File { .. }
@@ -378,6 +383,7 @@ impl CliError {
             Self::UnknownTool(_) => "unknown_tool",
             Self::AmbiguousTool { .. } => "ambiguous_tool",
             Self::Host(_) => "host",
+            Self::AgentHost(error) => error.kind(),
             Self::Invoke { error, .. } => error.kind(),
             Self::UnknownProvider { .. } => "unknown_provider",
             Self::Unsupported { .. } => "unsupported",

@@ -17,13 +17,16 @@
 //! A host adds it for every session:
 //!
 //! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # use std::sync::Arc;
 //! # use oscova_agent::session::{MemoryStore, agent::AgentHost};
-//! # let plugins = oscova_core::PluginHost::builder().no_linked_plugins().build().unwrap();
+//! # let plugins = oscova_core::PluginHost::builder().no_linked_plugins().build()?;
 //! let agents = AgentHost::builder(plugins, Arc::new(MemoryStore::new()))
 //!     .add_extension::<example_hello_extension::HelloExtension>()
-//!     .build();
+//!     .build()?;
 //! # let _ = agents;
+//! # Ok(())
+//! # }
 //! ```
 
 use oscova_agent::session::agent::{

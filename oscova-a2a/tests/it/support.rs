@@ -378,7 +378,10 @@ impl Server {
         let plugins = plugins.build().unwrap();
         let mut model = ModelProviderConfig::new("scripted");
         model.model = Some("m1".into());
-        let agents = AgentHost::builder(plugins, sessions).model(model).build();
+        let agents = AgentHost::builder(plugins, sessions)
+            .model(model)
+            .build()
+            .unwrap();
         let mut card = CardConfig::default();
         card.name = "test agent".into();
         card.skills = vec![Skill::new("chat", "Chat", "Answers what you say")];

@@ -122,7 +122,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
             if std::io::stdin().is_terminal() {
                 options = options.interaction_handler(TerminalInteraction { yes: args.yes });
             }
-            let agents = agents.build();
+            let agents = agents.build()?;
             // Results of long A2A tasks come back into this session.
             following = super::follow::start(env, &agents);
             Some(agents.start(session, options).await?)

@@ -69,7 +69,7 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
     for d in scope.diagnostics() {
         warn(&d.to_string());
     }
-    let offer = Offer::of(env);
+    let offer = Offer::of(env)?;
     let mut server = McpServer::new(scope).resources(offer.resources);
     if let Some(prompts) = offer.prompts {
         server = server.prompts(prompts);
@@ -95,7 +95,7 @@ pub(super) fn http_server(
 ) -> Result<McpHttpServer, CliError> {
     let config = env.config.clone();
     let default_user = env.config.user(user);
-    let offer = Offer::of(env);
+    let offer = Offer::of(env)?;
     let mut server = McpHttpServer::new(env.host.clone()).resources(offer.resources);
     if let Some(prompts) = offer.prompts {
         server = server.prompts(prompts);
@@ -148,13 +148,13 @@ type Resources = upstream::GatewayResources;
 type Resources = FilesResources;
 
 impl Offer {
-    fn of(env: &Env) -> Self {
+    fn of(env: &Env) -> Result<Self, CliError> {
         let mut sources = PromptSources::new();
         if !env.config.prompts().is_empty() {
             sources = sources.with(env.config.prompts().clone());
         }
         if !env.extensions.is_empty() {
-            sources = sources.with(ExtensionPrompts::new(env.host.clone(), &env.extensions));
+            sources = sources.with(ExtensionPrompts::new(env.host.clone(), &env.extensions)?);
         }
         #[cfg(feature = "mcp-servers")]
         let resources = {
@@ -177,10 +177,10 @@ impl Offer {
         };
         #[cfg(not(feature = "mcp-servers"))]
         let resources = FilesResources::new();
-        Self {
+        Ok(Self {
             prompts: (!sources.is_empty()).then_some(sources),
             resources,
-        }
+        })
     }
 }
 

@@ -91,7 +91,7 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     .map_err(CliError::McpHttp)?;
     let addr = mcp.local_addr();
     let config = env.config.clone();
-    let agents = agents.build();
+    let agents = agents.build()?;
     // Results of long A2A tasks the sessions sent go back to them.
     let following = super::follow::start(env, &agents);
     // One authenticator for the port: the MCP server's static tokens and

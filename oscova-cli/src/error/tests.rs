@@ -83,6 +83,31 @@ fn model_errors_map_to_refused_failed_usage_and_interrupted() {
 }
 
 #[test]
+fn an_agent_host_refusing_its_model_is_a_usage_error_naming_the_provider() {
+    use oscova_agent::session::MemoryStore;
+    use oscova_agent::session::agent::AgentHost;
+    use oscova_core::PluginHost;
+    use oscova_core::provider::model::ModelProviderConfig;
+
+    let plugins = PluginHost::builder().no_linked_plugins().build().unwrap();
+    let refused = AgentHost::builder(plugins, std::sync::Arc::new(MemoryStore::new()))
+        .model(ModelProviderConfig::new("ollama"))
+        .build()
+        .unwrap_err();
+    let error = CliError::from(refused);
+    assert_eq!(
+        (error.exit_status().code(), error.kind()),
+        (2, "unknown_provider")
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("the session agent could not start: model provider `ollama` is"),
+        "{error}"
+    );
+}
+
+#[test]
 fn speech_errors_map_to_refused_usage_failed_and_interrupted() {
     let cases = [
         (

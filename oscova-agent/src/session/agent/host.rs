@@ -59,7 +59,7 @@ use crate::session::{Session, SessionStore};
 /// let agents = AgentHost::builder(PluginHost::builder().build()?, Arc::new(MemoryStore::new()))
 ///     .model(model)
 ///     .add_extension::<Quiet>()
-///     .build();
+///     .build()?; // refused unless a linked plugin registers `ollama`
 /// let mut session = agents
 ///     .session(UserInfo::new("alice"), "trip", AgentSessionOptions::new())
 ///     .await?;

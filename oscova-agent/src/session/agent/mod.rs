@@ -113,7 +113,7 @@ use oscova_core::ToolResult;
 use oscova_core::provider::model::ToolCallRequest;
 
 pub use api::SessionApi;
-pub use builder::AgentHostBuilder;
+pub use builder::{AgentHostBuilder, AgentHostError};
 pub use bus::EventBus;
 pub use commands::{Command, CommandInfo};
 pub use context::{ContextUsage, ExecOptions, ExecOutput, ExtensionContext};

@@ -73,7 +73,7 @@ async fn exec_runs_in_the_session_directory_through_the_policy_and_the_spawn_eve
             );
             Ok(())
         }))
-        .build();
+        .build().unwrap();
     let mut session = agents
         .session(
             UserInfo::new("alice"),
@@ -138,7 +138,8 @@ async fn nested_model_calls_are_redacted_and_obey_the_offline_rule() {
     let agents = AgentHost::builder(plugins.clone(), store.clone())
         .model(model())
         .add_extension_with(probe("asker", setup.clone()))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "nested", AgentSessionOptions::new())
         .await
@@ -159,7 +160,8 @@ async fn nested_model_calls_are_redacted_and_obey_the_offline_rule() {
         .model(remote)
         .offline(true)
         .add_extension_with(probe("asker", setup))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(
             UserInfo::new("alice"),
@@ -225,7 +227,10 @@ async fn a_guard_asks_the_person_through_the_sessions_ui() {
             }
         };
         let (builder, _) = agents(&script);
-        let agents = builder.add_extension_with(probe("guard", guard)).build();
+        let agents = builder
+            .add_extension_with(probe("guard", guard))
+            .build()
+            .unwrap();
         let mut session = agents
             .session(
                 UserInfo::new("alice"),
@@ -261,7 +266,8 @@ async fn an_abort_answers_every_call_and_ends_the_run() {
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "abort", AgentSessionOptions::new())
         .await
@@ -340,7 +346,8 @@ async fn extension_tools_are_redacted_and_a_required_one_needs_a_yes() {
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "vault", AgentSessionOptions::new())
         .await

@@ -51,7 +51,8 @@ async fn handlers_cancel_or_supply_the_summary_and_hear_the_compaction() {
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "long", AgentSessionOptions::new())
         .await
@@ -94,7 +95,8 @@ async fn a_host_with_compaction_settings_compacts_after_a_long_run() {
                 .with_reserve_tokens(100)
                 .with_keep_recent_tokens(60),
         )
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "auto", AgentSessionOptions::new())
         .await
@@ -148,7 +150,8 @@ async fn a_command_asks_for_a_compaction_and_reads_the_context_usage() {
             );
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "squash", AgentSessionOptions::new())
         .await
@@ -178,6 +181,7 @@ async fn the_providers_usage_is_stored_and_counts_the_context() {
     let (builder, _) = agents(&script);
     let mut session = builder
         .build()
+        .unwrap()
         .session(
             UserInfo::new("alice"),
             "counted",
@@ -211,6 +215,7 @@ async fn the_providers_usage_is_stored_and_counts_the_context() {
     let (builder, _) = agents(&quiet);
     let mut session = builder
         .build()
+        .unwrap()
         .session(
             UserInfo::new("bob"),
             "estimated",
@@ -236,6 +241,7 @@ async fn leaky_session(store: &Arc<dyn SessionStore>, name: &str) {
     let mut session = AgentHost::builder(plugin_host(&script), store.clone())
         .model(model())
         .build()
+        .unwrap()
         .session(UserInfo::new("alice"), name, AgentSessionOptions::new())
         .await
         .unwrap();
@@ -268,7 +274,8 @@ async fn a_host_secret_reaches_neither_the_summarising_model_nor_the_stored_summ
     let script = Script::new([summary(), summary()]);
     let agents = AgentHost::builder(plugin_host(&script), store.clone())
         .model_with_key(model(), Some(SecretString::from(KEY)))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "model", AgentSessionOptions::new())
         .await
@@ -303,7 +310,8 @@ async fn a_host_secret_reaches_neither_the_summarising_model_nor_the_stored_summ
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(
             UserInfo::new("alice"),

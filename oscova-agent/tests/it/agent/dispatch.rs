@@ -42,7 +42,8 @@ async fn handlers_run_in_load_then_registration_order_and_mark_handled_stops_the
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let options = AgentSessionOptions::new().extension_with(probe("s", move |api| {
         let l = s_log.clone();
         api.on(move |mut e: InputEvent, _| {
@@ -103,7 +104,8 @@ async fn a_panicking_tool_call_handler_blocks_the_call_and_is_reported() {
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "panic", AgentSessionOptions::new())
         .await
@@ -143,7 +145,8 @@ async fn actions_during_activation_are_not_bound_and_kept_handles_go_stale() {
             *k.lock().unwrap() = Some(api.clone());
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "one", AgentSessionOptions::new())
         .await
@@ -184,7 +187,8 @@ async fn a_failed_activation_is_reported_and_its_registrations_removed() {
             api.register_command("fine", Command::new("", |_, _| async { Ok(()) }));
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let session = agents
         .session(UserInfo::new("alice"), "s", AgentSessionOptions::new())
         .await
@@ -249,7 +253,8 @@ async fn duplicate_commands_get_numbered_names_and_a_command_can_start_a_run() {
             );
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "cmd", AgentSessionOptions::new())
         .await
@@ -331,7 +336,10 @@ async fn state_kept_with_append_entry_is_rebuilt_at_the_next_session_start() {
         Ok(())
     };
     let (builder, store) = agents(&script);
-    let agents = builder.add_extension_with(probe("counter", setup)).build();
+    let agents = builder
+        .add_extension_with(probe("counter", setup))
+        .build()
+        .unwrap();
     let alice = UserInfo::new("alice");
     let mut first = agents
         .session(alice.clone(), "kept", AgentSessionOptions::new())
@@ -402,7 +410,8 @@ async fn the_bus_reaches_other_extensions_and_a_switch_can_be_cancelled() {
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "bus", AgentSessionOptions::new())
         .await
@@ -442,7 +451,8 @@ async fn a_command_switches_the_session_when_it_is_done() {
             );
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "old", AgentSessionOptions::new())
         .await

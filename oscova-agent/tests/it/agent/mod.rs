@@ -3,6 +3,7 @@
 //! tested in their own crates).
 
 mod boundaries;
+mod build;
 mod compact;
 mod dispatch;
 mod prompts;

@@ -65,7 +65,8 @@ async fn forms_are_listed_and_rendered_without_starting_a_session() {
             starts: s.clone(),
             kept: k.clone(),
         })
-        .build();
+        .build()
+        .unwrap();
     let alice = UserInfo::new("alice");
     let scope = host.plugins().user_scope(alice.clone());
 

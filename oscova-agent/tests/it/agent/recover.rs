@@ -179,7 +179,10 @@ fn process(
         })
         .build()
         .unwrap();
-    AgentHost::builder(plugins, store).model(model()).build()
+    AgentHost::builder(plugins, store)
+        .model(model())
+        .build()
+        .unwrap()
 }
 
 async fn sqlite(dir: &Path) -> Arc<dyn SessionStore> {

@@ -66,7 +66,7 @@ async fn a_run_dispatches_every_event_in_order() {
             );
             Ok(())
         }))
-        .build();
+        .build().unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "events", AgentSessionOptions::new())
         .await
@@ -150,7 +150,8 @@ async fn handlers_shape_the_prompt_the_context_the_payload_and_the_stored_answer
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "shape", AgentSessionOptions::new())
         .await
@@ -211,7 +212,8 @@ async fn tool_call_handlers_patch_and_block_and_result_handlers_edit() {
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "guard", AgentSessionOptions::new())
         .await
@@ -266,7 +268,8 @@ async fn a_steering_message_skips_the_rest_of_a_sequential_batch_and_comes_next(
             });
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "steer", AgentSessionOptions::new())
         .await
@@ -322,7 +325,8 @@ async fn continue_requested_and_follow_ups_make_more_turns() {
             record!(api, l, AgentSettledEvent => |_: &AgentSettledEvent| "settled".to_owned());
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "more", AgentSessionOptions::new())
         .await
@@ -405,7 +409,8 @@ async fn extension_tools_run_with_argument_checks_and_tool_gating_holds() {
             assert!(api.register_toolset(HelloToolset).is_empty());
             Ok(())
         }))
-        .build();
+        .build()
+        .unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "tools", AgentSessionOptions::new())
         .await
@@ -472,7 +477,7 @@ async fn model_thinking_level_and_name_are_session_scoped_and_announced() {
             );
             Ok(())
         }))
-        .build();
+        .build().unwrap();
     let alice = UserInfo::new("alice");
     let mut session = agents
         .session(alice.clone(), "settings", AgentSessionOptions::new())
@@ -515,7 +520,7 @@ async fn a_concurrent_batch_answers_in_order_and_a_terminating_batch_ends_the_ru
         ChatMessage::assistant("never asked", vec![]),
     ]);
     let (builder, _) = agents(&script);
-    let agents = builder.build();
+    let agents = builder.build().unwrap();
     let mut session = agents
         .session(UserInfo::new("alice"), "batch", AgentSessionOptions::new())
         .await
@@ -560,7 +565,8 @@ async fn every_call_offers_the_catalogs_tools_exported_in_the_hosts_profile() {
         let agents = AgentHost::builder(plugins, store)
             .model(model())
             .profile(profile)
-            .build();
+            .build()
+            .unwrap();
         for (user, name) in [("alice", "one"), ("bob", "two")] {
             let mut session = agents
                 .session(UserInfo::new(user), name, AgentSessionOptions::new())

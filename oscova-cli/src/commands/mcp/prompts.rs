@@ -19,7 +19,7 @@
 use std::sync::Arc;
 
 use oscova_agent::session::MemoryStore;
-use oscova_agent::session::agent::{AgentError, AgentHost, ExtensionFactory};
+use oscova_agent::session::agent::{AgentError, AgentHost, AgentHostError, ExtensionFactory};
 use oscova_core::{PluginHost, UserScope};
 use oscova_mcp::prompt::{PromptArguments, PromptSource};
 use oscova_mcp::rmcp::model::{
@@ -34,17 +34,21 @@ pub(crate) struct ExtensionPrompts {
 
 impl ExtensionPrompts {
     /// Over `plugins` (the tools extensions may see while activating) and
-    /// the launcher's `extensions`.
-    pub(crate) fn new(plugins: PluginHost, extensions: &[ExtensionFactory]) -> Self {
+    /// the launcher's `extensions`; refused as `AgentHostBuilder::build`
+    /// refuses (with no model configured, it builds).
+    pub(crate) fn new(
+        plugins: PluginHost,
+        extensions: &[ExtensionFactory],
+    ) -> Result<Self, AgentHostError> {
         // The store is never written: prompt forms activate on their own
         // throwaway session.
         let mut agents = AgentHost::builder(plugins, Arc::new(MemoryStore::new()));
         for extension in extensions {
             agents = agents.add_extension_factory(extension.clone());
         }
-        Self {
-            agents: agents.build(),
-        }
+        Ok(Self {
+            agents: agents.build()?,
+        })
     }
 }
 

@@ -44,6 +44,7 @@ fn agent_host(config: A2aConfig, model: &FakeModel, store: Arc<dyn SessionStore>
         .model(config)
         .stream(false)
         .build()
+        .unwrap()
 }
 
 /// A follower delivering into `agents`, telling `done` what it delivered.

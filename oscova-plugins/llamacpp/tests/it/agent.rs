@@ -19,7 +19,8 @@ async fn open(path: &Path, config: &ModelProviderConfig) -> AgentSession {
     let agents = AgentHost::builder(host(), store)
         .model(config.clone())
         .offline(true)
-        .build();
+        .build()
+        .unwrap();
     let options = AgentSessionOptions::new().model("llamacpp", None);
     agents
         .session(UserInfo::new("alice"), "trip", options)
