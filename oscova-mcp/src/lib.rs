@@ -36,7 +36,8 @@
 //! checked when made), the user's files root as `file:///` resources
 //! through `oscova-core`'s files boundary ([`resource::FilesResources`]),
 //! or sources of your own ([`PromptSource`], [`ResourceSource`]), asked
-//! per request with the user's scope:
+//! per request with the user's scope; several of a kind are served as one
+//! by [`prompt::PromptSources`] and [`resource::ResourceSources`]:
 //!
 //! ```no_run
 //! use oscova_mcp::McpServer;

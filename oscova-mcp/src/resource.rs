@@ -5,7 +5,9 @@
 //! Rules: a [`ResourceSource`] is asked per request for the user the
 //! request is served to, and reads only what that user's scope gives
 //! them. [`FilesResources`] serves the user's files root through
-//! `oscova-core`'s files boundary (see `resource/files.rs`). A source
+//! `oscova-core`'s files boundary (see `resource/files.rs`);
+//! [`ResourceSources`] serves several sources as one, each URI its first
+//! knower's (see `resource/sources.rs`). A source
 //! that says a URI may be subscribed to gets asked for its current
 //! version ([`ResourceSource::version`]) when the client subscribes and
 //! again while the subscription lasts, by the server's one watcher: once
@@ -16,8 +18,10 @@
 //! subscriber.
 
 mod files;
+mod sources;
 
 pub use files::{DEFAULT_MAX_LIST, DEFAULT_MAX_READ_BYTES, FILES_TEMPLATE, FilesResources};
+pub use sources::ResourceSources;
 
 use oscova_core::UserScope;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};

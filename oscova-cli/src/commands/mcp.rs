@@ -44,8 +44,7 @@ use std::net::SocketAddr;
 use oscova_mcp::McpServer;
 use oscova_mcp::http::McpHttpServer;
 use oscova_mcp::prompt::PromptSources;
-#[cfg(not(feature = "mcp-servers"))]
-use oscova_mcp::resource::FilesResources;
+use oscova_mcp::resource::{FilesResources, ResourceSources};
 #[cfg(feature = "mcp-servers")]
 use oscova_plugin_mcp::McpPluginBuilder;
 
@@ -139,13 +138,8 @@ struct Offer {
     /// them (no `prompts` capability then).
     prompts: Option<PromptSources>,
     /// The files root, then the `[mcp.servers]` resources.
-    resources: Resources,
+    resources: ResourceSources,
 }
-
-#[cfg(feature = "mcp-servers")]
-type Resources = upstream::GatewayResources;
-#[cfg(not(feature = "mcp-servers"))]
-type Resources = FilesResources;
 
 impl Offer {
     fn of(env: &Env) -> Result<Self, CliError> {
@@ -156,27 +150,25 @@ impl Offer {
         if !env.extensions.is_empty() {
             sources = sources.with(ExtensionPrompts::new(env.host.clone(), &env.extensions)?);
         }
+        let resources = ResourceSources::new().with(FilesResources::new());
+        // The servers' prompts and resources, through the plugin's host
+        // API, when any server was loaded.
         #[cfg(feature = "mcp-servers")]
-        let resources = {
-            // The servers' prompts and resources, through the plugin's
-            // host API, when any server was loaded.
-            let upstreams = env
-                .host
-                .service::<oscova_plugin_mcp::McpUpstreams>()
-                .filter(|u| u.servers().next().is_some());
-            match upstreams {
-                Some(upstreams) => {
-                    let upstreams = (*upstreams).clone();
-                    let (prompts, resources) = upstream::changes(&upstreams);
-                    sources =
-                        sources.with(upstream::UpstreamPrompts::new(upstreams.clone(), prompts));
-                    upstream::GatewayResources::new(Some((upstreams, resources)))
-                }
-                None => upstream::GatewayResources::new(None),
+        let (sources, resources) = match env
+            .host
+            .service::<oscova_plugin_mcp::McpUpstreams>()
+            .filter(|u| u.servers().next().is_some())
+        {
+            Some(upstreams) => {
+                let upstreams = (*upstreams).clone();
+                let (prompts, changes) = upstream::changes(&upstreams);
+                (
+                    sources.with(upstream::UpstreamPrompts::new(upstreams.clone(), prompts)),
+                    resources.with(upstream::UpstreamResources::new(upstreams, changes)),
+                )
             }
+            None => (sources, resources),
         };
-        #[cfg(not(feature = "mcp-servers"))]
-        let resources = FilesResources::new();
         Ok(Self {
             prompts: (!sources.is_empty()).then_some(sources),
             resources,

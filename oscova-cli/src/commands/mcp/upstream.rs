@@ -18,8 +18,10 @@
 //!   `notes://note/{id}` stays a template: `mcp://notes/notes://note/{id}`,
 //!   and what a client expands from it routes back). `resources/read`
 //!   strips the prefix and reads `U` from `S`; the contents come back
-//!   under the served URI. Every other URI is the files root's
-//!   (`FilesResources`), which stays the only subscribable source:
+//!   under the served URI. The files root's resources (`FilesResources`)
+//!   come first and the servers' after, served as one by
+//!   `oscova_mcp::resource::ResourceSources` (a URI is the first source's
+//!   that knows it); the files root stays the only subscribable source:
 //!   subscribing to an `mcp://` URI is accepted but sends no updates.
 //!   Names of listed resources and templates are prefixed as prompts
 //!   are (`notes__readme`). The resources a served prompt embeds or links
@@ -46,7 +48,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use oscova_core::UserScope;
 use oscova_core::wire::normalize_segment;
 use oscova_mcp::prompt::{PromptArguments, PromptSource};
-use oscova_mcp::resource::{FilesResources, ResourceSource};
+use oscova_mcp::resource::ResourceSource;
 use oscova_mcp::rmcp::model::{
     GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate,
 };
@@ -292,21 +294,18 @@ impl PromptSource for UpstreamPrompts {
     }
 }
 
-/// The files root's resources, then the `[mcp.servers]` ones (see the
-/// module rules).
-pub(crate) struct GatewayResources {
-    files: FilesResources,
-    upstream: Option<(McpUpstreams, UserSignals)>,
+/// The `[mcp.servers]` resources, under their served URIs (see the module
+/// rules); served after the files root's through `ResourceSources`.
+pub(crate) struct UpstreamResources {
+    upstreams: McpUpstreams,
+    changes: UserSignals,
 }
 
-impl GatewayResources {
-    /// The files root's resources and, given the plugin's API and its
-    /// resources' change signal, the servers'.
-    pub(crate) fn new(upstream: Option<(McpUpstreams, UserSignals)>) -> Self {
-        Self {
-            files: FilesResources::new(),
-            upstream,
-        }
+impl UpstreamResources {
+    /// The servers' resources through the plugin's API, with their
+    /// resources' change signal.
+    pub(crate) fn new(upstreams: McpUpstreams, changes: UserSignals) -> Self {
+        Self { upstreams, changes }
     }
 
     /// Every server's listing of one kind, each item renamed and under
@@ -318,11 +317,9 @@ impl GatewayResources {
         mut serve: impl FnMut(&str, T) -> T,
     ) -> Vec<T> {
         let mut out = Vec::new();
-        if let Some((upstreams, _)) = &self.upstream {
-            for server in upstreams.servers() {
-                if let Ok(items) = list.list(upstreams, scope, server).await {
-                    out.extend(items.into_iter().map(|item| serve(server, item)));
-                }
+        for server in self.upstreams.servers() {
+            if let Ok(items) = list.list(&self.upstreams, scope, server).await {
+                out.extend(items.into_iter().map(|item| serve(server, item)));
             }
         }
         out
@@ -364,22 +361,19 @@ impl AsyncListing<ResourceTemplate> for Templates {
     }
 }
 
-impl ResourceSource for GatewayResources {
+impl ResourceSource for UpstreamResources {
     fn list<'a>(
         &'a self,
         scope: &'a UserScope,
     ) -> BoxFuture<'a, Result<Vec<Resource>, SourceError>> {
         Box::pin(async move {
-            let mut out = self.files.list(scope).await?;
-            out.extend(
-                self.each(scope, Resources, |server, mut r: Resource| {
+            Ok(self
+                .each(scope, Resources, |server, mut r: Resource| {
                     r.uri = served_uri(server, &r.uri);
                     r.name = format!("{}{}", prefix(server), r.name);
                     r
                 })
-                .await,
-            );
-            Ok(out)
+                .await)
         })
     }
 
@@ -388,16 +382,13 @@ impl ResourceSource for GatewayResources {
         scope: &'a UserScope,
     ) -> BoxFuture<'a, Result<Vec<ResourceTemplate>, SourceError>> {
         Box::pin(async move {
-            let mut out = self.files.templates(scope).await?;
-            out.extend(
-                self.each(scope, Templates, |server, mut t: ResourceTemplate| {
+            Ok(self
+                .each(scope, Templates, |server, mut t: ResourceTemplate| {
                     t.uri_template = served_uri(server, &t.uri_template);
                     t.name = format!("{}{}", prefix(server), t.name);
                     t
                 })
-                .await,
-            );
-            Ok(out)
+                .await)
         })
     }
 
@@ -406,15 +397,13 @@ impl ResourceSource for GatewayResources {
         scope: &'a UserScope,
         uri: &'a str,
     ) -> BoxFuture<'a, Result<Vec<ResourceContents>, SourceError>> {
-        let (Some((upstreams, _)), Some((server, upstream))) = (&self.upstream, upstream_uri(uri))
-        else {
-            return self.files.read(scope, uri);
-        };
         Box::pin(async move {
             let unknown = || SourceError::UnknownResource {
                 uri: uri.to_owned(),
             };
-            let mut contents = upstreams
+            let (server, upstream) = upstream_uri(uri).ok_or_else(unknown)?;
+            let mut contents = self
+                .upstreams
                 .read_resource(scope, &server, upstream)
                 .await
                 .map_err(|e| source_error(e, unknown))?;
@@ -438,13 +427,12 @@ impl ResourceSource for GatewayResources {
         argument: &'a str,
         value: &'a str,
     ) -> BoxFuture<'a, Result<Vec<String>, SourceError>> {
-        let (Some((upstreams, _)), Some((server, upstream))) =
-            (&self.upstream, upstream_uri(template))
-        else {
-            return self.files.complete(scope, template, argument, value);
-        };
         Box::pin(async move {
-            upstreams
+            let unknown = || SourceError::UnknownResource {
+                uri: template.to_owned(),
+            };
+            let (server, upstream) = upstream_uri(template).ok_or_else(unknown)?;
+            self.upstreams
                 .complete_template_argument(
                     scope,
                     &server,
@@ -454,41 +442,16 @@ impl ResourceSource for GatewayResources {
                     &BTreeMap::new(),
                 )
                 .await
-                .map_err(|e| {
-                    source_error(e, || SourceError::UnknownResource {
-                        uri: template.to_owned(),
-                    })
-                })
+                .map_err(|e| source_error(e, unknown))
         })
     }
 
-    fn subscribable(&self) -> bool {
-        self.files.subscribable()
-    }
-
-    fn version<'a>(&'a self, scope: &'a UserScope, uri: &'a str) -> BoxFuture<'a, Option<String>> {
-        if uri.starts_with(SCHEME) {
-            return Box::pin(std::future::ready(None));
-        }
-        self.files.version(scope, uri)
-    }
-
     fn list_changes(&self) -> Option<ListChanges> {
-        ListChanges::any(
-            self.files
-                .list_changes()
-                .into_iter()
-                .chain(self.upstream.as_ref().map(|(_, c)| c.every())),
-        )
+        Some(self.changes.every())
     }
 
     fn list_changes_for(&self, scope: &UserScope) -> Option<ListChanges> {
-        ListChanges::any(
-            self.files
-                .list_changes_for(scope)
-                .into_iter()
-                .chain(self.upstream.as_ref().map(|(_, c)| c.of(scope.user().id()))),
-        )
+        Some(self.changes.of(scope.user().id()))
     }
 }
 
