@@ -47,3 +47,7 @@ pub mod chat;
 pub mod profile;
 #[cfg(feature = "session")]
 pub mod session;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme {}
