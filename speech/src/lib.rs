@@ -284,3 +284,7 @@ pub use oscova_core::provider::speech::{
 };
 pub use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 pub use oscova_core::{CancellationToken, SecretString};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme {}
