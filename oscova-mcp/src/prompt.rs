@@ -17,9 +17,13 @@
 //! (case-insensitively), in declared order, at most 100. Several sources
 //! are served together through [`PromptSources`].
 
+#[cfg(feature = "agent")]
+mod extensions;
 mod sources;
 mod template;
 
+#[cfg(feature = "agent")]
+pub use extensions::ExtensionPrompts;
 pub use sources::PromptSources;
 
 use std::collections::BTreeMap;

@@ -26,7 +26,7 @@
 //! commands of the session extensions the launcher was given (the
 //! `oscova` binary: `hello`, from `HelloExtension`'s `/hello`), one list
 //! with unique names (`oscova_mcp::prompt::PromptSources`: a later
-//! duplicate is `NAME:2`; see `mcp/prompts.rs`), then the
+//! duplicate is `NAME:2`; the forms through `oscova_mcp::prompt::ExtensionPrompts`), then the
 //! `[mcp.servers]` prompts as `SERVER__PROMPT`, and each user's
 //! files root as `file:///` resources (`oscova_mcp::resource::FilesResources`:
 //! through the files boundary, subscribable) and the `[mcp.servers]`
@@ -35,7 +35,6 @@
 //! server; an upstream's list change is passed on as the gateway's), with
 //! completion of prompt arguments, file paths and template arguments.
 
-mod prompts;
 #[cfg(feature = "mcp-servers")]
 mod upstream;
 
@@ -43,7 +42,7 @@ use std::net::SocketAddr;
 
 use oscova_mcp::McpServer;
 use oscova_mcp::http::McpHttpServer;
-use oscova_mcp::prompt::PromptSources;
+use oscova_mcp::prompt::{ExtensionPrompts, PromptSources};
 use oscova_mcp::resource::{FilesResources, ResourceSources};
 #[cfg(feature = "mcp-servers")]
 use oscova_plugin_mcp::McpPluginBuilder;
@@ -56,7 +55,6 @@ use crate::error::{CliError, ExitStatus};
 #[cfg(feature = "mcp-servers")]
 use crate::output::print_text;
 use crate::output::warn;
-use prompts::ExtensionPrompts;
 
 pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError> {
     if let Some(addr) = args.listen {

@@ -1,9 +1,7 @@
-//! The adapter between the session agent's prompt forms and the MCP
-//! server's prompts (`oscova-mcp` and `oscova-agent` know nothing of each
-//! other; the host joins them).
+//! The session extensions' prompt forms as MCP prompts (feature `agent`).
 //!
 //! Rules: [`ExtensionPrompts`] is a `PromptSource` over an `AgentHost`
-//! that has the launcher's extensions and no model: for the user a
+//! that has the host's extensions and no model: for the user a
 //! request is served to, it lists the prompt forms of the commands those
 //! extensions register and renders one as user messages, the
 //! extensions activating over the request's scope (the server's, cached
@@ -11,32 +9,53 @@
 //! (`AgentHost::prompt_forms`, `render_prompt`: a throwaway in-memory
 //! activation, no session start, nothing stored). An argument not
 //! declared or a required one missing is invalid params naming it, as
-//! for `[prompts.NAME]`. Forms declare no choices, so completion offers
-//! nothing; a name no form has is an unknown prompt. The config's prompts
-//! come first in `oscova mcp`'s list (`PromptSources`), so a form named
-//! like one of them is served as `NAME:2`.
+//! for declared prompts ([`PromptTemplates`](super::PromptTemplates)).
+//! Forms declare no choices, so completion offers nothing; a name no form
+//! has is an unknown prompt. Served with other sources through
+//! [`PromptSources`](super::PromptSources), a form named like an earlier
+//! source's prompt is served as `NAME:2` (`oscova mcp` puts the config's
+//! prompts first).
 
 use std::sync::Arc;
 
 use oscova_agent::session::MemoryStore;
 use oscova_agent::session::agent::{AgentError, AgentHost, AgentHostError, ExtensionFactory};
 use oscova_core::{PluginHost, UserScope};
-use oscova_mcp::prompt::{PromptArguments, PromptSource};
-use oscova_mcp::rmcp::model::{
-    ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role,
-};
-use oscova_mcp::{BoxFuture, SourceError};
+use rmcp::model::{ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 
-/// The extensions' prompt forms as MCP prompts (see the module rules).
-pub(crate) struct ExtensionPrompts {
+use super::{PromptArguments, PromptSource};
+use crate::offer::{BoxFuture, SourceError};
+
+/// The session extensions' prompt forms as MCP prompts (see the module
+/// rules).
+///
+/// ```
+/// use example_hello_extension::HelloExtension;
+/// use oscova_agent::session::agent::extension_factory;
+/// use oscova_core::PluginHost;
+/// use oscova_mcp::prompt::{ExtensionPrompts, PromptSources};
+///
+/// let plugins = PluginHost::builder().no_linked_plugins().build()?;
+/// let forms = ExtensionPrompts::new(plugins, &[extension_factory::<HelloExtension>()])?;
+/// let prompts = PromptSources::new().with(forms); // `hello`, served beside others
+/// # let _ = prompts;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ExtensionPrompts {
     agents: AgentHost,
+}
+
+impl std::fmt::Debug for ExtensionPrompts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtensionPrompts").finish_non_exhaustive()
+    }
 }
 
 impl ExtensionPrompts {
     /// Over `plugins` (the tools extensions may see while activating) and
-    /// the launcher's `extensions`; refused as `AgentHostBuilder::build`
-    /// refuses (with no model configured, it builds).
-    pub(crate) fn new(
+    /// `extensions`; refused as `AgentHostBuilder::build` refuses (with no
+    /// model configured, it builds).
+    pub fn new(
         plugins: PluginHost,
         extensions: &[ExtensionFactory],
     ) -> Result<Self, AgentHostError> {
@@ -169,5 +188,79 @@ impl PromptSource for ExtensionPrompts {
                 }))
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use example_hello_extension::HelloExtension;
+    use oscova_agent::session::agent::extension_factory;
+    use oscova_core::UserInfo;
+
+    use super::*;
+
+    fn forms() -> (PluginHost, ExtensionPrompts) {
+        let plugins = PluginHost::builder().no_linked_plugins().build().unwrap();
+        let forms =
+            ExtensionPrompts::new(plugins.clone(), &[extension_factory::<HelloExtension>()])
+                .unwrap();
+        (plugins, forms)
+    }
+
+    #[tokio::test]
+    async fn a_commands_form_is_listed_and_rendered_for_the_user() {
+        let (plugins, forms) = forms();
+        let scope = plugins.user_scope(UserInfo::new("alice"));
+        let listed = forms.list(&scope).await.unwrap();
+        let hello = listed.iter().find(|p| p.name == "hello").unwrap();
+        assert_eq!(
+            hello.description.as_deref(),
+            Some("Greet someone with the hello tool")
+        );
+        let arguments = hello.arguments.as_ref().unwrap();
+        assert_eq!(arguments[0].name, "name");
+        assert_eq!(arguments[0].required, Some(true));
+
+        let given = PromptArguments::from([("name".to_owned(), "Ada".to_owned())]);
+        let got = forms.get(&scope, "hello", &given).await.unwrap();
+        assert_eq!(got.messages.len(), 1);
+        assert_eq!(
+            serde_json::to_value(&got.messages[0]).unwrap()["content"]["text"],
+            "Please greet Ada using the hello tool."
+        );
+    }
+
+    #[tokio::test]
+    async fn a_missing_or_unknown_argument_or_prompt_is_named() {
+        let (plugins, forms) = forms();
+        let scope = plugins.user_scope(UserInfo::new("alice"));
+        let none = PromptArguments::new();
+        assert!(matches!(
+            forms.get(&scope, "hello", &none).await,
+            Err(SourceError::MissingArgument { argument, .. }) if argument == "name"
+        ));
+        let odd = PromptArguments::from([
+            ("name".to_owned(), "Ada".to_owned()),
+            ("mood".to_owned(), "glad".to_owned()),
+        ]);
+        assert!(matches!(
+            forms.get(&scope, "hello", &odd).await,
+            Err(SourceError::UnknownArgument { argument, .. }) if argument == "mood"
+        ));
+        assert!(matches!(
+            forms.get(&scope, "nope", &none).await,
+            Err(SourceError::UnknownPrompt { name }) if name == "nope"
+        ));
+        assert!(matches!(
+            forms.complete(&scope, "hello", "mood", "", &none).await,
+            Err(SourceError::UnknownArgument { .. })
+        ));
+        assert_eq!(
+            forms
+                .complete(&scope, "hello", "name", "", &none)
+                .await
+                .unwrap(),
+            Vec::<String>::new()
+        );
     }
 }
