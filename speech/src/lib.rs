@@ -261,8 +261,11 @@ pub fn default_offline_synthesis() -> SpeechProviderConfig {
 }
 
 /// The offline recognizer to use when nothing names one: `whisper` when
-/// this build has it (feature `whisper`) and its model is installed, else
-/// `pocketsphinx`.
+/// this build has it (feature `whisper`) and its model is installed, or
+/// when the build has no `pocketsphinx` (whisper's error then says how to
+/// install its model); else `pocketsphinx`. A build with neither has no
+/// offline recognizer: the key is still `pocketsphinx`, and the router's
+/// refusal lists the keys it has.
 ///
 /// ```
 /// let key = oscova_speech::default_offline_recognizer();
@@ -270,7 +273,7 @@ pub fn default_offline_synthesis() -> SpeechProviderConfig {
 /// ```
 pub fn default_offline_recognizer() -> &'static str {
     #[cfg(feature = "whisper")]
-    if WhisperRecognizer::installed_model().is_some() {
+    if !cfg!(feature = "pocketsphinx") || WhisperRecognizer::installed_model().is_some() {
         return SpeechProviderKeys::WHISPER;
     }
     SpeechProviderKeys::POCKETSPHINX

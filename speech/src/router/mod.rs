@@ -389,10 +389,10 @@ impl SpeechRouters {
         )
     }
 
-    /// Both routers over the built-in providers only (`flite`,
-    /// `pocketsphinx`, `whisper` with the feature of that name, one
-    /// `openai` shared by both directions), on this
-    /// HTTP client and spawn policy.
+    /// Both routers over the built-in providers only (`flite`, one
+    /// `openai` shared by both directions, and with the features of their
+    /// names `pocketsphinx`, `whisper`, `kokoro` and `piper` (feature
+    /// `piper`)), on this HTTP client and spawn policy.
     pub fn builtin(http: HttpClient, spawn: ProcessSpawnPolicy) -> Self {
         Self::over(http, spawn, &[], &[])
     }

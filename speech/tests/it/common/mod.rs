@@ -5,6 +5,8 @@
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
 pub mod http;
+// Read only by the whisper tests (`wer`, `whisper`), built with that feature.
+#[cfg(feature = "whisper")]
 pub mod librivox;
 pub mod spy;
 pub mod warnings;
