@@ -1,16 +1,16 @@
 //! The A2A server over a real plugin host, a real session store and a
 //! scripted model provider registered by a plugin: raw HTTP for the
-//! protocol's edges (`protocol`), the official Python SDK's client for the
-//! rest (`sdk`), and the official JavaScript SDK's client over both
-//! bindings (`js`).
+//! protocol's edges (`protocol`), and the official client SDKs
+//! (`clients`: Python's and JavaScript's) for the rest, each scenario of
+//! `sdk` run with both.
 
 mod auth_required;
+mod clients;
 #[cfg(feature = "sqlite")]
 mod durable;
 #[cfg(feature = "postgres")]
 mod fleet;
 mod hops;
-mod js;
 mod oauth;
 mod protocol;
 mod push;

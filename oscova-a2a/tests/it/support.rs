@@ -1,7 +1,7 @@
 //! A server for one test: a plugin host whose model provider is
-//! scripted, users `alice` and `bob` by token, and the SDK's client.
+//! scripted, users `alice` and `bob` by token, and the Python SDK's
+//! client as [`sdk`].
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +17,8 @@ use oscova_core::provider::model::{
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use oscova_serve::{OAuthConfig, UserToken};
 use serde_json::Value;
+
+use crate::clients::Client;
 
 /// A change to the server's settings before it binds.
 pub(crate) type Tweak = Box<dyn FnOnce(A2aServer) -> A2aServer + Send>;
@@ -456,52 +458,10 @@ impl Drop for Server {
     }
 }
 
-/// The interpreter that has the pip package `a2a-sdk`: `$OSCOVA_A2A_PYTHON`,
-/// else the install script's default place. Panics, naming the script,
-/// when neither has it: a test of the real peer fails rather than skips.
-fn python() -> PathBuf {
-    if let Some(path) = std::env::var_os("OSCOVA_A2A_PYTHON") {
-        return PathBuf::from(path);
-    }
-    let venv = std::env::var_os("OSCOVA_A2A_VENV")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-            Some(cache.join("oscova").join("python-a2a"))
-        });
-    match venv.map(|v| v.join("bin").join("python")) {
-        Some(python) if python.is_file() => python,
-        _ => panic!(
-            "the A2A Python SDK is not installed: run scripts/ensure-python-a2a.sh \
-             (or set OSCOVA_A2A_PYTHON to a python that has `a2a-sdk`)"
-        ),
-    }
-}
-
 /// Runs `scripts/a2a/client.py` against `base` and returns its answer
-/// (`{"ok": ...}` or `{"error": ..., "message": ...}`).
+/// (`{"ok": ...}` or `{"error": ..., "message": ...}`): for the tests run
+/// with the Python SDK's client only (`push`, an operation `client.mjs`
+/// lacks; `auth_required`). The scenarios of both SDKs are in `sdk`.
 pub(crate) async fn sdk(base: &str, token: Option<&str>, binding: &str, op: &[&str]) -> Value {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/a2a/client.py");
-    let mut command = tokio::process::Command::new(python());
-    command
-        .arg(script)
-        .args(["--url", base, "--binding", binding]);
-    if let Some(token) = token {
-        command.args(["--token", token]);
-    }
-    let output = command.args(op).kill_on_drop(true).output().await.unwrap();
-    assert!(
-        output.status.success(),
-        "client.py {op:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "client.py printed no JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
+    Client::Python.run(base, token, binding, op).await
 }
