@@ -19,7 +19,9 @@
 use std::sync::Arc;
 
 use oscova_agent::session::MemoryStore;
-use oscova_agent::session::agent::{AgentError, AgentHost, AgentHostError, ExtensionFactory};
+use oscova_agent::session::agent::{
+    AgentError, AgentHost, AgentHostError, ExtensionFactory, ExtensionPrompt,
+};
 use oscova_core::{PluginHost, UserScope};
 use rmcp::model::{ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 
@@ -68,6 +70,23 @@ impl ExtensionPrompts {
         Ok(Self {
             agents: agents.build()?,
         })
+    }
+}
+
+impl ExtensionPrompts {
+    /// The form served as `name` to `scope`'s user.
+    async fn form(&self, scope: &UserScope, name: &str) -> Result<ExtensionPrompt, SourceError> {
+        let forms = self
+            .agents
+            .prompt_forms(scope)
+            .await
+            .map_err(source_error)?;
+        forms
+            .into_iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| SourceError::UnknownPrompt {
+                name: name.to_owned(),
+            })
     }
 }
 
@@ -134,16 +153,7 @@ impl PromptSource for ExtensionPrompts {
         arguments: &'a PromptArguments,
     ) -> BoxFuture<'a, Result<GetPromptResult, SourceError>> {
         Box::pin(async move {
-            let forms = self
-                .agents
-                .prompt_forms(scope)
-                .await
-                .map_err(source_error)?;
-            let prompt = forms.iter().find(|p| p.name == name).ok_or_else(|| {
-                SourceError::UnknownPrompt {
-                    name: name.to_owned(),
-                }
-            })?;
+            let prompt = self.form(scope, name).await?;
             let texts = prompt.render(arguments).map_err(source_error)?;
             let messages = texts
                 .into_iter()
@@ -162,16 +172,7 @@ impl PromptSource for ExtensionPrompts {
         _context: &'a PromptArguments,
     ) -> BoxFuture<'a, Result<Vec<String>, SourceError>> {
         Box::pin(async move {
-            let forms = self
-                .agents
-                .prompt_forms(scope)
-                .await
-                .map_err(source_error)?;
-            let prompt = forms.iter().find(|p| p.name == name).ok_or_else(|| {
-                SourceError::UnknownPrompt {
-                    name: name.to_owned(),
-                }
-            })?;
+            let prompt = self.form(scope, name).await?;
             if prompt.form.arguments().iter().any(|a| a.name == argument) {
                 Ok(Vec::new())
             } else {
