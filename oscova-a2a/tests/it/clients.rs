@@ -10,7 +10,7 @@
 //! `cancel` and `list` (`client.py` also `push` and `extended`), and print
 //! `{"ok": ...}` or `{"error": "<the specification's error name>",
 //! "message": ...}`. A missing SDK fails the test, naming the script that
-//! installs it, rather than skips it.
+//! installs it, rather than skips it (`oscova_test_support::python::a2a_python`).
 
 use std::path::PathBuf;
 
@@ -84,7 +84,8 @@ impl Client {
     fn command(self) -> tokio::process::Command {
         match self {
             Self::Python => {
-                let mut command = tokio::process::Command::new(python());
+                let mut command =
+                    tokio::process::Command::new(oscova_test_support::python::a2a_python());
                 command.arg(
                     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/a2a/client.py"),
                 );
@@ -98,29 +99,5 @@ impl Client {
                 command
             }
         }
-    }
-}
-
-/// The interpreter that has the pip package `a2a-sdk`: `$OSCOVA_A2A_PYTHON`,
-/// else the install script's default place. Panics, naming the script,
-/// when neither has it: a test of the real peer fails rather than skips.
-fn python() -> PathBuf {
-    if let Some(path) = std::env::var_os("OSCOVA_A2A_PYTHON") {
-        return PathBuf::from(path);
-    }
-    let venv = std::env::var_os("OSCOVA_A2A_VENV")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-            Some(cache.join("oscova").join("python-a2a"))
-        });
-    match venv.map(|v| v.join("bin").join("python")) {
-        Some(python) if python.is_file() => python,
-        _ => panic!(
-            "the A2A Python SDK is not installed: run scripts/ensure-python-a2a.sh \
-             (or set OSCOVA_A2A_PYTHON to a python that has `a2a-sdk`)"
-        ),
     }
 }

@@ -10,34 +10,6 @@ use oscova_test_kit::{TestHost, TestScope, TestUser};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-/// The variable naming the interpreter with `a2a-sdk` (scripts/test.sh
-/// sets it from scripts/ensure-python-a2a.sh).
-const PYTHON_ENV: &str = "OSCOVA_A2A_PYTHON";
-
-/// The interpreter that has the pip package `a2a-sdk`: `$OSCOVA_A2A_PYTHON`,
-/// else the install script's default place. Panics, naming the script,
-/// when neither has it: a test of the real peer fails rather than skips.
-fn python() -> PathBuf {
-    if let Some(path) = std::env::var_os(PYTHON_ENV) {
-        return PathBuf::from(path);
-    }
-    let venv = std::env::var_os("OSCOVA_A2A_VENV")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-            Some(cache.join("oscova").join("python-a2a"))
-        });
-    match venv.map(|v| v.join("bin").join("python")) {
-        Some(python) if python.is_file() => python,
-        _ => panic!(
-            "the A2A Python SDK is not installed: run scripts/ensure-python-a2a.sh \
-             (or set {PYTHON_ENV} to a python that has `a2a-sdk`)"
-        ),
-    }
-}
-
 /// The SDK's server with its `echo` and `slow` agents.
 pub(crate) struct Agents {
     _child: Child,
@@ -48,7 +20,7 @@ impl Agents {
     /// Starts `agents.py` with `args` and waits for its port.
     pub(crate) async fn start(args: &[&str]) -> Self {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/a2a/agents.py");
-        let mut child = Command::new(python())
+        let mut child = Command::new(oscova_test_support::python::a2a_python())
             .arg(script)
             .args(args)
             .stdout(Stdio::piped())
