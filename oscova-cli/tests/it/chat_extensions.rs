@@ -5,10 +5,10 @@
 //! holds `rm -rf` when there is no one to ask. Against the same recording
 //! OpenAI-compatible model on 127.0.0.1 as `sessions`.
 
-use oscova_test_support::http::{Framing, Reply, Request, TestServer, awkward};
-use serde_json::{Value, json};
+use oscova_test_support::http::{Reply, Request, TestServer};
+use serde_json::Value;
 
-use crate::sessions::{chat, sent, sqlite_config, sse_event, text_reply};
+use crate::sessions::{call_reply, chat, sent, sqlite_config, text_reply};
 
 /// Greets through the `hello` tool when asked to greet; with "guarded" in
 /// the request, asks for a dangerous command through it.
@@ -30,17 +30,7 @@ fn model(request: &Request) -> Reply {
     } else {
         r#"{"name": "world"}"#
     };
-    let call = sse_event(
-        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                "function": {"name": "hello", "arguments": arguments}}]}),
-        None,
-    ) + &sse_event(json!({}), Some("tool_calls"))
-        + "data: [DONE]\n\n";
-    Reply::stream(
-        "text/event-stream",
-        Framing::Chunked,
-        awkward(call.as_bytes()),
-    )
+    call_reply("hello", arguments)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

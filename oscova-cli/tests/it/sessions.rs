@@ -69,6 +69,22 @@ pub(crate) fn text_reply(text: &str) -> Reply {
     )
 }
 
+/// A streamed answer that calls tool `name` (id `call_1`) with
+/// `arguments`, a JSON text.
+pub(crate) fn call_reply(name: &str, arguments: &str) -> Reply {
+    let call = sse_event(
+        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": name, "arguments": arguments}}]}),
+        None,
+    ) + &sse_event(json!({}), Some("tool_calls"))
+        + "data: [DONE]\n\n";
+    Reply::stream(
+        "text/event-stream",
+        Framing::Chunked,
+        awkward(call.as_bytes()),
+    )
+}
+
 /// "first" gets a call of the echo tool, then an answer with what it
 /// said; any other message gets "Answer to <message>".
 pub(crate) fn model(request: &Request) -> Reply {
@@ -83,17 +99,7 @@ pub(crate) fn model(request: &Request) -> Reply {
     if said != "first" {
         return text_reply(&format!("Answer to {said}"));
     }
-    let call = sse_event(
-        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                "function": {"name": ECHO, "arguments": "{\"text\": \"kept\"}"}}]}),
-        None,
-    ) + &sse_event(json!({}), Some("tool_calls"))
-        + "data: [DONE]\n\n";
-    Reply::stream(
-        "text/event-stream",
-        Framing::Chunked,
-        awkward(call.as_bytes()),
-    )
+    call_reply(ECHO, r#"{"text": "kept"}"#)
 }
 
 /// `oscova --json chat --session NAME` against `server`, plus `extra`.

@@ -20,10 +20,10 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use oscova_test_support::http::{Framing, Reply, Request, TestServer, awkward};
+use oscova_test_support::http::{Reply, Request, TestServer};
 use serde_json::{Value, json};
 
-use crate::sessions::{chat, cmd, config_with, json_of, pairs, sent, sse_event, text_reply};
+use crate::sessions::{call_reply, chat, cmd, config_with, json_of, pairs, sent, text_reply};
 
 const FETCH: &str = "oscova_web__web__fetch";
 const KEY: &str = "sk-sessions-recover-0123456789abcdef";
@@ -44,17 +44,7 @@ fn model(request: &Request, target: &str) -> Reply {
         return text_reply(&format!("Answer to {said}"));
     }
     let arguments = json!({"url": target, "timeout_secs": 120}).to_string();
-    let call = sse_event(
-        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                "function": {"name": FETCH, "arguments": arguments}}]}),
-        None,
-    ) + &sse_event(json!({}), Some("tool_calls"))
-        + "data: [DONE]\n\n";
-    Reply::stream(
-        "text/event-stream",
-        Framing::Chunked,
-        awkward(call.as_bytes()),
-    )
+    call_reply(FETCH, &arguments)
 }
 
 /// Each stored entry's line, in append order (`PRAGMA integrity_check`
