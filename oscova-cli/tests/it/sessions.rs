@@ -125,6 +125,32 @@ pub(crate) async fn chat(
     run_async(command, None).await
 }
 
+/// `oscova chat` against the OpenAI-compatible `url` with `key`, plus
+/// `extra`, as a process of its own (killed when dropped) for tests that
+/// stop it midway.
+pub(crate) fn chat_process(
+    config: &Path,
+    url: &str,
+    key: &str,
+    extra: &[&str],
+) -> tokio::process::Command {
+    let mut args = vec![
+        "chat",
+        "--provider",
+        "openai",
+        "--endpoint",
+        url,
+        "--model",
+        "gpt-test",
+    ];
+    args.extend_from_slice(extra);
+    let mut command = tokio::process::Command::from(cmd(config, &args));
+    command
+        .env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", key)
+        .kill_on_drop(true);
+    command
+}
+
 /// (role, content) of each message of a request.
 pub(crate) fn sent(request: &Request) -> Vec<(String, String)> {
     request.json()["messages"]

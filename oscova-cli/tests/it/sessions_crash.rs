@@ -23,7 +23,9 @@ use oscova_test_support::http::{Framing, Reply, Request, TestServer};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt as _;
 
-use crate::sessions::{chat, cmd, json_of, pairs, sent, sqlite_config, sse_event, text_reply};
+use crate::sessions::{
+    chat, chat_process, json_of, pairs, sent, sqlite_config, sse_event, text_reply,
+};
 
 const KEY: &str = "sk-sessions-crash-0123456789abcdef";
 const PARTIAL: &str = "Partial answer that the crash cuts short";
@@ -110,27 +112,13 @@ async fn a_chat_killed_mid_answer_keeps_the_question_and_resumes() {
     let server = TestServer::start(model).await;
     let url = server.url();
 
-    let mut first = tokio::process::Command::from(cmd(
+    let mut first = chat_process(
         &config,
-        &[
-            "chat",
-            "--provider",
-            "openai",
-            "--endpoint",
-            &url,
-            "--model",
-            "gpt-test",
-            "--session",
-            "s",
-            "-m",
-            "first question",
-        ],
-    ));
-    first
-        .env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
+        &url,
+        KEY,
+        &["--session", "s", "-m", "first question"],
+    );
+    first.stdout(Stdio::piped()).stderr(Stdio::null());
     let mut child = first.spawn().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let printed = read_until(&mut stdout, "Partial answer").await;

@@ -23,7 +23,9 @@ use std::time::Duration;
 use oscova_test_support::http::{Reply, Request, TestServer};
 use serde_json::{Value, json};
 
-use crate::sessions::{call_reply, chat, cmd, config_with, json_of, pairs, sent, text_reply};
+use crate::sessions::{
+    call_reply, chat, chat_process, config_with, json_of, pairs, sent, text_reply,
+};
 
 const FETCH: &str = "oscova_web__web__fetch";
 const KEY: &str = "sk-sessions-recover-0123456789abcdef";
@@ -92,27 +94,8 @@ async fn a_chat_killed_mid_call_does_not_run_it_again_and_says_it_was_interrupte
     let server = TestServer::start(move |request| model(request, &target)).await;
     let url = server.url();
 
-    let mut first = tokio::process::Command::from(cmd(
-        &config,
-        &[
-            "chat",
-            "--provider",
-            "openai",
-            "--endpoint",
-            &url,
-            "--model",
-            "gpt-test",
-            "--session",
-            "s",
-            "-m",
-            ASK,
-        ],
-    ));
-    first
-        .env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
+    let mut first = chat_process(&config, &url, KEY, &["--session", "s", "-m", ASK]);
+    first.stdout(Stdio::null()).stderr(Stdio::null());
     let mut child = first.spawn().unwrap();
 
     // The fetch is under way: its request reached the server, and the
