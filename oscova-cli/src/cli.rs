@@ -282,7 +282,9 @@ pub(crate) struct ChatArgs {
     /// commands: /help); every message is stored as it is exchanged.
     /// `/compact` summarises its older part; `[sessions] context_window`
     /// compacts it when the context grows past the window minus
-    /// `reserve_tokens`. Results of long `[a2a]` agent tasks its model
+    /// `reserve_tokens`. After a failed answer, `/retry` asks the model
+    /// again without sending the message twice; a tool call a killed
+    /// process had started is reported interrupted, never run twice. Results of long `[a2a]` agent tasks its model
     /// sent come back into it as follow-up messages, answered as they
     /// arrive.
     #[arg(long, value_name = "NAME")]
