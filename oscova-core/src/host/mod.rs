@@ -241,6 +241,14 @@ impl PluginHost {
         &self.inner.policy.redactor
     }
 
+    /// The approval handler the host was built with
+    /// ([`PluginHostBuilder::approval_handler`]), if any: what a caller
+    /// that asks on the host's behalf (an agent session recording the
+    /// wait before the person is asked) delegates to.
+    pub fn approval_handler(&self) -> Option<Arc<dyn ApprovalHandler>> {
+        self.inner.policy.approval.handler.clone()
+    }
+
     /// The host's process spawn policy.
     pub fn spawn_policy(&self) -> &ProcessSpawnPolicy {
         &self.inner.env.spawn
