@@ -26,7 +26,7 @@ use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::tasks::{Runner, status_update};
-use crate::wire::{Message, Part, TaskState};
+use crate::model::{Message, Part, TaskState};
 
 /// Asks the client of one task.
 pub(crate) struct TaskAsk {
@@ -47,7 +47,7 @@ impl InteractionHandler for TaskAsk {
             self.cancel.clone(),
         );
         Box::pin(async move {
-            let failed = |e: crate::error::A2aError| AskError::Failed(e.to_string());
+            let failed = |e: crate::model::A2aError| AskError::Failed(e.to_string());
             let (tx, rx) = oneshot::channel();
             runner.wait_for_answer(&owner, &id, tx);
             let mut task = runner.get(&owner, &id).await.map_err(failed)?;
@@ -132,7 +132,7 @@ fn answer_of(question: &Question, message: &Message) -> Result<Answer, AskError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::Role;
+    use crate::model::Role;
 
     fn said(text: &str) -> Message {
         Message {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
-use crate::wire::Task;
+use crate::model::Task;
 
 /// The `statusUpdate` stream event of `task`'s status.
 pub(crate) fn status_update(task: &Task) -> Value {

@@ -38,7 +38,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use oscova_serve::{AuthRefusal, Authenticator, RequestBody};
 use serde_json::{Map, Value, json};
 
-use crate::error::A2aError;
+use crate::model::A2aError;
 use crate::tasks::Runner;
 use crate::{rpc, stream};
 

@@ -54,20 +54,13 @@ mod card;
 mod error;
 mod events;
 mod http;
-#[cfg(feature = "postgres")]
-mod pg_relay;
-#[cfg(feature = "postgres")]
-mod postgres;
+pub mod model;
 mod push;
-mod relay;
 mod rpc;
 mod server;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 mod store;
 mod stream;
 mod tasks;
-pub mod wire;
 
 /// Who may call the server: the types [`A2aServer`]'s `tokens`, `oauth`
 /// and `users` take, from `oscova-serve` (the MCP server takes the same),
@@ -77,10 +70,11 @@ pub mod auth {
 }
 
 pub use card::{CardConfig, Skill};
-pub use error::{A2aError, ServeA2aError};
+pub use error::ServeA2aError;
+pub use model::A2aError;
 pub use http::{A2aBody, CARD_PATH, FOLLOWUPS_PATH, FollowUpHook, VERSION_HEADER};
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresTaskStore;
+pub use store::PostgresTaskStore;
 pub use push::{
     CLAIM_LEASE, DEFAULT_MAX_PUSH_CONFIGS_PER_TASK, DEFAULT_MAX_PUSH_CONFIGS_PER_USER, MAX_CLAIMS,
     PushAuthentication, PushConfig, PushLimits, PushWrite, SWEEP_EVERY,
@@ -92,7 +86,7 @@ pub use server::{
     STREAM_IDLE_TIMEOUT_RANGE,
 };
 #[cfg(feature = "sqlite")]
-pub use sqlite::SqliteTaskStore;
+pub use store::SqliteTaskStore;
 pub use store::{MemoryTaskStore, Relayed, StoreError, TaskPage, TaskQuery, TaskStore};
 
 // The README's examples, compiled as doctests.

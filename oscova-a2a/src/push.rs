@@ -65,10 +65,10 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::A2aError;
+use crate::model::A2aError;
 use crate::events::status_update;
 use crate::store::TaskStore;
-use crate::wire::{TaskState, new_id};
+use crate::model::{TaskState, new_id};
 
 /// How long to wait before each retry.
 const RETRIES: [Duration; 2] = [Duration::from_millis(200), Duration::from_secs(1)];

@@ -15,11 +15,11 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::error::A2aError;
+use crate::model::A2aError;
 use crate::push::PushConfig;
 use crate::store::TaskQuery;
 use crate::tasks::Runner;
-use crate::wire::{Message, TaskState};
+use crate::model::{Message, TaskState};
 
 /// The default and the largest `ListTasks` page.
 const DEFAULT_PAGE: usize = 50;

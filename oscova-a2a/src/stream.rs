@@ -36,12 +36,12 @@ use hyper::body::{Body, Frame};
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
-use crate::error::A2aError;
+use crate::model::A2aError;
 use crate::http::A2aBody;
 use crate::push::is_final;
 use crate::store::Relayed;
 use crate::tasks::{Runner, status_update};
-use crate::wire::{Message, Task, TaskStatus};
+use crate::model::{Message, Task, TaskStatus};
 
 /// How long a stream stays silent before a keep-alive comment.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -161,7 +161,7 @@ fn frame(framing: &Framing, event: &Value) -> Bytes {
 fn is_terminal(event: &Value) -> bool {
     event["statusUpdate"]["status"]["state"]
         .as_str()
-        .and_then(crate::wire::TaskState::parse)
+        .and_then(crate::model::TaskState::parse)
         .is_some_and(|s| s.is_terminal())
 }
 

@@ -48,13 +48,13 @@ use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::A2aError;
+use crate::model::A2aError;
 pub(crate) use crate::events::status_update;
 use crate::events::{settle, wait};
 use crate::push::{PushConfig, PushLimits, Pushes};
 use crate::store::TaskStore;
 use crate::stream::StreamSlot;
-use crate::wire::{Message, Role, Task, TaskState, new_id};
+use crate::model::{Message, Role, Task, TaskState, new_id};
 
 mod run;
 
@@ -290,7 +290,7 @@ impl Runner {
         // reads them from the store at each state.
         self.pushes.forward(owner, &id, events.subscribe());
         if self.store.relays() {
-            crate::relay::publish_run(
+            crate::store::relay::publish_run(
                 self.store.clone(),
                 owner.to_owned(),
                 id.clone(),

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Runner, Start, status_update};
 use crate::ask::TaskAsk;
 use crate::events::{Chunks, Outcome, whole_artifact};
-use crate::wire::{Artifact, Message, Part, Task, TaskState, new_id};
+use crate::model::{Artifact, Message, Part, Task, TaskState, new_id};
 
 impl Runner {
     /// Runs `task` to its end and stores each state (`SUBMITTED` first

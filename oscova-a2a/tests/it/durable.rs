@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use oscova_a2a::wire::{Task, TaskState};
+use oscova_a2a::model::{Task, TaskState};
 use oscova_a2a::{SqliteTaskStore, TaskQuery, TaskStore};
 use oscova_agent::session::{Session, SessionStore, SqliteStore};
 use oscova_core::UserInfo;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use oscova_a2a::wire::{Message, Part, Role, Task, TaskState};
+use oscova_a2a::model::{Message, Part, Role, Task, TaskState};
 use oscova_a2a::{RESTART_REASON, SqliteTaskStore, TaskStore};
 use serde_json::json;
 

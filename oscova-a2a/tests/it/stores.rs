@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use oscova_a2a::wire::{Message, Task, TaskState};
+use oscova_a2a::model::{Message, Task, TaskState};
 use oscova_a2a::{PushConfig, PushLimits, PushWrite, TaskStore};
 
 /// What every store does with webhooks and owed pushes: configs by owner,

@@ -33,7 +33,7 @@ use crate::push::{PushConfig, PushLimits, PushWrite};
 use crate::store::{
     StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
 };
-use crate::wire::{Task, TaskState};
+use crate::model::{Task, TaskState};
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS a2a_tasks (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -30,8 +30,21 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_relay;
+pub(crate) mod relay;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresTaskStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteTaskStore;
+
 use crate::push::{PushConfig, PushLimits, PushWrite};
-use crate::wire::{Task, TaskState};
+use crate::model::{Task, TaskState};
 
 /// Why a store failed.
 #[derive(Debug, thiserror::Error)]

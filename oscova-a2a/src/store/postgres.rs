@@ -28,12 +28,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::pg_relay::Relay;
+use crate::store::postgres_relay::Relay;
 use crate::push::{PushConfig, PushLimits, PushWrite};
 use crate::store::{
     Relayed, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
 };
-use crate::wire::{Task, TaskState};
+use crate::model::{Task, TaskState};
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS oscova_a2a_tasks (
     seq BIGSERIAL PRIMARY KEY,
