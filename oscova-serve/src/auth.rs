@@ -10,7 +10,7 @@
 //! rules (signature, issuer, audience, time, scope) are in its module.
 //! An access token's user is the operator's mapping of its claim, else an
 //! id derived from the issuer and the claim (`oauth.<tag>.<value>`,
-//! [`oauth_user_id`](crate::oauth_user_id)), so a claim equal to a static
+//! [`oauth_user_id`](crate::oauth::oauth_user_id)), so a claim equal to a static
 //! user's id (`alice`) is not that user; and a token whose derived id a
 //! static token also names (an id in OAuth's namespace,
 //! [`OAUTH_USER_PREFIX`], given to a static user) is refused, so the two
@@ -72,7 +72,7 @@ impl UserToken {
     /// let token = UserToken::from_sha256_hex("alice", hash)?;
     /// assert_eq!(token.user(), "alice");
     /// assert!(UserToken::from_sha256_hex("bob", "abc").is_err());
-    /// # Ok::<(), oscova_serve::BadTokenHash>(())
+    /// # Ok::<(), oscova_serve::auth::BadTokenHash>(())
     /// ```
     pub fn from_sha256_hex(user: impl Into<String>, hex: &str) -> Result<Self, BadTokenHash> {
         let user = user.into();
@@ -101,7 +101,8 @@ impl UserToken {
 /// (`[[mcp.tokens]] sha256` for the `oscova` binary).
 ///
 /// ```
-/// use oscova_serve::{UserToken, token_sha256_hex};
+/// use oscova_serve::UserToken;
+/// use oscova_serve::auth::token_sha256_hex;
 ///
 /// let hash = token_sha256_hex("a-secret");
 /// assert_eq!(hash.len(), 64);

@@ -4,16 +4,15 @@
 //! many users of one [`PluginHost`](oscova_core::PluginHost) over HTTP.
 //! What does not depend on its protocol is here, written once:
 //!
-//! | piece | what it keeps |
-//! |---|---|
-//! | [`Authenticator`], [`AuthRefusal`] | a request becomes a user, or a refusal with its status and `WWW-Authenticate` challenge |
-//! | [`Tokens`], [`UserToken`] | static bearer tokens: only hashes kept, compared in constant time |
-//! | [`OAuth`], [`OAuthConfig`] | an OAuth 2.1 resource server: JWT access tokens from one issuer (RS256, ES256, EdDSA), its RFC 9728 metadata; a token's user is the operator's mapping of its claim, else [`oauth_user_id`] (`oauth.<issuer tag>.<value>`), never a static-token user by name |
-//! | [`ScopeCache`] | each user's scope (and what the front end derives from it), built on first use, bounded |
-//! | [`OriginPolicy`], [`OriginRefusal`] | loopback origins plus the operator's; `Host` checked on loopback; enforced by [`Listener`] on every request, before any handler |
-//! | [`CallBound`], [`Responses`], [`CountedBody`] | calls in flight for the whole server; responses still being sent |
-//! | [`check_count`], [`check_duration`], [`LimitError`] | numeric settings checked against their ranges before anything is built from them |
-//! | [`Listener`], [`Shutdown`], [`RequestBody`] | binding, HTTP/1.1 connections (bounded in number, and per peer address), request bodies (bounded in time), graceful shutdown |
+//! | module | what it keeps | at the root |
+//! |---|---|---|
+//! | [`auth`] | a request becomes a user, or a refusal with its status and `WWW-Authenticate` challenge; static bearer tokens, only hashes kept, compared in constant time | [`Authenticator`], [`AuthRefusal`], [`Tokens`], [`UserToken`] |
+//! | [`oauth`] | an OAuth 2.1 resource server: JWT access tokens from one issuer (RS256, ES256, EdDSA), its RFC 9728 metadata; a token's user is the operator's mapping of its claim, else [`oauth_user_id`](oauth::oauth_user_id) (`oauth.<issuer tag>.<value>`), never a static-token user by name | [`OAuth`], [`OAuthConfig`], [`OAuthError`] |
+//! | [`scopes`] | each user's scope (and what the front end derives from it), built on first use, bounded | [`ScopeCache`], [`UserDirectory`] |
+//! | [`origin`] | loopback origins plus the operator's; `Host` checked on loopback; enforced by [`Listener`] on every request, before any handler | |
+//! | [`limits`] | a listener's bounds as one value with its defaults and one check; calls in flight for the whole server; the range check a front end's own settings use | [`Limits`], [`LimitError`], [`CallBound`] |
+//! | [`listen`] | binding, HTTP/1.1 connections (bounded in number, and per peer address), request bodies (bounded in time) | [`Listener`], [`RequestBody`], [`ServeError`] |
+//! | [`shutdown`] | graceful shutdown: the responses still being sent, what is cancelled after the grace | [`Shutdown`], [`Responses`] |
 //!
 //! Nothing here names a protocol type: a front end turns a request into a
 //! user with [`Authenticator::authenticate`], takes the user's entry from its
@@ -80,26 +79,17 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod auth;
-mod limits;
-mod listen;
-mod oauth;
-mod origin;
-mod scopes;
+pub mod auth;
+pub mod limits;
+pub mod listen;
+pub mod oauth;
+pub mod origin;
+pub mod scopes;
+pub mod shutdown;
 
-pub use auth::{AuthRefusal, Authenticator, BadTokenHash, Tokens, UserToken, token_sha256_hex};
-pub use limits::{
-    CALL_BOUND_RANGE, CallBound, CountedBody, LimitError, MAX_COUNT, Responses, Sending,
-    check_count, check_duration,
-};
-pub use listen::{
-    BODY_TIMEOUT_RANGE, BodyError, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_CONNECTIONS_PER_PEER, Listener, MAX_CONNECTIONS_PER_PEER_RANGE,
-    MAX_CONNECTIONS_RANGE, RequestBody, ServeError, Shutdown,
-};
-pub use oauth::{
-    DEFAULT_LEEWAY, DEFAULT_REFETCH_INTERVAL, LEEWAY_RANGE, OAUTH_USER_PREFIX, OAuth, OAuthConfig,
-    OAuthError, REFETCH_INTERVAL_RANGE, oauth_user_id,
-};
-pub use origin::{OriginPolicy, OriginRefusal};
+pub use auth::{AuthRefusal, Authenticator, Tokens, UserToken};
+pub use limits::{CallBound, LimitError, Limits};
+pub use listen::{Listener, RequestBody, ServeError};
+pub use oauth::{OAuth, OAuthConfig, OAuthError};
 pub use scopes::{ScopeCache, UserDirectory};
+pub use shutdown::{Responses, Shutdown};

@@ -1,28 +1,24 @@
-//! Bounds on what a server runs at once, and the count of responses still
-//! being sent that graceful shutdown waits for.
+//! Bounds on what a server runs at once, and the numeric settings that
+//! set them.
 //!
-//! Rules: a [`CallBound`] is one semaphore for the whole server; a front
-//! end takes a permit per call and refuses a call at once when none is
-//! left (it never queues). At shutdown the server keeps every permit that
-//! comes back ([`CallBound::hoard`]), so new calls are refused while the
-//! running ones finish. A response counts as being sent from the moment
-//! the front end [starts](Responses::start) it until its body is dropped,
-//! sent in full or abandoned ([`CountedBody`]); [`Responses::none`] waits
-//! for the count to reach zero. A numeric setting is checked against its
-//! range before anything is built from it ([`check_count`],
-//! [`check_duration`]): past the range the caller gets a [`LimitError`]
-//! naming the setting and the range, never a panic deep inside a
-//! semaphore.
+//! Rules: a listener's bounds are one value, [`Limits`], whose
+//! [`Default`] is what a server gets unless it says otherwise and whose
+//! [`check`](Limits::check) holds every field to its range before
+//! anything is built from it; past the range the caller gets a
+//! [`LimitError`] naming the setting and the range, never a panic deep
+//! inside a semaphore. A front end with settings of its own checks them
+//! the same way ([`check_count`], [`check_duration`]), with counts bounded
+//! by [`MAX_COUNT`]. A [`CallBound`] is one semaphore for the whole
+//! server; a front end takes a permit per call and refuses a call at once
+//! when none is left (it never queues). At shutdown the server keeps
+//! every permit that comes back ([`CallBound::hoard`]), so new calls are
+//! refused while the running ones finish.
 
 use std::ops::RangeInclusive;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper::body::{Body, Frame, SizeHint};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 /// The largest bound on calls, connections or sessions any setting may
@@ -30,13 +26,91 @@ use tokio::task::JoinHandle;
 /// a semaphore holds on any platform.
 pub const MAX_COUNT: usize = 1 << 20;
 
-/// The range of a [`CallBound`].
-pub const CALL_BOUND_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The bounds of a [`Listener`](crate::Listener): connections open at
+/// once, in all and from one address, and the time a request's body gets
+/// to arrive.
+///
+/// [`Default`] is what a listener has unless told otherwise;
+/// [`check`](Self::check) holds every field to its range (the `*_RANGE`
+/// constants here), naming the first one outside it.
+///
+/// ```
+/// use std::time::Duration;
+/// use oscova_serve::Limits;
+///
+/// let mut limits = Limits::default();
+/// assert_eq!(limits.max_connections, 1024);
+/// assert_eq!(limits.max_connections_per_peer, 256);
+/// assert_eq!(limits.body_timeout, Duration::from_secs(30));
+///
+/// limits.max_connections_per_peer = 0;
+/// let refused = limits.check().unwrap_err();
+/// assert_eq!(refused.setting(), "max_connections_per_peer");
+/// assert_eq!(refused.range(), "1..=1048576");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// How many connections may be open at once (1024 by default); past
+    /// it, new ones wait in the kernel's listen queue, not accepted, until
+    /// one closes.
+    pub max_connections: usize,
+    /// How many connections may be open at once from one IP address (256
+    /// by default, a quarter of `max_connections`: at 64, the project's own
+    /// load run, 50 sessions from one client with a POST and an SSE stream
+    /// each, had its connections closed at accept); past it, new ones from
+    /// that address are closed as soon as they are accepted. Behind a
+    /// reverse proxy every connection comes from the proxy's address: set
+    /// it to `max_connections` there.
+    pub max_connections_per_peer: usize,
+    /// How long a request's body gets to arrive in full after its headers
+    /// (30 seconds by default); past it, the answer is 408 and the
+    /// connection closes.
+    pub body_timeout: Duration,
+}
+
+impl Limits {
+    /// The range of [`max_connections`](Self::max_connections).
+    pub const MAX_CONNECTIONS_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+    /// The range of [`max_connections_per_peer`](Self::max_connections_per_peer).
+    pub const MAX_CONNECTIONS_PER_PEER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+    /// The range of [`body_timeout`](Self::body_timeout): a millisecond to
+    /// an hour.
+    pub const BODY_TIMEOUT_RANGE: RangeInclusive<Duration> =
+        Duration::from_millis(1)..=Duration::from_secs(3600);
+
+    /// Every field in its range, or the first one outside it, named as the
+    /// field is.
+    pub fn check(&self) -> Result<(), LimitError> {
+        check_count(
+            "max_connections",
+            self.max_connections,
+            &Self::MAX_CONNECTIONS_RANGE,
+        )?;
+        check_count(
+            "max_connections_per_peer",
+            self.max_connections_per_peer,
+            &Self::MAX_CONNECTIONS_PER_PEER_RANGE,
+        )?;
+        check_duration("body_timeout", self.body_timeout, &Self::BODY_TIMEOUT_RANGE)?;
+        Ok(())
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_connections: 1024,
+            max_connections_per_peer: 256,
+            body_timeout: Duration::from_secs(30),
+        }
+    }
+}
 
 /// A numeric setting outside the range a server accepts.
 ///
 /// ```
-/// let error = oscova_serve::check_count("max_in_flight_total", 0, &(1..=8)).unwrap_err();
+/// let error = oscova_serve::limits::check_count("max_in_flight_total", 0, &(1..=8)).unwrap_err();
 /// assert_eq!(error.setting(), "max_in_flight_total");
 /// assert_eq!(error.to_string(), "`max_in_flight_total` is 0; it must be in 1..=8");
 /// ```
@@ -109,9 +183,9 @@ pub struct CallBound {
 }
 
 impl CallBound {
-    /// A bound of `max` calls, in [`CALL_BOUND_RANGE`].
+    /// A bound of `max` calls, from 1 to [`MAX_COUNT`].
     pub fn new(max: usize) -> Result<Self, LimitError> {
-        let max = check_count("calls in flight", max, &CALL_BOUND_RANGE)?;
+        let max = check_count("calls in flight", max, &(1..=MAX_COUNT))?;
         Ok(Self {
             permits: Arc::new(Semaphore::new(max)),
             max,
@@ -141,109 +215,28 @@ impl CallBound {
     }
 }
 
-/// A count of responses being sent, and a way to wait for none.
-#[derive(Debug, Default)]
-pub struct Responses {
-    count: AtomicUsize,
-    idle: Notify,
-}
-
-/// One response being sent; the count goes down when this is dropped.
-#[derive(Debug)]
-pub struct Sending(Arc<Responses>);
-
-impl Responses {
-    /// Counts one more response until the returned guard is dropped.
-    pub fn start(self: &Arc<Self>) -> Sending {
-        self.count.fetch_add(1, Ordering::SeqCst);
-        Sending(self.clone())
-    }
-
-    /// How many responses are being sent.
-    pub fn count(&self) -> usize {
-        self.count.load(Ordering::SeqCst)
-    }
-
-    /// Waits until no response is being sent.
-    pub async fn none(&self) {
-        loop {
-            let idle = self.idle.notified();
-            tokio::pin!(idle);
-            idle.as_mut().enable();
-            if self.count.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-            idle.await;
-        }
-    }
-}
-
-impl Drop for Sending {
-    fn drop(&mut self) {
-        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.0.idle.notify_waiters();
-        }
-    }
-}
-
-/// A response body that counts as being sent (when it holds a
-/// [`Sending`]) until hyper drops it. Wrapping the protocol server's body
-/// in place of boxing it once more saves an allocation and a dynamic call
-/// a frame.
-#[derive(Debug)]
-pub struct CountedBody<B> {
-    inner: B,
-    _sending: Option<Sending>,
-}
-
-impl<B> CountedBody<B> {
-    /// `inner`, counted by `sending` when there is one.
-    pub fn new(inner: B, sending: Option<Sending>) -> Self {
-        Self {
-            inner,
-            _sending: sending,
-        }
-    }
-}
-
-impl<B: Body + Unpin> Body for CountedBody<B> {
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
-        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn none_waits_for_the_last_response() {
-        let responses = Arc::new(Responses::default());
-        let sending = responses.start();
-        assert_eq!(responses.count(), 1);
-        let waiter = tokio::spawn({
-            let responses = responses.clone();
-            async move { responses.none().await }
-        });
-        tokio::task::yield_now().await;
-        assert!(!waiter.is_finished());
-        drop(sending);
-        waiter.await.unwrap();
-        assert_eq!(responses.count(), 0);
+    #[test]
+    fn every_limit_is_checked_against_its_range() {
+        assert_eq!(Limits::default().check(), Ok(()));
+        let past: [(&str, fn(&mut Limits)); 5] = [
+            ("max_connections", |l| l.max_connections = 0),
+            ("max_connections", |l| l.max_connections = usize::MAX),
+            ("max_connections_per_peer", |l| {
+                l.max_connections_per_peer = MAX_COUNT + 1
+            }),
+            ("body_timeout", |l| l.body_timeout = Duration::ZERO),
+            ("body_timeout", |l| l.body_timeout = Duration::MAX),
+        ];
+        for (setting, change) in past {
+            let mut limits = Limits::default();
+            change(&mut limits);
+            let refused = limits.check().unwrap_err();
+            assert_eq!(refused.setting(), setting, "{limits:?}");
+        }
     }
 
     #[tokio::test]

@@ -8,18 +8,18 @@
 //! (see `origin.rs`; a refusal is 403 with `Connection: close`, answered
 //! here, never seen by the handler), then goes to the front end's
 //! handler, so no front end and no route added later can forget it. A body
-//! must arrive in full within [`Listener::body_timeout`] of its headers
-//! ([`DEFAULT_BODY_TIMEOUT`]): past it, reading it fails with
+//! must arrive in full within [`Limits::body_timeout`] of its headers
+//! (30 seconds by default): past it, reading it fails with
 //! [`BodyError::Timeout`], the answer is 408 whatever the handler made of
 //! the failure, and the connection closes, so a client that trickles a
 //! body holds a connection for that long at most. At most
-//! [`Listener::max_connections`] connections are open at once
-//! ([`DEFAULT_MAX_CONNECTIONS`]); past it, new ones wait in the kernel's
+//! [`Limits::max_connections`] connections are open at once
+//! (1024 by default); past it, new ones wait in the kernel's
 //! listen queue, not accepted, until one closes (a warning is logged
 //! once each time the bound is reached). A slot is taken before anything
 //! is known of the client, so at most
-//! [`Listener::max_connections_per_peer`] of them are open from one IP
-//! address ([`DEFAULT_MAX_CONNECTIONS_PER_PEER`]); a connection past it
+//! [`Limits::max_connections_per_peer`] of them are open from one IP
+//! address (256 by default); a connection past it
 //! is closed as soon as it is accepted (one warning, until that address
 //! has no connection open again), so one address that opens connections and sends nothing,
 //! or trickles headers, holds that many slots at most. The front end
@@ -30,7 +30,7 @@
 //! other ends serving with [`ServeError::Accept`]. Shutdown, once the
 //! future given to [`Listener::serve_until`] completes: the listener
 //! closes at once; open connections stay up while the responses being
-//! sent ([`Responses`]) get [`Shutdown::grace`] to finish (calls past the
+//! sent ([`Responses`](crate::shutdown::Responses)) get [`Shutdown::grace`] to finish (calls past the
 //! [`CallBound`] are refused meanwhile: a running call may still need its
 //! client's answer, which comes on those connections); then the
 //! [cancellation token](Shutdown::new) is cancelled, which ends everything
@@ -40,7 +40,6 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
-use std::ops::RangeInclusive;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,27 +54,10 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep};
-use tokio_util::sync::CancellationToken;
 
-use crate::limits::{CallBound, LimitError, MAX_COUNT, Responses, check_count, check_duration};
+use crate::limits::{CallBound, LimitError, Limits};
 use crate::origin::{OriginPolicy, OriginRefusal};
-
-/// The default bound on connections open at once.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
-/// The range of [`Listener::max_connections`].
-pub const MAX_CONNECTIONS_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The default bound on connections open at once from one IP address: a
-/// quarter of [`DEFAULT_MAX_CONNECTIONS`]. At 64, the project's own load
-/// run (50 sessions from one client, a POST and an SSE stream each) had
-/// its connections closed at accept.
-pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 256;
-/// The range of [`Listener::max_connections_per_peer`].
-pub const MAX_CONNECTIONS_PER_PEER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The default time a request's body gets to arrive in full.
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
-/// The range of [`Listener::body_timeout`]: a millisecond to an hour.
-pub const BODY_TIMEOUT_RANGE: RangeInclusive<Duration> =
-    Duration::from_millis(1)..=Duration::from_secs(3600);
+use crate::shutdown::Shutdown;
 
 /// How long connections get to close once everything was cancelled.
 const CLOSE_DEADLINE: Duration = Duration::from_secs(2);
@@ -100,46 +82,12 @@ pub enum ServeError {
     Accept(#[source] std::io::Error),
 }
 
-/// What graceful shutdown waits for and what it cancels.
-#[derive(Debug, Clone)]
-pub struct Shutdown {
-    cancel: CancellationToken,
-    grace: Duration,
-    responses: Arc<Responses>,
-    calls: Option<CallBound>,
-}
-
-impl Shutdown {
-    /// Shutdown that waits `grace` for `responses`, then cancels `cancel`.
-    pub fn new(cancel: CancellationToken, grace: Duration, responses: Arc<Responses>) -> Self {
-        Self {
-            cancel,
-            grace,
-            responses,
-            calls: None,
-        }
-    }
-
-    /// Refuses new calls under `calls` while the grace runs.
-    pub fn calls(mut self, calls: CallBound) -> Self {
-        self.calls = Some(calls);
-        self
-    }
-
-    /// How long responses being sent get to finish.
-    pub fn grace(&self) -> Duration {
-        self.grace
-    }
-}
-
 /// A bound TCP listener, ready to serve.
 #[derive(Debug)]
 pub struct Listener {
     listener: TcpListener,
     addr: SocketAddr,
-    max_connections: usize,
-    max_per_peer: usize,
-    body_timeout: Duration,
+    limits: Limits,
     policy: OriginPolicy,
 }
 
@@ -207,7 +155,7 @@ pub enum BodyError {
 }
 
 /// A request's body, which fails with [`BodyError::Timeout`] once the
-/// listener's [body timeout](Listener::body_timeout) has passed since the
+/// listener's [body timeout](Limits::body_timeout) has passed since the
 /// request's headers arrived. The timer is set only when the body is not
 /// all there at the first read, as a small JSON body usually is.
 #[derive(Debug)]
@@ -268,9 +216,7 @@ impl Listener {
         Ok(Self {
             listener,
             addr,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            max_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
-            body_timeout: DEFAULT_BODY_TIMEOUT,
+            limits: Limits::default(),
             policy: OriginPolicy::new(addr, [""; 0]),
         })
     }
@@ -297,32 +243,12 @@ impl Listener {
         &self.policy
     }
 
-    /// Sets how many connections may be open at once, in
-    /// [`MAX_CONNECTIONS_RANGE`]; past it, new ones wait to be accepted.
-    pub fn max_connections(mut self, max: usize) -> Result<Self, LimitError> {
-        self.max_connections = check_count("max_connections", max, &MAX_CONNECTIONS_RANGE)?;
-        Ok(self)
-    }
-
-    /// Sets how many connections may be open at once from one IP address,
-    /// in [`MAX_CONNECTIONS_PER_PEER_RANGE`]; past it, new ones from that
-    /// address are closed as soon as they are accepted. Behind a reverse
-    /// proxy every connection comes from the proxy's address: set it to
-    /// [`max_connections`](Self::max_connections) there.
-    pub fn max_connections_per_peer(mut self, max: usize) -> Result<Self, LimitError> {
-        self.max_per_peer = check_count(
-            "max_connections_per_peer",
-            max,
-            &MAX_CONNECTIONS_PER_PEER_RANGE,
-        )?;
-        Ok(self)
-    }
-
-    /// Sets how long a request's body gets to arrive in full after its
-    /// headers, in [`BODY_TIMEOUT_RANGE`]; past it, the answer is 408 and
-    /// the connection closes.
-    pub fn body_timeout(mut self, timeout: Duration) -> Result<Self, LimitError> {
-        self.body_timeout = check_duration("body_timeout", timeout, &BODY_TIMEOUT_RANGE)?;
+    /// Sets the bounds on connections and on the time a body gets to
+    /// arrive, once [checked](Limits::check); a listener has
+    /// [`Limits::default`] until then.
+    pub fn limits(mut self, limits: Limits) -> Result<Self, LimitError> {
+        limits.check()?;
+        self.limits = limits;
         Ok(self)
     }
 
@@ -336,9 +262,9 @@ impl Listener {
     /// [origin policy](Self::origin_policy) before `handle`: a refused one
     /// is answered 403 here, its body the [`OriginRefusal`], its connection
     /// closed. At most
-    /// [`max_connections`](Self::max_connections) connections at once,
-    /// [`max_connections_per_peer`](Self::max_connections_per_peer) from
-    /// one address, each body within [`body_timeout`](Self::body_timeout) or 408): the
+    /// [`Limits::max_connections`] connections at once,
+    /// [`Limits::max_connections_per_peer`] from one address, each body
+    /// within [`Limits::body_timeout`] or 408 (see [`limits`](Self::limits)). At shutdown: the
     /// listener closes at once; open
     /// connections stay up while the responses being sent get
     /// [`Shutdown::grace`] to finish (calls past the [`CallBound`], when
@@ -361,8 +287,8 @@ impl Listener {
     {
         let graceful = GracefulShutdown::new();
         let policy = Arc::new(self.policy);
-        let connections = Arc::new(Semaphore::new(self.max_connections));
-        let body_timeout = self.body_timeout;
+        let connections = Arc::new(Semaphore::new(self.limits.max_connections));
+        let body_timeout = self.limits.body_timeout;
         let peers = Arc::new(Peers::default());
         tokio::pin!(until);
         let mut failure = None;
@@ -372,7 +298,7 @@ impl Listener {
             let waiting = connections.available_permits() == 0;
             if waiting && !full {
                 tracing::warn!(
-                    max = self.max_connections,
+                    max = self.limits.max_connections,
                     "connection bound reached; new connections wait until one closes"
                 );
             }
@@ -385,7 +311,7 @@ impl Listener {
                 () = &mut until => break,
                 (permit, accepted) = slot => match accepted {
                     Ok((stream, peer)) => {
-                        let Some(peer_slot) = peers.admit(peer.ip().to_canonical(), self.max_per_peer) else {
+                        let Some(peer_slot) = peers.admit(peer.ip().to_canonical(), self.limits.max_connections_per_peer) else {
                             // Closed at once; its slot is free again.
                             drop((stream, permit));
                             continue;

@@ -42,7 +42,7 @@ use http::{HeaderMap, HeaderValue, Uri, header};
 ///
 /// ```
 /// use http::{HeaderMap, HeaderValue, Uri};
-/// use oscova_serve::OriginPolicy;
+/// use oscova_serve::origin::OriginPolicy;
 ///
 /// let policy = OriginPolicy::new("127.0.0.1:8080".parse()?, ["https://app.example"]);
 /// assert!(policy.origins().contains(&"http://localhost:*".to_owned()));

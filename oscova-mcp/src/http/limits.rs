@@ -4,7 +4,8 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use oscova_serve::MAX_COUNT;
+use oscova_serve::Limits;
+use oscova_serve::limits::MAX_COUNT;
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -42,6 +43,13 @@ pub const MAX_SUBSCRIPTIONS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUN
 pub const MAX_SUBSCRIPTIONS_TOTAL_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
 /// The range of [`McpHttpServer::scope_cache`](super::McpHttpServer::scope_cache).
 pub const SCOPE_CACHE_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
+/// The range of [`McpHttpServer::max_connections`](super::McpHttpServer::max_connections).
+pub const MAX_CONNECTIONS_RANGE: RangeInclusive<usize> = Limits::MAX_CONNECTIONS_RANGE;
+/// The range of [`McpHttpServer::max_connections_per_peer`](super::McpHttpServer::max_connections_per_peer).
+pub const MAX_CONNECTIONS_PER_PEER_RANGE: RangeInclusive<usize> =
+    Limits::MAX_CONNECTIONS_PER_PEER_RANGE;
+/// The range of [`McpHttpServer::body_timeout`](super::McpHttpServer::body_timeout): a millisecond to an hour.
+pub const BODY_TIMEOUT_RANGE: RangeInclusive<Duration> = Limits::BODY_TIMEOUT_RANGE;
 /// The range of [`McpHttpServer::idle_timeout`](super::McpHttpServer::idle_timeout): a millisecond to a week.
 pub const IDLE_TIMEOUT_RANGE: RangeInclusive<Duration> =
     Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);

@@ -34,7 +34,7 @@
 //!
 //!    ½. Every path of the port, `/mcp` and anything served beside it
 //!    ([`BoundMcpServer::serve_until_beside`]), meets one Origin and Host
-//!    policy ([`oscova_serve::OriginPolicy`], enforced by
+//!    policy ([`oscova_serve::origin::OriginPolicy`], enforced by
 //!    [`oscova_serve::Listener`] before any handler): an `Origin` that is
 //!    neither a loopback origin nor one of
 //!    [`McpHttpServer::allowed_origins`] is 403, and so, when bound to a
@@ -128,12 +128,9 @@ mod serve;
 mod sessions;
 
 pub use limits::*;
-pub use oscova_serve::{
-    BODY_TIMEOUT_RANGE, BadTokenHash, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_CONNECTIONS_PER_PEER, LimitError, MAX_CONNECTIONS_PER_PEER_RANGE,
-    MAX_CONNECTIONS_RANGE, OAUTH_USER_PREFIX, OAuthConfig, OAuthError, UserDirectory, UserToken,
-    oauth_user_id, token_sha256_hex,
-};
+pub use oscova_serve::auth::{BadTokenHash, token_sha256_hex};
+pub use oscova_serve::oauth::{OAUTH_USER_PREFIX, oauth_user_id};
+pub use oscova_serve::{LimitError, OAuthConfig, OAuthError, UserDirectory, UserToken};
 pub use serve::BoundMcpServer;
 
 pub use super::handler::{DEFAULT_MAX_SUBSCRIPTIONS_PER_USER, DEFAULT_MAX_SUBSCRIPTIONS_TOTAL};
@@ -144,7 +141,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oscova_core::{PluginHost, UserInfo};
-use oscova_serve::{ServeError, Tokens, check_count, check_duration};
+use oscova_serve::limits::{check_count, check_duration};
+use oscova_serve::{Limits, ServeError, Tokens};
 use rmcp::model::Implementation;
 
 use super::names::ShortNames;
@@ -219,9 +217,8 @@ pub struct McpHttpServer {
     max_sessions: usize,
     max_subscriptions_per_user: usize,
     max_subscriptions_total: usize,
-    max_connections: usize,
-    max_connections_per_peer: usize,
-    body_timeout: Duration,
+    /// The listener's bounds: connections, per peer, body timeout.
+    pub(super) listen: Limits,
     idle_timeout: Duration,
     shutdown_grace: Duration,
     scope_cache: usize,
@@ -253,9 +250,7 @@ impl std::fmt::Debug for McpHttpServer {
                 &self.max_subscriptions_per_user,
             )
             .field("max_subscriptions_total", &self.max_subscriptions_total)
-            .field("max_connections", &self.max_connections)
-            .field("max_connections_per_peer", &self.max_connections_per_peer)
-            .field("body_timeout", &self.body_timeout)
+            .field("listen", &self.listen)
             .field("idle_timeout", &self.idle_timeout)
             .finish_non_exhaustive()
     }
@@ -283,9 +278,7 @@ impl McpHttpServer {
             max_sessions: DEFAULT_MAX_SESSIONS,
             max_subscriptions_per_user: DEFAULT_MAX_SUBSCRIPTIONS_PER_USER,
             max_subscriptions_total: DEFAULT_MAX_SUBSCRIPTIONS_TOTAL,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
-            body_timeout: DEFAULT_BODY_TIMEOUT,
+            listen: Limits::default(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             scope_cache: DEFAULT_SCOPE_CACHE,
@@ -428,17 +421,17 @@ impl McpHttpServer {
     /// The bound on connections open at once, in [`MAX_CONNECTIONS_RANGE`];
     /// past it, new connections wait to be accepted until one closes.
     pub fn max_connections(mut self, max: usize) -> Self {
-        self.max_connections = max;
+        self.listen.max_connections = max;
         self
     }
 
     /// The bound on connections open at once from one IP address, in
-    /// [`MAX_CONNECTIONS_PER_PEER_RANGE`] ([`DEFAULT_MAX_CONNECTIONS_PER_PEER`]);
+    /// [`MAX_CONNECTIONS_PER_PEER_RANGE`] (256 by default);
     /// past it, new connections from that address are closed as soon as
     /// they are accepted. Behind a reverse proxy, whose address every
     /// connection then has, set it to [`max_connections`](Self::max_connections).
     pub fn max_connections_per_peer(mut self, max: usize) -> Self {
-        self.max_connections_per_peer = max;
+        self.listen.max_connections_per_peer = max;
         self
     }
 
@@ -446,7 +439,7 @@ impl McpHttpServer {
     /// headers, in [`BODY_TIMEOUT_RANGE`]; past it, the answer is 408 and
     /// the connection closes.
     pub fn body_timeout(mut self, timeout: Duration) -> Self {
-        self.body_timeout = timeout;
+        self.listen.body_timeout = timeout;
         self
     }
 
@@ -507,23 +500,13 @@ impl McpHttpServer {
                 self.max_subscriptions_total,
                 MAX_SUBSCRIPTIONS_TOTAL_RANGE,
             ),
-            (
-                "max_connections",
-                self.max_connections,
-                MAX_CONNECTIONS_RANGE,
-            ),
-            (
-                "max_connections_per_peer",
-                self.max_connections_per_peer,
-                MAX_CONNECTIONS_PER_PEER_RANGE,
-            ),
             ("scope_cache", self.scope_cache, SCOPE_CACHE_RANGE),
         ];
         for (setting, value, range) in &counts {
             check_count(setting, *value, range)?;
         }
+        self.listen.check()?;
         let durations = [
-            ("body_timeout", self.body_timeout, BODY_TIMEOUT_RANGE),
             ("idle_timeout", self.idle_timeout, IDLE_TIMEOUT_RANGE),
             ("shutdown_grace", self.shutdown_grace, SHUTDOWN_GRACE_RANGE),
         ];

@@ -40,9 +40,10 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
+use oscova_serve::shutdown::CountedBody;
 use oscova_serve::{
-    AuthRefusal, Authenticator, CallBound, CountedBody, Listener, OAuth, RequestBody, Responses,
-    ScopeCache, Shutdown,
+    AuthRefusal, Authenticator, CallBound, Listener, OAuth, RequestBody, Responses, ScopeCache,
+    Shutdown,
 };
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -125,9 +126,7 @@ pub(super) async fn bind(
         .await?
         .allow_origins(server.allowed_origins.iter().cloned())
         .allow_hosts(server.allowed_hosts.iter().cloned())
-        .max_connections(server.max_connections)?
-        .max_connections_per_peer(server.max_connections_per_peer)?
-        .body_timeout(server.body_timeout)?;
+        .limits(server.listen)?;
     let addr = listener.local_addr();
     let oauth = match server.oauth {
         Some(config) => Some(OAuth::new(

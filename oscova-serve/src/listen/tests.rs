@@ -3,6 +3,7 @@
 use super::*;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
 
 /// Serves "served" on every path of `listener` until the returned
 /// sender is used or dropped.
@@ -122,4 +123,16 @@ fn a_peer_gets_its_share_of_connections_and_its_slots_back() {
         peers.lock().is_empty(),
         "no address is remembered with none open"
     );
+}
+
+/// A listener refuses limits a semaphore cannot hold, before serving.
+#[tokio::test]
+async fn a_listener_takes_only_checked_limits() {
+    let listener = Listener::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let mut limits = Limits::default();
+    limits.max_connections = usize::MAX;
+    let refused = listener.limits(limits).unwrap_err();
+    assert_eq!(refused.setting(), "max_connections");
 }

@@ -64,14 +64,14 @@ use jws::Jws;
 use keys::Keys;
 
 /// The default leeway on `exp` and `nbf`.
-pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
+const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
 /// The range of [`OAuthConfig::leeway`]: none to 5 minutes.
-pub const LEEWAY_RANGE: RangeInclusive<Duration> = Duration::ZERO..=Duration::from_secs(300);
+const LEEWAY_RANGE: RangeInclusive<Duration> = Duration::ZERO..=Duration::from_secs(300);
 /// The default least time between two fetches of the issuer's keys caused
 /// by unknown key ids.
-pub const DEFAULT_REFETCH_INTERVAL: Duration = Duration::from_secs(60);
+const DEFAULT_REFETCH_INTERVAL: Duration = Duration::from_secs(60);
 /// The range of [`OAuthConfig::refetch_interval`]: a second to a day.
-pub const REFETCH_INTERVAL_RANGE: RangeInclusive<Duration> =
+const REFETCH_INTERVAL_RANGE: RangeInclusive<Duration> =
     Duration::from_secs(1)..=Duration::from_secs(24 * 3600);
 /// How many accepted tokens are remembered.
 const REMEMBERED: usize = 4096;
@@ -209,14 +209,15 @@ impl OAuthConfig {
         self
     }
 
-    /// The clock skew allowed on `exp` and `nbf`, in [`LEEWAY_RANGE`].
+    /// The clock skew allowed on `exp` and `nbf`: 60 seconds by default,
+    /// none to 5 minutes.
     pub fn leeway(mut self, leeway: Duration) -> Self {
         self.leeway = leeway;
         self
     }
 
-    /// The least time between two key fetches caused by unknown key ids,
-    /// in [`REFETCH_INTERVAL_RANGE`].
+    /// The least time between two key fetches caused by unknown key ids:
+    /// 60 seconds by default, a second to a day.
     pub fn refetch_interval(mut self, interval: Duration) -> Self {
         self.refetch_interval = interval;
         self
@@ -262,8 +263,8 @@ impl OAuthConfig {
         if self.user_claim.is_empty() {
             return Err(OAuthError::NoUserClaim);
         }
-        crate::check_duration("oauth leeway_secs", self.leeway, &LEEWAY_RANGE)?;
-        crate::check_duration(
+        crate::limits::check_duration("oauth leeway_secs", self.leeway, &LEEWAY_RANGE)?;
+        crate::limits::check_duration(
             "oauth refetch_interval_secs",
             self.refetch_interval,
             &REFETCH_INTERVAL_RANGE,

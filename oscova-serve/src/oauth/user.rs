@@ -39,7 +39,7 @@ fn hex(bytes: &[u8]) -> String {
 /// rules).
 ///
 /// ```
-/// use oscova_serve::oauth_user_id;
+/// use oscova_serve::oauth::oauth_user_id;
 ///
 /// let id = oauth_user_id("https://auth.example.com", "alice@example.com");
 /// assert!(id.starts_with("oauth."));

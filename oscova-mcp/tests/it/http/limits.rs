@@ -326,7 +326,9 @@ async fn absurd_limits_are_refused_by_name_never_a_panic() {
     let listener = oscova_serve::Listener::bind("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let refused = listener.max_connections(huge).unwrap_err();
+    let mut limits = oscova_serve::Limits::default();
+    limits.max_connections = huge;
+    let refused = listener.limits(limits).unwrap_err();
     assert_eq!(refused.setting(), "max_connections");
     // The largest values in range serve.
     let (served, _) = host();
