@@ -35,9 +35,10 @@ use bytes::Bytes;
 use http::{Request, Response};
 use oscova_agent::session::agent::AgentHost;
 use oscova_core::UserInfo;
+use oscova_serve::limits::{MAX_COUNT, check_count, check_duration};
 use oscova_serve::{
-    Authenticator, Listener, MAX_COUNT, OAuth, OAuthConfig, RequestBody, Responses, Shutdown,
-    Tokens, UserDirectory, UserToken, check_count, check_duration,
+    Authenticator, Listener, OAuth, OAuthConfig, RequestBody, Responses, Shutdown, Tokens,
+    UserDirectory, UserToken,
 };
 use tokio_util::sync::CancellationToken;
 
