@@ -1,7 +1,7 @@
 //! Links libpocketsphinx and libsphinxbase (Debian bookworm: 0.8+5prealpha).
 //!
 //! Rules: the libraries are found with pkg-config (`pocketsphinx.pc` pulls in
-//! `sphinxbase.pc`). The declarations in `src/sphinx/ffi.rs` match the
+//! `sphinxbase.pc`). The declarations in `src/providers/pocketsphinx/ffi.rs` match the
 //! 5prealpha API (`ps_init(cmd_ln_t *)`), not pocketsphinx 5.x. When
 //! pkg-config cannot find the libraries the build stops with a message naming
 //! the Debian packages to install, never a panic backtrace.

@@ -183,46 +183,37 @@
 )]
 
 mod error;
-mod flite;
 #[cfg(feature = "piper")]
-mod kokoro;
-mod openai;
-#[cfg(feature = "piper")]
-mod piper;
-#[cfg(feature = "pocketsphinx")]
-mod pocketsphinx;
+mod onnx;
+mod providers;
 mod router;
-#[cfg(feature = "pocketsphinx")]
-mod sphinx;
 mod wav;
-#[cfg(feature = "whisper")]
-mod whisper;
 
-pub use flite::{FLITE_DEFAULT_VOICE, FLITE_VOICES, FliteSynthesizer};
+pub use providers::flite::{FLITE_DEFAULT_VOICE, FLITE_VOICES, FliteSynthesizer};
 #[cfg(feature = "piper")]
-pub use kokoro::{KOKORO_DEFAULT_VOICE, KOKORO_INSTALL_COMMAND, KokoroSynthesizer};
-pub use openai::{
+pub use providers::kokoro::{KOKORO_DEFAULT_VOICE, KOKORO_INSTALL_COMMAND, KokoroSynthesizer};
+pub use providers::openai::{
     OPENAI_DEFAULT_ENDPOINT, OPENAI_DEFAULT_SPEECH_MODEL, OPENAI_DEFAULT_TRANSCRIPTION_MODEL,
     OPENAI_DEFAULT_VOICE, OpenAiSpeech,
 };
 #[cfg(feature = "piper")]
-pub use piper::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND, PiperSynthesizer};
+pub use providers::piper::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND, PiperSynthesizer};
 #[cfg(feature = "pocketsphinx")]
-pub use pocketsphinx::PocketsphinxRecognizer;
+pub use providers::pocketsphinx::PocketsphinxRecognizer;
 pub use router::{
     MAX_SYNTHESIS_CHARS, MAX_SYNTHESIS_ENCODED_BYTES, MAX_SYNTHESIS_SECONDS, PROVIDER_DROPPED,
     ProviderOrigin, SpeechRecognitionRouter, SpeechRecognitionRouterBuilder, SpeechRouters,
     SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
 };
 #[cfg(feature = "pocketsphinx")]
-pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
+pub use providers::pocketsphinx::{DEBIAN_MODEL_DIR, ModelPaths};
 pub use wav::{
     AudioKind, DEFAULT_MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE,
     Pcm16kMono, SAMPLE_RATE, WavHeader, WavHeaderError, check_wav_header, decode_wav, encode_wav,
     sniff_audio,
 };
 #[cfg(feature = "whisper")]
-pub use whisper::{
+pub use providers::whisper::{
     WHISPER_DEFAULTS, WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS,
     WHISPER_QUANTIZATIONS, WhisperRecognizer, is_whisper_model_name, whisper_cache_dir,
 };

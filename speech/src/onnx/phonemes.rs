@@ -17,17 +17,17 @@
 //! When espeak-ng splits differently (its line count does not match), its
 //! lines are taken as sentences of their own, each ended with `.`: the
 //! words are all there, only the pauses differ. espeak-ng runs through the
-//! provider's spawn policy, killed on cancellation. The kokoro provider
-//! uses the same cutter and runner (`espeak_clauses`: the clauses'
-//! phonemes before they are grouped into sentences), so the rule lives
-//! here once.
+//! provider's spawn policy, killed on cancellation. Piper takes sentences
+//! (`espeak`), kokoro the clauses' phonemes before they are grouped into
+//! sentences (`espeak_clauses`): one cutter and one runner, so the rule
+//! lives here once.
 
 use oscova_core::CancellationToken;
 use oscova_core::process::{ProcessSpawnPolicy, ProcessSpawnRequest, SpawnError};
 use unicode_normalization::UnicodeNormalization;
 
-use super::assets::ESPEAK_INSTALL_COMMAND;
-use super::error::PiperError;
+use super::ESPEAK_INSTALL_COMMAND;
+use super::error::OnnxError;
 
 /// How a clause ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,10 +272,10 @@ pub(crate) async fn espeak(
     voice: &str,
     text: &str,
     cancel: &CancellationToken,
-) -> Result<Vec<Vec<char>>, PiperError> {
+) -> Result<Vec<Vec<char>>, OnnxError> {
     let clauses = clauses(text);
     if clauses.is_empty() {
-        return Err(PiperError::NothingToSay);
+        return Err(OnnxError::NothingToSay);
     }
     let stdout = run_espeak(origin, policy, program, voice, &clauses, cancel).await?;
     Ok(sentences(&clauses, &stdout))
@@ -289,10 +289,10 @@ pub(crate) async fn espeak_clauses(
     voice: &str,
     text: &str,
     cancel: &CancellationToken,
-) -> Result<Vec<Spoken>, PiperError> {
+) -> Result<Vec<Spoken>, OnnxError> {
     let clauses = clauses(text);
     if clauses.is_empty() {
-        return Err(PiperError::NothingToSay);
+        return Err(OnnxError::NothingToSay);
     }
     let stdout = run_espeak(origin, policy, program, voice, &clauses, cancel).await?;
     Ok(spoken_clauses(&clauses, &stdout))
@@ -306,7 +306,7 @@ async fn run_espeak(
     voice: &str,
     clauses: &[Clause],
     cancel: &CancellationToken,
-) -> Result<String, PiperError> {
+) -> Result<String, OnnxError> {
     let request = ProcessSpawnRequest::new(program)
         .args(["-q", "--ipa", "-b", "1", "-v", voice, "--stdin"])
         .origin(origin);
@@ -314,15 +314,15 @@ async fn run_espeak(
         .run(request, Some(espeak_input(clauses).into_bytes()), cancel)
         .await
         .map_err(|source| match source {
-            SpawnError::NotFound { .. } => PiperError::NotInstalled {
+            SpawnError::NotFound { .. } => OnnxError::NotInstalled {
                 missing: format!("the phonemizer program `{program}` was not found"),
                 install: ESPEAK_INSTALL_COMMAND,
             },
-            source => PiperError::Program {
+            source => OnnxError::Program {
                 source: Box::new(source),
             },
         })?;
-    String::from_utf8(output.stdout).map_err(|_| PiperError::BadPhonemes)
+    String::from_utf8(output.stdout).map_err(|_| OnnxError::BadPhonemes)
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ pub use synthesis::{
 };
 
 use crate::error::truncate;
-use crate::openai::{OpenAiSpeech, redact_endpoint_text};
+use crate::providers::openai::{OpenAiSpeech, redact_endpoint_text};
 
 /// The kind of the warning a router gives when a provider loses a type-key
 /// collision and is dropped: code `provider_dropped`. The speech routers'

@@ -39,7 +39,7 @@ pub(crate) fn default_dir() -> Option<PathBuf> {
     std::env::var_os(DIR_ENV)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| crate::piper::assets::cache_root().map(|root| root.join("kokoro")))
+        .or_else(|| crate::onnx::cache_root().map(|root| root.join("kokoro")))
 }
 
 /// Whether the model, the vocabulary and the default voice are in `dir`.
@@ -94,10 +94,7 @@ pub(crate) fn missing(dir: Option<&Path>) -> KokoroError {
             dir.display()
         ),
     };
-    KokoroError::NotInstalled {
-        missing,
-        install: KOKORO_INSTALL_COMMAND,
-    }
+    KokoroError::not_installed(missing, KOKORO_INSTALL_COMMAND)
 }
 
 /// A voice's 510 style rows, read from `dir`.

@@ -11,7 +11,7 @@
 //! share a chunk and keep their natural pauses. Punctuation stays with the
 //! text before it, as Kokoro was trained.
 
-use crate::piper::phonemes::Spoken;
+use crate::onnx::phonemes::Spoken;
 
 use super::assets::Vocab;
 

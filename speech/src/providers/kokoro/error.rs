@@ -1,65 +1,49 @@
 //! The kokoro provider's own error, and how it becomes [`SpeechError`].
 //!
-//! Rules: every failure of the provider is a [`KokoroError`] variant; the
-//! public API returns [`SpeechError`], converted in one place. A missing
-//! file (model, vocabulary, voices, the onnxruntime library, espeak-ng) is
+//! Rules: every failure of the provider is a [`KokoroError`] variant; what
+//! fails in the parts shared with piper (onnxruntime, espeak-ng, WAV
+//! encoding, a missing asset, a stop) is the shared [`OnnxError`],
+//! wrapped, keeping the install command it names; the public API returns
+//! [`SpeechError`], converted in one place. A missing file (model,
+//! vocabulary, voices, the onnxruntime library, espeak-ng) is
 //! [`SpeechError::NotInstalled`] naming the command that installs it; an
 //! unknown voice [`SpeechError::UnknownVoice`] with the installed voices;
 //! text with nothing to say or too long [`SpeechError::InvalidText`];
 //! cancellation [`SpeechError::Cancelled`]; everything else
-//! [`SpeechError::Provider`]. Failures of the parts shared with piper
-//! (onnxruntime loading, the espeak-ng phonemizer) arrive as `PiperError`
-//! and are converted here, keeping the install command they name.
+//! [`SpeechError::Provider`].
 
-use oscova_core::process::SpawnError;
 use oscova_core::provider::speech::{SpeechError, SpeechProviderKeys};
 
-use crate::piper::error::PiperError;
+use crate::onnx::error::OnnxError;
 
+/// An error of the kokoro provider.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum KokoroError {
-    #[error("{missing}")]
-    NotInstalled {
-        missing: String,
-        install: &'static str,
-    },
+    /// A failure of the parts shared with piper.
+    #[error(transparent)]
+    Shared(#[from] OnnxError),
 
+    /// The voice named is not among the installed ones.
     #[error("unknown kokoro voice `{voice}`")]
     UnknownVoice { voice: String, known: Vec<String> },
 
+    /// One of the provider's files exists but cannot be used.
     #[error("the kokoro file {path} cannot be used: {reason}")]
     BadFile { path: String, reason: String },
 
+    /// A provider setting (`options`) is wrong.
     #[error("the kokoro setting `{key}` {reason}")]
     BadOption { key: String, reason: String },
 
+    /// The text is empty or only whitespace.
     #[error("there is no text to speak; pass a non-empty text")]
     EmptyText,
 
+    /// The vocabulary has nothing for what espeak-ng wrote.
     #[error("the text contains nothing the kokoro voice can pronounce")]
     NothingToSay,
 
-    #[error("onnxruntime failed while {action}: {reason}")]
-    Onnx { action: String, reason: String },
-
-    #[error("{source}")]
-    Program {
-        #[source]
-        source: Box<SpawnError>,
-    },
-
-    #[error("espeak-ng wrote phonemes that are not UTF-8 text; check its installation")]
-    BadPhonemes,
-
-    #[error("the kokoro synthesis task stopped unexpectedly: {source}")]
-    Task {
-        #[source]
-        source: tokio::task::JoinError,
-    },
-
-    #[error("encoding the kokoro audio as WAV failed: {reason}")]
-    Wav { reason: String },
-
+    /// The audio passed the length cap; the rest was not computed.
     #[error(
         "the text makes more than {limit_seconds} seconds of speech, the limit ({seconds:.1} s \
          after {chunks} of {of} parts); split it into shorter parts"
@@ -70,17 +54,12 @@ pub(crate) enum KokoroError {
         of: usize,
         limit_seconds: u32,
     },
-
-    #[error("the speech operation was cancelled")]
-    Cancelled,
 }
 
 impl KokoroError {
-    pub(crate) fn onnx<E: std::fmt::Display>(action: &str) -> impl FnOnce(E) -> Self + use<'_, E> {
-        move |err| Self::Onnx {
-            action: action.to_owned(),
-            reason: err.to_string(),
-        }
+    /// Something the provider needs is missing; `install` installs it.
+    pub(crate) fn not_installed(missing: String, install: &'static str) -> Self {
+        Self::Shared(OnnxError::NotInstalled { missing, install })
     }
 
     pub(crate) fn option(key: &str, reason: impl Into<String>) -> Self {
@@ -91,59 +70,16 @@ impl KokoroError {
     }
 }
 
-impl From<PiperError> for KokoroError {
-    fn from(err: PiperError) -> Self {
-        match err {
-            PiperError::NotInstalled { missing, install } => {
-                Self::NotInstalled { missing, install }
-            }
-            PiperError::Onnx { action, reason } => Self::Onnx { action, reason },
-            PiperError::Program { source } => Self::Program { source },
-            PiperError::BadPhonemes => Self::BadPhonemes,
-            PiperError::NothingToSay | PiperError::EmptyText => Self::NothingToSay,
-            PiperError::Cancelled => Self::Cancelled,
-            PiperError::Task { source } => Self::Task { source },
-            PiperError::Wav { source } => Self::Wav {
-                reason: source.to_string(),
-            },
-            other => Self::Onnx {
-                action: "preparing the synthesis".to_owned(),
-                reason: other.to_string(),
-            },
-        }
-    }
-}
-
 impl From<KokoroError> for SpeechError {
     fn from(err: KokoroError) -> Self {
         let message = err.to_string();
         match err {
-            KokoroError::NotInstalled { missing, install } => Self::NotInstalled {
-                provider: SpeechProviderKeys::KOKORO.to_owned(),
-                missing,
-                install: install.to_owned(),
-            },
+            KokoroError::Shared(shared) => shared.into_speech(SpeechProviderKeys::KOKORO),
             KokoroError::UnknownVoice { voice, known } => Self::UnknownVoice { voice, known },
             KokoroError::EmptyText | KokoroError::NothingToSay | KokoroError::TooLong { .. } => {
                 Self::InvalidText(message)
             }
-            KokoroError::Cancelled => Self::Cancelled,
-            KokoroError::Program { source } if matches!(*source, SpawnError::Cancelled { .. }) => {
-                Self::Cancelled
-            }
-            KokoroError::Program { source } => Self::Provider {
-                message,
-                source: Some(source),
-            },
-            KokoroError::Task { source } => Self::Provider {
-                message,
-                source: Some(Box::new(source)),
-            },
-            KokoroError::BadFile { .. }
-            | KokoroError::BadOption { .. }
-            | KokoroError::Onnx { .. }
-            | KokoroError::BadPhonemes
-            | KokoroError::Wav { .. } => Self::Provider {
+            KokoroError::BadFile { .. } | KokoroError::BadOption { .. } => Self::Provider {
                 message,
                 source: None,
             },
@@ -157,10 +93,10 @@ mod tests {
 
     #[test]
     fn missing_files_name_the_installer_and_the_provider() {
-        let err = SpeechError::from(KokoroError::NotInstalled {
-            missing: "no model".into(),
-            install: "scripts/ensure-kokoro.sh",
-        });
+        let err = SpeechError::from(KokoroError::not_installed(
+            "no model".into(),
+            "scripts/ensure-kokoro.sh",
+        ));
         assert!(matches!(
             &err,
             SpeechError::NotInstalled { provider, install, .. }
@@ -170,12 +106,14 @@ mod tests {
 
     #[test]
     fn a_shared_part_keeps_its_install_command() {
-        let err = KokoroError::from(PiperError::NotInstalled {
+        let err = SpeechError::from(KokoroError::from(OnnxError::NotInstalled {
             missing: "no espeak-ng".into(),
             install: "apt-get install espeak-ng",
-        });
-        assert!(
-            matches!(&err, KokoroError::NotInstalled { install, .. } if *install == "apt-get install espeak-ng")
-        );
+        }));
+        assert!(matches!(
+            &err,
+            SpeechError::NotInstalled { provider, install, .. }
+                if provider == "kokoro" && install == "apt-get install espeak-ng"
+        ));
     }
 }

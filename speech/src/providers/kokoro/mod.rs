@@ -39,7 +39,8 @@ pub use assets::{KOKORO_DEFAULT_VOICE, KOKORO_INSTALL_COMMAND};
 use error::KokoroError;
 use model::{Model, SAMPLE_RATE};
 
-use crate::piper::{assets as piper_assets, phonemes, runtime, settings};
+use crate::onnx::error::OnnxError;
+use crate::onnx::{default_onnxruntime, phonemes, runtime};
 
 /// Who the spawn policy is told espeak-ng runs for.
 const ORIGIN: &str = "speech provider kokoro";
@@ -122,7 +123,7 @@ impl KokoroSynthesizer {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
         let mut kokoro = Self {
             dir: assets::default_dir(),
-            onnxruntime: piper_assets::default_onnxruntime(),
+            onnxruntime: default_onnxruntime(),
             espeak: "espeak-ng".to_owned(),
             policy: ProcessSpawnPolicy::new(),
             threads,
@@ -139,7 +140,7 @@ impl KokoroSynthesizer {
     /// are installed where [`new`](Self::new) looks.
     pub fn installed() -> bool {
         let files = assets::default_dir().is_some_and(|dir| assets::installed(&dir));
-        let library = piper_assets::default_onnxruntime().is_some_and(|p| p.is_file());
+        let library = default_onnxruntime().is_some_and(|p| p.is_file());
         files && library
     }
 
@@ -248,10 +249,12 @@ impl KokoroSynthesizer {
             .onnxruntime
             .clone()
             .or_else(|| self.onnxruntime.clone())
-            .ok_or_else(|| KokoroError::NotInstalled {
-                missing: "no onnxruntime library: set ORT_DYLIB_PATH or the `onnxruntime` option"
-                    .to_owned(),
-                install: KOKORO_INSTALL_COMMAND,
+            .ok_or_else(|| {
+                KokoroError::not_installed(
+                    "no onnxruntime library: set ORT_DYLIB_PATH or the `onnxruntime` option"
+                        .to_owned(),
+                    KOKORO_INSTALL_COMMAND,
+                )
             })?;
         let threads = settings.threads.unwrap_or(self.threads);
         let loaded = tokio::task::spawn_blocking(move || -> Result<Loaded, KokoroError> {
@@ -264,7 +267,7 @@ impl KokoroSynthesizer {
             })
         })
         .await
-        .map_err(|source| KokoroError::Task { source })??;
+        .map_err(|source| OnnxError::Task { source })??;
         let loaded = Arc::new(loaded);
         *slot = Some(Arc::clone(&loaded));
         Ok(loaded)
@@ -336,7 +339,7 @@ struct Settings {
 
 impl Settings {
     fn parse(options: &Map<String, Value>) -> Result<Self, KokoroError> {
-        let (onnxruntime, threads) = settings::runtime_options("kokoro", &KEYS, options)
+        let (onnxruntime, threads) = runtime::runtime_options("kokoro", &KEYS, options)
             .map_err(|(key, reason)| KokoroError::option(key, reason))?;
         let speed = match options.get("speed") {
             None | Some(Value::Null) => 1.0,

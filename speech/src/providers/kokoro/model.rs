@@ -19,7 +19,8 @@ use ort::session::{RunOptions, Session};
 use ort::value::Tensor;
 use oscova_core::CancellationToken;
 
-use crate::piper::runtime::StopOnDrop;
+use crate::onnx::error::OnnxError;
+use crate::onnx::runtime::StopOnDrop;
 
 use super::assets::{STYLE_ROWS, STYLE_WIDTH};
 use super::error::KokoroError;
@@ -51,15 +52,15 @@ impl Model {
     ) -> Result<Self, KokoroError> {
         let action = format!("loading the kokoro model {}", path.display());
         let session = Session::builder(env)
-            .map_err(KokoroError::onnx(&action))?
+            .map_err(OnnxError::onnx(&action))?
             .with_intra_threads(threads)
-            .map_err(KokoroError::onnx(&action))?
+            .map_err(OnnxError::onnx(&action))?
             .with_inter_threads(1)
-            .map_err(KokoroError::onnx(&action))?
+            .map_err(OnnxError::onnx(&action))?
             .with_intra_op_spinning(false)
-            .map_err(KokoroError::onnx(&action))?
+            .map_err(OnnxError::onnx(&action))?
             .commit_from_file(path)
-            .map_err(KokoroError::onnx(&action))?;
+            .map_err(OnnxError::onnx(&action))?;
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         let tokens_input = if names.contains(&"input_ids") {
             "input_ids"
@@ -96,7 +97,7 @@ impl Model {
         let row = ids.len().clamp(1, STYLE_ROWS) - 1;
         let style = voice
             .get(row * STYLE_WIDTH..(row + 1) * STYLE_WIDTH)
-            .ok_or_else(|| KokoroError::Onnx {
+            .ok_or_else(|| OnnxError::Onnx {
                 action: action.to_owned(),
                 reason: "the voice has too few style rows".to_owned(),
             })?;
@@ -106,12 +107,12 @@ impl Model {
         padded.push(0);
         let len = i64::try_from(padded.len()).unwrap_or(i64::MAX);
         let tokens =
-            Tensor::from_array(([1_i64, len], padded)).map_err(KokoroError::onnx(action))?;
+            Tensor::from_array(([1_i64, len], padded)).map_err(OnnxError::onnx(action))?;
         let width = i64::try_from(STYLE_WIDTH).unwrap_or(256);
         let style = Tensor::from_array(([1_i64, width], style.to_vec()))
-            .map_err(KokoroError::onnx(action))?;
+            .map_err(OnnxError::onnx(action))?;
         let speed =
-            Tensor::from_array(([1_i64], vec![speed])).map_err(KokoroError::onnx(action))?;
+            Tensor::from_array(([1_i64], vec![speed])).map_err(OnnxError::onnx(action))?;
         let values = ort::inputs![
             self.tokens_input => tokens,
             "style" => style,
@@ -123,16 +124,17 @@ impl Model {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let outputs = session
             .run_with_options(values, options)
-            .map_err(KokoroError::onnx(action))?;
+            .map_err(OnnxError::onnx(action))?;
         if outputs.len() == 0 {
-            return Err(KokoroError::Onnx {
+            return Err(OnnxError::Onnx {
                 action: action.to_owned(),
                 reason: "the model returned no output".to_owned(),
-            });
+            }
+            .into());
         }
         let (_, audio) = outputs[0]
             .try_extract_tensor::<f32>()
-            .map_err(KokoroError::onnx(action))?;
+            .map_err(OnnxError::onnx(action))?;
         Ok(audio.to_vec())
     }
 }
@@ -150,7 +152,7 @@ pub(crate) async fn infer_all(
     cancel: &CancellationToken,
 ) -> Result<Vec<f32>, KokoroError> {
     let max_samples = u64::from(SAMPLE_RATE) * u64::from(max_seconds);
-    let options = Arc::new(RunOptions::new().map_err(KokoroError::onnx("creating run options"))?);
+    let options = Arc::new(RunOptions::new().map_err(OnnxError::onnx("creating run options"))?);
     let stop = cancel.child_token();
     let guard = StopOnDrop {
         stop: stop.clone(),
@@ -162,7 +164,7 @@ pub(crate) async fn infer_all(
         let mut audio = Vec::new();
         for (i, ids) in chunks.iter().enumerate() {
             if task_stop.is_cancelled() {
-                return Err(KokoroError::Cancelled);
+                return Err(KokoroError::Shared(OnnxError::Cancelled));
             }
             audio.extend(model.infer(ids, &voice, speed, &task_options)?);
             if audio.len() as u64 > max_samples {
@@ -177,12 +179,12 @@ pub(crate) async fn infer_all(
         Ok(audio)
     });
     let outcome = tokio::select! {
-        joined = task => joined.map_err(|source| KokoroError::Task { source })?,
-        () = stop.cancelled() => Err(KokoroError::Cancelled),
+        joined = task => joined.map_err(|source| OnnxError::Task { source })?,
+        () = stop.cancelled() => Err(KokoroError::Shared(OnnxError::Cancelled)),
     };
     drop(guard);
     if cancel.is_cancelled() {
-        return Err(KokoroError::Cancelled);
+        return Err(KokoroError::Shared(OnnxError::Cancelled));
     }
     outcome
 }

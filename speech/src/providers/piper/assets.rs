@@ -22,52 +22,15 @@ pub const PIPER_DEFAULT_VOICE: &str = "en_US-joe-medium";
 /// The command that installs the onnxruntime library and the test voice.
 pub const PIPER_INSTALL_COMMAND: &str = "scripts/ensure-piper.sh";
 
-/// The onnxruntime release the install script fetches.
-const ONNXRUNTIME_VERSION: &str = "1.32.0";
-
 /// The variable that names another voice folder.
 pub(crate) const VOICES_ENV: &str = "OSCOVA_PIPER_VOICES";
-
-/// The variable that names another onnxruntime library (`ort`'s own).
-pub(crate) const ORT_DYLIB_ENV: &str = "ORT_DYLIB_PATH";
-
-/// What installs espeak-ng.
-pub(crate) const ESPEAK_INSTALL_COMMAND: &str = "apt-get install espeak-ng espeak-ng-data";
-
-/// `$XDG_CACHE_HOME/oscova`, else `~/.cache/oscova`.
-pub(crate) fn cache_root() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .map(|home| home.join(".cache"))
-    })?;
-    Some(base.join("oscova"))
-}
 
 /// The voice folder: `OSCOVA_PIPER_VOICES`, else the cache's.
 pub(crate) fn default_voices_dir() -> Option<PathBuf> {
     std::env::var_os(VOICES_ENV)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| cache_root().map(|root| root.join("piper").join("voices")))
-}
-
-/// The onnxruntime library: `ORT_DYLIB_PATH`, else the cache's.
-pub(crate) fn default_onnxruntime() -> Option<PathBuf> {
-    std::env::var_os(ORT_DYLIB_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            cache_root().map(|root| {
-                root.join("onnxruntime")
-                    .join(ONNXRUNTIME_VERSION)
-                    .join(format!("libonnxruntime.so.{ONNXRUNTIME_VERSION}"))
-            })
-        })
+        .or_else(|| crate::onnx::cache_root().map(|root| root.join("piper").join("voices")))
 }
 
 /// A voice's two files.
@@ -171,15 +134,13 @@ pub(crate) fn no_voice(dir: Option<&Path>) -> PiperError {
             "no voice folder: set HOME, XDG_CACHE_HOME or {VOICES_ENV}, or configure a voice file as `model`"
         ),
     };
-    PiperError::NotInstalled {
-        missing,
-        install: PIPER_INSTALL_COMMAND,
-    }
+    PiperError::not_installed(missing, PIPER_INSTALL_COMMAND)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::onnx::error::OnnxError;
 
     fn touch(path: &Path) {
         std::fs::write(path, b"x").unwrap();
@@ -221,7 +182,7 @@ mod tests {
             voice_named(dir.path(), "x").unwrap_err(),
         ] {
             assert!(
-                matches!(&err, PiperError::NotInstalled { install, .. } if *install == PIPER_INSTALL_COMMAND),
+                matches!(&err, PiperError::Shared(OnnxError::NotInstalled { install, .. }) if *install == PIPER_INSTALL_COMMAND),
                 "{err:?}"
             );
         }

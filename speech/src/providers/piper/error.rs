@@ -1,9 +1,11 @@
 //! The piper provider's own error, and how it becomes [`SpeechError`].
 //!
 //! Rules: every failure of the provider is a [`PiperError`] variant, so the
-//! provider's code and its tests can tell the cases apart; the public API
-//! returns [`SpeechError`], converted in one place. A missing asset (the
-//! onnxruntime library, a voice, the espeak-ng program) is
+//! provider's code and its tests can tell the cases apart; what fails in
+//! the parts shared with kokoro (onnxruntime, espeak-ng, WAV encoding, a
+//! missing asset, a stop) is the shared [`OnnxError`], wrapped; the public
+//! API returns [`SpeechError`], converted in one place. A missing asset
+//! (the onnxruntime library, a voice, the espeak-ng program) is
 //! [`SpeechError::NotInstalled`] naming the command that installs it; an
 //! unknown voice [`SpeechError::UnknownVoice`]; text with nothing to say
 //! [`SpeechError::InvalidText`]; cancellation [`SpeechError::Cancelled`];
@@ -11,18 +13,16 @@
 
 use std::path::PathBuf;
 
-use oscova_core::process::SpawnError;
 use oscova_core::provider::speech::{SpeechError, SpeechProviderKeys};
+
+use crate::onnx::error::OnnxError;
 
 /// An error of the piper provider.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PiperError {
-    /// Something the provider needs is not on this machine.
-    #[error("{missing}")]
-    NotInstalled {
-        missing: String,
-        install: &'static str,
-    },
+    /// A failure of the parts shared with kokoro.
+    #[error(transparent)]
+    Shared(#[from] OnnxError),
 
     /// The voice named is not among the installed ones.
     #[error("unknown piper voice `{voice}`")]
@@ -40,40 +40,11 @@ pub(crate) enum PiperError {
     #[error("there is no text to speak; pass a non-empty text")]
     EmptyText,
 
-    /// espeak-ng found nothing the voice can pronounce.
+    /// The voice's phoneme map has nothing for what espeak-ng wrote.
     #[error("the text contains nothing the piper voice can pronounce")]
     NothingToSay,
 
-    /// onnxruntime failed.
-    #[error("onnxruntime failed while {action}: {reason}")]
-    Onnx { action: String, reason: String },
-
-    /// espeak-ng could not be run, or failed.
-    #[error("{source}")]
-    Program {
-        #[source]
-        source: Box<SpawnError>,
-    },
-
-    /// espeak-ng wrote something that is not UTF-8 text.
-    #[error("espeak-ng wrote phonemes that are not UTF-8 text; check its installation")]
-    BadPhonemes,
-
-    /// The synthesis task stopped (it panicked or the runtime shut down).
-    #[error("the piper synthesis task stopped unexpectedly: {source}")]
-    Task {
-        #[source]
-        source: tokio::task::JoinError,
-    },
-
-    /// The WAV file could not be written.
-    #[error("encoding the piper audio as WAV failed: {source}")]
-    Wav {
-        #[source]
-        source: hound::Error,
-    },
-
-    /// The audio passed the provider's limit; the rest was not spoken.
+    /// The audio passed the length cap; the rest was not computed.
     #[error(
         "the text makes more than {limit_seconds} seconds of speech, the limit ({seconds:.1} s \
          after {sentences} of {of} sentences); split it into shorter parts"
@@ -84,22 +55,14 @@ pub(crate) enum PiperError {
         of: usize,
         limit_seconds: u32,
     },
-
-    /// The operation was cancelled.
-    #[error("the speech operation was cancelled")]
-    Cancelled,
 }
 
 impl PiperError {
-    /// A [`Onnx`](Self::Onnx) maker for `map_err`.
-    pub(crate) fn onnx<E: std::fmt::Display>(action: &str) -> impl FnOnce(E) -> Self + use<'_, E> {
-        move |err| Self::Onnx {
-            action: action.to_owned(),
-            reason: err.to_string(),
-        }
+    /// Something the provider needs is missing; `install` installs it.
+    pub(crate) fn not_installed(missing: String, install: &'static str) -> Self {
+        Self::Shared(OnnxError::NotInstalled { missing, install })
     }
 
-    /// A [`BadOption`](Self::BadOption).
     pub(crate) fn option(key: &str, reason: impl Into<String>) -> Self {
         Self::BadOption {
             key: key.to_owned(),
@@ -112,35 +75,12 @@ impl From<PiperError> for SpeechError {
     fn from(err: PiperError) -> Self {
         let message = err.to_string();
         match err {
-            PiperError::NotInstalled { missing, install } => Self::NotInstalled {
-                provider: SpeechProviderKeys::PIPER.to_owned(),
-                missing,
-                install: install.to_owned(),
-            },
+            PiperError::Shared(shared) => shared.into_speech(SpeechProviderKeys::PIPER),
             PiperError::UnknownVoice { voice, known } => Self::UnknownVoice { voice, known },
             PiperError::EmptyText | PiperError::NothingToSay | PiperError::TooLong { .. } => {
                 Self::InvalidText(message)
             }
-            PiperError::Cancelled => Self::Cancelled,
-            PiperError::Program { source } if matches!(*source, SpawnError::Cancelled { .. }) => {
-                Self::Cancelled
-            }
-            PiperError::Program { source } => Self::Provider {
-                message,
-                source: Some(source),
-            },
-            PiperError::Task { source } => Self::Provider {
-                message,
-                source: Some(Box::new(source)),
-            },
-            PiperError::Wav { source } => Self::Provider {
-                message,
-                source: Some(Box::new(source)),
-            },
-            PiperError::BadVoice { .. }
-            | PiperError::BadOption { .. }
-            | PiperError::Onnx { .. }
-            | PiperError::BadPhonemes => Self::Provider {
+            PiperError::BadVoice { .. } | PiperError::BadOption { .. } => Self::Provider {
                 message,
                 source: None,
             },
@@ -154,10 +94,10 @@ mod tests {
 
     #[test]
     fn missing_assets_are_typed_and_name_the_install_command() {
-        let err = SpeechError::from(PiperError::NotInstalled {
-            missing: "no voice in /x".into(),
-            install: "scripts/ensure-piper.sh",
-        });
+        let err = SpeechError::from(PiperError::not_installed(
+            "no voice in /x".into(),
+            "scripts/ensure-piper.sh",
+        ));
         assert!(matches!(
             &err,
             SpeechError::NotInstalled { provider, install, .. }
@@ -181,7 +121,7 @@ mod tests {
             SpeechError::InvalidText(_)
         ));
         assert!(matches!(
-            SpeechError::from(PiperError::Cancelled),
+            SpeechError::from(PiperError::from(OnnxError::Cancelled)),
             SpeechError::Cancelled
         ));
     }

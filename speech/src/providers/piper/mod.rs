@@ -16,11 +16,10 @@
 //! listing providers stays cheap. A missing library, voice or espeak-ng is
 //! [`SpeechError::NotInstalled`] naming the command that installs it.
 
-pub(crate) mod assets;
-pub(crate) mod error;
-pub(crate) mod phonemes;
-pub(crate) mod runtime;
-pub(crate) mod settings;
+mod assets;
+mod error;
+mod model;
+mod settings;
 mod voice;
 
 use std::path::PathBuf;
@@ -36,8 +35,10 @@ use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use assets::VoiceFiles;
 pub use assets::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND};
 use error::PiperError;
-use phonemes::{espeak, text_sentences};
-use runtime::{Model, encode_wav, infer_all, to_pcm16};
+use model::{Model, infer_all};
+use crate::onnx::error::OnnxError;
+use crate::onnx::phonemes::{espeak, text_sentences};
+use crate::onnx::runtime::{self, encode_wav, to_pcm16};
 use settings::{Settings, Speaker};
 use voice::{PhonemeType, VoiceConfig};
 
@@ -136,7 +137,7 @@ impl PiperSynthesizer {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
         let mut piper = Self {
             voices_dir: assets::default_voices_dir(),
-            onnxruntime: assets::default_onnxruntime(),
+            onnxruntime: crate::onnx::default_onnxruntime(),
             espeak: "espeak-ng".to_owned(),
             policy: ProcessSpawnPolicy::new(),
             threads,
@@ -296,10 +297,12 @@ impl PiperSynthesizer {
             .onnxruntime
             .clone()
             .or_else(|| self.onnxruntime.clone())
-            .ok_or_else(|| PiperError::NotInstalled {
-                missing: "no onnxruntime library: set ORT_DYLIB_PATH or the `onnxruntime` option"
-                    .to_owned(),
-                install: PIPER_INSTALL_COMMAND,
+            .ok_or_else(|| {
+                PiperError::not_installed(
+                    "no onnxruntime library: set ORT_DYLIB_PATH or the `onnxruntime` option"
+                        .to_owned(),
+                    PIPER_INSTALL_COMMAND,
+                )
             })?;
         let files = files.clone();
         let threads = key.threads;
@@ -321,7 +324,7 @@ impl PiperSynthesizer {
             })
         })
         .await
-        .map_err(|source| PiperError::Task { source })??;
+        .map_err(|source| OnnxError::Task { source })??;
         let loaded = Arc::new(loaded);
         let mut warm = self
             .warm
@@ -405,7 +408,7 @@ impl PiperSynthesizer {
         if samples.is_empty() {
             return Err(PiperError::NothingToSay);
         }
-        encode_wav(&samples, voice.sample_rate)
+        Ok(encode_wav(&samples, voice.sample_rate)?)
     }
 }
 

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use super::error::PiperError;
+use crate::onnx::runtime::runtime_options;
 
 /// The keys `options` may hold.
 const KEYS: [&str; 8] = [
@@ -48,45 +49,6 @@ pub(crate) struct Settings {
     pub(crate) speaker: Option<Speaker>,
     /// Seconds of silence between sentences.
     pub(crate) sentence_silence: f32,
-}
-
-/// The onnxruntime library's path and the threads, when set.
-pub(crate) type RuntimeOptions = (Option<PathBuf>, Option<usize>);
-
-/// The options every onnxruntime voice (piper, kokoro) reads the same way:
-/// a key outside `known` refused, `onnxruntime` the path of the library,
-/// `threads` from 1 to 64. A refusal is the key and why.
-pub(crate) fn runtime_options<'a>(
-    provider: &str,
-    known: &[&str],
-    options: &'a Map<String, Value>,
-) -> Result<RuntimeOptions, (&'a str, String)> {
-    if let Some(key) = options.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err((
-            key,
-            format!("is not one {provider} knows (known: {})", known.join(", ")),
-        ));
-    }
-    let onnxruntime = match options.get("onnxruntime") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(path)) if !path.trim().is_empty() => Some(PathBuf::from(path)),
-        Some(_) => {
-            return Err((
-                "onnxruntime",
-                "must be the path of libonnxruntime.so".to_owned(),
-            ));
-        }
-    };
-    let threads = match options.get("threads") {
-        None | Some(Value::Null) => None,
-        Some(value) => match value.as_u64() {
-            Some(n @ 1..=64) => usize::try_from(n).ok(),
-            _ => {
-                return Err(("threads", "must be a whole number from 1 to 64".to_owned()));
-            }
-        },
-    };
-    Ok((onnxruntime, threads))
 }
 
 impl Settings {

@@ -21,7 +21,12 @@ use oscova_core::provider::speech::{
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 
 use crate::error::EngineError;
-use crate::sphinx::{ModelPaths, SphinxRecognizer};
+#[allow(unsafe_code)]
+mod ffi;
+mod sphinx;
+
+pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
+use sphinx::SphinxRecognizer;
 use crate::wav;
 
 /// The built-in `pocketsphinx` recognition provider (type key
@@ -279,7 +284,7 @@ mod tests {
         assert!(matches!(err, SpeechError::Cancelled));
 
         // Cancelled while a long decode runs: the call returns at once.
-        let wav = crate::flite::FliteSynthesizer::new()
+        let wav = crate::providers::flite::FliteSynthesizer::new()
             .speak(
                 "open the door and turn on the light",
                 "kal16",

@@ -7,7 +7,7 @@
 //! checked before pocketsphinx sees them, because a missing file makes it log
 //! and fail vaguely (and some failures make it call `exit()`). Decoding is
 //! blocking CPU work: the provider runs it on tokio's blocking pool. All `unsafe` code lives in the
-//! private `ffi` module.
+//! private `ffi` module beside this one.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -18,8 +18,7 @@ use oscova_core::provider::speech::SpeechError;
 use crate::error::EngineError;
 use crate::wav::Pcm16kMono;
 
-#[allow(unsafe_code)]
-mod ffi;
+use super::ffi;
 
 /// The Debian package that ships the default English model.
 const MODEL_PACKAGE: &str = "pocketsphinx-en-us";
@@ -347,7 +346,7 @@ mod tests {
     #[tokio::test]
     async fn the_same_audio_gives_the_same_words_whatever_came_before() {
         let recognizer = SphinxRecognizer::new(ModelPaths::debian()).unwrap();
-        let flite = crate::flite::FliteSynthesizer::new();
+        let flite = crate::providers::flite::FliteSynthesizer::new();
         let cancel = CancellationToken::new();
         let speak = |text: &'static str| {
             let flite = flite.clone();

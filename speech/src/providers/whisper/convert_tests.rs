@@ -2,8 +2,8 @@
 //! writes one, read back with a ggml reader of the tests' own.
 
 use super::*;
-use crate::whisper::ct2::tests::write_model;
-use crate::whisper::half::f32_to_f16;
+use crate::providers::whisper::ct2::tests::write_model;
+use crate::providers::whisper::half::f32_to_f16;
 
 const S: usize = 4;
 
@@ -187,7 +187,7 @@ fn tensor<'t>(tensors: &'t [(String, GgmlTensor)], name: &str) -> &'t GgmlTensor
 
 fn f16s(data: &[u8]) -> Vec<f32> {
     data.chunks_exact(2)
-        .map(|c| crate::whisper::half::f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+        .map(|c| crate::providers::whisper::half::f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
         .collect()
 }
 

@@ -125,7 +125,7 @@ fn q5_0(block: &[f32], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::whisper::half::f16_to_f32;
+    use crate::providers::whisper::half::f16_to_f32;
 
     fn ramp() -> Vec<f32> {
         (0..BLOCK).map(|i| (i as f32 - 10.0) * 0.03125).collect()
