@@ -6,80 +6,17 @@
 //! inside the value, `/filter/0/id`), and properties the tool does not take.
 //! All of them are reported at once, so a model can fix a call in one go.
 
-use std::fmt;
+mod error;
+mod strict;
+
+pub(crate) use error::shorten;
+pub use error::{ArgError, ArgProblem};
+pub use strict::{DEFAULT_MAX_ARGUMENT_BYTES, parse_arguments};
 
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// One problem with one argument.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArgProblem {
-    /// A JSON pointer to the offending value (`/limit`, `/rows/0/id`); empty
-    /// for the argument object itself.
-    pub path: String,
-    /// What is wrong, e.g. `expected u32, found string "ten"`.
-    pub message: String,
-}
-
-impl fmt::Display for ArgProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = if self.path.is_empty() {
-            "/"
-        } else {
-            &self.path
-        };
-        write!(f, "{path}: {}", self.message)
-    }
-}
-
-/// Why a tool's arguments were refused. The method was not called.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", display_problems(.problems))]
-pub struct ArgError {
-    problems: Vec<ArgProblem>,
-}
-
-fn display_problems(problems: &[ArgProblem]) -> String {
-    let mut out = String::new();
-    for (i, p) in problems.iter().enumerate() {
-        if i > 0 {
-            out.push_str("; ");
-        }
-        out.push_str(&p.to_string());
-    }
-    out
-}
-
-impl ArgError {
-    /// An error with one problem.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            problems: vec![ArgProblem {
-                path: path.into(),
-                message: message.into(),
-            }],
-        }
-    }
-
-    /// Every problem found, in parameter order.
-    pub fn problems(&self) -> &[ArgProblem] {
-        &self.problems
-    }
-
-    /// The same problems with every message (and path) rewritten.
-    pub(crate) fn map_messages(mut self, f: impl Fn(String) -> String) -> Self {
-        for p in &mut self.problems {
-            p.message = f(std::mem::take(&mut p.message));
-            p.path = f(std::mem::take(&mut p.path));
-        }
-        self
-    }
-
-    #[doc(hidden)]
-    pub fn __unknown_tool(index: usize) -> Self {
-        Self::new("", format!("no tool with index {index} in this toolset"))
-    }
-}
+use error::{humanize, pointer_segment};
 
 /// Reads parameters out of an argument object. Used by generated code.
 ///
@@ -267,180 +204,6 @@ impl Trouble {
 /// Unknown properties reported one by one; the rest are counted.
 const MAX_UNKNOWN_REPORTED: usize = 20;
 
-/// `/` plus the key escaped as RFC 6901 says. A key longer than 200 bytes
-/// is cut there and marked with `…`: the path names it well enough, and a
-/// 100 KB key must not make a 100 KB error.
-fn pointer_segment(key: &str) -> String {
-    let kept = crate::text::prefix(key, crate::text::Limit::Bytes(MAX_QUOTED));
-    let cut = key.get(kept.len()..).unwrap_or_default();
-    let mut out = String::with_capacity(kept.len() + 4);
-    out.push('/');
-    for c in kept.chars() {
-        match c {
-            '~' => out.push_str("~0"),
-            '/' => out.push_str("~1"),
-            c => out.push(c),
-        }
-    }
-    if !cut.is_empty() {
-        out.push('…');
-    }
-    out
-}
-
-/// Turns serde's `invalid type: string "ten", expected u32` into
-/// `expected u32, found string "ten"`: what to send first, then what came.
-fn humanize(message: &str) -> String {
-    for prefix in ["invalid type: ", "invalid value: "] {
-        if let Some(rest) = message.strip_prefix(prefix)
-            && let Some((found, expected)) = rest.rsplit_once(", expected ")
-        {
-            return format!("expected {expected}, found {}", shorten(found));
-        }
-    }
-    shorten(message)
-}
-
-/// Longest text of a value quoted back in a message: serde quotes a wrong
-/// string whole, and a 50 MB argument must not become a 50 MB error.
-const MAX_QUOTED: usize = 200;
-
-pub(crate) fn shorten(text: &str) -> String {
-    match crate::text::prefix(text, crate::text::Limit::Bytes(MAX_QUOTED)) {
-        kept if kept.len() == text.len() => text.to_owned(),
-        kept => format!("{kept}… ({} bytes in all)", text.len()),
-    }
-}
-
-/// The default cap on argument text, in bytes.
-pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;
-
-/// Parses a tool call's argument text strictly: at most `max_bytes`, one
-/// JSON value with nothing after it, nesting at most 128 deep (serde_json's
-/// limit), and no object with the same property twice (which plain parsing
-/// would resolve silently by keeping the last one).
-///
-/// ```
-/// use oscova_core::args::parse_arguments;
-/// assert!(parse_arguments(r#"{"a": 1}"#, 1024).is_ok());
-/// let err = parse_arguments(r#"{"a": 1, "a": 2}"#, 1024).unwrap_err();
-/// assert_eq!(err.to_string(), "/: duplicate property `a` at line 1 column 12");
-/// ```
-pub fn parse_arguments(text: &str, max_bytes: usize) -> Result<Value, ArgError> {
-    if text.len() > max_bytes {
-        return Err(ArgError::new(
-            "",
-            format!(
-                "the arguments are {} bytes; at most {max_bytes} are accepted",
-                text.len()
-            ),
-        ));
-    }
-    let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize::<_, StrictValue>(&mut de)
-        .map_err(|err| {
-            let path = json_pointer(err.path());
-            ArgError::new(path, shorten(&err.into_inner().to_string()))
-        })
-        .and_then(|v| {
-            de.end()
-                .map(|()| v.0)
-                .map_err(|e| ArgError::new("", shorten(&e.to_string())))
-        })
-}
-
-fn json_pointer(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut out = String::new();
-    for seg in path.iter() {
-        match seg {
-            Segment::Seq { index } => {
-                out.push('/');
-                out.push_str(&index.to_string());
-            }
-            Segment::Map { key } | Segment::Enum { variant: key } => {
-                out.push_str(&pointer_segment(key));
-            }
-            Segment::Unknown => {}
-        }
-    }
-    out
-}
-
-/// A JSON value that refuses duplicate object keys.
-struct StrictValue(Value);
-
-impl<'de> serde::Deserialize<'de> for StrictValue {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(StrictVisitor).map(StrictValue)
-    }
-}
-
-struct StrictVisitor;
-
-impl<'de> serde::de::Visitor<'de> for StrictVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(StrictValue(v)) = seq.next_element()? {
-            out.push(v);
-        }
-        Ok(Value::Array(out))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) {
-                return Err(serde::de::Error::custom(format!(
-                    "duplicate property `{}`",
-                    shorten(&key)
-                )));
-            }
-            let StrictValue(v) = map.next_value()?;
-            out.insert(key, v);
-        }
-        Ok(Value::Object(out))
-    }
-}
-
 fn describe_value(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -454,6 +217,7 @@ fn describe_value(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use super::error::MAX_QUOTED;
     use super::*;
     use serde_json::json;
 
@@ -532,29 +296,6 @@ mod tests {
             "/: arguments must be a JSON object, found an array"
         );
         assert!(ArgReader::new(Value::Null, &[]).unwrap().finish().is_ok());
-    }
-
-    #[test]
-    fn strict_parsing() {
-        let v = parse_arguments(r#"{"a": [1, {"b": null}], "c": "d"}"#, 1024).unwrap();
-        assert_eq!(v, json!({"a": [1, {"b": null}], "c": "d"}));
-        let err = parse_arguments(r#"{"a": [1, {"b": 1, "b": 2}]}"#, 1024).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "/a/1: duplicate property `b` at line 1 column 22"
-        );
-        let err = parse_arguments(r#"{"a": 1} x"#, 1024).unwrap_err();
-        assert!(err.to_string().contains("trailing characters"), "{err}");
-        let err = parse_arguments(r#""\ud800""#, 1024).unwrap_err();
-        assert!(err.to_string().contains("escape"), "{err}");
-        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
-        let err = parse_arguments(&deep, usize::MAX).unwrap_err();
-        assert!(err.to_string().contains("recursion limit"), "{err}");
-        let err = parse_arguments("[1, 2, 3]", 4).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "/: the arguments are 9 bytes; at most 4 are accepted"
-        );
     }
 
     #[test]

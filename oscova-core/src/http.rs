@@ -73,6 +73,8 @@
 #[cfg(feature = "http")]
 mod address;
 #[cfg(feature = "http")]
+mod allow;
+#[cfg(feature = "http")]
 pub mod backend;
 #[cfg(feature = "http")]
 mod client;

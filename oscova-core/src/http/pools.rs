@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use reqwest::dns::Resolve;
 
-use super::policy::{self, AllowList, CheckedResolver, Delegate, Destination, Policy, Reach};
+use super::allow::{AllowList, Destination};
+use super::policy::{self, CheckedResolver, Delegate, Policy, Reach};
 use crate::tool::NetworkScope;
 
 /// One connection pool and the policy its connections were checked

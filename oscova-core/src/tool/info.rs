@@ -1,11 +1,13 @@
-//! Tool metadata: [`ToolInfo`], [`ToolsetInfo`] and the hints
-//! ([`ToolAnnotations`]) a tool carries.
+//! Tool metadata: [`ToolInfo`] and [`ToolsetInfo`]; the hints a tool
+//! carries are in `annotations.rs`, the builders of run-time metadata in
+//! `info/runtime.rs`.
 //!
 //! Rules: a `#[toolset]` type's metadata is one `static`, borrowed, never
 //! copied; its input schema is built on first use and cached in the
-//! metadata. Metadata of a tool known only at run time is built here too,
-//! with owned text ([`ToolInfo::new`], [`ToolsetInfo::new`]): its names
-//! are normalised once, when it is built, by the wire-name rule.
+//! metadata. Metadata of a tool known only at run time is built in
+//! `info/runtime.rs`, with owned text ([`ToolInfo::new`],
+//! [`ToolsetInfo::new`]): its names are normalised once, when it is built,
+//! by the wire-name rule.
 //!
 //! What a host's agent reads besides the schema: whether a batch holding
 //! the tool runs one call at a time ([`ToolInfo::sequential`]), and what
@@ -14,16 +16,15 @@
 //! one line: `#[tool]` refuses a line break at compile time, and the
 //! runtime builders fold line breaks into spaces.
 
+mod runtime;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{NetworkScope, ToolApprovalMode};
-use crate::text;
-use crate::wire::normalize_segment;
+use super::{NetworkScope, ToolAnnotations, ToolApprovalMode};
 
 /// Builds a tool's input schema. Generated code supplies one per tool.
 pub type SchemaFn = fn() -> Value;
@@ -31,99 +32,6 @@ pub type SchemaFn = fn() -> Value;
 /// Builds a tool's output schema, `None` when its return type has none.
 /// Generated code supplies one per tool that returns a value.
 pub type OutputSchemaFn = fn() -> Option<Value>;
-
-/// Hints about what a tool does, as MCP's tool annotations carry them.
-/// Each is `None` until someone says: a client then applies MCP's
-/// defaults (not read-only, destructive, not idempotent, open world),
-/// and a wrong hint is worse than none.
-///
-/// `#[tool(read_only, destructive, idempotent, open_world)]` sets them;
-/// `open_world` not written follows the network scope (`Internet` is an
-/// open world, anything else is not).
-///
-/// ```
-/// use oscova_core::tool::ToolAnnotations;
-/// const HINTS: ToolAnnotations = ToolAnnotations::new().with_read_only(true);
-/// assert_eq!(HINTS.read_only(), Some(true));
-/// assert_eq!(HINTS.destructive(), None);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub struct ToolAnnotations {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    read_only: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    destructive: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    idempotent: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    open_world: Option<bool>,
-}
-
-impl ToolAnnotations {
-    /// No hints.
-    pub const fn new() -> Self {
-        Self {
-            read_only: None,
-            destructive: None,
-            idempotent: None,
-            open_world: None,
-        }
-    }
-
-    /// Says whether the tool only reads (changes nothing around it).
-    pub const fn with_read_only(mut self, read_only: bool) -> Self {
-        self.read_only = Some(read_only);
-        self
-    }
-
-    /// Says whether the tool may destroy or overwrite things.
-    pub const fn with_destructive(mut self, destructive: bool) -> Self {
-        self.destructive = Some(destructive);
-        self
-    }
-
-    /// Says whether calling it again with the same arguments changes
-    /// nothing more.
-    pub const fn with_idempotent(mut self, idempotent: bool) -> Self {
-        self.idempotent = Some(idempotent);
-        self
-    }
-
-    /// Says whether it reaches an open world (the Internet, other people)
-    /// rather than a closed one it owns.
-    pub const fn with_open_world(mut self, open_world: bool) -> Self {
-        self.open_world = Some(open_world);
-        self
-    }
-
-    /// Whether the tool only reads, if said.
-    pub const fn read_only(&self) -> Option<bool> {
-        self.read_only
-    }
-
-    /// Whether the tool may destroy or overwrite things, if said.
-    pub const fn destructive(&self) -> Option<bool> {
-        self.destructive
-    }
-
-    /// Whether repeating a call changes nothing more, if said.
-    pub const fn idempotent(&self) -> Option<bool> {
-        self.idempotent
-    }
-
-    /// Whether the tool reaches an open world, if said.
-    pub const fn open_world(&self) -> Option<bool> {
-        self.open_world
-    }
-
-    /// Whether no hint is set.
-    pub const fn is_empty(&self) -> bool {
-        self.read_only.is_none()
-            && self.destructive.is_none()
-            && self.idempotent.is_none()
-            && self.open_world.is_none()
-    }
-}
 
 /// Metadata of one tool: static for `#[toolset]` tools, owned for tools
 /// defined at run time ([`ToolInfo::new`], see [`runtime`](crate::runtime)).
@@ -404,170 +312,4 @@ impl ToolsetInfo {
     pub fn is_runtime(&self) -> bool {
         matches!(self.tools, ToolList::Runtime(_))
     }
-}
-
-// Metadata built at run time (see [`crate::runtime`]).
-impl ToolInfo {
-    /// A tool defined at run time. `name` is normalised into the wire
-    /// name's tool segment (`Shout-Text` → `shout_text`) and kept as given
-    /// in [`display_name`](Self::display_name) and
-    /// [`method`](Self::method). `input_schema` is the JSON Schema of the
-    /// argument object. The approval mode starts at
-    /// [`ToolApprovalMode::Default`] and the network scope at
-    /// [`NetworkScope::None`], as for `#[toolset]` tools.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        input_schema: Value,
-    ) -> Self {
-        let given: String = name.into();
-        Self {
-            name: Cow::Owned(normalize_segment(&given)),
-            method: Cow::Owned(given.clone()),
-            display_name: Cow::Owned(given),
-            description: Cow::Owned(description.into()),
-            approval: ToolApprovalMode::Default,
-            network: NetworkScope::None,
-            is_async: true,
-            schema_fn: None,
-            schema: OnceLock::from(input_schema),
-            title: None,
-            annotations: ToolAnnotations::new(),
-            output_schema_fn: None,
-            output_schema: OnceLock::from(None),
-            sequential: false,
-            prompt_snippet: None,
-            prompt_guidelines: Cow::Borrowed(&[]),
-        }
-    }
-
-    /// A title for people.
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(Cow::Owned(title.into()));
-        self
-    }
-
-    /// Hints about what the tool does.
-    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
-        self.annotations = annotations;
-        self
-    }
-
-    /// The JSON Schema of the tool's structured result (its `details`).
-    pub fn with_output_schema(mut self, schema: Value) -> Self {
-        self.output_schema = OnceLock::from(Some(schema));
-        self
-    }
-
-    /// The approval mode.
-    pub fn with_approval(mut self, mode: ToolApprovalMode) -> Self {
-        self.approval = mode;
-        self
-    }
-
-    /// What the tool may reach over the network.
-    pub fn with_network_scope(mut self, scope: NetworkScope) -> Self {
-        self.network = scope;
-        self
-    }
-
-    /// Makes every batch of calls holding this tool run one call at a
-    /// time (see [`sequential`](Self::sequential)).
-    pub fn with_sequential(mut self, sequential: bool) -> Self {
-        self.sequential = sequential;
-        self
-    }
-
-    /// The one line this tool puts in a system prompt's tools section
-    /// (see [`prompt_snippet`](Self::prompt_snippet)). Line breaks and the
-    /// blanks around them become one space and the ends are trimmed; an
-    /// empty snippet is none.
-    ///
-    /// ```
-    /// use oscova_core::tool::ToolInfo;
-    /// let tool = ToolInfo::new("shout", "Shouts.", serde_json::json!({"type": "object"}))
-    ///     .with_prompt_snippet("Shouts the text.\n  Loudly.");
-    /// assert_eq!(tool.prompt_snippet(), Some("Shouts the text. Loudly."));
-    /// ```
-    pub fn with_prompt_snippet(mut self, snippet: impl Into<String>) -> Self {
-        self.prompt_snippet = one_line(snippet.into()).map(Cow::Owned);
-        self
-    }
-
-    /// The bullets this tool adds to a system prompt's guidelines (see
-    /// [`prompt_guidelines`](Self::prompt_guidelines)), each made one line
-    /// as [`with_prompt_snippet`](Self::with_prompt_snippet) does; empty
-    /// ones are left out.
-    ///
-    /// ```
-    /// use oscova_core::tool::ToolInfo;
-    /// let tool = ToolInfo::new("shout", "Shouts.", serde_json::json!({"type": "object"}))
-    ///     .with_prompt_guidelines(["Shout only when asked.", " "]);
-    /// assert_eq!(tool.prompt_guidelines(), ["Shout only when asked."]);
-    /// ```
-    pub fn with_prompt_guidelines<I>(mut self, guidelines: I) -> Self
-    where
-        I: IntoIterator,
-        I::Item: Into<String>,
-    {
-        let guidelines: Vec<Cow<'static, str>> = guidelines
-            .into_iter()
-            .filter_map(|g| one_line(g.into()))
-            .map(Cow::Owned)
-            .collect();
-        self.prompt_guidelines = Cow::Owned(guidelines);
-        self
-    }
-
-    /// Whether this tool was defined at run time.
-    pub fn is_runtime(&self) -> bool {
-        self.schema_fn.is_none()
-    }
-
-    /// The same metadata, owned, for a runtime handler (every runtime tool
-    /// is async).
-    pub(crate) fn runtime_copy(&self) -> Self {
-        Self {
-            name: self.name.clone(),
-            method: self.method.clone(),
-            display_name: self.display_name.clone(),
-            description: self.description.clone(),
-            approval: self.approval,
-            network: self.network,
-            is_async: true,
-            schema_fn: None,
-            schema: OnceLock::from(self.input_schema().clone()),
-            title: self.title.clone(),
-            annotations: self.annotations,
-            output_schema_fn: None,
-            output_schema: OnceLock::from(self.output_schema().cloned()),
-            sequential: self.sequential,
-            prompt_snippet: self.prompt_snippet.clone(),
-            prompt_guidelines: self.prompt_guidelines.clone(),
-        }
-    }
-}
-
-impl ToolsetInfo {
-    /// A toolset defined at run time: `owner` is normalised into the wire
-    /// name's owner segment (as given, no `Toolset` suffix is removed) and
-    /// kept as given in [`type_name`](Self::type_name).
-    pub fn new(owner: impl Into<String>, tools: impl IntoIterator<Item = ToolInfo>) -> Self {
-        let given: String = owner.into();
-        Self {
-            owner: Cow::Owned(normalize_segment(&given)),
-            type_name: Cow::Owned(given),
-            tools: ToolList::Runtime(tools.into_iter().collect()),
-        }
-    }
-}
-
-/// `text` on one line ([`text::one_line`]), `None` when nothing is left.
-fn one_line(text: String) -> Option<String> {
-    let folded = match text::one_line(&text) {
-        Cow::Borrowed(same) if same.len() == text.len() => None,
-        folded => Some(folded.into_owned()),
-    };
-    let folded = folded.unwrap_or(text);
-    (!folded.is_empty()).then_some(folded)
 }

@@ -21,6 +21,9 @@ use crate::interaction::{
 use crate::process::{ProcessSpawnPolicy, ProcessSpawnRequest};
 use crate::redact::Redactor;
 
+use super::log::{LogLevel, LogSink, ToolLog};
+use super::progress::{ProgressSink, ToolProgress};
+
 /// A unique id of one tool call within this process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CallId(u64);
@@ -43,99 +46,6 @@ impl fmt::Display for CallId {
         write!(f, "call-{}", self.0)
     }
 }
-
-/// A progress update from a running tool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ToolProgress {
-    /// What is happening, for a person.
-    pub message: String,
-    /// Work done so far, in any unit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub progress: Option<f64>,
-    /// Total work, in the same unit, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<f64>,
-}
-
-impl ToolProgress {
-    /// A message with no figures.
-    pub fn message(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            progress: None,
-            total: None,
-        }
-    }
-
-    /// A message with `done` of `total`.
-    pub fn ratio(message: impl Into<String>, done: f64, total: Option<f64>) -> Self {
-        Self {
-            message: message.into(),
-            progress: Some(done),
-            total,
-        }
-    }
-}
-
-/// Receives progress updates; the host supplies one per call.
-pub type ProgressSink = Arc<dyn Fn(ToolProgress) + Send + Sync>;
-
-/// The severity of a tool's log message: the syslog levels MCP's
-/// `notifications/message` uses, least severe first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LogLevel {
-    /// Detail for debugging.
-    Debug,
-    /// What is going on.
-    Info,
-    /// Normal but worth noticing.
-    Notice,
-    /// Something may be wrong.
-    Warning,
-    /// Something failed.
-    Error,
-    /// A part stopped working.
-    Critical,
-    /// Someone must act now.
-    Alert,
-    /// Nothing works.
-    Emergency,
-}
-
-impl LogLevel {
-    /// The level's name as MCP writes it (`debug`, `warning`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Debug => "debug",
-            Self::Info => "info",
-            Self::Notice => "notice",
-            Self::Warning => "warning",
-            Self::Error => "error",
-            Self::Critical => "critical",
-            Self::Alert => "alert",
-            Self::Emergency => "emergency",
-        }
-    }
-}
-
-impl fmt::Display for LogLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A log message from a running tool, already redacted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolLog {
-    /// Its severity.
-    pub level: LogLevel,
-    /// The message.
-    pub message: String,
-}
-
-/// Receives a call's log messages; the host supplies one per call.
-pub type LogSink = Arc<dyn Fn(ToolLog) + Send + Sync>;
 
 /// What every call of one user scope starts from: the user, the spawn
 /// policy, the redactors. A call borrows it from its scope, so starting a

@@ -7,10 +7,13 @@
 //! server's, say) use the same types, built with owned text by
 //! [`runtime`](crate::runtime); static metadata stays borrowed, never copied.
 
+mod annotations;
 mod content;
 mod info;
 mod invocation;
+mod log;
 pub mod origin;
+mod progress;
 mod result;
 mod schema;
 pub(crate) mod span;
@@ -23,16 +26,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::args::ArgError;
+pub use annotations::ToolAnnotations;
 pub use content::{
     ContentBlock, EmbeddedResource, InvalidBase64, ResourceContents, decode_base64, encode_base64,
 };
 pub(crate) use info::ToolList;
-pub use info::{OutputSchemaFn, SchemaFn, ToolAnnotations, ToolInfo, ToolsetInfo};
+pub use info::{OutputSchemaFn, SchemaFn, ToolInfo, ToolsetInfo};
 pub(crate) use invocation::CallBase;
-pub use invocation::{
-    CallId, LogLevel, LogSink, ProgressSink, ToolInvocation, ToolLog, ToolProgress,
-};
+pub use invocation::{CallId, ToolInvocation};
+pub use log::{LogLevel, LogSink, ToolLog};
 pub use origin::{CallOrigin, call_origin, with_call_origin};
+pub use progress::{ProgressSink, ToolProgress};
 pub use result::{MISSING_CREDENTIAL, ToolResult};
 pub use schema::{InputSchemaBuilder, SCHEMA_DIALECT, output_schema_for};
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::diagnostic::DiagnosticKind;
 
 #[test]
 fn saved_scope_wins_but_never_makes_remote_local() {
