@@ -1,26 +1,35 @@
-//! Host hooks around tool calls (for hosts; the plugin builder still
-//! registers no middleware).
+//! Synchronous hooks around tool calls: the thin form of a
+//! [`ToolLayer`](super::layer::ToolLayer), for a host that only needs to
+//! look at, patch or block a call, or edit a result, without awaiting.
 //!
-//! Before-hooks see the wire name and arguments and may patch them or block
-//! the call with a reason the model sees; after-hooks may edit the result.
-//! Hooks run in registration order; a block stops later before-hooks, and a
-//! panicking before-hook blocks the call and is reported, as in the peer
-//! runtime. A panicking after-hook replaces the result by an error saying the
-//! tool ran but its result was withheld, and later after-hooks do not run.
+//! Rules: every hook a host registers ([`before_tool_call`](crate::PluginHostBuilder::before_tool_call),
+//! [`after_tool_call`](crate::PluginHostBuilder::after_tool_call)) runs
+//! in one layer, the outermost of the host's: its before-hooks in
+//! registration order, then the host's layers (so a guard written as a
+//! layer sees the arguments as the hooks left them), then its after-hooks
+//! in registration order. Before-hooks see the wire name and arguments
+//! and may patch them or block the call with a reason the model sees; a
+//! block stops later before-hooks, and a panicking before-hook blocks the
+//! call and is reported, as in the peer runtime. After-hooks may edit the
+//! result; a panicking one replaces it by an error saying the tool ran but
+//! its result was withheld, and later after-hooks do not run. Use a layer
+//! instead to await something, to see refusals, or to replace the whole
+//! outcome.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::invoke::InvokeError;
+use super::layer::{CallOutcome, Next, ToolCall, ToolLayer, failed, report_panic};
 use crate::context::UserInfo;
-use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, panic_message};
+use crate::provider::BoxFuture;
 use crate::tool::ToolResult;
 
-/// A tool call about to run.
+/// A tool call about to run, as a before-hook sees it.
 #[derive(Debug)]
-pub struct ToolCallEvent<'a> {
+pub struct BeforeToolCall<'a> {
     /// The wire name.
     pub wire_name: &'a str,
     /// The calling user.
@@ -30,25 +39,26 @@ pub struct ToolCallEvent<'a> {
     pub(crate) blocked: Option<String>,
 }
 
-impl ToolCallEvent<'_> {
+impl BeforeToolCall<'_> {
     /// Blocks the call; the reason goes to the model and the method never runs.
     pub fn block(&mut self, reason: impl Into<String>) {
         self.blocked = Some(reason.into());
     }
 
-    /// Whether an earlier hook blocked the call.
+    /// Whether this hook already blocked the call (a later hook never
+    /// sees a blocked one: a block stops the hooks after it).
     pub fn is_blocked(&self) -> bool {
         self.blocked.is_some()
     }
 }
 
-/// A tool call that ran: its body returned a result, error results
-/// included. Calls that never produced one (unknown tool, refused by approval
-/// or a before-hook, bad arguments, a panic, cancellation) come back as
-/// [`InvokeError`](crate::InvokeError) and do not reach after-hooks. The
-/// result is already redacted.
+/// A tool call that ran, as an after-hook sees it: its body returned a
+/// result, error results included. Calls that never produced one (unknown
+/// tool, refused by approval, a layer or a before-hook, bad arguments, a
+/// panic, cancellation) come back as [`InvokeError`](crate::InvokeError)
+/// and do not reach after-hooks. The result is already redacted.
 #[derive(Debug)]
-pub struct ToolResultEvent<'a> {
+pub struct AfterToolCall<'a> {
     /// The wire name.
     pub wire_name: &'a str,
     /// The calling user.
@@ -58,19 +68,41 @@ pub struct ToolResultEvent<'a> {
 }
 
 /// A hook run before each tool call.
-pub type BeforeToolCallHook = Arc<dyn Fn(&mut ToolCallEvent<'_>) + Send + Sync>;
+pub type BeforeToolCallHook = Arc<dyn Fn(&mut BeforeToolCall<'_>) + Send + Sync>;
 /// A hook run after each tool call.
-pub type AfterToolCallHook = Arc<dyn Fn(&mut ToolResultEvent<'_>) + Send + Sync>;
+pub type AfterToolCallHook = Arc<dyn Fn(&mut AfterToolCall<'_>) + Send + Sync>;
+
+/// Every hook of a host, as one layer (see the module rules).
+pub(crate) struct Hooks {
+    pub(crate) before: Vec<BeforeToolCallHook>,
+    pub(crate) after: Vec<AfterToolCallHook>,
+}
+
+impl ToolLayer for Hooks {
+    fn call<'a>(&'a self, mut call: ToolCall<'a>, next: Next<'a>) -> BoxFuture<'a, CallOutcome> {
+        let (wire_name, user) = (call.wire_name(), call.user());
+        if let Err(error) = run_before(&self.before, wire_name, user, &mut call.arguments) {
+            return Box::pin(std::future::ready(Err(error)));
+        }
+        if self.after.is_empty() {
+            return next.run(call);
+        }
+        Box::pin(async move {
+            let result = next.run(call).await?;
+            run_after(&self.after, wire_name, user, result)
+        })
+    }
+}
 
 /// Runs the before-hooks on a call's arguments. A block, or a hook that
 /// panics (reported as a diagnostic), refuses the call.
-pub(super) fn run_before(
+fn run_before(
     hooks: &[BeforeToolCallHook],
     wire_name: &str,
     user: &UserInfo,
     args: &mut Value,
 ) -> Result<(), InvokeError> {
-    let mut event = ToolCallEvent {
+    let mut event = BeforeToolCall {
         wire_name,
         user,
         arguments: args,
@@ -78,7 +110,7 @@ pub(super) fn run_before(
     };
     for hook in hooks {
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
-            let message = report_panic("a before-tool-call", wire_name, &*payload);
+            let message = report_panic("a before-tool-call hook", wire_name, &*payload);
             event.blocked = Some(format!("a host hook failed: {message}"));
         }
         if event.blocked.is_some() {
@@ -95,43 +127,24 @@ pub(super) fn run_before(
 }
 
 /// Runs the after-hooks on a result. A hook that panics (reported as a
-/// diagnostic) has the result withheld; the replacement goes through
-/// `redact`, since it quotes the panic message.
-pub(super) fn run_after(
+/// diagnostic) has the result withheld; the pipeline redacts the
+/// replacement, since it quotes the panic message.
+fn run_after(
     hooks: &[AfterToolCallHook],
     wire_name: &str,
     user: &UserInfo,
-    result: &mut ToolResult,
-    redact: impl FnOnce(&mut ToolResult),
-) {
+    mut result: ToolResult,
+) -> CallOutcome {
     for hook in hooks {
-        let mut event = ToolResultEvent {
+        let mut event = AfterToolCall {
             wire_name,
             user,
-            result,
+            result: &mut result,
         };
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(&mut event))) {
-            let message = report_panic("an after-tool-call", wire_name, &*payload);
-            // The tool did run, so the model must not read "blocked" and
-            // retry a call whose side effects already happened.
-            *result = ToolResult::error(format!(
-                "tool `{wire_name}` ran, but its result was withheld: a host hook failed: {message}"
-            ))
-            .with_details(json!({ "error": "hook_failed" }));
-            redact(result);
-            return;
+            let message = report_panic("an after-tool-call hook", wire_name, &*payload);
+            return failed(wire_name, true, &message);
         }
     }
-}
-
-/// Reports a hook's panic as a diagnostic; returns the panic message.
-fn report_panic(which: &str, wire_name: &str, payload: &(dyn std::any::Any + Send)) -> String {
-    let message = panic_message(payload);
-    Diagnostic::new(
-        Severity::Error,
-        DiagnosticKind::HookFailed,
-        None,
-        format!("{which} hook panicked on `{wire_name}`: {message}"),
-    );
-    message
+    Ok(result)
 }

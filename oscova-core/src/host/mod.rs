@@ -5,7 +5,7 @@
 //! `configure`) → `publish` (the catalog) → `provision` (providers and
 //! services, built once) → `scope` (one user's toolsets) → `invoke` (the
 //! pipeline). A stage imports only the stages before it; the policies the
-//! pipeline applies (`approval`, `hooks`) and the data the stages share
+//! pipeline applies (`approval`, `layer`, `hooks`) and the data the stages share
 //! (`Catalog`, `CallPolicy`, `ScopeEnv`, each tool's `pace`) are declared
 //! before every stage, here and in those three files. `start` (the
 //! builder) runs the stages in order. This file is the handle over what
@@ -18,6 +18,7 @@ mod hooks;
 mod pace;
 
 pub mod invoke;
+pub mod layer;
 mod load;
 mod provision;
 mod publish;
@@ -32,7 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest, DefaultApproval};
-pub use hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
+pub use hooks::{AfterToolCall, AfterToolCallHook, BeforeToolCall, BeforeToolCallHook};
 pub use publish::{PublicationError, PublishedTool};
 pub use scope::UserScope;
 pub use start::PluginHostBuilder;
@@ -96,8 +97,9 @@ impl Catalog {
 /// What the invoke pipeline applies to every call.
 pub(crate) struct CallPolicy {
     pub(crate) approval: ApprovalPolicy,
-    pub(crate) before: Vec<BeforeToolCallHook>,
-    pub(crate) after: Vec<AfterToolCallHook>,
+    /// Every call's layers, outermost first: the hooks' layer (when the
+    /// host has hooks), then the host's layers in registration order.
+    pub(crate) layers: Vec<Arc<dyn layer::ToolLayer>>,
     /// Secrets every scope hides.
     pub(crate) redactor: Redactor,
     pub(crate) max_argument_bytes: usize,

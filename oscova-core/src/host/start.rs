@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::approval::{ApprovalHandler, ApprovalPolicy, DefaultApproval};
-use super::hooks::{AfterToolCallHook, BeforeToolCallHook, ToolCallEvent, ToolResultEvent};
+use super::hooks::{AfterToolCall, AfterToolCallHook, BeforeToolCall, BeforeToolCallHook, Hooks};
+use super::layer::ToolLayer;
 use super::provision::{self, ServiceRegistration};
 use super::{
     CallPolicy, Catalog, FilesRoots, HostError, HostInner, Lifecycle, PluginHost, ScopeEnv, load,
@@ -39,6 +40,7 @@ pub struct PluginHostBuilder {
     spawn: ProcessSpawnPolicy,
     before: Vec<BeforeToolCallHook>,
     after: Vec<AfterToolCallHook>,
+    layers: Vec<Arc<dyn ToolLayer>>,
     max_argument_bytes: usize,
     services: Vec<ServiceRegistration>,
     files_roots: Option<FilesRoots>,
@@ -74,6 +76,7 @@ impl Default for PluginHostBuilder {
             spawn: ProcessSpawnPolicy::new(),
             before: Vec::new(),
             after: Vec::new(),
+            layers: Vec::new(),
             max_argument_bytes: crate::args::DEFAULT_MAX_ARGUMENT_BYTES,
             services: Vec::new(),
             files_roots: None,
@@ -250,19 +253,36 @@ impl PluginHostBuilder {
         self
     }
 
-    /// Adds a hook run before every tool call.
+    /// Adds a layer around every tool call (see
+    /// [`layer`](crate::host::layer)): it may refuse the call, rewrite its
+    /// arguments, and observe or replace its outcome, on every path a call
+    /// takes through [`UserScope::invoke`](crate::UserScope::invoke) (chat,
+    /// MCP, A2A) and for a session extension's tools. Layers run in the
+    /// order added, the first seeing the call first; a guard that must see
+    /// the arguments as other layers rewrite them is added after them.
+    pub fn layer(mut self, layer: impl ToolLayer) -> Self {
+        self.layers.push(Arc::new(layer));
+        self
+    }
+
+    /// Adds a hook run before every tool call: the synchronous thin form
+    /// of a [`layer`](Self::layer) that looks at the call, patches its
+    /// arguments or blocks it. Hooks run before every layer, in the order
+    /// added.
     pub fn before_tool_call(
         mut self,
-        hook: impl Fn(&mut ToolCallEvent<'_>) + Send + Sync + 'static,
+        hook: impl Fn(&mut BeforeToolCall<'_>) + Send + Sync + 'static,
     ) -> Self {
         self.before.push(Arc::new(hook));
         self
     }
 
-    /// Adds a hook run after every tool call.
+    /// Adds a hook run after every tool call whose tool gave a result: the
+    /// synchronous thin form of a [`layer`](Self::layer) that edits the
+    /// result. Hooks run after every layer, in the order added.
     pub fn after_tool_call(
         mut self,
-        hook: impl Fn(&mut ToolResultEvent<'_>) + Send + Sync + 'static,
+        hook: impl Fn(&mut AfterToolCall<'_>) + Send + Sync + 'static,
     ) -> Self {
         self.after.push(Arc::new(hook));
         self
@@ -450,8 +470,16 @@ impl PluginHostBuilder {
                 provisions: built.provisions,
                 policy: CallPolicy {
                     approval: self.approval,
-                    before: self.before,
-                    after: self.after,
+                    layers: {
+                        let hooks =
+                            (!self.before.is_empty() || !self.after.is_empty()).then(|| {
+                                Arc::new(Hooks {
+                                    before: self.before,
+                                    after: self.after,
+                                }) as Arc<dyn ToolLayer>
+                            });
+                        hooks.into_iter().chain(self.layers).collect()
+                    },
                     redactor,
                     max_argument_bytes: self.max_argument_bytes,
                     blocking: self

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use oscova_core::prelude::*;
 use oscova_core::{
-    InvokeError, PluginHostBuilder, UserScope, host::ToolCallEvent, host::ToolResultEvent,
+    InvokeError, PluginHostBuilder, UserScope, host::AfterToolCall, host::BeforeToolCall,
     redact::REDACTED,
 };
 use serde_json::{Value, json};
@@ -92,7 +92,7 @@ async fn before_hooks_see_the_wire_name_user_and_arguments() {
     let log = Log::default();
     let seen = log.clone();
     let host = builder()
-        .before_tool_call(move |e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(move |e: &mut BeforeToolCall<'_>| {
             push(
                 &seen,
                 format!("{} {} {}", e.wire_name, e.user.id(), e.arguments),
@@ -113,7 +113,7 @@ async fn before_hooks_see_the_wire_name_user_and_arguments() {
 #[tokio::test]
 async fn a_before_hook_patches_the_arguments_the_tool_sees() {
     let host = builder()
-        .before_tool_call(|e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(|e: &mut BeforeToolCall<'_>| {
             e.arguments["name"] = json!("patched");
             e.arguments["times"] = json!(2);
         })
@@ -128,7 +128,7 @@ async fn a_before_hook_patches_the_arguments_the_tool_sees() {
 #[tokio::test]
 async fn a_patch_that_breaks_the_arguments_is_an_argument_error() {
     let host = builder()
-        .before_tool_call(|e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(|e: &mut BeforeToolCall<'_>| {
             e.arguments["times"] = json!("many");
         })
         .build()
@@ -143,7 +143,7 @@ async fn a_patch_that_breaks_the_arguments_is_an_argument_error() {
 #[tokio::test]
 async fn a_block_reaches_the_model_and_the_method_never_runs() {
     let host = builder()
-        .before_tool_call(|e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(|e: &mut BeforeToolCall<'_>| {
             if e.arguments["name"] == "mallory" {
                 e.block("greeting mallory is not allowed");
             }
@@ -180,18 +180,18 @@ async fn before_hooks_run_in_order_and_a_block_stops_the_rest() {
     let log = Log::default();
     let (one, two, three) = (log.clone(), log.clone(), log.clone());
     let host = builder()
-        .before_tool_call(move |e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(move |e: &mut BeforeToolCall<'_>| {
             push(&one, "one");
             e.arguments["name"] = json!("1");
         })
-        .before_tool_call(move |e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(move |e: &mut BeforeToolCall<'_>| {
             // Sees the first hook's patch.
             push(&two, format!("two saw {}", e.arguments["name"]));
             if e.arguments["times"] == 0 {
                 e.block("zero times");
             }
         })
-        .before_tool_call(move |e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(move |e: &mut BeforeToolCall<'_>| {
             push(&three, format!("three blocked={}", e.is_blocked()));
         })
         .build()
@@ -219,12 +219,12 @@ async fn a_panicking_before_hook_blocks_the_call_and_is_reported() {
     let later = Arc::new(AtomicUsize::new(0));
     let later_count = later.clone();
     let host = builder()
-        .before_tool_call(|e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(|e: &mut BeforeToolCall<'_>| {
             if e.arguments["name"] == "boom" {
                 panic!("policy table missing");
             }
         })
-        .before_tool_call(move |_: &mut ToolCallEvent<'_>| {
+        .before_tool_call(move |_: &mut BeforeToolCall<'_>| {
             later_count.fetch_add(1, Ordering::SeqCst);
         })
         .build()
@@ -251,7 +251,7 @@ async fn a_panicking_before_hook_blocks_the_call_and_is_reported() {
 #[tokio::test]
 async fn a_block_reason_is_redacted() {
     let host = builder()
-        .before_tool_call(|e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(|e: &mut BeforeToolCall<'_>| {
             e.block("the vault key host-secret-9876 is wrong");
         })
         .build()
@@ -275,12 +275,12 @@ async fn after_hooks_edit_content_details_and_is_error_in_order() {
     let log = Log::default();
     let (first, second) = (log.clone(), log.clone());
     let host = builder()
-        .after_tool_call(move |e: &mut ToolResultEvent<'_>| {
+        .after_tool_call(move |e: &mut AfterToolCall<'_>| {
             push(&first, format!("first {}", e.wire_name));
             e.result.content.push_str(" (checked)");
             e.result.details = json!({"checked": true});
         })
-        .after_tool_call(move |e: &mut ToolResultEvent<'_>| {
+        .after_tool_call(move |e: &mut AfterToolCall<'_>| {
             push(&second, format!("second {}", e.result.content));
             if e.result.is_error {
                 e.result.is_error = false;
@@ -319,7 +319,7 @@ async fn after_hooks_see_the_result_already_redacted() {
     let seen = Log::default();
     let log = seen.clone();
     let host = builder()
-        .after_tool_call(move |e: &mut ToolResultEvent<'_>| push(&log, e.result.content.clone()))
+        .after_tool_call(move |e: &mut AfterToolCall<'_>| push(&log, e.result.content.clone()))
         .build()
         .unwrap();
     host.redactor().add("ann-the-secret");
@@ -334,12 +334,12 @@ async fn a_panicking_after_hook_turns_the_result_into_an_error_and_the_host_carr
     let later = Arc::new(AtomicUsize::new(0));
     let later_count = later.clone();
     let host = builder()
-        .after_tool_call(|e: &mut ToolResultEvent<'_>| {
+        .after_tool_call(|e: &mut AfterToolCall<'_>| {
             if e.result.content.contains("boom") {
                 panic!("audit log is full");
             }
         })
-        .after_tool_call(move |_: &mut ToolResultEvent<'_>| {
+        .after_tool_call(move |_: &mut AfterToolCall<'_>| {
             later_count.fetch_add(1, Ordering::SeqCst);
         })
         .build()
@@ -374,12 +374,12 @@ async fn refusals_do_not_reach_after_hooks() {
     let after = Arc::new(AtomicUsize::new(0));
     let count = after.clone();
     let host = builder()
-        .before_tool_call(|e: &mut ToolCallEvent<'_>| {
+        .before_tool_call(|e: &mut BeforeToolCall<'_>| {
             if e.arguments["name"] == "mallory" {
                 e.block("no");
             }
         })
-        .after_tool_call(move |_: &mut ToolResultEvent<'_>| {
+        .after_tool_call(move |_: &mut AfterToolCall<'_>| {
             count.fetch_add(1, Ordering::SeqCst);
         })
         .build()

@@ -14,6 +14,7 @@ pub mod fs_race;
 pub mod hooks;
 pub mod internet_scope;
 pub mod invoke;
+pub mod layers;
 pub mod metadata;
 pub mod network_scope;
 pub mod results;

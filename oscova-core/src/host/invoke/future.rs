@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::pipeline::Pipeline;
 use super::{Arguments, CallOptions, InvokeError, StartHook};
 use crate::host::approval::ApprovalHandler;
+use crate::host::layer::ToolLayer;
 use crate::host::scope::UserScope;
 use crate::interaction::InteractionHandler;
 use crate::tool::{LogSink, ProgressSink, ToolInvocation, ToolLog, ToolProgress, ToolResult};
@@ -38,7 +39,8 @@ pub trait Passed: private::Sealed + Default + Send + Unpin {
     /// The options as the call needs them.
     #[doc(hidden)]
     fn into_options(self) -> Option<CallOptions>;
-    /// Whether the options let a call run in place (no start hook to await).
+    /// Whether the options let a call run in place (no start hook to
+    /// await, no layer of its own).
     #[doc(hidden)]
     fn allow_in_place(&self) -> bool;
 }
@@ -52,7 +54,7 @@ impl Passed for CallOptions {
 
     #[inline]
     fn allow_in_place(&self) -> bool {
-        self.start.is_none()
+        self.start.is_none() && self.layer.is_none()
     }
 }
 
@@ -365,7 +367,7 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
         call
     }
 
-    /// Awaits `hook` once the call passed its before-hooks and approval,
+    /// Awaits `hook` once the call passed the layers and approval,
     /// just before the tool's body runs; an error from it stops the call
     /// (nothing of the tool runs) as [`InvokeError::Blocked`] with the
     /// hook's reason. For a caller that must record, durably, that a call
@@ -425,6 +427,26 @@ impl<'a, O: Passed, R: Report> Invoke<'a, O, R> {
     ) -> Invoke<'a, CallOptions, R> {
         let mut call = self.with_options();
         call.options.start = hook.into();
+        call
+    }
+
+    /// Runs `layer` around this call, outside the host's hooks and layers
+    /// (see [`layer`](crate::host::layer)): for a caller with a step of its
+    /// own around each call, as the session agent dispatches its
+    /// extensions' `tool_call` and `tool_result` events. A call with a
+    /// layer of its own never runs in place.
+    pub fn layer(self, layer: impl ToolLayer) -> Invoke<'a, CallOptions, R> {
+        self.layer_arc(Arc::new(layer) as Arc<dyn ToolLayer>)
+    }
+
+    /// [`layer`](Self::layer) with a layer the caller already holds, or
+    /// none.
+    pub fn layer_arc(
+        self,
+        layer: impl Into<Option<Arc<dyn ToolLayer>>>,
+    ) -> Invoke<'a, CallOptions, R> {
+        let mut call = self.with_options();
+        call.options.layer = layer.into();
         call
     }
 

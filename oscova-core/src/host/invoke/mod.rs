@@ -10,14 +10,15 @@
 //! instead, telling them apart.
 //!
 //! Rules of the pipeline (`pipeline.rs`), in order: name lookup, argument
-//! text parsed strictly (size cap, duplicate keys refused), before-hooks,
-//! approval, the call's own [`StartHook`] when it has one (`start_hook.rs`:
+//! text parsed strictly (size cap, duplicate keys refused), the layers
+//! (`layers.rs`: the call's own [`Invoke::layer`], the host's hooks and
+//! layers, see [`layer`](crate::host::layer)) around the rest: approval, the call's own [`StartHook`] when it has one (`start_hook.rs`:
 //! awaited just before the body; its error stops the call), the method (sync methods inline, async ones awaited under the
 //! tool's network scope, with panics caught and cancellation honoured even
 //! when the body ignores it, or, with a grace period, once the body has
-//! had that long to clean up), redaction of known secrets, after-hooks.
+//! had that long to clean up), redaction of known secrets.
 //! Nothing happens until the future is first polled; a synchronous tool
-//! with no before-hooks, no approval to ask and no start hook runs to
+//! with no layer or hook, no approval to ask and no start hook runs to
 //! completion inside that first poll, with no further future allocated.
 //!
 //! # Traces
@@ -37,6 +38,7 @@
 
 mod error;
 mod future;
+mod layers;
 mod pipeline;
 mod start_hook;
 
@@ -51,7 +53,10 @@ pub use error::InvokeError;
 pub use future::{Invoke, Passed, Report};
 pub use start_hook::StartHook;
 
+pub(in crate::host) use future::CatchUnwind;
+
 use super::approval::ApprovalHandler;
+use super::layer::ToolLayer;
 use crate::interaction::InteractionHandler;
 use crate::tool::{LogSink, ProgressSink};
 
@@ -100,6 +105,7 @@ pub struct CallOptions {
     pub(super) interaction: Option<Arc<dyn InteractionHandler>>,
     pub(super) log: Option<LogSink>,
     pub(super) start: Option<Arc<dyn StartHook>>,
+    pub(super) layer: Option<Arc<dyn ToolLayer>>,
 }
 
 impl fmt::Debug for CallOptions {
@@ -112,6 +118,7 @@ impl fmt::Debug for CallOptions {
             .field("interaction", &self.interaction.is_some())
             .field("log", &self.log.is_some())
             .field("start", &self.start.is_some())
+            .field("layer", &self.layer.is_some())
             .finish()
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! Rules: the name is looked up first (an unknown name is cut to a few
 //! hundred bytes in the error), then JSON text is parsed strictly, then
-//! before-hooks, approval (the call's own handler, else the host's), the
-//! call's start hook (its error stops the call), dispatch under the tool's network scope with panics caught, redaction
-//! of every text the call returns, after-hooks. A cancelled call stops
+//! the layers (`layers.rs`: the call's own, the host's hooks, the host's
+//! layers) around the rest: approval (the call's own handler, else the
+//! host's), the call's start hook (its error stops the call), dispatch
+//! under the tool's network scope with panics caught, redaction of every
+//! text the call returns. A cancelled call stops
 //! waiting at once, whether for a person's answer or for the tool, unless
 //! the caller gave the tool's body a grace period to clean up in. Errors
 //! are redacted like results: they carry text from tools (panic messages,
@@ -20,7 +22,7 @@ use super::future::{CatchUnwind, Report, SlowCall, panicked};
 use super::{CallOptions, InvokeError, StartHook};
 use crate::args::ArgError;
 use crate::host::approval::{ApprovalDecision, ApprovalRequest};
-use crate::host::hooks;
+use crate::host::layer::{Innermost, ToolCall};
 use crate::host::publish::PublishedTool;
 use crate::host::scope::UserScope;
 use crate::http;
@@ -78,14 +80,14 @@ impl<'s> Pipeline<'s> {
     }
 
     /// Whether a call of `tool` can run to completion in place: a
-    /// synchronous method with no before-hooks and no approval to ask,
+    /// synchronous method with no layer or hook and no approval to ask,
     /// whose body is not to run off the runtime's workers (`pace.rs`).
     #[inline]
     pub(super) fn runs_in_place(self, tool: &PublishedTool) -> bool {
         let host = &*self.0.inner.host;
         let info = tool.info();
         !info.is_async()
-            && host.policy.before.is_empty()
+            && host.policy.layers.is_empty()
             && (host.policy.blocking.is_none() || !tool.pace.is_slow())
             && !host.policy.approval.needs_approval(info)
     }
@@ -135,7 +137,7 @@ impl<'s> Pipeline<'s> {
             self.dispatch(tool, toolset, args, invocation)
         };
         if let Ok(Ok(Dispatched::Ready(result))) = &mut outcome {
-            self.finish(tool, result);
+            self.redact_result(result);
             span::record_result(span, result);
         }
         match outcome {
@@ -238,10 +240,36 @@ impl<'s> Pipeline<'s> {
         }
     }
 
-    /// The rest of a call that can wait: before-hooks, approval, async
-    /// tools (awaited under the tool's network scope, with panics caught and
-    /// cancellation honoured even when the body ignores it).
+    /// The rest of a call that can wait: the layers around the rest.
     async fn call_slow(
+        self,
+        wire_name: &str,
+        tool: &PublishedTool,
+        toolset: &dyn Toolset,
+        args: Value,
+        mut options: CallOptions,
+        span: tracing::Span,
+    ) -> Result<ToolResult, InvokeError> {
+        let own = options.layer.take();
+        if !super::layers::has_layers(self.0, own.as_deref()) {
+            return self
+                .call_rest(wire_name, tool, toolset, args, options, span)
+                .await;
+        }
+        let cancel = options.cancel.clone();
+        let call = ToolCall::new(tool.wire_name(), tool.info(), &self.0.inner.user, args)
+            .with_cancellation(cancel.as_ref());
+        let rest: Innermost<'_> = Box::new(move |call: ToolCall<'_>| {
+            Box::pin(self.call_rest(wire_name, tool, toolset, call.arguments, options, span))
+        });
+        super::layers::through(self.0, own.as_deref(), call, rest).await
+    }
+
+    /// The rest of a call after the layers: approval, the start hook, the
+    /// tool (sync bodies in place or off the workers, async ones awaited
+    /// under the tool's network scope, with panics caught and cancellation
+    /// honoured even when the body ignores it), redaction.
+    async fn call_rest(
         self,
         wire_name: &str,
         tool: &PublishedTool,
@@ -252,15 +280,6 @@ impl<'s> Pipeline<'s> {
     ) -> Result<ToolResult, InvokeError> {
         let scope = &*self.0.inner;
         let host = &*scope.host;
-        if !host.policy.before.is_empty() {
-            hooks::run_before(
-                &host.policy.before,
-                tool.wire_name(),
-                &scope.user,
-                &mut args,
-            )?;
-        }
-
         let info = tool.info();
         if host.policy.approval.needs_approval(info) {
             let handler = options
@@ -372,7 +391,7 @@ impl<'s> Pipeline<'s> {
                 outcome.map_err(|payload| panicked(wire_name, &*payload))?
             }
         };
-        self.finish(tool, &mut result);
+        self.redact_result(&mut result);
         Ok(result)
     }
 
@@ -464,18 +483,6 @@ impl<'s> Pipeline<'s> {
         outcome
     }
 
-    /// Redacts a finished result and runs the after-hooks on it.
-    #[inline]
-    fn finish(self, tool: &PublishedTool, result: &mut ToolResult) {
-        self.redact_result(result);
-        if !self.0.inner.host.policy.after.is_empty() {
-            let (hooks, user) = (&self.0.inner.host.policy.after, &self.0.inner.user);
-            hooks::run_after(hooks, tool.wire_name(), user, result, |r| {
-                self.redact_result(r)
-            });
-        }
-    }
-
     /// Errors carry text from tools too (panic messages, echoed argument
     /// values), so they are redacted like results. An unknown tool's name is
     /// then cut to a few hundred bytes: it is whatever the model sent, and a
@@ -526,7 +533,7 @@ impl<'s> Pipeline<'s> {
     /// Redacts a result; the check that there is nothing to redact, the
     /// common case, is inlined into the call path.
     #[inline]
-    fn redact_result(self, result: &mut ToolResult) {
+    pub(super) fn redact_result(self, result: &mut ToolResult) {
         if !(self.0.inner.redactor.is_empty() && self.0.inner.host.policy.redactor.is_empty()) {
             self.redact_known(result);
         }

@@ -1,6 +1,6 @@
 //! The call's start hook: the caller's last word before a tool's body runs.
 //!
-//! Rules: the hook is awaited once per call, after the before-hooks and
+//! Rules: the hook is awaited once per call, after the layers and
 //! the approval (so a call that is refused, denied or cancelled before
 //! then never reaches it) and before the body is entered; nothing of the
 //! tool has run yet when it is called, and nothing runs when it fails.
