@@ -28,14 +28,19 @@
 //! its tool runs, so a call is never run twice by a crash: the next run
 //! reports a started call without a result as interrupted instead of
 //! running it again, unless its tool is idempotent
-//! ([`agent::AgentSession::recover`]). What is not: a model answer still
+//! ([`agent::AgentSession::recover`]). A call waiting for a person's
+//! approval is recorded before the person is asked ([`CALL_WAITING`],
+//! [`CallWait`], with an expiry): the next run of the session, in any
+//! process sharing the store, asks again until the wait expires, and
+//! ends the call as expired after. What is not: a model answer still
 //! streaming, a tool's result before its tool message is appended (its
-//! effect is then unknown, and said so), an approval or a question being
-//! asked (a call waiting for one has no started mark: it is asked again
-//! after a restart), and an extension's state it did not append as an
+//! effect is then unknown, and said so), a tool's own question asked
+//! while its body runs (the call has started: it is reported
+//! interrupted), and an extension's state it did not append as an
 //! entry.
 //!
-//! The files: `entry.rs` (the entry kinds), `message.rs` (pi's messages
+//! The files: `entry.rs` (the entry kinds), `wait.rs` (a call waiting
+//! for a person), `message.rs` (pi's messages
 //! and what each is for the model), `context.rs` (the branch, compaction,
 //! edits), `tree.rs` (roots, children, branches, labels), `handle.rs`
 //! ([`Session`]), `id.rs` (ids and timestamps), `error.rs`, `pi.rs` (pi's
@@ -54,6 +59,7 @@ mod message;
 pub mod pi;
 pub mod store;
 mod tree;
+mod wait;
 mod wire;
 
 pub use context::SessionContext;
@@ -73,3 +79,4 @@ pub use store::PostgresStore;
 pub use store::SqliteStore;
 pub use store::{MemoryStore, SessionInfo, SessionSnapshot, SessionStore};
 pub use tree::{Branch, SessionTree};
+pub use wait::{CALL_WAITING, CallWait};

@@ -184,6 +184,7 @@ pub struct AgentSessionOptions {
     pub(crate) interaction: Option<Arc<dyn InteractionHandler>>,
     pub(crate) sink: Option<super::AgentEventSink>,
     pub(crate) model: Option<(String, Option<String>)>,
+    pub(crate) wait_expiry: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for AgentSessionOptions {
@@ -237,6 +238,17 @@ impl AgentSessionOptions {
     /// branch last used: a person's explicit choice.
     pub fn model(mut self, provider: impl Into<String>, model: Option<String>) -> Self {
         self.model = Some((provider.into(), model));
+        self
+    }
+
+    /// How long a tool call waits for a person's approval before it ends
+    /// as expired (default: 24 hours). The wait is kept in the session
+    /// before the person is asked ([`CallWait`](crate::session::CallWait));
+    /// a process that stops while it waits leaves it to the next run of
+    /// the session, in any process sharing the store, which asks again
+    /// until this expiry, counted from the first asking, and never after.
+    pub fn wait_expiry(mut self, expiry: std::time::Duration) -> Self {
+        self.wait_expiry = Some(expiry);
         self
     }
 
@@ -398,6 +410,7 @@ pub(crate) async fn activate(
         session_id,
         cwd,
         interaction: options.interaction.clone(),
+        wait_expiry: options.wait_expiry.unwrap_or(super::wait::WAIT_EXPIRY),
         sink: options.sink.clone(),
         bound: AtomicBool::new(false),
         stale: AtomicBool::new(false),

@@ -44,6 +44,16 @@
 //!   reads it; [`AgentEvent::ToolInterrupted`] tells the host), unless its
 //!   tool is idempotent; one that had not started runs, its approval asked
 //!   again.
+//! - **Waits outlive the process**: a call's wait for a person's approval
+//!   is kept in the session before the person is asked
+//!   ([`CallWait`](crate::session::CallWait), `wait.rs`), with an expiry
+//!   ([`AgentSessionOptions::wait_expiry`], 24 hours unless set, counted
+//!   from the first asking). A process that stops while it waits leaves
+//!   the call unstarted: the next run, in any process sharing the store,
+//!   asks again, and the tool runs once when approved. A wait that expires
+//!   ends its call unrun with a result saying so (`details.error` is
+//!   `expired`; [`AgentEvent::WaitExpired`] when it expired while no
+//!   process ran the session).
 //! - **Delivery** of extension messages ([`Delivery`]): steer (after the
 //!   tool running now; the rest of a sequential batch is skipped, each
 //!   skipped call answered), follow-up (when the agent has nothing left to do), next
@@ -106,6 +116,7 @@ mod run;
 mod specs;
 mod state;
 mod tools;
+mod wait;
 
 use std::sync::Arc;
 
@@ -162,6 +173,22 @@ pub enum AgentEvent {
     /// ([`AgentSession::recover`]). Its effect is unknown: a person should
     /// check it.
     ToolInterrupted {
+        /// The call, as the model asked for it.
+        call: ToolCallRequest,
+        /// What the model is told.
+        result: ToolResult,
+    },
+    /// A tool call now waits for a person's approval: the wait was kept
+    /// in the session (it outlives this process) and the person is being
+    /// asked.
+    CallWaiting(crate::session::CallWait),
+    /// A call whose wait for approval expired while no process ran the
+    /// session (found when the session is settled,
+    /// [`AgentSession::recover`]): it did not run, and its tool message,
+    /// now stored, says so (`details.error` is `expired`). A wait that
+    /// expires while its process waits ends as a
+    /// [`ToolFinished`](Self::ToolFinished) with that result.
+    WaitExpired {
         /// The call, as the model asked for it.
         call: ToolCallRequest,
         /// What the model is told.

@@ -20,9 +20,13 @@
 //!    again;
 //! 4. a call with no started mark never ran: it runs now, as any call
 //!    does (its approval asked again if its tool needs one, a new started
-//!    mark first).
+//!    mark first);
+//! 5. unless it waited for an approval whose wait has expired
+//!    ([`CallWait`](crate::session::CallWait)): it does not run, and gets
+//!    a tool message saying the wait expired (`details.error` is
+//!    `expired`), and an [`AgentEvent::WaitExpired`] tells the host.
 //!
-//! The interrupted calls are answered first, in one write; the calls to
+//! The interrupted and expired calls are answered first, in one write; the calls to
 //! run then run as a batch of the loop does (`Run::run_batch`). Then a
 //! prompt goes on with the person's message, which the model gets after
 //! the settled results in the same request (as it gets a steering message
@@ -33,7 +37,7 @@
 //! batch of the branch is ever settled, and a branch that ends otherwise
 //! costs a few steps.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use oscova_core::ToolResult;
 use oscova_core::provider::model::{ChatMessage, ToolCallRequest};
@@ -44,18 +48,27 @@ use super::error::AgentError;
 use super::host::AgentSession;
 use super::run::{Run, RunOutcome};
 use super::tools::is_idempotent;
-use crate::session::{AgentMessage, EntryKind, Session, iso_to_millis, now_iso};
+use super::wait::expired_result;
+use crate::session::{AgentMessage, CallWait, EntryKind, Session, iso_to_millis, now_iso};
 
 /// What the model reads for a call that was interrupted.
 pub(crate) const INTERRUPTED_TEXT: &str = "interrupted: the process running this call stopped \
      after the call started and before its result was kept. It was not run again, so whether \
      it took effect is unknown; check before calling it again.";
 
+/// A call of the last batch without a tool message.
+pub(super) struct OpenCall {
+    pub(super) call: ToolCallRequest,
+    /// Whether it was marked started.
+    pub(super) started: bool,
+    /// Its latest wait for a person, if it waited for one.
+    pub(super) wait: Option<CallWait>,
+}
+
 /// The last batch of a branch with calls that have no tool message.
 pub(super) struct Unsettled {
-    /// Those calls, in the model's order, each with whether it was marked
-    /// started.
-    calls: Vec<(ToolCallRequest, bool)>,
+    /// Those calls, in the model's order.
+    pub(super) calls: Vec<OpenCall>,
     /// Whether no call of the batch had a tool message.
     whole: bool,
 }
@@ -65,6 +78,7 @@ pub(super) struct Unsettled {
 pub(super) fn unsettled(session: &Session) -> Option<Unsettled> {
     let mut answered = HashSet::new();
     let mut started = HashSet::new();
+    let mut waits: HashMap<String, CallWait> = HashMap::new();
     for entry in session.ancestors() {
         let message = match &entry.kind {
             EntryKind::Message { message } => message,
@@ -74,6 +88,10 @@ pub(super) fn unsettled(session: &Session) -> Option<Unsettled> {
             other => {
                 if let Some(id) = other.started_call_id() {
                     started.insert(id);
+                }
+                if let Some(wait) = other.call_wait() {
+                    // Walking back: the first one seen is the latest.
+                    waits.entry(wait.tool_call_id.clone()).or_insert(wait);
                 }
                 continue;
             }
@@ -85,12 +103,13 @@ pub(super) fn unsettled(session: &Session) -> Option<Unsettled> {
             AgentMessage::Assistant(_) => {
                 let calls = message.to_chat()?.tool_calls;
                 let total = calls.len();
-                let open: Vec<(ToolCallRequest, bool)> = calls
+                let open: Vec<OpenCall> = calls
                     .into_iter()
                     .filter(|call| !answered.contains(call.id.as_str()))
-                    .map(|call| {
-                        let was_started = started.contains(call.id.as_str());
-                        (call, was_started)
+                    .map(|call| OpenCall {
+                        started: started.contains(call.id.as_str()),
+                        wait: waits.remove(&call.id),
+                        call,
                     })
                     .collect();
                 if open.is_empty() {
@@ -105,6 +124,14 @@ pub(super) fn unsettled(session: &Session) -> Option<Unsettled> {
         }
     }
     None
+}
+
+/// Why a call of a settled batch does not run.
+enum Unrun {
+    /// It had started; its tool is not idempotent.
+    Interrupted,
+    /// Its wait for approval expired.
+    Expired,
 }
 
 /// What settling did.
@@ -147,41 +174,49 @@ impl Run<'_> {
         let Some(batch) = found else {
             return Ok(Settled::default());
         };
-        let (interrupted, to_run): (Vec<_>, Vec<_>) = batch
-            .calls
-            .into_iter()
-            .partition(|(call, started)| *started && !is_idempotent(self.shared, &call.name));
-        let interrupted: Vec<ToolCallRequest> = interrupted.into_iter().map(|(c, _)| c).collect();
-        let to_run: Vec<ToolCallRequest> = to_run.into_iter().map(|(c, _)| c).collect();
-        self.interrupt(&interrupted, added).await?;
+        let now = iso_to_millis(&now_iso()).unwrap_or(0);
+        let mut answered = Vec::new();
+        let mut to_run = Vec::new();
+        for open in batch.calls {
+            if open.started && !is_idempotent(self.shared, &open.call.name) {
+                let result = ToolResult::error(INTERRUPTED_TEXT)
+                    .with_details(json!({ "error": "interrupted" }));
+                answered.push((open.call, result, Unrun::Interrupted));
+            } else if let Some(wait) = open.wait.filter(|w| !open.started && w.is_expired_at(now)) {
+                let result = expired_result(&open.call.name, &wait.expires_at);
+                answered.push((open.call, result, Unrun::Expired));
+            } else {
+                to_run.push(open.call);
+            }
+        }
+        let unrun = answered.len();
+        self.answer_unrun(answered, added).await?;
         let (results, terminate) = self.run_batch(&to_run, added).await?;
         Ok(Settled {
-            calls: interrupted.len() + results.len(),
-            terminate: batch.whole && interrupted.is_empty() && terminate,
+            calls: unrun + results.len(),
+            terminate: batch.whole && unrun == 0 && terminate,
         })
     }
 
-    /// Answers started calls that will not run again, in one write, then
-    /// tells the host.
-    async fn interrupt(
+    /// Answers calls that will not run (again), in one write, then tells
+    /// the host of each.
+    async fn answer_unrun(
         &self,
-        calls: &[ToolCallRequest],
+        calls: Vec<(ToolCallRequest, ToolResult, Unrun)>,
         added: &mut Vec<ChatMessage>,
     ) -> Result<(), AgentError> {
         if calls.is_empty() {
             return Ok(());
         }
-        let result =
-            ToolResult::error(INTERRUPTED_TEXT).with_details(json!({ "error": "interrupted" }));
         let millis = iso_to_millis(&now_iso()).unwrap_or(0);
         let messages: Vec<ChatMessage> = calls
             .iter()
-            .map(|call| ChatMessage::tool(call.id.clone(), INTERRUPTED_TEXT))
+            .map(|(call, result, _)| ChatMessage::tool(call.id.clone(), result.content.clone()))
             .collect();
         let kinds = calls
             .iter()
             .zip(&messages)
-            .map(|(call, chat)| {
+            .map(|((call, result, _), chat)| {
                 let mut message = AgentMessage::from_chat(chat, millis, Some(&call.name), None);
                 if let AgentMessage::ToolResult(stored) = &mut message {
                     stored.is_error = true;
@@ -191,12 +226,18 @@ impl Run<'_> {
             })
             .collect();
         self.shared.session.lock().await.append_all(kinds).await?;
-        for call in calls {
-            tracing::warn!(call = %call.id, tool = %call.name, "tool call interrupted by a stopped process; not run again");
-            self.shared.emit(AgentEvent::ToolInterrupted {
-                call: call.clone(),
-                result: result.clone(),
-            });
+        for (call, result, why) in calls {
+            let event = match why {
+                Unrun::Interrupted => {
+                    tracing::warn!(call = %call.id, tool = %call.name, "tool call interrupted by a stopped process; not run again");
+                    AgentEvent::ToolInterrupted { call, result }
+                }
+                Unrun::Expired => {
+                    tracing::warn!(call = %call.id, tool = %call.name, "tool call's wait for approval expired; not run");
+                    AgentEvent::WaitExpired { call, result }
+                }
+            };
+            self.shared.emit(event);
         }
         added.extend(messages);
         Ok(())

@@ -98,6 +98,8 @@ pub(crate) struct Shared {
     pub(crate) session_id: SessionId,
     pub(crate) cwd: PathBuf,
     pub(crate) interaction: Option<Arc<dyn InteractionHandler>>,
+    /// How long a new wait for a person lasts (`wait.rs`).
+    pub(crate) wait_expiry: std::time::Duration,
     pub(crate) sink: Option<AgentEventSink>,
     pub(crate) bound: AtomicBool,
     pub(crate) stale: AtomicBool,

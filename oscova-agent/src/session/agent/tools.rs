@@ -39,6 +39,7 @@ use super::events::{
     ToolResultEvent,
 };
 use super::state::Shared;
+use super::wait::{KeptApproval, ask_kept};
 use crate::chat::{ToolsPromptSection, prepare_arguments, tool_message};
 use crate::profile::{SchemaProfile, export_schema};
 use crate::session::EntryKind;
@@ -284,7 +285,18 @@ async fn invoke(
     if info.approval() == ToolApprovalMode::Required {
         let ctx = ExtensionContext::new(shared.clone(), 0);
         let asked = format!("Allow the tool `{}` to run?", call.name);
-        if !matches!(ctx.confirm(asked).await, Ok(true)) {
+        let answer = ctx.confirm(asked.clone());
+        // Kept first when someone can be asked (`wait.rs`); without a UI
+        // the answer is an immediate no, and there is no wait.
+        let answer = if shared.interaction.is_some() {
+            match ask_kept(shared, &call.id, &call.name, &asked, &input, answer).await {
+                Ok(answer) => answer,
+                Err(end) => return Some(end.result(&call.name)),
+            }
+        } else {
+            answer.await
+        };
+        if !matches!(answer, Ok(true)) {
             let text = format!(
                 "tool `{}` requires approval and was not approved. The call did not run; do not \
                  retry it unless the user asks.",
@@ -353,10 +365,20 @@ async fn invoke_scope(
     let scope = &shared.scope;
     let marking = shared.clone();
     let (id, tool) = (call.id.clone(), call.name.clone());
+    // The approval, if the call needs one, is asked with its wait kept in
+    // the session first (`wait.rs`).
+    let ended = Arc::new(std::sync::Mutex::new(None));
+    let approval = KeptApproval {
+        shared: shared.clone(),
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        ended: ended.clone(),
+    };
     let mut invoke = scope
         .invoke(&call.name, input)
         .cancellation(cancel)
         .progress_arc(progress)
+        .approval_handler(approval)
         .start_hook(move |_: &str| {
             let (shared, id, tool) = (marking.clone(), id.clone(), tool.clone());
             async move { mark_started(&shared, &id, &tool).await }
@@ -368,6 +390,10 @@ async fn invoke_scope(
         Ok(result) => Some(result),
         Err(InvokeError::Cancelled(_)) => None,
         Err(error) => {
+            let ended = ended.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(end) = ended {
+                return Some(end.result(&call.name));
+            }
             let text = if error.is_refusal() {
                 format!("{error}. The call did not run; do not retry it unless the user asks.")
             } else {

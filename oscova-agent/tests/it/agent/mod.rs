@@ -10,6 +10,7 @@ mod prompts;
 mod recover;
 mod retry;
 mod run;
+mod waits;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -28,7 +28,7 @@ use super::*;
 
 const CHARGE: &str = "test_recover__recover__charge";
 const REFRESH: &str = "test_recover__recover__refresh";
-const SEND: &str = "test_recover__recover__send";
+pub(super) const SEND: &str = "test_recover__recover__send";
 const STEP: &str = "test_recover__recover__step";
 
 /// What the tools did, and which of their bodies hold (the crash point).
@@ -39,11 +39,11 @@ pub struct Effects {
     /// Bodies (or approvals) to hold, once each, by their line.
     hold: Mutex<HashSet<String>>,
     /// Told when a held body or approval is reached.
-    entered: tokio::sync::Notify,
+    pub(super) entered: tokio::sync::Notify,
 }
 
 impl Effects {
-    fn holding(lines: &[&str]) -> Arc<Self> {
+    pub(super) fn holding(lines: &[&str]) -> Arc<Self> {
         let effects = Self::default();
         effects
             .hold
@@ -53,7 +53,7 @@ impl Effects {
         Arc::new(effects)
     }
 
-    fn ran(&self) -> Vec<String> {
+    pub(super) fn ran(&self) -> Vec<String> {
         self.ran.lock().unwrap().clone()
     }
 
@@ -161,7 +161,7 @@ impl ApprovalHandler for Approver {
 }
 
 /// One "process": an agent host over `store` with its own script.
-fn process(
+pub(super) fn process(
     store: Arc<dyn SessionStore>,
     script: &Arc<Script>,
     effects: &Arc<Effects>,
@@ -185,13 +185,13 @@ fn process(
         .unwrap()
 }
 
-async fn sqlite(dir: &Path) -> Arc<dyn SessionStore> {
+pub(super) async fn sqlite(dir: &Path) -> Arc<dyn SessionStore> {
     Arc::new(SqliteStore::open(dir.join("sessions.db")).await.unwrap())
 }
 
-type Events = Arc<Mutex<Vec<AgentEvent>>>;
+pub(super) type Events = Arc<Mutex<Vec<AgentEvent>>>;
 
-fn recording(events: &Events) -> AgentSessionOptions {
+pub(super) fn recording(events: &Events) -> AgentSessionOptions {
     let events = events.clone();
     AgentSessionOptions::new().on_event(move |e| events.lock().unwrap().push(e.clone()))
 }
@@ -221,7 +221,7 @@ async fn crash_during(
 
 /// The branch as the store has it now, read afresh: `user`, `assistant`,
 /// `started c1`, `tool c1`, `tool c1 interrupted`.
-async fn branch(store: &Arc<dyn SessionStore>) -> Vec<String> {
+pub(super) async fn branch(store: &Arc<dyn SessionStore>) -> Vec<String> {
     let session = Session::open(store.clone(), UserInfo::new("alice"), "work")
         .await
         .unwrap();
@@ -234,23 +234,25 @@ fn describe(entry: &SessionEntry) -> String {
             AgentMessage::User(_) => "user".into(),
             AgentMessage::Assistant(_) => "assistant".into(),
             AgentMessage::ToolResult(result) => {
-                let interrupted =
-                    result.extra.get("details") == Some(json!({"error": "interrupted"}));
-                assert_eq!(result.is_error, interrupted, "{result:?}");
-                let suffix = if interrupted { " interrupted" } else { "" };
+                let unrun = ["interrupted", "expired"]
+                    .into_iter()
+                    .find(|why| result.extra.get("details") == Some(json!({ "error": why })));
+                assert_eq!(result.is_error, unrun.is_some(), "{result:?}");
+                let suffix = unrun.map(|why| format!(" {why}")).unwrap_or_default();
                 format!("tool {}{suffix}", result.tool_call_id)
             }
             other => format!("{other:?}"),
         },
-        other => match other.started_call_id() {
-            Some(id) => format!("started {id}"),
-            None => other.type_name().to_owned(),
+        other => match (other.started_call_id(), other.call_wait()) {
+            (Some(id), _) => format!("started {id}"),
+            (_, Some(wait)) => format!("waiting {}", wait.tool_call_id),
+            _ => other.type_name().to_owned(),
         },
     }
 }
 
 /// (role, text) of each message the model was sent in its call `i`.
-fn sent(script: &Script, i: usize) -> Vec<(String, String)> {
+pub(super) fn sent(script: &Script, i: usize) -> Vec<(String, String)> {
     script
         .seen(i)
         .0
@@ -267,11 +269,11 @@ fn sent(script: &Script, i: usize) -> Vec<(String, String)> {
         .collect()
 }
 
-fn strings(list: &[&str]) -> Vec<String> {
+pub(super) fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }
 
-fn said(list: &[(&str, &str)]) -> Vec<(String, String)> {
+pub(super) fn said(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter()
         .map(|(r, t)| ((*r).to_owned(), (*t).to_owned()))
         .collect()
@@ -406,7 +408,11 @@ async fn a_call_that_never_started_runs_on_recover_with_its_approval_asked_again
     let asks = ChatMessage::assistant("", vec![call("c1", SEND, json!({"what": "invoice"}))]);
     crash_during(store.clone(), &effects, vec![asks], "Send the invoice").await;
     assert!(effects.ran().is_empty());
-    assert_eq!(branch(&store).await, ["user", "assistant"]);
+    assert_eq!(
+        branch(&store).await,
+        ["user", "assistant", "waiting c1"],
+        "the wait is kept before the person is asked"
+    );
 
     let script = Script::new([ChatMessage::assistant("Sent.", vec![])]);
     let asked = Arc::new(Mutex::new(0));
@@ -421,7 +427,15 @@ async fn a_call_that_never_started_runs_on_recover_with_its_approval_asked_again
     assert_eq!(effects.ran(), ["send invoice"]);
     assert_eq!(
         branch(&store).await,
-        ["user", "assistant", "started c1", "tool c1", "assistant"]
+        [
+            "user",
+            "assistant",
+            "waiting c1",
+            "waiting c1",
+            "started c1",
+            "tool c1",
+            "assistant"
+        ]
     );
 }
 
