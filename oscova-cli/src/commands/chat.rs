@@ -477,7 +477,7 @@ impl Views {
             AgentEvent::ToolFinished { id, name, result } => {
                 let refused = matches!(
                     result.details.get("error").and_then(Value::as_str),
-                    Some("blocked" | "not_approved" | "inactive_tool")
+                    Some("blocked" | "not_approved" | "inactive_tool" | "expired")
                 );
                 ChatEvent::ToolCallFinished {
                     id: id.clone(),
@@ -495,6 +495,16 @@ impl Views {
                     name: call.name.clone(),
                     result: result.clone(),
                     refused: false,
+                }
+            }
+            AgentEvent::WaitExpired { call, result } => {
+                // Nobody approved it in time: refused, as a denial is.
+                self.show(&ChatEvent::ToolCallRunning(call.clone()));
+                ChatEvent::ToolCallFinished {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    result: result.clone(),
+                    refused: true,
                 }
             }
             AgentEvent::ExtensionError(report) => {
