@@ -1,11 +1,13 @@
 //! Walking an input schema: resolving `$ref`s, merging `allOf` and
-//! `$ref` siblings, detecting cycles, and the helpers every profile shares.
-//! The profile-specific rewriting of one node lives in `openai.rs` and
-//! `gemini.rs`; this file decides what node to rewrite.
+//! `$ref` siblings (`merge.rs`), detecting cycles, and the limits and
+//! path helpers every profile shares. The profile-specific rewriting of
+//! one node lives in `openai.rs` and `gemini.rs`, what they read of a
+//! node in `node.rs`; this file decides what node to rewrite.
 
 use serde_json::{Map, Value};
 
 use super::SchemaProfileError;
+use super::merge::merge_into;
 
 pub(super) const ROOT_NOT_OBJECT: &str = "the root schema must be `type: \"object\"`";
 
@@ -31,22 +33,6 @@ pub(super) const OPENAI_NUMBER_KEYWORDS: [&str; 5] = [
     "maximum",
     "exclusiveMinimum",
     "exclusiveMaximum",
-];
-/// Keywords whose conflicting values can be overridden when merging
-/// `$ref` siblings or `allOf` members (the later value wins).
-pub(super) const ANNOTATIONS: [&str; 12] = [
-    "description",
-    "title",
-    "default",
-    "examples",
-    "example",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$schema",
-    "$defs",
-    "definitions",
 ];
 
 pub(super) fn unsupported(path: &str, reason: impl Into<String>) -> SchemaProfileError {
@@ -381,63 +367,6 @@ impl<'a> Converter<'a> {
     }
 }
 
-/// Merges `extra` into `base` (the rules of `allOf` / `$ref` siblings):
-/// equal values are kept, annotations from `extra` win, `required` and
-/// `properties` are unioned, and any other conflict is an error.
-pub(super) fn merge_into(
-    base: &mut Map<String, Value>,
-    extra: Map<String, Value>,
-    path: &str,
-) -> Result<(), SchemaProfileError> {
-    for (key, value) in extra {
-        let Some(existing) = base.get_mut(&key) else {
-            base.insert(key, value);
-            continue;
-        };
-        if *existing == value {
-            continue;
-        }
-        if ANNOTATIONS.contains(&key.as_str()) {
-            *existing = value;
-            continue;
-        }
-        match (key.as_str(), existing, value) {
-            ("required", Value::Array(have), Value::Array(more)) => {
-                for name in more {
-                    if !have.contains(&name) {
-                        have.push(name);
-                    }
-                }
-            }
-            ("properties", Value::Object(have), Value::Object(more)) => {
-                for (name, schema) in more {
-                    match have.get(&name) {
-                        None => {
-                            have.insert(name, schema);
-                        }
-                        Some(same) if *same == schema => {}
-                        Some(_) => {
-                            return Err(unsupported(
-                                &child(&child(path, "properties"), &name),
-                                "conflicting definitions of one property in `allOf` or `$ref` siblings",
-                            ));
-                        }
-                    }
-                }
-            }
-            _ => {
-                return Err(unsupported(
-                    path,
-                    format!(
-                        "conflicting `{key}` keywords in `allOf` or `$ref` siblings cannot be merged"
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Decodes `%XX` escapes of a URI fragment.
 pub(super) fn percent_decode(s: &str) -> Option<String> {
     if !s.contains('%') {
@@ -456,130 +385,4 @@ pub(super) fn percent_decode(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
-}
-
-/// The names in `type`, if any.
-pub(super) fn type_names(
-    m: &Map<String, Value>,
-    path: &str,
-) -> Result<Option<Vec<String>>, SchemaProfileError> {
-    let invalid = || {
-        unsupported(
-            &child(path, "type"),
-            "`type` must be a string or an array of strings",
-        )
-    };
-    match m.get("type") {
-        None => Ok(None),
-        Some(Value::String(t)) => Ok(Some(vec![t.clone()])),
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .map(|t| t.as_str().map(str::to_owned).ok_or_else(invalid))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some),
-        Some(_) => Err(invalid()),
-    }
-}
-
-pub(super) fn is_object(m: &Map<String, Value>, types: Option<&[String]>) -> bool {
-    match types {
-        Some(types) => types.iter().any(|t| t == "object"),
-        None => ["properties", "additionalProperties", "patternProperties"]
-            .iter()
-            .any(|k| m.contains_key(*k)),
-    }
-}
-
-pub(super) fn is_array(m: &Map<String, Value>, types: Option<&[String]>) -> bool {
-    match types {
-        Some(types) => types.iter().any(|t| t == "array"),
-        None => m.contains_key("items") || m.contains_key("prefixItems"),
-    }
-}
-
-pub(super) fn required_names(m: &Map<String, Value>) -> Vec<String> {
-    m.get("required")
-        .and_then(Value::as_array)
-        .map(|names| {
-            names
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-pub(super) fn copy_keys(from: &Map<String, Value>, to: &mut Map<String, Value>, keys: &[&str]) {
-    for key in keys {
-        if let Some(v) = from.get(*key) {
-            to.insert((*key).to_owned(), v.clone());
-        }
-    }
-}
-
-pub(super) fn null_schema() -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), Value::from("null"));
-    Value::Object(m)
-}
-
-/// Whether a converted schema accepts `null`.
-pub(super) fn is_nullable(s: &Map<String, Value>) -> bool {
-    if let Some(c) = s.get("const") {
-        return c.is_null();
-    }
-    let checks = [
-        s.get("type").map(|t| match t {
-            Value::String(t) => t == "null",
-            Value::Array(ts) => ts.iter().any(|t| t == "null"),
-            _ => false,
-        }),
-        s.get("enum")
-            .map(|e| e.as_array().is_some_and(|e| e.contains(&Value::Null))),
-        s.get("anyOf").map(|a| {
-            a.as_array()
-                .is_some_and(|a| a.iter().any(|b| b.as_object().is_some_and(is_nullable)))
-        }),
-    ];
-    checks.iter().any(Option::is_some) && checks.iter().flatten().all(|ok| *ok)
-}
-
-/// Whether a resolved input schema only accepts `null`.
-pub(super) fn is_null_schema(m: &Map<String, Value>) -> bool {
-    let only_null_type = match m.get("type") {
-        Some(Value::String(t)) => t == "null",
-        Some(Value::Array(ts)) => matches!(ts.as_slice(), [t] if t == "null"),
-        _ => false,
-    };
-    only_null_type
-        || m.get("const").is_some_and(Value::is_null)
-        || m.get("enum")
-            .and_then(Value::as_array)
-            .is_some_and(|e| matches!(e.as_slice(), [Value::Null]))
-}
-
-/// Splices branches that are bare unions (`anyOf` plus annotations) into
-/// the parent union; a spliced branch's `description` moves to `parent`
-/// when `parent` has none.
-pub(super) fn splice_unions(branches: Vec<Value>, parent: &mut Map<String, Value>) -> Vec<Value> {
-    let mut out = Vec::with_capacity(branches.len());
-    for branch in branches {
-        match branch {
-            Value::Object(mut b)
-                if b.keys()
-                    .all(|k| ["anyOf", "description", "title"].contains(&k.as_str())) =>
-            {
-                if let Some(description) = b.remove("description") {
-                    parent.entry("description").or_insert(description);
-                }
-                match b.remove("anyOf") {
-                    Some(Value::Array(inner)) => out.extend(inner),
-                    _ => out.push(Value::Object(b)),
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::SchemaProfileError;
 use super::convert::*;
+use super::node::*;
 
 impl Converter<'_> {
     pub(super) fn gemini_node(

@@ -246,6 +246,8 @@ fn export_anthropic(schema: &Value) -> Result<Value, SchemaProfileError> {
 
 mod convert;
 mod gemini;
+mod merge;
+mod node;
 mod openai;
 
 use convert::*;
