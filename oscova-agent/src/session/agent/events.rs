@@ -319,6 +319,15 @@ notify_event!(
 
 /// Before a tool runs: patch `input`, or [`block`](Self::block) the call
 /// (the reason goes to the model). A handler that fails blocks it too.
+///
+/// It is this session's view of the call, and runs outside the host's
+/// layers ([`oscova_core::host::layer`]): the host's layers see the input
+/// as handlers left it, and still refuse it. A guard that must hold for
+/// every front end (MCP and A2A serving too, every session) is a layer
+/// registered once on the plugin host
+/// ([`PluginHostBuilder::layer`](oscova_core::PluginHostBuilder::layer));
+/// a handler here is for what one session decides (asking its person,
+/// its own state).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ToolCallEvent {

@@ -7,8 +7,11 @@
 //! of a name wins. Every call, whoever's tool it is, goes the same way:
 //! `ToolCallEvent` (patch the input, or block: the reason goes to the
 //! model and nothing runs), the active-tools check, `ToolExecutionStart`,
-//! the run (a scope tool through [`UserScope::invoke`](oscova_core::UserScope::invoke): hooks, approval,
-//! argument checks, redaction; an extension tool through its toolset's
+//! the run (a scope tool through [`UserScope::invoke`](oscova_core::UserScope::invoke): the host's
+//! hooks and layers, approval, argument checks, redaction; an extension
+//! tool through the same hooks and layers
+//! ([`UserScope::layered`](oscova_core::UserScope::layered), so a guard
+//! the host registered once refuses it too), then its toolset's
 //! dispatch: the same argument check, a `Required` tool confirmed by the
 //! person or refused, panics caught, the result redacted with the scope's
 //! and the host's secrets), progress as `ToolExecutionUpdate`,
@@ -25,10 +28,11 @@
 
 use std::sync::Arc;
 
+use oscova_core::host::layer::ToolCall;
 use oscova_core::provider::model::{ChatMessage, ToolCallRequest, ToolSpec};
 use oscova_core::tool::{CallOrigin, ProgressSink, ToolInfo, ToolsetInfo, with_call_origin};
 use oscova_core::{
-    InvokeError, ToolApprovalMode, ToolInvocation, ToolProgress, ToolResult, Toolset,
+    InvokeError, ToolApprovalMode, ToolInvocation, ToolProgress, ToolResult, Toolset, UserScope,
 };
 use serde_json::{Value, json};
 
@@ -282,6 +286,54 @@ async fn invoke(
     let Some((toolset, info, index)) = found else {
         return invoke_scope(shared, call, input, progress, cancel).await;
     };
+    // The host's hooks and layers hold for an extension's tool as for the
+    // scope's (`UserScope::layered`), before it is confirmed: a guard
+    // written once on the host refuses it here too.
+    let scope = &shared.scope;
+    let guarded =
+        ToolCall::new(&call.name, info, scope.user(), input).with_cancellation(Some(&cancel));
+    let tool = ExtensionCall {
+        toolset,
+        info,
+        index,
+    };
+    let outcome = scope
+        .layered(None, guarded, |guarded| async {
+            let ran = run_extension_tool(shared, call, guarded.arguments, progress, tool, &cancel);
+            ran.await
+                .ok_or_else(|| InvokeError::Cancelled(call.name.clone()))
+        })
+        .await;
+    match outcome {
+        Ok(result) => Some(result),
+        Err(InvokeError::Cancelled(_)) => None,
+        Err(error) => Some(refused(scope, &error)),
+    }
+}
+
+/// An extension's tool, as the session found it.
+struct ExtensionCall {
+    toolset: Arc<dyn Toolset>,
+    info: &'static ToolInfo,
+    index: usize,
+}
+
+/// Runs an extension's tool once the host's layers passed it: confirmed
+/// when it requires approval, marked started, dispatched, redacted.
+/// `None`: cancelled while it ran.
+async fn run_extension_tool(
+    shared: &Arc<Shared>,
+    call: &ToolCallRequest,
+    input: Value,
+    progress: ProgressSink,
+    tool: ExtensionCall,
+    cancel: &oscova_core::CancellationToken,
+) -> Option<ToolResult> {
+    let ExtensionCall {
+        toolset,
+        info,
+        index,
+    } = tool;
     if info.approval() == ToolApprovalMode::Required {
         let ctx = ExtensionContext::new(shared.clone(), 0);
         let asked = format!("Allow the tool `{}` to run?", call.name);
@@ -394,13 +446,18 @@ async fn invoke_scope(
             if let Some(end) = ended {
                 return Some(end.result(&call.name));
             }
-            let text = if error.is_refusal() {
-                format!("{error}. The call did not run; do not retry it unless the user asks.")
-            } else {
-                error.to_string()
-            };
-            let text = scope.redact(&text).into_owned();
-            Some(ToolResult::error(text).with_details(json!({ "error": error.kind() })))
+            Some(refused(scope, &error))
         }
     }
+}
+
+/// The result the model reads for a call the host refused or failed.
+fn refused(scope: &UserScope, error: &InvokeError) -> ToolResult {
+    let text = if error.is_refusal() {
+        format!("{error}. The call did not run; do not retry it unless the user asks.")
+    } else {
+        error.to_string()
+    };
+    let text = scope.redact(&text).into_owned();
+    ToolResult::error(text).with_details(json!({ "error": error.kind() }))
 }

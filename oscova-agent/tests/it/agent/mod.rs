@@ -6,6 +6,7 @@ mod boundaries;
 mod build;
 mod compact;
 mod dispatch;
+mod guard;
 mod prompts;
 mod recover;
 mod retry;
