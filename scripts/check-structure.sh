@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Structural rules ARCHITECTURE.md promises, checked on every run:
 # - the contract modules of oscova-core import nothing from the host;
-# - no Rust source file is over 600 lines, inline tests included (a
-#   longer one is a sign to split by concept);
+# - no Rust source file is over 1000 lines, inline tests included. This
+#   is a backstop, not a target: a file holds one concept and is split
+#   when it holds two, whatever its length (the old 600-line limit had
+#   become a count to stay under, with files at 599 lines and a test
+#   module split off by `#[path]`);
 # - every README's Rust examples are compiled: no `rust,ignore` block, and
 #   a README with a Rust block is included as a doctest
 #   (`#[cfg(doctest)] #[doc = include_str!(".../README.md")]`) by a crate.
@@ -18,10 +21,13 @@ if hits=$(grep -rnE '(crate|super)::host\b|use crate::\{[^}]*\bhost\b' "${contra
     status=1
 fi
 
+# The backstop catches a file that grew to hold several concepts; the
+# review of what a file holds is the rule, not this count.
+max_lines=1000
 while IFS= read -r file; do
     lines=$(wc -l <"$file")
-    if [ "$lines" -gt 600 ]; then
-        echo "$file has $lines lines (at most 600): split it by concept" >&2
+    if [ "$lines" -gt "$max_lines" ]; then
+        echo "$file has $lines lines (the backstop is $max_lines): it holds more than one concept; split it by concept" >&2
         status=1
     fi
 done < <(git ls-files '*.rs')
@@ -51,5 +57,5 @@ while IFS= read -r readme; do
     fi
 done < <(git ls-files '*README.md')
 
-[ "$status" -eq 0 ] && echo "structure: contract apart from the host; no source file over 600 lines; every README's Rust examples compiled"
+[ "$status" -eq 0 ] && echo "structure: contract apart from the host; no source file over the $max_lines-line backstop; every README's Rust examples compiled"
 exit "$status"
