@@ -18,6 +18,20 @@
 //   access tokens live 2 seconds (a token that expires while cached).
 //   "mcp-resource" / "resource-secret" (client_secret_basic): no grant; the
 //   resource server's own credentials for the introspection endpoint.
+//   "oauth-user" (public, `none`, native): authorization code with PKCE and
+//   refresh tokens (rotated on every use; a rotated one used again revokes
+//   its grant), redirect http://127.0.0.1/callback on any port (RFC 8252).
+//   "oauth-user-short": the same, but its access tokens live 2 seconds.
+// Dynamic Client Registration (RFC 7591) is open at /reg; registered
+// clients get what "oauth-user" has. Revocation (RFC 7009) is at
+// /token/revocation.
+//
+// Consent is driven over HTTP (no pages): an authorization request is
+// sent to /interaction/UID; `POST /interaction/UID/login` with the form
+// field `login=ACCOUNT` logs that account in, `POST
+// /interaction/UID/confirm` grants what the client asked for, and
+// `POST /interaction/UID/abort` refuses it; each answers with the
+// redirect to resume at /auth/UID (cookies carry the rest).
 // Each resource indicator is a resource server whose tokens carry `aud` =
 // the indicator and may carry the scopes "mcp" and "other"; they are JWTs
 // signed RS256, except for indicators starting `urn:opaque:`, whose tokens
@@ -37,6 +51,14 @@
 //                             a genuine signature.
 //   POST /test/rotate      -> adds a new RS256 key (new kid) to the JWKS and
 //                             signs new tokens with it.
+//   GET  /test/grants      -> {"authorization_code": N, "refresh_token": N,
+//                             "refresh_errors": N, "registrations": N,
+//                             "resources": [...]}: successful code
+//                             exchanges and refreshes, refused refreshes,
+//                             client registrations, and the `resource` of
+//                             every token request in order
+//   POST /test/revoke?account=A -> revokes every grant account A holds
+//                             (its tokens, refresh tokens included).
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import { join } from 'node:path';
@@ -66,7 +88,64 @@ const keys = [keyPair('RS256', 'rs-1'), keyPair('ES256', 'es-1'), keyPair('EdDSA
 let jwksCount = 0;
 let tokenCount = 0;
 let lastTokenAuth = null;
+const grants = {
+  authorization_code: 0, refresh_token: 0, refresh_errors: 0, registrations: 0, resources: [],
+};
+// Grant ids by account, for /test/revoke.
+const grantsOf = new Map();
 let provider;
+
+const json = (res, status, value) => {
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(value));
+};
+
+async function interaction(req, res, uid, action) {
+  try {
+    const details = await provider.interactionDetails(req, res);
+    if (details.uid !== uid) {
+      json(res, 400, { error: 'not this interaction' });
+      return;
+    }
+    if (action === undefined) {
+      json(res, 200, { uid, prompt: details.prompt.name, client_id: details.params.client_id });
+      return;
+    }
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const form = new URLSearchParams(body);
+    let result;
+    if (action === 'login') {
+      const account = form.get('login');
+      if (!account) {
+        json(res, 400, { error: 'login is required' });
+        return;
+      }
+      result = { login: { accountId: account } };
+    } else if (action === 'confirm') {
+      const { prompt: { details: missing }, params, session } = details;
+      const grant = details.grantId
+        ? await provider.Grant.find(details.grantId)
+        : new provider.Grant({ accountId: session.accountId, clientId: params.client_id });
+      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes || {})) {
+        grant.addResourceScope(indicator, scopes.join(' '));
+      }
+      const grantId = await grant.save();
+      result = { consent: details.grantId ? {} : { grantId } };
+    } else if (action === 'abort') {
+      result = { error: 'access_denied', error_description: 'the person refused' };
+    } else {
+      json(res, 404, { error: 'no such action' });
+      return;
+    }
+    await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true });
+  } catch (e) {
+    json(res, 400, { error: String(e && e.message) });
+  }
+}
 
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
@@ -95,6 +174,31 @@ const server = http.createServer(async (req, res) => {
       .setProtectedHeader({ alg, kid: jwk.kid, typ: 'at+jwt' })
       .sign(key);
     res.end(jws);
+    return;
+  }
+  if (url.pathname === '/test/grants') {
+    json(res, 200, grants);
+    return;
+  }
+  if (url.pathname === '/test/revoke' && req.method === 'POST') {
+    const account = url.searchParams.get('account');
+    const ids = [...(grantsOf.get(account) || [])];
+    for (const id of ids) {
+      await Promise.all([
+        provider.AccessToken.revokeByGrantId(id),
+        provider.RefreshToken.revokeByGrantId(id),
+        provider.AuthorizationCode.revokeByGrantId(id),
+      ]);
+      const grant = await provider.Grant.find(id);
+      if (grant) await grant.destroy();
+    }
+    grantsOf.delete(account);
+    json(res, 200, { revoked: ids.length });
+    return;
+  }
+  const step = url.pathname.match(/^\/interaction\/([^/]+)(?:\/(login|confirm|abort))?$/);
+  if (step && (step[2] === undefined ? req.method === 'GET' : req.method === 'POST')) {
+    await interaction(req, res, step[1], step[2]);
     return;
   }
   if (url.pathname === '/test/rotate' && req.method === 'POST') {
@@ -135,6 +239,22 @@ function makeProvider(issuer) {
       token_endpoint_auth_method: 'client_secret_basic',
       scope: 'mcp other',
     }, {
+      client_id: 'oauth-user',
+      application_type: 'native',
+      grant_types: ['authorization_code', 'refresh_token'],
+      redirect_uris: ['http://127.0.0.1/callback'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: 'mcp other',
+    }, {
+      client_id: 'oauth-user-short',
+      application_type: 'native',
+      grant_types: ['authorization_code', 'refresh_token'],
+      redirect_uris: ['http://127.0.0.1/callback'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: 'mcp other',
+    }, {
       client_id: 'mcp-resource',
       client_secret: 'resource-secret',
       grant_types: [],
@@ -144,8 +264,17 @@ function makeProvider(issuer) {
     }],
     jwks: { keys },
     scopes: ['mcp', 'other'],
+    // Refresh tokens for every client allowed the grant (no
+    // `offline_access` needed), rotated on every use, outliving the
+    // login session.
+    issueRefreshToken: (ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: () => true,
+    expiresWithSession: () => false,
+    interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
+      registration: { enabled: true },
+      revocation: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
@@ -153,7 +282,8 @@ function makeProvider(issuer) {
         defaultResource: () => undefined,
         useGrantedResource: () => true,
         getResourceServerInfo: (ctx, resource, client) => {
-          const accessTokenTTL = client && client.clientId === 'oauth-short' ? 2 : 300;
+          const short = client && ['oauth-short', 'oauth-user-short'].includes(client.clientId);
+          const accessTokenTTL = short ? 2 : 300;
           if (resource.startsWith('urn:opaque:')) {
             return {
               scope: 'mcp other', audience: resource, accessTokenTTL, accessTokenFormat: 'opaque',
@@ -169,6 +299,23 @@ function makeProvider(issuer) {
         },
       },
     },
+  });
+  made.on('grant.success', (ctx) => {
+    const kind = ctx.oidc.params.grant_type;
+    if (kind in grants) grants[kind] += 1;
+    if (kind !== 'client_credentials') grants.resources.push(ctx.oidc.params.resource ?? null);
+  });
+  made.on('grant.error', (ctx) => {
+    if (ctx.oidc && ctx.oidc.params && ctx.oidc.params.grant_type === 'refresh_token') {
+      grants.refresh_errors += 1;
+    }
+  });
+  made.on('registration_create.success', () => { grants.registrations += 1; });
+  made.on('grant.saved', (grant) => {
+    if (grant.accountId && grant.jti) {
+      if (!grantsOf.has(grant.accountId)) grantsOf.set(grant.accountId, new Set());
+      grantsOf.get(grant.accountId).add(grant.jti);
+    }
   });
   return made;
 }

@@ -17,6 +17,10 @@ use std::time::Duration;
 use oscova_core::{NetworkScope, ToolApprovalMode};
 use serde::Deserialize;
 
+mod oauth;
+
+pub use oauth::{ClientAuth, OAuthClient, OAuthGrant};
+
 /// The default per-call timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -106,94 +110,6 @@ pub struct ServerConfig {
     pub oauth: Option<OAuthClient>,
 }
 
-/// A url server's OAuth client (RFC 6749 §4.4, client credentials): when
-/// the server answers 401 with its protected-resource metadata (RFC 9728),
-/// a token is got from its authorization server with these credentials,
-/// for the server as resource (RFC 8707), cached until it expires.
-///
-/// The credentials are named by key: a `per_user` server resolves them
-/// from the calling user's credentials, a shared one from the host's. The
-/// client secret is only ever sent to the token endpoint of the configured
-/// `issuer`, or, without one, of an authorization server on the MCP
-/// server's own origin.
-///
-/// ```
-/// use oscova_plugin_mcp::{OAuthClient, ServerConfig};
-///
-/// let notes = ServerConfig::url("https://notes.example.com/mcp").oauth(
-///     OAuthClient::new("notes.client_id", "notes.client_secret")
-///         .scopes(["mcp"])
-///         .issuer("https://auth.example.com"),
-/// );
-/// assert!(notes.check().is_ok());
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[non_exhaustive]
-pub struct OAuthClient {
-    /// The credential key of the client id.
-    pub client_id_credential: String,
-    /// The credential key of the client secret.
-    pub client_secret_credential: String,
-    /// The scopes asked for (none: the ones the server's challenge names,
-    /// if any).
-    #[serde(default)]
-    pub scopes: Vec<String>,
-    /// The authorization server trusted with the secret. The server's
-    /// metadata must name it; without it, only an authorization server on
-    /// the MCP server's own origin is used.
-    #[serde(default)]
-    pub issuer: Option<String>,
-    /// How the client authenticates at the token endpoint (default: HTTP
-    /// Basic when the authorization server offers it, else the form).
-    #[serde(default)]
-    pub client_auth: Option<ClientAuth>,
-}
-
-/// How an OAuth client authenticates at the token endpoint (RFC 6749
-/// §2.3.1), as the authorization server registered it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ClientAuth {
-    /// HTTP Basic with the form-encoded id and secret.
-    ClientSecretBasic,
-    /// `client_id` and `client_secret` in the request's form.
-    ClientSecretPost,
-}
-
-impl OAuthClient {
-    /// Client credentials from credential keys `client_id` and
-    /// `client_secret`.
-    pub fn new(client_id: impl Into<String>, client_secret: impl Into<String>) -> Self {
-        Self {
-            client_id_credential: client_id.into(),
-            client_secret_credential: client_secret.into(),
-            scopes: Vec::new(),
-            issuer: None,
-            client_auth: None,
-        }
-    }
-
-    /// How the client authenticates at the token endpoint.
-    pub fn client_auth(mut self, method: ClientAuth) -> Self {
-        self.client_auth = Some(method);
-        self
-    }
-
-    /// The scopes asked for.
-    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// The authorization server trusted with the secret.
-    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
-        self.issuer = Some(issuer.into());
-        self
-    }
-}
-
 /// What happens to a server's elicitation requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -258,6 +174,15 @@ pub enum ConfigError {
     /// An `oauth.issuer` that is not an `http://` or `https://` URL.
     #[error("`oauth.issuer` must be an `https://` (or loopback `http://`) URL")]
     OAuthIssuer,
+    /// An `oauth` key the grant needs is not set.
+    #[error("`oauth.{0}` is required by this `oauth.grant`")]
+    OAuthMissing(&'static str),
+    /// An `oauth` key that the grant does not use.
+    #[error("`oauth.{0}` does not apply to this `oauth.grant`")]
+    OAuthMisplaced(&'static str),
+    /// An `oauth.client_metadata_url` that is not an `https://` URL.
+    #[error("`oauth.client_metadata_url` must be an `https://` URL")]
+    OAuthClientMetadataUrl,
 }
 
 impl ServerConfig {
@@ -412,6 +337,7 @@ impl ServerConfig {
             {
                 return Err(ConfigError::OAuthIssuer);
             }
+            oauth.check()?;
         }
         if let Some(secs) = self.timeout_secs
             && !(secs > 0.0 && Duration::try_from_secs_f64(secs).is_ok())

@@ -253,9 +253,40 @@ pub(crate) struct ConnectParams<'a> {
 
 /// What an `oauth` server's connection needs to get tokens.
 #[derive(Clone)]
-pub(crate) struct OAuthAccess {
-    pub(crate) credentials: crate::oauth::Credentials,
-    pub(crate) tokens: crate::oauth::Tokens,
+pub(crate) enum OAuthAccess {
+    /// Client credentials: the resolved client and the (server, user)'s
+    /// token state.
+    Client {
+        credentials: crate::oauth::Credentials,
+        tokens: crate::oauth::Tokens,
+    },
+    /// Authorization code: the (server, user)'s grant.
+    User(Arc<crate::oauth::user::UserFlow>),
+}
+
+impl OAuthAccess {
+    /// The client secret to redact, if any.
+    pub(crate) fn secret(&self) -> Option<&SecretString> {
+        match self {
+            Self::Client { credentials, .. } => Some(&credentials.secret),
+            Self::User(flow) => flow.client_secret.as_ref(),
+        }
+    }
+}
+
+/// What every OAuth request of `config`'s server (at `url`) goes
+/// through; `None` when its HTTP client cannot be made (the connection
+/// then fails saying why).
+pub(crate) fn reach(config: &ServerConfig) -> Option<crate::oauth::Reach> {
+    let oauth = config.oauth.as_ref()?;
+    Some(crate::oauth::Reach {
+        url: config.url.clone()?,
+        network: config.network,
+        timeout: config.call_timeout(),
+        http: crate::tls::client(config.ca_file.as_deref()).ok()?,
+        issuer: oauth.issuer.clone(),
+        scopes: oauth.scopes.clone(),
+    })
 }
 
 /// Connects and lists the server's tools, all of it (starting the process
@@ -329,18 +360,26 @@ async fn connect_within(
             let served = match (&params.config.oauth, &params.oauth) {
                 (None, _) => client.serve(Transport::with_client(http, transport)).await,
                 (Some(oauth), Some(access)) => {
-                    let flow = crate::oauth::Flow {
-                        url: url.clone(),
-                        config: oauth.clone(),
-                        network: params.config.network,
-                        timeout: params.config.call_timeout(),
-                        http,
-                        credentials: access.credentials.clone(),
-                        tokens: access.tokens.clone(),
+                    let flow: Arc<dyn crate::oauth::TokenSource> = match access {
+                        OAuthAccess::Client {
+                            credentials,
+                            tokens,
+                        } => Arc::new(crate::oauth::Flow {
+                            reach: crate::oauth::Reach {
+                                url: url.clone(),
+                                network: params.config.network,
+                                timeout: params.config.call_timeout(),
+                                http: http.clone(),
+                                issuer: oauth.issuer.clone(),
+                                scopes: oauth.scopes.clone(),
+                            },
+                            config: oauth.clone(),
+                            credentials: credentials.clone(),
+                            tokens: tokens.clone(),
+                        }),
+                        OAuthAccess::User(flow) => flow.clone(),
                     };
-                    let http = crate::oauth::OAuthHttp {
-                        flow: Arc::new(flow),
-                    };
+                    let http = crate::oauth::OAuthHttp { http, flow };
                     client.serve(Transport::with_client(http, transport)).await
                 }
                 (Some(oauth), None) => {

@@ -1,6 +1,7 @@
 //! Which credentials a server's calls get: for one user scope, the
 //! user's (`credential_env`, `credential_header`, a `per_user` server's
-//! `oauth`), or, for a shared server's `oauth`, the host's.
+//! `oauth`: client credentials, or the user's grant of the authorization
+//! code), or, for a shared server's `oauth`, the host's.
 //!
 //! Rules: a credential the scope cannot resolve keeps the toolset: its
 //! tools stay listed, and each call returns the missing-credential result
@@ -14,6 +15,8 @@ use oscova_core::{AgentPluginContext, SecretString};
 
 use crate::connect::OAuthAccess;
 use crate::oauth::Credentials;
+use crate::oauth::user::UserFlow;
+use crate::oauth::user::store::Place;
 use crate::server::{MissingCredentials, Server, ServerHandler, Slot};
 
 /// The host's own credentials, by key (`oauth` of shared servers, and
@@ -57,13 +60,35 @@ pub(crate) fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> Arc<Ser
     // is the host's, resolved at start.
     let mut oauth = None;
     let mut host_missing = None;
-    if let Some(client) = &config.oauth {
+    let mut user_flow = None;
+    if let Some(client) = config.oauth.as_ref().filter(|c| c.is_user_grant()) {
+        // A person's grant: the user's own (`per_user`), else the host's.
+        let flow = if config.per_user {
+            crate::connect::reach(config).map(|reach| {
+                Arc::new(UserFlow::new(
+                    reach,
+                    client.clone(),
+                    server.token_store.clone(),
+                    Place {
+                        server: server.name.clone(),
+                        user: Some(ctx.user_id().to_owned()),
+                        url: config.url.clone().unwrap_or_default(),
+                    },
+                    server.client_secret.clone(),
+                ))
+            })
+        } else {
+            server.host_flow.clone()
+        };
+        oauth = flow.clone().map(OAuthAccess::User);
+        user_flow = flow;
+    } else if let Some(client) = &config.oauth {
         if config.per_user {
             let id = ctx.credentials().get(&client.client_id_credential);
             let secret = ctx.credentials().get(&client.client_secret_credential);
             match (id, secret) {
                 (Some(id), Some(secret)) => {
-                    oauth = Some(OAuthAccess {
+                    oauth = Some(OAuthAccess::Client {
                         credentials: Credentials { id, secret },
                         tokens: server.tokens.of(Some(ctx.user_id())),
                     });
@@ -90,7 +115,7 @@ pub(crate) fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> Arc<Ser
         } else {
             match &server.host_oauth {
                 Some(credentials) => {
-                    oauth = Some(OAuthAccess {
+                    oauth = Some(OAuthAccess::Client {
                         credentials: credentials.clone(),
                         tokens: server.tokens.of(None),
                     });
@@ -109,6 +134,7 @@ pub(crate) fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> Arc<Ser
             .then(|| tokio::sync::Mutex::new(Slot::default())),
         credentials,
         oauth,
+        user_flow,
         missing,
         spawn: if config.per_user {
             ctx.spawn_policy().clone()

@@ -73,6 +73,15 @@
 //! MCP server's own origin. A shared server's client is the host's
 //! ([`McpPluginBuilder::host_credentials`]), a `per_user` one's the user's.
 //!
+//! A server whose `oauth` has `grant = "authorization_code"` needs a
+//! person's consent instead: [`McpPluginBuilder::login`] gives the
+//! authorization URL (PKCE, the client pre-registered, a Client ID
+//! Metadata Document, or registered then), [`Login::finish`] exchanges the
+//! redirect's code, and the grant is kept per (server, user), sealed, in
+//! the [`TokenStore`] and refreshed one process at a time. A user without
+//! a grant keeps the tools listed; each call returns the
+//! missing-credential result naming the login command.
+//!
 //! Bounds one server cannot break for the others: making a connection
 //! (process, `initialize`, `tools/list`) takes at most the server's
 //! `timeout_secs` and holds no lock other calls wait on; its stderr costs
@@ -87,6 +96,7 @@ mod confine;
 mod connect;
 mod credentials;
 mod elicit;
+mod login;
 mod oauth;
 pub mod pin;
 mod progress;
@@ -113,9 +123,13 @@ use oscova_core::{
 
 pub use changes::{ChangedList, ListChange};
 pub use config::{
-    ClientAuth, ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, OAuthClient, ServerConfig,
+    ClientAuth, ConfigError, DEFAULT_TIMEOUT, Elicitation, McpConfig, OAuthClient, OAuthGrant,
+    ServerConfig,
 };
 pub use connect::network_isolation_available;
+pub use oauth::user::key::{TOKEN_KEY_ENV, TokenKey, TokenKeyError};
+pub use oauth::user::login::{Login, LoopbackRedirect};
+pub use oauth::user::store::{TokenStore, TokenStoreError};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
 pub use tail::TAIL_BYTES;
 pub use upstream::{McpUpstreams, UpstreamError};
@@ -125,6 +139,7 @@ use credentials::{HostCredentials, handler};
 use oauth::{Credentials, TokenCache};
 use pin::{CatalogTool, PinError, catalog_hash, read_pins, write_pin};
 use server::{Server, Slot};
+use status::summary;
 
 /// The plugin id.
 pub const PLUGIN_ID: &str = "oscova.mcp";
@@ -248,6 +263,7 @@ pub struct McpPluginBuilder {
     spawn: Option<ProcessSpawnPolicy>,
     redactor: Redactor,
     host_credentials: HostCredentials,
+    token_store: Option<TokenStore>,
 }
 
 /// Listing or pinning a server failed.
@@ -277,6 +293,14 @@ pub enum McpError {
     /// No lock file was configured.
     #[error("no MCP lock file is configured")]
     NoLockFile,
+    /// Logging in or out failed.
+    #[error("MCP server `{name}`: {message}")]
+    Login {
+        /// The server.
+        name: String,
+        /// Why.
+        message: String,
+    },
     /// The lock file could not be read or written.
     #[error(transparent)]
     Pin(#[from] PinError),
@@ -338,7 +362,7 @@ impl McpPluginBuilder {
     /// The host's client credentials for `config`'s `oauth`, if it has
     /// both.
     fn host_oauth(&self, config: &ServerConfig) -> Option<Credentials> {
-        let client = config.oauth.as_ref()?;
+        let client = config.oauth.as_ref().filter(|c| !c.is_user_grant())?;
         let resolve = self.host_credentials.0.as_ref()?;
         let id = resolve(&client.client_id_credential)?;
         let secret = resolve(&client.client_secret_credential)?;
@@ -369,10 +393,15 @@ impl McpPluginBuilder {
             source,
         })?;
         let spawn = self.spawn();
-        let oauth = self.host_oauth(config).map(|credentials| OAuthAccess {
-            credentials,
-            tokens: TokenCache::default().of(None),
-        });
+        let oauth = match self.host_flow(name, config) {
+            Some(flow) => Some(OAuthAccess::User(flow)),
+            None => self
+                .host_oauth(config)
+                .map(|credentials| OAuthAccess::Client {
+                    credentials,
+                    tokens: TokenCache::default().of(None),
+                }),
+        };
         let conn = connect(ConnectParams {
             name,
             config,
@@ -431,14 +460,22 @@ impl McpPluginBuilder {
             .values()
             .map(|config| self.host_oauth(config))
             .collect();
+        let host_flows: Vec<_> = (self.config.servers.iter())
+            .map(|(name, config)| self.host_flow(name, config))
+            .collect();
         for (index, (name, config)) in self.config.servers.iter().enumerate() {
             if pins.contains_key(name) || config.check().is_err() {
                 continue;
             }
             let (name, config) = (name.clone(), config.clone());
             let (spawn, redactor) = (spawn.clone(), self.redactor.clone());
-            let oauth = match (host_oauth.get(index), caches.get(index)) {
-                (Some(Some(credentials)), Some(cache)) => Some(OAuthAccess {
+            let oauth = match (
+                host_oauth.get(index),
+                caches.get(index),
+                host_flows.get(index),
+            ) {
+                (_, _, Some(Some(flow))) => Some(OAuthAccess::User(flow.clone())),
+                (Some(Some(credentials)), Some(cache), _) => Some(OAuthAccess::Client {
                     credentials: credentials.clone(),
                     tokens: cache.of(None),
                 }),
@@ -536,49 +573,15 @@ impl McpPluginBuilder {
                 redactor: self.redactor.clone(),
                 tokens: caches.get(index).cloned().unwrap_or_default(),
                 host_oauth: host_oauth.get(index).cloned().flatten(),
+                token_store: self.token_store.clone(),
+                host_flow: host_flows.get(index).cloned().flatten(),
+                client_secret: self.client_secret(config),
                 changes: plugin.changes.clone(),
                 scopes: Default::default(),
             }));
         }
         plugin
     }
-}
-
-/// The status line `oscova plugins` shows for a server.
-fn summary(config: &ServerConfig, tools: usize, pin: Option<&str>) -> String {
-    let transport = match (&config.command, &config.url) {
-        (Some(command), _) => format!("stdio `{command}`"),
-        (None, Some(url)) => format!("url {url}"),
-        (None, None) => "unconfigured".to_owned(),
-    };
-    let sharing = if config.per_user {
-        "one process per user"
-    } else {
-        "shared"
-    };
-    let pin = match pin {
-        Some(hash) => format!("pinned {hash}"),
-        None => "listed at start (not pinned)".to_owned(),
-    };
-    let network = match config.network {
-        NetworkScope::None if config.is_stdio() && network_isolation_available() => {
-            "network none: enforced (empty network namespace; seccomp: no unix sockets)"
-        }
-        NetworkScope::None => "network none: declared only (this platform cannot isolate it)",
-        NetworkScope::Local => "network local: declared",
-        NetworkScope::Internet => "network internet: declared",
-    };
-    let oauth = match &config.oauth {
-        Some(client) => format!(
-            ", OAuth client credentials from {}",
-            client.issuer.as_deref().map_or(
-                "an authorization server on its own origin".to_owned(),
-                |i| { format!("`{i}`") }
-            )
-        ),
-        None => String::new(),
-    };
-    format!("{transport}, {sharing}, {tools} tools, {pin}, {network}{oauth}")
 }
 
 // The README's examples, compiled as doctests.

@@ -56,6 +56,12 @@ pub(crate) struct Server {
     pub(crate) tokens: Arc<crate::oauth::TokenCache>,
     /// A shared `oauth` server's client credentials: the host's.
     pub(crate) host_oauth: Option<crate::oauth::Credentials>,
+    /// Where `grant = "authorization_code"` grants are kept.
+    pub(crate) token_store: Option<crate::TokenStore>,
+    /// A shared authorization-code server's flow: the host's grant.
+    pub(crate) host_flow: Option<Arc<crate::oauth::user::UserFlow>>,
+    /// A confidential `oauth.client_id`'s secret: the host's credential.
+    pub(crate) client_secret: Option<SecretString>,
     /// Where its connections' list changes are recorded.
     pub(crate) changes: Arc<ChangeLog>,
     /// Every live scope's handler, by user id: what the host's requests
@@ -158,6 +164,10 @@ pub(crate) struct ServerHandler {
     pub(crate) credentials: Vec<(String, SecretString)>,
     /// An `oauth` server's client credentials and token state.
     pub(crate) oauth: Option<crate::connect::OAuthAccess>,
+    /// An authorization-code server's grant for this scope: made ready
+    /// before each call, so a call without one is the missing-credential
+    /// result naming the login command, without connecting.
+    pub(crate) user_flow: Option<Arc<crate::oauth::user::UserFlow>>,
     /// The credentials this user has not set, if any: every call fails
     /// with this, before connecting (and so does every host request).
     pub(crate) missing: Option<MissingCredentials>,
@@ -253,8 +263,8 @@ impl ServerHandler {
         for (_, secret) in &self.credentials {
             redactor.add(secret.expose_secret());
         }
-        if let Some(oauth) = &self.oauth {
-            redactor.add(oauth.credentials.secret.expose_secret());
+        if let Some(secret) = self.oauth.as_ref().and_then(|o| o.secret()) {
+            redactor.add(secret.expose_secret());
         }
         redactor
     }
@@ -433,6 +443,9 @@ impl ServerHandler {
         if let ServiceError::TransportSend(e) = error
             && let Some(oauth) = crate::oauth::OAuthError::find(e)
         {
+            if let Some(result) = crate::oauth::user::login_result(oauth) {
+                return result;
+            }
             let message = format!(
                 "the call of `{tool}` on MCP server `{}` could not be authorized{}: {oauth}",
                 self.server.name,
@@ -449,6 +462,13 @@ impl ServerHandler {
         args: serde_json::Value,
         inv: &ToolInvocation<'_>,
     ) -> ToolResult {
+        if let Some(flow) = &self.user_flow
+            && let Err(e) = flow.ready().await
+        {
+            return crate::oauth::user::login_result(&e).unwrap_or_else(|| {
+                ToolResult::error(self.redactor().redact(&e.to_string()).into_owned())
+            });
+        }
         let live = match self.live(Some(&name), inv.cancellation_token()).await {
             Ok(live) => live,
             Err(refused) => return ToolResult::error(refused),

@@ -8,6 +8,11 @@
 
 use std::sync::Mutex;
 
+use oscova_core::NetworkScope;
+
+use crate::config::ServerConfig;
+use crate::connect::network_isolation_available;
+
 /// How many events a server keeps.
 pub const MAX_EVENTS: usize = 64;
 
@@ -68,4 +73,46 @@ impl McpStatus {
     pub fn servers(&self) -> impl Iterator<Item = &ServerStatus> {
         self.servers.iter().map(|s| &**s)
     }
+}
+
+/// The status line `oscova plugins` shows for a server.
+pub(crate) fn summary(config: &ServerConfig, tools: usize, pin: Option<&str>) -> String {
+    let transport = match (&config.command, &config.url) {
+        (Some(command), _) => format!("stdio `{command}`"),
+        (None, Some(url)) => format!("url {url}"),
+        (None, None) => "unconfigured".to_owned(),
+    };
+    let sharing = if config.per_user {
+        "one process per user"
+    } else {
+        "shared"
+    };
+    let pin = match pin {
+        Some(hash) => format!("pinned {hash}"),
+        None => "listed at start (not pinned)".to_owned(),
+    };
+    let network = match config.network {
+        NetworkScope::None if config.is_stdio() && network_isolation_available() => {
+            "network none: enforced (empty network namespace; seccomp: no unix sockets)"
+        }
+        NetworkScope::None => "network none: declared only (this platform cannot isolate it)",
+        NetworkScope::Local => "network local: declared",
+        NetworkScope::Internet => "network internet: declared",
+    };
+    let oauth = match &config.oauth {
+        Some(client) => format!(
+            ", OAuth {} from {}",
+            if client.is_user_grant() {
+                "authorization code (each user's login)"
+            } else {
+                "client credentials"
+            },
+            client.issuer.as_deref().map_or(
+                "an authorization server on its own origin".to_owned(),
+                |i| { format!("`{i}`") }
+            )
+        ),
+        None => String::new(),
+    };
+    format!("{transport}, {sharing}, {tools} tools, {pin}, {network}{oauth}")
 }

@@ -23,7 +23,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 
-use super::{Flow, OAuthError};
+use super::{OAuthError, TokenSource};
 
 type Failure = StreamableHttpError<reqwest_rmcp::Error>;
 type Headers = HashMap<HeaderName, HeaderValue>;
@@ -34,7 +34,9 @@ type Events = std::pin::Pin<
 /// rmcp's reqwest client with the token flow of one (server, user).
 #[derive(Clone)]
 pub(crate) struct OAuthHttp {
-    pub(crate) flow: Arc<Flow>,
+    /// The server's HTTP client.
+    pub(crate) http: reqwest_rmcp::Client,
+    pub(crate) flow: Arc<dyn TokenSource>,
 }
 
 fn failure(error: OAuthError) -> Failure {
@@ -47,7 +49,7 @@ fn bearer(token: &SecretString) -> String {
 
 impl OAuthHttp {
     fn http(&self) -> &reqwest_rmcp::Client {
-        &self.flow.http
+        &self.http
     }
 
     /// `send` with the current token; on a 401, with a new one, once.

@@ -2,6 +2,8 @@
 //! authorization-server metadata) and the client-credentials token
 //! request, with the checks the module header lists: origins, schemes,
 //! the server's network scope, the configured issuer, the `resource`.
+//! Both grants discover through [`discover`]; the authorization-code one
+//! (`user/`) hands what it found to rmcp's authorization manager.
 
 use std::time::Duration;
 
@@ -12,18 +14,35 @@ use serde_json::Value;
 use super::{Flow, MAX_BODY, OAuthError, Token};
 use crate::config::ClientAuth;
 
+/// What every OAuth request of one server goes through: its URL, scope,
+/// bound, HTTP client, and the trusted issuer and scopes of its `oauth`.
+#[derive(Clone)]
+pub(crate) struct Reach {
+    /// The MCP server's URL.
+    pub(crate) url: String,
+    pub(crate) network: NetworkScope,
+    /// The bound on each request.
+    pub(crate) timeout: Duration,
+    /// The server's HTTP client (its TLS, no proxy, no redirects).
+    pub(crate) http: reqwest_rmcp::Client,
+    /// `oauth.issuer`.
+    pub(crate) issuer: Option<String>,
+    /// `oauth.scopes`.
+    pub(crate) scopes: Vec<String>,
+}
+
 /// What discovery found: where to get a token, for which resource.
 #[derive(Clone)]
-pub(super) struct Found {
+pub(crate) struct Found {
     /// The authorization server (its issuer identifier).
-    pub(super) issuer: String,
-    pub(super) token_endpoint: String,
+    pub(crate) issuer: String,
+    pub(crate) token_endpoint: String,
     /// The resource indicator: the metadata's `resource`.
-    pub(super) resource: String,
-    /// HTTP Basic (`client_secret_basic`), else `client_secret_post`.
-    basic: bool,
+    pub(crate) resource: String,
     /// The `scope` parameter, if any.
-    scope: Option<String>,
+    pub(crate) scope: Option<String>,
+    /// The authorization server's metadata, as it was read.
+    pub(crate) metadata: Value,
 }
 
 /// `url` as a URL the flow may use: `https://`, or `http://` on a
@@ -42,7 +61,7 @@ pub(crate) fn check_endpoint(url: &str) -> Result<Uri, String> {
 }
 
 /// `url` checked as [`check_endpoint`] and against the server's scope.
-fn allowed(url: &str, network: NetworkScope, what: &str) -> Result<Uri, OAuthError> {
+pub(crate) fn allowed(url: &str, network: NetworkScope, what: &str) -> Result<Uri, OAuthError> {
     let uri = check_endpoint(url).map_err(|e| OAuthError::Refused(format!("{what}: {e}")))?;
     crate::connect::in_scope(network, url)
         .map_err(|e| OAuthError::Refused(format!("{what}: {e}")))?;
@@ -120,7 +139,7 @@ fn names_server(resource: &str, server: &Uri) -> bool {
 }
 
 /// The JSON object at `url`, read up to [`MAX_BODY`].
-async fn get_json(flow: &Flow, url: &str, what: &'static str) -> Result<Value, OAuthError> {
+async fn get_json(flow: &Reach, url: &str, what: &'static str) -> Result<Value, OAuthError> {
     let fail = |reason: String| OAuthError::Metadata {
         what,
         url: url.to_owned(),
@@ -145,7 +164,7 @@ async fn get_json(flow: &Flow, url: &str, what: &'static str) -> Result<Value, O
 }
 
 /// A response's body, at most [`MAX_BODY`] bytes of it.
-async fn read_capped(mut response: reqwest_rmcp::Response) -> Result<Vec<u8>, String> {
+pub(crate) async fn read_capped(mut response: reqwest_rmcp::Response) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|e| crate::tls::reason(&e))? {
         if body.len() + chunk.len() > MAX_BODY {
@@ -171,7 +190,7 @@ fn strings(value: &Value, key: &str) -> Vec<String> {
 }
 
 /// From a 401's `challenge` to a token endpoint, every check on the way.
-pub(super) async fn discover(flow: &Flow, challenge: &str) -> Result<Found, OAuthError> {
+pub(crate) async fn discover(flow: &Reach, challenge: &str) -> Result<Found, OAuthError> {
     let server = allowed(&flow.url, flow.network, "the MCP server's URL")?;
     let params = challenge_params(challenge);
     let param = |name: &str| {
@@ -221,7 +240,7 @@ pub(super) async fn discover(flow: &Flow, challenge: &str) -> Result<Found, OAut
         .map(|a| format!("`{a}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    let issuer = match &flow.config.issuer {
+    let issuer = match &flow.issuer {
         Some(issuer) => named
             .iter()
             .find(|a| trimmed(a) == trimmed(issuer))
@@ -248,20 +267,17 @@ pub(super) async fn discover(flow: &Flow, challenge: &str) -> Result<Found, OAut
         .unwrap_or_default()
         .to_owned();
     allowed(&token_endpoint, flow.network, "the token endpoint")?;
-    let methods = strings(&as_metadata, "token_endpoint_auth_methods_supported");
-    let basic = client_auth(&methods, flow.config.client_auth)
-        .map_err(|e| OAuthError::Refused(format!("the authorization server `{issuer}` {e}")))?;
-    let scope = if flow.config.scopes.is_empty() {
+    let scope = if flow.scopes.is_empty() {
         param("scope").filter(|s| !s.is_empty())
     } else {
-        Some(flow.config.scopes.join(" "))
+        Some(flow.scopes.join(" "))
     };
     Ok(Found {
         issuer,
         token_endpoint,
         resource,
-        basic,
         scope,
+        metadata: as_metadata,
     })
 }
 
@@ -290,7 +306,7 @@ fn client_auth(methods: &[String], configured: Option<ClientAuth>) -> Result<boo
 
 /// The authorization server's metadata: RFC 8414's well-known document,
 /// else OpenID's; its `issuer` must be the one asked for.
-async fn authorization_server(flow: &Flow, issuer: &str, uri: &Uri) -> Result<Value, OAuthError> {
+async fn authorization_server(flow: &Reach, issuer: &str, uri: &Uri) -> Result<Value, OAuthError> {
     let base = format!(
         "{}://{}",
         uri.scheme_str().unwrap_or("https"),
@@ -326,7 +342,7 @@ async fn authorization_server(flow: &Flow, issuer: &str, uri: &Uri) -> Result<Va
 }
 
 /// `value` percent-encoded for `application/x-www-form-urlencoded`.
-fn form(value: &str) -> String {
+pub(crate) fn form(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {
@@ -339,7 +355,7 @@ fn form(value: &str) -> String {
 }
 
 /// One line of at most 200 characters of what a server wrote.
-fn line(text: &str) -> String {
+pub(crate) fn line(text: &str) -> String {
     let folded: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -351,6 +367,10 @@ fn line(text: &str) -> String {
 /// A client-credentials token from `found`'s token endpoint.
 pub(super) async fn request_token(flow: &Flow, found: &Found) -> Result<Token, OAuthError> {
     let credentials = &flow.credentials;
+    let methods = strings(&found.metadata, "token_endpoint_auth_methods_supported");
+    let basic = client_auth(&methods, flow.config.client_auth).map_err(|e| {
+        OAuthError::Refused(format!("the authorization server `{}` {e}", found.issuer))
+    })?;
     let mut body = vec![
         "grant_type=client_credentials".to_owned(),
         format!("resource={}", form(&found.resource)),
@@ -359,6 +379,7 @@ pub(super) async fn request_token(flow: &Flow, found: &Found) -> Result<Token, O
         body.push(format!("scope={}", form(scope)));
     }
     let mut request = flow
+        .reach
         .http
         .post(&found.token_endpoint)
         .header(
@@ -366,8 +387,8 @@ pub(super) async fn request_token(flow: &Flow, found: &Found) -> Result<Token, O
             "application/x-www-form-urlencoded",
         )
         .header(http::header::ACCEPT, "application/json")
-        .timeout(flow.timeout);
-    if found.basic {
+        .timeout(flow.reach.timeout);
+    if basic {
         // RFC 6749 §2.3.1: both form-encoded before Basic's base64.
         request = request.basic_auth(
             form(credentials.id.expose_secret()),

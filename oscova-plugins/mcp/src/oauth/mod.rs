@@ -1,6 +1,10 @@
-//! OAuth client credentials for a url server that answers 401 (the
-//! server's `oauth` table, [`OAuthClient`]): a token is got from the
-//! server's authorization server and sent as `Authorization: Bearer`.
+//! OAuth for a url server that answers 401 (the server's `oauth` table,
+//! [`OAuthClient`]): a token is got from the server's authorization
+//! server and sent as `Authorization: Bearer`, by client credentials
+//! ([`Flow`], the rules below) or from a person's grant of the
+//! authorization code (`user/`, whose module header has its own rules;
+//! discovery and the HTTP client's 401 handling are shared through
+//! [`TokenSource`]).
 //!
 //! Rules:
 //!
@@ -50,17 +54,18 @@
 
 mod client;
 mod discover;
+pub(crate) mod user;
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oscova_core::{ExposeSecret, NetworkScope, SecretString};
+use oscova_core::{ExposeSecret, SecretString};
 
 use crate::config::OAuthClient;
 pub(crate) use client::OAuthHttp;
-use discover::Found;
-pub(crate) use discover::check_endpoint;
+pub(crate) use discover::{Found, Reach, check_endpoint};
 
 /// The most of a metadata or token response body that is read.
 pub(crate) const MAX_BODY: usize = 64 * 1024;
@@ -102,6 +107,25 @@ pub(crate) enum OAuthError {
         "OAuth: the MCP server refused the access token just got from `{issuer}` (it answered 401 again); check the client's scopes and the server's audience"
     )]
     Rejected { issuer: String },
+    /// `grant = "authorization_code"`: nobody has logged in for this
+    /// (server, user), or the grant is gone (revoked, expired, refused
+    /// at refresh). The message is the guidance: the command to run.
+    #[error("OAuth: {reason}; log in with `{command}`")]
+    LoginRequired {
+        /// The server's name.
+        server: String,
+        reason: String,
+        /// `oscova mcp login SERVER [--user U]`.
+        command: String,
+    },
+    /// A refresh that failed for another reason than a refused grant
+    /// (the authorization server unreachable, an odd answer): the grant
+    /// is kept, and the next call tries again.
+    #[error("OAuth: refreshing the access token at `{issuer}` failed: {reason}")]
+    Refresh { issuer: String, reason: String },
+    /// The token store could not be read or written, or none is set.
+    #[error("OAuth: the token store: {0}")]
+    Store(String),
 }
 
 impl OAuthError {
@@ -196,18 +220,46 @@ impl TokenCache {
     }
 }
 
-/// Everything one connection's token flow needs.
+/// A future of a token source.
+pub(crate) type TokenFuture<'a, T> =
+    Pin<Box<dyn Future<Output = Result<T, OAuthError>> + Send + 'a>>;
+
+/// Where a connection's access tokens come from: client credentials
+/// ([`Flow`]) or a person's grant ([`user::UserFlow`]).
+pub(crate) trait TokenSource: Send + Sync {
+    /// The token to send now (`None`: none yet, the server's 401 says
+    /// where to get one).
+    fn current(&self) -> TokenFuture<'_, Option<SecretString>>;
+
+    /// After a 401 with `challenge` to a request that carried `sent`: a
+    /// new token, and the issuer it came from.
+    fn refused<'a>(
+        &'a self,
+        challenge: &'a str,
+        sent: Option<&'a SecretString>,
+    ) -> TokenFuture<'a, (SecretString, String)>;
+}
+
+/// Everything one connection's client-credentials flow needs.
 pub(crate) struct Flow {
-    /// The MCP server's URL.
-    pub(crate) url: String,
+    pub(crate) reach: Reach,
     pub(crate) config: OAuthClient,
-    pub(crate) network: NetworkScope,
-    /// The bound on each request of the flow.
-    pub(crate) timeout: Duration,
-    /// The server's HTTP client (its TLS, no proxy, no redirects).
-    pub(crate) http: reqwest_rmcp::Client,
     pub(crate) credentials: Credentials,
     pub(crate) tokens: Tokens,
+}
+
+impl TokenSource for Flow {
+    fn current(&self) -> TokenFuture<'_, Option<SecretString>> {
+        Box::pin(Flow::current(self))
+    }
+
+    fn refused<'a>(
+        &'a self,
+        challenge: &'a str,
+        sent: Option<&'a SecretString>,
+    ) -> TokenFuture<'a, (SecretString, String)> {
+        Box::pin(Flow::refused(self, challenge, sent))
+    }
 }
 
 impl Flow {
@@ -245,7 +297,7 @@ impl Flow {
             }
         }
         state.token = None;
-        let found = discover::discover(self, challenge).await?;
+        let found = discover::discover(&self.reach, challenge).await?;
         state.found = Some(found.clone());
         let token = discover::request_token(self, &found).await?;
         let value = token.value.clone();

@@ -11,6 +11,7 @@ mod support;
 pub mod bounds;
 pub mod network;
 pub mod oauth;
+pub mod oauth_user;
 pub mod pins;
 pub mod servers;
 pub mod tls;

@@ -67,8 +67,8 @@ fn trusting(provider: &OidcProvider) -> OAuthConfig {
 }
 
 /// The upstream MCP server, serving until stopped.
-struct Upstream {
-    url: String,
+pub(crate) struct Upstream {
+    pub(crate) url: String,
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     done: JoinHandle<Result<(), McpHttpError>>,
@@ -76,7 +76,7 @@ struct Upstream {
 
 impl Upstream {
     /// Serves at `addr` (port 0: one the system picks), trusting `oauth`.
-    async fn start(addr: SocketAddr, oauth: OAuthConfig) -> Self {
+    pub(crate) async fn start(addr: SocketAddr, oauth: OAuthConfig) -> Self {
         let host = PluginHost::builder()
             .plugins(oscova_core::linked_plugins![WhoPlugin])
             .build()
@@ -99,7 +99,7 @@ impl Upstream {
         }
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -107,7 +107,7 @@ impl Upstream {
     }
 }
 
-fn any_port() -> SocketAddr {
+pub(crate) fn any_port() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
 }
 

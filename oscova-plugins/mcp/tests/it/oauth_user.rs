@@ -1,0 +1,561 @@
+//! `oauth` with `grant = "authorization_code"` (issue 39): a person logs
+//! in once, the grant is kept sealed in the token store, refreshed, and
+//! used for that person only. The authorization server is the real npm
+//! `oidc-provider` (`oscova_test_support::oidc`), its consent driven over
+//! HTTP as a browser would (`consent` below: the login and consent forms
+//! its interaction endpoints take, cookies kept); the upstream is this
+//! workspace's own MCP server trusting its tokens, whose one tool says
+//! whom a token stands for.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use oscova_core::prelude::*;
+use oscova_mcp::http::OAuthConfig;
+use oscova_plugin_mcp::{
+    LoopbackRedirect, McpPlugin, McpPluginBuilder, OAuthClient, ServerConfig, TokenKey, TokenStore,
+};
+use oscova_test_support::oidc::OidcProvider;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::oauth::{Upstream, any_port};
+use crate::support::spawn_policy;
+
+/// The upstream's tool, through the plugin's server `up`.
+const WHOAMI: &str = "oscova_mcp__up__test_who_who_whoami";
+/// The provider's public client with refresh tokens.
+const USER_CLIENT: &str = "oauth-user";
+/// The same, its access tokens living 2 seconds.
+const SHORT_CLIENT: &str = "oauth-user-short";
+
+/// The accounts people log in as at the provider, and whom the upstream
+/// takes each for.
+const ACCOUNTS: [(&str, &str); 3] = [
+    ("account-alice", "upstream-alice"),
+    ("account-bob", "upstream-bob"),
+    ("account-host", "upstream-host"),
+];
+
+fn key() -> TokenKey {
+    TokenKey::parse(&"5a".repeat(32)).expect("a key")
+}
+
+/// The upstream's OAuth settings: `provider`'s tokens, scope `mcp`, the
+/// accounts mapped to its users.
+fn trusting(provider: &OidcProvider) -> OAuthConfig {
+    OAuthConfig::new(provider.issuer())
+        .scopes(["mcp"])
+        .users(ACCOUNTS)
+}
+
+/// Server `up`: each user's grant, from `client` (`None`: registered at
+/// login).
+fn server(url: &str, provider: &OidcProvider, client: Option<&str>) -> ServerConfig {
+    let mut oauth = OAuthClient::authorization_code()
+        .scopes(["mcp"])
+        .issuer(provider.issuer());
+    if let Some(client) = client {
+        oauth = oauth.client_id(client);
+    }
+    ServerConfig::url(url)
+        .per_user(true)
+        .network(NetworkScope::Local)
+        .timeout(Duration::from_secs(20))
+        .oauth(oauth)
+}
+
+fn builder(config: ServerConfig, store: &TokenStore) -> McpPluginBuilder {
+    McpPlugin::builder()
+        .server("up", config)
+        .token_store(store.clone())
+        .spawn_policy(spawn_policy())
+}
+
+/// One HTTP/1.1 exchange: status, headers (names in lower case), body.
+async fn exchange(
+    method: &str,
+    url: &str,
+    cookies: &BTreeMap<String, String>,
+    form: Option<&str>,
+) -> (u16, Vec<(String, String)>, String) {
+    let rest = url.strip_prefix("http://").expect("an http:// URL");
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = if path.is_empty() { "/" } else { path };
+    let mut stream = tokio::net::TcpStream::connect(authority)
+        .await
+        .expect("connect");
+    let cookie = cookies
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let body = form.unwrap_or_default();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\ncookie: {cookie}\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    if form.is_some() {
+        request.push_str("content-type: application/x-www-form-urlencoded\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.expect("read");
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    (status, headers, body.to_owned())
+}
+
+/// Logs `account` in at the provider and consents to what the
+/// authorization URL asks, as a browser would; returns where the browser
+/// is sent back to (the client's redirect URI with the code).
+async fn consent(issuer: &str, authorization_url: &str, account: &str) -> String {
+    let mut cookies = BTreeMap::new();
+    let mut next = authorization_url.to_owned();
+    let mut form: Option<String> = None;
+    for _ in 0..12 {
+        let method = if form.is_some() { "POST" } else { "GET" };
+        let (status, headers, body) = exchange(method, &next, &cookies, form.as_deref()).await;
+        for (name, value) in &headers {
+            if name == "set-cookie"
+                && let Some((k, v)) = value.split(';').next().and_then(|c| c.split_once('='))
+            {
+                cookies.insert(k.to_owned(), v.to_owned());
+            }
+        }
+        let location = headers
+            .iter()
+            .find(|(n, _)| n == "location")
+            .map(|(_, v)| v.clone());
+        let Some(location) = location else {
+            panic!("no redirect from {next} (HTTP {status}): {body}");
+        };
+        let location = if location.starts_with('/') {
+            format!("{issuer}{location}")
+        } else {
+            location
+        };
+        if !location.starts_with(issuer) {
+            return location;
+        }
+        if location.contains("/interaction/") {
+            let (_, _, prompt) = exchange("GET", &location, &cookies, None).await;
+            let prompt: Value = serde_json::from_str(&prompt).expect("the interaction");
+            let (step, body) = match prompt["prompt"].as_str() {
+                Some("login") => ("login", format!("login={account}")),
+                Some("consent") => ("confirm", String::new()),
+                other => panic!("an unexpected prompt {other:?}: {prompt}"),
+            };
+            next = format!("{location}/{step}");
+            form = Some(body);
+        } else {
+            next = location;
+            form = None;
+        }
+    }
+    panic!("the login did not end in a redirect to the client");
+}
+
+/// Logs `user` (`None`: the host) in to server `up` as `account`: the
+/// loopback listener takes the redirect unless `paste`, which hands the
+/// URL to the login as a person would paste it.
+async fn login(
+    builder: &McpPluginBuilder,
+    provider: &OidcProvider,
+    user: Option<&str>,
+    account: &str,
+    paste: bool,
+) {
+    let loopback = LoopbackRedirect::bind().await.expect("a loopback port");
+    let login = builder
+        .login("up", user, loopback.redirect_uri())
+        .await
+        .expect("the login starts");
+    assert!(
+        login
+            .authorization_url()
+            .contains("code_challenge_method=S256")
+            && login.authorization_url().contains("resource="),
+        "{}",
+        login.authorization_url()
+    );
+    let redirected = consent(provider.issuer(), login.authorization_url(), account).await;
+    assert!(redirected.starts_with(login.redirect_uri()), "{redirected}");
+    let url = if paste {
+        redirected
+    } else {
+        let waiting = tokio::spawn(loopback.wait());
+        let (status, _, page) = exchange("GET", &redirected, &BTreeMap::new(), None).await;
+        assert_eq!(status, 200, "{page}");
+        waiting.await.unwrap().expect("the redirect")
+    };
+    login.finish(&url).await.expect("the code is exchanged");
+}
+
+/// The provider's `/test/grants` counts.
+async fn grants(provider: &OidcProvider) -> Value {
+    let url = format!("{}/test/grants", provider.issuer());
+    let (_, _, body) = exchange("GET", &url, &BTreeMap::new(), None).await;
+    serde_json::from_str(&body).expect("the counts")
+}
+
+async fn host_of(builder: McpPluginBuilder) -> PluginHost {
+    let mcp = builder.start().await;
+    assert!(
+        mcp.start_diagnostics().is_empty(),
+        "{:?}",
+        mcp.start_diagnostics()
+    );
+    PluginHost::builder()
+        .no_linked_plugins()
+        .plugin_instance(mcp)
+        .spawn_policy(spawn_policy())
+        .build()
+        .expect("host")
+}
+
+async fn whoami(host: &PluginHost, user: &str) -> ToolResult {
+    host.user_scope(UserInfo::new(user))
+        .invoke(WHOAMI, json!({}))
+        .await
+}
+
+/// Everything a test needs: the provider, the upstream, a store.
+struct World {
+    provider: Arc<OidcProvider>,
+    upstream: Upstream,
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    async fn new() -> Self {
+        let provider = Arc::new(OidcProvider::start());
+        let upstream = Upstream::start(any_port(), trusting(&provider)).await;
+        Self {
+            provider,
+            upstream,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn db(&self) -> std::path::PathBuf {
+        self.dir.path().join("data").join("sessions.db")
+    }
+
+    /// A store of its own on the one file (as another process has).
+    fn store(&self) -> TokenStore {
+        TokenStore::new(self.db(), key())
+    }
+
+    fn builder(&self, client: Option<&str>) -> McpPluginBuilder {
+        builder(
+            server(&self.upstream.url, &self.provider, client),
+            &self.store(),
+        )
+    }
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_serves_calls_in_a_later_process_and_nobody_elses() {
+    let world = World::new().await;
+    let first = world.builder(Some(USER_CLIENT));
+    // The host's grant lists the tools at start; alice's runs her calls.
+    login(&first, &world.provider, None, "account-host", true).await;
+    login(
+        &first,
+        &world.provider,
+        Some("alice"),
+        "account-alice",
+        false,
+    )
+    .await;
+    let host = host_of(first).await;
+    let alice = whoami(&host, "alice").await;
+    assert_eq!(alice.content, "upstream-alice", "{alice:?}");
+    // bob has not logged in: the tools are listed, the call says what to run.
+    let bob = whoami(&host, "bob").await;
+    assert!(bob.is_missing_credential(), "{bob:?}");
+    assert_eq!(bob.details["login"], "oscova mcp login up --user bob");
+    assert_eq!(bob.details["credentials"], json!(["mcp.servers.up.oauth"]));
+    assert!(
+        bob.content.contains("oscova mcp login up --user bob"),
+        "{bob:?}"
+    );
+    host.shutdown().await;
+
+    // A restart: a new store on the file, a new plugin, a new host.
+    let before = grants(&world.provider).await;
+    let host = host_of(world.builder(Some(USER_CLIENT))).await;
+    let again = whoami(&host, "alice").await;
+    assert_eq!(again.content, "upstream-alice", "{again:?}");
+    let after = grants(&world.provider).await;
+    assert_eq!(
+        after, before,
+        "the kept grant's token served: nothing asked of the provider"
+    );
+    host.shutdown().await;
+
+    // Kept privately and sealed: no token in the clear.
+    assert_eq!(mode(&world.db()), 0o600);
+    assert_eq!(mode(world.db().parent().unwrap()), 0o700);
+    let raw = std::fs::read(world.db()).unwrap();
+    for needle in ["access_token", "refresh_token", "eyJ"] {
+        assert!(
+            !raw.windows(needle.len()).any(|w| w == needle.as_bytes()),
+            "`{needle}` is in the file in the clear"
+        );
+    }
+    world.upstream.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_user_gets_their_own_grant_and_a_moved_row_opens_for_nobody() {
+    let world = World::new().await;
+    let builder = world.builder(Some(USER_CLIENT));
+    login(&builder, &world.provider, None, "account-host", true).await;
+    login(
+        &builder,
+        &world.provider,
+        Some("alice"),
+        "account-alice",
+        true,
+    )
+    .await;
+    login(&builder, &world.provider, Some("bob"), "account-bob", false).await;
+    let host = host_of(builder).await;
+    for _ in 0..2 {
+        assert_eq!(whoami(&host, "bob").await.content, "upstream-bob");
+        assert_eq!(whoami(&host, "alice").await.content, "upstream-alice");
+    }
+    host.shutdown().await;
+
+    // Someone with the file copies alice's sealed row over bob's: it
+    // does not open for bob (the seal binds server, user and URL), so
+    // bob is asked to log in, and alice's token is never sent for him.
+    let conn = rusqlite::Connection::open(world.db()).unwrap();
+    conn.execute(
+        "UPDATE oscova_mcp_oauth_grants SET sealed = (SELECT sealed FROM oscova_mcp_oauth_grants WHERE user_id = 'alice') WHERE user_id = 'bob'",
+        (),
+    )
+    .unwrap();
+    drop(conn);
+    let host = host_of(world.builder(Some(USER_CLIENT))).await;
+    let bob = whoami(&host, "bob").await;
+    assert!(bob.is_missing_credential(), "{bob:?}");
+    assert!(
+        bob.content.contains("cannot be opened with this token key"),
+        "{bob:?}"
+    );
+    assert_eq!(whoami(&host, "alice").await.content, "upstream-alice");
+    // Logged out (by another store on the file), alice's next call is
+    // asked to log in again.
+    let out = world.builder(Some(USER_CLIENT));
+    assert!(out.logout("up", Some("alice")).await.unwrap());
+    assert!(!out.logout("up", Some("alice")).await.unwrap(), "once");
+    let alice = whoami(&host, "alice").await;
+    assert!(alice.is_missing_credential(), "{alice:?}");
+    host.shutdown().await;
+    world.upstream.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expiring_token_is_refreshed_with_the_resource_on_every_request() {
+    let world = World::new().await;
+    let builder = world.builder(Some(SHORT_CLIENT));
+    login(&builder, &world.provider, None, "account-host", true).await;
+    login(
+        &builder,
+        &world.provider,
+        Some("alice"),
+        "account-alice",
+        true,
+    )
+    .await;
+    let host = host_of(builder).await;
+    assert_eq!(whoami(&host, "alice").await.content, "upstream-alice");
+    tokio::time::sleep(Duration::from_millis(2300)).await;
+    let again = whoami(&host, "alice").await;
+    assert_eq!(again.content, "upstream-alice", "{again:?}");
+    let counts = grants(&world.provider).await;
+    assert_eq!(counts["authorization_code"], 2);
+    assert!(counts["refresh_token"].as_u64() >= Some(1), "{counts}");
+    assert_eq!(counts["refresh_errors"], 0, "{counts}");
+    let resources = counts["resources"].as_array().unwrap();
+    assert!(
+        resources.iter().all(|r| r == &json!(world.upstream.url)),
+        "every code exchange and refresh named the server: {counts}"
+    );
+    host.shutdown().await;
+    world.upstream.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stores_refreshing_at_once_use_a_rotating_refresh_token_once() {
+    let world = World::new().await;
+    let builder = world.builder(Some(SHORT_CLIENT));
+    login(&builder, &world.provider, None, "account-host", true).await;
+    login(
+        &builder,
+        &world.provider,
+        Some("alice"),
+        "account-alice",
+        true,
+    )
+    .await;
+    // Two hosts, each with a store of its own on the one file, as two
+    // processes would have.
+    let one = host_of(builder).await;
+    let two = host_of(world.builder(Some(SHORT_CLIENT))).await;
+    assert_eq!(whoami(&one, "alice").await.content, "upstream-alice");
+    assert_eq!(whoami(&two, "alice").await.content, "upstream-alice");
+    let before = grants(&world.provider).await;
+    // Both tokens expire; then both hosts call at once, twice each.
+    tokio::time::sleep(Duration::from_millis(2300)).await;
+    let (a, b, c, d) = tokio::join!(
+        whoami(&one, "alice"),
+        whoami(&two, "alice"),
+        whoami(&one, "alice"),
+        whoami(&two, "alice"),
+    );
+    for result in [a, b, c, d] {
+        assert_eq!(result.content, "upstream-alice", "{result:?}");
+    }
+    let after = grants(&world.provider).await;
+    let refreshes =
+        after["refresh_token"].as_u64().unwrap() - before["refresh_token"].as_u64().unwrap();
+    assert_eq!(refreshes, 1, "one refresh served both: {after}");
+    assert_eq!(
+        after["refresh_errors"], 0,
+        "a rotated refresh token was never reused: {after}"
+    );
+    one.shutdown().await;
+    two.shutdown().await;
+    world.upstream.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_grant_is_the_missing_credential_result_and_is_not_retried() {
+    let world = World::new().await;
+    let builder = world.builder(Some(SHORT_CLIENT));
+    login(&builder, &world.provider, None, "account-host", true).await;
+    login(
+        &builder,
+        &world.provider,
+        Some("alice"),
+        "account-alice",
+        true,
+    )
+    .await;
+    let host = host_of(builder).await;
+    assert_eq!(whoami(&host, "alice").await.content, "upstream-alice");
+    let url = format!(
+        "{}/test/revoke?account=account-alice",
+        world.provider.issuer()
+    );
+    let (status, _, body) = exchange("POST", &url, &BTreeMap::new(), Some("")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_ne!(body, r#"{"revoked":0}"#, "alice's grant was revoked");
+    tokio::time::sleep(Duration::from_millis(2300)).await;
+    let revoked = whoami(&host, "alice").await;
+    assert!(revoked.is_missing_credential(), "{revoked:?}");
+    assert!(revoked.content.contains("refused the grant"), "{revoked:?}");
+    assert_eq!(revoked.details["login"], "oscova mcp login up --user alice");
+    let counts = grants(&world.provider).await;
+    assert_eq!(counts["refresh_errors"], 1, "{counts}");
+    // The grant is forgotten: the next call asks nobody anything.
+    let again = whoami(&host, "alice").await;
+    assert!(again.is_missing_credential(), "{again:?}");
+    assert_eq!(grants(&world.provider).await, counts);
+    host.shutdown().await;
+    world.upstream.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_client_id_the_client_registers_itself_at_login() {
+    let world = World::new().await;
+    let builder = world.builder(None);
+    login(&builder, &world.provider, None, "account-host", true).await;
+    login(
+        &builder,
+        &world.provider,
+        Some("alice"),
+        "account-alice",
+        false,
+    )
+    .await;
+    assert_eq!(grants(&world.provider).await["registrations"], 2);
+    let host = host_of(builder).await;
+    assert_eq!(whoami(&host, "alice").await.content, "upstream-alice");
+    host.shutdown().await;
+    world.upstream.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_asking_for_another_audience_or_a_foreign_redirect_is_refused() {
+    let world = World::new().await;
+    // Its metadata names another resource: its tokens would be good
+    // elsewhere. Refused before anything is asked of the provider.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap();
+    let elsewhere = Upstream::start(
+        addr,
+        trusting(&world.provider).resource(format!("http://{addr}/elsewhere")),
+    )
+    .await;
+    let wrong = builder(
+        server(&elsewhere.url, &world.provider, Some(USER_CLIENT)),
+        &world.store(),
+    );
+    let err = wrong
+        .login("up", Some("alice"), "http://127.0.0.1:9/callback")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is not this server"), "{err}");
+    assert_eq!(grants(&world.provider).await["registrations"], 0);
+    elsewhere.stop().await;
+
+    // A redirect whose `state` is not this login's exchanges nothing.
+    let builder = world.builder(Some(USER_CLIENT));
+    let login = builder
+        .login("up", Some("alice"), "http://127.0.0.1:9/callback")
+        .await
+        .unwrap();
+    let forged = "http://127.0.0.1:9/callback?code=abc&state=not-this-one";
+    let err = login.finish(forged).await.unwrap_err();
+    assert!(err.contains("not this login's"), "{err}");
+    let denied = builder
+        .login("up", Some("alice"), "http://127.0.0.1:9/callback")
+        .await
+        .unwrap()
+        .finish("http://127.0.0.1:9/callback?error=access_denied&error_description=no")
+        .await
+        .unwrap_err();
+    assert!(
+        denied.contains("refused the login: access_denied"),
+        "{denied}"
+    );
+    assert_eq!(grants(&world.provider).await["authorization_code"], 0);
+    world.upstream.stop().await;
+}
