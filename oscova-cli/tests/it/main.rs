@@ -19,6 +19,7 @@ pub mod embedded;
 pub mod embedding;
 pub mod endpoint_scope;
 pub mod files_root;
+pub mod guard;
 pub mod hardening;
 pub mod kokoro;
 pub mod mcp;
