@@ -10,7 +10,8 @@
 //! never reaches the provider.
 //!
 //! Rules for locality: the offline check is decided from the endpoint's
-//! text ([`is_local_endpoint`]) and the saved scope; providers then send
+//! text ([`is_local_endpoint`](crate::locality::is_local_endpoint)) and
+//! the saved scope; providers then send
 //! through [`HttpClient::for_endpoint`](crate::HttpClient::for_endpoint),
 //! which reaches a local-looking endpoint under the `Local` rule, so a
 //! name that looks local but resolves to another machine is refused
