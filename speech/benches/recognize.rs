@@ -7,8 +7,9 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oscova_speech::{
-    FliteSynthesizer, PocketsphinxRecognizer, RecognitionRequest, SpeechProviderConfig,
-    SpeechRecognitionProvider, SpeechSynthesisProvider, SynthesisRequest, decode_wav,
+    RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider, SpeechSynthesisProvider,
+    SynthesisRequest, providers::FliteSynthesizer, providers::PocketsphinxRecognizer,
+    wav::decode_wav,
 };
 
 const SENTENCE: &str = "please open the door and turn on the light in the kitchen";

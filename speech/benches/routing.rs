@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oscova_speech::{
-    BoxFuture, FliteSynthesizer, OpenAiSpeech, PocketsphinxRecognizer, ProviderTypeKey,
-    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRecognitionProvider,
-    SpeechRecognitionRouter, SpeechSynthesisRouter, Transcript,
+    BoxFuture, ProviderTypeKey, RecognitionRequest, SpeechError, SpeechProviderConfig,
+    SpeechRecognitionProvider, SpeechRecognitionRouter, SpeechSynthesisRouter, Transcript,
+    providers::FliteSynthesizer, providers::OpenAiSpeech, providers::PocketsphinxRecognizer,
 };
 
 /// A plugin provider under a generated key, so the table is not tiny.

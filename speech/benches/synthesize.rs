@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oscova_speech::{
-    FliteSynthesizer, KokoroSynthesizer, PiperSynthesizer, SpeechProviderConfig,
-    SpeechSynthesisProvider, SynthesisRequest, decode_wav,
+    SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest, providers::FliteSynthesizer,
+    providers::KokoroSynthesizer, providers::PiperSynthesizer, wav::decode_wav,
 };
 
 const SENTENCE: &str =

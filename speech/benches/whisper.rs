@@ -44,8 +44,8 @@ use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use oscova_speech::{
-    RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider, WhisperRecognizer,
-    decode_wav,
+    RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider,
+    providers::WhisperRecognizer, wav::decode_wav,
 };
 
 use oscova_test_support::librivox;

@@ -81,7 +81,7 @@ pub(crate) enum EngineError {
     )]
     EncodedSpeechTooLarge {
         bytes: usize,
-        kind: crate::AudioKind,
+        kind: crate::wav::AudioKind,
         limit_bytes: usize,
         limit_seconds: u32,
         kbps: u32,

@@ -4,9 +4,9 @@
 //!
 //! | type key | provider | direction | local |
 //! |---|---|---|---|
-//! | `flite` | [`FliteSynthesizer`] (the `flite` program) | synthesis | yes |
+//! | `flite` | [`FliteSynthesizer`](providers::FliteSynthesizer) (the `flite` program) | synthesis | yes |
 //! | `pocketsphinx` | `PocketsphinxRecognizer` (libpocketsphinx, US English; feature `pocketsphinx`, on by default) | recognition | yes |
-//! | `openai` | [`OpenAiSpeech`] (any OpenAI-compatible server) | both | only with a local endpoint |
+//! | `openai` | [`OpenAiSpeech`](providers::OpenAiSpeech) (any OpenAI-compatible server) | both | only with a local endpoint |
 //! | `kokoro` | `KokoroSynthesizer` (Kokoro-82M on onnxruntime, feature `piper`; the default synthesizer when installed) | synthesis | yes |
 //! | `piper` | `PiperSynthesizer` (Piper voices on onnxruntime, feature `piper`) | synthesis | yes |
 //! | `whisper` | `WhisperRecognizer` (whisper.cpp; feature `whisper`) | recognition | yes |
@@ -14,17 +14,32 @@
 //! Any other key a plugin registers routes the same way; [`SpeechProviderKeys`]
 //! is a list of well-known keys, not an allow-list.
 //!
+//! The crate root holds what most code names: the routers, the requests
+//! and results, the provider traits and their error. The rest lives in
+//! three modules, by concept:
+//!
+//! - [`router`]: the one generic [`Router`](router::Router) and its
+//!   [`RouterBuilder`](router::RouterBuilder) behind both directions,
+//!   where a provider came from, and the warning kind for a dropped one;
+//! - [`providers`]: the built-in providers (one folder each in the
+//!   source, and the one list that registers them), their defaults as
+//!   associated constants (`FliteSynthesizer::DEFAULT_VOICE`,
+//!   `WhisperRecognizer::INSTALL_COMMAND`, …), and which one a host uses
+//!   when nothing names one;
+//! - [`wav`]: WAV decoding, encoding and header checks, for recognizers
+//!   and for provider authors.
+//!
 //! Size caps hold for every provider, for callers that go through the
-//! routers: [`SpeechSynthesisRouter::synthesize`] speaks at most
-//! [`MAX_SYNTHESIS_CHARS`] characters (5,000, refused before the provider
-//! is entered) into at most [`MAX_SYNTHESIS_SECONDS`] of audio (600 s,
-//! refused before the caller sees it; audio that is not WAV, whose length
-//! is unknown, at most [`MAX_SYNTHESIS_ENCODED_BYTES`], 600 s at
-//! 512 kbit/s); a provider taken from `resolve` and called directly is not
-//! capped. [`decode_wav`], which the
-//! local recognizers use, takes at most [`MAX_AUDIO_SECONDS`] (300 s).
-//! Each refusal is an `InvalidText` or `InvalidAudio` error that says the
-//! limit.
+//! routers: [`SpeechSynthesisRouter::synthesize`](router::Router::synthesize)
+//! speaks at most [`SpeechSynthesisRouter::MAX_CHARS`](router::Router::MAX_CHARS)
+//! characters (5,000, refused before the provider is entered) into at most
+//! [`MAX_SECONDS`](router::Router::MAX_SECONDS) of audio (600 s, refused
+//! before the caller sees it; audio that is not WAV, whose length is
+//! unknown, at most [`MAX_ENCODED_BYTES`](router::Router::MAX_ENCODED_BYTES),
+//! 600 s at 512 kbit/s); a provider taken from `resolve` and called
+//! directly is not capped. [`decode_wav`](wav::decode_wav), which the local
+//! recognizers use, takes at most [`wav::MAX_AUDIO_SECONDS`] (300 s). Each
+//! refusal is an `InvalidText` or `InvalidAudio` error that says the limit.
 //!
 //! # 1. Route a synthesis
 //!
@@ -118,10 +133,10 @@
 //!
 //! ```
 //! use oscova_core::prelude::*;
+//! use oscova_speech::wav::{Pcm16kMono, encode_wav};
 //! use oscova_speech::{
-//!     BoxFuture, Pcm16kMono, ProviderTypeKey, SpeechError, SpeechProviderConfig,
-//!     SpeechSynthesisProvider, SpeechSynthesisRouter, SynthesisRequest, SynthesizedAudio,
-//!     encode_wav,
+//!     BoxFuture, ProviderTypeKey, SpeechError, SpeechProviderConfig, SpeechSynthesisProvider,
+//!     SpeechSynthesisRouter, SynthesisRequest, SynthesizedAudio,
 //! };
 //!
 //! /// Speaks every text as a moment of silence.
@@ -168,8 +183,8 @@
 //!
 //! # What routing checks
 //!
-//! [`SpeechRecognitionRouter::resolve`] and [`SpeechSynthesisRouter::resolve`]
-//! are the whole decision, made before a provider runs: the exact type key
+//! [`resolve`](router::Router::resolve), the same for both directions, is
+//! the whole decision, made before a provider runs: the exact type key
 //! (an unknown key is [`SpeechError::UnknownProvider`] listing the known
 //! ones), then, when offline operation is required, the configured endpoint
 //! and download URL must pass [`oscova_core::locality::is_local_endpoint`], and a
@@ -185,90 +200,11 @@
 mod error;
 #[cfg(feature = "piper")]
 mod onnx;
-mod providers;
-mod router;
-mod wav;
+pub mod providers;
+pub mod router;
+pub mod wav;
 
-pub use providers::flite::{FLITE_DEFAULT_VOICE, FLITE_VOICES, FliteSynthesizer};
-#[cfg(feature = "piper")]
-pub use providers::kokoro::{KOKORO_DEFAULT_VOICE, KOKORO_INSTALL_COMMAND, KokoroSynthesizer};
-pub use providers::openai::{
-    OPENAI_DEFAULT_ENDPOINT, OPENAI_DEFAULT_SPEECH_MODEL, OPENAI_DEFAULT_TRANSCRIPTION_MODEL,
-    OPENAI_DEFAULT_VOICE, OpenAiSpeech,
-};
-#[cfg(feature = "piper")]
-pub use providers::piper::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND, PiperSynthesizer};
-#[cfg(feature = "pocketsphinx")]
-pub use providers::pocketsphinx::PocketsphinxRecognizer;
-pub use router::{
-    MAX_SYNTHESIS_CHARS, MAX_SYNTHESIS_ENCODED_BYTES, MAX_SYNTHESIS_SECONDS, PROVIDER_DROPPED,
-    ProviderOrigin, SpeechRecognitionRouter, SpeechRecognitionRouterBuilder, SpeechRouters,
-    SpeechSynthesisRouter, SpeechSynthesisRouterBuilder,
-};
-#[cfg(feature = "pocketsphinx")]
-pub use providers::pocketsphinx::{DEBIAN_MODEL_DIR, ModelPaths};
-pub use wav::{
-    AudioKind, DEFAULT_MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS, MAX_INPUT_RATE, MIN_INPUT_RATE,
-    Pcm16kMono, SAMPLE_RATE, WavHeader, WavHeaderError, check_wav_header, decode_wav, encode_wav,
-    sniff_audio,
-};
-#[cfg(feature = "whisper")]
-pub use providers::whisper::{
-    WHISPER_DEFAULTS, WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS,
-    WHISPER_QUANTIZATIONS, WhisperRecognizer, is_whisper_model_name, whisper_cache_dir,
-};
-
-/// The offline synthesizer to use when nothing names one: `kokoro` when
-/// this build has it (feature `piper`) and its files and onnxruntime are
-/// installed (`scripts/ensure-kokoro.sh`), else `flite`.
-///
-/// ```
-/// let key = oscova_speech::default_offline_synthesizer();
-/// assert!(key == "kokoro" || key == "flite");
-/// ```
-pub fn default_offline_synthesizer() -> &'static str {
-    #[cfg(feature = "piper")]
-    if KokoroSynthesizer::installed() {
-        return SpeechProviderKeys::KOKORO;
-    }
-    SpeechProviderKeys::FLITE
-}
-
-/// The synthesis configuration to use when nothing names a provider:
-/// `kokoro` with its default voice `af_heart` (`KOKORO_DEFAULT_VOICE`, feature `piper`) when
-/// it is installed (see [`default_offline_synthesizer`]), else `flite`
-/// with [`FLITE_DEFAULT_VOICE`].
-///
-/// ```
-/// let config = oscova_speech::default_offline_synthesis();
-/// assert!(config.voice.as_deref() == Some("af_heart") || config.voice.as_deref() == Some("kal16"));
-/// ```
-pub fn default_offline_synthesis() -> SpeechProviderConfig {
-    #[cfg(feature = "piper")]
-    if KokoroSynthesizer::installed() {
-        return SpeechProviderConfig::new(SpeechProviderKeys::KOKORO).voice(KOKORO_DEFAULT_VOICE);
-    }
-    SpeechProviderConfig::new(SpeechProviderKeys::FLITE).voice(FLITE_DEFAULT_VOICE)
-}
-
-/// The offline recognizer to use when nothing names one: `whisper` when
-/// this build has it (feature `whisper`) and its model is installed, or
-/// when the build has no `pocketsphinx` (whisper's error then says how to
-/// install its model); else `pocketsphinx`. A build with neither has no
-/// offline recognizer: the key is still `pocketsphinx`, and the router's
-/// refusal lists the keys it has.
-///
-/// ```
-/// let key = oscova_speech::default_offline_recognizer();
-/// assert!(key == "whisper" || key == "pocketsphinx");
-/// ```
-pub fn default_offline_recognizer() -> &'static str {
-    #[cfg(feature = "whisper")]
-    if !cfg!(feature = "pocketsphinx") || WhisperRecognizer::installed_model().is_some() {
-        return SpeechProviderKeys::WHISPER;
-    }
-    SpeechProviderKeys::POCKETSPHINX
-}
+pub use router::{SpeechRecognitionRouter, SpeechRouters, SpeechSynthesisRouter};
 
 /// The speech contracts of `oscova-core`, so provider authors need one import.
 pub use oscova_core::provider::speech::{

@@ -1,4 +1,8 @@
-//! WAV decoding to 16 kHz mono 16-bit PCM, and encoding back to WAV.
+//! WAV audio: decoding to 16 kHz mono 16-bit PCM ([`decode_wav`]), encoding
+//! back to WAV ([`encode_wav`]), and reading a header without decoding
+//! ([`check_wav_header`], [`sniff_audio`]). The recognizers take
+//! [`Pcm16kMono`]; a provider author encodes what it speaks with
+//! [`encode_wav`].
 //!
 //! Rules: [`decode_wav`] never panics on any input; every rejection is a
 //! [`SpeechError::InvalidAudio`] that says what to send instead. The length
@@ -14,6 +18,7 @@
 //! above its own Nyquist frequency to alias.
 
 use std::io::Cursor;
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use oscova_core::provider::speech::SpeechError;
@@ -25,7 +30,7 @@ mod header;
 pub use header::{AudioKind, WavHeader, WavHeaderError, check_wav_header, sniff_audio};
 
 /// The sample rate of [`Pcm16kMono`], in Hz.
-pub const SAMPLE_RATE: u32 = 16_000;
+const SAMPLE_RATE: u32 = Pcm16kMono::SAMPLE_RATE;
 
 /// The longest audio [`decode_wav`] accepts, in seconds.
 pub const MAX_AUDIO_SECONDS: u32 = 300;
@@ -34,11 +39,9 @@ pub const MAX_AUDIO_SECONDS: u32 = 300;
 /// minutes of 48 kHz 16-bit stereo with room to spare).
 pub const DEFAULT_MAX_AUDIO_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The lowest input sample rate accepted, in Hz (below it is no usable speech).
-pub const MIN_INPUT_RATE: u32 = 4_000;
-
-/// The highest input sample rate accepted, in Hz.
-pub const MAX_INPUT_RATE: u32 = 192_000;
+/// The input sample rates [`decode_wav`] accepts, in Hz: below 4 kHz is
+/// no usable speech.
+pub const INPUT_RATES: RangeInclusive<u32> = 4_000..=192_000;
 
 /// The downsampling low-pass cutoff, in Hz: below the 8 kHz Nyquist frequency
 /// of the output, leaving room for the filter's transition band.
@@ -51,11 +54,14 @@ const FILTER_HALF_WIDTH: f64 = 12.0;
 /// Audio as the recognizers want it: 16 kHz, one channel, signed 16-bit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pcm16kMono {
-    /// The samples, at [`SAMPLE_RATE`].
+    /// The samples, at [`SAMPLE_RATE`](Self::SAMPLE_RATE).
     pub samples: Vec<i16>,
 }
 
 impl Pcm16kMono {
+    /// The sample rate, in Hz.
+    pub const SAMPLE_RATE: u32 = 16_000;
+
     /// How long the audio plays.
     pub fn duration(&self) -> Duration {
         // 1 / 16 000 s = 62 500 ns exactly.
@@ -66,11 +72,11 @@ impl Pcm16kMono {
 /// Decodes a WAV file of any common PCM layout into [`Pcm16kMono`].
 ///
 /// Accepts 8, 16, 24 and 32-bit integer and 32-bit float samples, any number
-/// of channels (averaged to one), and sample rates from [`MIN_INPUT_RATE`] to
-/// [`MAX_INPUT_RATE`] (resampled to 16 kHz).
+/// of channels (averaged to one), and sample rates in [`INPUT_RATES`] (resampled to 16 kHz).
 ///
 /// ```
-/// use oscova_speech::{Pcm16kMono, SpeechError, decode_wav, encode_wav};
+/// use oscova_speech::SpeechError;
+/// use oscova_speech::wav::{Pcm16kMono, decode_wav, encode_wav};
 ///
 /// let wav = encode_wav(&Pcm16kMono { samples: vec![0, 100, -100] });
 /// assert_eq!(decode_wav(&wav)?.samples, [0, 100, -100]);
@@ -112,10 +118,12 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Pcm16kMono, EngineError> {
         // whatever a future hound does.
         return Err(unsupported("the header declares zero channels"));
     }
-    if !(MIN_INPUT_RATE..=MAX_INPUT_RATE).contains(&spec.sample_rate) {
+    if !INPUT_RATES.contains(&spec.sample_rate) {
         return Err(unsupported(format!(
-            "the sample rate {} Hz is outside {MIN_INPUT_RATE}..={MAX_INPUT_RATE} Hz",
-            spec.sample_rate
+            "the sample rate {} Hz is outside {}..={} Hz",
+            spec.sample_rate,
+            INPUT_RATES.start(),
+            INPUT_RATES.end()
         )));
     }
 
@@ -141,7 +149,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Pcm16kMono, EngineError> {
 /// Encodes audio as a 16-bit mono 16 kHz PCM WAV file (44-byte header).
 ///
 /// ```
-/// let wav = oscova_speech::encode_wav(&oscova_speech::Pcm16kMono { samples: vec![0; 16] });
+/// let wav = oscova_speech::wav::encode_wav(&oscova_speech::wav::Pcm16kMono { samples: vec![0; 16] });
 /// assert_eq!(wav.len(), 44 + 32);
 /// assert_eq!(&wav[..4], b"RIFF");
 /// ```

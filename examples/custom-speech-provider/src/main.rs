@@ -10,8 +10,8 @@ use std::f64::consts::PI;
 
 use oscova_core::prelude::*;
 use oscova_speech::{
-    BoxFuture, Pcm16kMono, ProviderTypeKey, SAMPLE_RATE, SpeechError, SpeechProviderConfig,
-    SpeechSynthesisProvider, SpeechSynthesisRouter, SynthesisRequest, SynthesizedAudio, encode_wav,
+    BoxFuture, ProviderTypeKey, SpeechError, SpeechProviderConfig, SpeechSynthesisProvider,
+    SpeechSynthesisRouter, SynthesisRequest, SynthesizedAudio, wav::Pcm16kMono, wav::encode_wav,
 };
 
 /// The provider's type key: stable, unique, and namespaced by the plugin id.
@@ -21,7 +21,7 @@ pub const BEEP_KEY: &str = "acme.beep";
 const VOICES: [(&str, f64); 2] = [("low", 440.0), ("high", 880.0)];
 
 /// How long each character of the text beeps, in samples (60 ms).
-const SAMPLES_PER_CHAR: usize = SAMPLE_RATE as usize * 60 / 1_000;
+const SAMPLES_PER_CHAR: usize = Pcm16kMono::SAMPLE_RATE as usize * 60 / 1_000;
 
 /// The longest text spoken, in characters (a minute of beeping).
 const MAX_CHARS: usize = 1_000;
@@ -44,10 +44,10 @@ impl BeepSynthesizer {
             )));
         }
         let len = chars * SAMPLES_PER_CHAR;
-        let fade = (SAMPLE_RATE as usize / 200).min(len / 2).max(1);
+        let fade = (Pcm16kMono::SAMPLE_RATE as usize / 200).min(len / 2).max(1);
         let samples = (0..len)
             .map(|i| {
-                let t = i as f64 / f64::from(SAMPLE_RATE);
+                let t = i as f64 / f64::from(Pcm16kMono::SAMPLE_RATE);
                 let edge = i.min(len - 1 - i).min(fade) as f64 / fade as f64;
                 (0.3 * edge * (2.0 * PI * hz * t).sin() * 32_767.0).round() as i16
             })
@@ -124,7 +124,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let audio = router
         .synthesize(SynthesisRequest::new(&config, &text).offline(true))
         .await?;
-    let seconds = oscova_speech::decode_wav(&audio.wav)?
+    let seconds = oscova_speech::wav::decode_wav(&audio.wav)?
         .duration()
         .as_secs_f64();
     std::fs::write(&out, &audio.wav)?;
@@ -165,7 +165,7 @@ mod tests {
             .synthesize(SynthesisRequest::new(&config, "hi!").offline(true))
             .await
             .unwrap();
-        let pcm = oscova_speech::decode_wav(&audio.wav).unwrap();
+        let pcm = oscova_speech::wav::decode_wav(&audio.wav).unwrap();
         assert_eq!(pcm.samples.len(), 3 * SAMPLES_PER_CHAR);
         assert!(pcm.samples.iter().any(|&s| s > 9_000));
 

@@ -34,7 +34,7 @@ use oscova_core::fs::{FileError, FileKind, create_regular, read_regular};
 use oscova_core::{CancellationToken, SecretString, ToolProgress, context::CredentialResolver};
 use oscova_speech::{
     RecognitionProgress, RecognitionProgressSink, RecognitionRequest, SpeechError,
-    SpeechProviderConfig, SpeechRouters, SynthesisRequest, check_wav_header,
+    SpeechProviderConfig, SpeechRouters, SynthesisRequest, wav::check_wav_header,
 };
 use serde_json::json;
 
@@ -305,7 +305,7 @@ fn read_audio(path: &Path) -> Result<(Vec<u8>, f64), CliError> {
         path: path.to_path_buf(),
         reason,
     };
-    let limit = oscova_speech::DEFAULT_MAX_AUDIO_BYTES;
+    let limit = oscova_speech::wav::DEFAULT_MAX_AUDIO_BYTES;
     let wav = read_regular(path, limit).map_err(|e| {
         refuse(match e {
             FileError::NotRegular {

@@ -167,7 +167,7 @@ impl Config {
             return Some(format!(
                 "using pocketsphinx: the Whisper model is not installed; install it with `{}` \
                  for far fewer errors",
-                oscova_speech::WHISPER_INSTALL_COMMAND
+                oscova_speech::providers::WhisperRecognizer::INSTALL_COMMAND
             ));
         }
         let _ = unconfigured;
@@ -185,7 +185,7 @@ impl Config {
 /// assert!(say.provider == "kokoro" || say.provider == "flite");
 /// ```
 pub fn default_synthesis() -> SpeechProviderConfig {
-    oscova_speech::default_offline_synthesis()
+    oscova_speech::providers::default_offline_synthesis()
 }
 
 /// The recognizer `hear` uses when nothing names one: `whisper` when the
@@ -196,7 +196,7 @@ pub fn default_synthesis() -> SpeechProviderConfig {
 /// assert!(key == "whisper" || key == "pocketsphinx");
 /// ```
 pub fn default_recognizer() -> &'static str {
-    oscova_speech::default_offline_recognizer()
+    oscova_speech::providers::default_offline_recognizer()
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use oscova_core::linked_plugins;
 use oscova_core::prelude::*;
 use oscova_plugin_speech::SpeechPlugin;
 use oscova_speech::{
-    BoxFuture, Pcm16kMono, ProviderTypeKey, SpeechError, SpeechSynthesisProvider, SynthesisRequest,
-    SynthesizedAudio, encode_wav,
+    BoxFuture, ProviderTypeKey, SpeechError, SpeechSynthesisProvider, SynthesisRequest,
+    SynthesizedAudio, wav::Pcm16kMono, wav::encode_wav,
 };
 
 /// A quarter second of silence per character, on this machine.

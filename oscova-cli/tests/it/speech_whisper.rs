@@ -30,7 +30,7 @@ fn hear_takes_a_model_and_providers_names_the_one_it_would_use() {
     assert_eq!(code, 0, "{doc}");
     assert_eq!(
         whisper(&doc)["model"],
-        json!(oscova_speech::WhisperRecognizer::installed_model())
+        json!(oscova_speech::providers::WhisperRecognizer::installed_model())
     );
     // The config's [speech.hear] model, when the table is whisper's.
     let dir = temp_dir("speech-model");
@@ -47,12 +47,12 @@ fn hear_takes_a_model_and_providers_names_the_one_it_would_use() {
     // `--model` overrides the config's: a model that is not there is named
     // in the refusal, before anything is decoded.
     let wav = dir.join("quiet.wav");
-    let pcm = oscova_speech::Pcm16kMono {
+    let pcm = oscova_speech::wav::Pcm16kMono {
         samples: (0..16_000)
             .map(|i| ((i * 97) % 2_000) as i16 - 1_000)
             .collect(),
     };
-    std::fs::write(&wav, oscova_speech::encode_wav(&pcm)).unwrap();
+    std::fs::write(&wav, oscova_speech::wav::encode_wav(&pcm)).unwrap();
     let missing = dir.join("no-such-model");
     let (code, _, stderr) = run(&mut oscova(&[
         "--config",
@@ -77,7 +77,7 @@ fn hear_takes_a_model_and_providers_names_the_one_it_would_use() {
     assert_ne!(code, 0);
     assert!(stderr.contains("-q8_0 or -q5_0"), "{stderr}");
     // An installed model by name decodes (1 s of silence: few or no words).
-    if oscova_speech::WhisperRecognizer::installed_model().is_some() {
+    if oscova_speech::providers::WhisperRecognizer::installed_model().is_some() {
         let (code, doc) = run_json(&[
             "speech",
             "hear",
@@ -193,7 +193,9 @@ async fn a_long_running_host_keeps_the_model_loaded_between_calls() {
     use rmcp::transport::TokioChildProcess;
 
     let dir = temp_dir("speech-warm");
-    let installed = oscova_speech::whisper_cache_dir().unwrap().join("tiny.en");
+    let installed = oscova_speech::providers::WhisperRecognizer::cache_dir()
+        .unwrap()
+        .join("tiny.en");
     assert!(
         installed.join("model.bin").is_file(),
         "tiny.en is not installed; run scripts/ensure-whisper-model.sh"

@@ -19,15 +19,15 @@
 //! offline operation required.
 //!
 //! Caps: `speak` takes at most 5,000 characters
-//! ([`oscova_speech::MAX_SYNTHESIS_CHARS`]; [`SpeechLimits`] may lower it)
+//! ([`oscova_speech::SpeechSynthesisRouter::MAX_CHARS`]; [`SpeechLimits`] may lower it)
 //! and returns at most 600 seconds of audio
-//! ([`oscova_speech::MAX_SYNTHESIS_SECONDS`]: text that expands, such as a
+//! ([`oscova_speech::SpeechSynthesisRouter::MAX_SECONDS`]: text that expands, such as a
 //! long number read digit by digit, is refused after synthesis and no file
 //! is written; audio that is not WAV, over
-//! `oscova_speech::MAX_SYNTHESIS_ENCODED_BYTES`); both are the synthesis
+//! `oscova_speech::SpeechSynthesisRouter::MAX_ENCODED_BYTES`); both are the synthesis
 //! router's (`SpeechSynthesisRouter::synthesize`, which `speak` calls), so
 //! they hold for every provider. `transcribe` takes at most 300 seconds of audio
-//! ([`oscova_speech::MAX_AUDIO_SECONDS`]) in a file of at most 64 MiB.
+//! ([`oscova_speech::wav::MAX_AUDIO_SECONDS`]) in a file of at most 64 MiB.
 //!
 //! `transcribe`'s text is the result's content; its details hold `text`,
 //! the provider, the audio's length and format, and `segments`: the timed

@@ -21,8 +21,8 @@ use oscova_speech::SpeechProviderConfig;
 ///
 /// let local = SpeechSettings::default();
 /// assert!(local.offline);
-/// assert_eq!(local.synthesis, oscova_speech::default_offline_synthesis());
-/// assert_eq!(local.recognition.provider, oscova_speech::default_offline_recognizer());
+/// assert_eq!(local.synthesis, oscova_speech::providers::default_offline_synthesis());
+/// assert_eq!(local.recognition.provider, oscova_speech::providers::default_offline_recognizer());
 ///
 /// // A user who allows a hosted service for transcription:
 /// let hosted = SpeechSettings::default()
@@ -40,11 +40,11 @@ pub struct SpeechSettings {
     pub offline: bool,
     /// The provider `speak` uses (default: `kokoro`, voice `af_heart`, when
     /// this build has it and it is installed, else `flite`, voice `kal16`;
-    /// see [`oscova_speech::default_offline_synthesis`]).
+    /// see [`oscova_speech::providers::default_offline_synthesis`]).
     pub synthesis: SpeechProviderConfig,
     /// The provider `transcribe` uses (default: `whisper` when this build
     /// has it and its model is installed, else `pocketsphinx`; see
-    /// [`oscova_speech::default_offline_recognizer`]).
+    /// [`oscova_speech::providers::default_offline_recognizer`]).
     pub recognition: SpeechProviderConfig,
     /// The name of the user's credential holding the synthesis provider's
     /// API key, if it needs one (for example `openai.api_key`).
@@ -58,8 +58,10 @@ impl Default for SpeechSettings {
     fn default() -> Self {
         Self {
             offline: true,
-            synthesis: oscova_speech::default_offline_synthesis(),
-            recognition: SpeechProviderConfig::new(oscova_speech::default_offline_recognizer()),
+            synthesis: oscova_speech::providers::default_offline_synthesis(),
+            recognition: SpeechProviderConfig::new(
+                oscova_speech::providers::default_offline_recognizer(),
+            ),
             synthesis_credential: None,
             recognition_credential: None,
         }
@@ -113,10 +115,10 @@ impl SpeechSettings {
 #[non_exhaustive]
 pub struct SpeechLimits {
     /// The most characters one `speak` call accepts (default
-    /// [`oscova_speech::MAX_SYNTHESIS_CHARS`], 5,000, a few minutes of
+    /// [`oscova_speech::SpeechSynthesisRouter::MAX_CHARS`], 5,000, a few minutes of
     /// speech). It can only lower the synthesis router's caps, which hold
     /// for every call: text over 5,000 characters, or audio that plays
-    /// longer than [`oscova_speech::MAX_SYNTHESIS_SECONDS`] (600 s), is
+    /// longer than [`oscova_speech::SpeechSynthesisRouter::MAX_SECONDS`] (600 s), is
     /// refused whatever this says.
     pub max_text_chars: usize,
     /// The largest WAV file one `transcribe` call reads (default 64 MiB,
@@ -127,8 +129,8 @@ pub struct SpeechLimits {
 impl Default for SpeechLimits {
     fn default() -> Self {
         Self {
-            max_text_chars: oscova_speech::MAX_SYNTHESIS_CHARS,
-            max_audio_bytes: oscova_speech::DEFAULT_MAX_AUDIO_BYTES,
+            max_text_chars: oscova_speech::SpeechSynthesisRouter::MAX_CHARS,
+            max_audio_bytes: oscova_speech::wav::DEFAULT_MAX_AUDIO_BYTES,
         }
     }
 }

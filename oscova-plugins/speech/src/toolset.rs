@@ -36,7 +36,7 @@ use oscova_core::serde_json::json;
 use oscova_core::{SecretString, ToolProgress, context::Credentials};
 use oscova_speech::{
     RecognitionProgress, RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRouters,
-    SynthesisRequest, Transcript, TranscriptSegment, check_wav_header,
+    SynthesisRequest, Transcript, TranscriptSegment, wav::check_wav_header,
 };
 
 use crate::SettingsResolver;

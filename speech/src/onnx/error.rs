@@ -140,6 +140,9 @@ mod tests {
                 origin: None,
             }),
         };
-        assert!(matches!(killed.into_speech("piper"), SpeechError::Cancelled));
+        assert!(matches!(
+            killed.into_speech("piper"),
+            SpeechError::Cancelled
+        ));
     }
 }

@@ -32,10 +32,7 @@ static RUNTIME: Mutex<Option<(PathBuf, Environment)>> = Mutex::new(None);
 /// The process's onnxruntime environment, loading `library` if none is
 /// loaded yet; a missing library is "not installed" naming `install`.
 /// Shared by every provider on onnxruntime (piper, kokoro).
-pub(crate) fn environment(
-    library: &Path,
-    install: &'static str,
-) -> Result<Environment, OnnxError> {
+pub(crate) fn environment(library: &Path, install: &'static str) -> Result<Environment, OnnxError> {
     let absolute = std::path::absolute(library).unwrap_or_else(|_| library.to_path_buf());
     if !absolute.is_file() {
         return Err(OnnxError::NotInstalled {
@@ -197,11 +194,7 @@ mod tests {
 
     #[test]
     fn a_missing_library_is_not_installed() {
-        let err = environment(
-            Path::new("/nonexistent/libonnxruntime.so"),
-            INSTALL,
-        )
-        .unwrap_err();
+        let err = environment(Path::new("/nonexistent/libonnxruntime.so"), INSTALL).unwrap_err();
         assert!(
             matches!(&err, OnnxError::NotInstalled { install, .. } if *install == INSTALL),
             "{err:?}"

@@ -1,6 +1,7 @@
 //! Unit tests of ranking and the offline rules; routing through real
 //! providers is in `tests/`.
 
+use super::table::{check_offline, shown};
 use super::*;
 
 fn config(endpoint: Option<&str>) -> SpeechProviderConfig {
@@ -74,7 +75,7 @@ fn refused_text_is_escaped_and_capped() {
 #[test]
 fn origins_display_their_implementation() {
     let builtin = ProviderOrigin::BuiltIn {
-        type_name: "oscova_speech::FliteSynthesizer".into(),
+        type_name: "oscova_speech::providers::FliteSynthesizer".into(),
     };
     let plugin = ProviderOrigin::Plugin {
         plugin_id: "acme.tts".into(),
@@ -82,7 +83,7 @@ fn origins_display_their_implementation() {
     };
     assert_eq!(
         builtin.to_string(),
-        "built-in `oscova_speech::FliteSynthesizer`"
+        "built-in `oscova_speech::providers::FliteSynthesizer`"
     );
     assert_eq!(plugin.to_string(), "`acme::Tts` from plugin `acme.tts`");
     assert_eq!(plugin.plugin_id(), Some("acme.tts"));
@@ -179,7 +180,7 @@ async fn synthesis_caps_text_and_audio_length() {
     let config = SpeechProviderConfig::new("canned");
 
     let (short, canned) = router(1);
-    let at_cap = "é".repeat(MAX_SYNTHESIS_CHARS);
+    let at_cap = "é".repeat(SpeechSynthesisRouter::MAX_CHARS);
     let audio = short
         .synthesize(SynthesisRequest::new(&config, &at_cap))
         .await
@@ -197,14 +198,14 @@ async fn synthesis_caps_text_and_audio_length() {
     );
     assert_eq!(canned.calls.load(Ordering::SeqCst), 1, "never entered");
 
-    let (exact, _) = router(MAX_SYNTHESIS_SECONDS);
+    let (exact, _) = router(SpeechSynthesisRouter::MAX_SECONDS);
     assert!(
         exact
             .synthesize(SynthesisRequest::new(&config, "hi"))
             .await
             .is_ok()
     );
-    let (long, canned) = router(MAX_SYNTHESIS_SECONDS + 1);
+    let (long, canned) = router(SpeechSynthesisRouter::MAX_SECONDS + 1);
     let err = long
         .synthesize(SynthesisRequest::new(&config, "hi"))
         .await
@@ -227,7 +228,7 @@ async fn synthesis_caps_audio_that_is_not_wav_by_its_size() {
     use oscova_core::provider::speech::SynthesisRequest;
     use std::sync::atomic::Ordering;
 
-    assert_eq!(MAX_SYNTHESIS_ENCODED_BYTES, 600 * 512_000 / 8);
+    assert_eq!(SpeechSynthesisRouter::MAX_ENCODED_BYTES, 600 * 512_000 / 8);
     let config = SpeechProviderConfig::new("canned");
     let router = |bytes| {
         let canned = Arc::new(Canned {
@@ -240,13 +241,13 @@ async fn synthesis_caps_audio_that_is_not_wav_by_its_size() {
         (router, canned)
     };
 
-    let (at_cap, _) = router(MAX_SYNTHESIS_ENCODED_BYTES);
+    let (at_cap, _) = router(SpeechSynthesisRouter::MAX_ENCODED_BYTES);
     let audio = at_cap
         .synthesize(SynthesisRequest::new(&config, "hi"))
         .await
         .unwrap();
-    assert_eq!(audio.wav.len(), MAX_SYNTHESIS_ENCODED_BYTES);
-    let (over, canned) = router(MAX_SYNTHESIS_ENCODED_BYTES + 1);
+    assert_eq!(audio.wav.len(), SpeechSynthesisRouter::MAX_ENCODED_BYTES);
+    let (over, canned) = router(SpeechSynthesisRouter::MAX_ENCODED_BYTES + 1);
     let err = over
         .synthesize(SynthesisRequest::new(&config, "hi"))
         .await
@@ -265,5 +266,8 @@ async fn synthesis_caps_audio_that_is_not_wav_by_its_size() {
         .synthesize(SynthesisRequest::new(&config, "hi"))
         .await
         .unwrap();
-    assert_eq!(direct.wav.len(), MAX_SYNTHESIS_ENCODED_BYTES + 1);
+    assert_eq!(
+        direct.wav.len(),
+        SpeechSynthesisRouter::MAX_ENCODED_BYTES + 1
+    );
 }

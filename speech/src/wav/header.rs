@@ -53,7 +53,7 @@ impl fmt::Display for AudioKind {
 /// Guesses what `bytes` are from their first bytes (at most 512 are read).
 ///
 /// ```
-/// use oscova_speech::{AudioKind, Pcm16kMono, encode_wav, sniff_audio};
+/// use oscova_speech::wav::{AudioKind, Pcm16kMono, encode_wav, sniff_audio};
 ///
 /// assert_eq!(sniff_audio(&encode_wav(&Pcm16kMono::default())), AudioKind::Wav);
 /// assert_eq!(sniff_audio(b"ID3\x04\0\0\0"), AudioKind::Mp3);
@@ -139,10 +139,10 @@ fn not_wav(kind: AudioKind) -> String {
 }
 
 /// Reads the header of `bytes`, or says why they are not WAV audio. The
-/// samples are not decoded; see [`decode_wav`](crate::decode_wav) for that.
+/// samples are not decoded; see [`decode_wav`](crate::wav::decode_wav) for that.
 ///
 /// ```
-/// use oscova_speech::{Pcm16kMono, check_wav_header, encode_wav};
+/// use oscova_speech::wav::{Pcm16kMono, check_wav_header, encode_wav};
 ///
 /// let wav = encode_wav(&Pcm16kMono { samples: vec![0; 8_000] });
 /// let header = check_wav_header(&wav)?;
@@ -151,7 +151,7 @@ fn not_wav(kind: AudioKind) -> String {
 ///
 /// let err = check_wav_header(b"hello there\n").unwrap_err();
 /// assert_eq!(err.to_string(), "it looks like text");
-/// # Ok::<(), oscova_speech::WavHeaderError>(())
+/// # Ok::<(), oscova_speech::wav::WavHeaderError>(())
 /// ```
 ///
 /// # Errors
@@ -189,7 +189,7 @@ pub fn check_wav_header(bytes: &[u8]) -> Result<WavHeader, WavHeaderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Pcm16kMono, encode_wav};
+    use crate::wav::{Pcm16kMono, encode_wav};
 
     /// A 16-bit mono WAV header declaring `declared` samples, followed by
     /// `present` samples.

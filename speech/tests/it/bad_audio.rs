@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::{SENTENCES, recognition_router, speak};
 use oscova_speech::{
-    Pcm16kMono, RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRecognitionRouter,
-    Transcript, decode_wav, encode_wav,
+    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRecognitionRouter, Transcript,
+    wav::Pcm16kMono, wav::decode_wav, wav::encode_wav,
 };
 use oscova_test_support::text::{word_errors, words};
 

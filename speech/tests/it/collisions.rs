@@ -11,9 +11,9 @@ use common::spy::Spy;
 use common::warnings::Warnings;
 use oscova_core::diagnostic::Severity;
 use oscova_speech::{
-    FliteSynthesizer, OpenAiSpeech, PROVIDER_DROPPED, PocketsphinxRecognizer, ProviderOrigin,
     RecognitionRequest, SpeechProviderConfig, SpeechRecognitionRouter, SpeechSynthesisRouter,
-    SynthesisRequest,
+    SynthesisRequest, providers::FliteSynthesizer, providers::OpenAiSpeech,
+    providers::PocketsphinxRecognizer, router::PROVIDER_DROPPED, router::ProviderOrigin,
 };
 
 #[tokio::test]
@@ -34,7 +34,7 @@ async fn built_in_beats_plugin_whatever_the_order() {
     assert_eq!(
         router.origin("flite"),
         Some(&ProviderOrigin::BuiltIn {
-            type_name: "oscova_speech::flite::FliteSynthesizer".to_owned()
+            type_name: "oscova_speech::providers::flite::FliteSynthesizer".to_owned()
         })
     );
     let [diagnostic] = router.diagnostics() else {
@@ -46,7 +46,7 @@ async fn built_in_beats_plugin_whatever_the_order() {
     assert_eq!(
         diagnostic.message,
         "speech synthesis provider `acme_tts::FakeFlite` from plugin `acme.tts` was dropped: \
-         type key `flite` is already taken by built-in `oscova_speech::flite::FliteSynthesizer` \
+         type key `flite` is already taken by built-in `oscova_speech::providers::flite::FliteSynthesizer` \
          (built-in providers take precedence over plugin providers)"
     );
     let logged = warnings.lines();
@@ -135,13 +135,13 @@ fn a_second_built_in_for_a_key_is_dropped_too() {
             .starts_with("built-in speech recognition provider `")
             && diagnostic
                 .message
-                .contains("common::spy::Spy` was dropped: type key `openai` is already taken by built-in `oscova_speech::openai::OpenAiSpeech` (the first registration of a type key is kept)"),
+                .contains("common::spy::Spy` was dropped: type key `openai` is already taken by built-in `oscova_speech::providers::openai::OpenAiSpeech` (the first registration of a type key is kept)"),
         "{}",
         diagnostic.message
     );
     assert_eq!(
         router.origin("openai").map(ProviderOrigin::type_name),
-        Some("oscova_speech::openai::OpenAiSpeech")
+        Some("oscova_speech::providers::openai::OpenAiSpeech")
     );
 }
 

@@ -10,9 +10,9 @@ use crate::common;
 
 use common::{SENTENCES, recognition_router};
 use oscova_speech::{
-    CancellationToken, KOKORO_INSTALL_COMMAND, KokoroSynthesizer, RecognitionRequest, SpeechError,
-    SpeechProviderConfig, SpeechRecognitionRouter, SpeechSynthesisProvider, SpeechSynthesisRouter,
-    SynthesisRequest, decode_wav,
+    CancellationToken, RecognitionRequest, SpeechError, SpeechProviderConfig,
+    SpeechRecognitionRouter, SpeechSynthesisProvider, SpeechSynthesisRouter, SynthesisRequest,
+    providers::KokoroSynthesizer, wav::decode_wav,
 };
 use oscova_test_support::text::{word_errors, words};
 
@@ -20,7 +20,8 @@ fn installed() -> KokoroSynthesizer {
     let kokoro = KokoroSynthesizer::new();
     assert!(
         kokoro.voices().iter().any(|v| v == "af_heart") && KokoroSynthesizer::installed(),
-        "kokoro is not installed; run {KOKORO_INSTALL_COMMAND}"
+        "kokoro is not installed; run {}",
+        KokoroSynthesizer::INSTALL_COMMAND
     );
     kokoro
 }
@@ -112,7 +113,11 @@ async fn an_unknown_voice_lists_the_installed_ones() {
 async fn missing_files_are_not_installed_errors_naming_the_installer() {
     let empty = tempfile::tempdir().unwrap();
     let no_files = KokoroSynthesizer::new().with_dir(empty.path());
-    assert!(no_files.display_name().contains(KOKORO_INSTALL_COMMAND));
+    assert!(
+        no_files
+            .display_name()
+            .contains(KokoroSynthesizer::INSTALL_COMMAND)
+    );
     assert!(no_files.voices().is_empty());
     let no_library = installed().with_onnxruntime(empty.path().join("libonnxruntime.so"));
     for kokoro in [no_files, no_library] {
@@ -122,10 +127,13 @@ async fn missing_files_are_not_installed_errors_naming_the_installer() {
             .unwrap_err();
         assert!(
             matches!(&err, SpeechError::NotInstalled { provider, install, .. }
-                if provider == "kokoro" && install == KOKORO_INSTALL_COMMAND),
+                if provider == "kokoro" && install == KokoroSynthesizer::INSTALL_COMMAND),
             "{err:?}"
         );
-        assert!(err.to_string().contains(KOKORO_INSTALL_COMMAND), "{err}");
+        assert!(
+            err.to_string().contains(KokoroSynthesizer::INSTALL_COMMAND),
+            "{err}"
+        );
     }
 }
 
@@ -220,7 +228,7 @@ async fn round_trip(
 #[cfg(feature = "whisper")]
 #[tokio::test]
 async fn round_trip_word_error_rates_of_kokoro_through_whisper() {
-    use oscova_speech::WhisperRecognizer;
+    use oscova_speech::providers::WhisperRecognizer;
 
     let whisper = WhisperRecognizer::new();
     let model = std::env::var("OSCOVA_ROUND_TRIP_MODEL").unwrap_or_else(|_| "tiny.en".into());
@@ -308,7 +316,7 @@ fn cpu_seconds() -> f64 {
 /// a release build.
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn warm_real_time_factors_of_kokoro_piper_and_flite() {
-    use oscova_speech::{FliteSynthesizer, PiperSynthesizer};
+    use oscova_speech::{providers::FliteSynthesizer, providers::PiperSynthesizer};
 
     let sentence =
         "Please open the door and turn on the light in the kitchen, then close the window.";

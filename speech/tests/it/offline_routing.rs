@@ -9,8 +9,9 @@ use std::sync::Arc;
 use common::spy::Spy;
 use common::{recognition_router, synthesis_router};
 use oscova_speech::{
-    FliteSynthesizer, OpenAiSpeech, PocketsphinxRecognizer, RecognitionRequest, SpeechError,
-    SpeechProviderConfig, SpeechRecognitionRouter, SpeechSynthesisRouter, SynthesisRequest,
+    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRecognitionRouter,
+    SpeechSynthesisRouter, SynthesisRequest, providers::FliteSynthesizer, providers::OpenAiSpeech,
+    providers::PocketsphinxRecognizer,
 };
 
 /// (endpoint, local). Where a form is ambiguous between URL parsers it is

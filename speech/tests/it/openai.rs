@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use common::http::{KEY, json_reply, multipart_parts, serve_once};
 use common::{recognition_router, synthesis_router};
 use oscova_speech::{
-    CancellationToken, OpenAiSpeech, Pcm16kMono, RecognitionRequest, SecretString, SpeechError,
-    SpeechProviderConfig, SpeechRecognitionProvider, SynthesisRequest, encode_wav,
+    CancellationToken, RecognitionRequest, SecretString, SpeechError, SpeechProviderConfig,
+    SpeechRecognitionProvider, SynthesisRequest, providers::OpenAiSpeech, wav::Pcm16kMono,
+    wav::encode_wav,
 };
 use oscova_test_support::http::{Reply, closed_port_url};
 

@@ -12,9 +12,9 @@ use std::path::PathBuf;
 
 use common::{SENTENCES, recognition_router};
 use oscova_speech::{
-    CancellationToken, PIPER_INSTALL_COMMAND, PiperSynthesizer, RecognitionRequest, SpeechError,
-    SpeechProviderConfig, SpeechRecognitionRouter, SpeechSynthesisProvider, SpeechSynthesisRouter,
-    SynthesisRequest, decode_wav,
+    CancellationToken, RecognitionRequest, SpeechError, SpeechProviderConfig,
+    SpeechRecognitionRouter, SpeechSynthesisProvider, SpeechSynthesisRouter, SynthesisRequest,
+    providers::PiperSynthesizer, wav::decode_wav,
 };
 use oscova_test_support::text::{word_errors, words};
 
@@ -33,7 +33,8 @@ fn installed() -> PiperSynthesizer {
     let piper = PiperSynthesizer::new();
     assert!(
         piper.voices().iter().any(|v| v == VOICE),
-        "the piper test voice is not installed; run {PIPER_INSTALL_COMMAND}"
+        "the piper test voice is not installed; run {}",
+        PiperSynthesizer::INSTALL_COMMAND
     );
     piper
 }
@@ -246,13 +247,17 @@ async fn an_unknown_voice_lists_the_installed_ones() {
 async fn missing_assets_are_not_installed_errors_naming_the_command() {
     let empty = tempfile::tempdir().unwrap();
     let no_voice = PiperSynthesizer::new().with_voices_dir(empty.path());
-    assert!(no_voice.display_name().contains(PIPER_INSTALL_COMMAND));
+    assert!(
+        no_voice
+            .display_name()
+            .contains(PiperSynthesizer::INSTALL_COMMAND)
+    );
     let no_library = installed().with_onnxruntime(empty.path().join("libonnxruntime.so"));
     let no_espeak = installed().with_espeak_program("/nonexistent/espeak-ng");
     let config = deterministic();
     for (piper, install) in [
-        (no_voice, PIPER_INSTALL_COMMAND),
-        (no_library, PIPER_INSTALL_COMMAND),
+        (no_voice, PiperSynthesizer::INSTALL_COMMAND),
+        (no_library, PiperSynthesizer::INSTALL_COMMAND),
         (no_espeak, "apt-get install espeak-ng espeak-ng-data"),
     ] {
         let err = piper
@@ -339,7 +344,7 @@ async fn a_cancelled_request_is_cancelled() {
 #[cfg(feature = "whisper")]
 #[tokio::test]
 async fn round_trip_word_error_rates_of_piper_and_flite_through_whisper() {
-    use oscova_speech::WhisperRecognizer;
+    use oscova_speech::providers::WhisperRecognizer;
 
     let whisper = WhisperRecognizer::new();
     let model = std::env::var("OSCOVA_ROUND_TRIP_MODEL").unwrap_or_else(|_| "tiny.en".into());

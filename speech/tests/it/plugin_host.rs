@@ -8,8 +8,8 @@ use common::spy::Spy;
 use oscova_core::HostError;
 use oscova_core::prelude::*;
 use oscova_speech::{
-    PROVIDER_DROPPED, RecognitionRequest, SpeechError, SpeechProviderConfig,
-    SpeechRecognitionRouter, SpeechRouters, SpeechSynthesisRouter, SynthesisRequest,
+    RecognitionRequest, SpeechError, SpeechProviderConfig, SpeechRecognitionRouter, SpeechRouters,
+    SpeechSynthesisRouter, SynthesisRequest, router::PROVIDER_DROPPED,
 };
 
 /// Registers two speech providers and one that collides with `flite`.

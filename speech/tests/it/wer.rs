@@ -14,8 +14,8 @@ use crate::common;
 
 use common::librivox::{Clip, clips, score};
 use oscova_speech::{
-    PocketsphinxRecognizer, RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider,
-    WhisperRecognizer,
+    RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider,
+    providers::PocketsphinxRecognizer, providers::WhisperRecognizer,
 };
 
 /// Word errors and reference words over all clips (and the decode time,
@@ -43,7 +43,7 @@ async fn wer(
     }
     let seconds: f64 = clips
         .iter()
-        .map(|c| oscova_speech::decode_wav(&c.wav).map_or(0.0, |p| p.duration().as_secs_f64()))
+        .map(|c| oscova_speech::wav::decode_wav(&c.wav).map_or(0.0, |p| p.duration().as_secs_f64()))
         .sum();
     println!(
         "  {}: {seconds:.1} s of audio in {:.1} s, RTF {:.2} (warm, this machine's load included)",

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use common::librivox::{clips, joined, normalised, score};
 use oscova_speech::{
-    CancellationToken, Pcm16kMono, RecognitionProgress, RecognitionRequest, SpeechError,
-    SpeechProviderConfig, SpeechRecognitionProvider, SpeechRecognitionRouter, WhisperRecognizer,
-    decode_wav, encode_wav,
+    CancellationToken, RecognitionProgress, RecognitionRequest, SpeechError, SpeechProviderConfig,
+    SpeechRecognitionProvider, SpeechRecognitionRouter, providers::WhisperRecognizer,
+    wav::Pcm16kMono, wav::decode_wav, wav::encode_wav,
 };
 
 fn tiny() -> SpeechProviderConfig {

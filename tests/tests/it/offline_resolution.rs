@@ -21,7 +21,9 @@ use oscova_core::provider::model::{
 use oscova_core::{CancellationToken, HttpClient, NetworkScope, http::HttpError};
 use oscova_plugin_ollama::OllamaProvider;
 use oscova_plugin_openai::OpenAiProvider;
-use oscova_speech::{OpenAiSpeech, SpeechProviderConfig, SpeechSynthesisRouter, SynthesisRequest};
+use oscova_speech::{
+    SpeechProviderConfig, SpeechSynthesisRouter, SynthesisRequest, providers::OpenAiSpeech,
+};
 use oscova_test_support::http::{Reply, TestServer};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::json;

@@ -10,7 +10,7 @@
 //! else, for whisper, the installed default. Nothing is called: listing makes no connection and loads
 //! no model.
 
-use oscova_speech::{ProviderOrigin, SpeechRouters};
+use oscova_speech::{SpeechRouters, router::ProviderOrigin};
 use serde_json::{Value, json};
 
 use super::super::Env;
@@ -82,7 +82,7 @@ fn hear_model(env: &Env, key: &str) -> Option<String> {
     let configured = env.config.speech_recognition(Some(key)).model;
     #[cfg(feature = "whisper")]
     if configured.is_none() && key == oscova_speech::SpeechProviderKeys::WHISPER {
-        return oscova_speech::WhisperRecognizer::installed_model();
+        return oscova_speech::providers::WhisperRecognizer::installed_model();
     }
     configured
 }

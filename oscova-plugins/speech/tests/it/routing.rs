@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use oscova_core::prelude::*;
 use oscova_plugin_speech::{SpeechPlugin, SpeechSettings};
 use oscova_speech::{
-    BoxFuture, Pcm16kMono, ProviderTypeKey, SpeechError, SpeechProviderConfig, SpeechRouters,
-    SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio, encode_wav,
+    BoxFuture, ProviderTypeKey, SpeechError, SpeechProviderConfig, SpeechRouters,
+    SpeechSynthesisProvider, SynthesisRequest, SynthesizedAudio, wav::Pcm16kMono, wav::encode_wav,
 };
 use serde_json::json;
 use support::{Fixture, KEY, SPEAK, TRANSCRIBE, loopback, tone_wav};
@@ -176,7 +176,7 @@ async fn the_provider_argument_may_pick_only_configured_or_local_providers() {
     )
     .await;
     // The default recognizer is whisper when its model is installed.
-    let listed = match oscova_speech::default_offline_recognizer() {
+    let listed = match oscova_speech::providers::default_offline_recognizer() {
         "whisper" => "leave `provider` out to use `whisper`, or pick one of: whisper, pocketsphinx",
         _ => "or pick one of: pocketsphinx",
     };

@@ -87,7 +87,7 @@ async fn speak_then_transcribe_round_trips_a_sentence() {
     // Whisper when this build has it and its model is installed.
     assert_eq!(
         heard.details["provider"],
-        oscova_speech::default_offline_recognizer()
+        oscova_speech::providers::default_offline_recognizer()
     );
     assert_eq!(heard.details["path"], "audio/door.wav");
     assert_eq!(heard.details["text"], heard.content);

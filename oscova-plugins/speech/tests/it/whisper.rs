@@ -10,7 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use oscova_plugin_speech::{SpeechPlugin, SpeechSettings};
-use oscova_speech::{SpeechProviderConfig, SpeechRouters, whisper_cache_dir};
+use oscova_speech::providers::WhisperRecognizer;
+use oscova_speech::{SpeechProviderConfig, SpeechRouters};
 use oscova_test_kit::{TestHost, TestUser};
 use oscova_test_support::librivox::{clips, joined, score};
 use serde_json::json;
@@ -19,7 +20,7 @@ use serde_json::json;
 /// the recognizer keys loaded models by folder, so this test alone loads
 /// it, and may then break the folder.
 fn own_model(dir: &Path) -> PathBuf {
-    let installed = whisper_cache_dir().unwrap().join("tiny.en");
+    let installed = WhisperRecognizer::cache_dir().unwrap().join("tiny.en");
     assert!(
         installed.join("model.bin").is_file(),
         "tiny.en is not installed; run scripts/ensure-whisper-model.sh"

@@ -1,6 +1,6 @@
 //! The `flite` provider: local speech synthesis by running the `flite` program.
 //!
-//! Rules: the voice is checked against [`FLITE_VOICES`] before flite runs,
+//! Rules: the voice is checked against [`FliteSynthesizer::VOICES`] before flite runs,
 //! because flite silently falls back to its 8 kHz default voice on an unknown
 //! name. The text never appears on the command line: it is written to a
 //! temporary file passed with `-f`, so a text that starts with `-` cannot be
@@ -30,11 +30,11 @@ use crate::error::EngineError;
 /// `kal16` is 16 kHz; `kal` is the 8 kHz diphone voice; `slt`, `rms` and
 /// `awb` are 16 kHz cluster-unit voices. (`awb_time` is left out: it only
 /// speaks clock times.)
-pub const FLITE_VOICES: [&str; 5] = ["kal16", "slt", "rms", "awb", "kal"];
+pub(crate) const FLITE_VOICES: [&str; 5] = ["kal16", "slt", "rms", "awb", "kal"];
 
 /// The voice used when neither the request nor the configuration names one:
 /// 16 kHz, and what the recognizer is tested against.
-pub const FLITE_DEFAULT_VOICE: &str = "kal16";
+pub(crate) const FLITE_DEFAULT_VOICE: &str = "kal16";
 
 /// The Debian package that provides the program.
 const FLITE_PACKAGE: &str = "flite";
@@ -48,11 +48,11 @@ const ORIGIN: &str = "speech provider flite";
 ///
 /// Local by design ([`default_is_local_endpoint`] is `true`); it ignores the
 /// configuration's endpoint and model. The voice is the request's, else the
-/// configuration's, else [`FLITE_DEFAULT_VOICE`], and must be one of
-/// [`FLITE_VOICES`].
+/// configuration's, else [`DEFAULT_VOICE`](Self::DEFAULT_VOICE), and must be one of
+/// [`VOICES`](Self::VOICES).
 ///
 /// ```no_run
-/// use oscova_speech::{FliteSynthesizer, SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest};
+/// use oscova_speech::{providers::FliteSynthesizer, SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest};
 ///
 /// # async fn demo() -> Result<(), oscova_speech::SpeechError> {
 /// let flite = FliteSynthesizer::new();
@@ -78,6 +78,14 @@ impl Default for FliteSynthesizer {
 }
 
 impl FliteSynthesizer {
+    /// The voices flite has built in (the `flite` program's `-voice`
+    /// names); a request's voice must be one of them.
+    pub const VOICES: [&'static str; 5] = FLITE_VOICES;
+
+    /// The voice used when neither the request nor the configuration names
+    /// one.
+    pub const DEFAULT_VOICE: &'static str = FLITE_DEFAULT_VOICE;
+
     /// Runs `flite` from `PATH` with [`ProcessSpawnPolicy::new`] (the host
     /// environment minus secrets).
     pub fn new() -> Self {

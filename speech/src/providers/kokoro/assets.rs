@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use super::error::KokoroError;
 
 /// The command that installs the model, the voices and the vocabulary.
-pub const KOKORO_INSTALL_COMMAND: &str = "scripts/ensure-kokoro.sh";
+pub(crate) const KOKORO_INSTALL_COMMAND: &str = "scripts/ensure-kokoro.sh";
 
 /// The voice used when neither the request nor the configuration names one.
-pub const KOKORO_DEFAULT_VOICE: &str = "af_heart";
+pub(crate) const KOKORO_DEFAULT_VOICE: &str = "af_heart";
 
 /// The model's file name in the folder.
 pub(crate) const MODEL_FILE: &str = "kokoro-v1.0.int8.onnx";

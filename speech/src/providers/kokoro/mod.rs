@@ -2,8 +2,8 @@
 //!
 //! Rules: the model (`kokoro-v1.0.int8.onnx`), the vocabulary and the
 //! voices live in one folder (see `assets`), which
-//! [`KOKORO_INSTALL_COMMAND`] fills. The voice is the request's, else the
-//! configuration's `voice`, else [`KOKORO_DEFAULT_VOICE`]; a name that is
+//! [`KokoroSynthesizer::INSTALL_COMMAND`] fills. The voice is the request's, else the
+//! configuration's `voice`, else [`KokoroSynthesizer::DEFAULT_VOICE`]; a name that is
 //! not an installed English voice is [`SpeechError::UnknownVoice`] listing
 //! the installed ones. Text becomes clauses of IPA through the `espeak-ng`
 //! program, run the way piper runs it (`en-us` for `a*` voices, `en-gb` for
@@ -35,7 +35,7 @@ use oscova_core::provider::speech::{
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use serde_json::{Map, Value};
 
-pub use assets::{KOKORO_DEFAULT_VOICE, KOKORO_INSTALL_COMMAND};
+use assets::{KOKORO_DEFAULT_VOICE, KOKORO_INSTALL_COMMAND};
 use error::KokoroError;
 use model::{Model, SAMPLE_RATE};
 
@@ -53,7 +53,7 @@ const KEYS: [&str; 3] = ["onnxruntime", "threads", "speed"];
 /// Apache-2.0, the int8 ONNX export MIT), run on this machine by
 /// onnxruntime with phonemes from the `espeak-ng` program. Returns 16-bit
 /// mono WAV at 24 kHz. Voices: the 20 US (`af_*`, `am_*`) and 8 UK
-/// (`bf_*`, `bm_*`) English voices, default [`KOKORO_DEFAULT_VOICE`].
+/// (`bf_*`, `bm_*`) English voices, default [`DEFAULT_VOICE`](Self::DEFAULT_VOICE).
 ///
 /// Local by design; it ignores the configuration's endpoint and model.
 /// Settings in the configuration's `options`: `onnxruntime` (the
@@ -67,7 +67,7 @@ const KEYS: [&str; 3] = ["onnxruntime", "threads", "speed"];
 /// ([`default_offline_synthesizer`](crate::default_offline_synthesizer)).
 ///
 /// ```no_run
-/// use oscova_speech::{KokoroSynthesizer, SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest};
+/// use oscova_speech::{providers::KokoroSynthesizer, SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest};
 ///
 /// # async fn demo() -> Result<(), oscova_speech::SpeechError> {
 /// let kokoro = KokoroSynthesizer::new();
@@ -115,6 +115,14 @@ impl Default for KokoroSynthesizer {
 }
 
 impl KokoroSynthesizer {
+    /// The voice used when neither the request nor the configuration names
+    /// one: American English, female.
+    pub const DEFAULT_VOICE: &'static str = KOKORO_DEFAULT_VOICE;
+
+    /// The command that installs the model, its voices and the onnxruntime
+    /// library (from a checkout of this project).
+    pub const INSTALL_COMMAND: &'static str = KOKORO_INSTALL_COMMAND;
+
     /// Files from `OSCOVA_KOKORO_DIR`, else `$XDG_CACHE_HOME/oscova/kokoro`,
     /// else `~/.cache/oscova/kokoro`; onnxruntime from `ORT_DYLIB_PATH`,
     /// else the cache's (as piper); `espeak-ng` from `PATH`, started with
@@ -127,7 +135,7 @@ impl KokoroSynthesizer {
             espeak: "espeak-ng".to_owned(),
             policy: ProcessSpawnPolicy::new(),
             threads,
-            max_seconds: crate::MAX_SYNTHESIS_SECONDS,
+            max_seconds: crate::SpeechSynthesisRouter::MAX_SECONDS,
             display_name: String::new(),
             loaded: tokio::sync::Mutex::new(None),
             voices: Mutex::new(HashMap::new()),
@@ -163,7 +171,7 @@ impl KokoroSynthesizer {
 
     /// Refuses a request once its audio passes `seconds` (checked after
     /// each chunk). The default is
-    /// [`MAX_SYNTHESIS_SECONDS`](crate::MAX_SYNTHESIS_SECONDS).
+    /// [`SpeechSynthesisRouter::MAX_SECONDS`](crate::SpeechSynthesisRouter::MAX_SECONDS).
     #[must_use]
     pub fn with_max_seconds(mut self, seconds: u32) -> Self {
         self.max_seconds = seconds;

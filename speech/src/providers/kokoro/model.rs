@@ -106,13 +106,11 @@ impl Model {
         padded.extend_from_slice(ids);
         padded.push(0);
         let len = i64::try_from(padded.len()).unwrap_or(i64::MAX);
-        let tokens =
-            Tensor::from_array(([1_i64, len], padded)).map_err(OnnxError::onnx(action))?;
+        let tokens = Tensor::from_array(([1_i64, len], padded)).map_err(OnnxError::onnx(action))?;
         let width = i64::try_from(STYLE_WIDTH).unwrap_or(256);
         let style = Tensor::from_array(([1_i64, width], style.to_vec()))
             .map_err(OnnxError::onnx(action))?;
-        let speed =
-            Tensor::from_array(([1_i64], vec![speed])).map_err(OnnxError::onnx(action))?;
+        let speed = Tensor::from_array(([1_i64], vec![speed])).map_err(OnnxError::onnx(action))?;
         let values = ort::inputs![
             self.tokens_input => tokens,
             "style" => style,

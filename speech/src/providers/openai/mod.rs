@@ -31,13 +31,13 @@ use serde::{Deserialize, Serialize};
 use crate::error::EngineError;
 
 /// The endpoint used when the configuration has none.
-pub const OPENAI_DEFAULT_ENDPOINT: &str = "https://api.openai.com";
+pub(crate) const OPENAI_DEFAULT_ENDPOINT: &str = "https://api.openai.com";
 /// The transcription model used when the configuration has none.
-pub const OPENAI_DEFAULT_TRANSCRIPTION_MODEL: &str = "whisper-1";
+pub(crate) const OPENAI_DEFAULT_TRANSCRIPTION_MODEL: &str = "whisper-1";
 /// The speech model used when the configuration has none.
-pub const OPENAI_DEFAULT_SPEECH_MODEL: &str = "tts-1";
+pub(crate) const OPENAI_DEFAULT_SPEECH_MODEL: &str = "tts-1";
 /// The voice used when neither the request nor the configuration names one.
-pub const OPENAI_DEFAULT_VOICE: &str = "alloy";
+pub(crate) const OPENAI_DEFAULT_VOICE: &str = "alloy";
 
 /// The most of an answer that is read, in bytes: five minutes of 48 kHz
 /// stereo WAV fit, with room to spare.
@@ -48,10 +48,10 @@ const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 /// (`POST {endpoint}/v1/audio/speech`, WAV asked for) against any
 /// OpenAI-compatible server.
 ///
-/// The endpoint is the configuration's, else [`OPENAI_DEFAULT_ENDPOINT`];
-/// the model the configuration's, else [`OPENAI_DEFAULT_TRANSCRIPTION_MODEL`]
-/// or [`OPENAI_DEFAULT_SPEECH_MODEL`]; the voice the request's, else the
-/// configuration's, else [`OPENAI_DEFAULT_VOICE`] (not checked: compatible
+/// The endpoint is the configuration's, else [`DEFAULT_ENDPOINT`](Self::DEFAULT_ENDPOINT);
+/// the model the configuration's, else [`DEFAULT_TRANSCRIPTION_MODEL`](Self::DEFAULT_TRANSCRIPTION_MODEL)
+/// or [`DEFAULT_SPEECH_MODEL`](Self::DEFAULT_SPEECH_MODEL); the voice the request's, else the
+/// configuration's, else [`DEFAULT_VOICE`](Self::DEFAULT_VOICE) (not checked: compatible
 /// servers have their own). A configured `language` is sent to the
 /// transcription API as its primary subtag (`en-US` → `en`). The bearer key
 /// is the request's `api_key`; without one no `Authorization` header is
@@ -59,7 +59,7 @@ const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 /// offline use needs a local endpoint.
 ///
 /// ```
-/// use oscova_speech::{OpenAiSpeech, SpeechRecognitionProvider};
+/// use oscova_speech::{providers::OpenAiSpeech, SpeechRecognitionProvider};
 ///
 /// let openai = OpenAiSpeech::new(oscova_core::HttpClient::shared_default());
 /// assert!(!SpeechRecognitionProvider::default_is_local_endpoint(&openai));
@@ -72,6 +72,18 @@ pub struct OpenAiSpeech {
 }
 
 impl OpenAiSpeech {
+    /// The endpoint when the configuration names none: OpenAI's API.
+    pub const DEFAULT_ENDPOINT: &'static str = OPENAI_DEFAULT_ENDPOINT;
+
+    /// The transcription model when the configuration names none.
+    pub const DEFAULT_TRANSCRIPTION_MODEL: &'static str = OPENAI_DEFAULT_TRANSCRIPTION_MODEL;
+
+    /// The speech model when the configuration names none.
+    pub const DEFAULT_SPEECH_MODEL: &'static str = OPENAI_DEFAULT_SPEECH_MODEL;
+
+    /// The voice when neither the request nor the configuration names one.
+    pub const DEFAULT_VOICE: &'static str = OPENAI_DEFAULT_VOICE;
+
     /// A provider sending through `http` (usually the host's client); its
     /// connection pools are used with the scope the endpoint calls for.
     pub fn new(http: HttpClient) -> Self {

@@ -17,10 +17,10 @@ use super::error::PiperError;
 
 /// The voice used when neither the request nor the configuration names
 /// one and it is installed; else the first installed voice by name.
-pub const PIPER_DEFAULT_VOICE: &str = "en_US-joe-medium";
+pub(crate) const PIPER_DEFAULT_VOICE: &str = "en_US-joe-medium";
 
 /// The command that installs the onnxruntime library and the test voice.
-pub const PIPER_INSTALL_COMMAND: &str = "scripts/ensure-piper.sh";
+pub(crate) const PIPER_INSTALL_COMMAND: &str = "scripts/ensure-piper.sh";
 
 /// The variable that names another voice folder.
 pub(crate) const VOICES_ENV: &str = "OSCOVA_PIPER_VOICES";

@@ -3,7 +3,7 @@
 //! Rules: a voice is a Piper export, `NAME.onnx` beside `NAME.onnx.json`.
 //! The voice is the request's, else the configuration's `voice` (both
 //! names of voices in the voice folder), else the configuration's `model`
-//! (the path of any voice's `.onnx`), else [`PIPER_DEFAULT_VOICE`] when it
+//! (the path of any voice's `.onnx`), else [`PiperSynthesizer::DEFAULT_VOICE`] when it
 //! is installed, else the first installed voice by name. Text becomes
 //! phonemes through the `espeak-ng` program (see `phonemes`), phonemes
 //! become ids through the voice's `phoneme_id_map`, and onnxruntime, loaded
@@ -32,13 +32,13 @@ use oscova_core::provider::speech::{
 };
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 
-use assets::VoiceFiles;
-pub use assets::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND};
-use error::PiperError;
-use model::{Model, infer_all};
 use crate::onnx::error::OnnxError;
 use crate::onnx::phonemes::{espeak, text_sentences};
 use crate::onnx::runtime::{self, encode_wav, to_pcm16};
+use assets::VoiceFiles;
+use assets::{PIPER_DEFAULT_VOICE, PIPER_INSTALL_COMMAND};
+use error::PiperError;
+use model::{Model, infer_all};
 use settings::{Settings, Speaker};
 use voice::{PhonemeType, VoiceConfig};
 
@@ -69,7 +69,7 @@ const WARM_VOICES: usize = 4;
 /// licence suits you.
 ///
 /// ```no_run
-/// use oscova_speech::{PiperSynthesizer, SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest};
+/// use oscova_speech::{providers::PiperSynthesizer, SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest};
 ///
 /// # async fn demo() -> Result<(), oscova_speech::SpeechError> {
 /// let piper = PiperSynthesizer::new();
@@ -128,6 +128,14 @@ impl Default for PiperSynthesizer {
 }
 
 impl PiperSynthesizer {
+    /// The voice used when neither the request nor the configuration names
+    /// one and it is installed; else the first installed voice by name.
+    pub const DEFAULT_VOICE: &'static str = PIPER_DEFAULT_VOICE;
+
+    /// The command that installs the onnxruntime library and the test
+    /// voice (from a checkout of this project).
+    pub const INSTALL_COMMAND: &'static str = PIPER_INSTALL_COMMAND;
+
     /// Voices from the voice folder (`OSCOVA_PIPER_VOICES`, else
     /// `$XDG_CACHE_HOME/oscova/piper/voices`, else
     /// `~/.cache/oscova/piper/voices`), onnxruntime from `ORT_DYLIB_PATH`,
@@ -141,7 +149,7 @@ impl PiperSynthesizer {
             espeak: "espeak-ng".to_owned(),
             policy: ProcessSpawnPolicy::new(),
             threads,
-            max_seconds: crate::MAX_SYNTHESIS_SECONDS,
+            max_seconds: crate::SpeechSynthesisRouter::MAX_SECONDS,
             display_name: String::new(),
             warm: Mutex::new(Vec::new()),
             loading: tokio::sync::Mutex::new(()),
@@ -170,7 +178,7 @@ impl PiperSynthesizer {
     /// Stops a request once its audio passes `seconds` (checked after each
     /// sentence, so no more is computed than one sentence past it) and
     /// refuses it. The default is the synthesis router's cap,
-    /// [`MAX_SYNTHESIS_SECONDS`](crate::MAX_SYNTHESIS_SECONDS), which the
+    /// [`SpeechSynthesisRouter::MAX_SECONDS`](crate::SpeechSynthesisRouter::MAX_SECONDS), which the
     /// router applies to every provider after the fact; this one saves
     /// the work of speaking the rest.
     #[must_use]

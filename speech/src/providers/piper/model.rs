@@ -185,4 +185,3 @@ pub(crate) async fn infer_all(
     }
     outcome
 }
-

@@ -25,9 +25,9 @@ use crate::error::EngineError;
 mod ffi;
 mod sphinx;
 
-pub use sphinx::{DEBIAN_MODEL_DIR, ModelPaths};
-use sphinx::SphinxRecognizer;
 use crate::wav;
+pub use sphinx::ModelPaths;
+use sphinx::SphinxRecognizer;
 
 /// The built-in `pocketsphinx` recognition provider (type key
 /// [`SpeechProviderKeys::POCKETSPHINX`]): CMU pocketsphinx with the US
@@ -39,7 +39,7 @@ use crate::wav;
 /// the words come back lowercase, separated by single spaces.
 ///
 /// ```no_run
-/// use oscova_speech::{PocketsphinxRecognizer, RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider};
+/// use oscova_speech::{providers::PocketsphinxRecognizer, RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider};
 ///
 /// # async fn demo(wav: Vec<u8>) -> Result<(), oscova_speech::SpeechError> {
 /// let recognizer = PocketsphinxRecognizer::new();
@@ -233,7 +233,7 @@ mod tests {
             ..ModelPaths::debian()
         };
         let recognizer = PocketsphinxRecognizer::with_model(paths);
-        let wav = crate::encode_wav(&crate::Pcm16kMono {
+        let wav = crate::wav::encode_wav(&crate::wav::Pcm16kMono {
             samples: vec![0; 1_600],
         });
         let config = SpeechProviderConfig::new("pocketsphinx");
@@ -274,7 +274,7 @@ mod tests {
         // Already cancelled: nothing runs.
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let silence = crate::encode_wav(&crate::Pcm16kMono {
+        let silence = crate::wav::encode_wav(&crate::wav::Pcm16kMono {
             samples: vec![0; 16_000],
         });
         let err = recognizer
@@ -294,7 +294,7 @@ mod tests {
             .unwrap();
         let speech = crate::wav::decode(&wav).unwrap().samples;
         let long: Vec<i16> = speech.iter().copied().cycle().take(16_000 * 60).collect();
-        let long = crate::encode_wav(&crate::Pcm16kMono { samples: long });
+        let long = crate::wav::encode_wav(&crate::wav::Pcm16kMono { samples: long });
         let cancel = CancellationToken::new();
         let canceller = cancel.clone();
         tokio::spawn(async move {

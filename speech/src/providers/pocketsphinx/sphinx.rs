@@ -24,7 +24,7 @@ use super::ffi;
 const MODEL_PACKAGE: &str = "pocketsphinx-en-us";
 
 /// Where Debian's `pocketsphinx-en-us` puts the US English model.
-pub const DEBIAN_MODEL_DIR: &str = "/usr/share/pocketsphinx/model/en-us";
+pub(crate) const DEBIAN_MODEL_DIR: &str = "/usr/share/pocketsphinx/model/en-us";
 
 /// The files of the acoustic model folder that pocketsphinx cannot work
 /// without.
@@ -48,7 +48,7 @@ const MODEL_MAGIC: [(&str, &[&[u8]]); 4] = [
 /// The model files the `pocketsphinx` provider loads.
 ///
 /// ```
-/// use oscova_speech::ModelPaths;
+/// use oscova_speech::providers::ModelPaths;
 ///
 /// let paths = ModelPaths::debian();
 /// assert!(paths.dict.ends_with("cmudict-en-us.dict"));
@@ -64,6 +64,9 @@ pub struct ModelPaths {
 }
 
 impl ModelPaths {
+    /// Where Debian's `pocketsphinx-en-us` puts the US English model.
+    pub const DEBIAN_DIR: &'static str = DEBIAN_MODEL_DIR;
+
     /// Where the Debian package `pocketsphinx-en-us` installs the US English
     /// model, unchecked; [`ModelPaths::check`] (or the first recognition)
     /// tells whether it is there.

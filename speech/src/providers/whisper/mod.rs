@@ -18,7 +18,7 @@ mod ct2;
 mod engine;
 mod error;
 mod half;
-mod mel;
+pub(crate) mod mel;
 mod model;
 mod quant;
 mod vocab;
@@ -38,7 +38,7 @@ use crate::wav;
 use engine::{AudioCtx, Decode, Engine};
 use error::WhisperFailure;
 use model::{Located, Missing};
-pub use model::{
+use model::{
     WHISPER_DEFAULTS, WHISPER_INSTALL_COMMAND, WHISPER_MODEL_ENV, WHISPER_MODELS,
     WHISPER_QUANTIZATIONS, is_whisper_model_name, whisper_cache_dir,
 };
@@ -49,10 +49,10 @@ pub use model::{
 ///
 /// Local by design ([`default_is_local_endpoint`] is `true`); it ignores the
 /// configuration's endpoint. The configuration's `model` is `tiny.en` or
-/// `base` ([`WHISPER_MODELS`], 16-bit weights), either with a suffix from
-/// [`WHISPER_QUANTIZATIONS`] (`base-q8_0`: ggml's 8-bit blocks, converted
-/// on load and cached, see [`whisper_cache_dir`]), or a path; without
-/// one, the first of [`WHISPER_DEFAULTS`] that is installed. `language` is
+/// `base` ([`MODELS`](Self::MODELS), 16-bit weights), either with a suffix from
+/// [`QUANTIZATIONS`](Self::QUANTIZATIONS) (`base-q8_0`: ggml's 8-bit blocks, converted
+/// on load and cached, see [`cache_dir`](Self::cache_dir)), or a path; without
+/// one, the first of [`DEFAULTS`](Self::DEFAULTS) that is installed. `language` is
 /// a code such as `en` or `de-DE` (multilingual models only; without one
 /// the language is detected), `options.threads` the CPU threads for the
 /// decode, and `options.audio_ctx` how much of the encoder's 30-second
@@ -70,7 +70,7 @@ pub use model::{
 /// decode has got before each window and once more (all of it) at the end.
 ///
 /// ```no_run
-/// use oscova_speech::{RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider, WhisperRecognizer};
+/// use oscova_speech::{RecognitionRequest, SpeechProviderConfig, SpeechRecognitionProvider, providers::WhisperRecognizer};
 ///
 /// # async fn demo(wav: Vec<u8>) -> Result<(), oscova_speech::SpeechError> {
 /// let recognizer = WhisperRecognizer::new();
@@ -129,6 +129,50 @@ fn not_installed(missing: Missing) -> WhisperFailure {
 }
 
 impl WhisperRecognizer {
+    /// The models the install script installs: English-only tiny and
+    /// multilingual base.
+    pub const MODELS: [&'static str; 2] = WHISPER_MODELS;
+
+    /// The quantizations a model name can ask for as a suffix
+    /// (`base-q8_0`): ggml's 8-bit and 5-bit blocks, converted when the
+    /// model loads.
+    pub const QUANTIZATIONS: [&'static str; 2] = WHISPER_QUANTIZATIONS;
+
+    /// The model a configuration without one uses: the first of these
+    /// whose model is installed. Most accurate first, among those that
+    /// decode at tiny.en's speed (see the crate's README for the
+    /// measurements).
+    pub const DEFAULTS: [&'static str; 2] = WHISPER_DEFAULTS;
+
+    /// The environment variable naming the model when the configuration
+    /// does not: a name from [`MODELS`](Self::MODELS) or a path.
+    pub const MODEL_ENV: &'static str = WHISPER_MODEL_ENV;
+
+    /// The command that installs a model into the cache (from a checkout
+    /// of this project).
+    pub const INSTALL_COMMAND: &'static str = WHISPER_INSTALL_COMMAND;
+
+    /// The folder the install script puts models in:
+    /// `$XDG_CACHE_HOME/oscova/whisper`, or `$HOME/.cache/oscova/whisper`;
+    /// `None` when neither variable is set to an absolute path.
+    pub fn cache_dir() -> Option<std::path::PathBuf> {
+        whisper_cache_dir()
+    }
+
+    /// Whether `name` is a model name (not a path): one of
+    /// [`MODELS`](Self::MODELS), with or without a suffix of
+    /// [`QUANTIZATIONS`](Self::QUANTIZATIONS) (or `f16`).
+    ///
+    /// ```
+    /// use oscova_speech::providers::WhisperRecognizer;
+    ///
+    /// assert!(WhisperRecognizer::is_model_name("base-q8_0"));
+    /// assert!(!WhisperRecognizer::is_model_name("/models/base"));
+    /// ```
+    pub fn is_model_name(name: &str) -> bool {
+        is_whisper_model_name(name)
+    }
+
     /// One decode at a time, on every core (at most 8).
     pub fn new() -> Self {
         Self::with_limits(1, cores().min(8))
@@ -154,7 +198,7 @@ impl WhisperRecognizer {
     }
 
     /// The model a configuration without `model` uses, if it is installed:
-    /// its name, or the path [`WHISPER_MODEL_ENV`] gives.
+    /// its name, or the path [`MODEL_ENV`](Self::MODEL_ENV) gives.
     pub fn installed_model() -> Option<String> {
         model::locate(None).ok().map(|m| m.name().to_owned())
     }
@@ -386,7 +430,7 @@ mod tests {
         let recognizer = WhisperRecognizer::new();
         let config = oscova_core::provider::speech::SpeechProviderConfig::new("whisper")
             .model("/nonexistent/whisper-model");
-        let wav = crate::encode_wav(&crate::Pcm16kMono {
+        let wav = crate::wav::encode_wav(&crate::wav::Pcm16kMono {
             samples: vec![0; 1_600],
         });
         let err = recognizer

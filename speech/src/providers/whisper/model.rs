@@ -20,29 +20,29 @@ use super::quant::Quant;
 
 /// The models the install script installs: English-only tiny and
 /// multilingual base.
-pub const WHISPER_MODELS: [&str; 2] = ["tiny.en", "base"];
+pub(crate) const WHISPER_MODELS: [&str; 2] = ["tiny.en", "base"];
 
 /// The quantizations a model name can ask for as a suffix (`base-q8_0`):
 /// ggml's 8-bit and 5-bit blocks, converted when the model loads.
-pub const WHISPER_QUANTIZATIONS: [&str; 2] = ["q8_0", "q5_0"];
+pub(crate) const WHISPER_QUANTIZATIONS: [&str; 2] = ["q8_0", "q5_0"];
 
 /// The model a configuration without one uses: the first of these whose
 /// model is installed. Most accurate first, among those that decode at
 /// tiny.en's speed (see the crate's README for the measurements).
-pub const WHISPER_DEFAULTS: [&str; 2] = ["base-q8_0", "tiny.en"];
+pub(crate) const WHISPER_DEFAULTS: [&str; 2] = ["base-q8_0", "tiny.en"];
 
 /// The environment variable naming the model when the configuration does
 /// not: a name from [`WHISPER_MODELS`] or a path.
-pub const WHISPER_MODEL_ENV: &str = "OSCOVA_WHISPER_MODEL";
+pub(crate) const WHISPER_MODEL_ENV: &str = "OSCOVA_WHISPER_MODEL";
 
 /// The command that installs a model into the cache (from a checkout of
 /// this project).
-pub const WHISPER_INSTALL_COMMAND: &str = "scripts/ensure-whisper-model.sh";
+pub(crate) const WHISPER_INSTALL_COMMAND: &str = "scripts/ensure-whisper-model.sh";
 
 /// The folder the install script puts models in:
 /// `$XDG_CACHE_HOME/oscova/whisper`, or `$HOME/.cache/oscova/whisper`;
 /// `None` when neither variable is set to an absolute path.
-pub fn whisper_cache_dir() -> Option<PathBuf> {
+pub(crate) fn whisper_cache_dir() -> Option<PathBuf> {
     let absolute = |name: &str| {
         std::env::var_os(name)
             .map(PathBuf::from)
@@ -114,7 +114,7 @@ fn split_name(name: &str) -> Option<(&'static str, Quant)> {
 /// Whether `name` is a model name (not a path): one of
 /// [`WHISPER_MODELS`], with or without a suffix of
 /// [`WHISPER_QUANTIZATIONS`] (or `f16`).
-pub fn is_whisper_model_name(name: &str) -> bool {
+pub(crate) fn is_whisper_model_name(name: &str) -> bool {
     split_name(name).is_some()
 }
 

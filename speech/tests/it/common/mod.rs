@@ -12,8 +12,8 @@ pub mod spy;
 pub mod warnings;
 
 use oscova_speech::{
-    FliteSynthesizer, OpenAiSpeech, PocketsphinxRecognizer, SpeechProviderConfig,
-    SpeechRecognitionRouter, SpeechSynthesisRouter, SynthesisRequest,
+    SpeechProviderConfig, SpeechRecognitionRouter, SpeechSynthesisRouter, SynthesisRequest,
+    providers::FliteSynthesizer, providers::OpenAiSpeech, providers::PocketsphinxRecognizer,
 };
 
 /// The sentences of the round-trip test.

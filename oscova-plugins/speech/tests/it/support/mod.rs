@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use oscova_core::prelude::*;
 use oscova_core::{ApprovalRequest, SecretString, UserScope};
 use oscova_plugin_speech::{SpeechPlugin, SpeechSettings};
-use oscova_speech::{Pcm16kMono, SpeechProviderConfig, encode_wav};
+use oscova_speech::{SpeechProviderConfig, wav::Pcm16kMono, wav::encode_wav};
 use oscova_test_kit::http::{Reply, TestServer};
 use serde_json::{Value, json};
 use tempfile::TempDir;
