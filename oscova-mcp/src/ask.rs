@@ -42,8 +42,17 @@ const MAX_SHOWN_ARGUMENTS: usize = 300;
 const NO_ELICITATION: &str =
     "the MCP client did not declare the elicitation capability, so it cannot ask the person";
 
+/// Where the answer to a question on its way to the driver goes.
+pub(super) type RoundReply = oneshot::Sender<Result<Answer, AskError>>;
+
 /// A question on its way to the call's driver, and where the answer goes.
-pub(super) type RoundAsk = (Question, oneshot::Sender<Result<Answer, AskError>>);
+pub(super) struct RoundAsk {
+    pub(super) question: Question,
+    pub(super) reply: RoundReply,
+    /// Whether it is asked before the tool's body runs (its approval),
+    /// rather than by the body.
+    pub(super) before_body: bool,
+}
 
 /// Whether the request's client declared form elicitation: in the
 /// request's `_meta` on 2026-07-28, else at `initialize`.
@@ -95,8 +104,9 @@ impl Asker {
         !matches!(self, Self::Nobody)
     }
 
-    /// Asks `question` and returns the answer.
-    async fn ask(&self, question: Question) -> Result<Answer, AskError> {
+    /// Asks `question` and returns the answer; `before_body` when it is
+    /// the call's approval, asked before the tool's body runs.
+    async fn ask(&self, question: Question, before_body: bool) -> Result<Answer, AskError> {
         match self {
             Self::Nobody => Err(AskError::NoOneToAsk(NO_ELICITATION.to_owned())),
             Self::Peer(peer) => {
@@ -113,9 +123,14 @@ impl Asker {
                 answer_of(result)
             }
             Self::Rounds(events) => {
-                let (tx, rx) = oneshot::channel();
+                let (reply, rx) = oneshot::channel();
+                let ask = RoundAsk {
+                    question,
+                    reply,
+                    before_body,
+                };
                 events
-                    .push(CallEvent::Ask((question, tx)))
+                    .push(CallEvent::Ask(ask))
                     .map_err(|_| AskError::Failed("the MCP request has ended".to_owned()))?;
                 rx.await.map_err(|_| {
                     AskError::Failed("the MCP client did not come back with an answer".to_owned())
@@ -170,7 +185,7 @@ pub(super) fn interaction(asker: Asker) -> Arc<dyn InteractionHandler> {
 fn through(asker: Asker) -> Arc<dyn InteractionHandler> {
     Arc::new(move |request: InteractionRequest| {
         let asker = asker.clone();
-        Box::pin(async move { asker.ask(request.question).await })
+        Box::pin(async move { asker.ask(request.question, false).await })
             as BoxFuture<'static, Result<Answer, AskError>>
     })
 }
@@ -200,7 +215,7 @@ impl ApprovalHandler for ElicitApproval {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
         let question = self.question(request);
         Box::pin(async move {
-            match self.asker.ask(question).await {
+            match self.asker.ask(question, true).await {
                 Ok(Answer::Accept(_)) => ApprovalDecision::Approve,
                 Ok(Answer::Decline) => ApprovalDecision::Deny(Some(
                     "the person declined, asked by the MCP client".into(),

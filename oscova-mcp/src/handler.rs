@@ -19,7 +19,10 @@
 //! that drives it and cancelled whenever that request goes away; from
 //! protocol 2026-07-28 a call that asks the person is parked between the
 //! rounds of a multi round-trip request (`rounds.rs`), and its progress and
-//! log messages go out with whichever round is in flight.
+//! log messages go out with whichever round is in flight; with a wait
+//! store it is kept there first, and a retry is answered on any server
+//! sharing the store (`handler/retry.rs`, [`crate::wait`]). A call that
+//! never asks touches no store.
 //!
 //! Prompts, resources, completion and subscriptions are answered in
 //! `handler/service.rs` (the `ServerHandler` methods) from the server's
@@ -36,8 +39,8 @@
 //! handlers share one bound (on 2026-07-28 every request is a handler of
 //! its own), and for the whole server.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
-
 use std::sync::RwLock;
 
 use oscova_core::tool::{LogLevel, LogSink, ProgressSink, ToolLog};
@@ -45,25 +48,28 @@ use oscova_core::{ApprovalDecision, ApprovalRequest, ToolProgress, UserScope};
 
 use super::names::ShortNames;
 use oscova_core::ToolResult;
-use oscova_core::interaction::{Answer, AskError};
+use oscova_core::interaction::AskError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, ElicitRequest, ElicitRequestParams,
-    ElicitResult, ErrorCode, Implementation, InputRequest, InputRequests, InputRequiredResult,
-    JsonObject, ProgressNotificationParam, ProgressToken, Tool,
+    ErrorCode, Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
+    ProgressNotificationParam, ProgressToken, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use super::ask::{self, Asker, ElicitApproval, RoundAsk};
+use super::ask::{self, Asker, ElicitApproval, RoundAsk, RoundReply};
 use super::convert::{mcp_result, mcp_tool};
 use super::logging::{LogRelay, log_level};
 use super::offer::Offer;
-use super::rounds::{CallEvent, CallEvents, INPUT_KEY, Parked, ParkedCalls, RunningCall};
+use super::rounds::{self, CallEvent, CallEvents, INPUT_KEY, Parked, ParkedCalls, RunningCall};
+use super::wait::{Answered, WaitStore};
+use retry::Retry;
 
+mod retry;
 mod service;
 mod subscribe;
 mod watch;
@@ -116,6 +122,8 @@ pub struct McpHandler {
     per_user: Option<(Arc<Semaphore>, usize)>,
     /// The server's calls waiting for an answer between rounds.
     parked: Arc<ParkedCalls>,
+    /// Where waiting calls are kept for every instance, if anywhere.
+    waits: Option<Arc<dyn WaitStore>>,
     /// Prompts and resources, when the server has sources of them.
     offer: Offer,
     /// This session's resource subscriptions, and the server's watcher.
@@ -173,7 +181,7 @@ impl McpHandler {
         info: Implementation,
         max_in_flight: usize,
         allow_approval_required: bool,
-        parked: Arc<ParkedCalls>,
+        (parked, waits): (Arc<ParkedCalls>, Option<Arc<dyn WaitStore>>),
         watcher: Watcher,
     ) -> Self {
         Self {
@@ -189,6 +197,7 @@ impl McpHandler {
             global: None,
             per_user: served.per_user,
             parked,
+            waits,
             offer: served.offer,
             subscriptions: subscribe::Subscriptions::new(watcher),
         }
@@ -286,11 +295,9 @@ impl ProgressRelay<'_> {
 enum Round {
     /// The call finished.
     Done(ToolResult),
-    /// The call asks the person, and waits for the answer.
-    Asked(
-        ElicitRequestParams,
-        oneshot::Sender<Result<Answer, AskError>>,
-    ),
+    /// The call asks the person, and waits for the answer; `true` when
+    /// it is the call's approval, asked before the tool's body runs.
+    Asked(ElicitRequestParams, RoundReply, bool),
 }
 
 impl McpHandler {
@@ -298,7 +305,7 @@ impl McpHandler {
     /// round of a parked one.
     async fn run_tool_call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = match &self.names {
@@ -334,20 +341,28 @@ impl McpHandler {
             },
         };
         let user = self.scope.user().id();
+        let arguments = request.arguments.take();
+        // Kept with a wait when the call parks (only with a store).
+        let (arguments, kept_arguments) = match &self.waits {
+            Some(_) => (arguments.clone(), arguments),
+            None => (arguments, None),
+        };
         let mut call = match request.request_state.as_deref() {
-            None => self.start_call(name, request.arguments, &context),
+            None => self.start_call(name, arguments, &context, VecDeque::new()),
             Some(handle) => {
-                let parked = self.parked.take(handle, user, name).ok_or_else(|| {
-                    ErrorData::invalid_params(
-                        "`requestState` names no call of this tool waiting for an answer: \
-                         it was answered already, waited too long, or is not this user's",
-                        None,
-                    )
-                })?;
-                let answer = input_answer(request.input_responses.as_ref());
-                // A call that ended meanwhile (cancelled, say) still reports.
-                let _ = parked.answer.send(answer);
-                parked.call
+                let response = request
+                    .input_responses
+                    .as_ref()
+                    .and_then(|r| r.get(INPUT_KEY));
+                match self
+                    .retry(handle, name, arguments, response, &context)
+                    .await?
+                {
+                    Retry::Goes(call) => call,
+                    Retry::Ends(result) => {
+                        return Ok(mcp_result(result, self.scope.tool(name)).into());
+                    }
+                }
             }
         };
         let mut logs = LogRelay {
@@ -363,35 +378,62 @@ impl McpHandler {
                 last: 0.0,
                 sent: 0,
             });
-        match drive(&mut call, &mut relay, &mut logs, &context.ct).await {
-            Round::Done(result) => Ok(mcp_result(result, self.scope.tool(name)).into()),
-            Round::Asked(params, answer) => {
-                let parked = Parked {
-                    user: user.to_owned(),
-                    tool: name.to_owned(),
-                    call,
-                    answer,
+        loop {
+            let (params, reply, before_body) =
+                match drive(&mut call, &mut relay, &mut logs, &context.ct).await {
+                    Round::Done(result) => {
+                        return Ok(mcp_result(result, self.scope.tool(name)).into());
+                    }
+                    Round::Asked(params, reply, before_body) => (params, reply, before_body),
                 };
-                let handle = self
-                    .parked
-                    .park(parked)
-                    .map_err(|e| ErrorData::internal_error(e, None))?;
-                let mut requests = InputRequests::new();
-                let ask = InputRequest::Elicitation(ElicitRequest::new(params));
-                requests.insert(INPUT_KEY.to_owned(), ask);
-                let result = InputRequiredResult::new(Some(requests), Some(handle));
-                Ok(CallToolResponse::InputRequired(result))
+            let mut asked = serde_json::to_value(&params).unwrap_or_default();
+            self.scope.redact_json(&mut asked);
+            if let Some(answered) = call.replay.pop_front() {
+                if answered.asked == asked {
+                    // Asked and answered in an earlier run of this call.
+                    let _ = reply.send(retry::answer_in(Some(&answered.answer)));
+                    call.answered.push(answered);
+                    continue;
+                }
+                // The call went another way: the person is asked from here.
+                call.replay.clear();
             }
+            let handle = rounds::new_handle().map_err(|e| ErrorData::internal_error(e, None))?;
+            if let Some(store) = &self.waits {
+                let arguments = kept_arguments.clone();
+                let wait = self.kept_wait(&handle, name, arguments, &call, (&asked, before_body));
+                if let Err(reason) = self.keep(store.as_ref(), &wait).await {
+                    // Nobody is asked a question whose wait is not kept.
+                    let _ = reply.send(Err(AskError::Failed(reason)));
+                    continue;
+                }
+            }
+            let parked = Parked {
+                user: user.to_owned(),
+                tool: name.to_owned(),
+                call,
+                answer: reply,
+                asked,
+            };
+            self.parked.park(handle.clone(), parked);
+            let mut requests = InputRequests::new();
+            let ask = InputRequest::Elicitation(ElicitRequest::new(params));
+            requests.insert(INPUT_KEY.to_owned(), ask);
+            let result = InputRequiredResult::new(Some(requests), Some(handle));
+            return Ok(CallToolResponse::InputRequired(result));
         }
     }
 
     /// Makes the call of `name` a future of its own, inside the current
     /// (request) span, reporting through one queue of events.
+    /// `replay` holds the answers an earlier run of the call was given,
+    /// to give again to the same questions (`rounds.rs`).
     fn start_call(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         context: &RequestContext<RoleServer>,
+        replay: VecDeque<Answered>,
     ) -> RunningCall {
         let events = Arc::new(CallEvents::default());
         let threshold = *self
@@ -446,21 +488,10 @@ impl McpHandler {
             task: Box::pin(run.in_current_span()),
             cancel,
             events,
+            answered: Vec::new(),
+            replay,
         }
     }
-}
-
-/// The answer in a retry's `inputResponses`.
-fn input_answer(responses: Option<&rmcp::model::InputResponses>) -> Result<Answer, AskError> {
-    let Some(response) = responses.and_then(|r| r.get(INPUT_KEY)) else {
-        return Err(AskError::Failed(format!(
-            "the client came back without an answer under `inputResponses.{INPUT_KEY}`"
-        )));
-    };
-    let result: ElicitResult = serde_json::from_value(response.clone()).map_err(|e| {
-        AskError::InvalidAnswer(format!("the client's answer is no elicitation result: {e}"))
-    })?;
-    ask::answer_of(result)
 }
 
 /// Runs `call` until it finishes or asks the person, relaying its
@@ -478,11 +509,11 @@ async fn drive(
         tokio::select! {
             result = &mut call.task => break Round::Done(result),
             event = call.events.next() => {
-                if let Some((question, answer)) = report(event, relay, logs).await {
-                    match ask::form_params(&question) {
-                        Ok(params) => break Round::Asked(params, answer),
+                if let Some(ask) = report(event, relay, logs).await {
+                    match ask::form_params(&ask.question) {
+                        Ok(params) => break Round::Asked(params, ask.reply, ask.before_body),
                         Err(e) => {
-                            let _ = answer.send(Err(e));
+                            let _ = ask.reply.send(Err(e));
                         }
                     }
                 }

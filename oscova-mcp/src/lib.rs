@@ -7,6 +7,8 @@
 //! |---|---|
 //! | `http` (default) | [`http::McpHttpServer`]: `/mcp` for many users, with bearer tokens, limits and graceful shutdown from `oscova-serve` |
 //! | `otel` | a W3C `traceparent` in a request's `_meta` becomes the parent of the request's span |
+//! | `sqlite` | [`wait::SqliteWaitStore`]: calls waiting between 2026-07-28 rounds kept in a SQLite file (the sessions') |
+//! | `postgres` | [`wait::PostgresWaitStore`]: the same in Postgres, for a fleet on one database |
 //!
 //! # One user on stdio
 //!
@@ -79,7 +81,9 @@
 //! sends no requests to the client, a question is an `input_required`
 //! answer to the `tools/call` and its answer comes with the client's retry
 //! (SEP-2322's multi round-trip requests; the call waits, parked, under
-//! an opaque single-use handle, at most [`PARK_TIMEOUT`]). Tools' log messages are
+//! an opaque single-use handle, at most [`PARK_TIMEOUT`]; with a
+//! [`wait::WaitStore`] the wait is kept there first, and a retry reaching
+//! another process sharing the store is answered there: see [`wait`]). Tools' log messages are
 //! `notifications/message`, filtered by `logging/setLevel` (from
 //! [`DEFAULT_LEVEL`] until set). The capabilities advertised are the ones
 //! served: tools and logging, and prompts, resources and completion only
@@ -129,6 +133,7 @@ pub mod resource;
 mod rounds;
 mod trace;
 mod transport;
+pub mod wait;
 
 pub use handler::{
     DEFAULT_MAX_SUBSCRIPTIONS_PER_USER, DEFAULT_MAX_SUBSCRIPTIONS_TOTAL, MAX_CHECKS_PER_POLL,
@@ -214,6 +219,8 @@ pub struct McpServer {
     /// Calls waiting for an answer between rounds, shared by every
     /// handler this server makes.
     parked: Arc<rounds::ParkedCalls>,
+    /// Where waiting calls are kept beside this process's memory.
+    waits: Option<Arc<dyn wait::WaitStore>>,
     /// Prompts and resources beside the tools.
     offer: offer::Offer,
     /// The one watcher of the resources subscribed to, shared by every
@@ -234,6 +241,7 @@ impl McpServer {
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
             names: None,
             parked: Arc::default(),
+            waits: None,
             offer: offer::Offer::default(),
             watcher: handler::Watcher::default(),
         }
@@ -296,6 +304,21 @@ impl McpServer {
         self
     }
 
+    /// Keeps the calls waiting between 2026-07-28 rounds in `store` too
+    /// (see [`wait`]), so that a client's retry is answered by the next
+    /// process serving it over the same store (a restarted `serve_stdio`).
+    pub fn wait_store(self, store: impl wait::WaitStore) -> Self {
+        self.wait_store_arc(Some(Arc::new(store)))
+    }
+
+    /// [`wait_store`](Self::wait_store) with a store the caller already
+    /// holds, or `None` to keep waits in this process's memory only (the
+    /// default).
+    pub fn wait_store_arc(mut self, store: Option<Arc<dyn wait::WaitStore>>) -> Self {
+        self.waits = store;
+        self
+    }
+
     /// Sets the longest message accepted on a byte stream, in bytes
     /// ([`serve_stdio`](Self::serve_io) and [`serve_io`](Self::serve_io)).
     pub fn max_line_bytes(mut self, max: usize) -> Self {
@@ -322,7 +345,7 @@ impl McpServer {
             self.info.clone(),
             self.max_in_flight,
             self.allow_approval_required,
-            self.parked.clone(),
+            (self.parked.clone(), self.waits.clone()),
             self.watcher.clone(),
         )
     }

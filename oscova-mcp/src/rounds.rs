@@ -20,8 +20,15 @@
 //! call is dropped; past the total, the oldest call of the user with the
 //! most calls waiting, so one user parking calls never drops another's
 //! while they hold more. Dropping a call cancels it, as does any other way
-//! of losing one. The state lives in this process, so behind a load balancer a retry
-//! must reach the process that parked it.
+//! of losing one. The parked future lives in this process; with a wait
+//! store ([`crate::wait`]) the wait is also kept there before the
+//! `input_required` goes out, so a retry reaching another process, or this
+//! one after a restart, is answered from the store (`handler/retry.rs`).
+//! A call keeps the questions it was asked and their answers, in order
+//! ([`RunningCall::answered`]), for its next kept wait; a call run again
+//! from a kept wait is given the recorded answers again, each only to the
+//! same question at the same place ([`RunningCall::replay`]), and asks
+//! the person anything else.
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::RangeInclusive;
@@ -33,10 +40,12 @@ use oscova_core::ToolProgress;
 use oscova_core::ToolResult;
 use oscova_core::interaction::{Answer, AskError};
 use oscova_core::tool::ToolLog;
+use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::ask::RoundAsk;
+use super::wait::Answered;
 
 /// The key of the one elicitation request in an `input_required` result,
 /// and of its answer in the retry's `inputResponses`.
@@ -63,6 +72,12 @@ pub(super) struct RunningCall {
     pub(super) task: CallFuture,
     pub(super) cancel: CancellationToken,
     pub(super) events: Arc<CallEvents>,
+    /// The questions answered so far, in order (kept with the call's next
+    /// wait).
+    pub(super) answered: Vec<Answered>,
+    /// The answers of an earlier run of this call still to give again,
+    /// each to the same question only.
+    pub(super) replay: VecDeque<Answered>,
 }
 
 impl Drop for RunningCall {
@@ -174,6 +189,8 @@ pub(super) struct Parked {
     pub(super) tool: String,
     pub(super) call: RunningCall,
     pub(super) answer: oneshot::Sender<Result<Answer, AskError>>,
+    /// The question waiting, as sent (redacted), to record with its answer.
+    pub(super) asked: Value,
 }
 
 /// The calls of a server waiting for answers, by handle.
@@ -222,12 +239,16 @@ impl ParkedCalls {
         }
     }
 
-    /// Parks `parked` and returns its handle, dropping calls past their
-    /// time and, when its user's bound or the table is full, the call
-    /// that gives way (see the module docs); a timer drops this one when
-    /// its time is up.
-    pub(super) fn park(self: &Arc<Self>, parked: Parked) -> Result<String, String> {
-        let handle = new_handle()?;
+    /// The bound on one user's calls.
+    pub(super) fn per_user(&self) -> usize {
+        self.per_user
+    }
+
+    /// Parks `parked` under `handle` (from [`new_handle`]), dropping calls
+    /// past their time and, when its user's bound or the table is full,
+    /// the call that gives way (see the module docs); a timer drops this
+    /// one when its time is up.
+    pub(super) fn park(self: &Arc<Self>, handle: String, parked: Parked) {
         let timer = (Arc::downgrade(self), handle.clone());
         tokio::spawn(async move {
             tokio::time::sleep(PARK_TIMEOUT).await;
@@ -252,8 +273,7 @@ impl ParkedCalls {
             order,
             parked,
         };
-        inner.calls.insert(handle.clone(), entry);
-        Ok(handle)
+        inner.calls.insert(handle, entry);
     }
 
     /// Takes the call `handle` names, if it is `user`'s call of `tool` and
@@ -311,8 +331,8 @@ impl Inner {
     }
 }
 
-/// 128 random bits, in hex.
-fn new_handle() -> Result<String, String> {
+/// A new handle: 128 random bits, in hex.
+pub(super) fn new_handle() -> Result<String, String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for a request state: {e}"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -321,6 +341,7 @@ fn new_handle() -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ask::RoundReply;
 
     fn parked(user: &str, tool: &str) -> (Parked, CancellationToken) {
         let cancel = CancellationToken::new();
@@ -329,21 +350,30 @@ mod tests {
             task: Box::pin(async { ToolResult::text("done") }),
             cancel: cancel.clone(),
             events: Arc::default(),
+            answered: Vec::new(),
+            replay: VecDeque::new(),
         };
         let parked = Parked {
             user: user.into(),
             tool: tool.into(),
             call,
             answer,
+            asked: Value::Null,
         };
         (parked, cancel)
+    }
+
+    fn park(calls: &Arc<ParkedCalls>, parked: Parked) -> String {
+        let handle = new_handle().unwrap();
+        calls.park(handle.clone(), parked);
+        handle
     }
 
     #[tokio::test]
     async fn a_handle_is_good_once_for_its_user_and_tool() {
         let calls = Arc::new(ParkedCalls::default());
         let (p, cancel) = parked("alice", "t");
-        let handle = calls.park(p).unwrap();
+        let handle = park(&calls, p);
         assert_eq!(handle.len(), 32);
         assert!(calls.take(&handle, "bob", "t").is_none(), "another user");
         assert!(calls.take(&handle, "alice", "u").is_none(), "another tool");
@@ -362,11 +392,19 @@ mod tests {
         })
     }
 
+    fn ask(question: oscova_core::interaction::Question, reply: RoundReply) -> CallEvent {
+        CallEvent::Ask(RoundAsk {
+            question,
+            reply,
+            before_body: false,
+        })
+    }
+
     fn message(event: Option<CallEvent>) -> Option<String> {
         match event? {
             CallEvent::Log(l) => Some(l.message),
             CallEvent::Progress(p) => Some(p.message),
-            CallEvent::Ask((q, _)) => Some(format!("ask: {}", q.message())),
+            CallEvent::Ask(ask) => Some(format!("ask: {}", ask.question.message())),
         }
     }
 
@@ -378,7 +416,7 @@ mod tests {
         let question = oscova_core::interaction::Question::Confirm {
             message: "go on?".into(),
         };
-        events.push(CallEvent::Ask((question, tx))).ok().unwrap();
+        events.push(ask(question, tx)).ok().unwrap();
         events.push(log("two")).ok().unwrap();
         // What a finished round flushes: reports up to the question.
         assert_eq!(message(events.next_report()).as_deref(), Some("one"));
@@ -405,7 +443,7 @@ mod tests {
         let question = oscova_core::interaction::Question::Confirm {
             message: "go on?".into(),
         };
-        events.push(CallEvent::Ask((question, tx))).ok().unwrap();
+        events.push(ask(question, tx)).ok().unwrap();
         events.close();
         assert!(rx.await.is_err(), "a queued question's asker hears the end");
         assert!(events.push(log("after")).is_err());
@@ -416,7 +454,7 @@ mod tests {
     async fn a_call_waits_at_most_its_time() {
         let calls = Arc::new(ParkedCalls::default());
         let (p, cancel) = parked("alice", "t");
-        calls.park(p).unwrap();
+        park(&calls, p);
         tokio::time::sleep(PARK_TIMEOUT + Duration::from_secs(1)).await;
         assert_eq!(calls.len(), 0);
         assert!(cancel.is_cancelled(), "an expired call is cancelled");
@@ -426,12 +464,12 @@ mod tests {
     async fn the_oldest_call_gives_way_when_full() {
         let calls = Arc::new(ParkedCalls::new(MAX_PARKED));
         let (first, first_cancel) = parked("alice", "t");
-        let first = calls.park(first).unwrap();
+        let first = park(&calls, first);
         for _ in 1..MAX_PARKED {
-            calls.park(parked("alice", "t").0).unwrap();
+            park(&calls, parked("alice", "t").0);
         }
         assert_eq!(calls.len(), MAX_PARKED);
-        calls.park(parked("alice", "t").0).unwrap();
+        park(&calls, parked("alice", "t").0);
         assert_eq!(calls.len(), MAX_PARKED);
         assert!(calls.take(&first, "alice", "t").is_none());
         assert!(first_cancel.is_cancelled());
@@ -441,13 +479,13 @@ mod tests {
     async fn when_full_the_user_with_the_most_calls_gives_way() {
         let calls = Arc::new(ParkedCalls::new(MAX_PARKED));
         let (bobs, bob_cancel) = parked("bob", "t");
-        let bobs = calls.park(bobs).unwrap();
+        let bobs = park(&calls, bobs);
         let (first, first_cancel) = parked("alice", "t");
-        let first = calls.park(first).unwrap();
+        let first = park(&calls, first);
         for _ in 2..MAX_PARKED {
-            calls.park(parked("alice", "t").0).unwrap();
+            park(&calls, parked("alice", "t").0);
         }
-        calls.park(parked("alice", "t").0).unwrap();
+        park(&calls, parked("alice", "t").0);
         assert_eq!(calls.len(), MAX_PARKED);
         assert!(first_cancel.is_cancelled(), "alice's oldest gave way");
         assert!(calls.take(&first, "alice", "t").is_none());

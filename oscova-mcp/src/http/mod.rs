@@ -90,7 +90,10 @@
 //!    [`SERVER_BUSY`](super::SERVER_BUSY) past its bound; a call waiting
 //!    between 2026-07-28 rounds counts against its user's
 //!    [`McpHttpServer::max_parked_per_user`], so no user's parking drops
-//!    another's call while they hold more. Resource subscriptions are
+//!    another's call while they hold more; with
+//!    [`McpHttpServer::wait_store`] it is also kept in the store before
+//!    its `input_required` goes out, and the retry is answered by any
+//!    server on the store ([`crate::wait`]). Resource subscriptions are
 //!    bounded per session ([`MAX_SUBSCRIPTIONS`](super::MAX_SUBSCRIPTIONS)),
 //!    per user across their sessions and listen requests
 //!    ([`McpHttpServer::max_subscriptions_per_user`]) and for the server
@@ -228,6 +231,8 @@ pub struct McpHttpServer {
     info: Implementation,
     /// Prompts and resources beside the tools.
     pub(super) offer: crate::offer::Offer,
+    /// Where calls waiting between rounds are kept for every instance.
+    pub(super) waits: Option<Arc<dyn crate::wait::WaitStore>>,
 }
 
 impl std::fmt::Debug for McpHttpServer {
@@ -252,6 +257,7 @@ impl std::fmt::Debug for McpHttpServer {
             .field("max_subscriptions_total", &self.max_subscriptions_total)
             .field("listen", &self.listen)
             .field("idle_timeout", &self.idle_timeout)
+            .field("waits", &self.waits)
             .finish_non_exhaustive()
     }
 }
@@ -286,6 +292,7 @@ impl McpHttpServer {
             names: None,
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
             offer: crate::offer::Offer::default(),
+            waits: None,
         }
     }
 
@@ -376,6 +383,24 @@ impl McpHttpServer {
     /// cancelled), never another user's.
     pub fn max_parked_per_user(mut self, max: usize) -> Self {
         self.max_parked_per_user = max;
+        self
+    }
+
+    /// Keeps the calls waiting between the rounds of a 2026-07-28 request
+    /// in `store` before their `input_required` goes out, so that the
+    /// client's retry is answered by any server sharing the store: another
+    /// instance behind a load balancer, or this one after a restart (see
+    /// [`crate::wait`] for what is kept and what runs again). Without it
+    /// (the default) a retry must reach the process that parked the call.
+    /// A call that never asks touches no store.
+    pub fn wait_store(self, store: impl crate::wait::WaitStore) -> Self {
+        self.wait_store_arc(Some(Arc::new(store)))
+    }
+
+    /// [`wait_store`](Self::wait_store) with a store the caller already
+    /// holds, or `None` for this process's memory only.
+    pub fn wait_store_arc(mut self, store: Option<Arc<dyn crate::wait::WaitStore>>) -> Self {
+        self.waits = store;
         self
     }
 

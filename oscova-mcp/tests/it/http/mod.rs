@@ -10,6 +10,8 @@ mod limits;
 mod oauth;
 mod sessions;
 mod users;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod waits;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
