@@ -5,8 +5,11 @@
 //! on the Node 22 `scripts/ensure-pi.sh` installs. See that script for
 //! its client (`mcp-client` / `mcp-secret`, scopes `mcp` and `other`) and
 //! its test-only routes (`/test/jwks-count`, `/test/token-count`,
-//! `/test/sign`, `/test/rotate`).
+//! `/test/sign`, `/test/rotate`, `/test/grants`, `/test/revoke`).
+//! [`OidcProvider::consent`] plays a person's browser through its login
+//! and consent (the authorization code grant).
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,6 +27,13 @@ pub const BASIC_CLIENT_SECRET: &str = "basic-secret";
 pub const SHORT_CLIENT_ID: &str = "oauth-short";
 /// Its secret.
 pub const SHORT_CLIENT_SECRET: &str = "short-secret";
+
+/// A public client of the authorization code grant with PKCE, refresh
+/// tokens rotated on every use, redirect `http://127.0.0.1/callback` on
+/// any port (RFC 8252).
+pub const USER_CLIENT_ID: &str = "oauth-user";
+/// The same as [`USER_CLIENT_ID`], but its access tokens live 2 seconds.
+pub const SHORT_USER_CLIENT_ID: &str = "oauth-user-short";
 
 /// The folder `scripts/ensure-oidc-provider.sh` installs into.
 ///
@@ -213,6 +223,149 @@ impl OidcProvider {
         serde_json::from_str(json)
             .unwrap_or_else(|_| panic!("no JSON from /test/token-count: {answer}"))
     }
+}
+
+impl OidcProvider {
+    /// Plays a person's browser: follows `authorization_url` through the
+    /// provider's login (as `account`) and consent, cookies kept, and
+    /// returns where the browser is sent back to (the client's redirect
+    /// URI with the code and state). Blocking.
+    ///
+    /// # Panics
+    ///
+    /// When the provider asks something else or answers without a
+    /// redirect.
+    pub fn consent(&self, authorization_url: &str, account: &str) -> String {
+        let issuer = self.issuer.as_str();
+        let mut cookies = BTreeMap::new();
+        let mut next = authorization_url.to_owned();
+        let mut form: Option<String> = None;
+        for _ in 0..12 {
+            let method = if form.is_some() { "POST" } else { "GET" };
+            let (status, headers, body) = exchange(method, &next, &cookies, form.as_deref());
+            for (name, value) in &headers {
+                if name == "set-cookie"
+                    && let Some((k, v)) = value.split(';').next().and_then(|c| c.split_once('='))
+                {
+                    cookies.insert(k.to_owned(), v.to_owned());
+                }
+            }
+            let location = headers
+                .iter()
+                .find(|(n, _)| n == "location")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("no redirect from {next} (HTTP {status}): {body}"));
+            let location = if location.starts_with('/') {
+                format!("{issuer}{location}")
+            } else {
+                location
+            };
+            if !location.starts_with(issuer) {
+                return location;
+            }
+            if location.contains("/interaction/") {
+                let (_, _, prompt) = exchange("GET", &location, &cookies, None);
+                let prompt: serde_json::Value =
+                    serde_json::from_str(&prompt).expect("the interaction");
+                let (step, body) = match prompt["prompt"].as_str() {
+                    Some("login") => ("login", format!("login={}", percent_encode(account))),
+                    Some("consent") => ("confirm", String::new()),
+                    other => panic!("an unexpected prompt {other:?}: {prompt}"),
+                };
+                next = format!("{location}/{step}");
+                form = Some(body);
+            } else {
+                next = location;
+                form = None;
+            }
+        }
+        panic!("the login did not end in a redirect to the client");
+    }
+
+    /// `/test/grants`: successful code exchanges (`authorization_code`)
+    /// and refreshes (`refresh_token`), refused refreshes
+    /// (`refresh_errors`), client registrations (`registrations`), and the
+    /// `resource` of each of those token requests (`resources`).
+    /// Blocking.
+    ///
+    /// # Panics
+    ///
+    /// When the server does not answer.
+    pub fn grants(&self) -> serde_json::Value {
+        let url = format!("{}/test/grants", self.issuer);
+        let (_, _, body) = exchange("GET", &url, &BTreeMap::new(), None);
+        serde_json::from_str(&body).unwrap_or_else(|_| panic!("no counts: {body}"))
+    }
+
+    /// Revokes every grant `account` holds (its refresh tokens
+    /// included); how many. Blocking.
+    ///
+    /// # Panics
+    ///
+    /// When the server does not answer.
+    pub fn revoke(&self, account: &str) -> u64 {
+        let url = format!(
+            "{}/test/revoke?account={}",
+            self.issuer,
+            percent_encode(account)
+        );
+        let (_, _, body) = exchange("POST", &url, &BTreeMap::new(), Some(""));
+        let answer: serde_json::Value =
+            serde_json::from_str(&body).unwrap_or_else(|_| panic!("no answer: {body}"));
+        answer["revoked"].as_u64().unwrap_or_default()
+    }
+}
+
+/// One HTTP/1.1 exchange with a server on loopback (`http://` only):
+/// status, headers (names in lower case), body. `form` is sent as
+/// `application/x-www-form-urlencoded`; every cookie with a value goes in
+/// one `cookie` header. Blocking.
+///
+/// # Panics
+///
+/// When the server cannot be reached.
+pub fn exchange(
+    method: &str,
+    url: &str,
+    cookies: &BTreeMap<String, String>,
+    form: Option<&str>,
+) -> (u16, Vec<(String, String)>, String) {
+    let rest = url.strip_prefix("http://").expect("an http:// URL");
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = if path.is_empty() { "/" } else { path };
+    let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+    let cookie = cookies
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let body = form.unwrap_or_default();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\ncookie: {cookie}\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    if form.is_some() {
+        request.push_str("content-type: application/x-www-form-urlencoded\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("read");
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    (status, headers, body.to_owned())
 }
 
 /// `value` percent-encoded for a form.

@@ -17,9 +17,8 @@ use oscova_mcp::http::OAuthConfig;
 use oscova_plugin_mcp::{
     LoopbackRedirect, McpPlugin, McpPluginBuilder, OAuthClient, ServerConfig, TokenKey, TokenStore,
 };
-use oscova_test_support::oidc::OidcProvider;
+use oscova_test_support::oidc::{self, OidcProvider, SHORT_USER_CLIENT_ID, USER_CLIENT_ID};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::oauth::{Upstream, any_port};
 use crate::support::spawn_policy;
@@ -27,9 +26,9 @@ use crate::support::spawn_policy;
 /// The upstream's tool, through the plugin's server `up`.
 const WHOAMI: &str = "oscova_mcp__up__test_who_who_whoami";
 /// The provider's public client with refresh tokens.
-const USER_CLIENT: &str = "oauth-user";
+const USER_CLIENT: &str = USER_CLIENT_ID;
 /// The same, its access tokens living 2 seconds.
-const SHORT_CLIENT: &str = "oauth-user-short";
+const SHORT_CLIENT: &str = SHORT_USER_CLIENT_ID;
 
 /// The accounts people log in as at the provider, and whom the upstream
 /// takes each for.
@@ -74,101 +73,24 @@ fn builder(config: ServerConfig, store: &TokenStore) -> McpPluginBuilder {
         .spawn_policy(spawn_policy())
 }
 
-/// One HTTP/1.1 exchange: status, headers (names in lower case), body.
-async fn exchange(
-    method: &str,
-    url: &str,
-    cookies: &BTreeMap<String, String>,
-    form: Option<&str>,
-) -> (u16, Vec<(String, String)>, String) {
-    let rest = url.strip_prefix("http://").expect("an http:// URL");
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let path = if path.is_empty() { "/" } else { path };
-    let mut stream = tokio::net::TcpStream::connect(authority)
+/// `provider`'s consent as `account` to `url` (a blocking exchange, off
+/// the runtime's threads): where the browser is sent back to.
+async fn consent(provider: &Arc<OidcProvider>, url: &str, account: &str) -> String {
+    let (provider, url, account) = (provider.clone(), url.to_owned(), account.to_owned());
+    tokio::task::spawn_blocking(move || provider.consent(&url, &account))
         .await
-        .expect("connect");
-    let cookie = cookies
-        .iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join("; ");
-    let body = form.unwrap_or_default();
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\ncookie: {cookie}\r\ncontent-length: {}\r\n",
-        body.len()
-    );
-    if form.is_some() {
-        request.push_str("content-type: application/x-www-form-urlencoded\r\n");
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).await.expect("send");
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.expect("read");
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    (status, headers, body.to_owned())
+        .unwrap()
 }
 
-/// Logs `account` in at the provider and consents to what the
-/// authorization URL asks, as a browser would; returns where the browser
-/// is sent back to (the client's redirect URI with the code).
-async fn consent(issuer: &str, authorization_url: &str, account: &str) -> String {
-    let mut cookies = BTreeMap::new();
-    let mut next = authorization_url.to_owned();
-    let mut form: Option<String> = None;
-    for _ in 0..12 {
-        let method = if form.is_some() { "POST" } else { "GET" };
-        let (status, headers, body) = exchange(method, &next, &cookies, form.as_deref()).await;
-        for (name, value) in &headers {
-            if name == "set-cookie"
-                && let Some((k, v)) = value.split(';').next().and_then(|c| c.split_once('='))
-            {
-                cookies.insert(k.to_owned(), v.to_owned());
-            }
-        }
-        let location = headers
-            .iter()
-            .find(|(n, _)| n == "location")
-            .map(|(_, v)| v.clone());
-        let Some(location) = location else {
-            panic!("no redirect from {next} (HTTP {status}): {body}");
-        };
-        let location = if location.starts_with('/') {
-            format!("{issuer}{location}")
-        } else {
-            location
-        };
-        if !location.starts_with(issuer) {
-            return location;
-        }
-        if location.contains("/interaction/") {
-            let (_, _, prompt) = exchange("GET", &location, &cookies, None).await;
-            let prompt: Value = serde_json::from_str(&prompt).expect("the interaction");
-            let (step, body) = match prompt["prompt"].as_str() {
-                Some("login") => ("login", format!("login={account}")),
-                Some("consent") => ("confirm", String::new()),
-                other => panic!("an unexpected prompt {other:?}: {prompt}"),
-            };
-            next = format!("{location}/{step}");
-            form = Some(body);
-        } else {
-            next = location;
-            form = None;
-        }
-    }
-    panic!("the login did not end in a redirect to the client");
+/// One blocking HTTP exchange, off the runtime's threads.
+async fn exchange(method: &'static str, url: &str, form: Option<&'static str>) -> (u16, String) {
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let (status, _, body) = oidc::exchange(method, &url, &BTreeMap::new(), form);
+        (status, body)
+    })
+    .await
+    .unwrap()
 }
 
 /// Logs `user` (`None`: the host) in to server `up` as `account`: the
@@ -176,7 +98,7 @@ async fn consent(issuer: &str, authorization_url: &str, account: &str) -> String
 /// URL to the login as a person would paste it.
 async fn login(
     builder: &McpPluginBuilder,
-    provider: &OidcProvider,
+    provider: &Arc<OidcProvider>,
     user: Option<&str>,
     account: &str,
     paste: bool,
@@ -194,13 +116,13 @@ async fn login(
         "{}",
         login.authorization_url()
     );
-    let redirected = consent(provider.issuer(), login.authorization_url(), account).await;
+    let redirected = consent(provider, login.authorization_url(), account).await;
     assert!(redirected.starts_with(login.redirect_uri()), "{redirected}");
     let url = if paste {
         redirected
     } else {
         let waiting = tokio::spawn(loopback.wait());
-        let (status, _, page) = exchange("GET", &redirected, &BTreeMap::new(), None).await;
+        let (status, page) = exchange("GET", &redirected, None).await;
         assert_eq!(status, 200, "{page}");
         waiting.await.unwrap().expect("the redirect")
     };
@@ -208,10 +130,11 @@ async fn login(
 }
 
 /// The provider's `/test/grants` counts.
-async fn grants(provider: &OidcProvider) -> Value {
-    let url = format!("{}/test/grants", provider.issuer());
-    let (_, _, body) = exchange("GET", &url, &BTreeMap::new(), None).await;
-    serde_json::from_str(&body).expect("the counts")
+async fn grants(provider: &Arc<OidcProvider>) -> Value {
+    let provider = provider.clone();
+    tokio::task::spawn_blocking(move || provider.grants())
+        .await
+        .unwrap()
 }
 
 async fn host_of(builder: McpPluginBuilder) -> PluginHost {
@@ -468,13 +391,11 @@ async fn a_revoked_grant_is_the_missing_credential_result_and_is_not_retried() {
     .await;
     let host = host_of(builder).await;
     assert_eq!(whoami(&host, "alice").await.content, "upstream-alice");
-    let url = format!(
-        "{}/test/revoke?account=account-alice",
-        world.provider.issuer()
-    );
-    let (status, _, body) = exchange("POST", &url, &BTreeMap::new(), Some("")).await;
-    assert_eq!(status, 200, "{body}");
-    assert_ne!(body, r#"{"revoked":0}"#, "alice's grant was revoked");
+    let provider = world.provider.clone();
+    let revoked = tokio::task::spawn_blocking(move || provider.revoke("account-alice"))
+        .await
+        .unwrap();
+    assert!(revoked >= 1, "alice's grant was revoked");
     tokio::time::sleep(Duration::from_millis(2300)).await;
     let revoked = whoami(&host, "alice").await;
     assert!(revoked.is_missing_credential(), "{revoked:?}");
