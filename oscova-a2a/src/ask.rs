@@ -25,13 +25,13 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::tasks::{Runner, status_update};
 use crate::model::{Message, Part, TaskState};
+use crate::tasks::{Runner, status_update};
 
 /// Asks the client of one task.
 pub(crate) struct TaskAsk {
     pub(crate) runner: Arc<Runner>,
-    pub(crate) owner: String,
+    pub(crate) user: String,
     pub(crate) task: String,
     pub(crate) events: broadcast::Sender<Value>,
     pub(crate) cancel: CancellationToken,
@@ -39,9 +39,9 @@ pub(crate) struct TaskAsk {
 
 impl InteractionHandler for TaskAsk {
     fn ask(&self, request: InteractionRequest) -> BoxFuture<'static, Result<Answer, AskError>> {
-        let (runner, owner, id, events, cancel) = (
+        let (runner, user, id, events, cancel) = (
             self.runner.clone(),
-            self.owner.clone(),
+            self.user.clone(),
             self.task.clone(),
             self.events.clone(),
             self.cancel.clone(),
@@ -49,8 +49,8 @@ impl InteractionHandler for TaskAsk {
         Box::pin(async move {
             let failed = |e: crate::model::A2aError| AskError::Failed(e.to_string());
             let (tx, rx) = oneshot::channel();
-            runner.wait_for_answer(&owner, &id, tx);
-            let mut task = runner.get(&owner, &id).await.map_err(failed)?;
+            runner.wait_for_answer(&user, &id, tx);
+            let mut task = runner.get(&user, &id).await.map_err(failed)?;
             task.set_state(TaskState::InputRequired, None);
             if let Some(message) = &mut task.status.message {
                 message.parts = question_parts(&request.question);
@@ -59,18 +59,18 @@ impl InteractionHandler for TaskAsk {
                 message.parts = question_parts(&request.question);
                 task.status.message = Some(message);
             }
-            runner.put(&owner, &task).await.map_err(failed)?;
+            runner.put(&user, &task).await.map_err(failed)?;
             let _ = events.send(status_update(&task));
             let answer = tokio::select! {
                 answer = rx => answer.map_err(|_| AskError::Cancelled)?,
                 () = cancel.cancelled() => {
-                    runner.stop_waiting(&owner, &id);
+                    runner.stop_waiting(&user, &id);
                     return Err(AskError::Cancelled);
                 }
             };
-            let mut task = runner.get(&owner, &id).await.map_err(failed)?;
+            let mut task = runner.get(&user, &id).await.map_err(failed)?;
             task.set_state(TaskState::Working, None);
-            runner.put(&owner, &task).await.map_err(failed)?;
+            runner.put(&user, &task).await.map_err(failed)?;
             let _ = events.send(status_update(&task));
             answer_of(&request.question, &answer)
         })

@@ -13,37 +13,7 @@
 
 use serde_json::{Value, json};
 
-/// One skill the card advertises.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Skill {
-    /// Its id.
-    pub id: String,
-    /// Its name.
-    pub name: String,
-    /// What it does.
-    pub description: String,
-    /// Tags.
-    pub tags: Vec<String>,
-    /// Example prompts.
-    pub examples: Vec<String>,
-}
-
-impl Skill {
-    /// A skill with an id, a name and a description.
-    pub fn new(
-        id: impl Into<String>,
-        name: impl Into<String>,
-        description: impl Into<String>,
-    ) -> Self {
-        Self {
-            id: id.into(),
-            name: name.into(),
-            description: description.into(),
-            ..Self::default()
-        }
-    }
-}
+use crate::model::{AgentCapabilities, AgentCard, AgentInterface, AgentSkill, PROTOCOL_VERSION};
 
 /// What the operator says about the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,10 +29,10 @@ pub struct CardConfig {
     /// `None`: `http://` and the bound address.
     pub url: Option<String>,
     /// Its skills.
-    pub skills: Vec<Skill>,
+    pub skills: Vec<AgentSkill>,
     /// Skills only the extended card lists (`GetExtendedAgentCard`, for
     /// callers with a token); empty: no extended card.
-    pub extended_skills: Vec<Skill>,
+    pub extended_skills: Vec<AgentSkill>,
 }
 
 impl Default for CardConfig {
@@ -84,48 +54,49 @@ pub(crate) fn extended_card_json(config: &CardConfig, base: &str, bearer: bool) 
     if config.extended_skills.is_empty() {
         return None;
     }
-    let mut card = card_json(config, base, bearer);
-    if let Some(skills) = card["skills"].as_array_mut() {
-        skills.extend(config.extended_skills.iter().map(skill_json));
-    }
-    Some(card)
-}
-
-fn skill_json(s: &Skill) -> Value {
-    json!({
-        "id": s.id, "name": s.name, "description": s.description,
-        "tags": s.tags, "examples": s.examples,
-    })
+    let mut card = card(config, base, bearer);
+    card.skills.extend(config.extended_skills.iter().cloned());
+    Some(to_json(&card))
 }
 
 /// The card as JSON, for a server reached at `base` (no trailing slash).
 pub(crate) fn card_json(config: &CardConfig, base: &str, bearer: bool) -> Value {
-    let skills: Vec<Value> = config.skills.iter().map(skill_json).collect();
-    let mut card = json!({
-        "name": config.name,
-        "description": config.description,
-        "version": config.version,
-        "supportedInterfaces": [
-            {"url": format!("{base}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+    to_json(&card(config, base, bearer))
+}
+
+fn to_json(card: &AgentCard) -> Value {
+    // A card of strings, lists and booleans always serializes.
+    serde_json::to_value(card).unwrap_or(Value::Null)
+}
+
+fn card(config: &CardConfig, base: &str, bearer: bool) -> AgentCard {
+    let mut card = AgentCard {
+        name: config.name.clone(),
+        description: config.description.clone(),
+        version: config.version.clone(),
+        supported_interfaces: vec![
+            AgentInterface::new(format!("{base}/"), "JSONRPC", PROTOCOL_VERSION),
+            AgentInterface::new(base, "HTTP+JSON", PROTOCOL_VERSION),
         ],
-        "capabilities": {
-            "streaming": true,
-            "pushNotifications": true,
-            "extendedAgentCard": !config.extended_skills.is_empty(),
+        capabilities: AgentCapabilities {
+            streaming: true,
+            push_notifications: true,
+            extended_agent_card: !config.extended_skills.is_empty(),
         },
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": skills,
-    });
+        default_input_modes: vec!["text/plain".to_owned()],
+        default_output_modes: vec!["text/plain".to_owned()],
+        skills: config.skills.clone(),
+        security_schemes: None,
+        security_requirements: None,
+    };
     if bearer {
-        card["securitySchemes"] = json!({
+        card.security_schemes = Some(json!({
             "bearer": {"httpAuthSecurityScheme": {
                 "scheme": "Bearer",
                 "description": "Authorization: Bearer <token>, a token the operator gave you",
             }}
-        });
-        card["securityRequirements"] = json!([{"schemes": {"bearer": {"list": []}}}]);
+        }));
+        card.security_requirements = Some(json!([{"schemes": {"bearer": {"list": []}}}]));
     }
     card
 }

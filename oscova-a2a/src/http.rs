@@ -28,27 +28,18 @@
 //!    rest of the specification's routes, whose methods answer as
 //!    `rpc.rs` says. Any other path is 404.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode, header};
-use http_body_util::combinators::BoxBody;
+use http::{Method as Verb, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use oscova_serve::{AuthRefusal, Authenticator, RequestBody};
 use serde_json::{Map, Value, json};
 
-use crate::model::A2aError;
+use crate::body::A2aBody;
+use crate::model::{A2aError, CARD_PATH, FOLLOWUPS_PATH, Method, VERSION_HEADER};
 use crate::tasks::Runner;
 use crate::{rpc, stream};
-
-/// The path of the agent card.
-pub const CARD_PATH: &str = "/.well-known/agent-card.json";
-/// The version header.
-pub const VERSION_HEADER: &str = "A2A-Version";
-
-/// A response body of the A2A server.
-pub type A2aBody = BoxBody<Bytes, Infallible>;
 
 /// What every request reads.
 pub(crate) struct State {
@@ -61,10 +52,6 @@ pub(crate) struct State {
     pub(crate) max_body_bytes: usize,
     pub(crate) followups: Option<FollowUpHook>,
 }
-
-/// Where push webhooks for the host's own A2A calls arrive (see
-/// [`A2aServer::followups`](crate::A2aServer::followups)).
-pub const FOLLOWUPS_PATH: &str = "/a2a/followups/";
 
 /// The header a pushing agent sends its token in.
 const NOTIFICATION_TOKEN: &str = "x-a2a-notification-token";
@@ -188,6 +175,52 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The method an HTTP+JSON request names, and the task id its path
+/// holds (put in the params after the body's, so the path's wins); the
+/// push config routes put the path's `taskId` and `id` in `fields` first
+/// (the body's may replace them). `None`: no method is served there.
+/// Every method's request as [`Method::http`] spells it comes back to
+/// that method (a test pins it).
+fn rest_route<'p>(
+    verb: &Verb,
+    path: &'p str,
+    fields: &mut Map<String, Value>,
+) -> Option<(Method, Option<&'p str>)> {
+    let route = match (verb, path) {
+        (&Verb::POST, "/message:send") => (Method::SendMessage, None),
+        (&Verb::POST, "/message:stream") => (Method::SendStreamingMessage, None),
+        (&Verb::GET, "/tasks") => (Method::ListTasks, None),
+        (&Verb::GET, "/extendedAgentCard") => (Method::GetExtendedAgentCard, None),
+        (_, rest) => {
+            let tail = rest.strip_prefix("/tasks/").unwrap_or("");
+            if let Some(id) = tail.strip_suffix(":cancel").filter(|_| verb == Verb::POST) {
+                (Method::CancelTask, Some(id))
+            } else if let Some(id) = tail.strip_suffix(":subscribe") {
+                (Method::SubscribeToTask, Some(id))
+            } else if let Some((task, rest)) = tail.split_once("/pushNotificationConfigs") {
+                fields.insert("taskId".into(), Value::String(percent_decode(task)));
+                let config = rest.strip_prefix('/').filter(|c| !c.is_empty());
+                if let Some(config) = config {
+                    fields.insert("id".into(), Value::String(percent_decode(config)));
+                }
+                let method = match (verb, config) {
+                    (&Verb::POST, None) => Method::CreateTaskPushNotificationConfig,
+                    (&Verb::GET, None) => Method::ListTaskPushNotificationConfigs,
+                    (&Verb::GET, Some(_)) => Method::GetTaskPushNotificationConfig,
+                    (&Verb::DELETE, Some(_)) => Method::DeleteTaskPushNotificationConfig,
+                    _ => return None,
+                };
+                (method, None)
+            } else if verb == Verb::GET && !tail.is_empty() && !tail.contains('/') {
+                (Method::GetTask, Some(tail))
+            } else {
+                return None;
+            }
+        }
+    };
+    Some(route)
+}
+
 impl State {
     /// Whether this server answers `path` (for a front end that serves
     /// other protocols on the same port).
@@ -207,7 +240,7 @@ impl State {
         let Some(hook) = self
             .followups
             .as_ref()
-            .filter(|_| request.method() == Method::POST)
+            .filter(|_| request.method() == Verb::POST)
         else {
             return respond(
                 StatusCode::NOT_FOUND,
@@ -232,7 +265,7 @@ impl State {
 
     pub(crate) async fn handle(&self, request: Request<RequestBody>) -> Response<A2aBody> {
         let path = request.uri().path().to_owned();
-        if path == CARD_PATH && request.method() == Method::GET {
+        if path == CARD_PATH && request.method() == Verb::GET {
             return respond(StatusCode::OK, "application/json", self.card.clone());
         }
         if let Some(id) = path.strip_prefix(FOLLOWUPS_PATH) {
@@ -283,7 +316,7 @@ impl State {
     }
 
     async fn jsonrpc(&self, user: &str, request: Request<RequestBody>) -> Response<A2aBody> {
-        if request.method() != Method::POST {
+        if request.method() != Verb::POST {
             return respond(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "text/plain",
@@ -309,7 +342,7 @@ impl State {
                 &A2aError::InvalidRequest("jsonrpc must be \"2.0\"".into()),
             );
         }
-        let Some(method) = body.get("method").and_then(Value::as_str) else {
+        let Some(name) = body.get("method").and_then(Value::as_str) else {
             return rpc_error(id, &A2aError::InvalidRequest("method: a string".into()));
         };
         let params = match body.get("params") {
@@ -320,7 +353,10 @@ impl State {
         if let Err(error) = version {
             return rpc_error(id, &error);
         }
-        if stream::is_stream(method) {
+        let Some(method) = Method::from_name(name) else {
+            return rpc_error(id, &A2aError::MethodNotFound(name.to_owned()));
+        };
+        if method.streams() {
             return match stream::open(&self.runner, user, method, params).await {
                 Ok(events) => {
                     stream::response(events, stream::Framing::JsonRpc(id), self.runner.clone())
@@ -339,9 +375,9 @@ impl State {
 
     /// Answers `method` for `user`: the extended card from here, every
     /// other method from `rpc.rs`.
-    async fn call(&self, user: &str, method: &str, params: Value) -> Result<Value, A2aError> {
+    async fn call(&self, user: &str, method: Method, params: Value) -> Result<Value, A2aError> {
         match (&self.extended_card, method) {
-            (Some(card), "GetExtendedAgentCard") => Ok(card.clone()),
+            (Some(card), Method::GetExtendedAgentCard) => Ok(card.clone()),
             _ => rpc::call(&self.runner, user, method, params).await,
         }
     }
@@ -355,47 +391,12 @@ impl State {
         if let Err(error) = check_version(&request) {
             return rest_error(&error);
         }
-        let method = request.method().clone();
+        let verb = request.method().clone();
         let mut fields = query_params(&request);
-        let (name, id) = match (&method, path) {
-            (&Method::POST, "/message:send") => ("SendMessage", None),
-            (&Method::POST, "/message:stream") => ("SendStreamingMessage", None),
-            (&Method::GET, "/tasks") => ("ListTasks", None),
-            (&Method::GET, "/extendedAgentCard") => ("GetExtendedAgentCard", None),
-            (_, rest) => {
-                let tail = rest.strip_prefix("/tasks/").unwrap_or("");
-                if let Some(id) = tail
-                    .strip_suffix(":cancel")
-                    .filter(|_| method == Method::POST)
-                {
-                    ("CancelTask", Some(id))
-                } else if let Some(id) = tail.strip_suffix(":subscribe") {
-                    ("SubscribeToTask", Some(id))
-                } else if let Some((task, rest)) = tail.split_once("/pushNotificationConfigs") {
-                    fields.insert("taskId".into(), Value::String(percent_decode(task)));
-                    let config = rest.strip_prefix('/').filter(|c| !c.is_empty());
-                    if let Some(config) = config {
-                        fields.insert("id".into(), Value::String(percent_decode(config)));
-                    }
-                    match (&method, config) {
-                        (&Method::POST, None) => ("CreateTaskPushNotificationConfig", None),
-                        (&Method::GET, None) => ("ListTaskPushNotificationConfigs", None),
-                        (&Method::GET, Some(_)) => ("GetTaskPushNotificationConfig", None),
-                        (&Method::DELETE, Some(_)) => ("DeleteTaskPushNotificationConfig", None),
-                        _ => {
-                            return rest_error(&A2aError::MethodNotFound(format!(
-                                "{method} {path}"
-                            )));
-                        }
-                    }
-                } else if method == Method::GET && !tail.is_empty() && !tail.contains('/') {
-                    ("GetTask", Some(tail))
-                } else {
-                    return rest_error(&A2aError::MethodNotFound(format!("{method} {path}")));
-                }
-            }
+        let Some((method, id)) = rest_route(&verb, path, &mut fields) else {
+            return rest_error(&A2aError::MethodNotFound(format!("{verb} {path}")));
         };
-        if method == Method::POST {
+        if verb == Verb::POST {
             match read_json(request.into_body(), self.max_body_bytes).await {
                 Ok(Value::Object(body)) => fields.extend(body),
                 Ok(_) => return rest_error(&A2aError::InvalidParams("the body: an object".into())),
@@ -406,13 +407,13 @@ impl State {
         if let Some(id) = id {
             fields.insert("id".into(), Value::String(percent_decode(id)));
         }
-        if stream::is_stream(name) {
-            return match stream::open(&self.runner, user, name, Value::Object(fields)).await {
+        if method.streams() {
+            return match stream::open(&self.runner, user, method, Value::Object(fields)).await {
                 Ok(events) => stream::response(events, stream::Framing::Rest, self.runner.clone()),
                 Err(error) => rest_error(&error),
             };
         }
-        match self.call(user, name, Value::Object(fields)).await {
+        match self.call(user, method, Value::Object(fields)).await {
             Ok(result) => json_response(StatusCode::OK, &result),
             Err(error) => rest_error(&error),
         }
@@ -422,6 +423,30 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_method_is_served_at_its_http_json_request() {
+        for method in Method::ALL {
+            let (verb, path) = method.http("t 1", "c/1");
+            let verb = Verb::from_bytes(verb.as_str().as_bytes()).unwrap();
+            let mut fields = Map::new();
+            let (routed, id) = rest_route(&verb, &path, &mut fields)
+                .unwrap_or_else(|| panic!("{method:?}: {verb} {path} is not served"));
+            assert_eq!(routed, *method, "{verb} {path}");
+            let named = id.map(percent_decode).or_else(|| {
+                fields
+                    .get("taskId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
+            if path.contains("t%201") {
+                assert_eq!(named.as_deref(), Some("t 1"), "{verb} {path}");
+            }
+            if path.contains("c%2F1") {
+                assert_eq!(fields["id"], "c/1", "{verb} {path}");
+            }
+        }
+    }
 
     #[test]
     fn percent_decoding_reads_escapes_and_keeps_broken_ones() {

@@ -23,22 +23,39 @@
 //! # }
 //! ```
 //!
+//! # The crate
+//!
+//! | module | what it holds | at the root |
+//! |---|---|---|
+//! | (root) | the server's settings, its request handler, a bound listener; its numeric bounds; the card's settings | [`A2aServer`], [`A2aService`], [`BoundA2aServer`], [`Limits`], [`CardConfig`], [`ServeA2aError`], [`A2aBody`], [`FollowUpHook`], [`RESTART_REASON`] |
+//! | [`model`] | the A2A 1.0 protocol as both sides speak it: the card, tasks, messages, parts, webhooks, the methods ([`model::Method`]) and their HTTP+JSON requests, the errors and their codes, the card's path, the version header and the follow-up route; the `oscova.a2a` client uses the same types (this module alone is built without the feature `server`) | [`A2aError`] |
+//! | [`store`] | where tasks and their webhooks are kept: the [`TaskStore`] trait and its memory, SQLite and Postgres stores, the relay of a run's events between processes | [`TaskStore`], [`MemoryTaskStore`], `SqliteTaskStore`, `PostgresTaskStore` |
+//! | [`push`] | webhooks: delivery, retries, the sweep of pushes owed after a restart | |
+//! | [`auth`] | who may call: the token and user types the settings take | |
+//!
+//! A new A2A method is one line in `model/method.rs`'s list (its JSON-RPC
+//! name); the compiler then asks for its HTTP+JSON request
+//! ([`model::Method::http`]) and for its arm in `rpc.rs` (the unary
+//! methods' handlers; a streaming one is answered by `stream.rs`), and the
+//! test beside `http.rs` fails until its HTTP+JSON route is served there.
+//!
 //! # Rules
 //!
 //! | where | what |
 //! |---|---|
-//! | (the listener) | before `http.rs`, every path meets the port's Origin and Host policy (`oscova_serve::OriginPolicy`): a foreign browser `Origin` is 403, and on a loopback address a `Host` that is not `localhost` or a loopback IP (DNS rebinding) |
-//! | `http.rs` | the card is public; with a follow-up hook ([`A2aServer::followups`]), `POST /a2a/followups/{id}` is answered by the hook on the id and the `X-A2A-Notification-Token` header alone (200 or 401; the body never read); everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` |
-//! | `rpc.rs` | the methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card's error when none is configured (`http.rs` answers a configured one) |
-//! | `push.rs` | webhooks kept in the task store, owner-scoped, their secrets never answered; bounded per task and per user (`UnsupportedOperationError` past either, checked in the store's write); status updates POSTed to them through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts; a run's final state owed until every webhook took it, swept after a restart |
+//! | (the listener) | before `http.rs`, every path meets the port's Origin and Host policy (`oscova_serve::origin::OriginPolicy`): a foreign browser `Origin` is 403, and on a loopback address a `Host` that is not `localhost` or a loopback IP (DNS rebinding) |
+//! | `http.rs` | the card is public; with a follow-up hook ([`A2aServer::followups`]), `POST /a2a/followups/{id}` is answered by the hook on the id and the `X-A2A-Notification-Token` header alone (200 or 401; the body never read); everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` and the rest of [`model::Method::http`]'s routes, each request to one [`model::Method`] |
+//! | `rpc.rs` | the unary methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card's error when none is configured (`http.rs` answers a configured one) |
+//! | `push.rs` | webhooks kept in the task store, user-scoped, their secrets never answered; bounded per task and per user (`UnsupportedOperationError` past either, checked in the store's write); status updates POSTed to them through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts; a run's final state owed until every webhook took it, swept after a restart |
 //! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams; a run on another instance followed through the store, its chunks through the store's relay |
-//! | `relay.rs`, `pg_relay.rs` | a run's events published through a store several processes share (Postgres `NOTIFY` per task, text joined for 50 ms, payloads under 8000 bytes), so a subscriber on any instance gets the model's text |
+//! | `store/relay.rs`, `store/postgres_relay.rs` | a run's events published through a store several processes share (Postgres `NOTIFY` per task, text joined for 50 ms, payloads under 8000 bytes), so a subscriber on any instance gets the model's text |
 //! | `tasks.rs` | a context is the user's session `a2a:<contextId>`; a task is one run; runs of one context in turn; per-user bound on running tasks; every state stored before it is told |
 //! | `ask.rs` | a tool's question puts the task in `INPUT_REQUIRED`; the client's next message in the task answers it |
 //! | `tasks.rs` (credentials) | a run whose tool call came back with a missing credential ends in `AUTH_REQUIRED`, the guidance its status message; the client's next message in the task runs it again |
 //! | `events.rs` | every state change is a `statusUpdate`; a blocking send returns at the end or at `INPUT_REQUIRED`/`AUTH_REQUIRED` |
-//! | `store.rs` | every read names the owner: another user's task is `TaskNotFound`, as a missing one; tasks left running by a dead process become `FAILED` |
-//! | `error.rs` | the specification's codes and reasons |
+//! | `store/` | every read names the user: another user's task is `TaskNotFound`, as a missing one; tasks left running by a dead process become `FAILED` |
+//! | `model/error.rs` | the specification's codes and reasons |
+//! | `limits.rs` | every bound in its range when the service is built |
 //!
 //! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`], (feature `sqlite`,
 //! default) `SqliteTaskStore` in the sessions' database file, or (feature
@@ -49,45 +66,61 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+#[cfg(feature = "server")]
 mod ask;
+#[cfg(feature = "server")]
+mod body;
+#[cfg(feature = "server")]
 mod card;
+#[cfg(feature = "server")]
 mod error;
+#[cfg(feature = "server")]
 mod events;
+#[cfg(feature = "server")]
 mod http;
+#[cfg(feature = "server")]
+mod limits;
 pub mod model;
-mod push;
+#[cfg(feature = "server")]
+pub mod push;
+#[cfg(feature = "server")]
 mod rpc;
+#[cfg(feature = "server")]
 mod server;
-mod store;
+#[cfg(feature = "server")]
+pub mod store;
+#[cfg(feature = "server")]
 mod stream;
+#[cfg(feature = "server")]
 mod tasks;
 
 /// Who may call the server: the types [`A2aServer`]'s `tokens`, `oauth`
 /// and `users` take, from `oscova-serve` (the MCP server takes the same),
 /// so a host needs no dependency on that crate to serve A2A.
+#[cfg(feature = "server")]
 pub mod auth {
     pub use oscova_serve::{OAuthConfig, UserDirectory, UserToken};
 }
 
-pub use card::{CardConfig, Skill};
+#[cfg(feature = "server")]
+pub use body::A2aBody;
+#[cfg(feature = "server")]
+pub use card::CardConfig;
+#[cfg(feature = "server")]
 pub use error::ServeA2aError;
+#[cfg(feature = "server")]
+pub use http::FollowUpHook;
+#[cfg(feature = "server")]
+pub use limits::Limits;
 pub use model::A2aError;
-pub use http::{A2aBody, CARD_PATH, FOLLOWUPS_PATH, FollowUpHook, VERSION_HEADER};
+#[cfg(feature = "server")]
+pub use server::{A2aServer, A2aService, BoundA2aServer, RESTART_REASON};
 #[cfg(feature = "postgres")]
 pub use store::PostgresTaskStore;
-pub use push::{
-    CLAIM_LEASE, DEFAULT_MAX_PUSH_CONFIGS_PER_TASK, DEFAULT_MAX_PUSH_CONFIGS_PER_USER, MAX_CLAIMS,
-    PushAuthentication, PushConfig, PushLimits, PushWrite, SWEEP_EVERY,
-};
-pub use server::{
-    A2aServer, A2aService, BoundA2aServer, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS_PER_USER,
-    DEFAULT_MAX_TASKS_PER_USER, DEFAULT_STREAM_IDLE_TIMEOUT, MAX_BODY_BYTES_RANGE,
-    MAX_PUSH_CONFIGS_RANGE, MAX_STREAMS_PER_USER_RANGE, MAX_TASKS_PER_USER_RANGE, RESTART_REASON,
-    STREAM_IDLE_TIMEOUT_RANGE,
-};
 #[cfg(feature = "sqlite")]
 pub use store::SqliteTaskStore;
-pub use store::{MemoryTaskStore, Relayed, StoreError, TaskPage, TaskQuery, TaskStore};
+#[cfg(feature = "server")]
+pub use store::{MemoryTaskStore, TaskStore};
 
 // The README's examples, compiled as doctests.
 #[cfg(doctest)]

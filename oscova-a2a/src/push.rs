@@ -5,7 +5,7 @@
 //! `TaskNotFound`) with `CreateTaskPushNotificationConfig` or in
 //! `SendMessage`'s `configuration.taskPushNotificationConfig`; get, list
 //! and delete name the task too. Configs are kept in the task store, beside
-//! the tasks and scoped by owner as they are (SQLite's
+//! the tasks and scoped by user as they are (SQLite's
 //! `a2a_push_configs`, Postgres's `oscova_a2a_push_configs`), so they
 //! outlive a restart and, in a fleet, the instance that runs the task
 //! reads the configs set through any other. The config's secrets (the
@@ -37,11 +37,11 @@
 //! address is refused (never retried) unless the operator allowed that
 //! destination (`[network] allow`).
 //!
-//! Webhooks are bounded ([`PushLimits`]), since each one is a POST of
-//! every status update: a task has at most `per_task` (default
-//! [`DEFAULT_MAX_PUSH_CONFIGS_PER_TASK`]), and a user at most `per_user`
-//! (default [`DEFAULT_MAX_PUSH_CONFIGS_PER_USER`]) on their tasks that
-//! have not ended (a task stored in a terminal state is never pushed
+//! Webhooks are bounded ([`Limits`](crate::Limits), as
+//! [`PushLimits`]), since each one is a POST of every status update: a
+//! task has at most `max_push_configs_per_task` (8 by default), and a
+//! user at most `max_push_configs_per_user` (128 by default) on their
+//! tasks that have not ended (a task stored in a terminal state is never pushed
 //! again, bar a final state still owed; an `INPUT_REQUIRED` or
 //! `AUTH_REQUIRED` task has not ended, and its webhooks count until it
 //! does or they are deleted). The store checks both in the write that
@@ -60,15 +60,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oscova_core::{HttpClient, NetworkScope};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::model::A2aError;
 use crate::events::status_update;
-use crate::store::TaskStore;
-use crate::model::{TaskState, new_id};
+use crate::model::A2aError;
+use crate::model::{PushConfig, TaskState, new_id};
+use crate::store::{PushLimits, PushWrite, TaskStore};
 
 /// How long to wait before each retry.
 const RETRIES: [Duration; 2] = [Duration::from_millis(200), Duration::from_secs(1)];
@@ -80,139 +79,6 @@ pub const CLAIM_LEASE: Duration = Duration::from_secs(120);
 pub const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// How many sweeps try an owed push before it is given up (and logged).
 pub const MAX_CLAIMS: u32 = 5;
-
-/// How the webhook wants to be called: `Authorization: <scheme>
-/// <credentials>`.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PushAuthentication {
-    /// The HTTP authentication scheme (`Bearer`, `Basic`).
-    pub scheme: String,
-    /// The credentials: a secret, never answered back.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub credentials: Option<String>,
-}
-
-/// A webhook of a task (`TaskPushNotificationConfig`), as the client set
-/// it and the store keeps it. Its `Debug` shows no secret.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct PushConfig {
-    /// Its id (made here when the client gave none).
-    #[serde(default)]
-    pub id: String,
-    /// The task it is for.
-    #[serde(default)]
-    pub task_id: String,
-    /// Where events are POSTed (http or https).
-    pub url: String,
-    /// Sent as `X-A2A-Notification-Token`: a secret, never answered back.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
-    /// Sent as `Authorization`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub authentication: Option<PushAuthentication>,
-}
-
-impl std::fmt::Debug for PushConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PushConfig")
-            .field("id", &self.id)
-            .field("task_id", &self.task_id)
-            .field("url", &self.url)
-            .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
-            .field(
-                "scheme",
-                &self.authentication.as_ref().map(|a| a.scheme.as_str()),
-            )
-            .finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for PushAuthentication {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PushAuthentication")
-            .field("scheme", &self.scheme)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PushConfig {
-    /// The config as it is answered: without the token and credentials.
-    pub fn redacted(&self) -> Self {
-        let mut config = self.clone();
-        config.token = None;
-        if let Some(auth) = &mut config.authentication {
-            auth.credentials = None;
-        }
-        config
-    }
-}
-
-/// The default bound on one task's webhooks.
-pub const DEFAULT_MAX_PUSH_CONFIGS_PER_TASK: usize = 8;
-/// The default bound on one user's webhooks on tasks that have not ended.
-pub const DEFAULT_MAX_PUSH_CONFIGS_PER_USER: usize = 128;
-
-/// The bounds on webhooks a store checks when it adds one (see the
-/// module rules).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PushLimits {
-    /// The most webhooks of one task.
-    pub per_task: usize,
-    /// The most webhooks of one user on their tasks not stored in a
-    /// terminal state.
-    pub per_user: usize,
-}
-
-impl PushLimits {
-    /// `per_task` webhooks a task, `per_user` a user.
-    pub fn new(per_task: usize, per_user: usize) -> Self {
-        Self { per_task, per_user }
-    }
-}
-
-impl Default for PushLimits {
-    fn default() -> Self {
-        Self::new(
-            DEFAULT_MAX_PUSH_CONFIGS_PER_TASK,
-            DEFAULT_MAX_PUSH_CONFIGS_PER_USER,
-        )
-    }
-}
-
-/// What [`TaskStore::put_push_config`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PushWrite {
-    /// Written (inserted, or replacing the one with its id).
-    Written,
-    /// Not written: the task has [`PushLimits::per_task`] webhooks.
-    TaskFull,
-    /// Not written: the user has [`PushLimits::per_user`] webhooks on
-    /// tasks that have not ended.
-    UserFull,
-}
-
-impl PushWrite {
-    /// Whether a store with `on_task` webhooks on the task and `live` on
-    /// the user's tasks that have not ended may add one (`replaces`: the
-    /// config's id is one of the task's already).
-    pub fn decide(limits: PushLimits, replaces: bool, on_task: usize, live: usize) -> Self {
-        if replaces {
-            Self::Written
-        } else if on_task >= limits.per_task {
-            Self::TaskFull
-        } else if live >= limits.per_user {
-            Self::UserFull
-        } else {
-            Self::Written
-        }
-    }
-}
 
 /// Whether `state` ends a run: its push is owed at least once.
 pub(crate) fn is_final(state: TaskState) -> bool {
@@ -257,26 +123,26 @@ impl Pushes {
         Ok(config)
     }
 
-    /// Adds (or replaces, by id) a webhook of the task `task` of `owner`
+    /// Adds (or replaces, by id) a webhook of the task `task` of `user`
     /// (who owns it: the caller checked); answers it redacted.
     pub(crate) async fn set(
         &self,
-        owner: &str,
+        user: &str,
         task: &str,
         config: PushConfig,
     ) -> Result<PushConfig, A2aError> {
         let config = Self::check(task, config)?;
-        self.add(owner, &config).await?;
+        self.add(user, &config).await?;
         Ok(config.redacted())
     }
 
-    /// Writes the checked `config` of `owner` within the bounds: the one
+    /// Writes the checked `config` of `user` within the bounds: the one
     /// write every webhook goes through.
-    pub(crate) async fn add(&self, owner: &str, config: &PushConfig) -> Result<(), A2aError> {
+    pub(crate) async fn add(&self, user: &str, config: &PushConfig) -> Result<(), A2aError> {
         let limits = self.limits;
         match self
             .store
-            .put_push_config(owner, config, limits)
+            .put_push_config(user, config, limits)
             .await
             .map_err(internal)?
         {
@@ -294,28 +160,28 @@ impl Pushes {
     }
 
     /// The webhooks of the task, redacted.
-    pub(crate) async fn list(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, A2aError> {
+    pub(crate) async fn list(&self, user: &str, task: &str) -> Result<Vec<PushConfig>, A2aError> {
         let configs = self
             .store
-            .push_configs(owner, task)
+            .push_configs(user, task)
             .await
             .map_err(internal)?;
         Ok(configs.iter().map(PushConfig::redacted).collect())
     }
 
     /// Removes the webhook `id`; whether there was one.
-    pub(crate) async fn delete(&self, owner: &str, task: &str, id: &str) -> Result<bool, A2aError> {
+    pub(crate) async fn delete(&self, user: &str, task: &str, id: &str) -> Result<bool, A2aError> {
         self.store
-            .delete_push_config(owner, task, id)
+            .delete_push_config(user, task, id)
             .await
             .map_err(internal)
     }
 
     /// Delivers the status updates of `events` (the task's run) to the
     /// task's webhooks, in order, until the run's final one.
-    pub(crate) fn forward(&self, owner: &str, task: &str, mut events: broadcast::Receiver<Value>) {
+    pub(crate) fn forward(&self, user: &str, task: &str, mut events: broadcast::Receiver<Value>) {
         let pushes = self.clone();
-        let (owner, task) = (owner.to_owned(), task.to_owned());
+        let (user, task) = (user.to_owned(), task.to_owned());
         tokio::spawn(async move {
             loop {
                 let event = match events.recv().await {
@@ -330,7 +196,7 @@ impl Pushes {
                     continue;
                 };
                 let owed = if is_final(state) { Owed::Run } else { Owed::No };
-                pushes.push(&owner, &task, &event, owed).await;
+                pushes.push(&user, &task, &event, owed).await;
                 if is_final(state) {
                     return;
                 }
@@ -340,8 +206,8 @@ impl Pushes {
 
     /// POSTs `event` to the task's webhooks; for a final state, clears
     /// the owed mark once every webhook took it (see [`Owed`]).
-    async fn push(&self, owner: &str, task: &str, event: &Value, owed: Owed) {
-        let hooks = match self.store.push_configs(owner, task).await {
+    async fn push(&self, user: &str, task: &str, event: &Value, owed: Owed) {
+        let hooks = match self.store.push_configs(user, task).await {
             Ok(hooks) => hooks,
             Err(error) => {
                 tracing::warn!(%error, task, "reading a task's webhooks failed");
@@ -360,7 +226,7 @@ impl Pushes {
             Owed::Run => all && !hooks.is_empty(),
             Owed::Swept => all,
         };
-        if clear && let Err(error) = self.store.push_delivered(owner, task).await {
+        if clear && let Err(error) = self.store.push_delivered(user, task).await {
             tracing::warn!(%error, task, "clearing a delivered push failed");
         }
     }
@@ -391,15 +257,15 @@ impl Pushes {
                 return;
             }
         };
-        for (owner, task) in owed {
-            match self.store.get(&owner, &task).await {
+        for (user, task) in owed {
+            match self.store.get(&user, &task).await {
                 Ok(Some(stored)) if is_final(stored.status.state) => {
-                    self.push(&owner, &task, &status_update(&stored), Owed::Swept)
+                    self.push(&user, &task, &status_update(&stored), Owed::Swept)
                         .await;
                 }
                 // Gone, or running again: its next final state is owed instead.
                 Ok(_) => {
-                    let _ = self.store.push_delivered(&owner, &task).await;
+                    let _ = self.store.push_delivered(&user, &task).await;
                 }
                 Err(error) => tracing::warn!(%error, %task, "reading an owed task failed"),
             }

@@ -16,10 +16,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::model::A2aError;
-use crate::push::PushConfig;
+use crate::model::{Message, Method, PushConfig, TaskState};
 use crate::store::TaskQuery;
 use crate::tasks::Runner;
-use crate::model::{Message, TaskState};
 
 /// The default and the largest `ListTasks` page.
 const DEFAULT_PAGE: usize = 50;
@@ -75,20 +74,20 @@ fn to_json(value: &impl serde::Serialize) -> Result<Value, A2aError> {
     serde_json::to_value(value).map_err(|e| A2aError::Internal(e.to_string()))
 }
 
-/// Answers `method` with `params` for `owner`.
+/// Answers `method` with `params` for `user`.
 pub(crate) async fn call(
     runner: &std::sync::Arc<Runner>,
-    owner: &str,
-    method: &str,
+    user: &str,
+    method: Method,
     params_json: Value,
 ) -> Result<Value, A2aError> {
     match method {
-        "SendMessage" => {
+        Method::SendMessage => {
             let p: SendParams = params(params_json)?;
             let configuration = p.configuration.unwrap_or_default();
             let task = runner
                 .send(
-                    owner,
+                    user,
                     p.message,
                     !configuration.return_immediately,
                     configuration.task_push_notification_config,
@@ -97,16 +96,16 @@ pub(crate) async fn call(
             let task = task.view(configuration.history_length, true);
             Ok(json!({"task": to_json(&task)?}))
         }
-        "GetTask" => {
+        Method::GetTask => {
             let p: TaskParams = params(params_json)?;
-            let task = runner.get(owner, &p.id).await?;
+            let task = runner.get(user, &p.id).await?;
             to_json(&task.view(p.history_length, true))
         }
-        "CancelTask" => {
+        Method::CancelTask => {
             let p: TaskParams = params(params_json)?;
-            to_json(&runner.cancel(owner, &p.id).await?)
+            to_json(&runner.cancel(user, &p.id).await?)
         }
-        "ListTasks" => {
+        Method::ListTasks => {
             let p: ListParams = params(params_json)?;
             let state = match p.status.as_deref() {
                 None | Some("" | "TASK_STATE_UNSPECIFIED") => None,
@@ -137,7 +136,7 @@ pub(crate) async fn call(
             };
             let page = runner
                 .store
-                .list(owner, &query)
+                .list(user, &query)
                 .await
                 .map_err(|e| A2aError::Internal(e.to_string()))?;
             let next = offset + page.tasks.len();
@@ -160,20 +159,20 @@ pub(crate) async fn call(
             }))
         }
         // Answered as streams by the bindings (`stream.rs`), never here.
-        "SendStreamingMessage" | "SubscribeToTask" => Err(A2aError::Internal(
+        Method::SendStreamingMessage | Method::SubscribeToTask => Err(A2aError::Internal(
             "a streaming method reached the unary dispatcher".into(),
         )),
-        "CreateTaskPushNotificationConfig" => {
+        Method::CreateTaskPushNotificationConfig => {
             let config: PushConfig = params(params_json)?;
-            let task = runner.get(owner, &config.task_id).await?;
-            to_json(&runner.pushes.set(owner, &task.id, config).await?)
+            let task = runner.get(user, &config.task_id).await?;
+            to_json(&runner.pushes.set(user, &task.id, config).await?)
         }
-        "GetTaskPushNotificationConfig" | "DeleteTaskPushNotificationConfig" => {
+        Method::GetTaskPushNotificationConfig | Method::DeleteTaskPushNotificationConfig => {
             let p: PushParams = params(params_json)?;
-            let task = runner.get(owner, &p.task_id).await?;
+            let task = runner.get(user, &p.task_id).await?;
             let id = p.id.unwrap_or_default();
-            if method == "DeleteTaskPushNotificationConfig" {
-                return if runner.pushes.delete(owner, &task.id, &id).await? {
+            if method == Method::DeleteTaskPushNotificationConfig {
+                return if runner.pushes.delete(user, &task.id, &id).await? {
                     Ok(json!({}))
                 } else {
                     Err(A2aError::InvalidParams(format!(
@@ -183,7 +182,7 @@ pub(crate) async fn call(
             }
             let config = runner
                 .pushes
-                .list(owner, &task.id)
+                .list(user, &task.id)
                 .await?
                 .into_iter()
                 .find(|c| c.id == id)
@@ -192,13 +191,12 @@ pub(crate) async fn call(
                 })?;
             to_json(&config)
         }
-        "ListTaskPushNotificationConfigs" => {
+        Method::ListTaskPushNotificationConfigs => {
             let p: PushParams = params(params_json)?;
-            let task = runner.get(owner, &p.task_id).await?;
-            let configs = runner.pushes.list(owner, &task.id).await?;
+            let task = runner.get(user, &p.task_id).await?;
+            let configs = runner.pushes.list(user, &task.id).await?;
             Ok(json!({"configs": to_json(&configs)?, "nextPageToken": ""}))
         }
-        "GetExtendedAgentCard" => Err(A2aError::ExtendedAgentCardNotConfigured),
-        other => Err(A2aError::MethodNotFound(other.to_owned())),
+        Method::GetExtendedAgentCard => Err(A2aError::ExtendedAgentCardNotConfigured),
     }
 }

@@ -2,9 +2,8 @@
 //! serve alone ([`A2aServer::bind`]) or beside another protocol on one
 //! port ([`A2aService::handle`]).
 //!
-//! Rules: every numeric setting has a range ([`MAX_BODY_BYTES_RANGE`],
-//! [`MAX_TASKS_PER_USER_RANGE`], [`MAX_PUSH_CONFIGS_RANGE`]) checked when
-//! the service is built. Without
+//! Rules: the numeric settings are one [`Limits`] value, checked
+//! ([`Limits::check`]) when the service is built. Without
 //! tokens or OAuth, [`A2aServer::bind`] refuses any address but a loopback
 //! one. A bound server's listener holds every request to the address's
 //! Origin and Host policy (`oscova_serve::OriginPolicy::new`: loopback
@@ -27,7 +26,6 @@
 //! cancels every run; each stores its `CANCELED` state as it ends.
 
 use std::net::SocketAddr;
-use std::ops::RangeInclusive;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,48 +33,26 @@ use bytes::Bytes;
 use http::{Request, Response};
 use oscova_agent::session::agent::AgentHost;
 use oscova_core::UserInfo;
-use oscova_serve::limits::{MAX_COUNT, check_count, check_duration};
 use oscova_serve::{
     Authenticator, Listener, OAuth, OAuthConfig, RequestBody, Responses, Shutdown, Tokens,
     UserDirectory, UserToken,
 };
 use tokio_util::sync::CancellationToken;
 
+use crate::Limits;
+use crate::body::A2aBody;
 use crate::card::{CardConfig, card_json, extended_card_json};
 use crate::error::ServeA2aError;
-use crate::http::FollowUpHook;
-use crate::http::{A2aBody, State};
-use crate::push::PushLimits;
+use crate::http::{FollowUpHook, State};
 use crate::store::TaskStore;
-use crate::tasks::{Limits, Runner};
+use crate::tasks::Runner;
 
-/// The default cap on a request body: 4 MiB, as the MCP server's.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// The range of [`A2aServer::max_body_bytes`].
-pub const MAX_BODY_BYTES_RANGE: RangeInclusive<usize> = 1..=1 << 30;
-/// The default bound on one user's tasks running at once.
-pub const DEFAULT_MAX_TASKS_PER_USER: usize = 16;
-/// The range of [`A2aServer::max_tasks_per_user`].
-pub const MAX_TASKS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The default bound on one user's streams open at once.
-pub const DEFAULT_MAX_STREAMS_PER_USER: usize = 32;
-/// The range of [`A2aServer::max_streams_per_user`].
-pub const MAX_STREAMS_PER_USER_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The range of [`A2aServer::max_push_configs_per_task`] and
-/// [`A2aServer::max_push_configs_per_user`].
-pub const MAX_PUSH_CONFIGS_RANGE: RangeInclusive<usize> = 1..=MAX_COUNT;
-/// The default time a stream may go without an event: as MCP's idle
-/// timeout.
-pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
-/// The range of [`A2aServer::stream_idle_timeout`]: a millisecond to a week.
-pub const STREAM_IDLE_TIMEOUT_RANGE: RangeInclusive<Duration> =
-    Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
 /// The reason a task left running by a dead process fails with.
 pub const RESTART_REASON: &str =
     "the server stopped while this task ran; its run was lost: send the message again";
 
-/// The A2A server's settings. Every numeric setting is checked against its
-/// range when the service is built; without tokens, [`A2aServer::bind`]
+/// The A2A server's settings. The numeric ones ([`Limits`]) are checked
+/// when the service is built; without tokens, [`A2aServer::bind`]
 /// refuses any address but a loopback one.
 pub struct A2aServer {
     agents: AgentHost,
@@ -90,11 +66,7 @@ pub struct A2aServer {
     users: UserDirectory,
     card: CardConfig,
     model: Option<(String, Option<String>)>,
-    max_body_bytes: usize,
-    max_tasks_per_user: usize,
-    max_streams_per_user: usize,
-    push_limits: PushLimits,
-    stream_idle: Duration,
+    limits: Limits,
     fail_unfinished: bool,
     shutdown_grace: Duration,
     followups: Option<FollowUpHook>,
@@ -123,11 +95,7 @@ impl A2aServer {
             users: Arc::new(|id: &str| UserInfo::new(id)),
             card: CardConfig::default(),
             model: None,
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            max_tasks_per_user: DEFAULT_MAX_TASKS_PER_USER,
-            max_streams_per_user: DEFAULT_MAX_STREAMS_PER_USER,
-            push_limits: PushLimits::default(),
-            stream_idle: DEFAULT_STREAM_IDLE_TIMEOUT,
+            limits: Limits::default(),
             fail_unfinished: true,
             shutdown_grace: Duration::from_secs(10),
             followups: None,
@@ -135,7 +103,7 @@ impl A2aServer {
     }
 
     /// Serves push webhooks for the host's own A2A calls at
-    /// `POST /a2a/followups/{id}` ([`FOLLOWUPS_PATH`](crate::FOLLOWUPS_PATH)): `hook` gets the id
+    /// `POST /a2a/followups/{id}` ([`FOLLOWUPS_PATH`](crate::model::FOLLOWUPS_PATH)): `hook` gets the id
     /// and the `X-A2A-Notification-Token` header and says whether they
     /// name a task the host follows (200) or not (401). The route is not
     /// behind the users' tokens (an agent elsewhere calls it): the
@@ -202,48 +170,10 @@ impl A2aServer {
         self
     }
 
-    /// The cap on a request body, in [`MAX_BODY_BYTES_RANGE`].
-    pub fn max_body_bytes(mut self, max: usize) -> Self {
-        self.max_body_bytes = max;
-        self
-    }
-
-    /// The bound on one user's tasks running at once, in
-    /// [`MAX_TASKS_PER_USER_RANGE`].
-    pub fn max_tasks_per_user(mut self, max: usize) -> Self {
-        self.max_tasks_per_user = max;
-        self
-    }
-
-    /// The bound on one user's streams open at once, in
-    /// [`MAX_STREAMS_PER_USER_RANGE`].
-    pub fn max_streams_per_user(mut self, max: usize) -> Self {
-        self.max_streams_per_user = max;
-        self
-    }
-
-    /// The bound on one task's push notification configs (webhooks), in
-    /// [`MAX_PUSH_CONFIGS_RANGE`]; default
-    /// [`DEFAULT_MAX_PUSH_CONFIGS_PER_TASK`](crate::DEFAULT_MAX_PUSH_CONFIGS_PER_TASK).
-    /// One more is refused with `UnsupportedOperationError`.
-    pub fn max_push_configs_per_task(mut self, max: usize) -> Self {
-        self.push_limits.per_task = max;
-        self
-    }
-
-    /// The bound on one user's push notification configs on their tasks
-    /// that have not ended, in [`MAX_PUSH_CONFIGS_RANGE`]; default
-    /// [`DEFAULT_MAX_PUSH_CONFIGS_PER_USER`](crate::DEFAULT_MAX_PUSH_CONFIGS_PER_USER).
-    /// One more is refused with `UnsupportedOperationError`.
-    pub fn max_push_configs_per_user(mut self, max: usize) -> Self {
-        self.push_limits.per_user = max;
-        self
-    }
-
-    /// How long a stream may go without an event before it is closed
-    /// (keep-alive comments do not count), in [`STREAM_IDLE_TIMEOUT_RANGE`].
-    pub fn stream_idle_timeout(mut self, idle: Duration) -> Self {
-        self.stream_idle = idle;
+    /// The bounds on bodies, tasks, streams and webhooks ([`Limits`];
+    /// its `Default` unless set), checked when the service is built.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -265,35 +195,7 @@ impl A2aServer {
     /// The handler, for clients that reach the server at `base_url`
     /// (`http://host:port`, named in the card).
     pub async fn service(self, base_url: &str) -> Result<A2aService, ServeA2aError> {
-        let max_body_bytes =
-            check_count("max_body_bytes", self.max_body_bytes, &MAX_BODY_BYTES_RANGE)?;
-        let max_tasks = check_count(
-            "max_tasks_per_user",
-            self.max_tasks_per_user,
-            &MAX_TASKS_PER_USER_RANGE,
-        )?;
-        let max_streams = check_count(
-            "max_streams_per_user",
-            self.max_streams_per_user,
-            &MAX_STREAMS_PER_USER_RANGE,
-        )?;
-        let push_limits = PushLimits::new(
-            check_count(
-                "max_push_configs_per_task",
-                self.push_limits.per_task,
-                &MAX_PUSH_CONFIGS_RANGE,
-            )?,
-            check_count(
-                "max_push_configs_per_user",
-                self.push_limits.per_user,
-                &MAX_PUSH_CONFIGS_RANGE,
-            )?,
-        );
-        let stream_idle = check_duration(
-            "stream_idle_timeout",
-            self.stream_idle,
-            &STREAM_IDLE_TIMEOUT_RANGE,
-        )?;
+        self.limits.check()?;
         if self.fail_unfinished {
             let failed = self.store.fail_unfinished(RESTART_REASON).await?;
             if failed > 0 {
@@ -330,12 +232,7 @@ impl A2aServer {
             self.store,
             self.users,
             self.model,
-            Limits {
-                tasks_per_user: max_tasks,
-                streams_per_user: max_streams,
-                stream_idle,
-                pushes: push_limits,
-            },
+            self.limits,
             cancel.clone(),
         ));
         runner.pushes.sweep(first_sweep, cancel.clone());
@@ -346,7 +243,7 @@ impl A2aServer {
                 default_user: self.default_user,
                 card: Bytes::from(card.to_string()),
                 extended_card,
-                max_body_bytes,
+                max_body_bytes: self.limits.max_body_bytes,
                 followups: self.followups,
             }),
             cancel,

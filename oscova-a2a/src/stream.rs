@@ -10,7 +10,7 @@
 //! `UnsupportedOperation`. A task whose run is on another process (a
 //! fleet on one store) is followed by reading the store each second, so
 //! its status updates arrive; when the store relays the run's events
-//! (Postgres: see `relay.rs`), the model's text arrives too, as the
+//! (Postgres: see `store/relay.rs`), the model's text arrives too, as the
 //! running instance publishes it, and the states the relay brings first
 //! are not sent twice (a state the store shows before the relay brought
 //! it waits up to five seconds for the relay's, so the text before it is
@@ -36,12 +36,12 @@ use hyper::body::{Body, Frame};
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
+use crate::body::A2aBody;
 use crate::model::A2aError;
-use crate::http::A2aBody;
+use crate::model::{Message, Method, Task, TaskStatus};
 use crate::push::is_final;
 use crate::store::Relayed;
 use crate::tasks::{Runner, status_update};
-use crate::model::{Message, Task, TaskStatus};
 
 /// How long a stream stays silent before a keep-alive comment.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -74,27 +74,29 @@ pub(crate) struct EventStream {
     slot: StreamSlot,
 }
 
-/// Whether `method` answers with a stream.
-pub(crate) fn is_stream(method: &str) -> bool {
-    matches!(method, "SendStreamingMessage" | "SubscribeToTask")
-}
-
-/// Opens a stream for `method` (`SendStreamingMessage`, `SubscribeToTask`).
+/// Opens a stream for `method`, one that [streams](Method::streams):
+/// `SendStreamingMessage`, else `SubscribeToTask`.
 pub(crate) async fn open(
     runner: &Arc<Runner>,
-    owner: &str,
-    method: &str,
+    user: &str,
+    method: Method,
     params: Value,
 ) -> Result<EventStream, A2aError> {
-    let slot = runner.stream_slot(owner)?;
-    if method == "SendStreamingMessage" {
+    let slot = runner.stream_slot(user)?;
+    if !method.streams() {
+        return Err(A2aError::Internal(format!(
+            "{} reached the streams, and does not stream",
+            method.name()
+        )));
+    }
+    if method == Method::SendStreamingMessage {
         #[derive(serde::Deserialize)]
         struct Params {
             message: Message,
         }
         let p: Params =
             serde_json::from_value(params).map_err(|e| A2aError::InvalidParams(e.to_string()))?;
-        let (task, receiver) = runner.send_streamed(owner, p.message, false, None).await?;
+        let (task, receiver) = runner.send_streamed(user, p.message, false, None).await?;
         return Ok(EventStream {
             first: task,
             source: Source::Live(receiver),
@@ -106,7 +108,7 @@ pub(crate) async fn open(
         .and_then(Value::as_str)
         .ok_or_else(|| A2aError::InvalidParams("id: the task's id".into()))?
         .to_owned();
-    let live = runner.subscribe(owner, &id);
+    let live = runner.subscribe(user, &id);
     // Followed before the task is read, so no event after it is missed.
     let relay = match live {
         Some(_) => None,
@@ -116,7 +118,7 @@ pub(crate) async fn open(
             .await
             .map_err(|e| A2aError::Internal(e.to_string()))?,
     };
-    let task = runner.get(owner, &id).await?;
+    let task = runner.get(user, &id).await?;
     if task.status.state.is_terminal() {
         return Err(A2aError::UnsupportedOperation(format!(
             "task {id} is {}: a task in a terminal state has no stream",
@@ -165,15 +167,15 @@ fn is_terminal(event: &Value) -> bool {
         .is_some_and(|s| s.is_terminal())
 }
 
-/// The next relayed event of `owner`'s task; `None` once the relay ended
+/// The next relayed event of `user`'s task; `None` once the relay ended
 /// (then it is dropped and the store alone is read); never, without one.
-async fn relayed(relay: &mut Option<Relayed>, owner: &str) -> Option<Value> {
+async fn relayed(relay: &mut Option<Relayed>, user: &str) -> Option<Value> {
     let Some(receiver) = relay else {
         return std::future::pending().await;
     };
     loop {
         match receiver.recv().await {
-            Ok((from, event)) if from == owner => return Some(event),
+            Ok((from, event)) if from == user => return Some(event),
             Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
             Err(broadcast::error::RecvError::Closed) => {
                 *relay = None;
@@ -226,7 +228,7 @@ pub(crate) fn response(
             source,
             slot: _slot,
         } = stream;
-        let owner = _slot.owner().to_owned();
+        let user = _slot.user().to_owned();
         let first_json = json!({"task": serde_json::to_value(&first).unwrap_or(Value::Null)});
         if tx.send(frame(&framing, &first_json)).await.is_err() {
             return;
@@ -237,10 +239,15 @@ pub(crate) fn response(
         let mut last_event = tokio::time::Instant::now();
         match source {
             Source::Live(mut receiver) => loop {
-                if last_event.elapsed() >= runner.stream_idle {
+                if last_event.elapsed() >= runner.limits.stream_idle_timeout {
                     return;
                 }
-                let wait = KEEP_ALIVE.min(runner.stream_idle.saturating_sub(last_event.elapsed()));
+                let wait = KEEP_ALIVE.min(
+                    runner
+                        .limits
+                        .stream_idle_timeout
+                        .saturating_sub(last_event.elapsed()),
+                );
                 let event = match tokio::time::timeout(wait, receiver.recv()).await {
                     Ok(Ok(event)) => event,
                     Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
@@ -262,13 +269,13 @@ pub(crate) fn response(
                 last_event = tokio::time::Instant::now();
             },
             Source::Poll(mut last, mut relay) => loop {
-                if last_event.elapsed() >= runner.stream_idle {
+                if last_event.elapsed() >= runner.limits.stream_idle_timeout {
                     return;
                 }
                 tokio::select! {
                     () = tokio::time::sleep(POLL) => {}
                     () = tx.closed() => return,
-                    event = relayed(&mut relay, &owner) => {
+                    event = relayed(&mut relay, &user) => {
                         match tell(&tx, &framing, &mut last, event).await {
                             Told::Sent => last_event = tokio::time::Instant::now(),
                             Told::Nothing => {}
@@ -277,7 +284,7 @@ pub(crate) fn response(
                         continue;
                     }
                 }
-                let Ok(task) = runner.get(&owner, &last.id).await else {
+                let Ok(task) = runner.get(&user, &last.id).await else {
                     return;
                 };
                 if task.status == last.status {
@@ -287,7 +294,7 @@ pub(crate) fn response(
                     // The relay's state comes after the text before it.
                     let deadline = tokio::time::Instant::now() + RELAY_GRACE;
                     while let Ok(event) =
-                        tokio::time::timeout_at(deadline, relayed(&mut relay, &owner)).await
+                        tokio::time::timeout_at(deadline, relayed(&mut relay, &user)).await
                     {
                         if let Told::End = tell(&tx, &framing, &mut last, event).await {
                             return;
@@ -325,22 +332,22 @@ pub(crate) fn response(
 /// One open stream of a user, given back when dropped.
 pub(crate) struct StreamSlot {
     streams: Arc<Mutex<HashMap<String, usize>>>,
-    owner: String,
+    user: String,
 }
 
 impl StreamSlot {
-    /// Counts one more open stream of `owner` in `streams` (the caller
+    /// Counts one more open stream of `user` in `streams` (the caller
     /// checked the bound).
-    pub(crate) fn new(streams: Arc<Mutex<HashMap<String, usize>>>, owner: &str) -> Self {
+    pub(crate) fn new(streams: Arc<Mutex<HashMap<String, usize>>>, user: &str) -> Self {
         Self {
             streams,
-            owner: owner.to_owned(),
+            user: user.to_owned(),
         }
     }
 
     /// The user.
-    pub(crate) fn owner(&self) -> &str {
-        &self.owner
+    pub(crate) fn user(&self) -> &str {
+        &self.user
     }
 }
 
@@ -350,10 +357,10 @@ impl Drop for StreamSlot {
             .streams
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(open) = streams.get_mut(&self.owner) {
+        if let Some(open) = streams.get_mut(&self.user) {
             *open = open.saturating_sub(1);
             if *open == 0 {
-                streams.remove(&self.owner);
+                streams.remove(&self.user);
             }
         }
     }

@@ -48,13 +48,15 @@ use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::model::A2aError;
+use crate::Limits;
 pub(crate) use crate::events::status_update;
 use crate::events::{settle, wait};
-use crate::push::{PushConfig, PushLimits, Pushes};
+use crate::model::A2aError;
+use crate::model::PushConfig;
+use crate::model::{Message, Role, Task, TaskState, new_id};
+use crate::push::Pushes;
 use crate::store::TaskStore;
 use crate::stream::StreamSlot;
-use crate::model::{Message, Role, Task, TaskState, new_id};
 
 mod run;
 
@@ -95,17 +97,16 @@ pub(crate) struct Runner {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) users: UserDirectory,
     pub(crate) model: Option<(String, Option<String>)>,
-    pub(crate) max_per_user: usize,
-    pub(crate) max_streams_per_user: usize,
-    /// How long a stream may go without an event before it is closed.
-    pub(crate) stream_idle: Duration,
+    /// The per-user bounds, checked, and how long a stream may go
+    /// without an event.
+    pub(crate) limits: Limits,
     /// Streams open per user.
     streams: Arc<Mutex<HashMap<String, usize>>>,
-    /// (owner, task id) → its run.
+    /// (user, task id) → its run.
     running: Mutex<HashMap<(String, String), Running>>,
-    /// (owner, context id) → the lock its runs take in turn.
+    /// (user, context id) → the lock its runs take in turn.
     contexts: Mutex<HashMap<(String, String), ContextLock>>,
-    /// (owner, task id) → where the answer to its question goes.
+    /// (user, task id) → where the answer to its question goes.
     waiting: Mutex<HashMap<(String, String), oneshot::Sender<Message>>>,
     /// The tasks' webhooks.
     pub(crate) pushes: Pushes,
@@ -115,14 +116,6 @@ pub(crate) struct Runner {
 
 fn internal(error: impl std::fmt::Display) -> A2aError {
     A2aError::Internal(error.to_string())
-}
-
-/// The per-user bounds a runner keeps.
-pub(crate) struct Limits {
-    pub(crate) tasks_per_user: usize,
-    pub(crate) streams_per_user: usize,
-    pub(crate) stream_idle: Duration,
-    pub(crate) pushes: PushLimits,
 }
 
 impl Runner {
@@ -137,16 +130,14 @@ impl Runner {
         let pushes = Pushes::new(
             &agents.plugins().http_client(),
             store.clone(),
-            limits.pushes,
+            limits.pushes(),
         );
         Self {
             agents,
             store,
             users,
             model,
-            max_per_user: limits.tasks_per_user,
-            max_streams_per_user: limits.streams_per_user,
-            stream_idle: limits.stream_idle,
+            limits,
             streams: Arc::default(),
             waiting: Mutex::default(),
             pushes,
@@ -162,23 +153,23 @@ impl Runner {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Starts a task for `message` of `owner`; with `blocking`, returns
+    /// Starts a task for `message` of `user`; with `blocking`, returns
     /// once it ended, else at once.
     pub(crate) async fn send(
         self: &Arc<Self>,
-        owner: &str,
+        user: &str,
         message: Message,
         blocking: bool,
         push: Option<PushConfig>,
     ) -> Result<Task, A2aError> {
-        Ok(self.send_streamed(owner, message, blocking, push).await?.0)
+        Ok(self.send_streamed(user, message, blocking, push).await?.0)
     }
 
     /// As [`send`](Self::send), with a receiver of the run's events from
     /// its start on.
     pub(crate) async fn send_streamed(
         self: &Arc<Self>,
-        owner: &str,
+        user: &str,
         mut message: Message,
         blocking: bool,
         push: Option<PushConfig>,
@@ -197,10 +188,10 @@ impl Runner {
         if let Some(task_id) = message.task_id.clone() {
             if let Some(push) = push {
                 // The caller's task only: another's is `TaskNotFound`.
-                let task = self.get(owner, &task_id).await?;
-                self.pushes.set(owner, &task.id, push).await?;
+                let task = self.get(user, &task_id).await?;
+                self.pushes.set(user, &task.id, push).await?;
             }
-            return self.answer(owner, &task_id, message, blocking).await;
+            return self.answer(user, &task_id, message, blocking).await;
         }
         let hops = hops_in(message.metadata.as_ref());
         let context = message.context_id.clone().unwrap_or_else(new_id);
@@ -222,7 +213,7 @@ impl Runner {
             hops,
             stored: !blocking,
         };
-        self.launch(owner, task, start, blocking, push).await
+        self.launch(user, task, start, blocking, push).await
     }
 
     /// Starts the run of `task` on `start.text`, storing it as it is first
@@ -231,7 +222,7 @@ impl Runner {
     /// returns once it settled.
     async fn launch(
         self: &Arc<Self>,
-        owner: &str,
+        user: &str,
         task: Task,
         mut start: Start,
         blocking: bool,
@@ -244,20 +235,20 @@ impl Runner {
         let cancel = self.cancel.child_token();
         {
             let mut running = self.running();
-            if running.contains_key(&(owner.to_owned(), id.clone())) {
+            if running.contains_key(&(user.to_owned(), id.clone())) {
                 return Err(A2aError::UnsupportedOperation(format!(
                     "task {id} is running already"
                 )));
             }
-            let mine = running.keys().filter(|(o, _)| o == owner).count();
-            if mine >= self.max_per_user {
+            let mine = running.keys().filter(|(o, _)| o == user).count();
+            if mine >= self.limits.max_tasks_per_user {
                 return Err(A2aError::UnsupportedOperation(format!(
                     "too many tasks running: at most {} per user; wait for one to end",
-                    self.max_per_user
+                    self.limits.max_tasks_per_user
                 )));
             }
             running.insert(
-                (owner.to_owned(), id.clone()),
+                (user.to_owned(), id.clone()),
                 Running {
                     cancel: cancel.clone(),
                     done: done.clone(),
@@ -269,60 +260,60 @@ impl Runner {
         // The webhook first, within its bounds: refused, no task is stored
         // (a task not stored yet counts as one that has not ended).
         if let Some(push) = &push
-            && let Err(error) = self.pushes.add(owner, push).await
+            && let Err(error) = self.pushes.add(user, push).await
         {
-            self.running().remove(&(owner.to_owned(), id));
+            self.running().remove(&(user.to_owned(), id));
             return Err(error);
         }
         let stored = if start.stored {
-            self.store.put(owner, &task).await
+            self.store.put(user, &task).await
         } else {
             Ok(())
         };
         if let Err(error) = stored {
             if let Some(push) = &push {
-                let _ = self.store.delete_push_config(owner, &id, &push.id).await;
+                let _ = self.store.delete_push_config(user, &id, &push.id).await;
             }
-            self.running().remove(&(owner.to_owned(), id));
+            self.running().remove(&(user.to_owned(), id));
             return Err(internal(error));
         }
         // Webhooks may be set later, through any instance: the forwarder
         // reads them from the store at each state.
-        self.pushes.forward(owner, &id, events.subscribe());
+        self.pushes.forward(user, &id, events.subscribe());
         if self.store.relays() {
             crate::store::relay::publish_run(
                 self.store.clone(),
-                owner.to_owned(),
+                user.to_owned(),
                 id.clone(),
                 events.subscribe(),
             );
         }
         let answer = id.clone();
         let runner = self.clone();
-        let owner_id = owner.to_owned();
+        let user_id = user.to_owned();
         tokio::spawn(async move {
-            runner.run(&owner_id, task, start, cancel, events).await;
-            runner.stop_waiting(&owner_id, &id);
-            runner.running().remove(&(owner_id, id));
+            runner.run(&user_id, task, start, cancel, events).await;
+            runner.stop_waiting(&user_id, &id);
+            runner.running().remove(&(user_id, id));
             let _ = done_tx.send(true);
         });
         if blocking {
             settle(settled, done).await;
         }
-        Ok((self.get(owner, &answer).await?, receiver))
+        Ok((self.get(user, &answer).await?, receiver))
     }
 
-    /// Answers the question the task `id` of `owner` waits on with
+    /// Answers the question the task `id` of `user` waits on with
     /// `message` (see `ask.rs`); with `blocking`, returns once the task
     /// settles again.
     async fn answer(
         self: &Arc<Self>,
-        owner: &str,
+        user: &str,
         id: &str,
         mut message: Message,
         blocking: bool,
     ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
-        let mut task = self.get(owner, id).await?;
+        let mut task = self.get(user, id).await?;
         if task.status.state == TaskState::AuthRequired {
             // The run ended at a missing credential: the client's message
             // (sent once the person set it) runs the task again.
@@ -333,7 +324,7 @@ impl Runner {
             task.set_state(TaskState::Submitted, None);
             return self
                 .launch(
-                    owner,
+                    user,
                     task,
                     Start {
                         text,
@@ -346,7 +337,7 @@ impl Runner {
                 .await;
         }
         let waiting = (task.status.state == TaskState::InputRequired)
-            .then(|| self.take_waiting(owner, id))
+            .then(|| self.take_waiting(user, id))
             .flatten();
         let Some(answer) = waiting else {
             return Err(A2aError::UnsupportedOperation(format!(
@@ -355,88 +346,88 @@ impl Runner {
             )));
         };
         let receiver = self
-            .subscribe(owner, id)
+            .subscribe(user, id)
             .unwrap_or_else(|| broadcast::channel(1).1);
         let settled = receiver.resubscribe();
         message.context_id = Some(task.context_id.clone());
         task.history.push(message.clone());
-        self.put(owner, &task).await.map_err(internal)?;
+        self.put(user, &task).await.map_err(internal)?;
         let _ = answer.send(message);
         if blocking {
             let done = self
                 .running()
-                .get(&(owner.to_owned(), id.to_owned()))
+                .get(&(user.to_owned(), id.to_owned()))
                 .map(|r| r.done.clone());
             if let Some(done) = done {
                 settle(settled, done).await;
             }
         }
-        Ok((self.get(owner, id).await?, receiver))
+        Ok((self.get(user, id).await?, receiver))
     }
 
     /// Notes where the answer to the task's question goes.
-    pub(crate) fn wait_for_answer(&self, owner: &str, id: &str, answer: oneshot::Sender<Message>) {
+    pub(crate) fn wait_for_answer(&self, user: &str, id: &str, answer: oneshot::Sender<Message>) {
         self.waiting
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert((owner.to_owned(), id.to_owned()), answer);
+            .insert((user.to_owned(), id.to_owned()), answer);
     }
 
-    fn take_waiting(&self, owner: &str, id: &str) -> Option<oneshot::Sender<Message>> {
+    fn take_waiting(&self, user: &str, id: &str) -> Option<oneshot::Sender<Message>> {
         self.waiting
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&(owner.to_owned(), id.to_owned()))
+            .remove(&(user.to_owned(), id.to_owned()))
     }
 
     /// Forgets the task's question.
-    pub(crate) fn stop_waiting(&self, owner: &str, id: &str) {
-        let _ = self.take_waiting(owner, id);
+    pub(crate) fn stop_waiting(&self, user: &str, id: &str) {
+        let _ = self.take_waiting(user, id);
     }
 
-    /// Stores `task` of `owner`.
-    pub(crate) async fn put(&self, owner: &str, task: &Task) -> Result<(), A2aError> {
-        self.store.put(owner, task).await.map_err(internal)
+    /// Stores `task` of `user`.
+    pub(crate) async fn put(&self, user: &str, task: &Task) -> Result<(), A2aError> {
+        self.store.put(user, task).await.map_err(internal)
     }
 
-    /// A receiver of the events of the task `id` of `owner`, when its run
+    /// A receiver of the events of the task `id` of `user`, when its run
     /// is here.
-    pub(crate) fn subscribe(&self, owner: &str, id: &str) -> Option<broadcast::Receiver<Value>> {
+    pub(crate) fn subscribe(&self, user: &str, id: &str) -> Option<broadcast::Receiver<Value>> {
         self.running()
-            .get(&(owner.to_owned(), id.to_owned()))
+            .get(&(user.to_owned(), id.to_owned()))
             .map(|r| r.events.subscribe())
     }
 
-    /// A stream slot of `owner`, or `UnsupportedOperation` when they have
+    /// A stream slot of `user`, or `UnsupportedOperation` when they have
     /// `max_streams_per_user` open.
-    pub(crate) fn stream_slot(&self, owner: &str) -> Result<StreamSlot, A2aError> {
+    pub(crate) fn stream_slot(&self, user: &str) -> Result<StreamSlot, A2aError> {
         let mut streams = self
             .streams
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let open = streams.entry(owner.to_owned()).or_default();
-        if *open >= self.max_streams_per_user {
+        let open = streams.entry(user.to_owned()).or_default();
+        if *open >= self.limits.max_streams_per_user {
             return Err(A2aError::UnsupportedOperation(format!(
                 "too many streams open: at most {} per user",
-                self.max_streams_per_user
+                self.limits.max_streams_per_user
             )));
         }
         *open += 1;
-        Ok(StreamSlot::new(self.streams.clone(), owner))
+        Ok(StreamSlot::new(self.streams.clone(), user))
     }
 
-    /// The task `id` of `owner`.
-    pub(crate) async fn get(&self, owner: &str, id: &str) -> Result<Task, A2aError> {
+    /// The task `id` of `user`.
+    pub(crate) async fn get(&self, user: &str, id: &str) -> Result<Task, A2aError> {
         self.store
-            .get(owner, id)
+            .get(user, id)
             .await
             .map_err(internal)?
             .ok_or(A2aError::TaskNotFound)
     }
 
-    /// Cancels the task `id` of `owner`.
-    pub(crate) async fn cancel(&self, owner: &str, id: &str) -> Result<Task, A2aError> {
-        let task = self.get(owner, id).await?;
+    /// Cancels the task `id` of `user`.
+    pub(crate) async fn cancel(&self, user: &str, id: &str) -> Result<Task, A2aError> {
+        let task = self.get(user, id).await?;
         if task.status.state.is_terminal() {
             return Err(A2aError::TaskNotCancelable(
                 task.status.state.as_str().to_owned(),
@@ -444,7 +435,7 @@ impl Runner {
         }
         let here = self
             .running()
-            .get(&(owner.to_owned(), id.to_owned()))
+            .get(&(user.to_owned(), id.to_owned()))
             .map(|r| (r.cancel.clone(), r.done.clone()));
         match here {
             Some((cancel, done)) => {
@@ -454,9 +445,9 @@ impl Runner {
             None => {
                 let mut task = task;
                 task.set_state(TaskState::Canceled, Some("canceled by the client"));
-                self.store.put_final(owner, &task).await.map_err(internal)?;
+                self.store.put_final(user, &task).await.map_err(internal)?;
             }
         }
-        self.get(owner, id).await
+        self.get(user, id).await
     }
 }

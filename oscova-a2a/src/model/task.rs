@@ -1,10 +1,10 @@
-//! The A2A 1.0 objects this server reads and writes, as the protocol's
-//! JSON spells them (the protobuf JSON mapping of `a2a.proto`: camelCase
-//! fields, enums by their full names such as `TASK_STATE_COMPLETED`).
+//! Tasks and messages, as the protocol's JSON spells them (the protobuf
+//! JSON mapping of `a2a.proto`: camelCase fields, enums by their full
+//! names such as `TASK_STATE_COMPLETED`).
 //!
-//! Rules: unknown fields a client sends are ignored, never an error;
-//! fields this server has no value for are left out, not sent empty.
-//! Ids made here are random version-4 UUIDs.
+//! Rules: unknown fields a peer sends are ignored, never an error; fields
+//! with no value are left out, not sent empty. Ids made here are random
+//! version-4 UUIDs.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -122,6 +122,20 @@ impl Part {
             ..Self::default()
         }
     }
+
+    /// A file's bytes (`raw`, base64) with its name and media type.
+    pub fn file(
+        raw: impl Into<String>,
+        filename: impl Into<String>,
+        media_type: impl Into<String>,
+    ) -> Self {
+        Self {
+            raw: Some(raw.into()),
+            filename: Some(filename.into()),
+            media_type: Some(media_type.into()),
+            ..Self::default()
+        }
+    }
 }
 
 /// A message of the client or the agent.
@@ -148,6 +162,19 @@ pub struct Message {
 }
 
 impl Message {
+    /// A client's message of `parts`, with a new id and no context or
+    /// task yet.
+    pub fn user(parts: Vec<Part>) -> Self {
+        Self {
+            message_id: new_id(),
+            context_id: None,
+            task_id: None,
+            role: Role::User,
+            parts,
+            metadata: None,
+        }
+    }
+
     /// An agent message with one text part.
     pub fn agent_text(text: impl Into<String>, context_id: &str, task_id: &str) -> Self {
         Self {
@@ -224,7 +251,8 @@ pub struct Task {
 }
 
 impl Task {
-    /// A task in `Submitted` state for `message`.
+    /// A task in `Submitted` state for `message` (feature `server`).
+    #[cfg(feature = "server")]
     pub fn submitted(id: String, context_id: String, message: Message) -> Self {
         Self {
             id,
@@ -240,7 +268,9 @@ impl Task {
         }
     }
 
-    /// Moves to `state` with an agent message saying `text`, if any.
+    /// Moves to `state` with an agent message saying `text`, if any
+    /// (feature `server`).
+    #[cfg(feature = "server")]
     pub fn set_state(&mut self, state: TaskState, text: Option<&str>) {
         let message = text.map(|t| Message::agent_text(t, &self.context_id, &self.id));
         self.status = TaskStatus {
@@ -289,7 +319,9 @@ pub fn new_id() -> String {
     )
 }
 
-/// Now, as RFC 3339 in UTC with milliseconds.
+/// Now, as RFC 3339 in UTC with milliseconds (feature `server`: the
+/// sessions' clock).
+#[cfg(feature = "server")]
 pub fn now_rfc3339() -> String {
     oscova_agent::session::now_iso()
 }
@@ -298,6 +330,7 @@ pub fn now_rfc3339() -> String {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "server")]
     #[test]
     fn a_task_is_spelled_as_the_protocol_spells_it() {
         let message: Message = serde_json::from_value(serde_json::json!({

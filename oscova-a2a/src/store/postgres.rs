@@ -2,7 +2,7 @@
 //! machines serving the same users (the sessions' database is a good
 //! place).
 //!
-//! Rules: as [the store's](crate::store). A task is one row (owner, id,
+//! Rules: as [the store's](crate::store). A task is one row (user, id,
 //! context, state, the whole task as JSON), written in one statement, so
 //! any instance reads whole tasks another wrote; listing is by the row's
 //! sequence, newest first. The schema is created under an advisory lock,
@@ -15,11 +15,13 @@
 //! transaction that writes the final state, claimed with `FOR UPDATE SKIP
 //! LOCKED` so two sweeps never take one row. A webhook is counted
 //! against its bounds and inserted in one transaction under an advisory
-//! lock of its owner, so instances adding at once cannot pass them. The
+//! lock of its user, so instances adding at once cannot pass them. The
 //! stream events of a run
 //! (the model's text as it comes, each state) are relayed to the other
-//! instances with `NOTIFY` (`pg_relay.rs`), so a subscriber on any
-//! instance gets the chunks, not only the states.
+//! instances with `NOTIFY` (`postgres_relay.rs`), so a subscriber on any
+//! instance gets the chunks, not only the states. The tables' `owner`
+//! column holds the user id: its name is the first schema's, kept so
+//! databases written by earlier versions open unchanged.
 
 use tokio::sync::Mutex;
 use tokio_postgres::{Client, NoTls};
@@ -28,12 +30,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::store::postgres_relay::Relay;
-use crate::push::{PushConfig, PushLimits, PushWrite};
-use crate::store::{
-    Relayed, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
+use super::{
+    PushLimits, PushWrite, Relayed, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches,
+    now_millis, stale_before,
 };
-use crate::model::{Task, TaskState};
+use crate::model::{PushConfig, Task, TaskState};
+use crate::store::postgres_relay::Relay;
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS oscova_a2a_tasks (
     seq BIGSERIAL PRIMARY KEY,
@@ -74,8 +76,8 @@ const UPSERT: &str = "INSERT INTO oscova_a2a_tasks (owner, id, context_id, state
 /// The advisory lock the schema is created under.
 const SCHEMA_LOCK: i64 = 0x05c0_7a2a;
 
-/// The class of the advisory locks a webhook's owner is locked under
-/// while one is added (the other key is the owner's `hashtext`).
+/// The class of the advisory locks a webhook's user is locked under
+/// while one is added (the other key is the user's `hashtext`).
 const PUSH_LOCK: i32 = 0x05c0_7a2b;
 
 /// How many webhooks the task ($1, $2) has, and whether $3 is one of them.
@@ -91,9 +93,9 @@ fn db(error: impl std::fmt::Display) -> StoreError {
     StoreError::Database(error.to_string())
 }
 
-/// Tasks in Postgres: one row per task, written whole, read by owner, for
+/// Tasks in Postgres: one row per task, written whole, read by user, for
 /// several processes or machines on one database; a run's stream events
-/// relayed to the other instances (`pg_relay.rs`).
+/// relayed to the other instances (`postgres_relay.rs`).
 pub struct PostgresTaskStore {
     client: Mutex<Client>,
     /// For the relay's own connection, opened when first used (again
@@ -149,15 +151,15 @@ impl TaskStore for PostgresTaskStore {
         true
     }
 
-    async fn publish(&self, owner: &str, task: &str, event: &Value) -> Result<(), StoreError> {
-        self.relay().await?.publish(owner, task, event).await
+    async fn publish(&self, user: &str, task: &str, event: &Value) -> Result<(), StoreError> {
+        self.relay().await?.publish(user, task, event).await
     }
 
     async fn follow(&self, task: &str) -> Result<Option<Relayed>, StoreError> {
         Ok(Some(self.relay().await?.follow(task).await?))
     }
 
-    async fn put(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
+    async fn put(&self, user: &str, task: &Task) -> Result<(), StoreError> {
         let json = serde_json::to_string(task)?;
         self.client
             .lock()
@@ -165,7 +167,7 @@ impl TaskStore for PostgresTaskStore {
             .execute(
                 UPSERT,
                 &[
-                    &owner,
+                    &user,
                     &task.id,
                     &task.context_id,
                     &task.status.state.as_str(),
@@ -177,14 +179,14 @@ impl TaskStore for PostgresTaskStore {
         Ok(())
     }
 
-    async fn put_final(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
+    async fn put_final(&self, user: &str, task: &Task) -> Result<(), StoreError> {
         let json = serde_json::to_string(task)?;
         let mut client = self.client.lock().await;
         let tx = client.transaction().await.map_err(db)?;
         tx.execute(
             UPSERT,
             &[
-                &owner,
+                &user,
                 &task.id,
                 &task.context_id,
                 &task.status.state.as_str(),
@@ -193,7 +195,7 @@ impl TaskStore for PostgresTaskStore {
         )
         .await
         .map_err(db)?;
-        tx.execute(OWE, &[&owner, &task.id, &now_millis()])
+        tx.execute(OWE, &[&user, &task.id, &now_millis()])
             .await
             .map_err(db)?;
         tx.commit().await.map_err(db)
@@ -201,7 +203,7 @@ impl TaskStore for PostgresTaskStore {
 
     async fn put_push_config(
         &self,
-        owner: &str,
+        user: &str,
         config: &PushConfig,
         limits: PushLimits,
     ) -> Result<PushWrite, StoreError> {
@@ -210,19 +212,19 @@ impl TaskStore for PostgresTaskStore {
         let tx = client.transaction().await.map_err(db)?;
         tx.execute(
             "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-            &[&PUSH_LOCK, &owner],
+            &[&PUSH_LOCK, &user],
         )
         .await
         .map_err(db)?;
         let row = tx
-            .query_one(ON_TASK, &[&owner, &config.task_id, &config.id])
+            .query_one(ON_TASK, &[&user, &config.task_id, &config.id])
             .await
             .map_err(db)?;
         let (on_task, replaces): (i64, i64) =
             (row.try_get(0).map_err(db)?, row.try_get(1).map_err(db)?);
         let ended: Vec<&str> = TaskState::TERMINAL.iter().map(|s| s.as_str()).collect();
         let live: i64 = tx
-            .query_one(LIVE, &[&owner, &ended])
+            .query_one(LIVE, &[&user, &ended])
             .await
             .map_err(db)?
             .try_get(0)
@@ -233,7 +235,7 @@ impl TaskStore for PostgresTaskStore {
             tx.execute(
                 "INSERT INTO oscova_a2a_push_configs (owner, task_id, id, config) VALUES ($1, $2, $3, $4)
                  ON CONFLICT (owner, task_id, id) DO UPDATE SET config = EXCLUDED.config",
-                &[&owner, &config.task_id, &config.id, &json],
+                &[&user, &config.task_id, &config.id, &json],
             )
             .await
             .map_err(db)?;
@@ -242,14 +244,14 @@ impl TaskStore for PostgresTaskStore {
         Ok(decided)
     }
 
-    async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {
+    async fn push_configs(&self, user: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {
         let rows = self
             .client
             .lock()
             .await
             .query(
                 "SELECT config FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2 ORDER BY seq",
-                &[&owner, &task],
+                &[&user, &task],
             )
             .await
             .map_err(db)?;
@@ -263,7 +265,7 @@ impl TaskStore for PostgresTaskStore {
 
     async fn delete_push_config(
         &self,
-        owner: &str,
+        user: &str,
         task: &str,
         id: &str,
     ) -> Result<bool, StoreError> {
@@ -273,20 +275,20 @@ impl TaskStore for PostgresTaskStore {
             .await
             .execute(
                 "DELETE FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2 AND id = $3",
-                &[&owner, &task, &id],
+                &[&user, &task, &id],
             )
             .await
             .map_err(db)?;
         Ok(gone > 0)
     }
 
-    async fn push_delivered(&self, owner: &str, task: &str) -> Result<(), StoreError> {
+    async fn push_delivered(&self, user: &str, task: &str) -> Result<(), StoreError> {
         self.client
             .lock()
             .await
             .execute(
                 "DELETE FROM oscova_a2a_push_owed WHERE owner = $1 AND task_id = $2",
-                &[&owner, &task],
+                &[&user, &task],
             )
             .await
             .map_err(db)?;
@@ -311,14 +313,14 @@ impl TaskStore for PostgresTaskStore {
             .map_err(db)?;
         let mut claimed = Vec::new();
         for row in &rows {
-            let owner: String = row.try_get(0).map_err(db)?;
+            let user: String = row.try_get(0).map_err(db)?;
             let task: String = row.try_get(1).map_err(db)?;
             let claims: i32 = row.try_get(2).map_err(db)?;
             if claims >= max {
                 tracing::warn!(%task, "an owed push was given up after {max_claims} sweeps");
                 tx.execute(
                     "DELETE FROM oscova_a2a_push_owed WHERE owner = $1 AND task_id = $2",
-                    &[&owner, &task],
+                    &[&user, &task],
                 )
                 .await
                 .map_err(db)?;
@@ -327,24 +329,24 @@ impl TaskStore for PostgresTaskStore {
             tx.execute(
                 "UPDATE oscova_a2a_push_owed SET claimed_at = $3, claims = claims + 1
                  WHERE owner = $1 AND task_id = $2",
-                &[&owner, &task, &now_millis()],
+                &[&user, &task, &now_millis()],
             )
             .await
             .map_err(db)?;
-            claimed.push((owner, task));
+            claimed.push((user, task));
         }
         tx.commit().await.map_err(db)?;
         Ok(claimed)
     }
 
-    async fn get(&self, owner: &str, id: &str) -> Result<Option<Task>, StoreError> {
+    async fn get(&self, user: &str, id: &str) -> Result<Option<Task>, StoreError> {
         let row = self
             .client
             .lock()
             .await
             .query_opt(
                 "SELECT task FROM oscova_a2a_tasks WHERE owner = $1 AND id = $2",
-                &[&owner, &id],
+                &[&user, &id],
             )
             .await
             .map_err(db)?;
@@ -357,14 +359,14 @@ impl TaskStore for PostgresTaskStore {
         }
     }
 
-    async fn list(&self, owner: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+    async fn list(&self, user: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
         let rows = self
             .client
             .lock()
             .await
             .query(
                 "SELECT task FROM oscova_a2a_tasks WHERE owner = $1 ORDER BY seq DESC",
-                &[&owner],
+                &[&user],
             )
             .await
             .map_err(db)?;
@@ -398,10 +400,10 @@ impl TaskStore for PostgresTaskStore {
             .map_err(db)?;
         for row in &rows {
             let seq: i64 = row.try_get(0).map_err(db)?;
-            let owner: String = row.try_get(1).map_err(db)?;
+            let user: String = row.try_get(1).map_err(db)?;
             let json: String = row.try_get(2).map_err(db)?;
             let task = failed(serde_json::from_str(&json)?, reason);
-            tx.execute(OWE, &[&owner, &task.id, &now_millis()])
+            tx.execute(OWE, &[&user, &task.id, &now_millis()])
                 .await
                 .map_err(db)?;
             tx.execute(

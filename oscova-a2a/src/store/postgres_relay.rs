@@ -6,7 +6,7 @@
 //! store alone), publishes (`pg_notify`, a prepared statement) and listens; a channel is
 //! `oscova_a2a_` and the task id's letters and digits (at most 40), so no
 //! name a client sends reaches SQL but as that. A payload is `{"o":
-//! owner, "e": event}`, at most [`MAX_PAYLOAD`] bytes (Postgres refuses
+//! user, "e": event}`, at most [`MAX_PAYLOAD`] bytes (Postgres refuses
 //! 8000 or more; the publisher splits the model's text so that none is
 //! larger). A channel is listened to while one reader follows it; the
 //! channels nobody follows any more are dropped (`UNLISTEN`) when the next
@@ -94,14 +94,14 @@ impl Relay {
         self.client.is_closed()
     }
 
-    /// Sends `event` of `owner`'s task `task` to its followers.
+    /// Sends `event` of `user`'s task `task` to its followers.
     pub(crate) async fn publish(
         &self,
-        owner: &str,
+        user: &str,
         task: &str,
         event: &Value,
     ) -> Result<(), StoreError> {
-        let payload = json!({"o": owner, "e": event}).to_string();
+        let payload = json!({"o": user, "e": event}).to_string();
         if payload.len() > MAX_PAYLOAD {
             return Err(StoreError::Database(format!(
                 "a relayed event of {} bytes is past the {MAX_PAYLOAD} a notification takes",
@@ -159,7 +159,7 @@ fn dispatch(channels: &Channels, name: &str, payload: &str) {
     let Ok(mut payload) = serde_json::from_str::<Value>(payload) else {
         return;
     };
-    let (Some(owner), event) = (
+    let (Some(user), event) = (
         payload["o"].as_str().map(str::to_owned),
         payload["e"].take(),
     ) else {
@@ -169,7 +169,7 @@ fn dispatch(channels: &Channels, name: &str, payload: &str) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(sender) = channels.get(name) {
-        let _ = sender.send((owner, event));
+        let _ = sender.send((user, event));
     }
 }
 

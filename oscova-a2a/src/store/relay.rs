@@ -27,11 +27,11 @@ pub(crate) const COALESCE: Duration = Duration::from_millis(50);
 /// (the rest of the event stays well under the store's limit).
 pub(crate) const MAX_TEXT: usize = 6000;
 
-/// Publishes the events of `owner`'s task `task` (its run's `events`)
+/// Publishes the events of `user`'s task `task` (its run's `events`)
 /// until the run ends.
 pub(crate) fn publish_run(
     store: Arc<dyn TaskStore>,
-    owner: String,
+    user: String,
     task: String,
     mut events: broadcast::Receiver<Value>,
 ) {
@@ -43,7 +43,7 @@ pub(crate) fn publish_run(
                     match tokio::time::timeout_at(*flush_at, events.recv()).await {
                         Ok(next) => next,
                         Err(_) => {
-                            flush(&*store, &owner, &task, pending.take()).await;
+                            flush(&*store, &user, &task, pending.take()).await;
                             continue;
                         }
                     }
@@ -54,7 +54,7 @@ pub(crate) fn publish_run(
                 Ok(event) => event,
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => {
-                    flush(&*store, &owner, &task, pending.take()).await;
+                    flush(&*store, &user, &task, pending.take()).await;
                     return;
                 }
             };
@@ -72,12 +72,12 @@ pub(crate) fn publish_run(
                     }
                 };
                 if full {
-                    flush(&*store, &owner, &task, pending.take()).await;
+                    flush(&*store, &user, &task, pending.take()).await;
                 }
                 continue;
             }
-            flush(&*store, &owner, &task, pending.take()).await;
-            send(&*store, &owner, &task, &event).await;
+            flush(&*store, &user, &task, pending.take()).await;
+            send(&*store, &user, &task, &event).await;
         }
     });
 }
@@ -138,16 +138,16 @@ pub(crate) fn split(event: &Value) -> Vec<Value> {
     pieces
 }
 
-async fn flush(store: &dyn TaskStore, owner: &str, task: &str, pending: Option<(Value, Instant)>) {
+async fn flush(store: &dyn TaskStore, user: &str, task: &str, pending: Option<(Value, Instant)>) {
     if let Some((event, _)) = pending {
         for piece in split(&event) {
-            send(store, owner, task, &piece).await;
+            send(store, user, task, &piece).await;
         }
     }
 }
 
-async fn send(store: &dyn TaskStore, owner: &str, task: &str, event: &Value) {
-    if let Err(error) = store.publish(owner, task, event).await {
+async fn send(store: &dyn TaskStore, user: &str, task: &str, event: &Value) {
+    if let Err(error) = store.publish(user, task, event).await {
         tracing::warn!(%error, task, "relaying a stream event failed");
     }
 }

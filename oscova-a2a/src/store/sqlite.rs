@@ -1,7 +1,7 @@
 //! [`SqliteTaskStore`]: tasks in SQLite, in the sessions' database file
 //! (its own table) or any other file.
 //!
-//! Rules: as [the store's](crate::store). A task is one row: its owner, id,
+//! Rules: as [the store's](crate::store). A task is one row: its user, id,
 //! context, state, update time and the whole task as JSON, written in one
 //! statement (insert or replace), so several processes on one file read
 //! whole tasks. The file is an
@@ -15,13 +15,15 @@
 //! shared transaction, so a write of several statements is whole or
 //! absent). Reads run on read connections and see every put that
 //! returned. Listing is ordered by the row's creation sequence, newest
-//! first. A task's webhooks are rows of `a2a_push_configs` (owner, task,
+//! first. A task's webhooks are rows of `a2a_push_configs` (user, task,
 //! id, the config as JSON, its secrets included: the file is as private
 //! as the sessions in it); an owed push is a row of `a2a_push_owed`,
 //! written in the same write as the final state. A webhook is counted
 //! against its bounds and inserted in one write (the writer's `BEGIN
 //! IMMEDIATE` transaction), so two processes adding at once cannot pass
-//! them.
+//! them. The tables' `owner` column holds the user id: its name is the
+//! first schema's, kept so databases written by earlier versions open
+//! unchanged.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,11 +31,11 @@ use std::time::Duration;
 use oscova_agent::session::store::{SqliteFile, SqliteFileError};
 use rusqlite::{OptionalExtension, params};
 
-use crate::push::{PushConfig, PushLimits, PushWrite};
-use crate::store::{
-    StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis, stale_before,
+use super::{
+    PushLimits, PushWrite, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis,
+    stale_before,
 };
-use crate::model::{Task, TaskState};
+use crate::model::{PushConfig, Task, TaskState};
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS a2a_tasks (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -82,7 +84,7 @@ const UPSERT: &str =
     ON CONFLICT (owner, id) DO UPDATE SET state = excluded.state, task = excluded.task";
 
 /// Tasks in a SQLite file: one row per task, written whole, so several
-/// processes on one file read whole tasks; reads name the owner.
+/// processes on one file read whole tasks; reads name the user.
 #[derive(Debug, Clone)]
 pub struct SqliteTaskStore {
     file: SqliteFile,
@@ -121,20 +123,20 @@ impl SqliteTaskStore {
 
     /// Writes `task` whole; with `owe`, in the same write, the push its
     /// final state owes its webhooks (when it has any).
-    async fn write_task(&self, owner: &str, task: &Task, owe: bool) -> Result<(), StoreError> {
+    async fn write_task(&self, user: &str, task: &Task, owe: bool) -> Result<(), StoreError> {
         let json = serde_json::to_string(task)?;
-        let (owner, id, context, state) = (
-            owner.to_owned(),
+        let (user, id, context, state) = (
+            user.to_owned(),
             task.id.clone(),
             task.context_id.clone(),
             task.status.state.as_str(),
         );
         self.file
             .write(move |conn| {
-                conn.execute(UPSERT, params![owner, id, context, state, json])
+                conn.execute(UPSERT, params![user, id, context, state, json])
                     .map_err(db)?;
                 if owe {
-                    conn.execute(OWE, params![owner, id, now_millis()])
+                    conn.execute(OWE, params![user, id, now_millis()])
                         .map_err(db)?;
                 }
                 Ok(())
@@ -145,32 +147,32 @@ impl SqliteTaskStore {
 
 #[async_trait::async_trait]
 impl TaskStore for SqliteTaskStore {
-    async fn put(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
-        self.write_task(owner, task, false).await
+    async fn put(&self, user: &str, task: &Task) -> Result<(), StoreError> {
+        self.write_task(user, task, false).await
     }
 
-    async fn put_final(&self, owner: &str, task: &Task) -> Result<(), StoreError> {
-        self.write_task(owner, task, true).await
+    async fn put_final(&self, user: &str, task: &Task) -> Result<(), StoreError> {
+        self.write_task(user, task, true).await
     }
 
     async fn put_push_config(
         &self,
-        owner: &str,
+        user: &str,
         config: &PushConfig,
         limits: PushLimits,
     ) -> Result<PushWrite, StoreError> {
         let json = serde_json::to_string(config)?;
-        let (owner, task, id) = (owner.to_owned(), config.task_id.clone(), config.id.clone());
+        let (user, task, id) = (user.to_owned(), config.task_id.clone(), config.id.clone());
         self.file
             .write(move |conn| {
                 let (on_task, replaces): (i64, i64) = conn
-                    .query_row(ON_TASK, params![owner, task, id], |row| {
+                    .query_row(ON_TASK, params![user, task, id], |row| {
                         Ok((row.get(0)?, row.get(1)?))
                     })
                     .map_err(db)?;
                 let [a, b, c, d] = TaskState::TERMINAL.map(TaskState::as_str);
                 let live: i64 = conn
-                    .query_row(LIVE, params![owner, a, b, c, d], |row| row.get(0))
+                    .query_row(LIVE, params![user, a, b, c, d], |row| row.get(0))
                     .map_err(db)?;
                 let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
                 let decided =
@@ -181,7 +183,7 @@ impl TaskStore for SqliteTaskStore {
                 conn.execute(
                     "INSERT INTO a2a_push_configs (owner, task_id, id, config) VALUES (?1, ?2, ?3, ?4)
                      ON CONFLICT (owner, task_id, id) DO UPDATE SET config = excluded.config",
-                    params![owner, task, id, json],
+                    params![user, task, id, json],
                 )
                 .map_err(db)?;
                 Ok(decided)
@@ -189,8 +191,8 @@ impl TaskStore for SqliteTaskStore {
             .await
     }
 
-    async fn push_configs(&self, owner: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {
-        let (owner, task) = (owner.to_owned(), task.to_owned());
+    async fn push_configs(&self, user: &str, task: &str) -> Result<Vec<PushConfig>, StoreError> {
+        let (user, task) = (user.to_owned(), task.to_owned());
         let rows: Vec<String> = self
             .file
             .read(move |conn| {
@@ -200,7 +202,7 @@ impl TaskStore for SqliteTaskStore {
                     )
                     .map_err(db)?;
                 let rows = statement
-                    .query_map(params![owner, task], |row| row.get(0))
+                    .query_map(params![user, task], |row| row.get(0))
                     .map_err(db)?
                     .collect::<Result<Vec<String>, _>>()
                     .map_err(db)?;
@@ -214,17 +216,17 @@ impl TaskStore for SqliteTaskStore {
 
     async fn delete_push_config(
         &self,
-        owner: &str,
+        user: &str,
         task: &str,
         id: &str,
     ) -> Result<bool, StoreError> {
-        let (owner, task, id) = (owner.to_owned(), task.to_owned(), id.to_owned());
+        let (user, task, id) = (user.to_owned(), task.to_owned(), id.to_owned());
         self.file
             .write(move |conn| {
                 let gone = conn
                 .execute(
                     "DELETE FROM a2a_push_configs WHERE owner = ?1 AND task_id = ?2 AND id = ?3",
-                    params![owner, task, id],
+                    params![user, task, id],
                 )
                 .map_err(db)?;
                 Ok(gone > 0)
@@ -232,13 +234,13 @@ impl TaskStore for SqliteTaskStore {
             .await
     }
 
-    async fn push_delivered(&self, owner: &str, task: &str) -> Result<(), StoreError> {
-        let (owner, task) = (owner.to_owned(), task.to_owned());
+    async fn push_delivered(&self, user: &str, task: &str) -> Result<(), StoreError> {
+        let (user, task) = (user.to_owned(), task.to_owned());
         self.file
             .write(move |conn| {
                 conn.execute(
                     "DELETE FROM a2a_push_owed WHERE owner = ?1 AND task_id = ?2",
-                    params![owner, task],
+                    params![user, task],
                 )
                 .map_err(db)?;
                 Ok(())
@@ -270,12 +272,12 @@ impl TaskStore for SqliteTaskStore {
                     .map_err(db)?
             };
             let mut claimed = Vec::new();
-            for (owner, task, claims) in rows {
+            for (user, task, claims) in rows {
                 if claims >= max_claims {
                     tracing::warn!(%task, "an owed push was given up after {max_claims} sweeps");
                     conn.execute(
                         "DELETE FROM a2a_push_owed WHERE owner = ?1 AND task_id = ?2",
-                        params![owner, task],
+                        params![user, task],
                     )
                     .map_err(db)?;
                     continue;
@@ -283,24 +285,24 @@ impl TaskStore for SqliteTaskStore {
                 conn.execute(
                     "UPDATE a2a_push_owed SET claimed_at = ?3, claims = claims + 1
                      WHERE owner = ?1 AND task_id = ?2",
-                    params![owner, task, now_millis()],
+                    params![user, task, now_millis()],
                 )
                 .map_err(db)?;
-                claimed.push((owner, task));
+                claimed.push((user, task));
             }
             Ok(claimed)
         })
         .await
     }
 
-    async fn get(&self, owner: &str, id: &str) -> Result<Option<Task>, StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
+    async fn get(&self, user: &str, id: &str) -> Result<Option<Task>, StoreError> {
+        let (user, id) = (user.to_owned(), id.to_owned());
         let json: Option<String> = self
             .file
             .read(move |conn| {
                 conn.query_row(
                     "SELECT task FROM a2a_tasks WHERE owner = ?1 AND id = ?2",
-                    params![owner, id],
+                    params![user, id],
                     |row| row.get(0),
                 )
                 .optional()
@@ -310,8 +312,8 @@ impl TaskStore for SqliteTaskStore {
         Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
     }
 
-    async fn list(&self, owner: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        let owner = owner.to_owned();
+    async fn list(&self, user: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        let user = user.to_owned();
         let rows: Vec<String> = self
             .file
             .read(move |conn| {
@@ -319,7 +321,7 @@ impl TaskStore for SqliteTaskStore {
                     .prepare("SELECT task FROM a2a_tasks WHERE owner = ?1 ORDER BY seq DESC")
                     .map_err(db)?;
                 let rows = statement
-                    .query_map(params![owner], |row| row.get(0))
+                    .query_map(params![user], |row| row.get(0))
                     .map_err(db)?
                     .collect::<Result<Vec<String>, _>>()
                     .map_err(db)?;
@@ -360,9 +362,9 @@ impl TaskStore for SqliteTaskStore {
                         .collect::<Result<_, _>>()
                         .map_err(db)?
                 };
-                for (seq, owner, json) in &rows {
+                for (seq, user, json) in &rows {
                     let task = failed(serde_json::from_str(json)?, &reason);
-                    conn.execute(OWE, params![owner, task.id, now_millis()])
+                    conn.execute(OWE, params![user, task.id, now_millis()])
                         .map_err(db)?;
                     conn.execute(
                         "UPDATE a2a_tasks SET state = ?1, task = ?2 WHERE seq = ?3",

@@ -25,7 +25,7 @@ impl Runner {
     /// unless `stored`, when it has to wait for its context's turn).
     pub(super) async fn run(
         self: &Arc<Self>,
-        owner: &str,
+        user: &str,
         mut task: Task,
         start: Start,
         cancel: CancellationToken,
@@ -39,16 +39,16 @@ impl Runner {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             contexts
-                .entry((owner.to_owned(), task.context_id.clone()))
+                .entry((user.to_owned(), task.context_id.clone()))
                 .or_default()
                 .clone()
         };
-        let key = (owner.to_owned(), task.context_id.clone());
+        let key = (user.to_owned(), task.context_id.clone());
         let _forget = ForgetContext(self, key);
         let free = lock.clone().try_lock_owned().ok();
         if free.is_none()
             && !stored
-            && let Err(error) = self.store.put(owner, &task).await
+            && let Err(error) = self.store.put(user, &task).await
         {
             tracing::warn!(%error, task = %task.id, "storing a task's state failed");
         }
@@ -58,14 +58,14 @@ impl Runner {
                 turn = lock.clone().lock_owned() => turn,
                 () = cancel.cancelled() => {
                     drop(lock);
-                    self.finish(owner, task, Outcome::Canceled, (&artifact, false), &events).await;
+                    self.finish(user, task, Outcome::Canceled, (&artifact, false), &events).await;
                     return;
                 }
             },
         };
         drop(lock);
         task.set_state(TaskState::Working, None);
-        if let Err(error) = self.store.put(owner, &task).await {
+        if let Err(error) = self.store.put(user, &task).await {
             tracing::warn!(%error, task = %task.id, "storing a task's state failed");
         }
         let _ = events.send(status_update(&task));
@@ -77,17 +77,17 @@ impl Runner {
             artifact: artifact.clone(),
             sent: streamed.clone(),
         };
-        let work = self.prompt(owner, &task.context_id, text, &cancel, chunks);
+        let work = self.prompt(user, &task.context_id, text, &cancel, chunks);
         let outcome = with_inbound_hops(hops, work).await;
         let outcome = (!cancel.is_cancelled()).then_some(outcome);
         let outcome = outcome.unwrap_or(Outcome::Canceled);
         let done = (artifact.as_str(), streamed.load(Ordering::Relaxed));
-        self.finish(owner, task, outcome, done, &events).await;
+        self.finish(user, task, outcome, done, &events).await;
     }
 
     async fn prompt(
         self: &Arc<Self>,
-        owner: &str,
+        user: &str,
         context: &str,
         text: String,
         cancel: &CancellationToken,
@@ -95,7 +95,7 @@ impl Runner {
     ) -> Outcome {
         let ask = TaskAsk {
             runner: self.clone(),
-            owner: owner.to_owned(),
+            user: user.to_owned(),
             task: chunks.task.clone(),
             events: chunks.events.clone(),
             cancel: cancel.clone(),
@@ -117,9 +117,9 @@ impl Runner {
         if let Some((provider, model)) = &self.model {
             options = options.model(provider.clone(), model.clone());
         }
-        let user: UserInfo = (self.users)(owner);
+        let info: UserInfo = (self.users)(user);
         let name = format!("a2a:{context}");
-        let mut session = match self.agents.session(user, &name, options).await {
+        let mut session = match self.agents.session(info, &name, options).await {
             Ok(session) => session,
             Err(error) => return Outcome::Failed(format!("the session did not open: {error}")),
         };
@@ -153,13 +153,13 @@ impl Runner {
     /// an answer none of which was streamed is sent whole before it.
     async fn finish(
         &self,
-        owner: &str,
+        user: &str,
         mut task: Task,
         outcome: Outcome,
         (artifact, streamed): (&str, bool),
         events: &broadcast::Sender<Value>,
     ) {
-        if let Ok(Some(stored)) = self.store.get(owner, &task.id).await {
+        if let Ok(Some(stored)) = self.store.get(user, &task.id).await {
             if stored.status.state == TaskState::Canceled {
                 let _ = events.send(status_update(&stored));
                 return;
@@ -190,7 +190,7 @@ impl Runner {
             }
             Outcome::Failed(reason) => task.set_state(TaskState::Failed, Some(&reason)),
         }
-        if let Err(error) = self.store.put_final(owner, &task).await {
+        if let Err(error) = self.store.put_final(user, &task).await {
             tracing::warn!(%error, task = %task.id, "storing a task's last state failed");
         }
         if let (false, Some(whole)) = (streamed, whole_artifact(&task, artifact)) {

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use oscova_a2a::model::{Task, TaskState};
-use oscova_a2a::{SqliteTaskStore, TaskQuery, TaskStore};
+use oscova_a2a::store::TaskQuery;
+use oscova_a2a::{SqliteTaskStore, TaskStore};
 use oscova_agent::session::{Session, SessionStore, SqliteStore};
 use oscova_core::UserInfo;
 use oscova_core::provider::model::ChatRole;

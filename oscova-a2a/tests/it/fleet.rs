@@ -1,5 +1,5 @@
 //! Two servers on one Postgres database (feature `postgres`): any instance
-//! answers for a task another runs, and the owner rule holds across them;
+//! answers for a task another runs, and the user rule holds across them;
 //! a webhook set through one is called by the one that runs the task; a
 //! subscriber on one gets the text of a run on the other.
 

@@ -288,7 +288,7 @@ async fn a_subscriber_sees_a_cancel_and_the_stream_ends_and_others_are_refused()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_past_the_cap_is_413_and_a_huge_context_id_is_refused() {
     let server = Server::start().await;
-    let big = "x".repeat(oscova_a2a::DEFAULT_MAX_BODY_BYTES + 1);
+    let big = "x".repeat(oscova_a2a::Limits::default().max_body_bytes + 1);
     let answer = reqwest::Client::new()
         .post(format!("{}/", server.base))
         .bearer_auth(ALICE)

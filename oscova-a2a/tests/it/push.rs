@@ -337,7 +337,7 @@ async fn configs_outlive_a_restart_and_a_final_state_not_delivered_is_delivered_
     // Delivered: nothing is owed any more.
     let owed = store()
         .await
-        .claim_owed_pushes(Duration::ZERO, oscova_a2a::MAX_CLAIMS)
+        .claim_owed_pushes(Duration::ZERO, oscova_a2a::push::MAX_CLAIMS)
         .await
         .unwrap();
     assert!(owed.is_empty(), "{owed:?}");

@@ -59,7 +59,10 @@ async fn webhooks_past_their_bounds_are_refused_on_both_bindings_and_never_pushe
         .build()
         .unwrap();
     let limits = Box::new(|s: oscova_a2a::A2aServer| {
-        s.max_push_configs_per_task(3).max_push_configs_per_user(5)
+        let mut limits = oscova_a2a::Limits::default();
+        limits.max_push_configs_per_task = 3;
+        limits.max_push_configs_per_user = 5;
+        s.limits(limits)
     });
     let server = Server::start_tweaked(limits, Some(http)).await;
     let url = hook.url();

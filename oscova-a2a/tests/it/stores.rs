@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use oscova_a2a::model::{Message, Task, TaskState};
-use oscova_a2a::{PushConfig, PushLimits, PushWrite, TaskStore};
+use oscova_a2a::TaskStore;
+use oscova_a2a::model::{Message, PushConfig, Task, TaskState};
+use oscova_a2a::store::{PushLimits, PushWrite};
 
-/// What every store does with webhooks and owed pushes: configs by owner,
+/// What every store does with webhooks and owed pushes: configs by user,
 /// a final state owed only when the task has a webhook, a claim taken once
 /// until it is stale, a mark dropped after `max_claims` claims.
 pub(crate) async fn check_owed_pushes(store: &dyn TaskStore) {
@@ -122,8 +123,8 @@ fn hook(task: &str, id: &str) -> PushConfig {
 }
 
 /// The bounds on webhooks, checked in the store's write: per task, and
-/// per owner on tasks not stored in a terminal state (a task not stored
-/// yet counts); a replacement always passes; other owners are apart.
+/// per user on tasks not stored in a terminal state (a task not stored
+/// yet counts); a replacement always passes; other users are apart.
 pub(crate) async fn check_push_bounds(store: &dyn TaskStore) {
     let limits = PushLimits::new(2, 3);
     let message: Message = serde_json::from_value(serde_json::json!({
@@ -153,8 +154,8 @@ pub(crate) async fn check_push_bounds(store: &dyn TaskStore) {
     assert_eq!(put("b-1", "h2").await, PushWrite::Written, "a replacement");
     assert_eq!(store.push_configs("carol", "b-1").await.unwrap().len(), 2);
     assert_eq!(put("b-2", "h1").await, PushWrite::Written);
-    // Three on tasks that have not ended: the owner is full, on any task,
-    // one not stored yet included; another owner is not.
+    // Three on tasks that have not ended: the user is full, on any task,
+    // one not stored yet included; another user is not.
     assert_eq!(put("b-2", "h2").await, PushWrite::UserFull);
     assert_eq!(put("b-unstored", "h1").await, PushWrite::UserFull);
     assert_eq!(put("b-2", "h1").await, PushWrite::Written, "a replacement");

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use oscova_a2a::{A2aServer, CardConfig, MemoryTaskStore, Skill, TaskStore};
+use oscova_a2a::model::AgentSkill;
+use oscova_a2a::{A2aServer, CardConfig, MemoryTaskStore, TaskStore};
 use oscova_agent::session::agent::AgentHost;
 use oscova_agent::session::{MemoryStore, SessionStore};
 use oscova_core::context::Credentials;
@@ -319,7 +320,9 @@ impl Server {
 
     /// A server whose streams close after `idle` without an event.
     pub(crate) async fn start_idle(idle: Duration) -> Self {
-        Self::start_tweaked(Box::new(move |s| s.stream_idle_timeout(idle)), None).await
+        let mut limits = oscova_a2a::Limits::default();
+        limits.stream_idle_timeout = idle;
+        Self::start_tweaked(Box::new(move |s| s.limits(limits)), None).await
     }
 
     /// A server with `tweak`'s settings, its host calling out through
@@ -386,7 +389,7 @@ impl Server {
             .unwrap();
         let mut card = CardConfig::default();
         card.name = "test agent".into();
-        card.skills = vec![Skill::new("chat", "Chat", "Answers what you say")];
+        card.skills = vec![AgentSkill::new("chat", "Chat", "Answers what you say")];
         let mut server = A2aServer::new(agents, store);
         if let Some((config, resource)) = oauth {
             server = server.oauth(config, Some(resource));

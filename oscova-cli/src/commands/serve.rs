@@ -104,17 +104,14 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         .users(Arc::new(move |id: &str| config.user(Some(id))))
         .card(section.card(env.name, env.version))
         .model(model.provider.to_string(), model.model.clone())
-        .fail_unfinished_at_start(!fleet);
-    a2a = section.apply(a2a);
+        .fail_unfinished_at_start(!fleet)
+        .limits(section.limits(env.config.mcp().max_body_bytes()));
     // Agents asked to push (`[serve] public_url`) call this route.
     if let Some(following) = following
         .as_ref()
         .filter(|_| section.public_url().is_some())
     {
         a2a = a2a.followups(following.webhook_hook());
-    }
-    if let Some(max) = env.config.mcp().max_body_bytes() {
-        a2a = a2a.max_body_bytes(max);
     }
     let a2a = a2a
         .service(&format!("http://{addr}"))

@@ -20,7 +20,7 @@
 //! `stream_idle_timeout_secs`, `max_push_configs_per_task` (webhooks on
 //! one task, default 8) and `max_push_configs_per_user` (one user's
 //! webhooks on tasks that have not ended, default 128; past either,
-//! `UnsupportedOperationError`), each in its `oscova_a2a::*_RANGE` (a
+//! `UnsupportedOperationError`), each in its `oscova_a2a::Limits::*_RANGE` (a
 //! value outside it is an error when the file is loaded, naming the
 //! key). The body cap is `[mcp] max_body_bytes`, for both protocols. A
 //! skill without an id or a name is an error when the file is loaded.
@@ -56,10 +56,8 @@
 //! description = "Files the trip's receipts (callers with a token)"
 //! ```
 
-use oscova_a2a::{
-    A2aServer, CardConfig, MAX_PUSH_CONFIGS_RANGE, MAX_STREAMS_PER_USER_RANGE,
-    MAX_TASKS_PER_USER_RANGE, STREAM_IDLE_TIMEOUT_RANGE, Skill,
-};
+use oscova_a2a::model::AgentSkill;
+use oscova_a2a::{CardConfig, Limits};
 use serde::Deserialize;
 
 use super::a2a::ServedAgent;
@@ -109,8 +107,8 @@ pub(crate) struct SkillEntry {
 
 impl SkillEntry {
     /// The skill the card lists.
-    fn skill(&self) -> Skill {
-        let mut skill = Skill::new(&self.id, &self.name, &self.description);
+    fn skill(&self) -> AgentSkill {
+        let mut skill = AgentSkill::new(&self.id, &self.name, &self.description);
         skill.tags = self.tags.clone();
         skill.examples = self.examples.clone();
         skill
@@ -162,21 +160,21 @@ impl ServeSection {
         }
         let a2a = &self.a2a;
         if let Some(max) = a2a.max_tasks_per_user
-            && !MAX_TASKS_PER_USER_RANGE.contains(&max)
+            && !Limits::MAX_TASKS_PER_USER_RANGE.contains(&max)
         {
             return Err(format!(
                 "serve.a2a.max_tasks_per_user = {max} is outside {} to {}",
-                MAX_TASKS_PER_USER_RANGE.start(),
-                MAX_TASKS_PER_USER_RANGE.end()
+                Limits::MAX_TASKS_PER_USER_RANGE.start(),
+                Limits::MAX_TASKS_PER_USER_RANGE.end()
             ));
         }
         if let Some(max) = a2a.max_streams_per_user
-            && !MAX_STREAMS_PER_USER_RANGE.contains(&max)
+            && !Limits::MAX_STREAMS_PER_USER_RANGE.contains(&max)
         {
             return Err(format!(
                 "serve.a2a.max_streams_per_user = {max} is outside {} to {}",
-                MAX_STREAMS_PER_USER_RANGE.start(),
-                MAX_STREAMS_PER_USER_RANGE.end()
+                Limits::MAX_STREAMS_PER_USER_RANGE.start(),
+                Limits::MAX_STREAMS_PER_USER_RANGE.end()
             ));
         }
         for (key, max) in [
@@ -184,21 +182,21 @@ impl ServeSection {
             ("max_push_configs_per_user", a2a.max_push_configs_per_user),
         ] {
             if let Some(max) = max
-                && !MAX_PUSH_CONFIGS_RANGE.contains(&max)
+                && !Limits::MAX_PUSH_CONFIGS_RANGE.contains(&max)
             {
                 return Err(format!(
                     "serve.a2a.{key} = {max} is outside {} to {}",
-                    MAX_PUSH_CONFIGS_RANGE.start(),
-                    MAX_PUSH_CONFIGS_RANGE.end()
+                    Limits::MAX_PUSH_CONFIGS_RANGE.start(),
+                    Limits::MAX_PUSH_CONFIGS_RANGE.end()
                 ));
             }
         }
         if let Some(secs) = a2a.stream_idle_timeout_secs
-            && !STREAM_IDLE_TIMEOUT_RANGE.contains(&std::time::Duration::from_secs(secs))
+            && !Limits::STREAM_IDLE_TIMEOUT_RANGE.contains(&std::time::Duration::from_secs(secs))
         {
             return Err(format!(
                 "serve.a2a.stream_idle_timeout_secs = {secs} is outside 1 to {}",
-                STREAM_IDLE_TIMEOUT_RANGE.end().as_secs()
+                Limits::STREAM_IDLE_TIMEOUT_RANGE.end().as_secs()
             ));
         }
         for skill in a2a.skills.iter().chain(&a2a.extended_skills) {
@@ -228,24 +226,31 @@ impl ServeSection {
         self.a2a.model.as_deref()
     }
 
-    /// The section's limits on `server`.
-    pub(crate) fn apply(&self, mut server: A2aServer) -> A2aServer {
-        if let Some(max) = self.a2a.max_tasks_per_user {
-            server = server.max_tasks_per_user(max);
+    /// The A2A server's limits: the section's, the body cap
+    /// `max_body_bytes` (`[mcp]`'s, for both protocols) when set, the
+    /// defaults for the rest.
+    pub(crate) fn limits(&self, max_body_bytes: Option<usize>) -> Limits {
+        let mut limits = Limits::default();
+        let a2a = &self.a2a;
+        if let Some(max) = max_body_bytes {
+            limits.max_body_bytes = max;
         }
-        if let Some(max) = self.a2a.max_streams_per_user {
-            server = server.max_streams_per_user(max);
+        if let Some(max) = a2a.max_tasks_per_user {
+            limits.max_tasks_per_user = max;
         }
-        if let Some(secs) = self.a2a.stream_idle_timeout_secs {
-            server = server.stream_idle_timeout(std::time::Duration::from_secs(secs));
+        if let Some(max) = a2a.max_streams_per_user {
+            limits.max_streams_per_user = max;
         }
-        if let Some(max) = self.a2a.max_push_configs_per_task {
-            server = server.max_push_configs_per_task(max);
+        if let Some(secs) = a2a.stream_idle_timeout_secs {
+            limits.stream_idle_timeout = std::time::Duration::from_secs(secs);
         }
-        if let Some(max) = self.a2a.max_push_configs_per_user {
-            server = server.max_push_configs_per_user(max);
+        if let Some(max) = a2a.max_push_configs_per_task {
+            limits.max_push_configs_per_task = max;
         }
-        server
+        if let Some(max) = a2a.max_push_configs_per_user {
+            limits.max_push_configs_per_user = max;
+        }
+        limits
     }
 
     /// The agent card's settings, `name` and `version` the launcher's
