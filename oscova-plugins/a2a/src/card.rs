@@ -1,78 +1,18 @@
-//! The agent card (A2A 1.0, `/.well-known/agent-card.json`) and the
+//! The agent card (A2A 1.0, `/.well-known/agent-card.json`, read as
+//! `oscova_a2a::model::AgentCard`, the type the server writes) and the
 //! interface this client talks to.
 //!
-//! Rules: only the fields this client reads are modelled, under their
-//! A2A 1.0 JSON names (`supportedInterfaces`, `protocolBinding`,
-//! `protocolVersion`, `skills`), checked against the a2a-sdk 1.3.0
-//! server's cards in the tests; unknown fields are ignored. The interface
+//! Rules: the card's A2A 1.0 JSON names (`supportedInterfaces`,
+//! `protocolBinding`, `protocolVersion`, `skills`) are checked against the
+//! a2a-sdk 1.3.0 server's cards in the tests; unknown fields are ignored,
+//! missing ones read as empty. The interface
 //! is the first in the card's order whose binding this client speaks
 //! (`JSONRPC` or `HTTP+JSON`) and whose version is 1.0 (or unstated). A
 //! card is a remote text: its interface URL must have the configured URL's
 //! scheme, host and port, so a card cannot send this client, with the
 //! user's credential, to another machine or to an internal address.
 
-use serde::{Deserialize, Serialize};
-
-/// The well-known path of the card, under the agent's URL.
-pub const CARD_PATH: &str = "/.well-known/agent-card.json";
-
-/// The protocol version this client speaks, sent as `A2A-Version`.
-pub const PROTOCOL_VERSION: &str = "1.0";
-
-/// The parts of an agent card this client reads.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct AgentCard {
-    #[serde(default)]
-    pub(crate) name: String,
-    #[serde(default)]
-    pub(crate) description: String,
-    #[serde(default)]
-    pub(crate) version: String,
-    #[serde(default)]
-    pub(crate) supported_interfaces: Vec<AgentInterface>,
-    #[serde(default)]
-    pub(crate) skills: Vec<AgentSkill>,
-    #[serde(default)]
-    pub(crate) capabilities: Capabilities,
-}
-
-/// The card's `capabilities` this client reads.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Capabilities {
-    #[serde(default)]
-    pub(crate) streaming: bool,
-    #[serde(default)]
-    pub(crate) push_notifications: bool,
-}
-
-/// One `supportedInterfaces` entry.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct AgentInterface {
-    pub(crate) url: String,
-    #[serde(default)]
-    pub(crate) protocol_binding: String,
-    #[serde(default)]
-    pub(crate) protocol_version: String,
-}
-
-/// One skill, as `agents` lists it.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct AgentSkill {
-    #[serde(default)]
-    pub(crate) id: String,
-    #[serde(default)]
-    pub(crate) name: String,
-    #[serde(default)]
-    pub(crate) description: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) tags: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) examples: Vec<String>,
-}
+use oscova_a2a::model::{AgentCard, CARD_PATH, PROTOCOL_VERSION};
 
 /// The two HTTP bindings of A2A 1.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,34 +47,35 @@ pub(crate) fn card_url(url: &str) -> String {
     format!("{}{CARD_PATH}", url.trim().trim_end_matches('/'))
 }
 
-impl AgentCard {
-    /// The interface to use, checked against `configured` (the agent's
-    /// URL in the configuration).
-    pub(crate) fn interface(&self, configured: &str) -> Result<(Binding, String), NoInterface> {
-        let chosen = self.supported_interfaces.iter().find_map(|i| {
-            let version_ok = i.protocol_version.is_empty()
-                || i.protocol_version == PROTOCOL_VERSION
-                || i.protocol_version.starts_with("1.0.");
-            let binding = match i.protocol_binding.as_str() {
-                "JSONRPC" => Binding::JsonRpc,
-                "HTTP+JSON" => Binding::HttpJson,
-                _ => return None,
-            };
-            version_ok.then(|| (binding, i.url.trim().trim_end_matches('/').to_owned()))
-        });
-        let Some((binding, url)) = chosen else {
-            return Err(NoInterface::Unsupported(
-                self.supported_interfaces
-                    .iter()
-                    .map(|i| format!("{} {}", i.protocol_binding, i.protocol_version))
-                    .collect(),
-            ));
+/// The interface of `card` to use, checked against `configured` (the
+/// agent's URL in the configuration).
+pub(crate) fn interface(
+    card: &AgentCard,
+    configured: &str,
+) -> Result<(Binding, String), NoInterface> {
+    let chosen = card.supported_interfaces.iter().find_map(|i| {
+        let version_ok = i.protocol_version.is_empty()
+            || i.protocol_version == PROTOCOL_VERSION
+            || i.protocol_version.starts_with("1.0.");
+        let binding = match i.protocol_binding.as_str() {
+            "JSONRPC" => Binding::JsonRpc,
+            "HTTP+JSON" => Binding::HttpJson,
+            _ => return None,
         };
-        if same_origin(&url, configured) {
-            Ok((binding, url))
-        } else {
-            Err(NoInterface::Elsewhere(url))
-        }
+        version_ok.then(|| (binding, i.url.trim().trim_end_matches('/').to_owned()))
+    });
+    let Some((binding, url)) = chosen else {
+        return Err(NoInterface::Unsupported(
+            card.supported_interfaces
+                .iter()
+                .map(|i| format!("{} {}", i.protocol_binding, i.protocol_version))
+                .collect(),
+        ));
+    };
+    if same_origin(&url, configured) {
+        Ok((binding, url))
+    } else {
+        Err(NoInterface::Elsewhere(url))
     }
 }
 
@@ -169,7 +110,7 @@ mod tests {
             {"url": "http://127.0.0.1:5/a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
         ]));
         assert_eq!(
-            c.interface("http://127.0.0.1:5/a"),
+            interface(&c, "http://127.0.0.1:5/a"),
             Ok((Binding::HttpJson, "http://127.0.0.1:5/a".to_owned()))
         );
     }
@@ -186,7 +127,7 @@ mod tests {
                 {"url": elsewhere, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             ]));
             assert_eq!(
-                c.interface("http://127.0.0.1:5"),
+                interface(&c, "http://127.0.0.1:5"),
                 Err(NoInterface::Elsewhere(elsewhere.to_owned())),
                 "{elsewhere}"
             );
@@ -200,7 +141,7 @@ mod tests {
             {"url": "http://127.0.0.1:5", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
         ]));
         assert!(matches!(
-            c.interface("http://127.0.0.1:5"),
+            interface(&c, "http://127.0.0.1:5"),
             Err(NoInterface::Unsupported(_))
         ));
     }

@@ -199,12 +199,12 @@ impl A2aConfig {
     /// an unknown name is an error naming the known ones, and, when
     /// `offline`, an agent whose endpoint is not on this machine is
     /// refused before any connection.
-    pub(crate) fn agent(&self, name: &str) -> Result<&AgentConfig, crate::error::A2aError> {
-        use crate::error::A2aError;
+    pub(crate) fn agent(&self, name: &str) -> Result<&AgentConfig, crate::error::ClientError> {
+        use crate::error::ClientError;
         let agent = self
             .agents
             .get(name)
-            .ok_or_else(|| A2aError::UnknownAgent {
+            .ok_or_else(|| ClientError::UnknownAgent {
                 name: name.to_owned(),
                 known: self
                     .agents
@@ -214,7 +214,7 @@ impl A2aConfig {
                     .join(", "),
             })?;
         if self.offline && !oscova_core::locality::is_local_endpoint(agent.url.trim()) {
-            return Err(A2aError::Offline {
+            return Err(ClientError::Offline {
                 agent: name.to_owned(),
                 url: agent.url.trim().to_owned(),
             });

@@ -1,4 +1,7 @@
-//! The one error type of the A2A tools.
+//! The one error type of the A2A tools: why this client's call to an
+//! agent failed ([`ClientError`]; the protocol's own errors, with their
+//! codes, are `oscova_a2a::model::A2aError`, which an agent's answer
+//! carries as [`ClientError::Remote`]).
 //!
 //! Rules: each message names the agent and says what the model (or the
 //! person) can do next: pick a configured agent, ask the operator, try
@@ -12,7 +15,7 @@ use oscova_core::http::backend::BackendError;
 /// Why a call to an agent failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum A2aError {
+pub enum ClientError {
     /// No agent of that name is configured.
     #[error("no A2A agent `{name}` is configured; the configured agents are: {known}")]
     UnknownAgent {

@@ -57,19 +57,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use oscova_a2a::model::{A2aError, Method};
 use oscova_core::context::CredentialResolver;
 use oscova_core::{CancellationToken, HttpClient, SecretString, UserInfo};
 use serde_json::{Value, json};
 
-use crate::peer::Method;
 use crate::pending::{PendingStore, PendingTask};
 use crate::stream;
 use crate::task::{is_running, state, task_result};
 use crate::toolset::connect;
-use crate::{A2aConfig, A2aError};
-
-/// The A2A error code of a task the agent does not know.
-const TASK_NOT_FOUND: i64 = -32001;
+use crate::{A2aConfig, ClientError};
 
 /// A task's result, for the session that sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -404,7 +401,7 @@ async fn follow(
         let seen = inner.wakes.load(Ordering::SeqCst);
         let found = match poll(inner, user, task, cancel).await {
             Ok(found) => found,
-            Err(A2aError::Cancelled) => return false,
+            Err(ClientError::Cancelled) => return false,
             Err(e) => match final_error(task, &e) {
                 Some(message) => Found::Done(message),
                 None => {
@@ -460,7 +457,7 @@ async fn poll(
     user: &str,
     task: &PendingTask,
     cancel: &CancellationToken,
-) -> Result<Found, A2aError> {
+) -> Result<Found, ClientError> {
     let agent = inner.config.agent(&task.agent)?;
     let who = UserInfo::new(user);
     let mut headers: Vec<(String, SecretString)> = Vec::new();
@@ -468,7 +465,7 @@ async fn poll(
         match inner.credentials.resolve(&who, key) {
             Some(secret) => headers.push((header.clone(), secret)),
             None => {
-                return Err(A2aError::BadArgument(format!(
+                return Err(ClientError::BadArgument(format!(
                     "the credential `{key}` is not set for user `{user}`"
                 )));
             }
@@ -478,7 +475,7 @@ async fn poll(
     if ready.card.capabilities.streaming {
         let wait = inner.limits.stream_wait;
         match stream::subscribe(&ready.peer, ready.binding, &ready.url, &task.task_id, wait).await {
-            Err(A2aError::Cancelled) => return Err(A2aError::Cancelled),
+            Err(ClientError::Cancelled) => return Err(ClientError::Cancelled),
             Ok(answer) if answer.get("task").is_some_and(|t| is_running(state(t))) => {
                 return Ok(Found::Running);
             }
@@ -516,10 +513,10 @@ async fn poll(
 }
 
 /// The message for an error after which following makes no sense.
-fn final_error(task: &PendingTask, error: &A2aError) -> Option<FollowUpMessage> {
+fn final_error(task: &PendingTask, error: &ClientError) -> Option<FollowUpMessage> {
     let ends = match error {
-        A2aError::Remote { code, .. } => *code == TASK_NOT_FOUND,
-        A2aError::UnknownAgent { .. } | A2aError::Offline { .. } => true,
+        ClientError::Remote { code, .. } => *code == A2aError::TaskNotFound.code(),
+        ClientError::UnknownAgent { .. } | ClientError::Offline { .. } => true,
         _ => false,
     };
     ends.then(|| FollowUpMessage {

@@ -16,7 +16,11 @@
 //! within the call's wait by streaming (`SendStreamingMessage`, when the
 //! card says the agent streams) or else by polling `GetTask`, then by
 //! `status` calls (and, for a host that runs [`follow::Follower`], by
-//! `SubscribeToTask`, push webhooks or polls after the call).
+//! `SubscribeToTask`, push webhooks or polls after the call). The
+//! protocol's types (the card, messages, webhooks, the methods with their
+//! JSON-RPC names and HTTP+JSON requests, the error codes) are
+//! `oscova_a2a::model`'s, the ones the Oscova server serves; answers are
+//! read as JSON, so what an agent sends beyond them reaches the results.
 //!
 //! ```no_run
 //! use oscova_core::prelude::*;
@@ -80,11 +84,10 @@ use std::sync::Arc;
 
 use oscova_core::prelude::*;
 
-pub use card::{CARD_PATH, PROTOCOL_VERSION};
 pub use config::{
     A2aConfig, AgentConfig, ConfigError, DEFAULT_MAX_HOPS, DEFAULT_TIMEOUT, DEFAULT_WAIT,
 };
-pub use error::A2aError;
+pub use error::ClientError;
 pub use outgoing::MAX_FILE_BYTES;
 pub use peer::MAX_ANSWER;
 pub use pending::MAX_TASKS as MAX_PENDING_TASKS;

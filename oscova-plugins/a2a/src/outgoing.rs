@@ -4,27 +4,28 @@
 //! Rules: files are read only beneath the user's root (`UserRoot`: no
 //! `..`, no absolute path, no link out), each capped at [`MAX_FILE_BYTES`]
 //! while it is read, and sent as A2A 1.0 `raw` parts (base64, with the
-//! file name and a media type from its extension). Message ids are 128
-//! random bits, written as a version-4 UUID.
+//! file name and a media type from its extension). Message ids are the
+//! protocol model's (`oscova_a2a::model::new_id`: 128 random bits, written
+//! as a version-4 UUID).
 
 use std::path::Path;
 
 use base64::Engine as _;
+use oscova_a2a::model::Part;
 use oscova_core::fs::UserRoot;
-use serde_json::{Value, json};
 
-use crate::A2aError;
+use crate::ClientError;
 
 /// The most bytes of one attached file.
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The attachments: each file of the user's root as a `raw` part.
-pub(crate) fn attachments(root: Option<&Path>, files: &[String]) -> Result<Vec<Value>, A2aError> {
+pub(crate) fn attachments(root: Option<&Path>, files: &[String]) -> Result<Vec<Part>, ClientError> {
     if files.is_empty() {
         return Ok(Vec::new());
     }
     let Some(root) = root else {
-        return Err(A2aError::File {
+        return Err(ClientError::File {
             path: files.join(", "),
             reason: "this host gives the user no files root".to_owned(),
         });
@@ -36,48 +37,23 @@ pub(crate) fn attachments(root: Option<&Path>, files: &[String]) -> Result<Vec<V
             let bytes = root
                 .open_file(path)
                 .and_then(|f| f.read_capped(MAX_FILE_BYTES))
-                .map_err(|e| A2aError::File {
+                .map_err(|e| ClientError::File {
                     path: path.clone(),
                     reason: e.to_string(),
                 })?;
             let filename = path.rsplit('/').next().unwrap_or(path).to_owned();
-            Ok(json!({
-                "raw": base64::engine::general_purpose::STANDARD.encode(&bytes),
-                "filename": filename,
-                "mediaType": media_type(&filename),
-            }))
+            let raw = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            let media = media_type(&filename);
+            Ok(Part::file(raw, filename, media))
         })
         .collect()
 }
 
-/// A fresh message id: 128 random bits as a UUID (version 4).
 /// `n` random bytes as hex (a push webhook's id or token).
 pub(crate) fn random_hex(n: usize) -> Option<String> {
     let mut bytes = vec![0u8; n];
     getrandom::fill(&mut bytes).ok()?;
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-pub(crate) fn message_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No entropy source: unique enough within this process.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes = nanos.to_le_bytes();
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
 }
 
 /// A MIME type from a file name's extension (what agents look at first).

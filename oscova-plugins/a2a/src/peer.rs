@@ -20,26 +20,16 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use oscova_a2a::model::{AgentCard, Method, PROTOCOL_VERSION, VERSION_HEADER, Verb};
 use oscova_core::http::backend::{BackendError, Body, Scrub, check_status, send};
 use oscova_core::{CancellationToken, ExposeSecret, HttpClient, SecretString};
 use serde_json::{Value, json};
 
-use crate::A2aError;
-use crate::card::{AgentCard, Binding, PROTOCOL_VERSION, card_url, same_origin};
+use crate::ClientError;
+use crate::card::{Binding, card_url, same_origin};
 
 /// The most bytes read of one answer (a card, a task).
 pub const MAX_ANSWER: usize = 4 * 1024 * 1024;
-
-/// The header naming the protocol version.
-const VERSION_HEADER: &str = "A2A-Version";
-
-/// The A2A methods this client calls.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Method {
-    SendMessage,
-    GetTask,
-    CancelTask,
-}
 
 /// One agent, for one call.
 pub(crate) struct Peer<'a> {
@@ -62,10 +52,10 @@ impl Peer<'_> {
         Scrub::new(self.headers.first().map(|(_, s)| s))
     }
 
-    pub(crate) fn transport(&self, error: BackendError) -> A2aError {
+    pub(crate) fn transport(&self, error: BackendError) -> ClientError {
         match error {
-            BackendError::Cancelled => A2aError::Cancelled,
-            source => A2aError::Transport {
+            BackendError::Cancelled => ClientError::Cancelled,
+            source => ClientError::Transport {
                 agent: self.name.to_owned(),
                 source: Box::new(source),
             },
@@ -99,7 +89,7 @@ impl Peer<'_> {
         &self,
         request: oscova_core::http::HttpRequestBuilder,
         url: &str,
-    ) -> Result<reqwest::Response, A2aError> {
+    ) -> Result<reqwest::Response, ClientError> {
         let scrub = self.scrub();
         let response = send(request, url, self.cancel, &scrub)
             .await
@@ -108,7 +98,7 @@ impl Peer<'_> {
         // not read, so it never reaches the model; a redirect on the
         // same origin (`/a` to `/a/`) is the agent's own business.
         if !same_origin(response.url().as_str(), url) {
-            return Err(A2aError::BadAnswer {
+            return Err(ClientError::BadAnswer {
                 agent: self.name.to_owned(),
                 reason: format!(
                     "`{url}` redirected to `{}`; redirects to another origin are not followed",
@@ -121,7 +111,7 @@ impl Peer<'_> {
             .map_err(|e| self.transport(e))?
         {
             Ok(response) => Ok(response),
-            Err(failure) if matches!(failure.status, 401 | 403) => Err(A2aError::Unauthorized {
+            Err(failure) if matches!(failure.status, 401 | 403) => Err(ClientError::Unauthorized {
                 agent: self.name.to_owned(),
                 status: failure.status,
             }),
@@ -134,12 +124,12 @@ impl Peer<'_> {
         &self,
         response: reqwest::Response,
         url: &str,
-    ) -> Result<Value, A2aError> {
+    ) -> Result<Value, ClientError> {
         let text = Body::new(response, url)
             .text(MAX_ANSWER, self.cancel, &self.scrub())
             .await
             .map_err(|e| self.transport(e))?;
-        serde_json::from_str::<Value>(&text).map_err(|e| A2aError::BadAnswer {
+        serde_json::from_str::<Value>(&text).map_err(|e| ClientError::BadAnswer {
             agent: self.name.to_owned(),
             reason: format!("not JSON ({e})"),
         })
@@ -151,7 +141,7 @@ impl Peer<'_> {
         request: oscova_core::http::HttpRequestBuilder,
         url: &str,
         with_credentials: bool,
-    ) -> Result<Value, A2aError> {
+    ) -> Result<Value, ClientError> {
         let request = self.prepare(request, with_credentials);
         let work = async {
             let response = self.open(request, url).await?;
@@ -163,17 +153,17 @@ impl Peer<'_> {
         }
     }
 
-    pub(crate) fn timed_out(&self) -> A2aError {
-        A2aError::Timeout {
+    pub(crate) fn timed_out(&self) -> ClientError {
+        ClientError::Timeout {
             agent: self.name.to_owned(),
             seconds: self.timeout.as_secs_f64(),
         }
     }
 
     /// The error of a JSON-RPC answer, if it is one.
-    pub(crate) fn rpc_error(&self, answer: &Value) -> Option<A2aError> {
+    pub(crate) fn rpc_error(&self, answer: &Value) -> Option<ClientError> {
         let error = answer.get("error")?;
-        Some(A2aError::Remote {
+        Some(ClientError::Remote {
             agent: self.name.to_owned(),
             code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
             message: self.scrub().text(
@@ -187,11 +177,11 @@ impl Peer<'_> {
 
     /// A non-success status: an HTTP+JSON error body (`{"error": {"code",
     /// "message"}}`) when it is one, else the status and the body's start.
-    fn http_failure(&self, status: u16, body: &str, scrub: &Scrub) -> A2aError {
+    fn http_failure(&self, status: u16, body: &str, scrub: &Scrub) -> ClientError {
         let parsed: Option<Value> = serde_json::from_str(body).ok();
         let error = parsed.as_ref().and_then(|v| v.get("error"));
         match error.and_then(|e| e.get("message")).and_then(Value::as_str) {
-            Some(message) => A2aError::Remote {
+            Some(message) => ClientError::Remote {
                 agent: self.name.to_owned(),
                 code: error
                     .and_then(|e| e.get("code"))
@@ -199,7 +189,7 @@ impl Peer<'_> {
                     .unwrap_or(i64::from(status)),
                 message: scrub.text(message),
             },
-            None => A2aError::Status {
+            None => ClientError::Status {
                 agent: self.name.to_owned(),
                 status,
                 body: scrub.text(body),
@@ -209,19 +199,19 @@ impl Peer<'_> {
 
     /// The agent's card, from `url` (its configured URL). Public: sent
     /// without the user's credentials.
-    pub(crate) async fn card(&self, url: &str) -> Result<AgentCard, A2aError> {
+    pub(crate) async fn card(&self, url: &str) -> Result<AgentCard, ClientError> {
         let card_url = card_url(url);
         let value = self
             .exchange(self.http.get(&card_url), &card_url, false)
             .await
             .map_err(|e| match e {
-                A2aError::Cancelled => A2aError::Cancelled,
-                other => A2aError::Card {
+                ClientError::Cancelled => ClientError::Cancelled,
+                other => ClientError::Card {
                     agent: self.name.to_owned(),
                     reason: other.to_string(),
                 },
             })?;
-        serde_json::from_value(value).map_err(|e| A2aError::Card {
+        serde_json::from_value(value).map_err(|e| ClientError::Card {
             agent: self.name.to_owned(),
             reason: format!("not an agent card ({e})"),
         })
@@ -236,16 +226,12 @@ impl Peer<'_> {
         url: &str,
         method: Method,
         params: Value,
-    ) -> Result<Value, A2aError> {
+    ) -> Result<Value, ClientError> {
         match binding {
             Binding::JsonRpc => {
                 let id = next_id();
-                let name = match method {
-                    Method::SendMessage => "SendMessage",
-                    Method::GetTask => "GetTask",
-                    Method::CancelTask => "CancelTask",
-                };
-                let body = json!({"jsonrpc": "2.0", "id": id, "method": name, "params": params});
+                let body =
+                    json!({"jsonrpc": "2.0", "id": id, "method": method.name(), "params": params});
                 let answer = self
                     .exchange(self.http.post(url).json(&body), url, true)
                     .await?;
@@ -254,62 +240,29 @@ impl Peer<'_> {
                 }
                 match answer.get("result") {
                     Some(result) => Ok(result.clone()),
-                    None => Err(A2aError::BadAnswer {
+                    None => Err(ClientError::BadAnswer {
                         agent: self.name.to_owned(),
                         reason: "a JSON-RPC answer with neither `result` nor `error`".to_owned(),
                     }),
                 }
             }
             Binding::HttpJson => {
-                let id = params.get("id").and_then(Value::as_str).map(path_segment);
-                let request = match (method, id) {
-                    (Method::SendMessage, _) => {
-                        let target = format!("{url}/message:send");
-                        return self
-                            .exchange(self.http.post(&target).json(&params), &target, true)
-                            .await;
-                    }
-                    (Method::GetTask, Some(id)) => format!("{url}/tasks/{id}"),
-                    (Method::CancelTask, Some(id)) => format!("{url}/tasks/{id}:cancel"),
-                    (_, None) => {
-                        return Err(A2aError::BadAnswer {
-                            agent: self.name.to_owned(),
-                            reason: "no task id".to_owned(),
-                        });
-                    }
+                let id = params.get("id").and_then(Value::as_str);
+                if id.is_none() && method != Method::SendMessage {
+                    return Err(ClientError::BadAnswer {
+                        agent: self.name.to_owned(),
+                        reason: "no task id".to_owned(),
+                    });
+                }
+                let (verb, path) = method.http(id.unwrap_or_default(), "");
+                let target = format!("{url}{path}");
+                let builder = match (verb, method) {
+                    (Verb::Get, _) => self.http.get(&target),
+                    (_, Method::SendMessage) => self.http.post(&target).json(&params),
+                    _ => self.http.post(&target).json(&json!({})),
                 };
-                let builder = match method {
-                    Method::GetTask => self.http.get(&request),
-                    _ => self.http.post(&request).json(&json!({})),
-                };
-                self.exchange(builder, &request, true).await
+                self.exchange(builder, &target, true).await
             }
         }
-    }
-}
-
-/// `text` as one path segment: every byte but RFC 3986's unreserved ones
-/// percent-encoded, so `/`, `?`, `#`, `..` and `:` stay inside it.
-pub(crate) fn path_segment(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::path_segment;
-
-    #[test]
-    fn a_task_id_stays_one_path_segment() {
-        assert_eq!(path_segment("abc-1_2~"), "abc-1_2~");
-        assert_eq!(path_segment("../x"), "%2E%2E%2Fx");
-        assert_eq!(path_segment("a:cancel?b#c"), "a%3Acancel%3Fb%23c");
     }
 }

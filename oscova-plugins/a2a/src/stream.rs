@@ -18,12 +18,13 @@
 
 use std::time::Duration;
 
+use oscova_a2a::model::Method;
 use oscova_core::http::backend::{BackendError, Body, LineSplitter};
 use serde_json::{Value, json};
 
-use crate::A2aError;
+use crate::ClientError;
 use crate::card::Binding;
-use crate::peer::{MAX_ANSWER, Peer, next_id, path_segment};
+use crate::peer::{MAX_ANSWER, Peer, next_id};
 use crate::task::is_running;
 
 /// What the events said so far.
@@ -87,11 +88,11 @@ impl Followed {
         })
     }
 
-    fn answer(self, peer: &Peer<'_>) -> Result<Value, A2aError> {
+    fn answer(self, peer: &Peer<'_>) -> Result<Value, ClientError> {
         match (self.message, self.task) {
             (Some(message), _) => Ok(json!({ "message": message })),
             (None, Some(task)) => Ok(json!({ "task": task })),
-            (None, None) => Err(A2aError::BadAnswer {
+            (None, None) => Err(ClientError::BadAnswer {
                 agent: peer.name.to_owned(),
                 reason: "the stream ended before any task or message".to_owned(),
             }),
@@ -107,14 +108,17 @@ pub(crate) async fn send(
     url: &str,
     params: Value,
     wait: Duration,
-) -> Result<Value, A2aError> {
+) -> Result<Value, ClientError> {
     let (target, body) = match binding {
         Binding::JsonRpc => (
             url.to_owned(),
-            json!({"jsonrpc": "2.0", "id": next_id(), "method": "SendStreamingMessage",
-                   "params": params}),
+            json!({"jsonrpc": "2.0", "id": next_id(),
+                   "method": Method::SendStreamingMessage.name(), "params": params}),
         ),
-        Binding::HttpJson => (format!("{url}/message:stream"), params),
+        Binding::HttpJson => (
+            format!("{url}{}", Method::SendStreamingMessage.http("", "").1),
+            params,
+        ),
     };
     read(peer, binding, &target, body, wait).await
 }
@@ -127,15 +131,15 @@ pub(crate) async fn subscribe(
     url: &str,
     id: &str,
     wait: Duration,
-) -> Result<Value, A2aError> {
+) -> Result<Value, ClientError> {
     let (target, body) = match binding {
         Binding::JsonRpc => (
             url.to_owned(),
-            json!({"jsonrpc": "2.0", "id": next_id(), "method": "SubscribeToTask",
-                   "params": {"id": id}}),
+            json!({"jsonrpc": "2.0", "id": next_id(),
+                   "method": Method::SubscribeToTask.name(), "params": {"id": id}}),
         ),
         Binding::HttpJson => (
-            format!("{url}/tasks/{}:subscribe", path_segment(id)),
+            format!("{url}{}", Method::SubscribeToTask.http(id, "").1),
             json!({}),
         ),
     };
@@ -149,7 +153,7 @@ async fn read(
     target: &str,
     body: Value,
     wait: Duration,
-) -> Result<Value, A2aError> {
+) -> Result<Value, ClientError> {
     let target = target.to_owned();
     let request = peer
         .prepare(peer.http.post(&target).json(&body), true)
@@ -190,7 +194,7 @@ async fn read(
                     continue;
                 };
                 let event: Value =
-                    serde_json::from_str(data.trim()).map_err(|e| A2aError::BadAnswer {
+                    serde_json::from_str(data.trim()).map_err(|e| ClientError::BadAnswer {
                         agent: peer.name.to_owned(),
                         reason: format!("a stream event that is not JSON ({e})"),
                     })?;
@@ -199,7 +203,7 @@ async fn read(
                 }
             }
         }
-        Ok::<(), A2aError>(())
+        Ok::<(), ClientError>(())
     };
     // Past the wait, what is known so far is the answer.
     if let Ok(Err(e)) = tokio::time::timeout(wait, read).await {
@@ -209,7 +213,7 @@ async fn read(
 }
 
 /// The `StreamResponse` inside a JSON-RPC answer, or the answer itself.
-fn unwrap(peer: &Peer<'_>, binding: Binding, answer: Value) -> Result<Value, A2aError> {
+fn unwrap(peer: &Peer<'_>, binding: Binding, answer: Value) -> Result<Value, ClientError> {
     if let Some(error) = peer.rpc_error(&answer) {
         return Err(error);
     }

@@ -8,6 +8,7 @@
 //! agent, and for a task its `task_id`, `context_id` and `state` under the
 //! SDK's spelling (`TASK_STATE_WORKING`, ...), so a host can follow it.
 
+use oscova_a2a::model::TaskState;
 use oscova_core::ToolResult;
 use serde_json::{Value, json};
 
@@ -26,7 +27,10 @@ pub(crate) fn state(task: &Value) -> &str {
 /// Whether a task in `state` waits for nobody but the agent (so following
 /// it is worth it).
 pub(crate) fn is_running(state: &str) -> bool {
-    matches!(state, "TASK_STATE_SUBMITTED" | "TASK_STATE_WORKING")
+    matches!(
+        TaskState::parse(state),
+        Some(TaskState::Submitted | TaskState::Working)
+    )
 }
 
 /// The text of a list of parts.

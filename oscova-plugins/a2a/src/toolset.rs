@@ -28,18 +28,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use oscova_a2a::model::{AgentCard, AgentSkill, FOLLOWUPS_PATH, Message, Method, Part, PushConfig};
 use oscova_core::prelude::*;
 use oscova_core::serde_json::{Value, json};
 use oscova_core::tool::call_origin;
 
-use crate::card::{AgentCard, Binding, NoInterface};
+use crate::card::{Binding, NoInterface, interface};
 use crate::hops::{HOPS_KEY, inbound_hops};
-use crate::outgoing::{attachments, message_id, random_hex};
-use crate::peer::{Method, Peer};
+use crate::outgoing::{attachments, random_hex};
+use crate::peer::Peer;
 use crate::pending::{PendingStore, PendingTask};
 use crate::stream;
 use crate::task::{is_running, send_result, state, task_result};
-use crate::{A2aConfig, A2aError, AgentConfig};
+use crate::{A2aConfig, AgentConfig, ClientError};
 
 /// The longest pause between two polls of a running task.
 const MAX_POLL_GAP: Duration = Duration::from_secs(2);
@@ -113,7 +114,7 @@ impl A2aToolset {
         }
     }
 
-    fn agent(&self, name: &str) -> Result<&AgentConfig, A2aError> {
+    fn agent(&self, name: &str) -> Result<&AgentConfig, ClientError> {
         self.config.agent(name)
     }
 
@@ -148,7 +149,7 @@ impl A2aToolset {
         agent: &'a AgentConfig,
         headers: &'a [(String, SecretString)],
         cancel: &'a CancellationToken,
-    ) -> Result<Ready<'a>, A2aError> {
+    ) -> Result<Ready<'a>, ClientError> {
         connect(&self.http, name, agent, headers, cancel).await
     }
 }
@@ -161,7 +162,7 @@ pub(crate) async fn connect<'a>(
     agent: &'a AgentConfig,
     headers: &'a [(String, SecretString)],
     cancel: &'a CancellationToken,
-) -> Result<Ready<'a>, A2aError> {
+) -> Result<Ready<'a>, ClientError> {
     let peer = Peer {
         name,
         http: http.for_endpoint(agent.url.trim(), None),
@@ -170,29 +171,44 @@ pub(crate) async fn connect<'a>(
         cancel,
     };
     let card = peer.card(&agent.url).await?;
-    let (binding, url) = card
-        .interface(&agent.url)
-        .map_err(|e| A2aError::Interface {
-            agent: name.to_owned(),
-            reason: match e {
-                NoInterface::Unsupported(offered) => format!(
-                    "its card offers no A2A 1.0 JSONRPC or HTTP+JSON interface (it offers: {})",
-                    offered.join(", ")
-                ),
-                NoInterface::Elsewhere(url) => format!(
-                    "its card names the interface `{url}`, which is not on the configured \
+    let (binding, url) = interface(&card, &agent.url).map_err(|e| ClientError::Interface {
+        agent: name.to_owned(),
+        reason: match e {
+            NoInterface::Unsupported(offered) => format!(
+                "its card offers no A2A 1.0 JSONRPC or HTTP+JSON interface (it offers: {})",
+                offered.join(", ")
+            ),
+            NoInterface::Elsewhere(url) => format!(
+                "its card names the interface `{url}`, which is not on the configured \
                      URL's scheme, host and port (`{}`); refused, so a card cannot send the \
                      user's credential elsewhere (configure that URL as the agent's `url`)",
-                    agent.url.trim()
-                ),
-            },
-        })?;
+                agent.url.trim()
+            ),
+        },
+    })?;
     Ok(Ready {
         peer,
         binding,
         url,
         card,
     })
+}
+
+/// A skill as `agents` shows it: its tags and examples only when it has
+/// some.
+fn skill_details(skill: &AgentSkill) -> Value {
+    let mut details = json!({
+        "id": skill.id,
+        "name": skill.name,
+        "description": skill.description,
+    });
+    if !skill.tags.is_empty() {
+        details["tags"] = json!(skill.tags);
+    }
+    if !skill.examples.is_empty() {
+        details["examples"] = json!(skill.examples);
+    }
+    details
 }
 
 /// The credential headers of `name` (known to be set).
@@ -211,7 +227,7 @@ impl A2aToolset {
     /// Lists the A2A agents this host can call, with what each says it
     /// does (its card's description and skills).
     #[tool(network = Internet, read_only)]
-    pub async fn agents(&self, invocation: &ToolInvocation) -> Result<ToolResult, A2aError> {
+    pub async fn agents(&self, invocation: &ToolInvocation) -> Result<ToolResult, ClientError> {
         let cancel = invocation.cancellation_token();
         let mut lines = Vec::new();
         let mut list = Vec::new();
@@ -233,10 +249,10 @@ impl A2aToolset {
                         "description": card.description,
                         "version": card.version,
                         "binding": ready.binding.name(),
-                        "skills": card.skills,
+                        "skills": card.skills.iter().map(skill_details).collect::<Vec<_>>(),
                     }));
                 }
-                Err(A2aError::Cancelled) => return Err(A2aError::Cancelled),
+                Err(ClientError::Cancelled) => return Err(ClientError::Cancelled),
                 Err(e) => {
                     lines.push(format!("- `{name}`: unavailable: {e}"));
                     list.push(json!({"agent": name, "error": e.to_string()}));
@@ -267,11 +283,11 @@ impl A2aToolset {
         /// wait; the host sets the default and the maximum).
         wait_secs: Option<f64>,
         invocation: &ToolInvocation,
-    ) -> Result<ToolResult, A2aError> {
+    ) -> Result<ToolResult, ClientError> {
         let config = self.agent(&agent)?;
         let inbound = inbound_hops();
         if inbound >= self.config.max_hops {
-            return Err(A2aError::HopLimit {
+            return Err(ClientError::HopLimit {
                 hops: inbound,
                 max: self.config.max_hops,
             });
@@ -281,7 +297,7 @@ impl A2aToolset {
         }
         let wait = match wait_secs {
             Some(s) if !(s.is_finite() && s >= 0.0) => {
-                return Err(A2aError::BadArgument(
+                return Err(ClientError::BadArgument(
                     "`wait_secs` must be a number of seconds, 0 or more".to_owned(),
                 ));
             }
@@ -289,23 +305,15 @@ impl A2aToolset {
                 .map_or(self.config.wait(), |d| d.min(self.config.wait())),
             None => self.config.wait(),
         };
-        let mut parts = vec![json!({ "text": message })];
+        let mut parts = vec![Part::text(message)];
         parts.extend(attachments(
             self.files_root.as_deref(),
             files.as_deref().unwrap_or_default(),
         )?);
-        let mut outgoing = json!({
-            "messageId": message_id(),
-            "role": "ROLE_USER",
-            "parts": parts,
-            "metadata": { HOPS_KEY: inbound.saturating_add(1) },
-        });
-        if let Some(context) = context_id {
-            outgoing["contextId"] = Value::String(context);
-        }
-        if let Some(task) = task_id {
-            outgoing["taskId"] = Value::String(task);
-        }
+        let mut outgoing = Message::user(parts);
+        outgoing.metadata = Some(json!({ HOPS_KEY: inbound.saturating_add(1) }));
+        outgoing.context_id = context_id;
+        outgoing.task_id = task_id;
         let cancel = invocation.cancellation_token();
         let headers = headers_of(&self.credentials, &agent);
         let ready = self.ready(&agent, config, headers, cancel).await?;
@@ -323,10 +331,9 @@ impl A2aToolset {
             .filter(|_| ready.card.capabilities.push_notifications && self.pending.is_some())
             .and_then(|base| Some((base, random_hex(16)?, random_hex(32)?)));
         let push = push.map(|(base, id, token)| {
-            params["configuration"]["taskPushNotificationConfig"] = json!({
-                "url": format!("{}/a2a/followups/{id}", base.trim_end_matches('/')),
-                "token": token,
-            });
+            let url = format!("{}{FOLLOWUPS_PATH}{id}", base.trim_end_matches('/'));
+            let config = PushConfig::new(url).with_token(token.clone());
+            params["configuration"]["taskPushNotificationConfig"] = json!(config);
             (id, token)
         });
         // The wait counts from here, whether the stream or polls use it.
@@ -341,7 +348,7 @@ impl A2aToolset {
                 .await?
         };
         let Some(task) = answer.get("task") else {
-            return send_result(&agent, &answer).ok_or_else(|| A2aError::BadAnswer {
+            return send_result(&agent, &answer).ok_or_else(|| ClientError::BadAnswer {
                 agent: agent.clone(),
                 reason: "a SendMessage result with neither `task` nor `message`".to_owned(),
             });
@@ -352,7 +359,7 @@ impl A2aToolset {
             let pause = gap.min(wait.saturating_sub(started.elapsed()));
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Err(A2aError::Cancelled),
+                () = cancel.cancelled() => return Err(ClientError::Cancelled),
                 () = tokio::time::sleep(pause) => {}
             }
             gap = (gap * 2).min(MAX_POLL_GAP);
@@ -394,13 +401,13 @@ impl A2aToolset {
         /// The task's id, from `send`.
         task_id: Option<String>,
         invocation: &ToolInvocation<'_>,
-    ) -> Result<ToolResult, A2aError> {
+    ) -> Result<ToolResult, ClientError> {
         match (agent, task_id) {
             (Some(agent), Some(id)) => {
                 self.task_call(&agent, id, Method::GetTask, invocation)
                     .await
             }
-            (None, Some(_)) => Err(A2aError::BadArgument(
+            (None, Some(_)) => Err(ClientError::BadArgument(
                 "`task_id` needs the `agent` it belongs to".to_owned(),
             )),
             (agent, None) => self.pending_status(agent.as_deref(), invocation).await,
@@ -416,7 +423,7 @@ impl A2aToolset {
         /// The task's id, from `send`.
         task_id: String,
         invocation: &ToolInvocation,
-    ) -> Result<ToolResult, A2aError> {
+    ) -> Result<ToolResult, ClientError> {
         self.task_call(&agent, task_id, Method::CancelTask, invocation)
             .await
     }
@@ -429,7 +436,7 @@ impl A2aToolset {
         task_id: String,
         method: Method,
         invocation: &ToolInvocation<'_>,
-    ) -> Result<ToolResult, A2aError> {
+    ) -> Result<ToolResult, ClientError> {
         let config = self.agent(agent)?;
         if let Some(missing) = self.missing(agent) {
             return Ok(missing);
@@ -487,13 +494,13 @@ impl A2aToolset {
         &self,
         agent: Option<&str>,
         invocation: &ToolInvocation<'_>,
-    ) -> Result<ToolResult, A2aError> {
+    ) -> Result<ToolResult, ClientError> {
         let Some(store) = &self.pending else {
-            return Err(A2aError::BadArgument(
+            return Err(ClientError::BadArgument(
                 "this host keeps no list of pending tasks; give `agent` and `task_id`".to_owned(),
             ));
         };
-        let tasks = store.list().map_err(A2aError::BadArgument)?;
+        let tasks = store.list().map_err(ClientError::BadArgument)?;
         let mut lines = Vec::new();
         let mut all = Vec::new();
         for task in tasks.iter().filter(|t| agent.is_none_or(|a| a == t.agent)) {
@@ -507,7 +514,7 @@ impl A2aToolset {
                 .await;
             let result = match polled {
                 Ok(result) => result,
-                Err(A2aError::Cancelled) => return Err(A2aError::Cancelled),
+                Err(ClientError::Cancelled) => return Err(ClientError::Cancelled),
                 Err(e) => ToolResult::error(e.to_string()).with_details(json!({
                     "agent": task.agent, "task_id": task.task_id, "state": task.state,
                 })),
