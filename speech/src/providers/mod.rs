@@ -1,6 +1,12 @@
 //! The built-in providers, one folder each, and the one list that
 //! registers them with the routers.
 //!
+//! Rules: a provider's folder holds everything of its own (engine, files,
+//! settings, its error type and its conversion to `SpeechError`, unit
+//! tests); what two providers share lives outside both (kokoro and
+//! piper's onnxruntime and espeak-ng parts: the private `onnx` module); the
+//! only list of built-in providers is `register`, at the end of this file.
+//!
 //! | folder | type | type key | direction | feature |
 //! |---|---|---|---|---|
 //! | `flite/` | [`FliteSynthesizer`] (the `flite` program) | `flite` | synthesis | |

@@ -1,8 +1,9 @@
 //! Where the kokoro provider finds its files, and reading them.
 //!
 //! Rules: one folder, the one `scripts/ensure-kokoro.sh` installs into:
-//! `OSCOVA_KOKORO_DIR`, else `kokoro/` in the cache folder piper uses
-//! (`$XDG_CACHE_HOME/oscova`, else `~/.cache/oscova`). It holds the model
+//! `OSCOVA_KOKORO_DIR`, else `kokoro/` in the cache folder the onnxruntime
+//! voices share (`crate::onnx`: `$XDG_CACHE_HOME/oscova`, else
+//! `~/.cache/oscova`). It holds the model
 //! [`MODEL_FILE`], the vocabulary `vocab.json` (IPA symbol → token id) and
 //! the voices as `voices/NAME.bin`: raw little-endian float32, 510 rows of
 //! 256 (one style per token count). A voice *name* must be a plain name of

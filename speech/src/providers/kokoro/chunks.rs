@@ -1,7 +1,8 @@
 //! Clause phonemes to the token chunks Kokoro synthesizes.
 //!
 //! Rules: each clause's phonemes (espeak-ng IPA with its punctuation put
-//! back, from the phonemizer piper uses) become token ids through the
+//! back, from the phonemizer the onnxruntime voices share,
+//! `crate::onnx::phonemes`) become token ids through the
 //! vocabulary, symbols it lacks dropped (as kokoro-onnx does); clauses are
 //! joined by a space. A chunk holds at most [`MAX_TOKENS`] tokens (the
 //! model's 512 less the two pads) and is cut at the least disruptive

@@ -64,7 +64,7 @@ const KEYS: [&str; 3] = ["onnxruntime", "threads", "speed"];
 /// vocabulary (with both licence texts) into the folder this provider
 /// looks in, and the onnxruntime library piper also uses. When they are
 /// installed, kokoro is Oscova's default synthesis provider
-/// ([`default_offline_synthesizer`](crate::default_offline_synthesizer)).
+/// ([`default_offline_synthesizer`](super::default_offline_synthesizer)).
 ///
 /// ```no_run
 /// use oscova_speech::{providers::KokoroSynthesizer, SpeechProviderConfig, SpeechSynthesisProvider, SynthesisRequest};

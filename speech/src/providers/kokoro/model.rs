@@ -1,7 +1,8 @@
 //! The Kokoro model on onnxruntime, and running it chunk by chunk.
 //!
 //! Rules: onnxruntime is the process's one environment, loaded through
-//! piper's `runtime` (so both providers share one library and its rules).
+//! `crate::onnx::runtime` (so kokoro and piper share one library and its
+//! rules).
 //! The model must have the inputs Kokoro's ONNX exports have: the tokens
 //! (`tokens`, or `input_ids` in newer exports) as int64 `[1, n + 2]` with
 //! a 0 pad at each end, `style` float32 `[1, 256]` (the voice's row

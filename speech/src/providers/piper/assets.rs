@@ -1,12 +1,10 @@
-//! Where the piper provider finds its onnxruntime library and its voices.
+//! Where the piper provider finds its voices.
 //!
-//! Rules: one cache folder, the one `scripts/ensure-piper.sh` installs into:
-//! `$XDG_CACHE_HOME/oscova` when `XDG_CACHE_HOME` is an absolute path, else
-//! `~/.cache/oscova` (the XDG base directory rule). Voices live in
-//! `piper/voices/` beneath it as `NAME.onnx` beside `NAME.onnx.json`, the
-//! library in `onnxruntime/1.32.0/`. `OSCOVA_PIPER_VOICES` names another
-//! voice folder and `ORT_DYLIB_PATH` another library (the variable the `ort`
-//! crate itself reads). A voice *name* is only ever looked up in the voice
+//! Rules: the cache folder is the one the onnxruntime voices share (see
+//! `crate::onnx`, which also finds the library), the one
+//! `scripts/ensure-piper.sh` installs into. Voices live in `piper/voices/`
+//! beneath it as `NAME.onnx` beside `NAME.onnx.json`;
+//! `OSCOVA_PIPER_VOICES` names another voice folder. A voice *name* is only ever looked up in the voice
 //! folder and must be a plain file name, so a name from a tool call cannot
 //! reach a file elsewhere; a voice anywhere else is configured as a path
 //! (`model`), which only the host's configuration sets.

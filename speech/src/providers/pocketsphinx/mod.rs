@@ -35,7 +35,7 @@ use sphinx::SphinxRecognizer;
 ///
 /// Local by design ([`default_is_local_endpoint`] is `true`); it ignores the
 /// configuration's endpoint and model, and refuses a `language` other than
-/// English. Audio may be any common PCM WAV (see [`decode_wav`](crate::decode_wav));
+/// English. Audio may be any common PCM WAV (see [`decode_wav`](crate::wav::decode_wav));
 /// the words come back lowercase, separated by single spaces.
 ///
 /// ```no_run

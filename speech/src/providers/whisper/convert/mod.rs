@@ -582,5 +582,4 @@ pub(crate) fn is_ggml(bytes: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-#[path = "convert_tests.rs"]
 mod tests;
