@@ -34,9 +34,13 @@
 //! `oscova.mcp` plugin's host API, over that user's own connection to the
 //! server; an upstream's list change is passed on as the gateway's), with
 //! completion of prompt arguments, file paths and template arguments.
+//! Over HTTP, a call waiting for the person between 2026-07-28 rounds is
+//! kept in the `[sessions]` store (`[mcp] waits`, `mcp/waits.rs`), so the
+//! retry carrying the answer may reach any process on that store.
 
 #[cfg(feature = "mcp-servers")]
 mod upstream;
+mod waits;
 
 use std::net::SocketAddr;
 
@@ -83,8 +87,8 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
 }
 
 /// The MCP HTTP server `--listen` (and `oscova serve`) binds, `[mcp]`
-/// applied.
-pub(super) fn http_server(
+/// applied, its waiting calls kept where `[mcp] waits` says (`mcp/waits.rs`).
+pub(super) async fn http_server(
     env: &Env,
     user: Option<&str>,
     allow_approval_required: bool,
@@ -103,7 +107,8 @@ pub(super) fn http_server(
         .default_user(default_user.id())
         .allow_approval_required(allow_approval_required)
         .tool_names(names.into())
-        .map_err(CliError::McpNames)?;
+        .map_err(CliError::McpNames)?
+        .wait_store_arc(waits::open(env).await?);
     Ok(env.config.mcp().apply(env.config.auth(), server))
 }
 
@@ -113,7 +118,8 @@ async fn serve_http(env: &Env, args: McpArgs, addr: SocketAddr) -> Result<ExitSt
         args.user.user.as_deref(),
         args.allow_approval_required,
         args.names,
-    )?
+    )
+    .await?
     .bind(addr)
     .await
     .map_err(CliError::McpHttp)?;

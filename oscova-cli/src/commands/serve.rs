@@ -84,7 +84,8 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         args.user.user.as_deref(),
         args.allow_approval_required,
         args.names,
-    )?
+    )
+    .await?
     .allowed_hosts(public_host)
     .bind(args.listen)
     .await

@@ -16,7 +16,12 @@
 //! when the file is loaded, naming the key and the range. `[mcp.servers.NAME]`
 //! entries are the `oscova.mcp` plugin's (feature `mcp-servers`); in a
 //! build without it, any entry is an error when the file is loaded, naming
-//! the server and the feature, never silently ignored.
+//! the server and the feature, never silently ignored. `waits` says where
+//! the HTTP server (`oscova mcp --listen`, `oscova serve`) keeps calls
+//! waiting between 2026-07-28 rounds: `"sessions"` (the default) in the
+//! `[sessions]` store, its SQLite file or its Postgres database, so a
+//! retry is answered by any process on that store, or `"memory"`, this
+//! process's only.
 //!
 //! ```toml
 //! [mcp]
@@ -30,6 +35,7 @@
 //! max_connections_per_peer = 256
 //! body_timeout_secs = 20
 //! idle_timeout_secs = 600
+//! waits = "sessions"
 //!
 //! [[mcp.tokens]]
 //! user = "alice"
@@ -62,6 +68,9 @@ pub(crate) struct McpSection {
     idle_timeout_secs: Option<u64>,
     shutdown_grace_secs: Option<u64>,
     scope_cache: Option<usize>,
+    /// Where calls waiting between 2026-07-28 rounds are kept.
+    #[serde(default)]
+    waits: Waits,
     /// `[mcp.servers.NAME]`: MCP servers used as toolsets (the `oscova.mcp`
     /// plugin).
     #[serde(default)]
@@ -69,6 +78,18 @@ pub(crate) struct McpSection {
     /// Parsed from `tokens` by [`McpSection::check`].
     #[serde(skip)]
     parsed: Vec<UserToken>,
+}
+
+/// `[mcp] waits`: where the HTTP server keeps calls waiting for an answer
+/// between 2026-07-28 rounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Waits {
+    /// In the `[sessions]` store, for every process on it.
+    #[default]
+    Sessions,
+    /// In this process's memory only.
+    Memory,
 }
 
 /// One `[mcp.servers.NAME]` entry: the plugin's settings.
@@ -130,6 +151,12 @@ impl McpSection {
         }
         self.parsed = super::auth::parse_tokens(&self.tokens, "mcp.tokens")?;
         Ok(())
+    }
+
+    /// Whether calls waiting between rounds are kept in the `[sessions]`
+    /// store (`waits = "sessions"`, the default), rather than in memory.
+    pub(crate) fn waits_in_sessions(&self) -> bool {
+        self.waits == Waits::Sessions
     }
 
     /// `max_body_bytes`, which `oscova serve`'s A2A applies too.

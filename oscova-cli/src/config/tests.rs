@@ -131,3 +131,15 @@ fn an_explicit_file_must_exist() {
     let err = Config::load_from(None, [(CONFIG_ENV, missing.to_str().unwrap())]).unwrap_err();
     assert!(matches!(err, CliError::ConfigRead { .. }), "{err}");
 }
+
+#[test]
+fn mcp_waits_are_kept_in_the_sessions_store_unless_memory_is_asked() {
+    let none: [(&str, &str); 0] = [];
+    let config = Config::from_toml_str("", none).unwrap();
+    assert!(config.mcp().waits_in_sessions());
+    let config = Config::from_toml_str("[mcp]\nwaits = \"memory\"", none).unwrap();
+    assert!(!config.mcp().waits_in_sessions());
+    let err = Config::from_toml_str("[mcp]\nwaits = \"disk\"", none).unwrap_err();
+    let err = err.to_string();
+    assert!(err.contains("disk") && err.contains("`sessions`"), "{err}");
+}

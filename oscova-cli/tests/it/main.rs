@@ -28,6 +28,7 @@ pub mod mcp_gateway;
 pub mod mcp_http;
 pub mod mcp_offer;
 pub mod mcp_upstream;
+pub mod mcp_waits;
 pub mod models;
 pub mod network;
 pub mod outside_crate;

@@ -186,6 +186,10 @@ pub enum McpHttpError {
     /// The OAuth settings cannot be used.
     #[error("invalid OAuth setting: {0}")]
     OAuth(#[from] OAuthError),
+    /// The store of waiting calls ([`McpHttpServer::wait_store`]) could not
+    /// be opened.
+    #[error("cannot open the store of waiting calls: {0}")]
+    WaitStore(#[from] crate::wait::WaitStoreError),
 }
 
 impl From<ServeError> for McpHttpError {
