@@ -69,6 +69,8 @@
 #[cfg(feature = "server")]
 mod ask;
 #[cfg(feature = "server")]
+mod binding;
+#[cfg(feature = "server")]
 mod body;
 #[cfg(feature = "server")]
 mod card;
@@ -77,14 +79,12 @@ mod error;
 #[cfg(feature = "server")]
 mod events;
 #[cfg(feature = "server")]
-mod http;
-#[cfg(feature = "server")]
 mod limits;
+#[cfg(feature = "server")]
+mod methods;
 pub mod model;
 #[cfg(feature = "server")]
 pub mod push;
-#[cfg(feature = "server")]
-mod rpc;
 #[cfg(feature = "server")]
 mod server;
 #[cfg(feature = "server")]
@@ -103,13 +103,13 @@ pub mod auth {
 }
 
 #[cfg(feature = "server")]
+pub use binding::FollowUpHook;
+#[cfg(feature = "server")]
 pub use body::A2aBody;
 #[cfg(feature = "server")]
 pub use card::CardConfig;
 #[cfg(feature = "server")]
 pub use error::ServeA2aError;
-#[cfg(feature = "server")]
-pub use http::FollowUpHook;
 #[cfg(feature = "server")]
 pub use limits::Limits;
 pub use model::A2aError;

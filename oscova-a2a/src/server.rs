@@ -40,10 +40,10 @@ use oscova_serve::{
 use tokio_util::sync::CancellationToken;
 
 use crate::Limits;
+use crate::binding::{FollowUpHook, State};
 use crate::body::A2aBody;
 use crate::card::{CardConfig, card_json, extended_card_json};
 use crate::error::ServeA2aError;
-use crate::http::{FollowUpHook, State};
 use crate::store::TaskStore;
 use crate::tasks::Runner;
 

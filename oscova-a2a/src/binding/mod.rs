@@ -39,7 +39,7 @@ use serde_json::{Map, Value, json};
 use crate::body::A2aBody;
 use crate::model::{A2aError, CARD_PATH, FOLLOWUPS_PATH, Method, VERSION_HEADER};
 use crate::tasks::Runner;
-use crate::{rpc, stream};
+use crate::{methods, stream};
 
 /// What every request reads.
 pub(crate) struct State {
@@ -378,7 +378,7 @@ impl State {
     async fn call(&self, user: &str, method: Method, params: Value) -> Result<Value, A2aError> {
         match (&self.extended_card, method) {
             (Some(card), Method::GetExtendedAgentCard) => Ok(card.clone()),
-            _ => rpc::call(&self.runner, user, method, params).await,
+            _ => methods::call(&self.runner, user, method, params).await,
         }
     }
 
