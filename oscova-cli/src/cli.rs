@@ -5,12 +5,14 @@
 //! subcommand. Every subcommand that acts for a user takes `--user`.
 //! Adding a command means a variant here and a module under `commands/`.
 
+mod mcp_login;
 mod sessions;
 
 use std::path::PathBuf;
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+pub(crate) use mcp_login::{McpLoginArgs, McpLogoutArgs};
 use oscova_agent::chat::DEFAULT_MAX_ROUNDS;
 use oscova_agent::profile::SchemaProfile;
 pub(crate) use sessions::{SessionFormat, SessionsCommand};
@@ -230,6 +232,15 @@ pub(crate) enum McpAction {
         /// The server, as named in `[mcp.servers.NAME]`.
         name: String,
     },
+    /// Log a user (or, without `--user`, the host) in to server NAME,
+    /// whose `oauth` has `grant = "authorization_code"`: prints the URL to
+    /// open, takes the browser's redirect on a loopback port (or, with
+    /// `--paste`, the pasted address), and keeps the grant in the
+    /// sessions' SQLite file, sealed with `OSCOVA_TOKEN_KEY`.
+    Login(McpLoginArgs),
+    /// Forget a user's (or, without `--user`, the host's) grant of server
+    /// NAME; the user's next call says to log in again.
+    Logout(McpLogoutArgs),
 }
 
 /// Which model provider to use, where, and whether it must be local.

@@ -231,6 +231,10 @@ pub enum CliError {
     #[cfg(feature = "mcp-servers")]
     #[error("{0}")]
     McpPin(#[source] oscova_plugin_mcp::McpError),
+    /// `oscova mcp login` or `logout` failed.
+    #[cfg(feature = "mcp-servers")]
+    #[error("{0}")]
+    McpLogin(#[source] oscova_plugin_mcp::McpError),
     /// `[mcp.servers]` or `oscova mcp pin` in a build without the
     /// `mcp-servers` feature.
     #[error(
@@ -357,7 +361,11 @@ impl CliError {
             #[cfg(feature = "mcp-servers")]
             Self::McpPin(oscova_plugin_mcp::McpError::UnknownServer(_))
             | Self::McpPin(oscova_plugin_mcp::McpError::NoLockFile)
-            | Self::McpPin(oscova_plugin_mcp::McpError::Config { .. }) => ExitStatus::Usage,
+            | Self::McpPin(oscova_plugin_mcp::McpError::Config { .. })
+            | Self::McpLogin(oscova_plugin_mcp::McpError::UnknownServer(_))
+            | Self::McpLogin(oscova_plugin_mcp::McpError::Config { .. }) => ExitStatus::Usage,
+            #[cfg(feature = "mcp-servers")]
+            Self::McpLogin(_) => ExitStatus::ToolError,
             #[cfg(feature = "mcp-servers")]
             Self::McpPin(_) => ExitStatus::ToolError,
             Self::Host(_)
@@ -404,6 +412,8 @@ impl CliError {
             Self::A2a(_) => "a2a",
             #[cfg(feature = "mcp-servers")]
             Self::McpPin(_) => "mcp_pin",
+            #[cfg(feature = "mcp-servers")]
+            Self::McpLogin(_) => "mcp_login",
             Self::McpServersOff { .. } => "mcp_servers_off",
             Self::SessionsPostgresOff => "sessions_postgres_off",
             Self::SlashCommand { .. } => "slash_command",

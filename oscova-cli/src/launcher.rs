@@ -266,6 +266,27 @@ impl Launcher {
             runtime.shutdown_background();
             return outcome;
         }
+        // `oscova mcp login|logout NAME`: that one server's grant, no host.
+        if let Command::Mcp(crate::cli::McpArgs {
+            action: Some(action),
+            ..
+        }) = &cli.command
+            && !matches!(action, crate::cli::McpAction::Pin { .. })
+        {
+            #[cfg(feature = "mcp-servers")]
+            let outcome = {
+                let builder = self.mcp_servers(&config);
+                runtime.block_on(crate::commands::mcp_grant(
+                    &config, builder, action, cli.json,
+                ))
+            };
+            #[cfg(not(feature = "mcp-servers"))]
+            let outcome = Err(CliError::McpServersOff {
+                what: format!("`{} mcp {action:?}`", self.name),
+            });
+            runtime.shutdown_background();
+            return outcome;
+        }
         // MCP servers' catalogs are known before the host starts (listed
         // on the runtime that serves their calls, or read from pins).
         #[cfg(feature = "mcp-servers")]
@@ -420,6 +441,12 @@ impl Launcher {
             .host_credentials(move |key| host.host(key));
         if let Some(lock) = config.mcp_lock_file() {
             builder = builder.lock_file(lock);
+        }
+        // `grant = "authorization_code"` servers' grants (`oscova mcp login`).
+        match crate::commands::mcp_token_store(config) {
+            Ok(Some(store)) => builder = builder.token_store(store),
+            Ok(None) => {}
+            Err(e) => crate::output::warn(&format!("MCP servers' OAuth grants: {e}")),
         }
         builder
     }

@@ -39,7 +39,12 @@
 //! retry carrying the answer may reach any process on that store.
 
 #[cfg(feature = "mcp-servers")]
+mod login;
+#[cfg(feature = "mcp-servers")]
 mod upstream;
+
+#[cfg(feature = "mcp-servers")]
+pub(crate) use login::{grant, token_store};
 mod waits;
 
 use std::net::SocketAddr;

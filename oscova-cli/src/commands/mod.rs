@@ -26,6 +26,8 @@ use oscova_core::{CancellationToken, PluginHost};
 
 #[cfg(feature = "mcp-servers")]
 pub(crate) use mcp::pin as pin_mcp_server;
+#[cfg(feature = "mcp-servers")]
+pub(crate) use mcp::{grant as mcp_grant, token_store as mcp_token_store};
 
 use crate::cli::Command;
 use crate::config::Config;

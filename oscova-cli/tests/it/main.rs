@@ -26,6 +26,7 @@ pub mod mcp;
 pub mod mcp_ext_prompts;
 pub mod mcp_gateway;
 pub mod mcp_http;
+pub mod mcp_login;
 pub mod mcp_offer;
 pub mod mcp_upstream;
 pub mod mcp_waits;

@@ -1,0 +1,224 @@
+//! `oscova mcp login` and `logout` (issue 39): an `[mcp.servers.NAME]`
+//! whose `oauth` has `grant = "authorization_code"`. The upstream is
+//! another `oscova mcp --listen` taking only access tokens of a real
+//! authorization server on loopback (npm `oidc-provider`); the person's
+//! browser is played by `OidcProvider::consent` (its login and consent
+//! forms over HTTP). The grants land in the sessions' SQLite file, sealed
+//! with `OSCOVA_TOKEN_KEY`.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use oscova_test_support::oidc::{self, OidcProvider, USER_CLIENT_ID};
+
+const KEY: &str = "4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b";
+const ECHO: &str = "oscova_mcp__up__example_echo";
+
+/// `oscova --config CONFIG ARGS` with the token key set.
+fn oscova(config: &Path, args: &[&str]) -> Command {
+    let mut all = vec!["--config", config.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let mut command = support::oscova(&all);
+    command.env("OSCOVA_TOKEN_KEY", KEY);
+    command
+}
+
+/// Starts `oscova mcp --listen` with `config`; the process and its URL.
+fn upstream(config: &Path) -> (Child, String) {
+    let mut child = support::oscova(&[
+        "--config",
+        config.to_str().unwrap(),
+        "mcp",
+        "--listen",
+        "127.0.0.1:0",
+        "--names",
+        "short",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        match lines.next() {
+            Some(Ok(line)) if line.contains("http://") => {
+                let at = line.find("http://").unwrap();
+                break line[at..].trim().to_owned();
+            }
+            Some(Ok(_)) => {}
+            _ => panic!("the upstream exited before saying where it listens"),
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, url)
+}
+
+/// Runs `oscova mcp login up [--user U] [--paste]`, consenting as
+/// `account`; returns its stdout after the URL.
+fn login(
+    provider: &OidcProvider,
+    config: &Path,
+    user: Option<&str>,
+    account: &str,
+    paste: bool,
+) -> String {
+    let mut args = vec!["mcp", "login", "up"];
+    if let Some(user) = user {
+        args.extend(["--user", user]);
+    }
+    if paste {
+        args.push("--paste");
+    }
+    let mut child = oscova(config, &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut url = String::new();
+    stdout.read_line(&mut url).unwrap();
+    assert!(url.starts_with(provider.issuer()), "the URL first: {url:?}");
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    let redirected = provider.consent(url.trim(), account);
+    if paste {
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{redirected}").unwrap();
+    } else {
+        assert!(redirected.starts_with("http://127.0.0.1:"), "{redirected}");
+        let (status, _, page) = oidc::exchange("GET", &redirected, &BTreeMap::new(), None);
+        assert_eq!(status, 200, "{page}");
+    }
+    let output = child.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{rest}\n{stderr}");
+    rest
+}
+
+/// `oscova tools call ECHO --user USER`: success, and all it printed.
+fn echo(config: &Path, user: &str, text: &str) -> (bool, String) {
+    let args = serde_json::json!({ "text": text }).to_string();
+    let output = oscova(
+        config,
+        &["tools", "call", ECHO, "--user", user, "--args", &args],
+    )
+    .output()
+    .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), all)
+}
+
+fn terminate(child: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the upstream did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_person_logs_in_their_calls_go_through_and_logout_forgets_it() {
+    let provider = OidcProvider::start();
+    let dir = support::temp_dir("mcp-login");
+    let upstream_config = dir.join("upstream.toml");
+    std::fs::write(
+        &upstream_config,
+        format!(
+            "[auth.oauth]\nissuer = \"{}\"\nscopes = [\"mcp\"]\n",
+            provider.issuer()
+        ),
+    )
+    .unwrap();
+    let (mut up, url) = upstream(&upstream_config);
+    let db = dir.join("state").join("sessions.db");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sessions]\npath = \"{}\"\n\n[mcp.servers.up]\nurl = \"{url}\"\nper_user = true\n\
+             network = \"local\"\ntimeout_secs = 20\noauth = {{ grant = \"authorization_code\", \
+             client_id = \"{USER_CLIENT_ID}\", scopes = [\"mcp\"], issuer = \"{}\" }}\n",
+            db.display(),
+            provider.issuer()
+        ),
+    )
+    .unwrap();
+
+    // Without the key: told what to set, nothing asked of anyone.
+    let output = support::oscova(&["--config", config.to_str().unwrap(), "mcp", "login", "up"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("OSCOVA_TOKEN_KEY"), "{stderr}");
+
+    // The host (its grant lists the tools at start), by pasting; alice,
+    // through the loopback redirect.
+    let host = login(&provider, &config, None, "account-host", true);
+    assert!(
+        host.contains("logged the host in to MCP server `up`"),
+        "{host}"
+    );
+    let alice = login(&provider, &config, Some("alice"), "account-alice", false);
+    assert!(alice.contains("logged user `alice` in"), "{alice}");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&db).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "the grants' file is private");
+
+    let (ok, out) = echo(&config, "alice", "hello from alice");
+    assert!(ok && out.contains("hello from alice"), "{out}");
+    // bob has not logged in: the command to run.
+    let (ok, out) = echo(&config, "bob", "hello from bob");
+    assert!(
+        !ok && out.contains("oscova mcp login up --user bob"),
+        "{out}"
+    );
+    assert!(!out.contains("hello from bob"), "{out}");
+
+    let output = oscova(&config, &["mcp", "logout", "up", "--user", "alice"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("forgot the grant of user `alice`"),
+        "{stdout}"
+    );
+    let (ok, out) = echo(&config, "alice", "again");
+    assert!(
+        !ok && out.contains("oscova mcp login up --user alice"),
+        "{out}"
+    );
+    assert_eq!(provider.grants()["authorization_code"], 2);
+    terminate(&mut up);
+}
+
+#[test]
+fn login_and_logout_say_what_they_do_in_help() {
+    for (command, words) in [
+        ("login", ["--paste", "--user", "OSCOVA_TOKEN_KEY"]),
+        ("logout", ["--user", "NAME", "grant"]),
+    ] {
+        let output = support::oscova(&["mcp", command, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{help}");
+        for word in words {
+            assert!(help.contains(word), "{command}: {word}: {help}");
+        }
+    }
+}
