@@ -42,10 +42,10 @@
 mod login;
 #[cfg(feature = "mcp-servers")]
 mod upstream;
+mod waits;
 
 #[cfg(feature = "mcp-servers")]
 pub(crate) use login::{grant, token_store};
-mod waits;
 
 use std::net::SocketAddr;
 
