@@ -320,9 +320,11 @@ notify_event!(
 /// Before a tool runs: patch `input`, or [`block`](Self::block) the call
 /// (the reason goes to the model). A handler that fails blocks it too.
 ///
-/// It is this session's view of the call, and runs outside the host's
-/// layers ([`oscova_core::host::layer`]): the host's layers see the input
-/// as handlers left it, and still refuse it. A guard that must hold for
+/// It is this session's view of the call: the session's tool events are
+/// the call's own layer ([`oscova_core::host::layer`]), outside the host's
+/// hooks and layers, which see the input as handlers left it and still
+/// refuse it ([`ToolResultEvent`] then carries the refusal). A name that
+/// is no tool at all never reaches it. A guard that must hold for
 /// every front end (MCP and A2A serving too, every session) is a layer
 /// registered once on the plugin host
 /// ([`PluginHostBuilder::layer`](oscova_core::PluginHostBuilder::layer));

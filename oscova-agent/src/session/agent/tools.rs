@@ -4,18 +4,26 @@
 //! Rules: an extension registers `#[toolset]` values; each tool is known
 //! by its own normalised name (`hello`), which never collides with a
 //! plugin tool's wire name (those hold `__`), and the first registration
-//! of a name wins. Every call, whoever's tool it is, goes the same way:
-//! `ToolCallEvent` (patch the input, or block: the reason goes to the
-//! model and nothing runs), the active-tools check, `ToolExecutionStart`,
-//! the run (a scope tool through [`UserScope::invoke`](oscova_core::UserScope::invoke): the host's
-//! hooks and layers, approval, argument checks, redaction; an extension
-//! tool through the same hooks and layers
-//! ([`UserScope::layered`](oscova_core::UserScope::layered), so a guard
-//! the host registered once refuses it too), then its toolset's
-//! dispatch: the same argument check, a `Required` tool confirmed by the
-//! person or refused, panics caught, the result redacted with the scope's
-//! and the host's secrets), progress as `ToolExecutionUpdate`,
-//! `ToolResultEvent` (edit the result), `ToolExecutionEnd`. The run is
+//! of a name wins. Every call, whoever's tool it is, goes the same way,
+//! through the host's one shape around a call
+//! ([`oscova_core::host::layer`]): the session's tool events are the
+//! call's own layer (`ToolEvents`), outside the host's hooks and layers.
+//! In order: `ToolCallEvent` (patch the input, or block: the reason goes
+//! to the model and nothing runs), the active-tools check,
+//! `ToolExecutionStart`, the host's hooks and layers (they see the input
+//! as the handlers left it, so a guard the host registered once refuses
+//! the call whatever an extension did), then the run (a scope tool through
+//! [`UserScope::invoke`](oscova_core::UserScope::invoke): approval,
+//! argument checks, redaction; an extension tool through
+//! [`UserScope::layered`](oscova_core::UserScope::layered), then its
+//! toolset's dispatch: the same argument check, a `Required` tool
+//! confirmed by the person or refused, panics caught, the result redacted
+//! with the scope's and the host's secrets), progress as
+//! `ToolExecutionUpdate`, the outcome as the model reads it (a refusal
+//! says the call did not run), `ToolResultEvent` (edit the result), and
+//! `ToolExecutionEnd` (not for a call the session's own events stopped).
+//! A name that is no tool at all is refused before the session's events
+//! (only `ToolExecutionEnd` comes, with the refusal). The run is
 //! inside the session's [`CallOrigin`] (its id), so a tool knows which
 //! session asked; nothing in a call's arguments sets it. Once a call is
 //! approved, and just before its tool's body runs, its started mark
@@ -26,9 +34,10 @@
 //! it); a mark that cannot be stored stops the call, so no tool runs
 //! without one. Its tool message follows when it ends (`batch.rs`).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use oscova_core::host::layer::ToolCall;
+use oscova_core::host::layer::{CallOutcome, Next, ToolCall, ToolLayer};
+use oscova_core::provider::BoxFuture;
 use oscova_core::provider::model::{ChatMessage, ToolCallRequest, ToolSpec};
 use oscova_core::tool::{CallOrigin, ProgressSink, ToolInfo, ToolsetInfo, with_call_origin};
 use oscova_core::{
@@ -43,7 +52,7 @@ use super::events::{
     ToolResultEvent,
 };
 use super::state::Shared;
-use super::wait::{KeptApproval, ask_kept};
+use super::wait::{KeptApproval, WaitEnd, ask_kept};
 use crate::chat::{ToolsPromptSection, prepare_arguments, tool_message};
 use crate::profile::{SchemaProfile, export_schema};
 use crate::session::EntryKind;
@@ -189,46 +198,21 @@ pub(crate) async fn run_call(
     profile: SchemaProfile,
 ) -> Option<(ChatMessage, ToolResult)> {
     let input = prepare_arguments(&shared.scope, call, profile);
-    let event = ToolCallEvent {
+    let events = Arc::new(ToolEvents {
+        shared: shared.clone(),
         call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        input,
-        blocked: None,
-    };
-    // A tool call's failed handler blocks; dispatch never fails it.
-    let event = dispatch(shared, event).await.ok()?;
-    if let Some(reason) = event.blocked {
-        let text = format!("blocked: {reason}. The call did not run.");
-        let result = ToolResult::error(shared.scope.redact(&text).into_owned())
-            .with_details(json!({ "error": "blocked" }));
+        name: call.name.clone(),
+        ended: Arc::default(),
+        stopped: Mutex::default(),
+        progress: Mutex::default(),
+    });
+    let result = run_with_progress(shared, call, input, &events).await;
+    // Stopped by the session itself (a handler blocked it, an inactive
+    // tool): answered with no further event.
+    if let Some(result) = lock(&events.stopped).take() {
         return Some((tool_message(&call.id, &result), result));
     }
-    if !is_active(shared, &call.name) {
-        let result = ToolResult::error(format!(
-            "tool `{}` is not active in this session; do not call it",
-            call.name
-        ))
-        .with_details(json!({ "error": "inactive_tool" }));
-        return Some((tool_message(&call.id, &result), result));
-    }
-    let input = event.input;
-    let start = ToolExecutionStartEvent {
-        call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        input: input.clone(),
-    };
-    let _ = dispatch(shared, start).await;
-    let result = run_with_progress(shared, call, input.clone()).await?;
-    let event = ToolResultEvent {
-        call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        input,
-        result,
-    };
-    let result = match dispatch(shared, event).await {
-        Ok(event) => event.result,
-        Err(_) => return None,
-    };
+    let result = result?;
     let end = ToolExecutionEndEvent {
         call_id: call.id.clone(),
         tool_name: call.name.clone(),
@@ -238,14 +222,143 @@ pub(crate) async fn run_call(
     Some((tool_message(&call.id, &result), result))
 }
 
-/// Runs the tool while its progress reports become
-/// `ToolExecutionUpdateEvent`s.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The session's tool events around one call: the call's own layer
+/// ([`Invoke::layer`](oscova_core::host::invoke::Invoke::layer),
+/// [`UserScope::layered`]), outside the host's hooks and layers, which see
+/// the input as the handlers left it. In order: `ToolCallEvent` (patch the
+/// input, or block: nothing else runs), the active-tools check,
+/// `ToolExecutionStart`, the rest of the call (the host's layers,
+/// approval, the tool), its outcome as the model reads it, and
+/// `ToolResultEvent` (edit it).
+struct ToolEvents {
+    shared: Arc<Shared>,
+    call_id: String,
+    name: String,
+    /// How a scope tool's kept wait for approval ended without an answer
+    /// (`KeptApproval` leaves it), read when the rest is refused.
+    ended: Arc<Mutex<Option<WaitEnd>>>,
+    /// What the model reads when the session itself stopped the call.
+    stopped: Mutex<Option<ToolResult>>,
+    /// The tool's progress reports, until the tool runs.
+    progress: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<ToolProgress>>>,
+}
+
+impl ToolEvents {
+    /// Awaits the rest of the call while the tool's progress reports
+    /// become `ToolExecutionUpdateEvent`s, every one before the call's
+    /// `ToolResultEvent`.
+    async fn run_with_updates(&self, mut running: BoxFuture<'_, CallOutcome>) -> CallOutcome {
+        let Some(mut rx) = lock(&self.progress).take() else {
+            return running.await;
+        };
+        let update = |progress: ToolProgress| ToolExecutionUpdateEvent {
+            call_id: self.call_id.clone(),
+            tool_name: self.name.clone(),
+            progress,
+        };
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                outcome = &mut running => break outcome,
+                Some(progress) = rx.recv() => {
+                    let _ = dispatch(&self.shared, update(progress)).await;
+                }
+            }
+        };
+        while let Ok(progress) = rx.try_recv() {
+            let _ = dispatch(&self.shared, update(progress)).await;
+        }
+        outcome
+    }
+
+    /// Stops the call with `result`, the answer the model reads; the
+    /// refusal only ends the pipeline (`run_call` answers with `result`).
+    fn stop(&self, call: &ToolCall<'_>, result: ToolResult) -> InvokeError {
+        *lock(&self.stopped) = Some(result);
+        call.refuse("stopped by the session")
+    }
+
+    /// What the model reads of a call the host refused or failed: a kept
+    /// wait's end, else the refusal.
+    fn settle(&self, error: &InvokeError) -> ToolResult {
+        match lock(&self.ended).take() {
+            Some(end) => end.result(&self.name),
+            None => refused(&self.shared.scope, error),
+        }
+    }
+}
+
+impl ToolLayer for ToolEvents {
+    fn call<'a>(&'a self, mut call: ToolCall<'a>, next: Next<'a>) -> BoxFuture<'a, CallOutcome> {
+        Box::pin(async move {
+            let shared = &self.shared;
+            let cancelled = || InvokeError::Cancelled(self.name.clone());
+            let event = ToolCallEvent {
+                call_id: self.call_id.clone(),
+                tool_name: self.name.clone(),
+                input: std::mem::take(&mut call.arguments),
+                blocked: None,
+            };
+            // A tool call's failed handler blocks; dispatch never fails it.
+            let event = dispatch(shared, event).await.map_err(|_| cancelled())?;
+            if let Some(reason) = event.blocked {
+                let text = format!("blocked: {reason}. The call did not run.");
+                let result = ToolResult::error(shared.scope.redact(&text).into_owned())
+                    .with_details(json!({ "error": "blocked" }));
+                return Err(self.stop(&call, result));
+            }
+            if !is_active(shared, &self.name) {
+                let result = ToolResult::error(format!(
+                    "tool `{}` is not active in this session; do not call it",
+                    self.name
+                ))
+                .with_details(json!({ "error": "inactive_tool" }));
+                return Err(self.stop(&call, result));
+            }
+            call.arguments = event.input;
+            let input = call.arguments.clone();
+            let start = ToolExecutionStartEvent {
+                call_id: self.call_id.clone(),
+                tool_name: self.name.clone(),
+                input: input.clone(),
+            };
+            let _ = dispatch(shared, start).await;
+            let result = match self.run_with_updates(next.run(call)).await {
+                Ok(result) => result,
+                Err(error @ InvokeError::Cancelled(_)) => return Err(error),
+                Err(error) => self.settle(&error),
+            };
+            let event = ToolResultEvent {
+                call_id: self.call_id.clone(),
+                tool_name: self.name.clone(),
+                input,
+                result,
+            };
+            match dispatch(shared, event).await {
+                Ok(event) => Ok(event.result),
+                Err(_) => Err(cancelled()),
+            }
+        })
+    }
+}
+
+/// Runs the call inside the session's origin, its tool's progress
+/// reports sent to its events (`ToolEvents`, which dispatch them as
+/// `ToolExecutionUpdateEvent`s while the tool runs).
 async fn run_with_progress(
     shared: &Arc<Shared>,
     call: &ToolCallRequest,
     input: Value,
+    events: &Arc<ToolEvents>,
 ) -> Option<ToolResult> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ToolProgress>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<ToolProgress>();
+    *lock(&events.progress) = Some(rx);
     let sink: ProgressSink = Arc::new(move |progress| {
         let _ = tx.send(progress);
     });
@@ -253,38 +366,23 @@ async fn run_with_progress(
     // A2A task followed by the host, delivers to it); set here, never
     // from the call's arguments.
     let origin = CallOrigin::session(shared.session_id.as_str());
-    let running = with_call_origin(origin, invoke(shared, call, input, sink));
-    tokio::pin!(running);
-    let update = |progress: ToolProgress| ToolExecutionUpdateEvent {
-        call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        progress,
-    };
-    let result = loop {
-        tokio::select! {
-            biased;
-            result = &mut running => break result,
-            Some(progress) = rx.recv() => {
-                let _ = dispatch(shared, update(progress)).await;
-            }
-        }
-    };
-    while let Ok(progress) = rx.try_recv() {
-        let _ = dispatch(shared, update(progress)).await;
-    }
-    result
+    with_call_origin(origin, invoke(shared, call, input, sink, events)).await
 }
 
+/// Runs the call through its events, the host's layers and the tool: a
+/// scope tool through the pipeline, an extension's through
+/// [`UserScope::layered`].
 async fn invoke(
     shared: &Arc<Shared>,
     call: &ToolCallRequest,
     input: Value,
     progress: ProgressSink,
+    events: &Arc<ToolEvents>,
 ) -> Option<ToolResult> {
     let cancel = shared.cancellation();
     let found = shared.state().tools.find(&call.name);
     let Some((toolset, info, index)) = found else {
-        return invoke_scope(shared, call, input, progress, cancel).await;
+        return invoke_scope(shared, call, input, progress, cancel, events).await;
     };
     // The host's hooks and layers hold for an extension's tool as for the
     // scope's (`UserScope::layered`), before it is confirmed: a guard
@@ -298,7 +396,7 @@ async fn invoke(
         index,
     };
     let outcome = scope
-        .layered(None, guarded, |guarded| async {
+        .layered(Some(&**events), guarded, |guarded| async {
             let ran = run_extension_tool(shared, call, guarded.arguments, progress, tool, &cancel);
             ran.await
                 .ok_or_else(|| InvokeError::Cancelled(call.name.clone()))
@@ -307,7 +405,7 @@ async fn invoke(
     match outcome {
         Ok(result) => Some(result),
         Err(InvokeError::Cancelled(_)) => None,
-        Err(error) => Some(refused(scope, &error)),
+        Err(error) => Some(events.settle(&error)),
     }
 }
 
@@ -413,21 +511,22 @@ async fn invoke_scope(
     input: Value,
     progress: ProgressSink,
     cancel: oscova_core::CancellationToken,
+    events: &Arc<ToolEvents>,
 ) -> Option<ToolResult> {
     let scope = &shared.scope;
     let marking = shared.clone();
     let (id, tool) = (call.id.clone(), call.name.clone());
     // The approval, if the call needs one, is asked with its wait kept in
     // the session first (`wait.rs`).
-    let ended = Arc::new(std::sync::Mutex::new(None));
     let approval = KeptApproval {
         shared: shared.clone(),
         call_id: call.id.clone(),
         tool: call.name.clone(),
-        ended: ended.clone(),
+        ended: events.ended.clone(),
     };
     let mut invoke = scope
         .invoke(&call.name, input)
+        .layer_arc(Some(events.clone() as Arc<dyn ToolLayer>))
         .cancellation(cancel)
         .progress_arc(progress)
         .approval_handler(approval)
@@ -441,13 +540,8 @@ async fn invoke_scope(
     match invoke.checked().await {
         Ok(result) => Some(result),
         Err(InvokeError::Cancelled(_)) => None,
-        Err(error) => {
-            let ended = ended.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(end) = ended {
-                return Some(end.result(&call.name));
-            }
-            Some(refused(scope, &error))
-        }
+        // Refused before the events (an unknown or unavailable tool).
+        Err(error) => Some(events.settle(&error)),
     }
 }
 

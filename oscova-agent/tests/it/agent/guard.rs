@@ -2,14 +2,17 @@
 //! (`oscova_core::host::layer`), holds in a session for every tool the
 //! model may call: the host's (through `UserScope::invoke`) and an
 //! extension's own (through `UserScope::layered`), and an extension's
-//! `tool_call` handler cannot rewrite a call past it (the session's events
-//! run outside the host's layers). The tools count their runs: a refused
+//! `tool_call` handler cannot rewrite a call past it: the session's events
+//! are the call's own layer, outside the host's, and its `tool_result`
+//! handlers see the host's refusal. The tools count their runs: a refused
 //! call must leave the count where it was.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use oscova_agent::session::agent::{AgentHost, AgentSessionOptions, ToolCallEvent};
+use oscova_agent::session::agent::{
+    AgentHost, AgentSessionOptions, ToolCallEvent, ToolResultEvent,
+};
 use oscova_agent::session::{MemoryStore, SessionStore};
 use oscova_core::host::layer::{CallOutcome, Next, ToolCall, ToolLayer};
 use oscova_core::prelude::*;
@@ -108,6 +111,14 @@ async fn a_host_layer_refuses_host_and_extension_tools_and_a_rewrite_cannot_pass
                 }
                 Ok(e)
             });
+            // The session's result event sees the host's refusal, and may
+            // edit what the model reads of it.
+            api.on(|mut e: ToolResultEvent, _| async move {
+                if e.result.is_error {
+                    e.result.content.push_str(" (seen by the session)");
+                }
+                Ok(e)
+            });
             Ok(())
         }))
         .build()
@@ -136,6 +147,11 @@ async fn a_host_layer_refuses_host_and_extension_tools_and_a_rewrite_cannot_pass
     for (i, refused) in told[..3].iter().enumerate() {
         assert!(refused.contains(REASON), "call {}: {refused}", i + 1);
         assert!(refused.contains("did not run"), "call {}: {refused}", i + 1);
+        assert!(
+            refused.ends_with(" (seen by the session)"),
+            "call {}: {refused}",
+            i + 1
+        );
     }
     assert_eq!(told[3], "ran ls");
     assert_eq!(told[4], "wiped with shred tmp");
