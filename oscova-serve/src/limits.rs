@@ -222,7 +222,8 @@ mod tests {
     #[test]
     fn every_limit_is_checked_against_its_range() {
         assert_eq!(Limits::default().check(), Ok(()));
-        let past: [(&str, fn(&mut Limits)); 5] = [
+        type Change = fn(&mut Limits);
+        let past: [(&str, Change); 5] = [
             ("max_connections", |l| l.max_connections = 0),
             ("max_connections", |l| l.max_connections = usize::MAX),
             ("max_connections_per_peer", |l| {

@@ -131,8 +131,10 @@ async fn a_listener_takes_only_checked_limits() {
     let listener = Listener::bind("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let mut limits = Limits::default();
-    limits.max_connections = usize::MAX;
+    let limits = Limits {
+        max_connections: usize::MAX,
+        ..Limits::default()
+    };
     let refused = listener.limits(limits).unwrap_err();
     assert_eq!(refused.setting(), "max_connections");
 }
