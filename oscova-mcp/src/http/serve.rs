@@ -2,7 +2,7 @@
 //! connections and shutdown are `oscova_serve::Listener`'s.
 //!
 //! Rules: every request meets the port's Origin and Host policy first
-//! (`oscova_serve::OriginPolicy`, enforced by `oscova_serve::Listener`
+//! (`oscova_serve::origin::OriginPolicy`, enforced by `oscova_serve::Listener`
 //! in front of every path, so a front end served beside MCP on the port is
 //! behind it too; `rmcp`'s own checks are off, the listener's being the
 //! one check), then goes through [`State::handle`] (path, the RFC 9728
