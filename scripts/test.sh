@@ -33,6 +33,9 @@ export OSCOVA_A2A_PYTHON
 scripts/ensure-piper.sh
 # Kokoro-82M, its English voices and vocabulary for the kokoro provider's tests.
 scripts/ensure-kokoro.sh
+# Silero VAD and Smart Turn, the voice loop's turn-taking (speech's and the
+# session agent's `voice` tests).
+scripts/ensure-voice-models.sh
 # The Whisper models (tiny.en, base) for the whisper provider's tests.
 scripts/ensure-whisper-model.sh all
 # The embedded model (Qwen2.5-Coder-0.5B-Instruct) for the llamacpp

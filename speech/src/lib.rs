@@ -202,6 +202,8 @@ mod error;
 mod onnx;
 pub mod providers;
 pub mod router;
+#[cfg(feature = "voice")]
+pub mod voice;
 pub mod wav;
 
 pub use router::{SpeechRecognitionRouter, SpeechRouters, SpeechSynthesisRouter};

@@ -59,6 +59,8 @@ mod message;
 pub mod pi;
 pub mod store;
 mod tree;
+#[cfg(feature = "voice")]
+pub mod voice;
 mod wait;
 mod wire;
 

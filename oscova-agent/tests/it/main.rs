@@ -10,3 +10,5 @@ mod batch;
 mod chat;
 #[cfg(feature = "sqlite")]
 mod session;
+#[cfg(feature = "voice")]
+mod voice;

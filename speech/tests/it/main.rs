@@ -16,6 +16,8 @@ pub mod openai;
 pub mod piper;
 pub mod plugin_host;
 pub mod round_trip;
+#[cfg(feature = "voice")]
+pub mod voice;
 #[cfg(feature = "whisper")]
 pub mod wer;
 #[cfg(feature = "whisper")]

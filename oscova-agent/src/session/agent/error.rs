@@ -43,6 +43,11 @@ pub enum AgentError {
         /// Why.
         message: String,
     },
+    /// The voice loop failed: its models, or its session's task
+    /// ([`VoiceConversation`](crate::session::voice::VoiceConversation)).
+    #[cfg(feature = "voice")]
+    #[error("the voice conversation failed: {0}")]
+    Voice(String),
     /// No command by that name.
     #[error("unknown command `/{0}`; /help lists the commands")]
     UnknownCommand(String),
@@ -134,6 +139,8 @@ impl AgentError {
             Self::Chat(_) | Self::ModelCall { .. } => "model",
             Self::NothingToRetry => "nothing_to_retry",
             Self::Compaction(_) => "compaction",
+            #[cfg(feature = "voice")]
+            Self::Voice(_) => "voice",
         }
     }
 }

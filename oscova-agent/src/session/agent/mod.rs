@@ -137,6 +137,8 @@ pub use host::{AgentHost, AgentSession, AgentSessionOptions};
 pub use prompts::{ExtensionPrompt, PromptForm, PromptFormArg, PromptFormArguments};
 pub use run::RunOutcome;
 pub use state::Delivery;
+#[cfg(feature = "voice")]
+pub(crate) use state::Shared as SharedState;
 
 /// An `extension_error`: a handler, command or activation that failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,175 @@
+//! A spoken conversation with the session agent: the person talks, the
+//! agent answers aloud, and the person can interrupt it. Built with the
+//! feature `voice`.
+//!
+//! Rules:
+//!
+//! - **A session like any other.** A [`VoiceConversation`] runs an
+//!   [`AgentSession`](super::agent::AgentSession) (same store, extensions,
+//!   tools, compaction); each of the person's turns is a prompt, its final
+//!   transcript the prompt's text.
+//! - **Turns.** Audio comes in as 16 kHz mono samples, in pieces of any
+//!   size, at the pace it is spoken; turn-taking is
+//!   [`oscova_speech::voice`]'s (Silero VAD, and Smart Turn or a silence to
+//!   end a turn, tunable through [`VoiceOptions::turn`]). A turn's audio is
+//!   recognized whole through the recognition router (its offline check
+//!   first); an empty transcript starts no reply.
+//! - **Replies.** The model's text is cut into sentences as it streams,
+//!   each synthesized through the synthesis router as soon as it is whole
+//!   and played at real-time pace as 20 ms frames of 16 kHz mono
+//!   ([`VoiceOutput::Audio`]), so the first sentence plays while the model
+//!   still writes.
+//! - **Barge-in.** Speech that starts while the agent speaks or is still
+//!   writing (speech as the turn options define it: a cough or a short
+//!   "mm-hm" under [`TurnOptions::min_speech`](oscova_speech::voice::TurnOptions::min_speech)
+//!   is not) stops the audio within one frame, drops the sentences not
+//!   yet played and cancels the run. The session then holds what the
+//!   person heard, not what the model wrote: an answer still being written
+//!   is stored as the heard part; one already stored is edited to it (a
+//!   context edit, so the next turn's context is what was heard). Either
+//!   way a [`VOICE_INTERRUPTED`] entry marks it, with the heard text.
+//! - **Events** ([`VoiceEvent`]) go out with the audio, in order.
+
+mod conversation;
+mod speaker;
+
+use std::time::Duration;
+
+use oscova_core::provider::speech::SpeechProviderConfig;
+use oscova_speech::voice::TurnOptions;
+
+pub use conversation::VoiceConversation;
+
+/// The `customType` of the entry that marks an answer the person
+/// interrupted: `{"heard": ..., "entryId": ...}`, the text they heard and
+/// the assistant entry that holds it (or was edited to it).
+pub const VOICE_INTERRUPTED: &str = "oscova.voice_interrupted";
+
+/// How a conversation listens and speaks.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct VoiceOptions {
+    /// Turn-taking (Smart Turn, 250 ms minimum speech, unless set).
+    pub turn: TurnOptions,
+    /// The recognizer (`whisper` unless set).
+    pub recognition: SpeechProviderConfig,
+    /// The synthesizer (`piper` unless set).
+    pub synthesis: SpeechProviderConfig,
+    /// Whether the routers refuse providers that leave the machine.
+    pub offline: bool,
+}
+
+impl Default for VoiceOptions {
+    fn default() -> Self {
+        Self {
+            turn: TurnOptions::default(),
+            recognition: SpeechProviderConfig::new("whisper"),
+            synthesis: SpeechProviderConfig::new("piper"),
+            offline: false,
+        }
+    }
+}
+
+impl VoiceOptions {
+    /// Sets [`turn`](Self::turn).
+    pub fn with_turn(mut self, turn: TurnOptions) -> Self {
+        self.turn = turn;
+        self
+    }
+
+    /// Sets [`recognition`](Self::recognition).
+    pub fn with_recognition(mut self, config: SpeechProviderConfig) -> Self {
+        self.recognition = config;
+        self
+    }
+
+    /// Sets [`synthesis`](Self::synthesis).
+    pub fn with_synthesis(mut self, config: SpeechProviderConfig) -> Self {
+        self.synthesis = config;
+        self
+    }
+
+    /// Sets [`offline`](Self::offline).
+    pub fn with_offline(mut self, offline: bool) -> Self {
+        self.offline = offline;
+        self
+    }
+}
+
+/// What a conversation sends out: the agent's audio and what happened.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum VoiceOutput {
+    /// 20 ms of the agent's voice, 16 kHz mono.
+    Audio(Vec<i16>),
+    /// Something happened.
+    Event(VoiceEvent),
+}
+
+/// What happened in a conversation. Times count the input audio from its
+/// start.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum VoiceEvent {
+    /// The person started speaking.
+    SpeechStarted {
+        /// When their first voiced frame began.
+        at: Duration,
+    },
+    /// The person paused.
+    SpeechStopped {
+        /// When their last voiced frame ended.
+        at: Duration,
+    },
+    /// The person's turn ended.
+    TurnEnded {
+        /// When its speech ended.
+        at: Duration,
+    },
+    /// The turn's final transcript, the prompt of the reply.
+    Transcript {
+        /// What was recognized.
+        text: String,
+    },
+    /// The agent finished its reply aloud.
+    ReplyFinished {
+        /// What it said.
+        heard: String,
+    },
+    /// The person interrupted the agent: its audio stopped, the run was
+    /// cancelled, and the session keeps what was heard.
+    Interrupted {
+        /// What the person heard of the reply.
+        heard: String,
+    },
+    /// A turn's audio could not be recognized; no reply.
+    RecognitionFailed {
+        /// Why.
+        error: String,
+    },
+    /// A sentence could not be synthesized; it was skipped.
+    SpeechFailed {
+        /// The sentence.
+        sentence: String,
+        /// Why.
+        error: String,
+    },
+    /// The run failed (the model or the store); the reply ends.
+    RunFailed {
+        /// Why.
+        error: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_local_providers() {
+        let options = VoiceOptions::default().with_offline(true);
+        assert_eq!(options.recognition.provider.as_str(), "whisper");
+        assert_eq!(options.synthesis.provider.as_str(), "piper");
+        assert!(options.offline);
+    }
+}

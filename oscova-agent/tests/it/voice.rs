@@ -1,0 +1,422 @@
+//! A spoken conversation end to end (`session::voice`): recorded turns
+//! (LibriVox clips) played in at real-time pace, Silero VAD and a silence
+//! to end each turn, Whisper recognizing, a scripted model answering,
+//! flite speaking, and the person interrupting the first answer. Needs
+//! the voice models (`scripts/ensure-voice-models.sh`), the Whisper model
+//! (`scripts/ensure-whisper-model.sh`), flite and the clips
+//! (`scripts/ensure-system-packages.sh`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use oscova_agent::session::agent::{AgentHost, AgentSessionOptions};
+use oscova_agent::session::voice::{
+    VOICE_INTERRUPTED, VoiceConversation, VoiceEvent, VoiceOptions, VoiceOutput,
+};
+use oscova_agent::session::{AgentMessage, EntryKind, MemoryStore, Session, SessionStore};
+use oscova_core::prelude::*;
+use oscova_core::provider::model::{
+    ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ModelError, ModelProvider,
+    ModelProviderConfig,
+};
+use oscova_core::provider::speech::SpeechProviderConfig;
+use oscova_core::provider::{BoxFuture, ProviderTypeKey};
+use oscova_speech::SpeechRouters;
+use oscova_speech::voice::{TurnEnd, TurnOptions, VoiceModels};
+use oscova_test_support::librivox::{clips, score};
+use tokio::sync::mpsc;
+
+/// Answers in turn, writing a word every `pace` (slow enough to be
+/// interrupted mid-answer when `pace` is long); records what it was sent.
+#[derive(Default)]
+pub struct Writer {
+    replies: Mutex<Vec<String>>,
+    seen: Mutex<Vec<Vec<ChatMessage>>>,
+    pace: Duration,
+    calls: AtomicUsize,
+}
+
+impl ModelProvider for Writer {
+    fn type_key(&self) -> ProviderTypeKey {
+        "writer".into()
+    }
+
+    fn display_name(&self) -> &str {
+        "Writer"
+    }
+
+    fn chat<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(async move {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            self.seen.lock().unwrap().push(request.messages.to_vec());
+            let text = {
+                let mut replies = self.replies.lock().unwrap();
+                if replies.is_empty() {
+                    return Err(ModelError::Other("script ended".into()));
+                }
+                replies.remove(0)
+            };
+            if let Some(sink) = request.stream {
+                for piece in text.split_inclusive(' ') {
+                    tokio::time::sleep(self.pace).await;
+                    sink(ChatStreamEvent::Text(piece.to_owned()));
+                }
+            }
+            Ok(ChatResponse {
+                message: ChatMessage::assistant(text, vec![]),
+                finish_reason: Some("stop".into()),
+                usage: None,
+            })
+        })
+    }
+}
+
+/// The plugin giving the host the writer.
+#[plugin(id = "test.voice")]
+#[derive(Default)]
+pub struct VoicePlugin {
+    writer: Arc<Writer>,
+}
+
+impl AgentPlugin for VoicePlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        let writer = self.writer.clone();
+        builder.add_model_provider(move |_: &oscova_core::ProviderContext| {
+            WriterHandle(writer.clone())
+        });
+    }
+}
+
+struct WriterHandle(Arc<Writer>);
+
+impl ModelProvider for WriterHandle {
+    fn type_key(&self) -> ProviderTypeKey {
+        self.0.type_key()
+    }
+    fn display_name(&self) -> &str {
+        "Writer"
+    }
+    fn chat<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        self.0.chat(request)
+    }
+}
+
+const FIRST_REPLY: &str = "Yes, he was not. John Dashwood meant well by his sisters. His wife \
+     talked him out of every promise he made to his father. By the end he gave them nothing at \
+     all. That is how the story begins.";
+const SECOND_REPLY: &str = "Perhaps he might.";
+
+fn samples(wav: &[u8]) -> Vec<f32> {
+    hound::WavReader::new(wav)
+        .unwrap()
+        .into_samples::<i16>()
+        .map(|s| f32::from(s.unwrap()) / 32768.0)
+        .collect()
+}
+
+/// What the test heard: the events and audio frames with when they came.
+#[derive(Default)]
+struct Heard {
+    events: Vec<(Instant, VoiceEvent)>,
+    frames: Vec<Instant>,
+}
+
+/// Plays the first clip, waits until the agent has spoken for `into`,
+/// plays the second over it, then waits for the second answer to end.
+async fn converse(pace: Duration, into: Duration) -> (Heard, Arc<Writer>, Arc<dyn SessionStore>) {
+    let models = VoiceModels::load().unwrap_or_else(|e| {
+        panic!("the voice models are needed: {e} (run scripts/ensure-voice-models.sh)")
+    });
+    let writer = Arc::new(Writer {
+        replies: Mutex::new(vec![FIRST_REPLY.to_owned(), SECOND_REPLY.to_owned()]),
+        seen: Mutex::default(),
+        pace,
+        calls: AtomicUsize::new(0),
+    });
+    let plugins = PluginHost::builder()
+        .no_linked_plugins()
+        .plugin_instance(VoicePlugin {
+            writer: writer.clone(),
+        })
+        .build()
+        .unwrap();
+    let routers = Arc::new(SpeechRouters::from_host(&plugins));
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let agents = AgentHost::builder(plugins, store.clone())
+        .model({
+            let mut config = ModelProviderConfig::new("writer");
+            config.model = Some("w1".into());
+            config
+        })
+        .build()
+        .unwrap();
+    let options = VoiceOptions::default()
+        .with_turn(TurnOptions::default().with_end(TurnEnd::Silence(Duration::from_millis(700))))
+        .with_synthesis(SpeechProviderConfig::new("flite").voice("kal16"))
+        .with_offline(true);
+    let conversation = VoiceConversation::open(
+        &agents,
+        UserInfo::new("alice"),
+        "voice",
+        AgentSessionOptions::new(),
+        options,
+        models,
+        routers,
+    )
+    .await
+    .unwrap();
+
+    let all = clips();
+    let (first, second) = (samples(&all[1].wav), samples(&all[4].wav));
+    let (input, frames) = mpsc::channel(64);
+    let (output, mut out) = mpsc::channel(64);
+    let running = tokio::spawn(conversation.run(frames, output));
+
+    let heard = Arc::new(Mutex::new(Heard::default()));
+    let spoken = Arc::new(AtomicUsize::new(0));
+    let listening = tokio::spawn({
+        let (heard, spoken) = (heard.clone(), spoken.clone());
+        async move {
+            while let Some(item) = out.recv().await {
+                let mut heard = heard.lock().unwrap();
+                match item {
+                    VoiceOutput::Audio(frame) => {
+                        spoken.fetch_add(frame.len(), Ordering::SeqCst);
+                        heard.frames.push(Instant::now());
+                    }
+                    VoiceOutput::Event(event) => heard.events.push((Instant::now(), event)),
+                    _ => {}
+                }
+            }
+        }
+    });
+
+    // 20 ms pieces at the pace they are spoken.
+    let mut clock = tokio::time::interval(Duration::from_millis(20));
+    let mut play = async |audio: &[f32]| {
+        for piece in audio.chunks(320) {
+            clock.tick().await;
+            input.send(piece.to_vec()).await.unwrap();
+        }
+    };
+    let silence = vec![0f32; 320];
+    play(&vec![0.0; 8_000]).await;
+    play(&first).await;
+    // Silence until the agent has spoken for `into`, then the second turn
+    // over it.
+    let into_samples = (into.as_secs_f64() * 16_000.0) as usize;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while spoken.load(Ordering::SeqCst) < into_samples {
+        assert!(
+            Instant::now() < deadline,
+            "the agent never spoke: {:?}",
+            heard.lock().unwrap().events
+        );
+        play(&silence).await;
+    }
+    play(&second).await;
+    // Silence until the second answer has been spoken, and a little more.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let finished = heard
+            .lock()
+            .unwrap()
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, VoiceEvent::ReplyFinished { .. }));
+        if finished {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second answer never finished"
+        );
+        play(&silence).await;
+    }
+    play(&vec![0.0; 8_000]).await;
+    drop(input);
+    tokio::time::timeout(Duration::from_secs(60), running)
+        .await
+        .expect("the conversation ends with its input")
+        .unwrap()
+        .unwrap();
+    listening.await.unwrap();
+    let heard = Arc::try_unwrap(heard).ok().unwrap().into_inner().unwrap();
+    (heard, writer, store)
+}
+
+fn transcripts(heard: &Heard) -> Vec<String> {
+    heard
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            VoiceEvent::Transcript { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn interrupted(heard: &Heard) -> (Instant, String) {
+    let found: Vec<_> = heard
+        .events
+        .iter()
+        .filter_map(|(at, e)| match e {
+            VoiceEvent::Interrupted { heard } => Some((*at, heard.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{:?}", heard.events);
+    found[0].clone()
+}
+
+/// Checks what every run of the conversation shares, and returns what
+/// was heard of the first answer.
+fn check_turns(heard: &Heard, writer: &Writer) -> String {
+    let all = clips();
+    let said = transcripts(heard);
+    assert_eq!(said.len(), 2, "one transcript per turn: {said:?}");
+    let (mut errors, mut words) = (0, 0);
+    for (text, clip) in said.iter().zip([&all[1], &all[4]]) {
+        let (e, w) = score(&clip.reference, text);
+        errors += e;
+        words += w;
+    }
+    assert!(
+        errors * 10 <= words,
+        "{errors} word errors in {words} words: heard {said:?}"
+    );
+    assert_eq!(writer.calls.load(Ordering::SeqCst), 2, "one reply per turn");
+    // The barge-in: the audio stops within 200 ms of the person's speech
+    // being recognised as speech, and no frame of the first answer comes
+    // after the interruption.
+    let started = heard
+        .events
+        .iter()
+        .filter(|(_, e)| matches!(e, VoiceEvent::SpeechStarted { .. }))
+        .map(|(at, _)| *at)
+        .nth(1)
+        .expect("the second turn's speech");
+    let (cut, words) = interrupted(heard);
+    let second_transcript = heard
+        .events
+        .iter()
+        .filter(|(_, e)| matches!(e, VoiceEvent::Transcript { .. }))
+        .map(|(at, _)| *at)
+        .nth(1)
+        .unwrap();
+    let last_before = heard
+        .frames
+        .iter()
+        .filter(|at| **at < second_transcript)
+        .max()
+        .copied()
+        .unwrap();
+    assert!(
+        last_before <= cut
+            && last_before.saturating_duration_since(started) <= Duration::from_millis(200),
+        "the agent's audio went on {:?} after the barge-in",
+        last_before.saturating_duration_since(started)
+    );
+    assert!(!words.is_empty(), "something of the first answer was heard");
+    assert!(
+        FIRST_REPLY.starts_with(words.trim_end_matches('.')) && words.len() < FIRST_REPLY.len(),
+        "{words:?}"
+    );
+    let finished: Vec<String> = heard
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            VoiceEvent::ReplyFinished { heard } => Some(heard.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished, [SECOND_REPLY]);
+    words
+}
+
+/// The second model call's context: what the person heard of the first
+/// answer stands for it.
+fn check_context(writer: &Writer, words: &str) {
+    let seen = writer.seen.lock().unwrap();
+    let answers: Vec<&ChatMessage> = seen[1]
+        .iter()
+        .filter(|m| m.role == ChatRole::Assistant)
+        .collect();
+    assert_eq!(answers.len(), 1, "{:?}", seen[1]);
+    assert_eq!(answers[0].content, words);
+}
+
+async fn marks(store: &Arc<dyn SessionStore>) -> Vec<serde_json::Value> {
+    let session = Session::open(store.clone(), UserInfo::new("alice"), "voice")
+        .await
+        .unwrap();
+    session
+        .branch()
+        .into_iter()
+        .filter_map(|entry| match &entry.kind {
+            EntryKind::Custom { custom_type, data } if custom_type == VOICE_INTERRUPTED => {
+                data.clone()
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_interrupted_while_written_keeps_only_what_was_heard() {
+    // A word every 400 ms: the answer is still being written when the
+    // person speaks over it.
+    let (heard, writer, store) =
+        converse(Duration::from_millis(400), Duration::from_millis(1500)).await;
+    let words = check_turns(&heard, &writer);
+    check_context(&writer, &words);
+    let marks = marks(&store).await;
+    assert_eq!(marks.len(), 1);
+    assert_eq!(marks[0]["heard"], words.as_str());
+    let session = Session::open(store.clone(), UserInfo::new("alice"), "voice")
+        .await
+        .unwrap();
+    let stored: Vec<String> = session
+        .branch()
+        .into_iter()
+        .filter_map(|entry| match &entry.kind {
+            EntryKind::Message {
+                message: AgentMessage::Assistant(message),
+            } => Some(AgentMessage::Assistant(message.clone()).to_chat()?.content),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        stored,
+        [words.as_str(), SECOND_REPLY],
+        "nothing unheard is stored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_written_before_the_interruption_is_edited_to_what_was_heard() {
+    // Written at once: the whole answer is stored before it is spoken.
+    let (heard, writer, store) = converse(Duration::ZERO, Duration::from_millis(1500)).await;
+    let words = check_turns(&heard, &writer);
+    check_context(&writer, &words);
+    let marks = marks(&store).await;
+    assert_eq!(marks.len(), 1);
+    assert_eq!(marks[0]["heard"], words.as_str());
+    let session = Session::open(store.clone(), UserInfo::new("alice"), "voice")
+        .await
+        .unwrap();
+    assert!(
+        session
+            .branch()
+            .iter()
+            .any(|entry| matches!(entry.kind, EntryKind::ContextEdit { .. })),
+        "the stored answer is edited, not left as written"
+    );
+}
