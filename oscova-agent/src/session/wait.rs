@@ -22,11 +22,20 @@ use super::entry::EntryKind;
 use super::id::iso_to_millis;
 
 /// The `customType` of the record that a tool call waits for a person's
-/// answer (see [the module](self)); its data is a [`CallWait`] in
-/// camelCase. Appended and committed before the person is asked.
+/// answer (see [`CallWait`]); its data is a [`CallWait`] in camelCase.
+/// Appended and committed before the person is asked.
 pub const CALL_WAITING: &str = "oscova.call_waiting";
 
 /// A tool call waiting for a person's answer, as the session keeps it.
+///
+/// The session agent appends it (a [`CALL_WAITING`] entry) and commits it
+/// before the person is asked. The answer is what follows on the branch:
+/// the call's started mark once approved, or its tool message (refused,
+/// expired). A call whose process stopped while it waited is asked again
+/// by the next run of the session in any process sharing the store, until
+/// the wait expires, never after: an expired wait ends the call with a
+/// result saying so (`details.error` is `expired`). Asking again keeps the
+/// first expiry, so restarts never extend a wait.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
