@@ -323,62 +323,63 @@ impl UserFlow {
             .lock(&self.place, bound, bound)
             .await
             .map_err(|e| self.store_error(e))?;
-        let outcome = self.refresh_held(store, sent).await;
-        lease.release().await;
-        outcome
+        let job = match self.refresh_job(store, sent).await {
+            Ok(Ok(job)) => job,
+            Ok(Err(token)) => {
+                lease.release().await;
+                return Ok(token);
+            }
+            Err(e) => {
+                lease.release().await;
+                return Err(e);
+            }
+        };
+        // Once the refresh token is sent it is spent (rotated): the
+        // request and the save of its answer run to the end on a task of
+        // their own even if this call is cancelled, or the grant would
+        // keep a refresh token the authorization server no longer takes.
+        let running = tokio::spawn(async move {
+            let outcome = job.run().await;
+            lease.release().await;
+            outcome
+        });
+        running.await.unwrap_or_else(|e| {
+            Err(OAuthError::Store(format!(
+                "the refresh's task ended early: {e}"
+            )))
+        })
     }
 
-    async fn refresh_held(
+    /// Under the lease: the token someone else got meanwhile (`Ok(Err)`),
+    /// else the refresh to run.
+    async fn refresh_job(
         &self,
         store: &TokenStore,
         sent: Option<&SecretString>,
-    ) -> Result<Usable, OAuthError> {
+    ) -> Result<Result<RefreshJob, Usable>, OAuthError> {
         let grant = store
             .load(&self.place)
             .await
             .map_err(|e| self.store_error(e))?
             .ok_or_else(|| self.nobody())?;
-        // Refreshed by someone else while this one waited for the lease.
         if let Some(token) = usable(&grant).filter(Usable::fresh)
             && sent.is_none_or(|s| s.expose_secret() != token.value.expose_secret())
         {
-            return Ok(token);
+            return Ok(Err(token));
         }
         let found = self.found(&grant).await?;
-        let refresh_failed = |reason: String| OAuthError::Refresh {
-            issuer: grant.issuer.clone(),
-            reason,
-        };
-        let mut manager = manager(&self.reach, &found).await.map_err(refresh_failed)?;
-        let mut client = OAuthClientConfig::new(
-            grant.credentials.client_id.clone(),
-            grant.redirect_uri.clone(),
-        );
-        if let Some(secret) = &self.client_secret
-            && self.config.client_id.as_deref() == Some(grant.credentials.client_id.as_str())
-        {
-            client = client.with_client_secret(secret.expose_secret());
-        }
-        manager
-            .configure_client(client)
-            .map_err(|e| refresh_failed(line(&e.to_string())))?;
-        let row = RowStore::new(store.clone(), self.place.clone(), grant.clone());
-        manager.set_credential_store(row.clone());
-        match manager.refresh_token().await {
-            Ok(_) => usable(&row.grant())
-                .ok_or_else(|| refresh_failed("the answer had no access token".to_owned())),
-            Err(AuthError::TokenRefreshRejected(_) | AuthError::AuthorizationRequired) => {
-                store
-                    .remove(&self.place.server, self.place.user.as_deref())
-                    .await
-                    .map_err(|e| self.store_error(e))?;
-                Err(self.login_required(format!(
-                    "the authorization server `{}` refused the grant of MCP server `{}` (revoked, expired or no refresh token), so it was forgotten",
-                    grant.issuer, self.place.server
-                )))
-            }
-            Err(e) => Err(refresh_failed(line(&e.to_string()))),
-        }
+        let client_secret = self.client_secret.clone().filter(|_| {
+            self.config.client_id.as_deref() == Some(grant.credentials.client_id.as_str())
+        });
+        Ok(Ok(RefreshJob {
+            reach: self.reach.clone(),
+            found,
+            grant,
+            store: store.clone(),
+            place: self.place.clone(),
+            client_secret,
+            command: self.command(),
+        }))
     }
 
     /// Discovery's findings, which must still be the grant's
@@ -401,6 +402,62 @@ impl UserFlow {
         }
         *kept = Some(found.clone());
         Ok(found)
+    }
+}
+
+/// One refresh, owning all it needs (it runs on a task of its own).
+struct RefreshJob {
+    reach: Reach,
+    found: Found,
+    grant: Grant,
+    store: TokenStore,
+    place: Place,
+    /// The secret of a confidential client, when the grant is its.
+    client_secret: Option<SecretString>,
+    command: String,
+}
+
+impl RefreshJob {
+    async fn run(self) -> Result<Usable, OAuthError> {
+        let grant = &self.grant;
+        let refresh_failed = |reason: String| OAuthError::Refresh {
+            issuer: grant.issuer.clone(),
+            reason,
+        };
+        let mut manager = manager(&self.reach, &self.found)
+            .await
+            .map_err(refresh_failed)?;
+        let mut client = OAuthClientConfig::new(
+            grant.credentials.client_id.clone(),
+            grant.redirect_uri.clone(),
+        );
+        if let Some(secret) = &self.client_secret {
+            client = client.with_client_secret(secret.expose_secret());
+        }
+        manager
+            .configure_client(client)
+            .map_err(|e| refresh_failed(line(&e.to_string())))?;
+        let row = RowStore::new(self.store.clone(), self.place.clone(), grant.clone());
+        manager.set_credential_store(row.clone());
+        match manager.refresh_token().await {
+            Ok(_) => usable(&row.grant())
+                .ok_or_else(|| refresh_failed("the answer had no access token".to_owned())),
+            Err(AuthError::TokenRefreshRejected(_) | AuthError::AuthorizationRequired) => {
+                self.store
+                    .remove(&self.place.server, self.place.user.as_deref())
+                    .await
+                    .map_err(|e| OAuthError::Store(e.to_string()))?;
+                Err(OAuthError::LoginRequired {
+                    server: self.place.server.clone(),
+                    reason: format!(
+                        "the authorization server `{}` refused the grant of MCP server `{}` (revoked, expired or no refresh token), so it was forgotten",
+                        grant.issuer, self.place.server
+                    ),
+                    command: self.command.clone(),
+                })
+            }
+            Err(e) => Err(refresh_failed(line(&e.to_string()))),
+        }
     }
 }
 
