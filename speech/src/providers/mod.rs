@@ -31,10 +31,11 @@
 //!    its own error type converted to `SpeechError` in the folder (see
 //!    `piper/error.rs`), its tests beside it, and `mod NAME;` plus its
 //!    `pub use` below.
-//! 2. Register it with one line in `register` (below, in this file): `builtins.recognizer(..)`,
-//!    `builtins.synthesizer(..)` or `builtins.both(..)`, built on the
-//!    host's HTTP client (`builtins.http()`) or spawn policy
-//!    (`builtins.spawn()`) if it uses them.
+//! 2. Register it with one line in `register` (below, in this file):
+//!    `builtins.recognizer(..)`, `builtins.synthesizer(..)` or
+//!    `builtins.both(..)`, built on the host's HTTP client
+//!    (`builtins.http()`) or spawn policy (`builtins.spawn()`) if it uses
+//!    them.
 //!
 //! Every router built from a host, [`SpeechRouters`](crate::SpeechRouters)
 //! and each direction's `from_host`, then routes it with the offline
