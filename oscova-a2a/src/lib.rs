@@ -35,17 +35,19 @@
 //!
 //! A new A2A method is one line in `model/method.rs`'s list (its JSON-RPC
 //! name); the compiler then asks for its HTTP+JSON request
-//! ([`model::Method::http`]) and for its arm in `rpc.rs` (the unary
-//! methods' handlers; a streaming one is answered by `stream.rs`), and the
-//! test beside `http.rs` fails until its HTTP+JSON route is served there.
+//! ([`model::Method::http`]) and for its handler, an arm in `methods.rs`
+//! (a streaming method's arm there refuses, and `stream.rs` answers it),
+//! and the test in `binding/rest.rs` fails until the HTTP+JSON binding
+//! routes that request to it. The JSON-RPC binding (`binding/jsonrpc.rs`)
+//! needs nothing: it reads the name.
 //!
 //! # Rules
 //!
 //! | where | what |
 //! |---|---|
-//! | (the listener) | before `http.rs`, every path meets the port's Origin and Host policy (`oscova_serve::origin::OriginPolicy`): a foreign browser `Origin` is 403, and on a loopback address a `Host` that is not `localhost` or a loopback IP (DNS rebinding) |
-//! | `http.rs` | the card is public; with a follow-up hook ([`A2aServer::followups`]), `POST /a2a/followups/{id}` is answered by the hook on the id and the `X-A2A-Notification-Token` header alone (200 or 401; the body never read); everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/`, HTTP+JSON at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` and the rest of [`model::Method::http`]'s routes, each request to one [`model::Method`] |
-//! | `rpc.rs` | the unary methods: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card's error when none is configured (`http.rs` answers a configured one) |
+//! | (the listener) | before `binding/`, every path meets the port's Origin and Host policy (`oscova_serve::origin::OriginPolicy`): a foreign browser `Origin` is 403, and on a loopback address a `Host` that is not `localhost` or a loopback IP (DNS rebinding) |
+//! | `binding/` | the card is public; with a follow-up hook ([`A2aServer::followups`]), `POST /a2a/followups/{id}` is answered by the hook on the id and the `X-A2A-Notification-Token` header alone (200 or 401; the body never read); everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/` (`jsonrpc.rs`), HTTP+JSON (`rest.rs`) at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` and the rest of [`model::Method::http`]'s routes, each request to one [`model::Method`] |
+//! | `methods.rs` | the unary methods' handlers: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card's error when none is configured (`binding/` answers a configured one) |
 //! | `push.rs` | webhooks kept in the task store, user-scoped, their secrets never answered; bounded per task and per user (`UnsupportedOperationError` past either, checked in the store's write); status updates POSTed to them through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts; a run's final state owed until every webhook took it, swept after a restart |
 //! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams; a run on another instance followed through the store, its chunks through the store's relay |
 //! | `store/relay.rs`, `store/postgres_relay.rs` | a run's events published through a store several processes share (Postgres `NOTIFY` per task, text joined for 50 ms, payloads under 8000 bytes), so a subscriber on any instance gets the model's text |

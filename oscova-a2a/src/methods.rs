@@ -1,6 +1,7 @@
 //! The protocol's methods, apart from their binding: each takes the
 //! caller's user id and the request as JSON and answers JSON or an
-//! [`A2aError`]. Both bindings (`http.rs`) call these.
+//! [`A2aError`]. Both bindings (`binding/`) call these, one arm per
+//! [`Method`] that does not stream.
 //!
 //! Rules: every method that names a task reads it as the caller's
 //! (another user's task is `TaskNotFound`, the same answer as a missing
@@ -9,14 +10,13 @@
 //! most 100 tasks (50 unless `pageSize` says), the page token being the
 //! offset; streams are `stream.rs`'s, webhooks `push.rs`'s (answered
 //! without their token and credentials); the extended card, when one is
-//! configured, is answered before this module (`http.rs`), so here it is
+//! configured, is answered before this module (`binding/mod.rs`), so here it is
 //! refused with the error the specification names.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::model::A2aError;
-use crate::model::{Message, Method, PushConfig, TaskState};
+use crate::model::{A2aError, Message, Method, PushConfig, TaskState};
 use crate::store::TaskQuery;
 use crate::tasks::Runner;
 
