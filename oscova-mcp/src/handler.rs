@@ -342,10 +342,14 @@ impl McpHandler {
         };
         let user = self.scope.user().id();
         let arguments = request.arguments.take();
-        // Kept with a wait when the call parks (only with a store).
-        let (arguments, kept_arguments) = match &self.waits {
-            Some(_) => (arguments.clone(), arguments),
-            None => (arguments, None),
+        // Kept with a wait should the call park: only with a store, and
+        // only when the client can be asked in rounds at all.
+        let may_park =
+            self.waits.is_some() && ask::in_rounds(&context) && ask::can_elicit(&context);
+        let (arguments, kept_arguments) = if may_park {
+            (arguments.clone(), arguments)
+        } else {
+            (arguments, None)
         };
         let mut call = match request.request_state.as_deref() {
             None => self.start_call(name, arguments, &context, VecDeque::new()),

@@ -38,6 +38,14 @@ impl WaitToolset {
 
 #[toolset]
 impl WaitToolset {
+    /// Returns the text, asking nobody.
+    pub fn echo(
+        /// The text.
+        text: String,
+    ) -> String {
+        text
+    }
+
     /// Pays someone: needs the person's approval.
     #[tool(approval = Required)]
     pub fn pay(
@@ -83,6 +91,7 @@ impl AgentPlugin for WaitPlugin {
 }
 
 const PAY: &str = "test_wait__wait__pay";
+const ECHO: &str = "test_wait__wait__echo";
 const CONFIRM: &str = "test_wait__wait__confirm_twice";
 const CHECK: &str = "test_wait__wait__check_twice";
 
@@ -334,6 +343,89 @@ async fn an_expired_wait_ends_with_a_result_saying_so(store: Arc<dyn WaitStore>)
     fleet.shutdown().await;
 }
 
+/// A real store, counting what it is asked.
+#[derive(Debug)]
+struct Counted {
+    inner: Arc<dyn WaitStore>,
+    puts: AtomicUsize,
+    takes: AtomicUsize,
+}
+
+impl Counted {
+    fn counts(&self) -> (usize, usize) {
+        (
+            self.puts.load(Ordering::SeqCst),
+            self.takes.load(Ordering::SeqCst),
+        )
+    }
+}
+
+#[async_trait::async_trait]
+impl WaitStore for Counted {
+    async fn put(
+        &self,
+        wait: &KeptWait,
+        per_user: usize,
+    ) -> Result<(), oscova_mcp::wait::WaitStoreError> {
+        self.puts.fetch_add(1, Ordering::SeqCst);
+        self.inner.put(wait, per_user).await
+    }
+
+    async fn take(
+        &self,
+        handle: &str,
+        user: &str,
+        tool: &str,
+    ) -> Result<Option<KeptWait>, oscova_mcp::wait::WaitStoreError> {
+        self.takes.fetch_add(1, Ordering::SeqCst);
+        self.inner.take(handle, user, tool).await
+    }
+}
+
+/// A call that never asks reads and writes no store; one that asks writes
+/// its wait once and its retry takes it once.
+async fn a_call_that_never_asks_touches_no_store(store: Arc<dyn WaitStore>) {
+    let counted = Arc::new(Counted {
+        inner: store,
+        puts: AtomicUsize::new(0),
+        takes: AtomicUsize::new(0),
+    });
+    let (server, runs) = instance(counted.clone()).await;
+    for _ in 0..3 {
+        let echoed = round(&server.url, ALICE, ECHO, json!({"text": "hi"}), json!({})).await;
+        assert_eq!(text(&echoed), "hi", "{echoed}");
+    }
+    assert_eq!(counted.counts(), (0, 0));
+    let to = json!({"to": "bob"});
+    let first = round(&server.url, ALICE, PAY, to.clone(), json!({})).await;
+    let state = asked(&first, "Allow");
+    assert_eq!(counted.counts(), (1, 0), "kept before the answer went out");
+    let done = round(&server.url, ALICE, PAY, to, accept(&state)).await;
+    assert_eq!(text(&done), "paid bob", "{done}");
+    assert_eq!(counted.counts(), (1, 1));
+    assert_eq!(runs.0.load(Ordering::SeqCst), 1);
+    server.shutdown().await;
+}
+
+/// With the store gone, nobody is asked: the approval is denied, saying
+/// why, and the tool does not run.
+#[cfg(feature = "postgres")]
+async fn a_question_whose_wait_cannot_be_kept_is_not_asked(
+    store: Arc<dyn WaitStore>,
+    stop_the_store: impl FnOnce(),
+) {
+    let (server, runs) = instance(store).await;
+    stop_the_store();
+    let denied = round(&server.url, ALICE, PAY, json!({"to": "bob"}), json!({})).await;
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    assert!(
+        text(&denied).contains("its wait could not be kept"),
+        "{denied}"
+    );
+    assert_eq!(runs.0.load(Ordering::SeqCst), 0);
+    server.shutdown().await;
+}
+
 /// A store's own promises: a wait taken once, by its user and tool only,
 /// as it was kept; a user's oldest waits dropped past their bound.
 async fn a_store_gives_a_wait_once_to_its_user(
@@ -435,6 +527,11 @@ mod sqlite {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_that_never_asks_touches_no_store() {
+        super::a_call_that_never_asks_touches_no_store(store("untouched").await).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_store_gives_a_wait_once_to_its_user() {
         // One writer per file per process: both takers go through it.
         let one = store("once").await;
@@ -462,6 +559,15 @@ mod postgres {
             .await;
         let config = cluster.create_database("mcp_waits_expired");
         super::an_expired_wait_ends_with_a_result_saying_so(store(&config).await).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_question_whose_wait_cannot_be_kept_is_not_asked() {
+        let cluster = oscova_test_support::postgres::Cluster::start();
+        let config = cluster.create_database("mcp_waits_gone");
+        let store = store(&config).await;
+        super::a_question_whose_wait_cannot_be_kept_is_not_asked(store, move || drop(cluster))
+            .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
