@@ -27,7 +27,7 @@
 //!
 //! | module | what it holds | at the root |
 //! |---|---|---|
-//! | (root) | the server's settings, its request handler, a bound listener; its numeric bounds; the card's settings | [`A2aServer`], [`A2aService`], [`BoundA2aServer`], [`Limits`], [`CardConfig`], [`ServeA2aError`], [`A2aBody`], [`FollowUpHook`], [`RESTART_REASON`] |
+//! | (root) | the server's settings, its request handler, a bound listener; its numeric bounds; the card's settings | [`A2aServer`], [`A2aHandler`], [`BoundA2aServer`], [`Limits`], [`CardConfig`], [`ServeA2aError`], [`A2aBody`], [`FollowUpHook`], [`RESTART_REASON`] |
 //! | [`model`] | the A2A 1.0 protocol as both sides speak it: the card, tasks, messages, parts, webhooks, the methods ([`model::Method`]) and their HTTP+JSON requests, the errors and their codes, the card's path, the version header and the follow-up route; the `oscova.a2a` client uses the same types (this module alone is built without the feature `server`) | [`A2aError`] |
 //! | [`store`] | where tasks and their webhooks are kept: the [`TaskStore`] trait and its memory, SQLite and Postgres stores, the relay of a run's events between processes | [`TaskStore`], [`MemoryTaskStore`], `SqliteTaskStore`, `PostgresTaskStore` |
 //! | [`push`] | webhooks: delivery, retries, the sweep of pushes owed after a restart | |
@@ -49,7 +49,7 @@
 //! | `binding/` | the card is public; with a follow-up hook ([`A2aServer::followups`]), `POST /a2a/followups/{id}` is answered by the hook on the id and the `X-A2A-Notification-Token` header alone (200 or 401; the body never read); everything else needs a user's bearer token; `A2A-Version` 1.0 or `VersionNotSupportedError` (-32009); body cap (413); JSON-RPC at `/` (`jsonrpc.rs`), HTTP+JSON (`rest.rs`) at `/message:send`, `/tasks`, `/tasks/{id}`, `/tasks/{id}:cancel` and the rest of [`model::Method::http`]'s routes, each request to one [`model::Method`] |
 //! | `methods.rs` | the unary methods' handlers: `SendMessage` (blocking unless `returnImmediately`), `GetTask`, `ListTasks`, `CancelTask`, the push config methods; the extended card's error when none is configured (`binding/` answers a configured one) |
 //! | `push.rs` | webhooks kept in the task store, user-scoped, their secrets never answered; bounded per task and per user (`UnsupportedOperationError` past either, checked in the store's write); status updates POSTed to them through the host's HTTP client (`Internet` scope: private and loopback refused unless allowed), with the config's `Authorization`, retried up to three attempts; a run's final state owed until every webhook took it, swept after a restart |
-//! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams; a run on another instance followed through the store, its chunks through the store's relay |
+//! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams; a run on another instance streamed from the store, its chunks through the store's relay |
 //! | `store/relay.rs`, `store/postgres_relay.rs` | a run's events published through a store several processes share (Postgres `NOTIFY` per task, text joined for 50 ms, payloads under 8000 bytes), so a subscriber on any instance gets the model's text |
 //! | `tasks.rs` | a context is the user's session `a2a:<contextId>`; a task is one run; runs of one context in turn; per-user bound on running tasks; every state stored before it is told |
 //! | `ask.rs` | a tool's question puts the task in `INPUT_REQUIRED`; the client's next message in the task answers it |
@@ -57,7 +57,7 @@
 //! | `events.rs` | every state change is a `statusUpdate`; a blocking send returns at the end or at `INPUT_REQUIRED`/`AUTH_REQUIRED` |
 //! | `store/` | every read names the user: another user's task is `TaskNotFound`, as a missing one; tasks left running by a dead process become `FAILED` |
 //! | `model/error.rs` | the specification's codes and reasons |
-//! | `limits.rs` | every bound in its range when the service is built |
+//! | `limits.rs` | every bound in its range when the handler is built |
 //!
 //! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`], (feature `sqlite`,
 //! default) `SqliteTaskStore` in the sessions' database file, or (feature
@@ -116,7 +116,7 @@ pub use error::ServeA2aError;
 pub use limits::Limits;
 pub use model::A2aError;
 #[cfg(feature = "server")]
-pub use server::{A2aServer, A2aService, BoundA2aServer, RESTART_REASON};
+pub use server::{A2aHandler, A2aServer, BoundA2aServer, RESTART_REASON};
 #[cfg(feature = "postgres")]
 pub use store::PostgresTaskStore;
 #[cfg(feature = "sqlite")]

@@ -2,7 +2,7 @@
 //!
 //! Rules: [`Default`] is what a server has unless told otherwise;
 //! [`Limits::check`] holds every field to its range (the `*_RANGE`
-//! constants) when the service is built, naming the first one outside it,
+//! constants) when the handler is built, naming the first one outside it,
 //! so no bound reaches a semaphore or a timer unchecked.
 
 use std::ops::RangeInclusive;

@@ -1,14 +1,14 @@
-//! [`A2aServer`]: the settings; [`A2aService`]: the requests' handler, to
+//! [`A2aServer`]: the settings; [`A2aHandler`]: the requests' handler, to
 //! serve alone ([`A2aServer::bind`]) or beside another protocol on one
-//! port ([`A2aService::handle`]).
+//! port ([`A2aHandler::handle`]).
 //!
 //! Rules: the numeric settings are one [`Limits`] value, checked
-//! ([`Limits::check`]) when the service is built. Without
+//! ([`Limits::check`]) when the handler is built. Without
 //! tokens or OAuth, [`A2aServer::bind`] refuses any address but a loopback
 //! one. A bound server's listener holds every request to the address's
 //! Origin and Host policy (`oscova_serve::OriginPolicy::new`: loopback
 //! origins only; on loopback, a `Host` naming this machine) before
-//! [`A2aService::handle`] sees it; [`A2aService::handle`] served beside
+//! [`A2aHandler::handle`] sees it; [`A2aHandler::handle`] served beside
 //! another front end relies on that front end's listener for it, as
 //! `oscova serve` does (`oscova_mcp`'s `serve_until_beside`). Requests
 //! are authenticated by `oscova_serve::Authenticator`, the
@@ -17,11 +17,11 @@
 //! by an authenticator shared with another front end of the port
 //! ([`A2aServer::authenticator`]: `oscova serve` passes its MCP
 //! server's, so the issuer's keys and accepted tokens are cached once).
-//! When the service is built and [`A2aServer::fail_unfinished_at_start`]
+//! When the handler is built and [`A2aServer::fail_unfinished_at_start`]
 //! is on (the default, right for one process on its own store), tasks a
 //! dead process left `SUBMITTED` or `WORKING` become `FAILED` with the
 //! reason; a fleet sharing one store turns it off, since another instance
-//! may be running them. The service sweeps the pushes owed to webhooks
+//! may be running them. The handler sweeps the pushes owed to webhooks
 //! (see `push.rs`) at once, then each minute, until shutdown. Shutdown
 //! cancels every run; each stores its `CANCELED` state as it ends.
 
@@ -52,7 +52,7 @@ pub const RESTART_REASON: &str =
     "the server stopped while this task ran; its run was lost: send the message again";
 
 /// The A2A server's settings. The numeric ones ([`Limits`]) are checked
-/// when the service is built; without tokens, [`A2aServer::bind`]
+/// when the handler is built; without tokens, [`A2aServer::bind`]
 /// refuses any address but a loopback one.
 pub struct A2aServer {
     agents: AgentHost,
@@ -171,13 +171,13 @@ impl A2aServer {
     }
 
     /// The bounds on bodies, tasks, streams and webhooks ([`Limits`];
-    /// its `Default` unless set), checked when the service is built.
+    /// its `Default` unless set), checked when the handler is built.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
     }
 
-    /// Whether building the service fails the tasks a dead process left
+    /// Whether building the handler fails the tasks a dead process left
     /// running (default true: right for one process on its own store; a
     /// fleet sharing one store turns it off, since another instance may be
     /// running them).
@@ -194,7 +194,7 @@ impl A2aServer {
 
     /// The handler, for clients that reach the server at `base_url`
     /// (`http://host:port`, named in the card).
-    pub async fn service(self, base_url: &str) -> Result<A2aService, ServeA2aError> {
+    pub async fn handler(self, base_url: &str) -> Result<A2aHandler, ServeA2aError> {
         self.limits.check()?;
         if self.fail_unfinished {
             let failed = self.store.fail_unfinished(RESTART_REASON).await?;
@@ -236,7 +236,7 @@ impl A2aServer {
             cancel.clone(),
         ));
         runner.pushes.sweep(first_sweep, cancel.clone());
-        Ok(A2aService {
+        Ok(A2aHandler {
             state: Arc::new(State {
                 runner,
                 auth,
@@ -251,7 +251,7 @@ impl A2aServer {
         })
     }
 
-    /// Binds `addr` and builds the service for it.
+    /// Binds `addr` and builds the handler for it.
     pub async fn bind(self, addr: SocketAddr) -> Result<BoundA2aServer, ServeA2aError> {
         let open = match &self.shared_auth {
             Some(auth) => auth.is_open(),
@@ -265,27 +265,27 @@ impl A2aServer {
         }
         let listener = Listener::bind(addr).await?;
         let bound = listener.local_addr();
-        let service = self.service(&format!("http://{bound}")).await?;
-        Ok(BoundA2aServer { listener, service })
+        let handler = self.handler(&format!("http://{bound}")).await?;
+        Ok(BoundA2aServer { listener, handler })
     }
 }
 
 /// The A2A server's request handler. Cheap to clone.
 #[derive(Clone)]
-pub struct A2aService {
+pub struct A2aHandler {
     state: Arc<State>,
     cancel: CancellationToken,
     grace: Duration,
 }
 
-impl std::fmt::Debug for A2aService {
+impl std::fmt::Debug for A2aHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("A2aService").finish_non_exhaustive()
+        f.debug_struct("A2aHandler").finish_non_exhaustive()
     }
 }
 
-impl A2aService {
-    /// Whether the service answers `path`: `/`, the card, `/message:*`,
+impl A2aHandler {
+    /// Whether the handler answers `path`: `/`, the card, `/message:*`,
     /// `/tasks` and below, `/extendedAgentCard`.
     pub fn serves(path: &str) -> bool {
         State::serves(path)
@@ -316,7 +316,7 @@ impl A2aService {
 #[derive(Debug)]
 pub struct BoundA2aServer {
     listener: Listener,
-    service: A2aService,
+    handler: A2aHandler,
 }
 
 impl BoundA2aServer {
@@ -331,15 +331,15 @@ impl BoundA2aServer {
         self,
         until: impl Future<Output = ()> + Send,
     ) -> Result<(), ServeA2aError> {
-        let service = self.service;
+        let handler = self.handler;
         let shutdown = Shutdown::new(
-            service.cancellation(),
+            handler.cancellation(),
             Duration::ZERO,
             Arc::new(Responses::default()),
         );
         let handle = move |request| {
-            let service = service.clone();
-            async move { service.handle(request).await }
+            let handler = handler.clone();
+            async move { handler.handle(request).await }
         };
         Ok(self.listener.serve_until(handle, until, shutdown).await?)
     }

@@ -8,7 +8,7 @@
 //! response with the request's id; over HTTP+JSON, the `StreamResponse`
 //! itself. Subscribing to a task in a terminal state is
 //! `UnsupportedOperation`. A task whose run is on another process (a
-//! fleet on one store) is followed by reading the store each second, so
+//! fleet on one store) is read from the store each second, so
 //! its status updates arrive; when the store relays the run's events
 //! (Postgres: see `store/relay.rs`), the model's text arrives too, as the
 //! running instance publishes it, and the states the relay brings first
@@ -114,7 +114,7 @@ pub(crate) async fn open(
         Some(_) => None,
         None => runner
             .store
-            .follow(&id)
+            .listen(&id)
             .await
             .map_err(|e| A2aError::Internal(e.to_string()))?,
     };

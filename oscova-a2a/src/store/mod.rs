@@ -26,7 +26,7 @@
 //! old to a sweep, dropping those claimed too often. A store that several
 //! processes share may relay a run's stream events from the process
 //! running it to the others ([`TaskStore::publish`],
-//! [`TaskStore::follow`]: Postgres does, with `LISTEN`/`NOTIFY`).
+//! [`TaskStore::listen`]: Postgres does, with `LISTEN`/`NOTIFY`).
 
 use std::time::Duration;
 
@@ -140,7 +140,7 @@ pub trait TaskStore: Send + Sync + 'static {
     fn relays(&self) -> bool {
         false
     }
-    /// Tells the processes following the task `task` of `user` a stream
+    /// Tells the processes listening to the task `task` of `user` a stream
     /// event of its run here (see `store/relay.rs`); nothing unless the store
     /// relays.
     async fn publish(&self, user: &str, task: &str, event: &Value) -> Result<(), StoreError> {
@@ -150,7 +150,7 @@ pub trait TaskStore: Send + Sync + 'static {
     /// The stream events another process publishes for the task `task`
     /// from now on, each with its user (the reader keeps its own); `None`
     /// when the store relays none.
-    async fn follow(&self, task: &str) -> Result<Option<Relayed>, StoreError> {
+    async fn listen(&self, task: &str) -> Result<Option<Relayed>, StoreError> {
         let _ = task;
         Ok(None)
     }

@@ -155,8 +155,8 @@ impl TaskStore for PostgresTaskStore {
         self.relay().await?.publish(user, task, event).await
     }
 
-    async fn follow(&self, task: &str) -> Result<Option<Relayed>, StoreError> {
-        Ok(Some(self.relay().await?.follow(task).await?))
+    async fn listen(&self, task: &str) -> Result<Option<Relayed>, StoreError> {
+        Ok(Some(self.relay().await?.listen(task).await?))
     }
 
     async fn put(&self, user: &str, task: &Task) -> Result<(), StoreError> {

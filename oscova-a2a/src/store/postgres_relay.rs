@@ -1,18 +1,18 @@
 //! The Postgres store's relay of stream events between the instances of a
-//! fleet: `NOTIFY` on a channel per task, `LISTEN` while someone follows.
+//! fleet: `NOTIFY` on a channel per task, `LISTEN` while someone listens.
 //!
 //! Rules: one connection of its own per store, opened when first used
-//! (and again once lost; followers of the lost one go on reading the
+//! (and again once lost; listeners of the lost one go on reading the
 //! store alone), publishes (`pg_notify`, a prepared statement) and listens; a channel is
 //! `oscova_a2a_` and the task id's letters and digits (at most 40), so no
 //! name a client sends reaches SQL but as that. A payload is `{"o":
 //! user, "e": event}`, at most [`MAX_PAYLOAD`] bytes (Postgres refuses
 //! 8000 or more; the publisher splits the model's text so that none is
-//! larger). A channel is listened to while one reader follows it; the
-//! channels nobody follows any more are dropped (`UNLISTEN`) when the next
-//! reader starts following, under one lock, so a `LISTEN` and an
+//! larger). A channel is listened to while one reader listens; the
+//! channels nobody listens to any more are dropped (`UNLISTEN`) when the next
+//! reader starts listening, under one lock, so a `LISTEN` and an
 //! `UNLISTEN` of one channel never cross. Notifications from one
-//! connection arrive in the order they were sent, so a follower sees a
+//! connection arrive in the order they were sent, so a listener sees a
 //! run's chunks and states in the order the running instance made them.
 
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ use crate::store::{Relayed, StoreError};
 /// The largest payload sent: under Postgres's 8000 bytes.
 pub(crate) const MAX_PAYLOAD: usize = 7900;
 
-/// Relayed events a slow follower may fall behind by.
+/// Relayed events a slow listener may fall behind by.
 const BUFFER: usize = 256;
 
 type Channels = Arc<Mutex<HashMap<String, broadcast::Sender<(String, Value)>>>>;
@@ -88,13 +88,13 @@ impl Relay {
         })
     }
 
-    /// Whether its connection is gone (its followers' streams have ended:
+    /// Whether its connection is gone (its listeners' streams have ended:
     /// the store opens another).
     pub(crate) fn is_closed(&self) -> bool {
         self.client.is_closed()
     }
 
-    /// Sends `event` of `user`'s task `task` to its followers.
+    /// Sends `event` of `user`'s task `task` to its listeners.
     pub(crate) async fn publish(
         &self,
         user: &str,
@@ -116,7 +116,7 @@ impl Relay {
     }
 
     /// The events published for `task` from now on.
-    pub(crate) async fn follow(&self, task: &str) -> Result<Relayed, StoreError> {
+    pub(crate) async fn listen(&self, task: &str) -> Result<Relayed, StoreError> {
         let _turn = self.listening.lock().await;
         let name = channel(task);
         let (receiver, fresh, stale) = {
@@ -154,7 +154,7 @@ impl Relay {
     }
 }
 
-/// Hands a notification to the channel's followers.
+/// Hands a notification to the channel's listeners.
 fn dispatch(channels: &Channels, name: &str, payload: &str) {
     let Ok(mut payload) = serde_json::from_str::<Value>(payload) else {
         return;

@@ -9,7 +9,7 @@
 //! second whatever its model's pace; the joined text is sent before any
 //! state that follows it. A text longer than [`MAX_TEXT`] goes out as
 //! several appended chunks, so no event is past what the store can carry.
-//! A failed publish is logged and the run goes on: followers then miss
+//! A failed publish is logged and the run goes on: listeners then miss
 //! those chunks, and still get every state from the store.
 
 use std::sync::Arc;

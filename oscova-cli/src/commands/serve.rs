@@ -31,7 +31,7 @@
 
 use std::sync::Arc;
 
-use oscova_a2a::{A2aServer, A2aService, SqliteTaskStore, TaskStore};
+use oscova_a2a::{A2aHandler, A2aServer, SqliteTaskStore, TaskStore};
 use oscova_agent::session::SqliteStore;
 use oscova_agent::session::agent::AgentHost;
 
@@ -115,7 +115,7 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         a2a = a2a.followups(following.webhook_hook());
     }
     let a2a = a2a
-        .service(&format!("http://{addr}"))
+        .handler(&format!("http://{addr}"))
         .await
         .map_err(CliError::A2a)?;
     eprintln!(
@@ -125,7 +125,7 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     let service = a2a.clone();
     let served = mcp
         .serve_until_beside(
-            A2aService::serves,
+            A2aHandler::serves,
             move |request| {
                 let service = service.clone();
                 async move { service.handle(request).await }
