@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use oscova_test_support::oidc::{self, OidcProvider, USER_CLIENT_ID};
+use oscova_test_support::oidc::{self, OidcProvider, SHORT_USER_CLIENT_ID, USER_CLIENT_ID};
 
 const KEY: &str = "4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b";
 const ECHO: &str = "oscova_mcp__up__example_echo";
@@ -130,10 +130,15 @@ fn terminate(child: &mut Child) {
     }
 }
 
-#[test]
-fn a_person_logs_in_their_calls_go_through_and_logout_forgets_it() {
-    let provider = OidcProvider::start();
-    let dir = support::temp_dir("mcp-login");
+/// The upstream (trusting `provider`) and a gateway config whose server
+/// `up` takes each user's grant of `client`; the upstream, the config,
+/// and the sessions' file.
+fn setup(
+    provider: &OidcProvider,
+    name: &str,
+    client: &str,
+) -> (Child, std::path::PathBuf, std::path::PathBuf) {
+    let dir = support::temp_dir(name);
     let upstream_config = dir.join("upstream.toml");
     std::fs::write(
         &upstream_config,
@@ -143,7 +148,7 @@ fn a_person_logs_in_their_calls_go_through_and_logout_forgets_it() {
         ),
     )
     .unwrap();
-    let (mut up, url) = upstream(&upstream_config);
+    let (up, url) = upstream(&upstream_config);
     let db = dir.join("state").join("sessions.db");
     let config = dir.join("config.toml");
     std::fs::write(
@@ -151,12 +156,19 @@ fn a_person_logs_in_their_calls_go_through_and_logout_forgets_it() {
         format!(
             "[sessions]\npath = \"{}\"\n\n[mcp.servers.up]\nurl = \"{url}\"\nper_user = true\n\
              network = \"local\"\ntimeout_secs = 20\noauth = {{ grant = \"authorization_code\", \
-             client_id = \"{USER_CLIENT_ID}\", scopes = [\"mcp\"], issuer = \"{}\" }}\n",
+             client_id = \"{client}\", scopes = [\"mcp\"], issuer = \"{}\" }}\n",
             db.display(),
             provider.issuer()
         ),
     )
     .unwrap();
+    (up, config, db)
+}
+
+#[test]
+fn a_person_logs_in_their_calls_go_through_and_logout_forgets_it() {
+    let provider = OidcProvider::start();
+    let (mut up, config, db) = setup(&provider, "mcp-login", USER_CLIENT_ID);
 
     // Without the key: told what to set, nothing asked of anyone.
     let output = support::oscova(&["--config", config.to_str().unwrap(), "mcp", "login", "up"])
@@ -221,4 +233,53 @@ fn login_and_logout_say_what_they_do_in_help() {
             assert!(help.contains(word), "{command}: {word}: {help}");
         }
     }
+}
+
+/// Two processes whose tokens have expired start at once: each refreshes
+/// the host's grant (its listing) and alice's (her call) under the
+/// store's lease, so each rotating refresh token is used once: two
+/// refreshes in all, none refused, and both calls go through.
+#[test]
+fn two_processes_refreshing_at_once_use_each_refresh_token_once() {
+    let provider = OidcProvider::start();
+    let (mut up, config, _) = setup(&provider, "mcp-login-race", SHORT_USER_CLIENT_ID);
+    login(&provider, &config, None, "account-host", true);
+    login(&provider, &config, Some("alice"), "account-alice", true);
+    // The 2-second access tokens expire.
+    std::thread::sleep(Duration::from_millis(2300));
+    let before = provider.grants();
+    let args = serde_json::json!({ "text": "raced" }).to_string();
+    let children: Vec<Child> = (0..2)
+        .map(|_| {
+            oscova(
+                &config,
+                &["tools", "call", ECHO, "--user", "alice", "--args", &args],
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success() && stdout.contains("raced"),
+            "{stdout}\n{stderr}"
+        );
+    }
+    let after = provider.grants();
+    let refreshes =
+        after["refresh_token"].as_u64().unwrap() - before["refresh_token"].as_u64().unwrap();
+    assert_eq!(
+        refreshes, 2,
+        "one for the host's grant, one for alice's: {after}"
+    );
+    assert_eq!(
+        after["refresh_errors"], 0,
+        "no refresh token was used twice: {after}"
+    );
+    terminate(&mut up);
 }
