@@ -201,6 +201,11 @@ fn mode(path: &Path) -> u32 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_login_serves_calls_in_a_later_process_and_nobody_elses() {
     let world = World::new().await;
+    // Nobody logged in: the server cannot be listed, and start-up says
+    // what to run.
+    let unlisted = world.builder(Some(USER_CLIENT)).start().await;
+    let said = unlisted.start_diagnostics().join("\n");
+    assert!(said.contains("`oscova mcp login up`"), "{said}");
     let first = world.builder(Some(USER_CLIENT));
     // The host's grant lists the tools at start; alice's runs her calls.
     login(&first, &world.provider, None, "account-host", true).await;
