@@ -52,12 +52,12 @@
 //! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams; a run on another instance streamed from the store, its chunks through the store's relay |
 //! | `store/relay.rs`, `store/postgres_relay.rs` | a run's events published through a store several processes share (Postgres `NOTIFY` per task, text joined for 50 ms, payloads under 8000 bytes), so a subscriber on any instance gets the model's text |
 //! | `tasks.rs` | a context is the user's session `a2a:<contextId>`; a task is one run; runs of one context in turn; per-user bound on running tasks; every state stored before it is told |
-//! | `ask.rs` | a tool's question puts the task in `INPUT_REQUIRED`; the client's next message in the task answers it |
+//! | `tasks/ask.rs` | a tool's question puts the task in `INPUT_REQUIRED`; the client's next message in the task answers it |
 //! | `tasks.rs` (credentials) | a run whose tool call came back with a missing credential ends in `AUTH_REQUIRED`, the guidance its status message; the client's next message in the task runs it again |
 //! | `events.rs` | every state change is a `statusUpdate`; a blocking send returns at the end or at `INPUT_REQUIRED`/`AUTH_REQUIRED` |
 //! | `store/` | every read names the user: another user's task is `TaskNotFound`, as a missing one; tasks left running by a dead process become `FAILED` |
 //! | `model/error.rs` | the specification's codes and reasons |
-//! | `limits.rs` | every bound in its range when the handler is built |
+//! | `limits.rs` | every bound in its range when the handler is built; a stream holds its place in its user's bound until it is dropped |
 //!
 //! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`], (feature `sqlite`,
 //! default) `SqliteTaskStore` in the sessions' database file, or (feature
@@ -68,8 +68,6 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-#[cfg(feature = "server")]
-mod ask;
 #[cfg(feature = "server")]
 mod binding;
 #[cfg(feature = "server")]

@@ -3,9 +3,13 @@
 //! Rules: [`Default`] is what a server has unless told otherwise;
 //! [`Limits::check`] holds every field to its range (the `*_RANGE`
 //! constants) when the handler is built, naming the first one outside it,
-//! so no bound reaches a semaphore or a timer unchecked.
+//! so no bound reaches a semaphore or a timer unchecked. A stream counts
+//! against its user's bound from the moment its slot is taken until the
+//! slot is dropped (`StreamSlot`), however the stream ends.
 
+use std::collections::HashMap;
 use std::ops::RangeInclusive;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use oscova_serve::LimitError;
@@ -122,6 +126,43 @@ impl Default for Limits {
             max_push_configs_per_task: pushes.per_task,
             max_push_configs_per_user: pushes.per_user,
             stream_idle_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// One open stream of a user, given back when dropped.
+pub(crate) struct StreamSlot {
+    streams: Arc<Mutex<HashMap<String, usize>>>,
+    user: String,
+}
+
+impl StreamSlot {
+    /// Counts one more open stream of `user` in `streams` (the caller
+    /// checked the bound).
+    pub(crate) fn new(streams: Arc<Mutex<HashMap<String, usize>>>, user: &str) -> Self {
+        Self {
+            streams,
+            user: user.to_owned(),
+        }
+    }
+
+    /// The user.
+    pub(crate) fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut streams = self
+            .streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(open) = streams.get_mut(&self.user) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                streams.remove(&self.user);
+            }
         }
     }
 }

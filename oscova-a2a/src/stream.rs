@@ -22,10 +22,9 @@
 //! seconds by default, as MCP's idle timeout) is closed; a user has at most `max_streams_per_user` streams open
 //! (one more is `UnsupportedOperation`).
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -37,6 +36,7 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::body::A2aBody;
+use crate::limits::StreamSlot;
 use crate::model::A2aError;
 use crate::model::{Message, Method, Task, TaskStatus};
 use crate::push::is_final;
@@ -327,41 +327,4 @@ pub(crate) fn response(
         header::HeaderValue::from_static("no-store"),
     );
     response
-}
-
-/// One open stream of a user, given back when dropped.
-pub(crate) struct StreamSlot {
-    streams: Arc<Mutex<HashMap<String, usize>>>,
-    user: String,
-}
-
-impl StreamSlot {
-    /// Counts one more open stream of `user` in `streams` (the caller
-    /// checked the bound).
-    pub(crate) fn new(streams: Arc<Mutex<HashMap<String, usize>>>, user: &str) -> Self {
-        Self {
-            streams,
-            user: user.to_owned(),
-        }
-    }
-
-    /// The user.
-    pub(crate) fn user(&self) -> &str {
-        &self.user
-    }
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        let mut streams = self
-            .streams
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(open) = streams.get_mut(&self.user) {
-            *open = open.saturating_sub(1);
-            if *open == 0 {
-                streams.remove(&self.user);
-            }
-        }
-    }
 }

@@ -48,16 +48,14 @@ use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::Limits;
 pub(crate) use crate::events::status_update;
 use crate::events::{settle, wait};
-use crate::model::A2aError;
-use crate::model::PushConfig;
-use crate::model::{Message, Role, Task, TaskState, new_id};
+use crate::limits::{Limits, StreamSlot};
+use crate::model::{A2aError, Message, PushConfig, Role, Task, TaskState, new_id};
 use crate::push::Pushes;
 use crate::store::TaskStore;
-use crate::stream::StreamSlot;
 
+mod ask;
 mod run;
 
 /// Stream events a slow reader may fall behind by before it skips some
@@ -304,7 +302,7 @@ impl Runner {
     }
 
     /// Answers the question the task `id` of `user` waits on with
-    /// `message` (see `ask.rs`); with `blocking`, returns once the task
+    /// `message` (see `tasks/ask.rs`); with `blocking`, returns once the task
     /// settles again.
     async fn answer(
         self: &Arc<Self>,

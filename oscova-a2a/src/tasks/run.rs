@@ -15,8 +15,8 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use super::ask::TaskAsk;
 use super::{Runner, Start, status_update};
-use crate::ask::TaskAsk;
 use crate::events::{Chunks, Outcome, whole_artifact};
 use crate::model::{Artifact, Message, Part, Task, TaskState, new_id};
 

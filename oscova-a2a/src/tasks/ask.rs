@@ -25,8 +25,8 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::{Runner, status_update};
 use crate::model::{Message, Part, TaskState};
-use crate::tasks::{Runner, status_update};
 
 /// Asks the client of one task.
 pub(crate) struct TaskAsk {
