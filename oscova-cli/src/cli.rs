@@ -65,6 +65,12 @@ pub(crate) enum Command {
     /// Chat with a model that can call the user's tools.
     Chat(ChatArgs),
 
+    /// Talk with the agent: a spoken conversation kept in a session, with
+    /// turn-taking and barge-in, on local speech (Silero VAD and Smart
+    /// Turn, whisper, the say provider).
+    #[cfg(feature = "voice")]
+    Voice(VoiceArgs),
+
     /// List and download a model provider's models.
     #[command(subcommand)]
     Models(ModelsCommand),
@@ -260,6 +266,54 @@ pub(crate) struct ProviderArgs {
     /// refused before a connection is made (exit code 3).
     #[arg(long)]
     pub(crate) offline: bool,
+}
+
+/// `oscova voice`
+#[cfg(feature = "voice")]
+#[derive(Debug, Args)]
+pub(crate) struct VoiceArgs {
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
+    /// The model (default: the config's `[providers.<KEY>] model`).
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) model: Option<String>,
+    #[command(flatten)]
+    pub(crate) user: UserArg,
+    /// Keep the conversation in the user's session NAME (created when
+    /// missing, else resumed), as `oscova chat --session` does.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) session: String,
+    /// The person's voice: a WAV file, played in at the pace it was
+    /// spoken, or `-` for raw 16 kHz mono signed 16-bit little-endian PCM
+    /// on standard input, taken as it comes.
+    #[arg(long, short = 'i', value_name = "FILE")]
+    pub(crate) input: PathBuf,
+    /// Where the agent's voice goes: a WAV file (16 kHz mono, replaced if
+    /// it exists), or `-` for raw PCM like the input's on standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(crate) output: PathBuf,
+    /// The recognizer's type key (default: the config's `[speech.hear]`
+    /// provider, else the local one).
+    #[arg(long, value_name = "KEY")]
+    pub(crate) hear: Option<String>,
+    /// The synthesizer's type key (default: the config's `[speech.say]`
+    /// provider, else the local one).
+    #[arg(long, value_name = "KEY")]
+    pub(crate) say: Option<String>,
+    /// The synthesizer's voice.
+    #[arg(long, value_name = "VOICE")]
+    pub(crate) voice: Option<String>,
+    /// End a turn after this much silence, in milliseconds, instead of
+    /// when Smart Turn hears it complete (or after 2 s of silence).
+    #[arg(long, value_name = "MS")]
+    pub(crate) silence_ms: Option<u64>,
+    /// The shortest speech that counts, in milliseconds: shorter sounds (a
+    /// cough, an "mm-hm") neither start a turn nor interrupt the agent.
+    #[arg(long, value_name = "MS", default_value_t = 250)]
+    pub(crate) min_speech_ms: u64,
+    /// Approve the tools that require approval without asking.
+    #[arg(long)]
+    pub(crate) yes: bool,
 }
 
 /// `oscova chat`

@@ -449,7 +449,7 @@ async fn follow_up(agent: Option<&AgentSession>) {
 }
 
 /// The session store of the config.
-async fn store_of(env: &Env) -> Result<Arc<dyn oscova_agent::session::SessionStore>, CliError> {
+pub(super) async fn store_of(env: &Env) -> Result<Arc<dyn oscova_agent::session::SessionStore>, CliError> {
     super::sessions::open_store(&env.config).await
 }
 

@@ -19,6 +19,8 @@ mod serve;
 mod sessions;
 mod speech;
 mod tools;
+#[cfg(feature = "voice")]
+mod voice;
 
 use std::future::Future;
 
@@ -57,6 +59,8 @@ pub(crate) async fn run(env: &Env, command: Command) -> Result<ExitStatus, CliEr
         Command::Mcp(args) => mcp::run(env, args).await,
         Command::Serve(args) => serve::run(env, args).await,
         Command::Chat(args) => chat::run(env, args).await,
+        #[cfg(feature = "voice")]
+        Command::Voice(args) => voice::run(env, args).await,
         Command::Models(command) => models::run(env, command).await,
         Command::Speech(command) => speech::run(env, command).await,
         Command::Sessions(command) => sessions::run(env, command).await,

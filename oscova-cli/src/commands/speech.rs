@@ -59,7 +59,7 @@ pub(super) async fn run(env: &Env, command: SpeechCommand) -> Result<ExitStatus,
 
 /// The host's speech routers service (the launcher registers one), else
 /// routers built from the host; their warnings on stderr either way.
-fn routers(env: &Env) -> Arc<SpeechRouters> {
+pub(super) fn routers(env: &Env) -> Arc<SpeechRouters> {
     let routers = env
         .host
         .service::<SpeechRouters>()
@@ -300,7 +300,7 @@ fn check_output(path: &Path) -> Result<(), CliError> {
 /// so `/dev/zero` or a FIFO is refused at once), read whole with its size
 /// capped while reading, then its header checked; with its length in
 /// seconds.
-fn read_audio(path: &Path) -> Result<(Vec<u8>, f64), CliError> {
+pub(super) fn read_audio(path: &Path) -> Result<(Vec<u8>, f64), CliError> {
     let refuse = |reason: String| CliError::File {
         path: path.to_path_buf(),
         reason,

@@ -53,3 +53,5 @@ pub mod speech_whisper;
 pub mod terminal;
 pub mod traces;
 pub mod trusted_files;
+#[cfg(feature = "voice")]
+pub mod voice;

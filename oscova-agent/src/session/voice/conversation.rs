@@ -62,6 +62,13 @@ impl VoiceConversation {
     /// Opens (or creates) `user`'s session `name` on `host` for a spoken
     /// conversation, with `session` options (extensions, UI, events: the
     /// session's own events still reach its sink) and `voice` options.
+    /// The recognizer loads its model here, so the first turn is heard as
+    /// fast as the next.
+    ///
+    /// # Errors
+    ///
+    /// The session's, and [`AgentError::Voice`] when the recognizer cannot
+    /// run (not installed, refused offline).
     pub async fn open(
         host: &AgentHost,
         user: UserInfo,
@@ -81,6 +88,7 @@ impl VoiceConversation {
                 previous(event);
             }
         }));
+        warm_up(&routers, &voice).await?;
         let session = host.session(user, name, session).await?;
         Ok(Self {
             session,
@@ -182,6 +190,20 @@ impl VoiceConversation {
             .await
             .map_err(|e| AgentError::Voice(format!("the session's task stopped: {e}")))?;
         result.map(|()| session)
+    }
+}
+
+/// Has the recognizer load its model now, on half a second of silence,
+/// so the first turn is heard as fast as the others (and a recognizer
+/// that cannot run says so before the conversation starts).
+async fn warm_up(routers: &SpeechRouters, options: &VoiceOptions) -> Result<(), AgentError> {
+    let wav = encode_wav(&Pcm16kMono {
+        samples: vec![0; 8_000],
+    });
+    let request = RecognitionRequest::new(&options.recognition, &wav).offline(options.offline);
+    match routers.recognition().recognize(request).await {
+        Ok(_) | Err(SpeechError::InvalidAudio(_)) => Ok(()),
+        Err(error) => Err(voice(error)),
     }
 }
 
