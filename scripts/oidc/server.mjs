@@ -23,7 +23,8 @@
 //   its grant), redirect http://127.0.0.1/callback on any port (RFC 8252).
 //   "oauth-user-short": the same, but its access tokens live 2 seconds.
 // Dynamic Client Registration (RFC 7591) is open at /reg; registered
-// clients get what "oauth-user" has. Revocation (RFC 7009) is at
+// clients get what "oauth-user" has. Client ID Metadata Documents are
+// advertised (`client_id_metadata_document_supported`). Revocation (RFC 7009) is at
 // /token/revocation.
 //
 // Consent is driven over HTTP (no pages): an authorization request is
@@ -275,6 +276,10 @@ function makeProvider(issuer) {
       devInteractions: { enabled: false },
       registration: { enabled: true },
       revocation: { enabled: true },
+      // Advertised, so a client with a Client ID Metadata Document uses
+      // its URL as client id; the provider fetches only https:// and
+      // never loopback, so no test document is fetched.
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {

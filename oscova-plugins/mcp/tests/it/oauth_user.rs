@@ -485,3 +485,32 @@ async fn a_server_asking_for_another_audience_or_a_foreign_redirect_is_refused()
     assert_eq!(grants(&world.provider).await["authorization_code"], 0);
     world.upstream.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_id_metadata_document_is_the_client_where_the_server_takes_them() {
+    let world = World::new().await;
+    // The provider advertises `client_id_metadata_document_supported`:
+    // the document's URL is the client id, and nothing is registered.
+    let document = "https://oscova.example.com/oauth/client.json";
+    let config = ServerConfig::url(&world.upstream.url)
+        .per_user(true)
+        .network(NetworkScope::Local)
+        .oauth(
+            OAuthClient::authorization_code()
+                .client_metadata_url(document)
+                .scopes(["mcp"])
+                .issuer(world.provider.issuer()),
+        );
+    let login = builder(config, &world.store())
+        .login("up", Some("alice"), "http://127.0.0.1:9/callback")
+        .await
+        .expect("the login starts");
+    let encoded = "client_id=https%3A%2F%2Foscova.example.com%2Foauth%2Fclient.json";
+    assert!(
+        login.authorization_url().contains(encoded),
+        "{}",
+        login.authorization_url()
+    );
+    assert_eq!(grants(&world.provider).await["registrations"], 0);
+    world.upstream.stop().await;
+}
