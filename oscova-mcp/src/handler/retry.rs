@@ -202,8 +202,9 @@ impl McpHandler {
     pub(super) async fn keep(&self, store: &dyn WaitStore, wait: &KeptWait) -> Result<(), String> {
         store.put(wait, self.parked.per_user()).await.map_err(|e| {
             let reason = format!("its wait could not be kept: {e}");
+            let reason = self.scope.redact(&reason).into_owned();
             tracing::warn!(tool = %wait.tool, %reason, "a tool call's question was not asked");
-            self.scope.redact(&reason).into_owned()
+            reason
         })
     }
 }

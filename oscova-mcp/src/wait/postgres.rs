@@ -7,9 +7,10 @@
 //! transaction. The schema is created under an advisory lock, so
 //! instances starting together do not race. A take is one `DELETE ...
 //! RETURNING`: of two instances taking one handle, the second waits for
-//! the first's row lock, then finds no row.
+//! the first's row lock, then finds no row. A connection the server
+//! closed (a restart, a failover) is opened again by the next use.
 
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, MutexGuard};
 use tokio_postgres::{Client, NoTls};
 
 use super::{Body, KeptWait, WaitStore, WaitStoreError, db, dropped_before};
@@ -40,6 +41,8 @@ const TAKE: &str = "DELETE FROM oscova_mcp_waits WHERE handle = $1 AND user_id =
 /// the database.
 pub struct PostgresWaitStore {
     client: Mutex<Client>,
+    /// To connect again when the connection was lost.
+    config: String,
 }
 
 impl std::fmt::Debug for PostgresWaitStore {
@@ -53,12 +56,7 @@ impl PostgresWaitStore {
     /// user=... dbname=...` or a `postgresql://` URL) and creates the
     /// table when missing.
     pub async fn connect(config: &str) -> Result<Self, WaitStoreError> {
-        let (mut client, connection) = tokio_postgres::connect(config, NoTls).await.map_err(db)?;
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::warn!(%error, "the Postgres wait store's connection ended");
-            }
-        });
+        let mut client = open(config).await?;
         let tx = client.transaction().await.map_err(db)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
             .await
@@ -67,8 +65,60 @@ impl PostgresWaitStore {
         tx.commit().await.map_err(db)?;
         Ok(Self {
             client: Mutex::new(client),
+            config: config.to_owned(),
         })
     }
+
+    /// The connection, opened again if the server closed it.
+    async fn client(&self) -> Result<MutexGuard<'_, Client>, WaitStoreError> {
+        let mut client = self.client.lock().await;
+        if client.is_closed() {
+            *client = open(&self.config).await?;
+        }
+        Ok(client)
+    }
+}
+
+/// A connection, its driver spawned.
+async fn open(config: &str) -> Result<Client, WaitStoreError> {
+    let (client, connection) = tokio_postgres::connect(config, NoTls).await.map_err(db)?;
+    tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            tracing::warn!(%error, "the Postgres wait store's connection ended");
+        }
+    });
+    Ok(client)
+}
+
+/// Inserts `wait` (its `body` apart) and drops the user's excess past
+/// `keep` and the long-expired waits, in one transaction.
+async fn insert(
+    client: &mut Client,
+    wait: &KeptWait,
+    body: &str,
+    keep: i64,
+) -> Result<(), tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    tx.execute(
+        "INSERT INTO oscova_mcp_waits (handle, user_id, tool, started, expires_at, body)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+        &[
+            &wait.handle,
+            &wait.user,
+            &wait.tool,
+            &wait.started,
+            &wait.expires_at,
+            &body,
+        ],
+    )
+    .await?;
+    tx.execute(EXCESS, &[&wait.user, &keep]).await?;
+    tx.execute(
+        "DELETE FROM oscova_mcp_waits WHERE expires_at < $1",
+        &[&dropped_before()],
+    )
+    .await?;
+    tx.commit().await
 }
 
 #[async_trait::async_trait]
@@ -76,30 +126,17 @@ impl WaitStore for PostgresWaitStore {
     async fn put(&self, wait: &KeptWait, per_user: usize) -> Result<(), WaitStoreError> {
         let body = Body::of(wait)?;
         let keep = i64::try_from(per_user).unwrap_or(i64::MAX);
-        let mut client = self.client.lock().await;
-        let tx = client.transaction().await.map_err(db)?;
-        tx.execute(
-            "INSERT INTO oscova_mcp_waits (handle, user_id, tool, started, expires_at, body)
-             VALUES ($1, $2, $3, $4, $5, $6)",
-            &[
-                &wait.handle,
-                &wait.user,
-                &wait.tool,
-                &wait.started,
-                &wait.expires_at,
-                &body,
-            ],
-        )
-        .await
-        .map_err(db)?;
-        tx.execute(EXCESS, &[&wait.user, &keep]).await.map_err(db)?;
-        tx.execute(
-            "DELETE FROM oscova_mcp_waits WHERE expires_at < $1",
-            &[&dropped_before()],
-        )
-        .await
-        .map_err(db)?;
-        tx.commit().await.map_err(db)
+        let mut client = self.client().await?;
+        match insert(&mut client, wait, &body, keep).await {
+            // The server closed the connection under the write: once more
+            // on a new one (nothing was kept, or the insert is refused as
+            // a handle kept already).
+            Err(error) if error.is_closed() => {
+                *client = open(&self.config).await?;
+                insert(&mut client, wait, &body, keep).await.map_err(db)
+            }
+            other => other.map_err(db),
+        }
     }
 
     async fn take(
@@ -108,13 +145,20 @@ impl WaitStore for PostgresWaitStore {
         user: &str,
         tool: &str,
     ) -> Result<Option<KeptWait>, WaitStoreError> {
-        let row = self
-            .client
-            .lock()
-            .await
-            .query_opt(TAKE, &[&handle, &user, &tool])
-            .await
-            .map_err(db)?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&handle, &user, &tool];
+        let mut client = self.client().await?;
+        let row = match client.query_opt(TAKE, &params).await {
+            // Once more on a new connection: a take the closed one
+            // committed is not seen twice (the row is gone), so the worst
+            // is a refusal, never a second taker.
+            Err(error) if error.is_closed() => {
+                *client = open(&self.config).await?;
+                client.query_opt(TAKE, &params).await
+            }
+            other => other,
+        }
+        .map_err(db)?;
+        drop(client);
         let Some(row) = row else {
             return Ok(None);
         };

@@ -543,7 +543,8 @@ mod sqlite {
 mod postgres {
     use std::sync::Arc;
 
-    use oscova_mcp::wait::{PostgresWaitStore, WaitStore};
+    use oscova_mcp::wait::{KeptWait, PostgresWaitStore, WaitStore};
+    use serde_json::json;
 
     async fn store(config: &str) -> Arc<dyn WaitStore> {
         Arc::new(PostgresWaitStore::connect(config).await.unwrap())
@@ -568,6 +569,42 @@ mod postgres {
         let store = store(&config).await;
         super::a_question_whose_wait_cannot_be_kept_is_not_asked(store, move || drop(cluster))
             .await;
+    }
+
+    /// The server ends the store's connection (a restart, a failover): the
+    /// next use connects again, and the wait kept before is there.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_store_whose_connection_the_server_ended_connects_again() {
+        let cluster = oscova_test_support::postgres::Cluster::start();
+        let config = cluster.create_database("mcp_waits_again");
+        let store = store(&config).await;
+        let wait = KeptWait::new(
+            "bb".repeat(16),
+            ("alice", "t"),
+            json!({}),
+            json!({"message": "Go?"}),
+            false,
+            i64::MAX,
+        );
+        store.put(&wait, 64).await.unwrap();
+        let (admin, connection) = tokio_postgres::connect(&config, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        // Waits (up to its timeout) until each backend has ended.
+        let ended = admin
+            .query(
+                "SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(ended.len(), 1, "the store's one connection");
+        assert!(ended[0].get::<_, bool>(0));
+        let taken = store.take(&wait.handle, "alice", "t").await.unwrap();
+        assert_eq!(taken, Some(wait.clone()));
+        store.put(&wait, 64).await.unwrap();
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
