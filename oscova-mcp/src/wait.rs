@@ -39,6 +39,29 @@
 //! The answers the person gave are kept as given (a replayed call needs
 //! them), so the store is as private as the sessions beside it. A call
 //! that never asks touches no store.
+//!
+//! Every instance of a fleet on one Postgres database (the sessions'),
+//! each answering any retry:
+//!
+//! ```no_run
+//! # #[cfg(all(feature = "http", feature = "postgres"))]
+//! # async fn demo(
+//! #     host: oscova_core::PluginHost,
+//! #     tokens: Vec<oscova_mcp::http::UserToken>,
+//! # ) -> Result<(), Box<dyn std::error::Error>> {
+//! use oscova_mcp::http::McpHttpServer;
+//! use oscova_mcp::wait::PostgresWaitStore;
+//!
+//! let waits = PostgresWaitStore::connect("host=db.internal user=oscova dbname=oscova").await?;
+//! let server = McpHttpServer::new(host)
+//!     .tokens(tokens)
+//!     .wait_store(waits)
+//!     .bind("0.0.0.0:8080".parse()?)
+//!     .await?;
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! ```
 
 use std::time::Duration;
 
