@@ -338,7 +338,11 @@
 //! within the range
 //! `oscova_mcp::http` exports for it (exit code 2 outside it, when the
 //! file is loaded); SIGTERM or Ctrl-C shuts it down gracefully. `--names short` serves tools under their tool segment
-//! alone, and refuses to start when two share one.
+//! alone, and refuses to start when two share one. A 2026-07-28 call
+//! waiting for the person between rounds is kept in the `[sessions]`
+//! store (`[mcp] waits = "sessions"`, the default; `"memory"` keeps it in
+//! the process), so the retry carrying the answer may reach any process on
+//! that store: another instance, or the next one after a restart.
 
 #![cfg_attr(
     not(test),
