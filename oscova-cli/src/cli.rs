@@ -244,8 +244,9 @@ pub(crate) enum McpAction {
     /// `--paste`, the pasted address), and keeps the grant in the
     /// sessions' SQLite file, sealed with `OSCOVA_TOKEN_KEY`.
     Login(McpLoginArgs),
-    /// Forget a user's (or, without `--user`, the host's) grant of server
-    /// NAME; the user's next call says to log in again.
+    /// Revoke a user's (or, without `--user`, the host's) grant of server
+    /// NAME at its authorization server and forget it; the user's next
+    /// call says to log in again.
     Logout(McpLogoutArgs),
 }
 

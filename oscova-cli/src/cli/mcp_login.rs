@@ -29,7 +29,8 @@ pub(crate) struct McpLoginArgs {
     pub(crate) wait_secs: u64,
 }
 
-/// `oscova mcp logout`
+/// `oscova mcp logout`: the grant revoked at the authorization server
+/// (RFC 7009) and forgotten here.
 #[derive(Debug, Args)]
 pub(crate) struct McpLogoutArgs {
     /// The server, as named in `[mcp.servers.NAME]`.

@@ -206,7 +206,9 @@ fn a_person_logs_in_their_calls_go_through_and_logout_forgets_it() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        output.status.success() && stdout.contains("forgot the grant of user `alice`"),
+        output.status.success()
+            && stdout.contains("forgot the grant of user `alice`")
+            && stdout.contains(&format!("revoked at `{}`", provider.issuer())),
         "{stdout}"
     );
     let (ok, out) = echo(&config, "alice", "again");

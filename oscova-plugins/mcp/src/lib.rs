@@ -128,7 +128,7 @@ pub use config::{
 };
 pub use connect::network_isolation_available;
 pub use oauth::user::key::{TOKEN_KEY_ENV, TokenKey, TokenKeyError};
-pub use oauth::user::login::{Login, LoopbackRedirect};
+pub use oauth::user::login::{LoggedOut, Login, LoopbackRedirect};
 pub use oauth::user::store::{TokenStore, TokenStoreError};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
 pub use tail::TAIL_BYTES;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use oscova_core::{ExposeSecret, SecretString};
 
 use crate::oauth::user::UserFlow;
-use crate::oauth::user::login::{Begin, begin};
+use crate::oauth::user::login::{Begin, LoggedOut, begin, revoke};
 use crate::oauth::user::store::Place;
 use crate::{Login, McpError, McpPluginBuilder, ServerConfig, TokenStore};
 
@@ -136,17 +136,49 @@ impl McpPluginBuilder {
         .map_err(fail)
     }
 
-    /// Forgets `user`'s (`None`: the host's) grant of server `name`;
-    /// whether there was one. The authorization server is not told.
+    /// Forgets `user`'s (`None`: the host's) grant of server `name`,
+    /// after asking its authorization server to revoke it (RFC 7009: its
+    /// refresh token, so a copy of it is worth nothing). The grant is
+    /// forgotten whether or not the revocation went through; the result
+    /// says which.
     ///
     /// # Errors
     ///
     /// As [`login`](Self::login), and the store's failure.
-    pub async fn logout(&self, name: &str, user: Option<&str>) -> Result<bool, McpError> {
-        let (_, store) = self.user_grant(name)?;
-        store.remove(name, user).await.map_err(|e| McpError::Login {
-            name: name.to_owned(),
-            message: e.to_string(),
-        })
+    pub async fn logout(&self, name: &str, user: Option<&str>) -> Result<LoggedOut, McpError> {
+        let (config, store) = self.user_grant(name)?;
+        let place = Place {
+            server: name.to_owned(),
+            user: user.map(str::to_owned),
+            url: config.url.clone().unwrap_or_default(),
+        };
+        let grant = store.load(&place).await.ok().flatten();
+        let mut out = LoggedOut {
+            forgotten: false,
+            revoked_at: None,
+            not_revoked: None,
+        };
+        if let Some(grant) = &grant {
+            let secret = self.client_secret(config).filter(|_| {
+                config.oauth.as_ref().and_then(|c| c.client_id.as_deref())
+                    == Some(grant.credentials.client_id.as_str())
+            });
+            let revoked = match crate::connect::reach(config) {
+                Some(reach) => revoke(&reach, grant, secret.as_ref()).await,
+                None => Err("the server's HTTP client could not be made".to_owned()),
+            };
+            match revoked {
+                Ok(issuer) => out.revoked_at = Some(issuer),
+                Err(why) => out.not_revoked = Some(self.redactor.redact(&why).into_owned()),
+            }
+        }
+        out.forgotten = store
+            .remove(name, user)
+            .await
+            .map_err(|e| McpError::Login {
+                name: name.to_owned(),
+                message: e.to_string(),
+            })?;
+        Ok(out)
     }
 }

@@ -13,7 +13,9 @@
 //! "redirect_uri"}` on one line), what to do on stderr; the browser's
 //! redirect is taken on `http://127.0.0.1:PORT/callback` (a port the
 //! system picks), or, with `--paste`, the first line of stdin is the
-//! address the browser ended on. Waiting ends after `--wait-secs`. A
+//! address the browser ended on. Waiting ends after `--wait-secs`.
+//! `logout` asks the authorization server to revoke the grant (RFC 7009)
+//! and forgets it, saying whether the revocation went through. A
 //! server that is not such a server, a missing key or a refused login is
 //! an error naming what to fix.
 
@@ -184,16 +186,29 @@ async fn logout(
     let name = args.name.as_str();
     let user = args.user.as_deref();
     let builder = with_store(config, builder, name)?;
-    let had = builder
+    let out = builder
         .logout(name, user)
         .await
         .map_err(CliError::McpLogin)?;
     let whom = user.map_or_else(|| "the host".to_owned(), |u| format!("user `{u}`"));
+    if let Some(why) = &out.not_revoked {
+        warn(&format!(
+            "the authorization server was not asked to revoke the grant ({why}); it is forgotten here all the same"
+        ));
+    }
     if json {
-        print_json_line(&json!({"server": name, "user": user, "forgotten": had}))?;
-    } else if had {
+        print_json_line(&json!({
+            "server": name, "user": user, "forgotten": out.forgotten,
+            "revoked_at": out.revoked_at,
+        }))?;
+    } else if out.forgotten {
+        let revoked = out
+            .revoked_at
+            .as_deref()
+            .map(|issuer| format!(", revoked at `{issuer}`"))
+            .unwrap_or_default();
         print_text(&format!(
-            "forgot the grant of {whom} for MCP server `{name}`"
+            "forgot the grant of {whom} for MCP server `{name}`{revoked}"
         ))?;
     } else {
         print_text(&format!("{whom} had no grant for MCP server `{name}`"))?;

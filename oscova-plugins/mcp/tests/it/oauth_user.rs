@@ -298,8 +298,18 @@ async fn each_user_gets_their_own_grant_and_a_moved_row_opens_for_nobody() {
     // Logged out (by another store on the file), alice's next call is
     // asked to log in again.
     let out = world.builder(Some(USER_CLIENT));
-    assert!(out.logout("up", Some("alice")).await.unwrap());
-    assert!(!out.logout("up", Some("alice")).await.unwrap(), "once");
+    let gone = out.logout("up", Some("alice")).await.unwrap();
+    assert!(gone.forgotten, "{gone:?}");
+    assert_eq!(
+        gone.revoked_at.as_deref(),
+        Some(world.provider.issuer()),
+        "{gone:?}"
+    );
+    let again = out.logout("up", Some("alice")).await.unwrap();
+    assert!(
+        !again.forgotten && again.revoked_at.is_none(),
+        "once: {again:?}"
+    );
     let alice = whoami(&host, "alice").await;
     assert!(alice.is_missing_credential(), "{alice:?}");
     host.shutdown().await;
@@ -512,5 +522,51 @@ async fn a_client_id_metadata_document_is_the_client_where_the_server_takes_them
         login.authorization_url()
     );
     assert_eq!(grants(&world.provider).await["registrations"], 0);
+    world.upstream.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing() {
+    let world = World::new().await;
+    let builder = world.builder(Some(SHORT_CLIENT));
+    login(&builder, &world.provider, None, "account-host", true).await;
+    login(
+        &builder,
+        &world.provider,
+        Some("alice"),
+        "account-alice",
+        true,
+    )
+    .await;
+    let host = host_of(builder).await;
+    assert_eq!(whoami(&host, "alice").await.content, "upstream-alice");
+    // Someone keeps a copy of alice's row (and has the key).
+    let conn = rusqlite::Connection::open(world.db()).unwrap();
+    let (url, sealed): (String, Vec<u8>) = conn
+        .query_row(
+            "SELECT url, sealed FROM oscova_mcp_oauth_grants WHERE user_id = 'alice'",
+            (),
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    let out = world
+        .builder(Some(SHORT_CLIENT))
+        .logout("up", Some("alice"))
+        .await
+        .unwrap();
+    assert!(out.forgotten && out.revoked_at.is_some(), "{out:?}");
+    // The copy is put back; once its access token expires, its refresh
+    // token is refused: the missing-credential result, not a token.
+    conn.execute(
+        "INSERT INTO oscova_mcp_oauth_grants (server, user_id, url, sealed, updated_ms) VALUES ('up', 'alice', ?1, ?2, 0)",
+        (&url, &sealed),
+    )
+    .unwrap();
+    drop(conn);
+    tokio::time::sleep(Duration::from_millis(2300)).await;
+    let refused = whoami(&host, "alice").await;
+    assert!(refused.is_missing_credential(), "{refused:?}");
+    assert!(refused.content.contains("refused the grant"), "{refused:?}");
+    host.shutdown().await;
     world.upstream.stop().await;
 }

@@ -345,3 +345,87 @@ impl LoopbackRedirect {
         }
     }
 }
+
+/// What a logout did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LoggedOut {
+    /// Whether there was a grant, now forgotten.
+    pub forgotten: bool,
+    /// The authorization server that revoked the grant's refresh token
+    /// (RFC 7009), if it did.
+    pub revoked_at: Option<String>,
+    /// Why it was not revoked there, when there was a grant to revoke.
+    pub not_revoked: Option<String>,
+}
+
+/// Revokes `grant`'s refresh token (else its access token) at the
+/// authorization server the server names now, when it is still the
+/// grant's and offers a `revocation_endpoint` (RFC 7009); the issuer.
+pub(crate) async fn revoke(
+    reach: &Reach,
+    grant: &Grant,
+    client_secret: Option<&SecretString>,
+) -> Result<String, String> {
+    let challenge = challenge(reach).await?;
+    let found = discover(reach, &challenge)
+        .await
+        .map_err(|e| e.to_string())?;
+    if found.issuer.trim_end_matches('/') != grant.issuer.trim_end_matches('/') {
+        return Err(format!(
+            "the server now names the authorization server `{}`, not the grant's `{}`",
+            found.issuer, grant.issuer
+        ));
+    }
+    let endpoint = found
+        .metadata
+        .get("revocation_endpoint")
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| format!("`{}` has no revocation endpoint", found.issuer))?;
+    allowed(endpoint, reach.network, "the revocation endpoint").map_err(|e| e.to_string())?;
+    let response =
+        serde_json::to_value(grant.credentials.token_response.as_ref()).unwrap_or_default();
+    let (token, hint) = match response.get("refresh_token").and_then(|t| t.as_str()) {
+        Some(token) => (token.to_owned(), "refresh_token"),
+        None => (
+            response
+                .get("access_token")
+                .and_then(|t| t.as_str())
+                .ok_or("the grant holds no token")?
+                .to_owned(),
+            "access_token",
+        ),
+    };
+    let form = crate::oauth::discover::form;
+    let mut body = format!("token={}&token_type_hint={hint}", form(&token));
+    let mut request = reach
+        .http
+        .post(endpoint)
+        .header(
+            http::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .timeout(reach.timeout);
+    match client_secret {
+        Some(secret) => {
+            request = request.basic_auth(
+                form(&grant.credentials.client_id),
+                Some(form(secret.expose_secret())),
+            );
+        }
+        None => body.push_str(&format!(
+            "&client_id={}",
+            form(&grant.credentials.client_id)
+        )),
+    }
+    let status = request
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| crate::tls::reason(&e))?
+        .status();
+    if !status.is_success() {
+        return Err(format!("`{endpoint}` answered HTTP {}", status.as_u16()));
+    }
+    Ok(found.issuer)
+}
