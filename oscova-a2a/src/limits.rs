@@ -166,3 +166,35 @@ impl Drop for StreamSlot {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_pass_and_each_field_outside_its_range_is_named() {
+        assert_eq!(Limits::default().check(), Ok(()));
+        type Break = fn(&mut Limits);
+        let cases: [(&str, Break); 6] = [
+            ("max_body_bytes", |l| l.max_body_bytes = (1 << 30) + 1),
+            ("max_tasks_per_user", |l| l.max_tasks_per_user = 0),
+            ("max_streams_per_user", |l| {
+                l.max_streams_per_user = MAX_COUNT + 1
+            }),
+            ("max_push_configs_per_task", |l| {
+                l.max_push_configs_per_task = 0
+            }),
+            ("max_push_configs_per_user", |l| {
+                l.max_push_configs_per_user = 0
+            }),
+            ("stream_idle_timeout", |l| {
+                l.stream_idle_timeout = Duration::ZERO
+            }),
+        ];
+        for (name, break_it) in cases {
+            let mut limits = Limits::default();
+            break_it(&mut limits);
+            assert_eq!(limits.check().map_err(|e| e.setting()), Err(name));
+        }
+    }
+}

@@ -95,3 +95,35 @@ impl PushConfig {
         config
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clients_webhook_sends_only_what_it_set_and_an_answer_no_secret() {
+        let config = PushConfig::new("https://hooks.example/a").with_token("t0k");
+        assert_eq!(
+            serde_json::to_value(&config).unwrap(),
+            serde_json::json!({"url": "https://hooks.example/a", "token": "t0k"})
+        );
+        let mut stored = config;
+        stored.id = "h1".into();
+        stored.task_id = "task-1".into();
+        stored.authentication = Some(PushAuthentication {
+            scheme: "Bearer".into(),
+            credentials: Some("s3cret".into()),
+        });
+        let answered = serde_json::to_value(stored.redacted()).unwrap();
+        assert_eq!(answered["id"], "h1");
+        assert_eq!(answered["taskId"], "task-1");
+        assert_eq!(
+            answered["authentication"],
+            serde_json::json!({"scheme": "Bearer"})
+        );
+        assert!(answered.get("token").is_none());
+        assert!(
+            !format!("{stored:?}").contains("s3cret") && !format!("{stored:?}").contains("t0k")
+        );
+    }
+}
