@@ -91,6 +91,7 @@ impl AgentPlugin for WaitPlugin {
 }
 
 const PAY: &str = "test_wait__wait__pay";
+#[cfg(feature = "sqlite")]
 const ECHO: &str = "test_wait__wait__echo";
 const CONFIRM: &str = "test_wait__wait__confirm_twice";
 const CHECK: &str = "test_wait__wait__check_twice";
@@ -344,6 +345,7 @@ async fn an_expired_wait_ends_with_a_result_saying_so(store: Arc<dyn WaitStore>)
 }
 
 /// A real store, counting what it is asked.
+#[cfg(feature = "sqlite")]
 #[derive(Debug)]
 struct Counted {
     inner: Arc<dyn WaitStore>,
@@ -351,6 +353,7 @@ struct Counted {
     takes: AtomicUsize,
 }
 
+#[cfg(feature = "sqlite")]
 impl Counted {
     fn counts(&self) -> (usize, usize) {
         (
@@ -360,6 +363,7 @@ impl Counted {
     }
 }
 
+#[cfg(feature = "sqlite")]
 #[async_trait::async_trait]
 impl WaitStore for Counted {
     async fn put(
@@ -384,6 +388,7 @@ impl WaitStore for Counted {
 
 /// A call that never asks reads and writes no store; one that asks writes
 /// its wait once and its retry takes it once.
+#[cfg(feature = "sqlite")]
 async fn a_call_that_never_asks_touches_no_store(store: Arc<dyn WaitStore>) {
     let counted = Arc::new(Counted {
         inner: store,
