@@ -570,3 +570,28 @@ async fn a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing() {
     host.shutdown().await;
     world.upstream.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loopback_listener_takes_only_the_redirect() {
+    let loopback = LoopbackRedirect::bind().await.unwrap();
+    let uri = loopback.redirect_uri().to_owned();
+    assert!(
+        uri.starts_with("http://127.0.0.1:") && uri.ends_with("/callback"),
+        "{uri}"
+    );
+    let waiting = tokio::spawn(loopback.wait());
+    let base = uri.trim_end_matches("/callback");
+    // A stray request, and one without the authorization server's
+    // answer, are turned away; the listener keeps waiting.
+    assert_eq!(
+        exchange("GET", &format!("{base}/favicon.ico"), None)
+            .await
+            .0,
+        404
+    );
+    assert_eq!(exchange("GET", &uri, None).await.0, 404);
+    let redirect = format!("{uri}?code=c&state=s&iss=x");
+    let (status, page) = exchange("GET", &redirect, None).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(waiting.await.unwrap().unwrap(), redirect);
+}

@@ -15,9 +15,9 @@
 //! saved under the store's lease (a refresh elsewhere never overwrites
 //! it with an older one), replacing the (server, user)'s previous one.
 //! The loopback listener binds 127.0.0.1 on a port the system picks,
-//! answers only `GET /callback` (anything else is a 404 and it keeps
-//! waiting), reads at most 16 KiB of a request, and gives each
-//! connection 10 seconds.
+//! answers only `GET /callback` carrying a `state` or an `error`
+//! (anything else is a 404 and it keeps waiting), reads at most 16 KiB
+//! of a request, and gives each connection 10 seconds.
 
 use std::time::Duration;
 
@@ -322,7 +322,11 @@ impl LoopbackRedirect {
             let mut words = head.lines().next().unwrap_or_default().split(' ');
             let (method, target) = (words.next(), words.next().unwrap_or_default());
             let path = target.split('?').next().unwrap_or_default();
-            if method == Some("GET") && path == "/callback" {
+            let query = target.split_once('?').map(|(_, q)| q).unwrap_or_default();
+            let answer = query
+                .split('&')
+                .any(|p| p.starts_with("state=") || p.starts_with("error="));
+            if method == Some("GET") && path == "/callback" && answer {
                 let page = "Logged in. You can close this page and go back to the terminal.\n";
                 let _ = stream
                     .write_all(
