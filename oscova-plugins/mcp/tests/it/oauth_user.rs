@@ -595,3 +595,31 @@ async fn the_loopback_listener_takes_only_the_redirect() {
     assert_eq!(status, 200, "{page}");
     assert_eq!(waiting.await.unwrap().unwrap(), redirect);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_is_never_sent_to_another_url_of_the_server() {
+    use oscova_test_support::http::{Reply, TestServer};
+
+    let world = World::new().await;
+    let builder = world.builder(Some(USER_CLIENT));
+    login(&builder, &world.provider, None, "account-host", true).await;
+    // The configuration now points `up` elsewhere: the grant got for the
+    // old URL is not used, and nothing at all is sent there.
+    let elsewhere = TestServer::start(|_| Reply::json(200, json!({}))).await;
+    let moved = McpPlugin::builder()
+        .server(
+            "up",
+            server(
+                &format!("{}/mcp", elsewhere.url()),
+                &world.provider,
+                Some(USER_CLIENT),
+            ),
+        )
+        .token_store(world.store());
+    let err = moved.list("up").await.unwrap_err().to_string();
+    assert!(err.contains("`oscova mcp login up`"), "{err}");
+    assert_eq!(elsewhere.connections(), 0, "nothing reached it");
+    // At its own URL the grant still serves.
+    assert!(world.builder(Some(USER_CLIENT)).list("up").await.is_ok());
+    world.upstream.stop().await;
+}
