@@ -37,44 +37,6 @@ pub struct Writer {
     calls: AtomicUsize,
 }
 
-impl ModelProvider for Writer {
-    fn type_key(&self) -> ProviderTypeKey {
-        "writer".into()
-    }
-
-    fn display_name(&self) -> &str {
-        "Writer"
-    }
-
-    fn chat<'a>(
-        &'a self,
-        request: ChatRequest<'a>,
-    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
-        Box::pin(async move {
-            self.calls.fetch_add(1, Ordering::SeqCst);
-            self.seen.lock().unwrap().push(request.messages.to_vec());
-            let text = {
-                let mut replies = self.replies.lock().unwrap();
-                if replies.is_empty() {
-                    return Err(ModelError::Other("script ended".into()));
-                }
-                replies.remove(0)
-            };
-            if let Some(sink) = request.stream {
-                for piece in text.split_inclusive(' ') {
-                    tokio::time::sleep(self.pace).await;
-                    sink(ChatStreamEvent::Text(piece.to_owned()));
-                }
-            }
-            Ok(ChatResponse {
-                message: ChatMessage::assistant(text, vec![]),
-                finish_reason: Some("stop".into()),
-                usage: None,
-            })
-        })
-    }
-}
-
 /// The plugin giving the host the writer.
 #[plugin(id = "test.voice")]
 #[derive(Default)]
@@ -91,20 +53,44 @@ impl AgentPlugin for VoicePlugin {
     }
 }
 
+/// The writer as the host's model provider.
 struct WriterHandle(Arc<Writer>);
 
 impl ModelProvider for WriterHandle {
     fn type_key(&self) -> ProviderTypeKey {
-        self.0.type_key()
+        "writer".into()
     }
+
     fn display_name(&self) -> &str {
         "Writer"
     }
+
     fn chat<'a>(
         &'a self,
         request: ChatRequest<'a>,
     ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
-        self.0.chat(request)
+        Box::pin(async move {
+            self.0.calls.fetch_add(1, Ordering::SeqCst);
+            self.0.seen.lock().unwrap().push(request.messages.to_vec());
+            let text = {
+                let mut replies = self.0.replies.lock().unwrap();
+                if replies.is_empty() {
+                    return Err(ModelError::Other("script ended".into()));
+                }
+                replies.remove(0)
+            };
+            if let Some(sink) = request.stream {
+                for piece in text.split_inclusive(' ') {
+                    tokio::time::sleep(self.0.pace).await;
+                    sink(ChatStreamEvent::Text(piece.to_owned()));
+                }
+            }
+            Ok(ChatResponse {
+                message: ChatMessage::assistant(text, vec![]),
+                finish_reason: Some("stop".into()),
+                usage: None,
+            })
+        })
     }
 }
 

@@ -61,7 +61,7 @@ use oscova_core::provider::model::{ChatMessage, ModelProvider, ModelProviderConf
 use oscova_core::{CancellationToken, SecretString, UserScope};
 use serde_json::{Value, json};
 
-use super::provider::select;
+use super::provider::select_with_model;
 use super::{Env, cancellable, interrupted};
 use crate::cli::ChatArgs;
 use crate::error::{CliError, ExitStatus};
@@ -70,19 +70,13 @@ use crate::output::{print_error, print_json, print_json_line, print_text};
 use view::View;
 
 pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliError> {
-    let selected = select(env, &args.provider, args.user.user.as_deref())?;
-    let mut config = selected.config;
-    if let Some(model) = args.model.as_deref().map(str::trim) {
-        config.model = Some(model.to_owned()).filter(|m| !m.is_empty());
-    }
-    if config.model.is_none() {
-        config.model = selected.provider.default_model();
-    }
-    if config.model.is_none() {
-        return Err(CliError::NoModel {
-            provider: config.provider.to_string(),
-        });
-    }
+    let selected = select_with_model(
+        env,
+        &args.provider,
+        args.user.user.as_deref(),
+        args.model.as_deref(),
+    )?;
+    let config = selected.config;
     let session = match args.session.as_deref() {
         Some(name) => {
             let store = store_of(env).await?;
@@ -449,7 +443,9 @@ async fn follow_up(agent: Option<&AgentSession>) {
 }
 
 /// The session store of the config.
-pub(super) async fn store_of(env: &Env) -> Result<Arc<dyn oscova_agent::session::SessionStore>, CliError> {
+pub(super) async fn store_of(
+    env: &Env,
+) -> Result<Arc<dyn oscova_agent::session::SessionStore>, CliError> {
     super::sessions::open_store(&env.config).await
 }
 

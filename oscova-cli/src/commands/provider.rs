@@ -83,6 +83,29 @@ pub(super) fn select(
     })
 }
 
+/// [`select`], then the model: `model` (`--model`) over the configured
+/// one, else the provider's default; none is [`CliError::NoModel`].
+pub(super) fn select_with_model(
+    env: &Env,
+    args: &ProviderArgs,
+    user: Option<&str>,
+    model: Option<&str>,
+) -> Result<Selected, CliError> {
+    let mut selected = select(env, args, user)?;
+    if let Some(model) = model.map(str::trim) {
+        selected.config.model = Some(model.to_owned()).filter(|m| !m.is_empty());
+    }
+    if selected.config.model.is_none() {
+        selected.config.model = selected.provider.default_model();
+    }
+    if selected.config.model.is_none() {
+        return Err(CliError::NoModel {
+            provider: selected.config.provider.to_string(),
+        });
+    }
+    Ok(selected)
+}
+
 /// The provider used without `--provider`: the embedded `llamacpp` when
 /// this program links it, else `ollama`.
 pub(super) fn default_provider(env: &Env) -> &'static str {

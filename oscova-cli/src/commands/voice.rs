@@ -23,7 +23,7 @@ use oscova_speech::wav::{Pcm16kMono, decode_wav, encode_wav};
 use tokio::sync::mpsc;
 
 use super::Env;
-use super::provider::select;
+use super::provider::select_with_model;
 use crate::cli::VoiceArgs;
 use crate::error::{CliError, ExitStatus};
 use crate::interact::TerminalInteraction;
@@ -33,19 +33,13 @@ use crate::output::warn;
 const PIECE: usize = 320;
 
 pub(super) async fn run(env: &Env, args: VoiceArgs) -> Result<ExitStatus, CliError> {
-    let selected = select(env, &args.provider, args.user.user.as_deref())?;
-    let mut config = selected.config;
-    if let Some(model) = args.model.as_deref().map(str::trim) {
-        config.model = Some(model.to_owned()).filter(|m| !m.is_empty());
-    }
-    if config.model.is_none() {
-        config.model = selected.provider.default_model();
-    }
-    if config.model.is_none() {
-        return Err(CliError::NoModel {
-            provider: config.provider.to_string(),
-        });
-    }
+    let selected = select_with_model(
+        env,
+        &args.provider,
+        args.user.user.as_deref(),
+        args.model.as_deref(),
+    )?;
+    let config = selected.config;
     let mut hear = env.config.speech_recognition(args.hear.as_deref());
     let mut say = env.config.speech_synthesis(args.say.as_deref());
     if let Some(voice) = args

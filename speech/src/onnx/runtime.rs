@@ -67,6 +67,28 @@ pub(crate) fn environment(library: &Path, install: &'static str) -> Result<Envir
     Ok(env)
 }
 
+/// Loads the model at `path` on `env` with `threads` threads per
+/// inference, one between operators and no spinning (the module rules);
+/// `what` names the model in the error (blocking).
+pub(crate) fn load_session(
+    env: &Environment,
+    path: &Path,
+    threads: usize,
+    what: &str,
+) -> Result<ort::session::Session, OnnxError> {
+    let action = format!("loading {what} {}", path.display());
+    ort::session::Session::builder(env)
+        .map_err(OnnxError::onnx(&action))?
+        .with_intra_threads(threads)
+        .map_err(OnnxError::onnx(&action))?
+        .with_inter_threads(1)
+        .map_err(OnnxError::onnx(&action))?
+        .with_intra_op_spinning(false)
+        .map_err(OnnxError::onnx(&action))?
+        .commit_from_file(path)
+        .map_err(OnnxError::onnx(&action))
+}
+
 fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }

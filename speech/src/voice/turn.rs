@@ -19,6 +19,7 @@ use super::features::{N_FRAMES, N_MELS, log_mel};
 use oscova_core::provider::speech::SpeechError;
 
 use crate::onnx::error::OnnxError;
+use crate::onnx::runtime::load_session;
 
 /// Smart Turn's end-of-turn classifier.
 pub struct SmartTurn {
@@ -35,24 +36,14 @@ impl SmartTurn {
     /// Loads the model at `path` on `env` with `threads` threads per
     /// inference (blocking; the model is 8.7 MB).
     pub(crate) fn load(env: &Environment, path: &Path, threads: usize) -> Result<Self, OnnxError> {
-        let action = format!("loading the Smart Turn model {}", path.display());
-        let session = Session::builder(env)
-            .map_err(OnnxError::onnx(&action))?
-            .with_intra_threads(threads.max(1))
-            .map_err(OnnxError::onnx(&action))?
-            .with_inter_threads(1)
-            .map_err(OnnxError::onnx(&action))?
-            .with_intra_op_spinning(false)
-            .map_err(OnnxError::onnx(&action))?
-            .commit_from_file(path)
-            .map_err(OnnxError::onnx(&action))?;
+        let session = load_session(env, path, threads.max(1), "the Smart Turn model")?;
         if !session
             .inputs()
             .iter()
             .any(|i| i.name() == "input_features")
         {
             return Err(OnnxError::Onnx {
-                action,
+                action: format!("loading the Smart Turn model {}", path.display()),
                 reason: "the model has no input `input_features`; is it Smart Turn v3?".to_owned(),
             });
         }

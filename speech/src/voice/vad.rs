@@ -16,6 +16,7 @@ use ort::value::Tensor;
 use oscova_core::provider::speech::SpeechError;
 
 use crate::onnx::error::OnnxError;
+use crate::onnx::runtime::load_session;
 
 /// Samples per frame at 16 kHz.
 pub const FRAME: usize = 512;
@@ -39,22 +40,12 @@ impl SileroVad {
     /// Loads the model at `path` on `env`, one thread per inference
     /// (blocking; the model is 2.3 MB).
     pub(crate) fn load(env: &Environment, path: &Path) -> Result<Self, OnnxError> {
-        let action = format!("loading the Silero VAD model {}", path.display());
-        let session = Session::builder(env)
-            .map_err(OnnxError::onnx(&action))?
-            .with_intra_threads(1)
-            .map_err(OnnxError::onnx(&action))?
-            .with_inter_threads(1)
-            .map_err(OnnxError::onnx(&action))?
-            .with_intra_op_spinning(false)
-            .map_err(OnnxError::onnx(&action))?
-            .commit_from_file(path)
-            .map_err(OnnxError::onnx(&action))?;
+        let session = load_session(env, path, 1, "the Silero VAD model")?;
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         for needed in ["input", "state", "sr"] {
             if !names.contains(&needed) {
                 return Err(OnnxError::Onnx {
-                    action,
+                    action: format!("loading the Silero VAD model {}", path.display()),
                     reason: format!(
                         "the model has no input `{needed}` (its inputs: {}); is it Silero VAD v5 or later?",
                         names.join(", ")

@@ -21,7 +21,7 @@ use ort::value::Tensor;
 use oscova_core::CancellationToken;
 
 use crate::onnx::error::OnnxError;
-use crate::onnx::runtime::StopOnDrop;
+use crate::onnx::runtime::{StopOnDrop, load_session};
 
 use super::assets::{STYLE_ROWS, STYLE_WIDTH};
 use super::error::KokoroError;
@@ -51,17 +51,7 @@ impl Model {
         path: &Path,
         threads: usize,
     ) -> Result<Self, KokoroError> {
-        let action = format!("loading the kokoro model {}", path.display());
-        let session = Session::builder(env)
-            .map_err(OnnxError::onnx(&action))?
-            .with_intra_threads(threads)
-            .map_err(OnnxError::onnx(&action))?
-            .with_inter_threads(1)
-            .map_err(OnnxError::onnx(&action))?
-            .with_intra_op_spinning(false)
-            .map_err(OnnxError::onnx(&action))?
-            .commit_from_file(path)
-            .map_err(OnnxError::onnx(&action))?;
+        let session = load_session(env, path, threads, "the kokoro model")?;
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         let tokens_input = if names.contains(&"input_ids") {
             "input_ids"

@@ -19,7 +19,7 @@ use oscova_core::CancellationToken;
 
 use super::error::PiperError;
 use crate::onnx::error::OnnxError;
-use crate::onnx::runtime::StopOnDrop;
+use crate::onnx::runtime::{StopOnDrop, load_session};
 
 /// A voice's model, loaded.
 pub(crate) struct Model {
@@ -47,17 +47,7 @@ pub(crate) struct Inputs<'a> {
 impl Model {
     /// Loads `path` with `threads` threads per inference (blocking).
     pub(crate) fn load(env: &Environment, path: &Path, threads: usize) -> Result<Self, PiperError> {
-        let action = format!("loading the voice model {}", path.display());
-        let session = Session::builder(env)
-            .map_err(OnnxError::onnx(&action))?
-            .with_intra_threads(threads)
-            .map_err(OnnxError::onnx(&action))?
-            .with_inter_threads(1)
-            .map_err(OnnxError::onnx(&action))?
-            .with_intra_op_spinning(false)
-            .map_err(OnnxError::onnx(&action))?
-            .commit_from_file(path)
-            .map_err(OnnxError::onnx(&action))?;
+        let session = load_session(env, path, threads, "the voice model")?;
         let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         for needed in ["input", "input_lengths", "scales"] {
             if !names.contains(&needed) {
