@@ -2,12 +2,14 @@
 # The main job on embedded defaults: no API keys, no network. Lists the
 # linked plugins and the published catalog, calls a tool, runs offline
 # speech round trips (the default synthesizer, kokoro, to whisper, then a
-# Piper neural voice to the default recognizer), and ends with an agent
-# turn on the embedded model (llamacpp, Qwen2.5-Coder-0.5B-Instruct) that
-# calls the time tool and answers from its result, offline. Installs the
-# system packages the local speech providers and llama.cpp need, the
-# Whisper model, piper's onnxruntime and test voice, Kokoro-82M and the
-# embedded model when they are missing.
+# Piper neural voice to the default recognizer), an agent turn on the
+# embedded model (llamacpp, Qwen2.5-Coder-0.5B-Instruct) that calls the
+# time tool and answers from its result, and ends with a spoken exchange:
+# a recorded question played into `oscova voice`, heard by whisper and
+# answered aloud by the embedded model, all offline. Installs the system
+# packages the local speech providers and llama.cpp need, the Whisper
+# model, piper's onnxruntime and test voice, Kokoro-82M, the voice models
+# and the embedded model when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +18,8 @@ scripts/ensure-system-packages.sh
 scripts/ensure-piper.sh
 # Kokoro-82M: with it installed, the default voice of `oscova speech say`.
 scripts/ensure-kokoro.sh
+# Silero VAD and Smart Turn: turn-taking for the spoken exchange at the end.
+scripts/ensure-voice-models.sh
 scripts/ensure-whisper-model.sh tiny.en
 # The embedded model: with it installed, the default model of `oscova chat`.
 scripts/ensure-llamacpp-model.sh
@@ -80,3 +84,17 @@ case "$answer" in
         exit 1
         ;;
 esac
+echo
+echo "== a spoken exchange (a recorded question, the embedded model answering aloud, offline)"
+question="What time is it in Tokyo?"
+# The recording: kokoro reads the question into a WAV file.
+oscova speech say "$question" -o "$dir/question.wav" --offline >/dev/null
+echo "played in: $question ($dir/question.wav, at the pace it was spoken)"
+if ! oscova voice --session "demo-voice-$$" -i "$dir/question.wav" -o "$dir/answer.wav" --offline --yes 2>"$dir/voice.log"; then
+    cat "$dir/voice.log" >&2
+    exit 1
+fi
+cat "$dir/voice.log"
+grep -q "you: " "$dir/voice.log" || { echo "the question was not heard" >&2; exit 1; }
+grep -q "agent: " "$dir/voice.log" || { echo "the agent did not answer aloud" >&2; exit 1; }
+echo "the agent's voice: $(oscova --json speech hear "$dir/answer.wav" --offline)"

@@ -1,0 +1,316 @@
+//! The voice loop's latency, as a person would feel it.
+//!
+//! Run with: `cargo bench -p oscova-agent --features voice --bench voice`
+//! (needs `scripts/ensure-voice-models.sh`, `scripts/ensure-whisper-model.sh`,
+//! the synthesizer's voice and the LibriVox clips of
+//! `scripts/ensure-system-packages.sh`).
+//!
+//! Plays each of the five LibriVox sentences into a `VoiceConversation` at
+//! real-time pace (half a second of silence before, silence after until
+//! the answer has been spoken), with Smart Turn ending the turns, whisper
+//! (its default model) hearing them, a scripted model answering at once
+//! (so the speech path alone is measured) and the synthesizer
+//! `OSCOVA_VOICE_BENCH_SAY` (default `kokoro`) speaking. Per turn it
+//! reports, from the end of the person's speech (where the VAD put it, on
+//! the input's clock): the turn's end, the final transcript, the model's
+//! first token and the agent's first audio frame. Then five barge-ins: the
+//! same sentence spoken over a long answer one second into it, from the
+//! moment the person's speech counts as speech (`SpeechStarted`) to the
+//! agent's last audio frame. Medians last, with the budgets (end of speech
+//! to first audio at most 800 ms, barge-in to silence at most 200 ms).
+//!
+//! Without `--bench` (as `cargo test --all-targets` runs it) it plays one
+//! turn and one barge-in, a smoke test that the harness still works.
+
+#![allow(missing_docs)] // bench fixtures
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use oscova_agent::session::MemoryStore;
+use oscova_agent::session::agent::{AgentEvent, AgentHost, AgentSessionOptions};
+use oscova_agent::session::voice::{VoiceConversation, VoiceEvent, VoiceOptions, VoiceOutput};
+use oscova_core::prelude::*;
+use oscova_core::provider::model::{
+    ChatMessage, ChatRequest, ChatResponse, ChatStreamEvent, ModelError, ModelProvider,
+    ModelProviderConfig,
+};
+use oscova_core::provider::speech::SpeechProviderConfig;
+use oscova_core::provider::{BoxFuture, ProviderTypeKey};
+use oscova_speech::SpeechRouters;
+use oscova_speech::voice::VoiceModels;
+use oscova_test_support::librivox::clips;
+use tokio::sync::mpsc;
+
+const SHORT: &str = "Yes, I heard you. That is a fine sentence.";
+const LONG: &str = "Let me tell you the whole story from the beginning. John Dashwood \
+     promised his father on his deathbed to look after his sisters. His wife talked him out of \
+     every promise. By the end he gave them nothing at all.";
+
+/// Answers at once, streaming word by word: the reply set for the turn.
+pub struct Scripted(Arc<Mutex<String>>);
+
+impl ModelProvider for Scripted {
+    fn type_key(&self) -> ProviderTypeKey {
+        "scripted".into()
+    }
+    fn display_name(&self) -> &str {
+        "Scripted"
+    }
+    fn chat<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<ChatResponse, ModelError>> {
+        Box::pin(async move {
+            let text = self.0.lock().unwrap().clone();
+            if let Some(sink) = request.stream {
+                for piece in text.split_inclusive(' ') {
+                    sink(ChatStreamEvent::Text(piece.to_owned()));
+                }
+            }
+            Ok(ChatResponse {
+                message: ChatMessage::assistant(text, vec![]),
+                finish_reason: Some("stop".into()),
+                usage: None,
+            })
+        })
+    }
+}
+
+#[plugin(id = "bench.voice")]
+#[derive(Default)]
+pub struct BenchPlugin {
+    reply: Arc<Mutex<String>>,
+}
+
+impl AgentPlugin for BenchPlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        let reply = self.reply.clone();
+        builder.add_model_provider(move |_: &oscova_core::ProviderContext| Scripted(reply.clone()));
+    }
+}
+
+/// Wall-clock moments of one run.
+#[derive(Default)]
+struct Moments {
+    events: Vec<(Instant, VoiceEvent)>,
+    frames: Vec<Instant>,
+    tokens: Vec<Instant>,
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn samples(wav: &[u8]) -> Vec<f32> {
+    oscova_speech::wav::decode_wav(wav)
+        .unwrap()
+        .samples
+        .iter()
+        .map(|s| f32::from(*s) / 32768.0)
+        .collect()
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let say = std::env::var("OSCOVA_VOICE_BENCH_SAY").unwrap_or_else(|_| "kokoro".to_owned());
+    let turns = if std::env::args().any(|a| a == "--bench") {
+        5
+    } else {
+        1
+    };
+    let reply = Arc::new(Mutex::new(SHORT.to_owned()));
+    let plugins = PluginHost::builder()
+        .no_linked_plugins()
+        .plugin_instance(BenchPlugin {
+            reply: reply.clone(),
+        })
+        .build()
+        .unwrap();
+    let routers = Arc::new(SpeechRouters::from_host(&plugins));
+    let mut model = ModelProviderConfig::new("scripted");
+    model.model = Some("m".into());
+    let agents = AgentHost::builder(plugins, Arc::new(MemoryStore::new()))
+        .model(model)
+        .build()
+        .unwrap();
+    let moments = Arc::new(Mutex::new(Moments::default()));
+    let tokens = moments.clone();
+    let session = AgentSessionOptions::new().on_event(move |e| {
+        if let AgentEvent::Text(_) = e {
+            tokens.lock().unwrap().tokens.push(Instant::now());
+        }
+    });
+    let options = VoiceOptions::default()
+        .with_synthesis(SpeechProviderConfig::new(say.as_str()))
+        .with_offline(true);
+    let conversation = VoiceConversation::open(
+        &agents,
+        UserInfo::new("bench"),
+        "voice",
+        session,
+        options,
+        VoiceModels::load().expect("scripts/ensure-voice-models.sh"),
+        routers,
+    )
+    .await
+    .unwrap();
+    let (input, frames) = mpsc::channel(64);
+    let (output, mut out) = mpsc::channel(64);
+    let running = tokio::spawn(conversation.run(frames, output));
+    let listening = tokio::spawn({
+        let moments = moments.clone();
+        async move {
+            while let Some(item) = out.recv().await {
+                let mut m = moments.lock().unwrap();
+                match item {
+                    VoiceOutput::Audio(_) => m.frames.push(Instant::now()),
+                    VoiceOutput::Event(e) => m.events.push((Instant::now(), e)),
+                    _ => {}
+                }
+            }
+        }
+    });
+
+    let mut clock = tokio::time::interval(Duration::from_millis(20));
+    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let started = Instant::now();
+    let mut play = async |audio: &[f32]| {
+        for piece in audio.chunks(320) {
+            clock.tick().await;
+            input.send(piece.to_vec()).await.unwrap();
+        }
+    };
+    let silence = vec![0f32; 320];
+    let finished = |m: &Moments| {
+        m.events
+            .iter()
+            .filter(|(_, e)| {
+                matches!(
+                    e,
+                    VoiceEvent::ReplyFinished { .. } | VoiceEvent::Interrupted { .. }
+                )
+            })
+            .count()
+    };
+    let all: Vec<_> = clips().into_iter().take(turns).collect();
+    println!("turn  end of speech → turn end | transcript | first token | first audio (ms)");
+    let mut rows = Vec::new();
+    for (i, clip) in all.iter().enumerate() {
+        *reply.lock().unwrap() = SHORT.to_owned();
+        let before = finished(&moments.lock().unwrap());
+        let speech = samples(&clip.wav);
+        play(&vec![0.0; 8_000]).await;
+        play(&speech).await;
+        while finished(&moments.lock().unwrap()) == before {
+            play(&silence).await;
+        }
+        let m = moments.lock().unwrap();
+        let ended = m
+            .events
+            .iter()
+            .rev()
+            .find_map(|(at, e)| match e {
+                VoiceEvent::TurnEnded { at: speech_end } => Some((*at, *speech_end)),
+                _ => None,
+            })
+            .unwrap();
+        let (turn_end, speech_end) = ended;
+        let speech_end = started + speech_end;
+        let transcript = m
+            .events
+            .iter()
+            .find(|(at, e)| *at >= turn_end && matches!(e, VoiceEvent::Transcript { .. }))
+            .map(|(at, _)| *at)
+            .unwrap();
+        let token = m
+            .tokens
+            .iter()
+            .copied()
+            .find(|at| *at >= transcript)
+            .unwrap();
+        let audio = m
+            .frames
+            .iter()
+            .copied()
+            .find(|at| *at >= transcript)
+            .unwrap();
+        let ms = |at: Instant| at.saturating_duration_since(speech_end).as_secs_f64() * 1000.0;
+        let row = [ms(turn_end), ms(transcript), ms(token), ms(audio)];
+        println!(
+            "{i}     {:>8.0} | {:>8.0} | {:>8.0} | {:>8.0}",
+            row[0], row[1], row[2], row[3]
+        );
+        rows.push(row);
+    }
+
+    println!("barge-in  speech counted → audio stopped (ms)");
+    let mut cuts = Vec::new();
+    for (i, clip) in all.iter().enumerate() {
+        *reply.lock().unwrap() = LONG.to_owned();
+        let speech = samples(&clip.wav);
+        let before = finished(&moments.lock().unwrap());
+        play(&vec![0.0; 8_000]).await;
+        play(&speech).await;
+        // Until the agent has spoken for a second.
+        loop {
+            let spoken = {
+                let m = moments.lock().unwrap();
+                let transcript = m
+                    .events
+                    .iter()
+                    .rev()
+                    .find(|(_, e)| matches!(e, VoiceEvent::Transcript { .. }))
+                    .map(|(at, _)| *at);
+                transcript.map_or(0, |t| m.frames.iter().filter(|f| **f >= t).count())
+            };
+            if spoken >= 50 {
+                break;
+            }
+            play(&silence).await;
+        }
+        play(&speech).await;
+        while finished(&moments.lock().unwrap()) < before + 2 {
+            play(&silence).await;
+        }
+        let m = moments.lock().unwrap();
+        let cut = m
+            .events
+            .iter()
+            .rev()
+            .find(|(_, e)| matches!(e, VoiceEvent::Interrupted { .. }))
+            .map(|(at, _)| *at)
+            .expect("the answer was interrupted");
+        let counted = m
+            .events
+            .iter()
+            .rev()
+            .find(|(at, e)| *at <= cut && matches!(e, VoiceEvent::SpeechStarted { .. }))
+            .map(|(at, _)| *at)
+            .unwrap();
+        let last = m
+            .frames
+            .iter()
+            .copied()
+            .filter(|f| *f <= cut)
+            .max()
+            .unwrap();
+        let stopped = last.saturating_duration_since(counted).as_secs_f64() * 1000.0;
+        println!("{i}         {stopped:>8.0}");
+        cuts.push(stopped);
+    }
+    drop(input);
+    running.await.unwrap().unwrap();
+    listening.await.unwrap();
+
+    let column = |k: usize| median(rows.iter().map(|r| r[k]).collect());
+    println!(
+        "median ({say}): turn end {:.0} ms, transcript {:.0} ms, first token {:.0} ms, first audio {:.0} ms (budget 800, goal 500); barge-in → silence {:.0} ms (budget 200)",
+        column(0),
+        column(1),
+        column(2),
+        column(3),
+        median(cuts)
+    );
+}
