@@ -250,17 +250,18 @@ async fn main() {
     for (i, clip) in all.iter().enumerate() {
         *reply.lock().unwrap() = LONG.to_owned();
         let speech = samples(&clip.wav);
-        let before = finished(&moments.lock().unwrap());
+        let (before, start) = {
+            let m = moments.lock().unwrap();
+            (finished(&m), m.events.len())
+        };
         play(&vec![0.0; 8_000]).await;
         play(&speech).await;
-        // Until the agent has spoken for a second.
+        // Until the agent has spoken for a second, answering this turn.
         loop {
             let spoken = {
                 let m = moments.lock().unwrap();
-                let transcript = m
-                    .events
+                let transcript = m.events[start..]
                     .iter()
-                    .rev()
                     .find(|(_, e)| matches!(e, VoiceEvent::Transcript { .. }))
                     .map(|(at, _)| *at);
                 transcript.map_or(0, |t| m.frames.iter().filter(|f| **f >= t).count())
@@ -271,7 +272,15 @@ async fn main() {
             play(&silence).await;
         }
         play(&speech).await;
+        let deadline = Instant::now() + Duration::from_secs(60);
         while finished(&moments.lock().unwrap()) < before + 2 {
+            if Instant::now() > deadline {
+                let m = moments.lock().unwrap();
+                let recent: Vec<_> = m.events.iter().rev().take(12).map(|(_, e)| e).collect();
+                panic!(
+                    "barge-in {i}: no answer to the interrupting turn; latest events: {recent:?}"
+                );
+            }
             play(&silence).await;
         }
         let m = moments.lock().unwrap();

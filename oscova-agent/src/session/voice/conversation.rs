@@ -162,7 +162,7 @@ impl VoiceConversation {
                     None => listening = false,
                     Some(Err(error)) => break Err(voice(error)),
                     Some(Ok(event)) => {
-                        let step = on_activity(event, &mut reply, &routers, &options, &asks, &output).await;
+                        let step = on_activity(event, &mut reply, &mut text, &routers, &options, &asks, &output).await;
                         if let Err(error) = step {
                             break Err(error);
                         }
@@ -257,6 +257,7 @@ async fn send(output: &mpsc::Sender<VoiceOutput>, event: VoiceEvent) {
 async fn on_activity(
     event: VoiceActivity,
     reply: &mut Option<Reply>,
+    text: &mut mpsc::UnboundedReceiver<String>,
     routers: &Arc<SpeechRouters>,
     options: &VoiceOptions,
     asks: &mpsc::UnboundedSender<Ask>,
@@ -266,7 +267,7 @@ async fn on_activity(
         VoiceActivity::SpeechStarted { at } => {
             send(output, VoiceEvent::SpeechStarted { at }).await;
             if let Some(current) = reply.take() {
-                barge_in(current, asks, output).await?;
+                barge_in(current, text, asks, output).await?;
             }
         }
         VoiceActivity::SpeechStopped { at } => {
@@ -290,13 +291,13 @@ async fn on_activity(
                     send(output, VoiceEvent::RecognitionFailed { error }).await;
                 }
                 Ok(transcript) => {
-                    let text = transcript.text.trim().to_owned();
-                    send(output, VoiceEvent::Transcript { text: text.clone() }).await;
-                    if !text.is_empty() {
+                    let said = transcript.text.trim().to_owned();
+                    send(output, VoiceEvent::Transcript { text: said.clone() }).await;
+                    if !said.is_empty() {
                         if let Some(current) = reply.take() {
-                            barge_in(current, asks, output).await?;
+                            barge_in(current, text, asks, output).await?;
                         }
-                        *reply = Some(Reply::start(text, routers, options, asks, output));
+                        *reply = Some(Reply::start(said, routers, options, asks, output));
                     }
                 }
             }
@@ -310,6 +311,7 @@ async fn on_activity(
 /// was heard.
 async fn barge_in(
     reply: Reply,
+    text: &mut mpsc::UnboundedReceiver<String>,
     asks: &mpsc::UnboundedSender<Ask>,
     output: &mpsc::Sender<VoiceOutput>,
 ) -> Result<(), AgentError> {
@@ -320,6 +322,9 @@ async fn barge_in(
         Some(run) => matches!(run.await, Ok(Ok(_))),
         None => true,
     };
+    // What the cancelled run wrote and nobody will say: not the next
+    // reply's words.
+    while text.try_recv().is_ok() {}
     send(
         output,
         VoiceEvent::Interrupted {
