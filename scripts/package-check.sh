@@ -16,6 +16,7 @@ crates=(
     oscova-agent
     oscova-serve
     oscova-mcp
+    oscova-a2a
     oscova-speech
     oscova-test-kit
     oscova-plugin-time
