@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use oscova_agent::session::agent::{AgentHost, AgentSessionOptions};
+use oscova_agent::session::agent::{AgentHost, AgentSession, AgentSessionOptions};
 use oscova_agent::session::voice::{
     VOICE_INTERRUPTED, VoiceConversation, VoiceEvent, VoiceOptions, VoiceOutput,
 };
@@ -116,7 +116,10 @@ struct Heard {
 
 /// Plays the first clip, waits until the agent has spoken for `into`,
 /// plays the second over it, then waits for the second answer to end.
-async fn converse(pace: Duration, into: Duration) -> (Heard, Arc<Writer>, Arc<dyn SessionStore>) {
+async fn converse(
+    pace: Duration,
+    into: Duration,
+) -> (Heard, Arc<Writer>, Arc<dyn SessionStore>, AgentSession) {
     let models = VoiceModels::load().unwrap_or_else(|e| {
         panic!("the voice models are needed: {e} (run scripts/ensure-voice-models.sh)")
     });
@@ -228,14 +231,14 @@ async fn converse(pace: Duration, into: Duration) -> (Heard, Arc<Writer>, Arc<dy
     }
     play(&vec![0.0; 8_000]).await;
     drop(input);
-    tokio::time::timeout(Duration::from_secs(60), running)
+    let session = tokio::time::timeout(Duration::from_secs(60), running)
         .await
         .expect("the conversation ends with its input")
         .unwrap()
         .unwrap();
     listening.await.unwrap();
     let heard = Arc::try_unwrap(heard).ok().unwrap().into_inner().unwrap();
-    (heard, writer, store)
+    (heard, writer, store, session)
 }
 
 fn transcripts(heard: &Heard) -> Vec<String> {
@@ -359,7 +362,7 @@ async fn marks(store: &Arc<dyn SessionStore>) -> Vec<serde_json::Value> {
 async fn an_answer_interrupted_while_written_keeps_only_what_was_heard() {
     // A word every 400 ms: the answer is still being written when the
     // person speaks over it.
-    let (heard, writer, store) =
+    let (heard, writer, store, mut agent) =
         converse(Duration::from_millis(400), Duration::from_millis(1500)).await;
     let words = check_turns(&heard, &writer);
     check_context(&writer, &words);
@@ -384,12 +387,20 @@ async fn an_answer_interrupted_while_written_keeps_only_what_was_heard() {
         [words.as_str(), SECOND_REPLY],
         "nothing unheard is stored"
     );
+    // The session comes back ready: the cancelled reply's token is gone.
+    writer
+        .replies
+        .lock()
+        .unwrap()
+        .push("Still here.".to_owned());
+    let after = agent.prompt("Are you there?").await.unwrap();
+    assert_eq!(after.text, "Still here.");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_written_before_the_interruption_is_edited_to_what_was_heard() {
     // Written at once: the whole answer is stored before it is spoken.
-    let (heard, writer, store) = converse(Duration::ZERO, Duration::from_millis(1500)).await;
+    let (heard, writer, store, _) = converse(Duration::ZERO, Duration::from_millis(1500)).await;
     let words = check_turns(&heard, &writer);
     check_context(&writer, &words);
     let marks = marks(&store).await;

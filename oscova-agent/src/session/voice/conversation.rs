@@ -402,6 +402,9 @@ async fn own(mut session: AgentSession, mut asked: mpsc::UnboundedReceiver<Ask>)
             }
         }
     }
+    // A barge-in cancelled the last reply's token: the session goes back to
+    // its caller with a fresh one, so its next prompt runs.
+    session.cancellation(CancellationToken::new());
     session
 }
 
