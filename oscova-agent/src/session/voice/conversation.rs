@@ -183,6 +183,12 @@ impl VoiceConversation {
                 }
             }
         };
+        // A conversation that ends on an error leaves nothing speaking or
+        // running behind it.
+        if let Some(unfinished) = reply.take() {
+            unfinished.cancel.cancel();
+            unfinished.speaker.stop().await;
+        }
         drop(frames);
         let _ = detecting.await;
         drop(asks);
