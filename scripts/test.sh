@@ -41,6 +41,10 @@ scripts/ensure-whisper-model.sh all
 # The embedded model (Qwen2.5-Coder-0.5B-Instruct) for the llamacpp
 # provider's tests and the agent tests that run on it.
 scripts/ensure-llamacpp-model.sh
+# Debian's Chromium, for the browser tests (the voice page with a fake
+# microphone, an OAuth login clicked through).
+OSCOVA_CHROMIUM="$(scripts/ensure-chromium.sh | tail -n 1)"
+export OSCOVA_CHROMIUM
 
 cargo fmt --all --check
 # The contract apart from the host; no source file over the 1000-line

@@ -89,6 +89,7 @@
 //! than one 30-second recognition window.
 
 pub mod a2a_js;
+pub mod chromium;
 // The loopback HTTP server of `oscova-test-kit`: the same source.
 #[path = "../../oscova-test-kit/src/http/mod.rs"]
 pub mod http;
