@@ -29,7 +29,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oscova_agent::session::{Session, SessionContext, SessionStore, SqliteStore, pi};
+use oscova_agent::session::{ModelView, Session, SessionStore, SqliteStore, pi};
 use oscova_core::UserInfo;
 use oscova_core::provider::model::{ChatMessage, ToolCallRequest};
 use serde_json::json;
@@ -173,7 +173,7 @@ fn resume_child(kind: &str, path: &str) {
         _ => {
             let text = std::fs::read_to_string(path).unwrap();
             let file = pi::parse(&text).unwrap();
-            let context = SessionContext::build(&file.entries, file.leaf());
+            let context = ModelView::build(&file.entries, file.leaf());
             let messages = context.messages.len();
             (
                 messages,

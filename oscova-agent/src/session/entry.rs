@@ -177,7 +177,7 @@ pub struct ContextReplacement {
 
 impl<'de> Deserialize<'de> for SessionEntry {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        super::wire::WireEntry::deserialize(deserializer)?.into_entry()
+        super::line::EntryLine::deserialize(deserializer)?.into_entry()
     }
 }
 

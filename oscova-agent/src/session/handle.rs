@@ -14,15 +14,13 @@ use std::sync::Arc;
 use oscova_core::UserInfo;
 use oscova_core::provider::model::{ChatMessage, ChatRole};
 
-use super::context::{
-    EntryIndex, SessionContext, branch_path, build_context, context_messages, index,
-};
 use super::entry::{EntryKind, SessionEntry};
 use super::error::SessionError;
 use super::id::{EntryId, SessionId, iso_to_millis, now_iso};
 use super::message::{AgentMessage, ContentPart, ModelRef};
 use super::store::{SessionInfo, SessionStore};
 use super::tree::SessionTree;
+use super::view::{EntryIndex, ModelView, branch_path, build_context, context_messages, index};
 
 /// One user's session (see the module rules).
 ///
@@ -178,13 +176,13 @@ impl Session {
     }
 
     /// What the model sees: the active branch as pi builds its context.
-    pub fn context(&self) -> SessionContext {
+    pub fn context(&self) -> ModelView {
         build_context(&self.entries, &self.by_id, self.leaf())
     }
 
     /// The context as the chat loop sends it: the same as
     /// `self.context().chat_messages()`, made straight from the stored
-    /// messages without copying them into a [`SessionContext`] first (what
+    /// messages without copying them into a [`ModelView`] first (what
     /// the session agent sends the model at each turn).
     pub fn chat_messages(&self) -> Vec<ChatMessage> {
         let path = branch_path(&self.entries, &self.by_id, self.leaf());
@@ -294,7 +292,7 @@ impl Session {
     }
 
     /// The model the branch last chose or was answered by (what
-    /// [`SessionContext::model`] says), found without building the context.
+    /// [`ModelView::model`] says), found without building the context.
     pub fn current_model(&self) -> Option<ModelRef> {
         self.ancestors().find_map(|e| match &e.kind {
             EntryKind::ModelChange { provider, model_id } => Some(ModelRef {

@@ -41,8 +41,8 @@
 //!
 //! The files: `entry.rs` (the entry kinds), `wait.rs` (a call waiting
 //! for a person), `message.rs` (pi's messages
-//! and what each is for the model), `context.rs` (the branch, compaction,
-//! edits), `tree.rs` (roots, children, branches, labels), `handle.rs`
+//! and what each is for the model), `view.rs` (the model's context of a
+//! branch: compaction, edits), `line.rs` (an entry line read in one pass), `tree.rs` (roots, children, branches, labels), `handle.rs`
 //! ([`Session`]), `id.rs` (ids and timestamps), `error.rs`, `pi.rs` (pi's
 //! JSONL files, export and import), and `store/`
 //! (the trait, the memory, SQLite and Postgres stores), and
@@ -50,21 +50,20 @@
 
 pub mod agent;
 pub mod compaction;
-mod context;
 mod entry;
 mod error;
 mod handle;
 mod id;
+mod line;
 mod message;
 pub mod pi;
 pub mod store;
 mod tree;
+mod view;
 #[cfg(feature = "voice")]
 pub mod voice;
 mod wait;
-mod wire;
 
-pub use context::SessionContext;
 pub use entry::{CALL_STARTED, ContextReplacement, EntryKind, SessionEntry};
 pub use error::SessionError;
 pub use handle::Session;
@@ -81,4 +80,5 @@ pub use store::PostgresStore;
 pub use store::SqliteStore;
 pub use store::{MemoryStore, SessionInfo, SessionSnapshot, SessionStore};
 pub use tree::{Branch, SessionTree};
+pub use view::ModelView;
 pub use wait::{CALL_WAITING, CallWait};

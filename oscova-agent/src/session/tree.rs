@@ -11,9 +11,9 @@
 
 use std::collections::HashMap;
 
-use super::context::EntryIndex;
 use super::entry::{EntryKind, SessionEntry};
 use super::id::EntryId;
+use super::view::EntryIndex;
 
 /// One branch of a session: from a root to a tip.
 #[derive(Debug, Clone, PartialEq, Eq)]

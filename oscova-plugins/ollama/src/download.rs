@@ -19,11 +19,11 @@ use oscova_core::provider::model::{
 use oscova_core::{CancellationToken, SecretString};
 use serde_json::{Value, json};
 
-use crate::lines::{Flow, read_lines};
-use crate::provider::{OllamaProvider, plain_failure};
-use crate::wire::{
+use crate::api::{
     CATALOG, INSECURE, PullLine, canonical, error_text, is_missing_model, parse_line, pull_line,
 };
+use crate::lines::{Flow, read_lines};
+use crate::provider::{OllamaProvider, plain_failure};
 
 impl OllamaProvider {
     async fn catalog_of(

@@ -78,10 +78,10 @@
 //! body as they are (`options`, `keep_alive`, `think`, ...); `insecure:
 //! true` is passed to pulls.
 
+mod api;
 mod download;
 mod lines;
 mod provider;
-mod wire;
 
 pub use provider::{DEFAULT_OLLAMA_ENDPOINT, OLLAMA_PROVIDER_KEY, OllamaProvider};
 

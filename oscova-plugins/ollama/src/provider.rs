@@ -22,8 +22,8 @@ use oscova_core::provider::model::{
 use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use oscova_core::{CancellationToken, HttpClient, SecretString};
 
+use crate::api::{ChatStream, chat_body, error_text, is_missing_model, parse_line, parse_tags};
 use crate::lines::read_lines;
-use crate::wire::{ChatStream, chat_body, error_text, is_missing_model, parse_line, parse_tags};
 
 /// The provider type key, `"ollama"`.
 pub const OLLAMA_PROVIDER_KEY: &str = "ollama";

@@ -65,9 +65,9 @@
 //! # }
 //! ```
 
+mod api;
 mod provider;
 mod sse;
-mod wire;
 
 pub use provider::{DEFAULT_OPENAI_ENDPOINT, OPENAI_PROVIDER_KEY, OpenAiProvider};
 

@@ -20,8 +20,8 @@ use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use oscova_core::{CancellationToken, HttpClient, SecretString};
 use serde_json::Value;
 
+use crate::api::{StreamState, parse_response, request_body};
 use crate::sse::SseParser;
-use crate::wire::{StreamState, parse_response, request_body};
 
 /// The provider type key, `"openai"`.
 pub const OPENAI_PROVIDER_KEY: &str = "openai";

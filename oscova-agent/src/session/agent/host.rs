@@ -342,7 +342,7 @@ impl AgentSession {
     }
 
     /// What the model sees of the branch now.
-    pub async fn context(&self) -> crate::session::SessionContext {
+    pub async fn context(&self) -> crate::session::ModelView {
         self.shared.session.lock().await.context()
     }
 

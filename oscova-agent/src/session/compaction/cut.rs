@@ -23,10 +23,10 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde_json::Value;
 
-use super::super::context::{entry_messages, projection};
 use super::super::entry::{EntryKind, SessionEntry};
 use super::super::id::EntryId;
 use super::super::message::{AgentMessage, ContentPart, SystemMessage};
+use super::super::view::{entry_messages, projection};
 use super::CompactionSettings;
 use super::tokens::{current_system_message, estimate_tokens, projected_tokens};
 

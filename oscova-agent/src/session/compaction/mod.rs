@@ -25,7 +25,7 @@
 //!   into it (pi's checkpoint). It is appended like every entry: a session
 //!   that moved on since the preparation, in this handle or in the store,
 //!   is [`SessionError::Changed`] and nothing is written. The context
-//!   built afterwards ([`SessionContext::build`](super::SessionContext::build))
+//!   built afterwards ([`ModelView::build`](super::ModelView::build))
 //!   is the checkpoint, the summary, then the kept entries.
 //!
 //! ```
@@ -44,11 +44,11 @@ mod tokens;
 use oscova_core::provider::model::{ModelError, TokenUsage};
 use serde_json::json;
 
-use super::context::projection;
 use super::entry::{EntryKind, SessionEntry};
 use super::error::SessionError;
 use super::handle::Session;
 use super::id::{EntryId, iso_to_millis, now_iso};
+use super::view::projection;
 
 pub use cut::{CompactionPreparation, prepare_compaction};
 pub use prompts::{

@@ -3,9 +3,9 @@
 
 mod compaction;
 mod conformance;
-mod context;
 mod group_commit;
 mod pi_interop;
 mod private;
 mod processes;
 mod stores;
+mod view;

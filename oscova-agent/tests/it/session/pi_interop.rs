@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use oscova_agent::session::{
-    ContextReplacement, EntryKind, MemoryStore, MessageContent, Session, SessionContext,
-    SessionStore, SqliteStore, pi,
+    ContextReplacement, EntryKind, MemoryStore, MessageContent, ModelView, Session, SessionStore,
+    SqliteStore, pi,
 };
 use oscova_core::UserInfo;
 use oscova_core::provider::model::{ChatMessage, ToolCallRequest};
@@ -25,7 +25,7 @@ use oscova_agent::session::compaction::{
 use super::compaction::{call, config, four_turns, provider, summarizing_server, two_turns};
 
 /// Our context as pi writes its own: `{messages, thinkingLevel, model}`.
-fn as_pi(context: &SessionContext) -> Value {
+fn as_pi(context: &ModelView) -> Value {
     json!({
         "messages": serde_json::to_value(&context.messages).unwrap(),
         "thinkingLevel": context.thinking_level,

@@ -1,4 +1,4 @@
-//! The Ollama wire format: `/api/chat` bodies and answers (one JSON object
+//! What the Ollama API sends and takes: `/api/chat` bodies and answers (one JSON object
 //! per line when streamed), `/api/tags` model lists, `/api/pull` progress.
 //!
 //! Rules: tools go out as `{"type": "function", "function": {name,

@@ -26,9 +26,11 @@ use super::message::{
     MessageContent, ModelRef,
 };
 
-/// The model's view of a session's branch.
+/// The model's context of a session's branch: what one model call reads
+/// (pi's `buildSessionContext`). A value, not a `…Context` type: those are
+/// what the host hands to code it runs (ARCHITECTURE's Words).
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionContext {
+pub struct ModelView {
     /// The messages, in pi's form (summaries and custom messages
     /// included), in order.
     pub messages: Vec<AgentMessage>,
@@ -38,7 +40,7 @@ pub struct SessionContext {
     pub model: Option<ModelRef>,
 }
 
-impl SessionContext {
+impl ModelView {
     /// Builds the context of the branch ending at `leaf` from a session's
     /// entries (what [`Session::context`](super::Session::context) does).
     pub fn build(entries: &[SessionEntry], leaf: Option<&EntryId>) -> Self {
@@ -282,7 +284,7 @@ pub(crate) fn build_context(
     entries: &[SessionEntry],
     by_id: &EntryIndex,
     leaf: Option<&EntryId>,
-) -> SessionContext {
+) -> ModelView {
     let path = branch_path(entries, by_id, leaf);
     // Borrowed while walking, copied once: the walk meets a model on
     // every answer.
@@ -307,7 +309,7 @@ pub(crate) fn build_context(
         .into_iter()
         .map(Cow::into_owned)
         .collect();
-    SessionContext {
+    ModelView {
         messages,
         thinking_level,
         model,

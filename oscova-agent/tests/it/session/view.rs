@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use oscova_agent::session::{
-    AgentMessage, ContextReplacement, EntryId, EntryKind, MemoryStore, MessageContent, Session,
-    SessionContext, SessionEntry, UserMessage,
+    AgentMessage, ContextReplacement, EntryId, EntryKind, MemoryStore, MessageContent, ModelView,
+    Session, SessionEntry, UserMessage,
 };
 use oscova_core::UserInfo;
 use oscova_core::provider::model::{ChatMessage, ChatRole};
@@ -31,7 +31,7 @@ fn user(text: &str) -> EntryKind {
     }
 }
 
-fn texts(context: &SessionContext) -> Vec<String> {
+fn texts(context: &ModelView) -> Vec<String> {
     context
         .chat_messages()
         .into_iter()
@@ -60,7 +60,7 @@ fn compaction_leads_with_its_summary_then_the_kept_entries() {
         ),
         entry("e4", Some("c1"), user("after")),
     ];
-    let context = SessionContext::build(&entries, Some(&EntryId::new("e4")));
+    let context = ModelView::build(&entries, Some(&EntryId::new("e4")));
     let texts = texts(&context);
     assert_eq!(texts.len(), 3);
     assert!(
@@ -128,7 +128,7 @@ fn custom_entries_stay_out_and_custom_messages_go_in() {
             },
         ),
     ];
-    let context = SessionContext::build(&entries, Some(&EntryId::new("t1")));
+    let context = ModelView::build(&entries, Some(&EntryId::new("t1")));
     assert_eq!(texts(&context), ["hi", "remember the milk"]);
     assert_eq!(context.chat_messages()[1].role, ChatRole::User);
     assert_eq!(context.thinking_level, "high");
@@ -162,11 +162,11 @@ fn edits_replace_or_omit_their_target_on_their_branch_only() {
         ),
     ];
     assert_eq!(
-        texts(&SessionContext::build(&entries, Some(&EntryId::new("d2")))),
+        texts(&ModelView::build(&entries, Some(&EntryId::new("d2")))),
         ["final"]
     );
     assert_eq!(
-        texts(&SessionContext::build(&entries, Some(&EntryId::new("e2")))),
+        texts(&ModelView::build(&entries, Some(&EntryId::new("e2")))),
         ["draft", "noise"]
     );
 }

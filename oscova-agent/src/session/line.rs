@@ -20,7 +20,7 @@ use super::message::{AgentMessage, MessageContent, SystemMessage};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct WireEntry<'a> {
+pub(crate) struct EntryLine<'a> {
     // Borrowed from the line when it can be: one allocation less per entry.
     #[serde(rename = "type", borrow)]
     entry_type: Cow<'a, str>,
@@ -66,7 +66,7 @@ fn need<T, E: Error>(value: Option<T>, field: &'static str) -> Result<T, E> {
     value.ok_or_else(|| E::missing_field(field))
 }
 
-impl WireEntry<'_> {
+impl EntryLine<'_> {
     pub(crate) fn into_entry<E: Error>(self) -> Result<SessionEntry, E> {
         let kind = match &*self.entry_type {
             "message" => EntryKind::Message {

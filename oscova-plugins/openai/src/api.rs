@@ -1,4 +1,4 @@
-//! The chat completions wire format: the request body (`request.rs`),
+//! What the chat completions API sends and takes: the request body (`request.rs`),
 //! whole answers, and the streamed `chat.completion.chunk` deltas.
 //!
 //! Rules: streamed tool calls are assembled by `index` from
