@@ -1,7 +1,9 @@
 //! A spoken conversation end to end (`session::voice`): recorded turns
 //! (LibriVox clips) played in at real-time pace, Silero VAD and a silence
 //! to end each turn, Whisper recognizing, a scripted model answering,
-//! flite speaking, and the person interrupting the first answer. Needs
+//! flite speaking, and the person interrupting the first answer; an
+//! extension on the session records the `voice_*` events and rewrites
+//! each spoken prompt through the `input` event. Needs
 //! the voice models (`scripts/ensure-voice-models.sh`), the Whisper model
 //! (`scripts/ensure-whisper-model.sh`), flite and the clips
 //! (`scripts/ensure-system-packages.sh`).
@@ -10,11 +12,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use oscova_agent::session::agent::{AgentHost, AgentSession, AgentSessionOptions};
+use oscova_agent::session::agent::{
+    AgentError, AgentHost, AgentSession, AgentSessionOptions, Extension, InputEvent, SessionApi,
+    VoiceInterruptedEvent, VoiceSpeechStartedEvent, VoiceSpeechStoppedEvent, VoiceTranscriptEvent,
+    VoiceTurnEndEvent, VoiceTurnEndReason,
+};
 use oscova_agent::session::voice::{
     VOICE_INTERRUPTED, VoiceConversation, VoiceEvent, VoiceOptions, VoiceOutput,
 };
-use oscova_agent::session::{AgentMessage, EntryKind, MemoryStore, Session, SessionStore};
+use oscova_agent::session::{AgentMessage, EntryId, EntryKind, MemoryStore, Session, SessionStore};
 use oscova_core::prelude::*;
 use oscova_core::provider::model::{
     ChatMessage, ChatRequest, ChatResponse, ChatRole, ChatStreamEvent, ModelError, ModelProvider,
@@ -107,11 +113,113 @@ fn samples(wav: &[u8]) -> Vec<f32> {
         .collect()
 }
 
-/// What the test heard: the events and audio frames with when they came.
+/// What the test heard: the events and audio frames with when they came,
+/// and what the extension saw.
 #[derive(Default)]
 struct Heard {
     events: Vec<(Instant, VoiceEvent)>,
     frames: Vec<Instant>,
+    seen: Vec<Seen>,
+}
+
+/// What the recording extension saw, in the order it saw it.
+#[derive(Debug, Clone, PartialEq)]
+enum Seen {
+    Started(u64),
+    Stopped(u64),
+    TurnEnd(u64, VoiceTurnEndReason),
+    Transcript(String, u64),
+    Interrupted {
+        at: u64,
+        heard: String,
+        entry: EntryId,
+        /// What the session's interruption mark for `entry` held when the
+        /// handler ran.
+        kept: Option<String>,
+    },
+    /// The `input` event's text, as it came.
+    Input(String),
+}
+
+/// What the extension puts before every prompt it gets.
+const REWRITE: &str = "(spoken) ";
+
+/// Records the voice events; its speech-stopped handler fails every time
+/// (the conversation must go on); it rewrites every prompt.
+struct Recorder(Arc<Mutex<Vec<Seen>>>);
+
+impl Recorder {
+    fn on<E, F>(&self, api: &SessionApi, record: F)
+    where
+        E: oscova_agent::session::agent::Event,
+        F: Fn(&E) -> Seen + Send + Sync + 'static,
+    {
+        let (seen, record) = (self.0.clone(), Arc::new(record));
+        api.on(move |event: E, _| {
+            let (seen, record) = (seen.clone(), record.clone());
+            async move {
+                seen.lock().unwrap().push(record(&event));
+                Ok(event)
+            }
+        });
+    }
+}
+
+impl Extension for Recorder {
+    fn name(&self) -> &str {
+        "voice-recorder"
+    }
+
+    fn activate(&mut self, api: &mut SessionApi) -> Result<(), AgentError> {
+        self.on(api, |e: &VoiceSpeechStartedEvent| Seen::Started(e.at_ms));
+        self.on(api, |e: &VoiceTurnEndEvent| {
+            Seen::TurnEnd(e.at_ms, e.reason)
+        });
+        self.on(api, |e: &VoiceTranscriptEvent| {
+            Seen::Transcript(e.text.clone(), e.turn_end_ms)
+        });
+        let seen = self.0.clone();
+        api.on(move |e: VoiceSpeechStoppedEvent, _| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(Seen::Stopped(e.at_ms));
+                Err(AgentError::Handler("refused on purpose".into()))
+            }
+        });
+        let seen = self.0.clone();
+        api.on(move |e: VoiceInterruptedEvent, ctx| {
+            let seen = seen.clone();
+            async move {
+                let entry = e.entry_id.to_string();
+                let kept = ctx.branch().await?.into_iter().find_map(|x| match x.kind {
+                    EntryKind::Custom {
+                        custom_type,
+                        data: Some(data),
+                    } if custom_type == VOICE_INTERRUPTED && data["entryId"] == entry.as_str() => {
+                        data["heard"].as_str().map(str::to_owned)
+                    }
+                    _ => None,
+                });
+                seen.lock().unwrap().push(Seen::Interrupted {
+                    at: e.at_ms,
+                    heard: e.heard.clone(),
+                    entry: e.entry_id.clone(),
+                    kept,
+                });
+                Ok(e)
+            }
+        });
+        let seen = self.0.clone();
+        api.on(move |mut e: InputEvent, _| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(Seen::Input(e.text.clone()));
+                e.text = format!("{REWRITE}{}", e.text);
+                Ok(e)
+            }
+        });
+        Ok(())
+    }
 }
 
 /// Plays the first clip, waits until the agent has spoken for `into`,
@@ -150,11 +258,13 @@ async fn converse(
         .with_turn(TurnOptions::default().with_end(TurnEnd::Silence(Duration::from_millis(700))))
         .with_synthesis(SpeechProviderConfig::new("flite").voice("kal16"))
         .with_offline(true);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorder = seen.clone();
     let conversation = VoiceConversation::open(
         &agents,
         UserInfo::new("alice"),
         "voice",
-        AgentSessionOptions::new(),
+        AgentSessionOptions::new().extension_with(move || Recorder(recorder.clone())),
         options,
         models,
         routers,
@@ -237,7 +347,8 @@ async fn converse(
         .unwrap()
         .unwrap();
     listening.await.unwrap();
-    let heard = Arc::try_unwrap(heard).ok().unwrap().into_inner().unwrap();
+    let mut heard = Arc::try_unwrap(heard).ok().unwrap().into_inner().unwrap();
+    heard.seen = seen.lock().unwrap().clone();
     (heard, writer, store, session)
 }
 
@@ -342,6 +453,136 @@ fn check_context(writer: &Writer, words: &str) {
     assert_eq!(answers[0].content, words);
 }
 
+/// What the extension saw: each turn's speech started, stopped, its end
+/// (the silence, as configured) and its transcript, in that order and at
+/// the loop's own times; one interruption, at the second turn's start,
+/// carrying what was heard as the stored mark keeps it; every spoken
+/// prompt through `input`, rewritten there, and the model given the
+/// rewrite; the failing handler reported and the conversation unbroken.
+fn check_extension(heard: &Heard, writer: &Writer, session: &AgentSession, words: &str) {
+    let seen = &heard.seen;
+    let ms = |at: &Duration| u64::try_from(at.as_millis()).unwrap();
+    let turn_ends: Vec<(usize, u64)> = seen
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match s {
+            Seen::TurnEnd(at, reason) => {
+                assert_eq!(*reason, VoiceTurnEndReason::Silence, "{seen:?}");
+                Some((i, *at))
+            }
+            _ => None,
+        })
+        .collect();
+    let looped: Vec<u64> = heard
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            VoiceEvent::TurnEnded { at } => Some(ms(at)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        turn_ends.iter().map(|(_, at)| *at).collect::<Vec<_>>(),
+        looped,
+        "one turn end per turn, at the loop's times: {seen:?}"
+    );
+    let said: Vec<(usize, String, u64)> = seen
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match s {
+            Seen::Transcript(text, end) => Some((i, text.clone(), *end)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        said.iter().map(|(_, t, _)| t.clone()).collect::<Vec<_>>(),
+        transcripts(heard),
+        "one transcript per turn, the loop's (scored above): {seen:?}"
+    );
+    let mut after = 0;
+    for ((end_at, end), (text_at, _, of)) in turn_ends.iter().zip(&said) {
+        assert_eq!(of, end, "the transcript names its turn's end");
+        let turn = &seen[after..*end_at];
+        let started = turn.iter().position(|s| matches!(s, Seen::Started(_)));
+        let stopped = turn.iter().rposition(|s| matches!(s, Seen::Stopped(_)));
+        let (Some(started), Some(stopped)) = (started, stopped) else {
+            panic!("a turn without speech started and stopped: {seen:?}");
+        };
+        let (Seen::Started(began), Seen::Stopped(paused)) = (&turn[started], &turn[stopped]) else {
+            unreachable!()
+        };
+        assert!(
+            started < stopped && began < paused && paused <= end && end_at < text_at,
+            "speech started < stopped <= turn end < transcript: {seen:?}"
+        );
+        after = end_at + 1;
+    }
+    // One interruption, dispatched after the barge-in's speech started
+    // and before that turn ended, at its start, holding what was heard
+    // and what the session's mark keeps.
+    let interruptions: Vec<(usize, &Seen)> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s, Seen::Interrupted { .. }))
+        .collect();
+    assert_eq!(interruptions.len(), 1, "{seen:?}");
+    let (
+        index,
+        Seen::Interrupted {
+            at,
+            heard: cut,
+            kept,
+            ..
+        },
+    ) = interruptions[0]
+    else {
+        unreachable!()
+    };
+    let barge_in = seen[turn_ends[0].0..]
+        .iter()
+        .position(|s| matches!(s, Seen::Started(_)))
+        .map(|i| i + turn_ends[0].0)
+        .unwrap();
+    assert!(barge_in < index && index < turn_ends[1].0, "{seen:?}");
+    assert_eq!(seen[barge_in], Seen::Started(*at));
+    assert_eq!(cut, words);
+    assert_eq!(kept.as_deref(), Some(words), "the stored mark keeps it");
+    // Each spoken prompt went through `input` after its transcript, and
+    // the model got the rewrite.
+    let inputs: Vec<(usize, String)> = seen
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match s {
+            Seen::Input(text) => Some((i, text.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(inputs.len(), 2, "{seen:?}");
+    let calls = writer.seen.lock().unwrap();
+    for (((input_at, input), (text_at, text, _)), call) in inputs.iter().zip(&said).zip(&*calls) {
+        assert!(text_at < input_at && input == text, "{seen:?}");
+        let prompt = call
+            .iter()
+            .rev()
+            .find(|m| m.role == ChatRole::User)
+            .unwrap();
+        assert_eq!(prompt.content, format!("{REWRITE}{text}"));
+    }
+    // The speech-stopped handler failed every time; nothing else did.
+    let stopped = seen
+        .iter()
+        .filter(|s| matches!(s, Seen::Stopped(_)))
+        .count();
+    let errors = session.extension_errors();
+    assert_eq!(errors.len(), stopped, "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.event == "voice_speech_stopped" && e.message.contains("refused on purpose")),
+        "{errors:?}"
+    );
+}
+
 async fn marks(store: &Arc<dyn SessionStore>) -> Vec<serde_json::Value> {
     let session = Session::open(store.clone(), UserInfo::new("alice"), "voice")
         .await
@@ -366,6 +607,7 @@ async fn an_answer_interrupted_while_written_keeps_only_what_was_heard() {
         converse(Duration::from_millis(400), Duration::from_millis(1500)).await;
     let words = check_turns(&heard, &writer);
     check_context(&writer, &words);
+    check_extension(&heard, &writer, &agent, &words);
     let marks = marks(&store).await;
     assert_eq!(marks.len(), 1);
     assert_eq!(marks[0]["heard"], words.as_str());
@@ -400,9 +642,10 @@ async fn an_answer_interrupted_while_written_keeps_only_what_was_heard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_written_before_the_interruption_is_edited_to_what_was_heard() {
     // Written at once: the whole answer is stored before it is spoken.
-    let (heard, writer, store, _) = converse(Duration::ZERO, Duration::from_millis(1500)).await;
+    let (heard, writer, store, agent) = converse(Duration::ZERO, Duration::from_millis(1500)).await;
     let words = check_turns(&heard, &writer);
     check_context(&writer, &words);
+    check_extension(&heard, &writer, &agent, &words);
     let marks = marks(&store).await;
     assert_eq!(marks.len(), 1);
     assert_eq!(marks[0]["heard"], words.as_str());

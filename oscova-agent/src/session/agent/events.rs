@@ -9,6 +9,12 @@
 //! on, except on [`ToolCallEvent`] (the error blocks the call) and
 //! [`ProcessSpawnEvent`] (the error fails the spawn). Events that only
 //! notify have nothing to change.
+//!
+//! The `voice_*` events ([`VoiceSpeechStartedEvent`] and those after it)
+//! are Oscova's own, not pi's: a spoken conversation dispatches them as
+//! they happen, in order, on a task of its own, so a handler never holds
+//! the audio up; a handler's error is an `extension_error` and the
+//! conversation goes on.
 
 use oscova_core::process::ProcessSpawnContext;
 use oscova_core::provider::model::{ChatMessage, ToolSpec};
@@ -16,6 +22,7 @@ use oscova_core::tool::ContentBlock;
 use oscova_core::{ToolProgress, ToolResult};
 
 use crate::chat::ToolsPromptSection;
+use crate::session::EntryId;
 use serde_json::Value;
 
 /// What happens when one of an event's handlers fails.
@@ -486,6 +493,97 @@ notify_event!(
         pub level: String,
         /// The level before.
         pub previous: String,
+    }
+);
+
+// Voice: Oscova's own events (pi has none), dispatched by a spoken
+// conversation (`session::voice::VoiceConversation`, feature `voice`).
+
+notify_event!(
+    /// Oscova's own (pi has no voice events): in a spoken conversation,
+    /// the person started speaking (speech at least the turn options'
+    /// `min_speech` long, so a cough is not). While the agent speaks or
+    /// writes, this is the barge-in: [`VoiceInterruptedEvent`] follows.
+    /// Notify only.
+    VoiceSpeechStartedEvent, "voice_speech_started" {
+        /// When the first voiced frame began, in ms of the conversation's
+        /// input audio from its start.
+        pub at_ms: u64,
+    }
+);
+
+notify_event!(
+    /// Oscova's own: in a spoken conversation, the person paused (the
+    /// turn may go on). Notify only.
+    VoiceSpeechStoppedEvent, "voice_speech_stopped" {
+        /// When the last voiced frame ended, in ms of the input audio from
+        /// its start.
+        pub at_ms: u64,
+    }
+);
+
+/// How a spoken turn ended ([`VoiceTurnEndEvent::reason`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum VoiceTurnEndReason {
+    /// Smart Turn judged the turn complete at a pause.
+    SmartTurn {
+        /// Its probability that the turn was complete (above 0.5).
+        probability: f32,
+    },
+    /// The silence after the speech lasted long enough: the configured
+    /// silence, or Smart Turn's `max_silence` when it had judged the turn
+    /// incomplete.
+    Silence,
+}
+
+notify_event!(
+    /// Oscova's own: in a spoken conversation, the person's turn ended;
+    /// its audio goes to the recognizer, and [`VoiceTranscriptEvent`]
+    /// follows when it was recognized. Notify only.
+    VoiceTurnEndEvent, "voice_turn_end" {
+        /// When the turn's last voiced frame ended, in ms of the input
+        /// audio from its start.
+        pub at_ms: u64,
+        /// Smart Turn's verdict, or the silence.
+        pub reason: VoiceTurnEndReason,
+    }
+);
+
+notify_event!(
+    /// Oscova's own: a spoken turn's final transcript, one per recognized
+    /// turn (empty when nothing was recognized: no reply follows), before
+    /// it becomes the prompt. Notify only: to change what the model gets,
+    /// or to consume the turn, handle [`InputEvent`], which every spoken
+    /// prompt goes through as a typed one does (its `text` this
+    /// transcript; [`InputEvent::mark_handled`] leaves the turn without a
+    /// reply).
+    VoiceTranscriptEvent, "voice_transcript" {
+        /// What was recognized, trimmed.
+        pub text: String,
+        /// The end of the turn it transcribes, as [`VoiceTurnEndEvent`]
+        /// gave it (ms of the input audio).
+        pub turn_end_ms: u64,
+        /// How long the recognition took, in ms.
+        pub recognition_ms: u64,
+    }
+);
+
+notify_event!(
+    /// Oscova's own: the person spoke over the agent's reply (a barge-in):
+    /// its audio stopped, the rest of its synthesis was dropped, its run
+    /// cancelled, and the session already holds what was heard (the
+    /// assistant entry `entry_id`, written or edited to `heard`, marked by
+    /// a `oscova.voice_interrupted` custom entry). Notify only.
+    VoiceInterruptedEvent, "voice_interrupted" {
+        /// When the speech that interrupted began, in ms of the input audio
+        /// from its start.
+        pub at_ms: u64,
+        /// What the person heard of the reply: the sentences played, and
+        /// the words of the one cut short in proportion to its audio played.
+        pub heard: String,
+        /// The assistant entry that holds `heard` now.
+        pub entry_id: EntryId,
     }
 );
 

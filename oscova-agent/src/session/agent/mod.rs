@@ -96,6 +96,10 @@
 //! | [`ProcessSpawnEvent`] | before an agent's process starts | replace the context; an error fails the spawn |
 //! | [`SessionBeforeCompactEvent`], [`SessionCompactEvent`] | compaction | cancel, supply the summary |
 //! | [`ModelSelectEvent`], [`ThinkingLevelSelectEvent`] | settings changed | notify |
+//! | [`VoiceSpeechStartedEvent`], [`VoiceSpeechStoppedEvent`] | a spoken conversation: the person starts, pauses (Oscova's own, as all `voice_*`) | notify |
+//! | [`VoiceTurnEndEvent`] | their turn ended: Smart Turn's verdict or the silence | notify |
+//! | [`VoiceTranscriptEvent`] | the turn's final transcript, before it is the prompt | notify (change it in [`InputEvent`]) |
+//! | [`VoiceInterruptedEvent`] | a barge-in: the reply stopped, what was heard stored | notify |
 
 mod api;
 mod batch;
@@ -130,6 +134,8 @@ pub use commands::{Command, CommandInfo};
 pub use context::{ContextUsage, ExecOptions, ExecOutput, ExtensionContext};
 pub use deliver::Delivered;
 pub use dispatch::Subscription;
+#[cfg(feature = "voice")]
+pub(crate) use dispatch::dispatch;
 pub use error::AgentError;
 pub use events::*;
 pub use extension::{Extension, ExtensionFactory, extension_factory};

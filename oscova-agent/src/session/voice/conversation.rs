@@ -2,7 +2,7 @@
 //! and barge-in (the rules are [the module's](super)).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use oscova_core::provider::model::ChatMessage;
 use oscova_core::provider::speech::{RecognitionRequest, SpeechError};
@@ -13,10 +13,15 @@ use oscova_speech::wav::{Pcm16kMono, encode_wav};
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
+use super::notify::{Notifier, ms};
 use super::speaker::{Sentences, Speaker};
 use super::{VOICE_INTERRUPTED, VoiceEvent, VoiceOptions, VoiceOutput};
-use crate::session::agent::{AgentError, AgentEvent, AgentHost, AgentSession, AgentSessionOptions};
-use crate::session::{AgentMessage, ContextReplacement, EntryKind, MessageContent};
+use crate::session::agent::{
+    AgentError, AgentEvent, AgentHost, AgentSession, AgentSessionOptions, VoiceInterruptedEvent,
+    VoiceSpeechStartedEvent, VoiceSpeechStoppedEvent, VoiceTranscriptEvent, VoiceTurnEndEvent,
+    VoiceTurnEndReason,
+};
+use crate::session::{AgentMessage, ContextReplacement, EntryId, EntryKind, MessageContent};
 
 /// A spoken conversation over one agent session (see [the module](super)).
 pub struct VoiceConversation {
@@ -37,7 +42,7 @@ impl std::fmt::Debug for VoiceConversation {
 }
 
 /// What the loop asks of the session, which a task of its own owns.
-enum Ask {
+pub(super) enum Ask {
     Prompt {
         text: String,
         cancel: CancellationToken,
@@ -46,8 +51,17 @@ enum Ask {
     Interrupted {
         heard: String,
         stored: bool,
-        done: oneshot::Sender<Result<(), AgentError>>,
+        done: oneshot::Sender<Result<EntryId, AgentError>>,
     },
+}
+
+/// What the loop's steps talk to.
+struct Parts<'a> {
+    routers: &'a Arc<SpeechRouters>,
+    options: &'a VoiceOptions,
+    asks: &'a mpsc::UnboundedSender<Ask>,
+    output: &'a mpsc::Sender<VoiceOutput>,
+    notifier: &'a Notifier,
 }
 
 /// A reply on its way: the run (until it ends), and the speaker.
@@ -142,7 +156,15 @@ impl VoiceConversation {
             }
         });
         let (asks, asked) = mpsc::unbounded_channel();
+        let notifier = Notifier::start(session.shared.clone(), asks.clone());
         let owner = tokio::spawn(own(session, asked));
+        let parts = Parts {
+            routers: &routers,
+            options: &options,
+            asks: &asks,
+            output: &output,
+            notifier: &notifier,
+        };
 
         let mut frames = Some(frames);
         let mut reply: Option<Reply> = None;
@@ -162,7 +184,7 @@ impl VoiceConversation {
                     None => listening = false,
                     Some(Err(error)) => break Err(voice(error)),
                     Some(Ok(event)) => {
-                        let step = on_activity(event, &mut reply, &mut text, &routers, &options, &asks, &output).await;
+                        let step = on_activity(event, &mut reply, &mut text, &parts).await;
                         if let Err(error) = step {
                             break Err(error);
                         }
@@ -191,6 +213,7 @@ impl VoiceConversation {
         }
         drop(frames);
         let _ = detecting.await;
+        notifier.close().await;
         drop(asks);
         let session = owner
             .await
@@ -218,26 +241,21 @@ fn voice(error: SpeechError) -> AgentError {
 }
 
 impl Reply {
-    /// Starts the reply to `text`: the run, and a speaker for its answer.
-    fn start(
-        text: String,
-        routers: &Arc<SpeechRouters>,
-        options: &VoiceOptions,
-        asks: &mpsc::UnboundedSender<Ask>,
-        output: &mpsc::Sender<VoiceOutput>,
-    ) -> Self {
+    /// Starts the reply to `text`: the run (once the events before it
+    /// were dispatched), and a speaker for its answer.
+    fn start(text: String, parts: &Parts<'_>) -> Self {
         let cancel = CancellationToken::new();
         let (done, run) = oneshot::channel();
-        let _ = asks.send(Ask::Prompt {
+        parts.notifier.then(Ask::Prompt {
             text,
             cancel: cancel.clone(),
             done,
         });
         let speaker = Speaker::start(
-            routers.clone(),
-            options.synthesis.clone(),
-            options.offline,
-            output.clone(),
+            parts.routers.clone(),
+            parts.options.synthesis.clone(),
+            parts.options.offline,
+            parts.output.clone(),
         );
         Self {
             cancel,
@@ -259,28 +277,45 @@ async fn send(output: &mpsc::Sender<VoiceOutput>, event: VoiceEvent) {
     let _ = output.send(VoiceOutput::Event(event)).await;
 }
 
-/// What one event of turn-taking does.
+/// What one event of turn-taking does: the event out to the host and to
+/// the extensions, then what follows from it.
 async fn on_activity(
     event: VoiceActivity,
     reply: &mut Option<Reply>,
     text: &mut mpsc::UnboundedReceiver<String>,
-    routers: &Arc<SpeechRouters>,
-    options: &VoiceOptions,
-    asks: &mpsc::UnboundedSender<Ask>,
-    output: &mpsc::Sender<VoiceOutput>,
+    parts: &Parts<'_>,
 ) -> Result<(), AgentError> {
+    let output = parts.output;
     match event {
         VoiceActivity::SpeechStarted { at } => {
             send(output, VoiceEvent::SpeechStarted { at }).await;
+            parts
+                .notifier
+                .event(VoiceSpeechStartedEvent { at_ms: ms(at) });
             if let Some(current) = reply.take() {
-                barge_in(current, text, asks, output).await?;
+                barge_in(current, at, text, parts).await?;
             }
         }
         VoiceActivity::SpeechStopped { at } => {
             send(output, VoiceEvent::SpeechStopped { at }).await;
+            parts
+                .notifier
+                .event(VoiceSpeechStoppedEvent { at_ms: ms(at) });
         }
-        VoiceActivity::TurnEnded { at, audio, .. } => {
+        VoiceActivity::TurnEnded {
+            at,
+            audio,
+            complete,
+        } => {
             send(output, VoiceEvent::TurnEnded { at }).await;
+            let reason = match complete {
+                Some(probability) => VoiceTurnEndReason::SmartTurn { probability },
+                None => VoiceTurnEndReason::Silence,
+            };
+            parts.notifier.event(VoiceTurnEndEvent {
+                at_ms: ms(at),
+                reason,
+            });
             let pcm = Pcm16kMono {
                 samples: audio
                     .iter()
@@ -288,9 +323,11 @@ async fn on_activity(
                     .collect(),
             };
             let wav = encode_wav(&pcm);
+            let options = parts.options;
             let request =
                 RecognitionRequest::new(&options.recognition, &wav).offline(options.offline);
-            match routers.recognition().recognize(request).await {
+            let began = Instant::now();
+            match parts.routers.recognition().recognize(request).await {
                 Err(error) => {
                     tracing::warn!(%error, "a turn could not be recognized");
                     let error = error.to_string();
@@ -299,11 +336,16 @@ async fn on_activity(
                 Ok(transcript) => {
                     let said = transcript.text.trim().to_owned();
                     send(output, VoiceEvent::Transcript { text: said.clone() }).await;
+                    parts.notifier.event(VoiceTranscriptEvent {
+                        text: said.clone(),
+                        turn_end_ms: ms(at),
+                        recognition_ms: ms(began.elapsed()),
+                    });
                     if !said.is_empty() {
                         if let Some(current) = reply.take() {
-                            barge_in(current, text, asks, output).await?;
+                            barge_in(current, at, text, parts).await?;
                         }
-                        *reply = Some(Reply::start(said, routers, options, asks, output));
+                        *reply = Some(Reply::start(said, parts));
                     }
                 }
             }
@@ -313,13 +355,13 @@ async fn on_activity(
     Ok(())
 }
 
-/// The person spoke over the reply: stop it, cancel its run, keep what
-/// was heard.
+/// The person spoke over the reply (their speech began `at`): stop it,
+/// cancel its run, keep what was heard.
 async fn barge_in(
     reply: Reply,
+    at: Duration,
     text: &mut mpsc::UnboundedReceiver<String>,
-    asks: &mpsc::UnboundedSender<Ask>,
-    output: &mpsc::Sender<VoiceOutput>,
+    parts: &Parts<'_>,
 ) -> Result<(), AgentError> {
     reply.cancel.cancel();
     let heard = reply.speaker.stop().await;
@@ -332,20 +374,27 @@ async fn barge_in(
     // reply's words.
     while text.try_recv().is_ok() {}
     send(
-        output,
+        parts.output,
         VoiceEvent::Interrupted {
             heard: heard.clone(),
         },
     )
     .await;
     let (done, kept) = oneshot::channel();
-    let _ = asks.send(Ask::Interrupted {
-        heard,
+    let _ = parts.asks.send(Ask::Interrupted {
+        heard: heard.clone(),
         stored,
         done,
     });
-    kept.await
-        .map_err(|_| AgentError::Voice("the session's task stopped".to_owned()))?
+    let entry_id = kept
+        .await
+        .map_err(|_| AgentError::Voice("the session's task stopped".to_owned()))??;
+    parts.notifier.event(VoiceInterruptedEvent {
+        at_ms: ms(at),
+        heard,
+        entry_id,
+    });
+    Ok(())
 }
 
 /// Follows the reply: the run's end (the last sentence queued), the
@@ -420,7 +469,7 @@ async fn keep_heard(
     shared: Arc<crate::session::agent::SharedState>,
     heard: String,
     stored: bool,
-) -> Result<(), AgentError> {
+) -> Result<EntryId, AgentError> {
     let mut handle = shared.session.lock().await;
     let target = if stored {
         let last = handle
@@ -462,5 +511,5 @@ async fn keep_heard(
             data: Some(json!({ "heard": heard, "entryId": target.to_string() })),
         })
         .await?;
-    Ok(())
+    Ok(target)
 }

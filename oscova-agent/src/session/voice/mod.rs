@@ -29,8 +29,28 @@
 //!   context edit, so the next turn's context is what was heard). Either
 //!   way a [`VOICE_INTERRUPTED`] entry marks it, with the heard text.
 //! - **Events** ([`VoiceEvent`]) go out with the audio, in order.
+//! - **Extensions** get them too, as the session's `voice_*` events
+//!   (Oscova's own; pi has none), each as it happens, with times in ms of
+//!   the input audio from its start:
+//!   [`VoiceSpeechStartedEvent`](super::agent::VoiceSpeechStartedEvent),
+//!   [`VoiceSpeechStoppedEvent`](super::agent::VoiceSpeechStoppedEvent),
+//!   [`VoiceTurnEndEvent`](super::agent::VoiceTurnEndEvent) (Smart Turn's
+//!   verdict or the silence),
+//!   [`VoiceTranscriptEvent`](super::agent::VoiceTranscriptEvent) (one
+//!   per recognized turn) and
+//!   [`VoiceInterruptedEvent`](super::agent::VoiceInterruptedEvent) (once
+//!   per barge-in, after the session stored what was heard). They are
+//!   dispatched in that order on a task of their own, so a slow handler
+//!   never delays the audio or a barge-in, and a failing one is an
+//!   `extension_error` while the conversation goes on. They only notify:
+//!   a turn's transcript becomes its prompt through
+//!   [`AgentSession::prompt`](super::agent::AgentSession::prompt), so an
+//!   [`InputEvent`](super::agent::InputEvent) handler changes what the
+//!   model gets from a spoken turn as from a typed one (or marks it
+//!   handled: no reply), after that turn's `voice_transcript`.
 
 mod conversation;
+mod notify;
 mod speaker;
 
 use std::time::Duration;
