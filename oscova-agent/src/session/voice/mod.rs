@@ -41,8 +41,10 @@
 //!   [`VoiceInterruptedEvent`](super::agent::VoiceInterruptedEvent) (once
 //!   per barge-in, after the session stored what was heard). They are
 //!   dispatched in that order on a task of their own, so a slow handler
-//!   never delays the audio or a barge-in, and a failing one is an
-//!   `extension_error` while the conversation goes on. They only notify:
+//!   never delays the audio or a barge-in (only the next events, and the
+//!   reply's run, which starts once its turn's events were dispatched),
+//!   and a failing one is an `extension_error` while the conversation
+//!   goes on. They only notify:
 //!   a turn's transcript becomes its prompt through
 //!   [`AgentSession::prompt`](super::agent::AgentSession::prompt), so an
 //!   [`InputEvent`](super::agent::InputEvent) handler changes what the
