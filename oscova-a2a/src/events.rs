@@ -59,6 +59,13 @@ impl Chunks {
 
 pub(crate) enum Outcome {
     Completed(String),
+    /// A resumed run in which a call its stopped process had started was
+    /// not run again: the report (the call and what the model was told),
+    /// and the model's answer.
+    Interrupted {
+        report: String,
+        text: String,
+    },
     /// A tool call came back with a missing credential
     /// ([`oscova_core::ToolResult::is_missing_credential`]): the first
     /// such result's guidance, and the model's answer.

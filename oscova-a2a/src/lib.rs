@@ -27,9 +27,9 @@
 //!
 //! | module | what it holds | at the root |
 //! |---|---|---|
-//! | (root) | the server's settings, its request handler, a bound listener; its numeric bounds; the card's settings | [`A2aServer`], [`A2aHandler`], [`BoundA2aServer`], [`Limits`], [`CardConfig`], [`ServeA2aError`], [`A2aBody`], [`FollowUpHook`], [`RESTART_REASON`] |
+//! | (root) | the server's settings, its request handler, a bound listener; its numeric bounds; the card's settings | [`A2aServer`], [`A2aHandler`], [`BoundA2aServer`], [`Limits`], [`CardConfig`], [`ServeA2aError`], [`A2aBody`], [`FollowUpHook`], [`RESTART_REASON`], [`DEFAULT_INPUT_WAIT`] |
 //! | [`model`] | the A2A 1.0 protocol as both sides speak it: the card, tasks, messages, parts, webhooks, the methods ([`model::Method`]) and their HTTP+JSON requests, the errors and their codes, the card's path, the version header and the follow-up route; the `oscova.a2a` client uses the same types (this module alone is built without the feature `server`) | [`A2aError`] |
-//! | [`store`] | where tasks and their webhooks are kept: the [`TaskStore`] trait and its memory, SQLite and Postgres stores, the relay of a run's events between processes | [`TaskStore`], [`MemoryTaskStore`], `SqliteTaskStore`, `PostgresTaskStore` |
+//! | [`store`] | where tasks, their webhooks and the calls they wait on ([`store::TaskWait`]) are kept: the [`TaskStore`] trait and its memory, SQLite and Postgres stores, the relay of a run's events between processes | [`TaskStore`], [`MemoryTaskStore`], `SqliteTaskStore`, `PostgresTaskStore` |
 //! | [`push`] | webhooks: delivery, retries, the sweep of pushes owed after a restart | |
 //! | [`auth`] | who may call: the token and user types the settings take | |
 //!
@@ -52,7 +52,8 @@
 //! | `stream.rs` | `SendStreamingMessage`, `SubscribeToTask` as server-sent events: the task, then status and artifact updates, closed at a terminal state; per-user bound on streams; a run on another instance streamed from the store, its chunks through the store's relay |
 //! | `store/relay.rs`, `store/postgres_relay.rs` | a run's events published through a store several processes share (Postgres `NOTIFY` per task, text joined for 50 ms, payloads under 8000 bytes), so a subscriber on any instance gets the model's text |
 //! | `tasks.rs` | a context is the user's session `a2a:<contextId>`; a task is one run; runs of one context in turn; per-user bound on running tasks; every state stored before it is told |
-//! | `tasks/ask.rs` | a tool's question puts the task in `INPUT_REQUIRED`; the client's next message in the task answers it |
+//! | `tasks/ask.rs` | a tool's question puts the task in `INPUT_REQUIRED` and keeps its wait (tool, redacted arguments, user, question, expiry) in the store in the same write, before it is told; a run waiting here gives way when its wait is taken elsewhere; an expired wait ends the task `FAILED` |
+//! | `tasks/answer.rs` | the client's next message in the task answers it, through any process on the store: the wait is taken in one conditional statement (one answer goes on, once); a run not waiting here is resumed on the session, the answer given again to the same question, a call that had started reported interrupted unless its tool is idempotent; another user's message finds no task |
 //! | `tasks.rs` (credentials) | a run whose tool call came back with a missing credential ends in `AUTH_REQUIRED`, the guidance its status message; the client's next message in the task runs it again |
 //! | `events.rs` | every state change is a `statusUpdate`; a blocking send returns at the end or at `INPUT_REQUIRED`/`AUTH_REQUIRED` |
 //! | `store/` | every read names the user: another user's task is `TaskNotFound`, as a missing one; tasks left running by a dead process become `FAILED` |
@@ -114,7 +115,7 @@ pub use error::ServeA2aError;
 pub use limits::Limits;
 pub use model::A2aError;
 #[cfg(feature = "server")]
-pub use server::{A2aHandler, A2aServer, BoundA2aServer, RESTART_REASON};
+pub use server::{A2aHandler, A2aServer, BoundA2aServer, DEFAULT_INPUT_WAIT, RESTART_REASON};
 #[cfg(feature = "postgres")]
 pub use store::PostgresTaskStore;
 #[cfg(feature = "sqlite")]

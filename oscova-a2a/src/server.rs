@@ -51,6 +51,10 @@ use crate::tasks::Runner;
 pub const RESTART_REASON: &str =
     "the server stopped while this task ran; its run was lost: send the message again";
 
+/// How long a tool's question waits for its answer unless
+/// [`A2aServer::input_wait`] says otherwise: a day.
+pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// The A2A server's settings. The numeric ones ([`Limits`]) are checked
 /// when the handler is built; without tokens, [`A2aServer::bind`]
 /// refuses any address but a loopback one.
@@ -68,6 +72,7 @@ pub struct A2aServer {
     model: Option<(String, Option<String>)>,
     limits: Limits,
     fail_unfinished: bool,
+    input_wait: Duration,
     shutdown_grace: Duration,
     followups: Option<FollowUpHook>,
 }
@@ -97,6 +102,7 @@ impl A2aServer {
             model: None,
             limits: Limits::default(),
             fail_unfinished: true,
+            input_wait: DEFAULT_INPUT_WAIT,
             shutdown_grace: Duration::from_secs(10),
             followups: None,
         }
@@ -186,6 +192,16 @@ impl A2aServer {
         self
     }
 
+    /// How long a tool's question waits for the client's answer
+    /// ([`DEFAULT_INPUT_WAIT`], a day, unless set): the task's wait is
+    /// kept in the store with this expiry, answerable through any process
+    /// on the store until then; after it the task ends `FAILED`, its
+    /// status message saying the wait expired.
+    pub fn input_wait(mut self, wait: Duration) -> Self {
+        self.input_wait = wait;
+        self
+    }
+
     /// How long runs get to end at shutdown before they are cancelled.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
@@ -233,6 +249,7 @@ impl A2aServer {
             self.users,
             self.model,
             self.limits,
+            self.input_wait,
             cancel.clone(),
         ));
         runner.pushes.sweep(first_sweep, cancel.clone());

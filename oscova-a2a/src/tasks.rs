@@ -55,6 +55,7 @@ use crate::model::{A2aError, Message, PushConfig, Role, Task, TaskState, new_id}
 use crate::push::Pushes;
 use crate::store::TaskStore;
 
+mod answer;
 mod ask;
 mod run;
 
@@ -75,6 +76,24 @@ struct Start {
     text: String,
     hops: u32,
     stored: bool,
+    /// A run resumed where the answer to its kept question came: the
+    /// session's unanswered batch is settled (`AgentSession::recover`),
+    /// the answer given again to the same question.
+    resume: Option<ask::Replay>,
+    /// Stops the run as a stopped process would (set by `launch`).
+    abandon: CancellationToken,
+}
+
+impl Start {
+    fn new(text: String, hops: u32, stored: bool) -> Self {
+        Self {
+            text,
+            hops,
+            stored,
+            resume: None,
+            abandon: CancellationToken::new(),
+        }
+    }
 }
 
 /// The lock the runs of one context take in turn.
@@ -106,6 +125,8 @@ pub(crate) struct Runner {
     contexts: Mutex<HashMap<(String, String), ContextLock>>,
     /// (user, task id) → where the answer to its question goes.
     waiting: Mutex<HashMap<(String, String), oneshot::Sender<Message>>>,
+    /// How long a tool's question waits for its answer.
+    pub(crate) input_wait: Duration,
     /// The tasks' webhooks.
     pub(crate) pushes: Pushes,
     /// Ends every run at shutdown.
@@ -123,6 +144,7 @@ impl Runner {
         users: UserDirectory,
         model: Option<(String, Option<String>)>,
         limits: Limits,
+        input_wait: Duration,
         cancel: CancellationToken,
     ) -> Self {
         let pushes = Pushes::new(
@@ -138,6 +160,7 @@ impl Runner {
             limits,
             streams: Arc::default(),
             waiting: Mutex::default(),
+            input_wait,
             pushes,
             running: Mutex::default(),
             contexts: Mutex::default(),
@@ -206,11 +229,7 @@ impl Runner {
         // A blocking send tells no one of `SUBMITTED`: its first stored
         // state is `WORKING`, unless the run waits for its context (or a
         // webhook is stored with it).
-        let start = Start {
-            text,
-            hops,
-            stored: !blocking,
-        };
+        let start = Start::new(text, hops, !blocking);
         self.launch(user, task, start, blocking, push).await
     }
 
@@ -289,8 +308,14 @@ impl Runner {
         let answer = id.clone();
         let runner = self.clone();
         let user_id = user.to_owned();
+        let abandon = start.abandon.clone();
         tokio::spawn(async move {
-            runner.run(&user_id, task, start, cancel, events).await;
+            // Given way (`tasks/ask.rs`): the run is dropped where it
+            // waits, as a stopped process's, and writes nothing more.
+            tokio::select! {
+                () = runner.run(&user_id, task, start, cancel, events) => {}
+                () = abandon.cancelled() => {}
+            }
             runner.stop_waiting(&user_id, &id);
             runner.running().remove(&(user_id, id));
             let _ = done_tx.send(true);
@@ -299,68 +324,6 @@ impl Runner {
             settle(settled, done).await;
         }
         Ok((self.get(user, &answer).await?, receiver))
-    }
-
-    /// Answers the question the task `id` of `user` waits on with
-    /// `message` (see `tasks/ask.rs`); with `blocking`, returns once the task
-    /// settles again.
-    async fn answer(
-        self: &Arc<Self>,
-        user: &str,
-        id: &str,
-        mut message: Message,
-        blocking: bool,
-    ) -> Result<(Task, broadcast::Receiver<Value>), A2aError> {
-        let mut task = self.get(user, id).await?;
-        if task.status.state == TaskState::AuthRequired {
-            // The run ended at a missing credential: the client's message
-            // (sent once the person set it) runs the task again.
-            let text = message.text();
-            let hops = hops_in(message.metadata.as_ref());
-            message.context_id = Some(task.context_id.clone());
-            task.history.push(message);
-            task.set_state(TaskState::Submitted, None);
-            return self
-                .launch(
-                    user,
-                    task,
-                    Start {
-                        text,
-                        hops,
-                        stored: true,
-                    },
-                    blocking,
-                    None,
-                )
-                .await;
-        }
-        let waiting = (task.status.state == TaskState::InputRequired)
-            .then(|| self.take_waiting(user, id))
-            .flatten();
-        let Some(answer) = waiting else {
-            return Err(A2aError::UnsupportedOperation(format!(
-                "task {id} is {} and waits for no answer here; send a new message in its context",
-                task.status.state.as_str()
-            )));
-        };
-        let receiver = self
-            .subscribe(user, id)
-            .unwrap_or_else(|| broadcast::channel(1).1);
-        let settled = receiver.resubscribe();
-        message.context_id = Some(task.context_id.clone());
-        task.history.push(message.clone());
-        self.put(user, &task).await.map_err(internal)?;
-        let _ = answer.send(message);
-        if blocking {
-            let done = self
-                .running()
-                .get(&(user.to_owned(), id.to_owned()))
-                .map(|r| r.done.clone());
-            if let Some(done) = done {
-                settle(settled, done).await;
-            }
-        }
-        Ok((self.get(user, id).await?, receiver))
     }
 
     /// Notes where the answer to the task's question goes.
@@ -376,6 +339,25 @@ impl Runner {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&(user.to_owned(), id.to_owned()))
+    }
+
+    /// Whether the task's run waits here for an answer.
+    pub(crate) fn is_waiting(&self, user: &str, id: &str) -> bool {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains_key(&(user.to_owned(), id.to_owned()))
+    }
+
+    /// `text` with the host's secrets redacted.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.agents.plugins().redactor().redact(text).into_owned()
+    }
+
+    /// `value` with the host's secrets redacted (in its JSON text).
+    pub(crate) fn redacted(&self, value: &Value) -> Value {
+        let text = self.redact(&value.to_string());
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
     }
 
     /// Forgets the task's question.

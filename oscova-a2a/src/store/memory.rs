@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::{
-    PushLimits, PushWrite, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis,
-    stale_before,
+    PushLimits, PushWrite, StoreError, TaskPage, TaskQuery, TaskStore, TaskWait, failed, matches,
+    now_millis, stale_before,
 };
 use crate::model::{PushConfig, Task, TaskState};
 
@@ -26,6 +26,9 @@ pub struct MemoryTaskStore {
     /// (user, task id) → its webhooks.
     pushes: Mutex<HashMap<(String, String), Vec<PushConfig>>>,
     owed: Mutex<Owed>,
+    /// (user, task id) → the call it waits on (under the tasks' lock's
+    /// order: tasks first, then waits).
+    waits: Mutex<HashMap<(String, String), TaskWait>>,
 }
 
 impl MemoryTaskStore {
@@ -49,6 +52,12 @@ impl MemoryTaskStore {
 
     fn owed(&self) -> std::sync::MutexGuard<'_, Owed> {
         self.owed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn waits(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), TaskWait>> {
+        self.waits
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -116,8 +125,28 @@ impl TaskStore for MemoryTaskStore {
 
     async fn put_final(&self, user: &str, task: &Task) -> Result<(), StoreError> {
         self.put(user, task).await?;
+        self.waits().remove(&(user.to_owned(), task.id.clone()));
         self.owe(user, &task.id);
         Ok(())
+    }
+
+    async fn put_waiting(
+        &self,
+        user: &str,
+        task: &Task,
+        wait: &TaskWait,
+    ) -> Result<(), StoreError> {
+        // Both under the tasks' lock: a reader sees neither or both.
+        let order = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut tasks = self.lock();
+        let key = (user.to_owned(), task.id.clone());
+        self.waits().insert(key.clone(), wait.clone());
+        tasks.entry(key).or_insert_with(|| (order, task.clone())).1 = task.clone();
+        Ok(())
+    }
+
+    async fn take_wait(&self, user: &str, id: &str) -> Result<Option<TaskWait>, StoreError> {
+        Ok(self.waits().remove(&(user.to_owned(), id.to_owned())))
     }
 
     async fn put_push_config(

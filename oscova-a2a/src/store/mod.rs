@@ -27,6 +27,13 @@
 //! processes share may relay a run's stream events from the process
 //! running it to the others ([`TaskStore::publish`],
 //! [`TaskStore::listen`]: Postgres does, with `LISTEN`/`NOTIFY`).
+//!
+//! A task in `INPUT_REQUIRED` keeps the call it waits on ([`TaskWait`],
+//! `wait.rs`) beside it, written with the state in one write
+//! ([`TaskStore::put_waiting`]) and taken by the answer in one conditional
+//! statement ([`TaskStore::take_wait`]), so the question outlives its
+//! process and one answer goes on, on one process. A task that never asks
+//! writes no wait.
 
 use std::time::Duration;
 
@@ -40,12 +47,14 @@ mod postgres_relay;
 pub(crate) mod relay;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod wait;
 
 pub use memory::MemoryTaskStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresTaskStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
+pub use wait::TaskWait;
 
 use crate::model::{PushConfig, Task, TaskState};
 
@@ -100,8 +109,19 @@ pub trait TaskStore: Send + Sync + 'static {
     /// `reason`; returns how many.
     async fn fail_unfinished(&self, reason: &str) -> Result<usize, StoreError>;
     /// Writes `task` in a final state, and in the same write marks its
-    /// push owed (claimed now) when the task has a webhook.
+    /// push owed (claimed now) when the task has a webhook and drops the
+    /// call it waited on, if any.
     async fn put_final(&self, user: &str, task: &Task) -> Result<(), StoreError>;
+    /// Writes `task` (in `INPUT_REQUIRED`) and the call it now waits on,
+    /// `wait`, in one write (replacing an earlier wait of the task).
+    /// Returns once both are stored as durably as any put.
+    async fn put_waiting(&self, user: &str, task: &Task, wait: &TaskWait)
+    -> Result<(), StoreError>;
+    /// Removes and returns the wait of the task `id` of `user`, in one
+    /// conditional statement: of several takers, in any process on the
+    /// store, one gets it, the others `None` (as for a task that waits for
+    /// nothing, or another user's).
+    async fn take_wait(&self, user: &str, id: &str) -> Result<Option<TaskWait>, StoreError>;
     /// Writes a webhook of `user`'s task `config.task_id` (inserted, or
     /// replacing the one with its id), unless that adds one past
     /// `limits`: the task's webhooks, or `user`'s on tasks not stored in

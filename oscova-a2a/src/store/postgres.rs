@@ -12,7 +12,9 @@
 //! webhooks are rows of `oscova_a2a_push_configs` (the config as JSON,
 //! its secrets included: the database is as private as the sessions in
 //! it); an owed push is a row of `oscova_a2a_push_owed`, written in the
-//! transaction that writes the final state, claimed with `FOR UPDATE SKIP
+//! transaction that writes the final state (which drops the task's wait,
+//! a row of `oscova_a2a_waits` written with its `INPUT_REQUIRED` state and
+//! taken by one `DELETE … RETURNING`), claimed with `FOR UPDATE SKIP
 //! LOCKED` so two sweeps never take one row. A webhook is counted
 //! against its bounds and inserted in one transaction under an advisory
 //! lock of its user, so instances adding at once cannot pass them. The
@@ -31,8 +33,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    PushLimits, PushWrite, Relayed, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches,
-    now_millis, stale_before,
+    PushLimits, PushWrite, Relayed, StoreError, TaskPage, TaskQuery, TaskStore, TaskWait, failed,
+    matches, now_millis, stale_before,
 };
 use crate::model::{PushConfig, Task, TaskState};
 use crate::store::postgres_relay::Relay;
@@ -60,6 +62,13 @@ CREATE TABLE IF NOT EXISTS oscova_a2a_push_owed (
     task_id TEXT NOT NULL,
     claimed_at BIGINT NOT NULL,
     claims INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (owner, task_id)
+);
+CREATE TABLE IF NOT EXISTS oscova_a2a_waits (
+    owner TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    wait TEXT NOT NULL,
     PRIMARY KEY (owner, task_id)
 );";
 
@@ -198,7 +207,63 @@ impl TaskStore for PostgresTaskStore {
         tx.execute(OWE, &[&user, &task.id, &now_millis()])
             .await
             .map_err(db)?;
+        tx.execute(
+            "DELETE FROM oscova_a2a_waits WHERE owner = $1 AND task_id = $2",
+            &[&user, &task.id],
+        )
+        .await
+        .map_err(db)?;
         tx.commit().await.map_err(db)
+    }
+
+    async fn put_waiting(
+        &self,
+        user: &str,
+        task: &Task,
+        wait: &TaskWait,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(task)?;
+        let kept = serde_json::to_string(wait)?;
+        let mut client = self.client.lock().await;
+        let tx = client.transaction().await.map_err(db)?;
+        tx.execute(
+            UPSERT,
+            &[
+                &user,
+                &task.id,
+                &task.context_id,
+                &task.status.state.as_str(),
+                &json,
+            ],
+        )
+        .await
+        .map_err(db)?;
+        tx.execute(
+            "INSERT INTO oscova_a2a_waits (owner, task_id, expires_at, wait) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (owner, task_id) DO UPDATE
+             SET expires_at = EXCLUDED.expires_at, wait = EXCLUDED.wait",
+            &[&user, &task.id, &wait.expires_at, &kept],
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn take_wait(&self, user: &str, id: &str) -> Result<Option<TaskWait>, StoreError> {
+        // One statement: of two instances deleting at once, one gets the
+        // row back.
+        let row = self
+            .client
+            .lock()
+            .await
+            .query_opt(
+                "DELETE FROM oscova_a2a_waits WHERE owner = $1 AND task_id = $2 RETURNING wait",
+                &[&user, &id],
+            )
+            .await
+            .map_err(db)?;
+        let json: Option<String> = row.map(|r| r.get(0));
+        Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
     }
 
     async fn put_push_config(

@@ -18,7 +18,9 @@
 //! first. A task's webhooks are rows of `a2a_push_configs` (user, task,
 //! id, the config as JSON, its secrets included: the file is as private
 //! as the sessions in it); an owed push is a row of `a2a_push_owed`,
-//! written in the same write as the final state. A webhook is counted
+//! written in the same write as the final state; the call an
+//! `INPUT_REQUIRED` task waits on is a row of `a2a_waits`, written with
+//! that state and taken by one `DELETE … RETURNING` on the writer. A webhook is counted
 //! against its bounds and inserted in one write (the writer's `BEGIN
 //! IMMEDIATE` transaction), so two processes adding at once cannot pass
 //! them. The tables' `owner` column holds the user id: its name is the
@@ -32,8 +34,8 @@ use oscova_agent::session::store::{SqliteFile, SqliteFileError};
 use rusqlite::{OptionalExtension, params};
 
 use super::{
-    PushLimits, PushWrite, StoreError, TaskPage, TaskQuery, TaskStore, failed, matches, now_millis,
-    stale_before,
+    PushLimits, PushWrite, StoreError, TaskPage, TaskQuery, TaskStore, TaskWait, failed, matches,
+    now_millis, stale_before,
 };
 use crate::model::{PushConfig, Task, TaskState};
 
@@ -61,7 +63,17 @@ CREATE TABLE IF NOT EXISTS a2a_push_owed (
     claimed_at INTEGER NOT NULL,
     claims INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (owner, task_id)
+);
+CREATE TABLE IF NOT EXISTS a2a_waits (
+    owner TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    wait TEXT NOT NULL,
+    PRIMARY KEY (owner, task_id)
 );";
+
+/// Drops the wait of the task (?1, ?2).
+const UNWAIT: &str = "DELETE FROM a2a_waits WHERE owner = ?1 AND task_id = ?2";
 
 /// Marks the push of (?1, ?2) owed, claimed at ?3, when it has a webhook.
 const OWE: &str = "INSERT INTO a2a_push_owed (owner, task_id, claimed_at, claims)
@@ -138,6 +150,7 @@ impl SqliteTaskStore {
                 if owe {
                     conn.execute(OWE, params![user, id, now_millis()])
                         .map_err(db)?;
+                    conn.execute(UNWAIT, params![user, id]).map_err(db)?;
                 }
                 Ok(())
             })
@@ -153,6 +166,56 @@ impl TaskStore for SqliteTaskStore {
 
     async fn put_final(&self, user: &str, task: &Task) -> Result<(), StoreError> {
         self.write_task(user, task, true).await
+    }
+
+    async fn put_waiting(
+        &self,
+        user: &str,
+        task: &Task,
+        wait: &TaskWait,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(task)?;
+        let kept = serde_json::to_string(wait)?;
+        let (user, id, context, state, expires) = (
+            user.to_owned(),
+            task.id.clone(),
+            task.context_id.clone(),
+            task.status.state.as_str(),
+            wait.expires_at,
+        );
+        self.file
+            .write(move |conn| {
+                conn.execute(UPSERT, params![user, id, context, state, json])
+                    .map_err(db)?;
+                conn.execute(
+                    "INSERT INTO a2a_waits (owner, task_id, expires_at, wait) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (owner, task_id) DO UPDATE
+                     SET expires_at = excluded.expires_at, wait = excluded.wait",
+                    params![user, id, expires, kept],
+                )
+                .map_err(db)?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn take_wait(&self, user: &str, id: &str) -> Result<Option<TaskWait>, StoreError> {
+        let (user, id) = (user.to_owned(), id.to_owned());
+        // On the writer (`BEGIN IMMEDIATE`): two processes taking at once
+        // are serialized, and the second finds no row.
+        let json: Option<String> = self
+            .file
+            .write(move |conn| {
+                conn.query_row(
+                    "DELETE FROM a2a_waits WHERE owner = ?1 AND task_id = ?2 RETURNING wait",
+                    params![user, id],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(db)
+            })
+            .await?;
+        Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
     }
 
     async fn put_push_config(

@@ -1,21 +1,39 @@
 //! A tool's question as `INPUT_REQUIRED`: the client's next message in the
-//! task answers it.
+//! task answers it, through any process on the task store.
 //!
 //! Rules: when a tool of a task's run asks the person (a confirmation,
 //! which is also how a session extension's `Required` tool is approved, a
-//! choice, a line of text, a form), the task moves to `INPUT_REQUIRED` with the question as
-//! its status message (the text, then a data part `{"requestedSchema":
-//! ...}` saying what an answer holds), stored and streamed, and the run
-//! waits. The client answers with a message naming the task (`taskId`),
-//! sent to the process that runs it: a confirmation is yes for `yes`, `y`,
-//! `ok`, `true`, `approve` or `allow` (any case) and no for anything
-//! else; a choice or a text is the message's text; a form is the first
-//! data part that is an object, else the text read as a JSON object (core
-//! checks it against the form). The answer joins the task's history, the
-//! task is `WORKING` again, and the run goes on. A cancel while waiting
-//! ends the wait (the tool gets `AskError::Cancelled`).
+//! choice, a line of text, a form), the wait is kept first: the task moves
+//! to `INPUT_REQUIRED` with the question as its status message (the text,
+//! then a data part `{"requestedSchema": ...}` saying what an answer
+//! holds) and, in the same write, its [`TaskWait`] (the tool, the call's
+//! arguments with the host's secrets redacted, the user, the question,
+//! the expiry: now plus [`A2aServer::input_wait`](crate::A2aServer::input_wait));
+//! only then is it streamed and the run waits. A question whose wait
+//! cannot be kept is not asked: the tool gets `AskError::Failed` saying
+//! why. The client answers with a message naming the task (`taskId`): a
+//! confirmation is yes for `yes`, `y`, `ok`, `true`, `approve` or `allow`
+//! (any case) and no for anything else; a choice or a text is the
+//! message's text; a form is the first data part that is an object, else
+//! the text read as a JSON object (core checks it against the form). The
+//! answer takes the wait out of the store (one conditional statement, so
+//! one answer goes on, on one process; see `tasks/answer.rs`), joins the
+//! task's history, the task is `WORKING` again, and the run goes on:
+//! here when it waits here, else resumed where the answer came.
+//!
+//! A run waiting here gives way when its wait is taken elsewhere (checked
+//! every [`WAIT_POLL`]): it stops as a stopped process would, writing
+//! nothing more, and the process that took the answer goes on with the
+//! session. When the expiry passes first, the wait is taken out and the
+//! task ends `FAILED`, its status message saying the wait expired. A
+//! cancel while waiting ends the wait (the tool gets
+//! `AskError::Cancelled`). A run resumed elsewhere is given the answer
+//! again: the first question it asks that is the kept one (the same tool
+//! and question) is answered with the stored message without asking.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use oscova_core::interaction::{
     Answer, AskError, CHOICE_FIELD, InteractionHandler, InteractionRequest, Question, TEXT_FIELD,
@@ -27,6 +45,45 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Runner, status_update};
 use crate::model::{Message, Part, TaskState};
+use crate::store::TaskWait;
+
+/// How often a run waiting here checks whether its wait was taken by
+/// another process.
+pub(crate) const WAIT_POLL: Duration = Duration::from_secs(2);
+
+/// The answer a resumed run gives again: the message that answered the
+/// kept question of `tool`.
+pub(crate) struct Replay {
+    pub(crate) tool: String,
+    pub(crate) asked: Value,
+    pub(crate) answer: Message,
+}
+
+/// What a run's asking shares with the run.
+#[derive(Default)]
+pub(crate) struct AskState {
+    /// Tool → the arguments of its latest call to start (for the wait).
+    pub(crate) calls: Mutex<HashMap<String, Value>>,
+    /// Why the task ends `FAILED`: a wait that expired.
+    pub(crate) ended: Mutex<Option<String>>,
+    /// The answer to give again, in a resumed run.
+    pub(crate) replay: Mutex<Option<Replay>>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl AskState {
+    /// The replayed answer, when `request` asks the kept question.
+    fn replayed(&self, request: &InteractionRequest, asked: &Value) -> Option<Message> {
+        let mut replay = locked(&self.replay);
+        let matches = replay
+            .as_ref()
+            .is_some_and(|r| r.tool == request.tool && r.asked == *asked);
+        matches.then(|| replay.take().map(|r| r.answer)).flatten()
+    }
+}
 
 /// Asks the client of one task.
 pub(crate) struct TaskAsk {
@@ -35,39 +92,108 @@ pub(crate) struct TaskAsk {
     pub(crate) task: String,
     pub(crate) events: broadcast::Sender<Value>,
     pub(crate) cancel: CancellationToken,
+    /// Stops the run as a stopped process would: its wait was taken
+    /// elsewhere.
+    pub(crate) abandon: CancellationToken,
+    pub(crate) state: Arc<AskState>,
+}
+
+/// The status message of a task whose wait for `tool` expired.
+pub(crate) fn expired_text(tool: &str, expires_at: i64) -> String {
+    format!(
+        "expired: the task waited for an answer to the question of `{tool}` until {} and none \
+         came; the call did not go on and the task ended here. Send a new message in the \
+         context if it is still wanted.",
+        oscova_agent::session::millis_to_iso(expires_at)
+    )
 }
 
 impl InteractionHandler for TaskAsk {
     fn ask(&self, request: InteractionRequest) -> BoxFuture<'static, Result<Answer, AskError>> {
-        let (runner, user, id, events, cancel) = (
+        let (runner, user, id, events, cancel, abandon, state) = (
             self.runner.clone(),
             self.user.clone(),
             self.task.clone(),
             self.events.clone(),
             self.cancel.clone(),
+            self.abandon.clone(),
+            self.state.clone(),
         );
         Box::pin(async move {
             let failed = |e: crate::model::A2aError| AskError::Failed(e.to_string());
-            let (tx, rx) = oneshot::channel();
+            let asked = serde_json::to_value(&request.question)
+                .map_err(|e| AskError::Failed(e.to_string()))?;
+            if let Some(answer) = state.replayed(&request, &asked) {
+                return answer_of(&request.question, &answer);
+            }
+            let arguments = locked(&state.calls)
+                .get(&request.tool)
+                .map_or(Value::Null, |a| runner.redacted(a));
+            let expires_at = crate::store::now_millis()
+                .saturating_add(i64::try_from(runner.input_wait.as_millis()).unwrap_or(i64::MAX));
+            let wait = TaskWait::new(&user, &request.tool, arguments, asked, expires_at);
+            let (tx, mut rx) = oneshot::channel();
             runner.wait_for_answer(&user, &id, tx);
             let mut task = runner.get(&user, &id).await.map_err(failed)?;
             task.set_state(TaskState::InputRequired, None);
-            if let Some(message) = &mut task.status.message {
-                message.parts = question_parts(&request.question);
-            } else {
-                let mut message = Message::agent_text("", &task.context_id, &task.id);
-                message.parts = question_parts(&request.question);
-                task.status.message = Some(message);
+            let mut message = Message::agent_text("", &task.context_id, &task.id);
+            message.parts = question_parts(&request.question);
+            task.status.message = Some(message);
+            if let Err(error) = runner.store.put_waiting(&user, &task, &wait).await {
+                runner.stop_waiting(&user, &id);
+                let reason = runner.redact(&format!(
+                    "the question was not asked: its wait could not be kept in the task store ({error})"
+                ));
+                tracing::warn!(task = %id, %reason, "a tool's question was not asked");
+                return Err(AskError::Failed(reason));
             }
-            runner.put(&user, &task).await.map_err(failed)?;
             let _ = events.send(status_update(&task));
-            let answer = tokio::select! {
-                answer = rx => answer.map_err(|_| AskError::Cancelled)?,
-                () = cancel.cancelled() => {
-                    runner.stop_waiting(&user, &id);
-                    return Err(AskError::Cancelled);
+            let left = Duration::from_millis(
+                u64::try_from(expires_at - crate::store::now_millis()).unwrap_or(0),
+            );
+            let expiry = tokio::time::sleep(left);
+            tokio::pin!(expiry);
+            let mut expiry_checked = false;
+            let mut poll = tokio::time::interval(WAIT_POLL);
+            poll.tick().await;
+            let answer = loop {
+                tokio::select! {
+                    answer = &mut rx => break answer.map_err(|_| AskError::Cancelled)?,
+                    () = cancel.cancelled() => {
+                        runner.stop_waiting(&user, &id);
+                        return Err(AskError::Cancelled);
+                    }
+                    () = &mut expiry, if !expiry_checked => {
+                        expiry_checked = true;
+                        // The store decides between the expiry and an answer
+                        // on its way (here or elsewhere).
+                        if let Ok(Some(_)) = runner.store.take_wait(&user, &id).await {
+                            runner.stop_waiting(&user, &id);
+                            let text = expired_text(&request.tool, expires_at);
+                            tracing::warn!(task = %id, tool = %request.tool, "a task's wait for an answer expired");
+                            *locked(&state.ended) = Some(text.clone());
+                            return Err(AskError::Failed(text));
+                        }
+                        if runner.is_waiting(&user, &id) {
+                            gone_elsewhere(&runner, &user, &id, &abandon).await;
+                        }
+                    }
+                    _ = poll.tick() => {
+                        let moved = runner
+                            .get(&user, &id)
+                            .await
+                            .is_ok_and(|t| t.status.state != TaskState::InputRequired);
+                        if moved && runner.is_waiting(&user, &id) {
+                            gone_elsewhere(&runner, &user, &id, &abandon).await;
+                        }
+                    }
                 }
             };
+            if crate::store::now_millis() >= expires_at {
+                let text = expired_text(&request.tool, expires_at);
+                *locked(&state.ended) = Some(text.clone());
+                return Err(AskError::Failed(text));
+            }
             let mut task = runner.get(&user, &id).await.map_err(failed)?;
             task.set_state(TaskState::Working, None);
             runner.put(&user, &task).await.map_err(failed)?;
@@ -75,6 +201,15 @@ impl InteractionHandler for TaskAsk {
             answer_of(&request.question, &answer)
         })
     }
+}
+
+/// The task's wait was answered (or ended) through another process: this
+/// run stops as a stopped process would, writing nothing more.
+async fn gone_elsewhere(runner: &Runner, user: &str, id: &str, abandon: &CancellationToken) {
+    runner.stop_waiting(user, id);
+    tracing::info!(task = %id, "a task's question was answered through another process; its run here stops");
+    abandon.cancel();
+    std::future::pending::<()>().await;
 }
 
 /// The question as a status message's parts.

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::ask::TaskAsk;
+use super::ask::{AskState, TaskAsk};
 use super::{Runner, Start, status_update};
 use crate::events::{Chunks, Outcome, whole_artifact};
 use crate::model::{Artifact, Message, Part, Task, TaskState, new_id};
@@ -31,7 +31,13 @@ impl Runner {
         cancel: CancellationToken,
         events: broadcast::Sender<Value>,
     ) {
-        let Start { text, hops, stored } = start;
+        let Start {
+            text,
+            hops,
+            stored,
+            resume,
+            abandon,
+        } = start;
         let artifact = new_id();
         let lock = {
             let mut contexts = self
@@ -77,7 +83,19 @@ impl Runner {
             artifact: artifact.clone(),
             sent: streamed.clone(),
         };
-        let work = self.prompt(user, &task.context_id, text, &cancel, chunks);
+        let asking = Arc::new(AskState::default());
+        *asking
+            .replay
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = resume;
+        let work = self.prompt(
+            user,
+            &task.context_id,
+            text,
+            (&cancel, &abandon),
+            chunks,
+            asking,
+        );
         let outcome = with_inbound_hops(hops, work).await;
         let outcome = (!cancel.is_cancelled()).then_some(outcome);
         let outcome = outcome.unwrap_or(Outcome::Canceled);
@@ -85,27 +103,52 @@ impl Runner {
         self.finish(user, task, outcome, done, &events).await;
     }
 
+    /// The run's prompt in the session; a resumed run (`asking.replay`
+    /// set) settles the session's unanswered batch instead.
     async fn prompt(
         self: &Arc<Self>,
         user: &str,
         context: &str,
         text: String,
-        cancel: &CancellationToken,
+        (cancel, abandon): (&CancellationToken, &CancellationToken),
         chunks: Chunks,
+        asking: Arc<AskState>,
     ) -> Outcome {
+        let resumed = asking
+            .replay
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some();
         let ask = TaskAsk {
             runner: self.clone(),
             user: user.to_owned(),
             task: chunks.task.clone(),
             events: chunks.events.clone(),
             cancel: cancel.clone(),
+            abandon: abandon.clone(),
+            state: asking.clone(),
         };
         let missing = Arc::new(Mutex::new(None::<String>));
         let noted = missing.clone();
+        let interrupted = Arc::new(Mutex::new(None::<String>));
+        let told = interrupted.clone();
+        let seen = asking.clone();
         let mut options = AgentSessionOptions::new()
             .interaction_handler(ask)
             .on_event(move |event| match event {
                 AgentEvent::Text(text) => chunks.send(text),
+                AgentEvent::ToolRunning(call) => {
+                    seen.calls
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .insert(call.name.clone(), call.arguments.clone());
+                }
+                AgentEvent::ToolInterrupted { call, result } => {
+                    let report = format!("`{}`: {}", call.name, result.content);
+                    told.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .get_or_insert(report);
+                }
                 AgentEvent::ToolFinished { result, .. } if result.is_missing_credential() => {
                     noted
                         .lock()
@@ -124,18 +167,44 @@ impl Runner {
             Err(error) => return Outcome::Failed(format!("the session did not open: {error}")),
         };
         session.cancellation(cancel.clone());
-        let outcome = match session.prompt(text).await {
-            Ok(outcome) => {
+        let ran = if resumed {
+            session.recover().await.map(|outcome| {
+                outcome.ok_or_else(|| {
+                    "the call the task waited on is not open in its session (answered \
+                     already, or never kept); nothing ran"
+                        .to_owned()
+                })
+            })
+        } else {
+            session.prompt(text).await.map(Ok)
+        };
+        let expired = asking
+            .ended
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let outcome = match ran {
+            _ if expired.is_some() => Outcome::Failed(expired.unwrap_or_default()),
+            Ok(Err(reason)) => Outcome::Failed(reason),
+            Ok(Ok(outcome)) => {
                 let guidance = missing
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .take();
-                match guidance {
-                    Some(guidance) => Outcome::AuthRequired {
+                let interrupted = interrupted
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take();
+                match (guidance, interrupted) {
+                    (Some(guidance), _) => Outcome::AuthRequired {
                         guidance,
                         text: outcome.text,
                     },
-                    None => Outcome::Completed(outcome.text),
+                    (None, Some(report)) => Outcome::Interrupted {
+                        report,
+                        text: outcome.text,
+                    },
+                    (None, None) => Outcome::Completed(outcome.text),
                 }
             }
             // The cause alone: the agent's retry is not the A2A client's
@@ -177,6 +246,16 @@ impl Runner {
                 });
                 task.history.push(reply);
                 task.set_state(TaskState::Completed, None);
+            }
+            Outcome::Interrupted { report, text } => {
+                let reply = Message::agent_text(text.clone(), &task.context_id, &task.id);
+                task.artifacts.push(Artifact {
+                    artifact_id: artifact.to_owned(),
+                    name: Some("response".into()),
+                    parts: vec![Part::text(text)],
+                });
+                task.history.push(reply);
+                task.set_state(TaskState::Completed, Some(&report));
             }
             Outcome::AuthRequired { guidance, text } => {
                 if !text.is_empty() {

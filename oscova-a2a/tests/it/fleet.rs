@@ -254,4 +254,5 @@ async fn postgres_keeps_webhooks_by_owner_and_owes_final_states() {
     let store = PostgresTaskStore::connect(&config).await.unwrap();
     crate::stores::check_owed_pushes(&store).await;
     crate::stores::check_push_bounds(&store).await;
+    crate::stores::check_waits(&store).await;
 }

@@ -347,10 +347,12 @@ async fn configs_outlive_a_restart_and_a_final_state_not_delivered_is_delivered_
 async fn memory_and_sqlite_keep_webhooks_by_owner_and_owe_final_states() {
     crate::stores::check_owed_pushes(&MemoryTaskStore::new()).await;
     crate::stores::check_push_bounds(&MemoryTaskStore::new()).await;
+    crate::stores::check_waits(&MemoryTaskStore::new()).await;
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteTaskStore::open(dir.path().join("tasks.db"))
         .await
         .unwrap();
     crate::stores::check_owed_pushes(&store).await;
     crate::stores::check_push_bounds(&store).await;
+    crate::stores::check_waits(&store).await;
 }

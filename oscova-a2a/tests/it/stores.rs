@@ -184,3 +184,41 @@ pub(crate) async fn check_push_bounds(store: &dyn TaskStore) {
     );
     assert_eq!(put("b-unstored", "h2").await, PushWrite::Written);
 }
+
+/// What every store does with a task's wait: written with the task's
+/// state, taken once (the second taker and another user get nothing), and
+/// dropped by the task's final state.
+pub(crate) async fn check_waits(store: &dyn TaskStore) {
+    use oscova_a2a::store::TaskWait;
+    use serde_json::json;
+    let message: Message = serde_json::from_value(json!({
+        "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "pay"}]}))
+    .unwrap();
+    let mut task = Task::submitted("t-wait".into(), "c1".into(), message);
+    task.set_state(TaskState::InputRequired, Some("Pay?"));
+    let wait = TaskWait::new(
+        "alice",
+        "pay",
+        json!({"to": "bob"}),
+        json!({"kind": "confirm", "message": "Pay?"}),
+        i64::MAX,
+    );
+    store.put_waiting("alice", &task, &wait).await.unwrap();
+    let stored = store.get("alice", "t-wait").await.unwrap().unwrap();
+    assert_eq!(stored.status.state, TaskState::InputRequired);
+    assert_eq!(store.take_wait("bob", "t-wait").await.unwrap(), None);
+    assert_eq!(
+        store.take_wait("alice", "t-wait").await.unwrap(),
+        Some(wait.clone())
+    );
+    assert_eq!(
+        store.take_wait("alice", "t-wait").await.unwrap(),
+        None,
+        "a wait is taken once"
+    );
+    // Kept again, then the task ends: the wait goes with its final state.
+    store.put_waiting("alice", &task, &wait).await.unwrap();
+    task.set_state(TaskState::Canceled, None);
+    store.put_final("alice", &task).await.unwrap();
+    assert_eq!(store.take_wait("alice", "t-wait").await.unwrap(), None);
+}

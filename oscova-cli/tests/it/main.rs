@@ -11,6 +11,7 @@ mod validators;
 
 pub mod a2a;
 pub mod a2a_follow;
+pub mod a2a_waits;
 pub mod chat;
 pub mod chat_extensions;
 pub mod cli;

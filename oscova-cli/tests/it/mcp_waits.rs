@@ -43,15 +43,17 @@ fn write_config(dir: &Path, sessions: &str) -> String {
     config.to_str().unwrap().to_owned()
 }
 
-/// A running `oscova serve`, killed (SIGKILL) when dropped.
-struct Serve {
+/// A running `oscova serve`, killed (SIGKILL) when dropped (the
+/// `a2a_waits` tests run it too).
+pub(crate) struct Serve {
     child: Child,
-    url: String,
+    /// Its MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub(crate) url: String,
 }
 
 impl Serve {
     /// Starts `oscova serve` on `config`, the files root at `files`.
-    fn start(config: &str, files: &Path) -> Self {
+    pub(crate) fn start(config: &str, files: &Path) -> Self {
         let mut cmd = support::oscova(&["--config", config, "serve", "--listen", "127.0.0.1:0"]);
         cmd.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY)
             .env("OSCOVA_FILES_ROOT", files);
@@ -79,7 +81,7 @@ impl Serve {
     }
 
     /// `kill -9`: no shutdown of any kind.
-    fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
@@ -164,7 +166,8 @@ fn files_root(dir: &Path) -> PathBuf {
     files
 }
 
-async fn start(config: &str, files: &Path) -> Serve {
+/// [`Serve::start`] off the test's runtime.
+pub(crate) async fn start(config: &str, files: &Path) -> Serve {
     let (config, files) = (config.to_owned(), files.to_owned());
     tokio::task::spawn_blocking(move || Serve::start(&config, &files))
         .await

@@ -1,0 +1,346 @@
+//! An A2A task in `INPUT_REQUIRED` kept in the `[sessions]` store (issue
+//! 38): real `oscova serve` processes on 127.0.0.1 (`mcp_waits`'s
+//! [`Serve`]), an OpenAI-compatible model on 127.0.0.1 that calls a tool of
+//! `[mcp.servers.ledger]` (`a2a_waits_server.py`, the MCP Python SDK),
+//! whose question (an elicitation, forwarded) puts the task in
+//! `INPUT_REQUIRED`; the tool appends a line to a file once confirmed, so
+//! the file counts the runs that took effect. The client is plain HTTP
+//! JSON-RPC (A2A 1.0), as the SDK tests' scenarios are.
+//!
+//! One SQLite file across a `kill -9`: the answer sent to the next process
+//! completes the task, the idempotent `settle` running once; the
+//! non-idempotent `pay`, which had started when its process died, is
+//! reported interrupted and never runs; Bob's message cannot reach
+//! Alice's task; a second answer finds nothing to answer. Two instances on
+//! one throwaway Postgres: asked on one, answered through the other, run
+//! once. A wait past its expiry ends the task `FAILED` with `expired:`,
+//! nothing run.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use oscova_test_support::http::{Reply, Request, TestServer};
+use serde_json::{Value, json};
+
+use crate::mcp_waits::{Serve, start};
+use crate::sessions::{call_reply, text_reply};
+use crate::support;
+
+const ALICE: &str = "alice-a2a-waits-token";
+const BOB: &str = "bob-a2a-waits-token";
+const SETTLE: &str = "oscova_mcp__ledger__settle";
+const PAY: &str = "oscova_mcp__ledger__pay";
+
+/// "settle inv-7" calls `settle`, "pay bob" calls `pay`; after a tool
+/// message the answer is "Told: <it>".
+fn model(request: &Request) -> Reply {
+    let last = request.json()["messages"]
+        .as_array()
+        .and_then(|m| m.last().cloned())
+        .unwrap_or(Value::Null);
+    let said = last["content"].as_str().unwrap_or_default();
+    if last["role"] == "tool" {
+        return text_reply(&format!("Told: {said}"));
+    }
+    match said {
+        "settle inv-7" => call_reply(SETTLE, r#"{"invoice": "inv-7"}"#),
+        "pay bob" => call_reply(PAY, r#"{"to": "bob"}"#),
+        other => text_reply(&format!("Answer to {other}")),
+    }
+}
+
+/// A directory with the config for `oscova serve` (Alice's and Bob's
+/// tokens, the model at `model`, the ledger server writing to
+/// `ledger/`, `sessions` as `[sessions]`): (config path, ledger dir).
+fn setup(name: &str, model: &str, sessions: &str) -> (String, PathBuf, PathBuf) {
+    let dir = support::temp_dir(name);
+    let ledger = dir.join("ledger");
+    let files = dir.join("files");
+    std::fs::create_dir_all(&ledger).unwrap();
+    std::fs::create_dir_all(&files).unwrap();
+    let python = oscova_test_support::python::mcp_python();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/a2a_waits_server.py");
+    let hash = oscova_mcp::http::token_sha256_hex;
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{}\"\n\n\
+             [[mcp.tokens]]\nuser = \"bob\"\nsha256 = \"{}\"\n\n\
+             [providers.openai]\nendpoint = \"{model}\"\nmodel = \"gpt-test\"\n\n\
+             [a2a]\nprovider = \"openai\"\n\n\
+             [mcp.servers.ledger]\ncommand = {python:?}\nargs = [{script:?}, {ledger:?}]\n\
+             elicitation = \"forward\"\napproval = \"not_required\"\n\n\
+             [sessions]\n{sessions}\n",
+            hash(ALICE),
+            hash(BOB),
+            python = python.display().to_string(),
+            script = script.display().to_string(),
+            ledger = ledger.display().to_string(),
+        ),
+    )
+    .unwrap();
+    (config.to_str().unwrap().to_owned(), ledger, files)
+}
+
+/// The A2A JSON-RPC endpoint of `serve`.
+fn a2a(serve: &Serve) -> String {
+    serve.url.trim_end_matches("/mcp").to_owned() + "/"
+}
+
+/// One A2A 1.0 JSON-RPC call by `token`'s user: the JSON-RPC answer.
+async fn rpc(url: &str, token: &str, method: &str, params: Value) -> Value {
+    static ID: AtomicUsize = AtomicUsize::new(1);
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": ID.fetch_add(1, Ordering::Relaxed),
+        "method": method,
+        "params": params,
+    });
+    let response = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+/// A blocking `SendMessage` of `text` (naming `task` when it answers one).
+async fn send(url: &str, token: &str, text: &str, task: Option<&str>) -> Value {
+    static N: AtomicUsize = AtomicUsize::new(1);
+    let mut message = json!({
+        "messageId": format!("m-{}", N.fetch_add(1, Ordering::Relaxed)),
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
+    });
+    if let Some(task) = task {
+        message["taskId"] = json!(task);
+    }
+    rpc(url, token, "SendMessage", json!({"message": message})).await
+}
+
+/// The task of an answer that asks `question`: its id.
+fn asked(answer: &Value, question: &str) -> String {
+    let task = &answer["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{answer}"
+    );
+    let text = task["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains(question), "{answer}");
+    task["id"].as_str().unwrap().to_owned()
+}
+
+/// The form's answer: confirmed.
+const YES: &str = r#"{"confirm": true}"#;
+
+/// The lines of `name` in the ledger: the runs that took effect.
+fn runs(ledger: &Path, name: &str) -> usize {
+    std::fs::read_to_string(ledger.join(name)).map_or(0, |t| t.lines().count())
+}
+
+/// The waits kept in the SQLite file `db`.
+fn kept(db: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("SELECT COUNT(*) FROM a2a_waits", [], |row| row.get(0))
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_input_required_task_survives_a_kill_and_its_answer_completes_it_once() {
+    let model = TestServer::start(model).await;
+    let dir = support::temp_dir("a2a-waits-db");
+    let db = dir.join("sessions.db");
+    let (config, ledger, files) = setup(
+        "a2a-waits-restart",
+        &model.url(),
+        &format!("path = \"{}\"", db.display()),
+    );
+    let first = start(&config, &files).await;
+    let task = asked(
+        &send(&a2a(&first), ALICE, "settle inv-7", None).await,
+        "Settle invoice inv-7?",
+    );
+    assert_eq!(
+        kept(&db),
+        1,
+        "the wait was kept before the question went out"
+    );
+    first.kill();
+
+    let next = start(&config, &files).await;
+    let url = a2a(&next);
+    // Bob's answer reaches no task, and leaves Alice's waiting.
+    let bobs = send(&url, BOB, YES, Some(&task)).await;
+    assert_eq!(bobs["error"]["code"], -32001, "{bobs}");
+    assert_eq!(kept(&db), 1);
+
+    let done = send(&url, ALICE, YES, Some(&task)).await;
+    let finished = &done["result"]["task"];
+    assert_eq!(
+        finished["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    assert_eq!(
+        finished["artifacts"][0]["parts"][0]["text"], "Told: settled inv-7",
+        "{done}"
+    );
+    assert_eq!(runs(&ledger, "settled.txt"), 1, "{done}");
+    assert_eq!(kept(&db), 0);
+
+    // One answer per question.
+    let again = send(&url, ALICE, YES, Some(&task)).await;
+    assert_eq!(again["error"]["code"], -32004, "{again}");
+    assert_eq!(runs(&ledger, "settled.txt"), 1);
+    let got = rpc(&url, ALICE, "GetTask", json!({"id": task})).await;
+    assert_eq!(got["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_started_call_that_is_not_idempotent_is_reported_interrupted_after_a_kill() {
+    let model = TestServer::start(model).await;
+    let dir = support::temp_dir("a2a-waits-db");
+    let db = dir.join("sessions.db");
+    let (config, ledger, files) = setup(
+        "a2a-waits-interrupted",
+        &model.url(),
+        &format!("path = \"{}\"", db.display()),
+    );
+    let first = start(&config, &files).await;
+    let task = asked(
+        &send(&a2a(&first), ALICE, "pay bob", None).await,
+        "Pay bob?",
+    );
+    first.kill();
+
+    let next = start(&config, &files).await;
+    let done = send(&a2a(&next), ALICE, YES, Some(&task)).await;
+    let finished = &done["result"]["task"];
+    assert_eq!(
+        finished["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    let report = finished["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        report.starts_with(&format!("`{PAY}`: interrupted:")),
+        "{done}"
+    );
+    let told = finished["artifacts"][0]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(told.starts_with("Told: interrupted:"), "{done}");
+    assert_eq!(runs(&ledger, "paid.txt"), 0, "never run again: {done}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_past_its_expiry_ends_the_task_failed_and_nothing_runs() {
+    let model = TestServer::start(model).await;
+    let dir = support::temp_dir("a2a-waits-db");
+    let db = dir.join("sessions.db");
+    let (config, ledger, files) = setup(
+        "a2a-waits-expired",
+        &model.url(),
+        &format!("path = \"{}\"", db.display()),
+    );
+    let first = start(&config, &files).await;
+    let task = asked(
+        &send(&a2a(&first), ALICE, "settle inv-7", None).await,
+        "Settle invoice inv-7?",
+    );
+    first.kill();
+
+    // The wait's expiry moved to a minute ago, as if nobody had answered
+    // for a day.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let moved = conn
+        .execute(
+            "UPDATE a2a_waits SET expires_at = CAST(strftime('%s','now') AS INTEGER) * 1000 - 60000, \
+             wait = json_set(wait, '$.expiresAt', CAST(strftime('%s','now') AS INTEGER) * 1000 - 60000) \
+             WHERE task_id = ?1",
+            [&task],
+        )
+        .unwrap();
+    assert_eq!(moved, 1);
+    drop(conn);
+
+    let next = start(&config, &files).await;
+    let url = a2a(&next);
+    let ended = send(&url, ALICE, YES, Some(&task)).await;
+    let failed = &ended["result"]["task"];
+    assert_eq!(failed["status"]["state"], "TASK_STATE_FAILED", "{ended}");
+    let text = failed["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.starts_with("expired:"), "{ended}");
+    assert!(text.contains(SETTLE), "{ended}");
+    assert_eq!(runs(&ledger, "settled.txt"), 0);
+    assert_eq!(kept(&db), 0);
+    let got = rpc(&url, ALICE, "GetTask", json!({"id": task})).await;
+    assert_eq!(got["result"]["status"]["state"], "TASK_STATE_FAILED");
+}
+
+#[cfg(feature = "sessions-postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_asked_on_one_instance_is_answered_through_another_and_runs_once() {
+    let cluster = oscova_test_support::postgres::Cluster::start();
+    cluster.create_database("a2a_waits");
+    let model = TestServer::start(model).await;
+    let (config, ledger, files) = setup(
+        "a2a-waits-fleet",
+        &model.url(),
+        &format!(
+            "store = \"postgres\"\nurl = \"postgres://postgres@127.0.0.1:{}/a2a_waits\"",
+            cluster.port()
+        ),
+    );
+    let a = start(&config, &files).await;
+    let b = start(&config, &files).await;
+    let task = asked(
+        &send(&a2a(&a), ALICE, "settle inv-7", None).await,
+        "Settle invoice inv-7?",
+    );
+    // Bob, on either instance, reaches no task.
+    for serve in [&a, &b] {
+        let bobs = send(&a2a(serve), BOB, YES, Some(&task)).await;
+        assert_eq!(bobs["error"]["code"], -32001, "{bobs}");
+    }
+
+    let done = send(&a2a(&b), ALICE, YES, Some(&task)).await;
+    let finished = &done["result"]["task"];
+    assert_eq!(
+        finished["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    assert_eq!(
+        finished["artifacts"][0]["parts"][0]["text"], "Told: settled inv-7",
+        "{done}"
+    );
+    assert_eq!(runs(&ledger, "settled.txt"), 1, "{done}");
+
+    // One answer per question, across the fleet; the instance that asked
+    // gave way and wrote nothing over the answer's result.
+    for serve in [&a, &b] {
+        let again = send(&a2a(serve), ALICE, YES, Some(&task)).await;
+        assert_eq!(again["error"]["code"], -32004, "{again}");
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let got = rpc(&a2a(&a), ALICE, "GetTask", json!({"id": task})).await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{got}"
+    );
+    assert_eq!(
+        got["result"]["artifacts"][0]["parts"][0]["text"], "Told: settled inv-7",
+        "{got}"
+    );
+    assert_eq!(runs(&ledger, "settled.txt"), 1);
+    drop((a, b));
+}
