@@ -22,7 +22,9 @@
 //! log messages go out with whichever round is in flight; with a wait
 //! store it is kept there first, and a retry is answered on any server
 //! sharing the store (`handler/retry.rs`, [`crate::wait`]). A call that
-//! never asks touches no store.
+//! never asks touches no store. A client that declared the tasks
+//! extension gets a call as a task instead, run beside it and followed
+//! through the store (`handler/tasks.rs`, [`crate::task`]).
 //!
 //! Prompts, resources, completion and subscriptions are answered in
 //! `handler/service.rs` (the `ServerHandler` methods) from the server's
@@ -72,7 +74,10 @@ use retry::Retry;
 mod retry;
 mod service;
 mod subscribe;
+mod tasks;
 mod watch;
+
+pub(crate) use tasks::Tasks;
 
 #[cfg(feature = "http")]
 pub(crate) use watch::Limits as SubscriptionLimits;
@@ -91,12 +96,15 @@ pub const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
 /// The methods this server answers whatever it offers (the prompt and
 /// resource methods are `offer.rs`'s). A request for one of them that
 /// reaches [`McpHandler::on_custom_request`] had `params` that did not fit.
-const SERVED_METHODS: [&str; 5] = [
+const SERVED_METHODS: [&str; 8] = [
     "initialize",
     "ping",
     "tools/list",
     "tools/call",
     "logging/setLevel",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 /// One session's `rmcp` server handler over a user scope's tools.
@@ -124,6 +132,8 @@ pub struct McpHandler {
     parked: Arc<ParkedCalls>,
     /// Where waiting calls are kept for every instance, if anywhere.
     waits: Option<Arc<dyn WaitStore>>,
+    /// The server's tasks running here (and kept here without a store).
+    tasks: Arc<Tasks>,
     /// Prompts and resources, when the server has sources of them.
     offer: Offer,
     /// This session's resource subscriptions, and the server's watcher.
@@ -181,7 +191,7 @@ impl McpHandler {
         info: Implementation,
         max_in_flight: usize,
         allow_approval_required: bool,
-        (parked, waits): (Arc<ParkedCalls>, Option<Arc<dyn WaitStore>>),
+        (parked, waits, tasks): (Arc<ParkedCalls>, Option<Arc<dyn WaitStore>>, Arc<Tasks>),
         watcher: Watcher,
     ) -> Self {
         Self {
@@ -198,6 +208,7 @@ impl McpHandler {
             per_user: served.per_user,
             parked,
             waits,
+            tasks,
             offer: served.offer,
             subscriptions: subscribe::Subscriptions::new(watcher),
         }
@@ -340,6 +351,12 @@ impl McpHandler {
                 Err(_) => return Err(Self::server_busy(*max)),
             },
         };
+        if request.request_state.is_none() && tasks::wanted(&context) {
+            let permits = (_permit, _user, _global);
+            return self
+                .start_task(name, request.arguments.take(), &context, permits)
+                .await;
+        }
         let user = self.scope.user().id();
         let arguments = request.arguments.take();
         // Kept with a wait should the call park: only with a store, and
@@ -439,6 +456,23 @@ impl McpHandler {
         context: &RequestContext<RoleServer>,
         replay: VecDeque<Answered>,
     ) -> RunningCall {
+        self.start_call_asking(
+            name,
+            arguments,
+            |events| Asker::for_request(context, events),
+            replay,
+        )
+    }
+
+    /// [`start_call`](Self::start_call), its questions asked through the
+    /// asker `asker` makes of the call's events.
+    fn start_call_asking(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        asker: impl FnOnce(&Arc<CallEvents>) -> Asker,
+        replay: VecDeque<Answered>,
+    ) -> RunningCall {
         let events = Arc::new(CallEvents::default());
         let threshold = *self
             .log_level
@@ -458,7 +492,7 @@ impl McpHandler {
                 let _ = events.push(CallEvent::Progress(p));
             })
         };
-        let asker = Asker::for_request(context, &events);
+        let asker = asker(&events);
         // Either the server approves such calls itself, or the person is
         // asked through the client when it can ask, or the host's handler
         // decides.

@@ -83,7 +83,11 @@
 //! (SEP-2322's multi round-trip requests; the call waits, parked, under
 //! an opaque single-use handle, at most [`PARK_TIMEOUT`]; with a
 //! [`wait::WaitStore`] the wait is kept there first, and a retry reaching
-//! another process sharing the store is answered there: see [`wait`]). Tools' log messages are
+//! another process sharing the store is answered there: see [`wait`]).
+//! A client that declared the tasks extension (SEP-2663) gets each
+//! `tools/call` as a task at once, followed with `tasks/get`,
+//! `tasks/update` and `tasks/cancel` on any instance sharing the store
+//! (see [`task`]). Tools' log messages are
 //! `notifications/message`, filtered by `logging/setLevel` (from
 //! [`DEFAULT_LEVEL`] until set). The capabilities advertised are the ones
 //! served: tools and logging, and prompts, resources and completion only
@@ -131,6 +135,7 @@ mod offer;
 pub mod prompt;
 pub mod resource;
 mod rounds;
+pub mod task;
 mod trace;
 mod transport;
 pub mod wait;
@@ -221,6 +226,9 @@ pub struct McpServer {
     parked: Arc<rounds::ParkedCalls>,
     /// Where waiting calls are kept beside this process's memory.
     waits: Option<Arc<dyn wait::WaitStore>>,
+    /// The tasks running in this process, shared by every handler this
+    /// server makes.
+    tasks: Arc<handler::Tasks>,
     /// Prompts and resources beside the tools.
     offer: offer::Offer,
     /// The one watcher of the resources subscribed to, shared by every
@@ -242,6 +250,7 @@ impl McpServer {
             names: None,
             parked: Arc::default(),
             waits: None,
+            tasks: Arc::default(),
             offer: offer::Offer::default(),
             watcher: handler::Watcher::default(),
         }
@@ -345,7 +354,7 @@ impl McpServer {
             self.info.clone(),
             self.max_in_flight,
             self.allow_approval_required,
-            (self.parked.clone(), self.waits.clone()),
+            (self.parked.clone(), self.waits.clone(), self.tasks.clone()),
             self.watcher.clone(),
         )
     }

@@ -68,8 +68,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::task::TaskStore;
+
 #[cfg(feature = "postgres")]
-mod postgres;
+pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -178,9 +180,11 @@ pub enum WaitStoreError {
 /// Where waiting calls are kept, for every server instance that shares it
 /// (see [the module](self)). Implemented for SQLite
 /// ([`SqliteWaitStore`], feature `sqlite`) and Postgres
-/// ([`PostgresWaitStore`], feature `postgres`).
+/// ([`PostgresWaitStore`], feature `postgres`). The same store keeps the
+/// tasks ([`TaskStore`], a table of its own): the calls served as MCP
+/// tasks ([`crate::task`]).
 #[async_trait::async_trait]
-pub trait WaitStore: Send + Sync + std::fmt::Debug + 'static {
+pub trait WaitStore: TaskStore {
     /// Keeps `wait` under its handle; in the same write, removes the
     /// user's oldest waits past `per_user` and the waits expired more than
     /// [`KEPT_AFTER_EXPIRY`] ago. Returns once the write is durable.
@@ -261,6 +265,6 @@ impl Body {
 }
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-fn db(error: impl std::fmt::Display) -> WaitStoreError {
+pub(crate) fn db(error: impl std::fmt::Display) -> WaitStoreError {
     WaitStoreError::Database(error.to_string())
 }

@@ -156,6 +156,7 @@ pub(super) async fn bind(
     let calls = CallBound::new(server.max_in_flight_total)?;
     let parked = Arc::new(ParkedCalls::new(server.max_parked_per_user));
     let waits = server.waits.clone();
+    let tasks = Arc::new(crate::handler::Tasks::default());
     let watcher = Watcher::new(SubscriptionLimits {
         per_user: server.max_subscriptions_per_user,
         total: server.max_subscriptions_total,
@@ -177,7 +178,7 @@ pub(super) async fn bind(
                 info.clone(),
                 per_session,
                 approve,
-                (parked.clone(), waits.clone()),
+                (parked.clone(), waits.clone(), tasks.clone()),
                 watcher.clone(),
             );
             Ok(handler.with_global_bound(calls.semaphore().clone(), calls.max()))

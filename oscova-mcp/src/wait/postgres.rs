@@ -54,7 +54,7 @@ impl std::fmt::Debug for PostgresWaitStore {
 impl PostgresWaitStore {
     /// Connects with a libpq-style configuration (`host=... port=...
     /// user=... dbname=...` or a `postgresql://` URL) and creates the
-    /// table when missing.
+    /// tables (the waits' and the tasks', [`crate::task`]) when missing.
     pub async fn connect(config: &str) -> Result<Self, WaitStoreError> {
         let mut client = open(config).await?;
         let tx = client.transaction().await.map_err(db)?;
@@ -62,6 +62,9 @@ impl PostgresWaitStore {
             .await
             .map_err(db)?;
         tx.batch_execute(SCHEMA).await.map_err(db)?;
+        tx.batch_execute(crate::task::postgres::SCHEMA)
+            .await
+            .map_err(db)?;
         tx.commit().await.map_err(db)?;
         Ok(Self {
             client: Mutex::new(client),
@@ -69,8 +72,13 @@ impl PostgresWaitStore {
         })
     }
 
+    /// The configuration it connects with.
+    pub(crate) fn config(&self) -> &str {
+        &self.config
+    }
+
     /// The connection, opened again if the server closed it.
-    async fn client(&self) -> Result<MutexGuard<'_, Client>, WaitStoreError> {
+    pub(crate) async fn client(&self) -> Result<MutexGuard<'_, Client>, WaitStoreError> {
         let mut client = self.client.lock().await;
         if client.is_closed() {
             *client = open(&self.config).await?;
@@ -80,7 +88,7 @@ impl PostgresWaitStore {
 }
 
 /// A connection, its driver spawned.
-async fn open(config: &str) -> Result<Client, WaitStoreError> {
+pub(crate) async fn open(config: &str) -> Result<Client, WaitStoreError> {
     let (client, connection) = tokio_postgres::connect(config, NoTls).await.map_err(db)?;
     tokio::spawn(async move {
         if let Err(error) = connection.await {

@@ -41,7 +41,7 @@ const TAKE: &str = "DELETE FROM mcp_waits WHERE handle = ?1 AND user_id = ?2 AND
 /// share it.
 #[derive(Debug, Clone)]
 pub struct SqliteWaitStore {
-    file: SqliteFile,
+    pub(crate) file: SqliteFile,
 }
 
 impl From<SqliteFileError> for WaitStoreError {
@@ -51,18 +51,22 @@ impl From<SqliteFileError> for WaitStoreError {
 }
 
 impl SqliteWaitStore {
-    /// Opens (or creates) the table in the file at `path` (the sessions'
+    /// Opens (or creates) the tables (the waits' and the tasks',
+    /// [`crate::task`]) in the file at `path` (the sessions'
     /// database file is a good place: this process's session store there
     /// shares its writer).
     pub async fn open(path: impl Into<PathBuf>) -> Result<Self, WaitStoreError> {
         Self::on(SqliteFile::open(path).await?).await
     }
 
-    /// Creates the table (when missing) in `file`, an open file other
+    /// Creates the tables (when missing) in `file`, an open file other
     /// stores may use too.
     pub async fn on(file: SqliteFile) -> Result<Self, WaitStoreError> {
-        file.write(|conn| conn.execute_batch(SCHEMA).map_err(db))
-            .await?;
+        file.write(|conn| {
+            conn.execute_batch(SCHEMA).map_err(db)?;
+            conn.execute_batch(crate::task::sqlite::SCHEMA).map_err(db)
+        })
+        .await?;
         Ok(Self { file })
     }
 

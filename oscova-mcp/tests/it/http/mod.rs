@@ -9,6 +9,7 @@ mod connections;
 mod limits;
 mod oauth;
 mod sessions;
+mod tasks;
 mod users;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod waits;

@@ -386,6 +386,55 @@ impl WaitStore for Counted {
     }
 }
 
+/// Tasks pass through uncounted: the calls here are no tasks.
+#[cfg(feature = "sqlite")]
+#[async_trait::async_trait]
+impl oscova_mcp::task::TaskStore for Counted {
+    async fn create(
+        &self,
+        task: &oscova_mcp::task::StoredTask,
+    ) -> Result<(), oscova_mcp::wait::WaitStoreError> {
+        self.inner.create(task).await
+    }
+
+    async fn get(
+        &self,
+        id: &str,
+        user: &str,
+    ) -> Result<Option<oscova_mcp::task::StoredTask>, oscova_mcp::wait::WaitStoreError> {
+        self.inner.get(id, user).await
+    }
+
+    async fn update(
+        &self,
+        id: &str,
+        update: &oscova_mcp::task::TaskUpdate,
+    ) -> Result<bool, oscova_mcp::wait::WaitStoreError> {
+        self.inner.update(id, update).await
+    }
+
+    async fn alive(&self, id: &str) -> Result<(), oscova_mcp::wait::WaitStoreError> {
+        self.inner.alive(id).await
+    }
+
+    async fn cancel(
+        &self,
+        id: &str,
+        user: &str,
+    ) -> Result<Option<oscova_mcp::task::StoredTask>, oscova_mcp::wait::WaitStoreError> {
+        self.inner.cancel(id, user).await
+    }
+
+    async fn respond(
+        &self,
+        id: &str,
+        user: &str,
+        responses: &rmcp::model::JsonObject,
+    ) -> Result<Option<oscova_mcp::task::StoredTask>, oscova_mcp::wait::WaitStoreError> {
+        self.inner.respond(id, user, responses).await
+    }
+}
+
 /// A call that never asks reads and writes no store; one that asks writes
 /// its wait once and its retry takes it once.
 #[cfg(feature = "sqlite")]
