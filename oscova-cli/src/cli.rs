@@ -242,7 +242,8 @@ pub(crate) enum McpAction {
     /// whose `oauth` has `grant = "authorization_code"`: prints the URL to
     /// open, takes the browser's redirect on a loopback port (or, with
     /// `--paste`, the pasted address), and keeps the grant in the
-    /// sessions' SQLite file, sealed with `OSCOVA_TOKEN_KEY`.
+    /// sessions' store (their SQLite file or Postgres database), sealed
+    /// with `OSCOVA_TOKEN_KEY`.
     Login(McpLoginArgs),
     /// Revoke a user's (or, without `--user`, the host's) grant of server
     /// NAME at its authorization server and forget it; the user's next

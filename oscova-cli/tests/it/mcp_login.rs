@@ -139,6 +139,19 @@ fn setup(
     client: &str,
 ) -> (Child, std::path::PathBuf, std::path::PathBuf) {
     let dir = support::temp_dir(name);
+    let db = dir.join("state").join("sessions.db");
+    let sessions = format!("path = \"{}\"", db.display());
+    let (up, config) = setup_in(provider, &dir, client, &sessions);
+    (up, config, db)
+}
+
+/// As [`setup`], in `dir`, the `[sessions]` table's body `sessions`.
+fn setup_in(
+    provider: &OidcProvider,
+    dir: &Path,
+    client: &str,
+    sessions: &str,
+) -> (Child, std::path::PathBuf) {
     let upstream_config = dir.join("upstream.toml");
     std::fs::write(
         &upstream_config,
@@ -149,20 +162,18 @@ fn setup(
     )
     .unwrap();
     let (up, url) = upstream(&upstream_config);
-    let db = dir.join("state").join("sessions.db");
     let config = dir.join("config.toml");
     std::fs::write(
         &config,
         format!(
-            "[sessions]\npath = \"{}\"\n\n[mcp.servers.up]\nurl = \"{url}\"\nper_user = true\n\
+            "[sessions]\n{sessions}\n\n[mcp.servers.up]\nurl = \"{url}\"\nper_user = true\n\
              network = \"local\"\ntimeout_secs = 20\noauth = {{ grant = \"authorization_code\", \
              client_id = \"{client}\", scopes = [\"mcp\"], issuer = \"{}\" }}\n",
-            db.display(),
             provider.issuer()
         ),
     )
     .unwrap();
-    (up, config, db)
+    (up, config)
 }
 
 #[test]
@@ -245,8 +256,55 @@ fn login_and_logout_say_what_they_do_in_help() {
 fn two_processes_refreshing_at_once_use_each_refresh_token_once() {
     let provider = OidcProvider::start();
     let (mut up, config, _) = setup(&provider, "mcp-login-race", SHORT_USER_CLIENT_ID);
-    login(&provider, &config, None, "account-host", true);
-    login(&provider, &config, Some("alice"), "account-alice", true);
+    race(&provider, &config);
+    terminate(&mut up);
+}
+
+/// The same with the sessions, and so the grants, on Postgres: the two
+/// processes are two instances of a fleet on one database, and the
+/// store's lease holds across them.
+#[cfg(feature = "sessions-postgres")]
+#[test]
+fn two_instances_on_postgres_refreshing_at_once_use_each_refresh_token_once() {
+    let cluster = oscova_test_support::postgres::Cluster::start();
+    cluster.create_database("grants");
+    let provider = OidcProvider::start();
+    let dir = support::temp_dir("mcp-login-race-postgres");
+    let sessions = format!(
+        "store = \"postgres\"\nurl = \"postgres://postgres@127.0.0.1:{}/grants\"",
+        cluster.port()
+    );
+    let (mut up, config) = setup_in(&provider, &dir, SHORT_USER_CLIENT_ID, &sessions);
+    race(&provider, &config);
+    // The grants are in the database, and nothing was written beside
+    // the config.
+    let rows = std::process::Command::new(
+        oscova_test_support::postgres::bin_dir()
+            .unwrap()
+            .join("psql"),
+    )
+    .args(["-h", "127.0.0.1", "-p", &cluster.port().to_string()])
+    .args(["-U", "postgres", "-d", "grants", "-At", "-c"])
+    .arg("SELECT user_id FROM oscova_mcp_oauth_grants WHERE server = 'up' ORDER BY user_id")
+    .output()
+    .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&rows.stdout)
+            .lines()
+            .collect::<Vec<_>>(),
+        ["", "alice"],
+        "the host's grant and alice's: {}",
+        String::from_utf8_lossy(&rows.stderr)
+    );
+    assert!(!dir.join("state").exists());
+    terminate(&mut up);
+}
+
+/// Logs the host and alice in, lets their 2-second tokens expire, then
+/// has two `oscova tools call` processes call as alice at once.
+fn race(provider: &OidcProvider, config: &Path) {
+    login(provider, config, None, "account-host", true);
+    login(provider, config, Some("alice"), "account-alice", true);
     // The 2-second access tokens expire.
     std::thread::sleep(Duration::from_millis(2300));
     let before = provider.grants();
@@ -254,7 +312,7 @@ fn two_processes_refreshing_at_once_use_each_refresh_token_once() {
     let children: Vec<Child> = (0..2)
         .map(|_| {
             oscova(
-                &config,
+                config,
                 &["tools", "call", ECHO, "--user", "alice", "--args", &args],
             )
             .stdout(Stdio::piped())
@@ -283,5 +341,4 @@ fn two_processes_refreshing_at_once_use_each_refresh_token_once() {
         after["refresh_errors"], 0,
         "no refresh token was used twice: {after}"
     );
-    terminate(&mut up);
 }

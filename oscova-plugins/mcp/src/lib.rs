@@ -78,7 +78,8 @@
 //! authorization URL (PKCE, the client pre-registered, a Client ID
 //! Metadata Document, or registered then), [`Login::finish`] exchanges the
 //! redirect's code, and the grant is kept per (server, user), sealed, in
-//! the [`TokenStore`] and refreshed one process at a time. A user without
+//! the [`TokenStore`] (SQLite, or Postgres with the `postgres` feature)
+//! and refreshed one process or instance at a time. A user without
 //! a grant keeps the tools listed; each call returns the
 //! missing-credential result naming the login command.
 //!

@@ -21,8 +21,8 @@ use crate::{Login, McpError, McpPluginBuilder, ServerConfig, TokenStore};
 
 impl McpPluginBuilder {
     /// Where `grant = "authorization_code"` servers' grants are kept
-    /// (the `oscova` CLI: the sessions' SQLite file, sealed with
-    /// `OSCOVA_TOKEN_KEY`). Without it such a server's calls end with an
+    /// (the `oscova` CLI: the sessions' store, their SQLite file or
+    /// Postgres database, sealed with `OSCOVA_TOKEN_KEY`). Without it such a server's calls end with an
     /// error saying to set one.
     pub fn token_store(mut self, store: TokenStore) -> Self {
         self.token_store = Some(store);

@@ -3,23 +3,25 @@
 //! whose `oauth` has `grant = "authorization_code"`, kept by the
 //! `oscova.mcp` plugin.
 //!
-//! Rules: the grants are kept in the sessions' SQLite file (`[sessions]
-//! path`, else the default one; with `store = "postgres"` the default
-//! SQLite file too), sealed with the key in `OSCOVA_TOKEN_KEY` (32 bytes
-//! as 64 hex digits or base64; never in the config file nor beside the
-//! tokens). Without `--user` the grant is the host's own (the listing at
-//! start, `oscova mcp pin`, a shared server's calls). The authorization
-//! URL is printed alone on stdout (with `--json`: `{"authorization_url",
-//! "redirect_uri"}` on one line), what to do on stderr; the browser's
-//! redirect is taken on `http://127.0.0.1:PORT/callback` (a port the
-//! system picks), or, with `--paste`, the first line of stdin is the
-//! address the browser ended on. Waiting ends after `--wait-secs`.
-//! `logout` asks the authorization server to revoke the grant (RFC 7009)
-//! and forgets it, saying whether the revocation went through. A
-//! server that is not such a server, a missing key or a refused login is
-//! an error naming what to fix.
+//! Rules: the grants are kept in the sessions' store: their SQLite file
+//! (`[sessions] path`, else the default one) or, with `store =
+//! "postgres"`, their Postgres database (`url`, the password from
+//! `PGPASSWORD`), where every instance of a fleet finds them and one
+//! refresh at a time holds across instances; sealed with the key in
+//! `OSCOVA_TOKEN_KEY` (32 bytes as 64 hex digits or base64; never in
+//! the config file nor beside the tokens). Without `--user` the grant
+//! is the host's own (the listing at start, `oscova mcp pin`, a shared
+//! server's calls). The authorization URL is printed alone on stdout
+//! (with `--json`: `{"authorization_url", "redirect_uri"}` on one
+//! line), what to do on stderr; the browser's redirect is taken on
+//! `http://127.0.0.1:PORT/callback` (a port the system picks), or, with
+//! `--paste`, the first line of stdin is the address the browser ended
+//! on. Waiting ends after `--wait-secs`. `logout` asks the
+//! authorization server to revoke the grant (RFC 7009) and forgets it,
+//! saying whether the revocation went through. A server that is not
+//! such a server, a missing key or a refused login is an error naming
+//! what to fix.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use oscova_agent::session::SqliteStore;
@@ -33,11 +35,25 @@ use crate::config::{Config, SessionsStore};
 use crate::error::{CliError, ExitStatus};
 use crate::output::{print_json_line, print_text, warn};
 
-/// The file the grants are kept in: the sessions' SQLite file.
-fn store_path(config: &Config) -> Result<PathBuf, CliError> {
+/// The token store in the sessions' store, sealed with `key`.
+fn store_in_sessions(config: &Config, key: TokenKey) -> Result<TokenStore, CliError> {
     match config.sessions() {
-        SessionsStore::Sqlite(Some(path)) => Ok(path.clone()),
-        _ => Ok(SqliteStore::default_path()?),
+        SessionsStore::Sqlite(Some(path)) => Ok(TokenStore::new(path.clone(), key)),
+        SessionsStore::Sqlite(None) => Ok(TokenStore::new(SqliteStore::default_path()?, key)),
+        #[cfg(feature = "sessions-postgres")]
+        SessionsStore::Postgres { url, password } => {
+            let config = match password {
+                Some(password) => {
+                    use oscova_core::ExposeSecret as _;
+                    crate::config::sessions::with_password(url, password.expose_secret())
+                }
+                None => url.clone(),
+            };
+            Ok(TokenStore::postgres(config, key))
+        }
+        // Refused when the file was loaded; kept for the match.
+        #[cfg(not(feature = "sessions-postgres"))]
+        SessionsStore::Postgres { .. } => Err(CliError::SessionsPostgresOff),
     }
 }
 
@@ -51,8 +67,9 @@ pub(crate) fn token_store(config: &Config) -> Result<Option<TokenStore>, String>
     let Some(key) = key else {
         return Ok(None);
     };
-    let path = store_path(config).map_err(|e| e.to_string())?;
-    Ok(Some(TokenStore::new(path, key)))
+    store_in_sessions(config, key)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 fn login_error(name: &str, message: String) -> CliError {

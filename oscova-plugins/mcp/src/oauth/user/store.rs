@@ -1,52 +1,58 @@
 //! [`TokenStore`]: each (server, user)'s OAuth grant, kept in the
-//! sessions' SQLite file, sealed, with a lock that makes one refresh at a
-//! time across processes.
+//! sessions' store (its SQLite file, or its Postgres database), sealed,
+//! with a lock that makes one refresh at a time across processes and
+//! instances.
 //!
 //! Rules:
 //!
 //! - **Where.** Two tables of their own (`oscova_mcp_oauth_grants`,
-//!   `oscova_mcp_oauth_refresh`) in one SQLite file, opened through
-//!   oscova-agent's `SqliteFile`: the file the session store uses (one
-//!   writer per file per process, WAL, synced before a write returns), a
-//!   missing one created 0600 in a 0700 folder, one that its group or
-//!   others can open refused.
+//!   `oscova_mcp_oauth_refresh`) beside the sessions: in their SQLite
+//!   file (`sqlite.rs`: through oscova-agent's `SqliteFile`, private file
+//!   modes) or, for a fleet, in their Postgres database (`postgres.rs`,
+//!   the `postgres` feature). Both behave alike; one conformance suite
+//!   runs against each (`tests/it/oauth_user.rs`).
 //! - **Sealed.** A row holds the grant (client id, access and refresh
 //!   tokens, where it was got) as JSON sealed by the [`TokenKey`] with the
 //!   row's server, user and server URL as associated data; the key lives
-//!   elsewhere (the environment), never in the file. A row sealed for
+//!   elsewhere (the environment), never in the store. A row sealed for
 //!   another URL of the server is not used (the server moved: log in
 //!   again); one the key cannot open is an error naming the key, never
 //!   taken for "no grant".
 //! - **One refresh at a time.** [`TokenStore::lock`] takes a lease row
-//!   for (server, user) in one write transaction (SQLite's write lock
-//!   makes taking it atomic across processes): whoever holds it reloads
-//!   the grant, refreshes only if it is still stale, saves, and lets go;
-//!   the others wait (polling every 25 ms) and then find the new tokens.
-//!   A lease ends by itself after its term (the holder died), which is
-//!   longer than the refresh it guards is allowed to take.
+//!   for (server, user) atomically (SQLite's write lock across the
+//!   processes on a file; Postgres's row lock across instances, on the
+//!   database's clock): whoever holds it reloads the grant, refreshes
+//!   only if it is still stale, saves, and lets go; the others wait
+//!   (polling every 25 ms) and then find the new tokens. A lease ends by
+//!   itself after its term (the holder died), which is longer than the
+//!   refresh it guards is allowed to take.
+
+#[cfg(feature = "postgres")]
+mod postgres;
+mod sqlite;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use oscova_agent::session::store::{SqliteFile, SqliteFileError};
+use oscova_agent::session::store::SqliteFileError;
 use ring::rand::{SecureRandom, SystemRandom};
 use rmcp::transport::auth::StoredCredentials;
-use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 
 use super::key::TokenKey;
 
-/// Where OAuth grants are kept: a SQLite file and the key sealing them.
+/// Where OAuth grants are kept (the sessions' SQLite file or Postgres
+/// database) and the key sealing them.
 ///
-/// Opened on first use. Clones share the file.
+/// Opened on first use. Clones share the file or connection.
 ///
 /// ```
 /// use oscova_plugin_mcp::{TokenKey, TokenStore};
 ///
 /// let key = TokenKey::parse(&"ab".repeat(32)).unwrap();
 /// let store = TokenStore::new("/var/lib/oscova/sessions.db", key);
-/// assert!(store.path().ends_with("sessions.db"));
+/// assert!(store.path().is_some_and(|p| p.ends_with("sessions.db")));
 /// ```
 #[derive(Clone)]
 pub struct TokenStore {
@@ -54,16 +60,26 @@ pub struct TokenStore {
 }
 
 struct Inner {
-    path: PathBuf,
     key: TokenKey,
-    file: tokio::sync::OnceCell<SqliteFile>,
+    backend: Backend,
+}
+
+enum Backend {
+    Sqlite(sqlite::Sqlite),
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::Postgres),
 }
 
 impl std::fmt::Debug for TokenStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenStore")
-            .field("path", &self.inner.path)
-            .finish_non_exhaustive()
+        let mut out = f.debug_struct("TokenStore");
+        match &self.inner.backend {
+            Backend::Sqlite(file) => out.field("path", &file.path()),
+            // The configuration may hold a password: not shown.
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => out.field("backend", &"postgres"),
+        };
+        out.finish_non_exhaustive()
     }
 }
 
@@ -77,6 +93,10 @@ pub enum TokenStoreError {
     /// A statement failed.
     #[error("the token store's database: {0}")]
     Sql(#[from] rusqlite::Error),
+    /// The Postgres database could not be reached, or a statement on it
+    /// failed.
+    #[error("the token store's Postgres database: {0}")]
+    Database(String),
     /// A row the key cannot open.
     #[error(
         "a stored grant cannot be opened with this token key (was `OSCOVA_TOKEN_KEY` changed?); log in again, or restore the key"
@@ -85,6 +105,12 @@ pub enum TokenStoreError {
     /// Waiting for another holder's refresh took too long.
     #[error("another process has held the refresh of this grant for longer than {0:?}")]
     Busy(Duration),
+}
+
+/// A row as kept: the server's URL and the sealed grant.
+pub(super) struct Row {
+    url: String,
+    sealed: Vec<u8>,
 }
 
 /// Whose grant, for which server at which URL.
@@ -131,89 +157,105 @@ pub(crate) struct Grant {
     pub(crate) issuer: String,
 }
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_grants (
-    server TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    url TEXT NOT NULL,
-    sealed BLOB NOT NULL,
-    updated_ms INTEGER NOT NULL,
-    PRIMARY KEY (server, user_id)
-);
-CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_refresh (
-    server TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    holder TEXT NOT NULL,
-    until_ms INTEGER NOT NULL,
-    PRIMARY KEY (server, user_id)
-);";
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or_default()
-}
-
 impl TokenStore {
     /// The store in the SQLite file at `path` (created when missing),
     /// sealed with `key`. Nothing is opened until it is used.
     pub fn new(path: impl Into<PathBuf>, key: TokenKey) -> Self {
+        Self::with(Backend::Sqlite(sqlite::Sqlite::new(path.into())), key)
+    }
+
+    /// The store in the Postgres database that `config` names (libpq
+    /// style, `host=... port=... user=... dbname=...`, or a
+    /// `postgresql://` URL; the sessions' database is the place), sealed
+    /// with `key`, for several processes or machines sharing the grants.
+    /// Nothing is connected until it is used; the tables are created
+    /// then.
+    ///
+    /// ```
+    /// use oscova_plugin_mcp::{TokenKey, TokenStore};
+    ///
+    /// let key = TokenKey::parse(&"ab".repeat(32)).unwrap();
+    /// let store = TokenStore::postgres("host=127.0.0.1 user=oscova dbname=oscova", key);
+    /// assert!(store.path().is_none());
+    /// ```
+    #[cfg(feature = "postgres")]
+    pub fn postgres(config: impl Into<String>, key: TokenKey) -> Self {
+        Self::with(
+            Backend::Postgres(postgres::Postgres::new(config.into())),
+            key,
+        )
+    }
+
+    fn with(backend: Backend, key: TokenKey) -> Self {
         Self {
-            inner: Arc::new(Inner {
-                path: path.into(),
-                key,
-                file: tokio::sync::OnceCell::new(),
-            }),
+            inner: Arc::new(Inner { key, backend }),
         }
     }
 
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// The SQLite file's path; `None` for a Postgres store.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.inner.backend {
+            Backend::Sqlite(file) => Some(file.path()),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => None,
+        }
     }
 
-    async fn file(&self) -> Result<&SqliteFile, TokenStoreError> {
-        self.inner
-            .file
-            .get_or_try_init(|| async {
-                let file = SqliteFile::open(self.inner.path.clone()).await?;
-                file.write(|conn| {
-                    conn.execute_batch(SCHEMA)?;
-                    Ok::<_, TokenStoreError>(())
-                })
-                .await?;
-                Ok::<_, TokenStoreError>(file)
-            })
-            .await
+    async fn load_row(&self, server: &str, user: &str) -> Result<Option<Row>, TokenStoreError> {
+        match &self.inner.backend {
+            Backend::Sqlite(b) => b.load(server, user).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.load(server, user).await,
+        }
+    }
+
+    async fn save_row(&self, server: &str, user: &str, row: Row) -> Result<(), TokenStoreError> {
+        match &self.inner.backend {
+            Backend::Sqlite(b) => b.save(server, user, row).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.save(server, user, row).await,
+        }
+    }
+
+    async fn take(
+        &self,
+        server: &str,
+        user: &str,
+        holder: &str,
+        term_ms: i64,
+    ) -> Result<bool, TokenStoreError> {
+        match &self.inner.backend {
+            Backend::Sqlite(b) => b.take(server, user, holder, term_ms).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.take(server, user, holder, term_ms).await,
+        }
+    }
+
+    async fn release(&self, server: &str, user: &str, holder: &str) {
+        let released = match &self.inner.backend {
+            Backend::Sqlite(b) => b.release(server, user, holder).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.release(server, user, holder).await,
+        };
+        // Not let go: the lease ends by itself at the end of its term.
+        if let Err(error) = released {
+            tracing::warn!(%error, server, "a refresh lease was not let go");
+        }
     }
 
     /// The grant kept for `place`: `None` when there is none, or it was
     /// got for another URL of the server.
     pub(crate) async fn load(&self, place: &Place) -> Result<Option<Grant>, TokenStoreError> {
-        let file = self.file().await?;
-        let (server, user) = (place.server.clone(), place.user_column());
-        let row: Option<(String, Vec<u8>)> = file
-            .read(move |conn| {
-                conn.query_row(
-                    "SELECT url, sealed FROM oscova_mcp_oauth_grants WHERE server = ?1 AND user_id = ?2",
-                    (&server, &user),
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .optional()
-                .map_err(TokenStoreError::from)
-            })
-            .await?;
-        let Some((url, sealed)) = row else {
+        let Some(row) = self.load_row(&place.server, &place.user_column()).await? else {
             return Ok(None);
         };
-        if url != place.url {
+        if row.url != place.url {
             return Ok(None);
         }
         let plain = self
             .inner
             .key
-            .open(&place.aad(), &sealed)
+            .open(&place.aad(), &row.sealed)
             .ok_or(TokenStoreError::Sealed)?;
         serde_json::from_slice(&plain)
             .map(Some)
@@ -228,19 +270,12 @@ impl TokenStore {
             .key
             .seal(&place.aad(), &plain)
             .ok_or(TokenStoreError::Sealed)?;
-        let file = self.file().await?;
-        let (server, user, url) = (place.server.clone(), place.user_column(), place.url.clone());
-        file.write(move |conn| {
-            conn.execute(
-                "INSERT INTO oscova_mcp_oauth_grants (server, user_id, url, sealed, updated_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (server, user_id) DO UPDATE SET
-                     url = excluded.url, sealed = excluded.sealed, updated_ms = excluded.updated_ms",
-                (&server, &user, &url, &sealed, now_ms()),
-            )?;
-            Ok::<_, TokenStoreError>(())
-        })
-        .await
+        let row = Row {
+            url: place.url.clone(),
+            sealed,
+        };
+        self.save_row(&place.server, &place.user_column(), row)
+            .await
     }
 
     /// Forgets `server`'s grant for `user` (`None`: the host's), whatever
@@ -250,16 +285,12 @@ impl TokenStore {
         server: &str,
         user: Option<&str>,
     ) -> Result<bool, TokenStoreError> {
-        let file = self.file().await?;
-        let (server, user) = (server.to_owned(), user.unwrap_or_default().to_owned());
-        file.write(move |conn| {
-            let gone = conn.execute(
-                "DELETE FROM oscova_mcp_oauth_grants WHERE server = ?1 AND user_id = ?2",
-                (&server, &user),
-            )?;
-            Ok::<_, TokenStoreError>(gone > 0)
-        })
-        .await
+        let user = user.unwrap_or_default();
+        match &self.inner.backend {
+            Backend::Sqlite(b) => b.remove(server, user).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.remove(server, user).await,
+        }
     }
 
     /// Takes the refresh lease of `place` for `term`, waiting at most
@@ -270,7 +301,6 @@ impl TokenStore {
         term: Duration,
         wait: Duration,
     ) -> Result<Lease, TokenStoreError> {
-        let file = self.file().await?.clone();
         let mut id = [0u8; 16];
         SystemRandom::new()
             .fill(&mut id)
@@ -278,34 +308,11 @@ impl TokenStore {
         let holder: String = id.iter().map(|b| format!("{b:02x}")).collect();
         let term_ms = i64::try_from(term.as_millis()).unwrap_or(i64::MAX);
         let deadline = Instant::now() + wait;
+        let user = place.user_column();
         loop {
-            let (server, user, me) = (place.server.clone(), place.user_column(), holder.clone());
-            let taken = file
-                .write(move |conn| {
-                    let now = now_ms();
-                    let held: Option<i64> = conn
-                        .query_row(
-                            "SELECT until_ms FROM oscova_mcp_oauth_refresh WHERE server = ?1 AND user_id = ?2",
-                            (&server, &user),
-                            |row| row.get(0),
-                        )
-                        .optional()?;
-                    if held.is_some_and(|until| until > now) {
-                        return Ok::<_, TokenStoreError>(false);
-                    }
-                    conn.execute(
-                        "INSERT INTO oscova_mcp_oauth_refresh (server, user_id, holder, until_ms)
-                         VALUES (?1, ?2, ?3, ?4)
-                         ON CONFLICT (server, user_id) DO UPDATE SET
-                             holder = excluded.holder, until_ms = excluded.until_ms",
-                        (&server, &user, &me, now.saturating_add(term_ms)),
-                    )?;
-                    Ok(true)
-                })
-                .await?;
-            if taken {
+            if self.take(&place.server, &user, &holder, term_ms).await? {
                 return Ok(Lease {
-                    file: Some(file),
+                    store: Some(self.clone()),
                     place: place.clone(),
                     holder,
                 });
@@ -321,7 +328,7 @@ impl TokenStore {
 /// A held refresh lease; let go by [`release`](Self::release), or, if
 /// dropped, by a task (or, without a runtime, at the end of its term).
 pub(crate) struct Lease {
-    file: Option<SqliteFile>,
+    store: Option<TokenStore>,
     place: Place,
     holder: String,
 }
@@ -329,31 +336,50 @@ pub(crate) struct Lease {
 impl Lease {
     /// Lets go of the lease.
     pub(crate) async fn release(mut self) {
-        if let Some(file) = self.file.take() {
-            release(file, self.place.clone(), self.holder.clone()).await;
+        if let Some(store) = self.store.take() {
+            store
+                .release(&self.place.server, &self.place.user_column(), &self.holder)
+                .await;
         }
     }
 }
 
-async fn release(file: SqliteFile, place: Place, holder: String) {
-    let user = place.user_column();
-    let _ = file
-        .write(move |conn| {
-            conn.execute(
-                "DELETE FROM oscova_mcp_oauth_refresh WHERE server = ?1 AND user_id = ?2 AND holder = ?3",
-                (&place.server, &user, &holder),
-            )?;
-            Ok::<_, TokenStoreError>(())
-        })
-        .await;
-}
-
 impl Drop for Lease {
     fn drop(&mut self) {
-        if let Some(file) = self.file.take()
+        if let Some(store) = self.store.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
-            runtime.spawn(release(file, self.place.clone(), self.holder.clone()));
+            let (server, user, holder) = (
+                self.place.server.clone(),
+                self.place.user_column(),
+                std::mem::take(&mut self.holder),
+            );
+            runtime.spawn(async move { store.release(&server, &user, &holder).await });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn a_postgres_store_never_shows_its_configuration() {
+        let key = TokenKey::parse(&"01".repeat(32)).unwrap();
+        let store = TokenStore::postgres("postgresql://oscova:hunter2@127.0.0.1/oscova", key);
+        let shown = format!("{store:?}");
+        assert!(
+            shown.contains("postgres") && !shown.contains("hunter2"),
+            "{shown}"
+        );
+        assert!(store.path().is_none());
+    }
+
+    #[test]
+    fn a_sqlite_store_shows_its_file() {
+        let key = TokenKey::parse(&"01".repeat(32)).unwrap();
+        let store = TokenStore::new("/var/lib/oscova/sessions.db", key);
+        assert!(format!("{store:?}").contains("sessions.db"));
     }
 }

@@ -6,22 +6,68 @@
 //! its interaction endpoints take, cookies kept); the upstream is this
 //! workspace's own MCP server trusting its tokens, whose one tool says
 //! whom a token stands for.
+//!
+//! The cases are one conformance suite of the token store: each runs
+//! against the sessions' SQLite file (`sqlite::`) and, with the
+//! `postgres` feature, a throwaway Postgres cluster (`postgres::`), where
+//! two stores on one database are two instances of a fleet.
+
+mod world;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use oscova_core::prelude::*;
 use oscova_mcp::http::OAuthConfig;
 use oscova_plugin_mcp::{
-    LoopbackRedirect, McpPlugin, McpPluginBuilder, OAuthClient, ServerConfig, TokenKey, TokenStore,
+    LoopbackRedirect, McpPlugin, McpPluginBuilder, OAuthClient, ServerConfig, TokenStore,
 };
 use oscova_test_support::oidc::{self, OidcProvider, SHORT_USER_CLIENT_ID, USER_CLIENT_ID};
 use serde_json::{Value, json};
 
-use crate::oauth::{Upstream, any_port};
+use crate::oauth::Upstream;
 use crate::support::spawn_policy;
+use world::{Kind, World, mode};
+
+/// Each case, as a test on each store.
+macro_rules! conformance {
+    ($($case:ident),* $(,)?) => {
+        /// The cases on the sessions' SQLite file.
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(super::Kind::Sqlite).await;
+                }
+            )*
+        }
+
+        /// The cases on a throwaway Postgres cluster's database.
+        #[cfg(feature = "postgres")]
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(super::Kind::Postgres).await;
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    a_login_serves_calls_in_a_later_process_and_nobody_elses,
+    each_user_gets_their_own_grant_and_a_moved_row_opens_for_nobody,
+    an_expiring_token_is_refreshed_with_the_resource_on_every_request,
+    two_stores_refreshing_at_once_use_a_rotating_refresh_token_once,
+    a_revoked_grant_is_the_missing_credential_result_and_is_not_retried,
+    without_a_client_id_the_client_registers_itself_at_login,
+    a_server_asking_for_another_audience_or_a_foreign_redirect_is_refused,
+    a_client_id_metadata_document_is_the_client_where_the_server_takes_them,
+    a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing,
+    a_grant_is_never_sent_to_another_url_of_the_server,
+);
 
 /// The upstream's tool, through the plugin's server `up`.
 const WHOAMI: &str = "oscova_mcp__up__test_who_who_whoami";
@@ -37,10 +83,6 @@ const ACCOUNTS: [(&str, &str); 3] = [
     ("account-bob", "upstream-bob"),
     ("account-host", "upstream-host"),
 ];
-
-fn key() -> TokenKey {
-    TokenKey::parse(&"5a".repeat(32)).expect("a key")
-}
 
 /// The upstream's OAuth settings: `provider`'s tokens, scope `mcp`, the
 /// accounts mapped to its users.
@@ -158,49 +200,8 @@ async fn whoami(host: &PluginHost, user: &str) -> ToolResult {
         .await
 }
 
-/// Everything a test needs: the provider, the upstream, a store.
-struct World {
-    provider: Arc<OidcProvider>,
-    upstream: Upstream,
-    dir: tempfile::TempDir,
-}
-
-impl World {
-    async fn new() -> Self {
-        let provider = Arc::new(OidcProvider::start());
-        let upstream = Upstream::start(any_port(), trusting(&provider)).await;
-        Self {
-            provider,
-            upstream,
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn db(&self) -> std::path::PathBuf {
-        self.dir.path().join("data").join("sessions.db")
-    }
-
-    /// A store of its own on the one file (as another process has).
-    fn store(&self) -> TokenStore {
-        TokenStore::new(self.db(), key())
-    }
-
-    fn builder(&self, client: Option<&str>) -> McpPluginBuilder {
-        builder(
-            server(&self.upstream.url, &self.provider, client),
-            &self.store(),
-        )
-    }
-}
-
-fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_login_serves_calls_in_a_later_process_and_nobody_elses() {
-    let world = World::new().await;
+async fn a_login_serves_calls_in_a_later_process_and_nobody_elses(kind: Kind) {
+    let world = World::new(kind).await;
     // Nobody logged in: the server cannot be listed, and start-up says
     // what to run.
     let unlisted = world.builder(Some(USER_CLIENT)).start().await;
@@ -243,22 +244,27 @@ async fn a_login_serves_calls_in_a_later_process_and_nobody_elses() {
     );
     host.shutdown().await;
 
-    // Kept privately and sealed: no token in the clear.
-    assert_eq!(mode(&world.db()), 0o600);
-    assert_eq!(mode(world.db().parent().unwrap()), 0o700);
-    let raw = std::fs::read(world.db()).unwrap();
+    // Kept sealed: no token in the clear, in any row or (SQLite) in the
+    // file, which is private.
+    let rows = world.rows().await;
+    assert_eq!(rows.len(), 2, "the host's grant and alice's");
+    let mut raw: Vec<u8> = rows.into_iter().flat_map(|row| row.2).collect();
+    if let Some(db) = world.db() {
+        assert_eq!(mode(&db), 0o600);
+        assert_eq!(mode(db.parent().unwrap()), 0o700);
+        raw.extend(std::fs::read(db).unwrap());
+    }
     for needle in ["access_token", "refresh_token", "eyJ"] {
         assert!(
             !raw.windows(needle.len()).any(|w| w == needle.as_bytes()),
-            "`{needle}` is in the file in the clear"
+            "`{needle}` is in the store in the clear"
         );
     }
     world.upstream.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_user_gets_their_own_grant_and_a_moved_row_opens_for_nobody() {
-    let world = World::new().await;
+async fn each_user_gets_their_own_grant_and_a_moved_row_opens_for_nobody(kind: Kind) {
+    let world = World::new(kind).await;
     let builder = world.builder(Some(USER_CLIENT));
     login(&builder, &world.provider, None, "account-host", true).await;
     login(
@@ -280,13 +286,11 @@ async fn each_user_gets_their_own_grant_and_a_moved_row_opens_for_nobody() {
     // Someone with the file copies alice's sealed row over bob's: it
     // does not open for bob (the seal binds server, user and URL), so
     // bob is asked to log in, and alice's token is never sent for him.
-    let conn = rusqlite::Connection::open(world.db()).unwrap();
-    conn.execute(
-        "UPDATE oscova_mcp_oauth_grants SET sealed = (SELECT sealed FROM oscova_mcp_oauth_grants WHERE user_id = 'alice') WHERE user_id = 'bob'",
-        (),
-    )
-    .unwrap();
-    drop(conn);
+    world
+        .execute(
+            "UPDATE oscova_mcp_oauth_grants SET sealed = (SELECT sealed FROM oscova_mcp_oauth_grants WHERE user_id = 'alice') WHERE user_id = 'bob'",
+        )
+        .await;
     let host = host_of(world.builder(Some(USER_CLIENT))).await;
     let bob = whoami(&host, "bob").await;
     assert!(bob.is_missing_credential(), "{bob:?}");
@@ -316,9 +320,8 @@ async fn each_user_gets_their_own_grant_and_a_moved_row_opens_for_nobody() {
     world.upstream.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_expiring_token_is_refreshed_with_the_resource_on_every_request() {
-    let world = World::new().await;
+async fn an_expiring_token_is_refreshed_with_the_resource_on_every_request(kind: Kind) {
+    let world = World::new(kind).await;
     let builder = world.builder(Some(SHORT_CLIENT));
     login(&builder, &world.provider, None, "account-host", true).await;
     login(
@@ -347,9 +350,8 @@ async fn an_expiring_token_is_refreshed_with_the_resource_on_every_request() {
     world.upstream.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_stores_refreshing_at_once_use_a_rotating_refresh_token_once() {
-    let world = World::new().await;
+async fn two_stores_refreshing_at_once_use_a_rotating_refresh_token_once(kind: Kind) {
+    let world = World::new(kind).await;
     let builder = world.builder(Some(SHORT_CLIENT));
     login(&builder, &world.provider, None, "account-host", true).await;
     login(
@@ -391,9 +393,8 @@ async fn two_stores_refreshing_at_once_use_a_rotating_refresh_token_once() {
     world.upstream.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_revoked_grant_is_the_missing_credential_result_and_is_not_retried() {
-    let world = World::new().await;
+async fn a_revoked_grant_is_the_missing_credential_result_and_is_not_retried(kind: Kind) {
+    let world = World::new(kind).await;
     let builder = world.builder(Some(SHORT_CLIENT));
     login(&builder, &world.provider, None, "account-host", true).await;
     login(
@@ -426,9 +427,8 @@ async fn a_revoked_grant_is_the_missing_credential_result_and_is_not_retried() {
     world.upstream.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_a_client_id_the_client_registers_itself_at_login() {
-    let world = World::new().await;
+async fn without_a_client_id_the_client_registers_itself_at_login(kind: Kind) {
+    let world = World::new(kind).await;
     let builder = world.builder(None);
     login(&builder, &world.provider, None, "account-host", true).await;
     login(
@@ -446,9 +446,8 @@ async fn without_a_client_id_the_client_registers_itself_at_login() {
     world.upstream.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_asking_for_another_audience_or_a_foreign_redirect_is_refused() {
-    let world = World::new().await;
+async fn a_server_asking_for_another_audience_or_a_foreign_redirect_is_refused(kind: Kind) {
+    let world = World::new(kind).await;
     // Its metadata names another resource: its tokens would be good
     // elsewhere. Refused before anything is asked of the provider.
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
@@ -496,9 +495,8 @@ async fn a_server_asking_for_another_audience_or_a_foreign_redirect_is_refused()
     world.upstream.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_id_metadata_document_is_the_client_where_the_server_takes_them() {
-    let world = World::new().await;
+async fn a_client_id_metadata_document_is_the_client_where_the_server_takes_them(kind: Kind) {
+    let world = World::new(kind).await;
     // The provider advertises `client_id_metadata_document_supported`:
     // the document's URL is the client id, and nothing is registered.
     let document = "https://oscova.example.com/oauth/client.json";
@@ -525,9 +523,8 @@ async fn a_client_id_metadata_document_is_the_client_where_the_server_takes_them
     world.upstream.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing() {
-    let world = World::new().await;
+async fn a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing(kind: Kind) {
+    let world = World::new(kind).await;
     let builder = world.builder(Some(SHORT_CLIENT));
     login(&builder, &world.provider, None, "account-host", true).await;
     login(
@@ -541,14 +538,7 @@ async fn a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing() {
     let host = host_of(builder).await;
     assert_eq!(whoami(&host, "alice").await.content, "upstream-alice");
     // Someone keeps a copy of alice's row (and has the key).
-    let conn = rusqlite::Connection::open(world.db()).unwrap();
-    let (url, sealed): (String, Vec<u8>) = conn
-        .query_row(
-            "SELECT url, sealed FROM oscova_mcp_oauth_grants WHERE user_id = 'alice'",
-            (),
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .unwrap();
+    let copy = world.row("alice").await;
     let out = world
         .builder(Some(SHORT_CLIENT))
         .logout("up", Some("alice"))
@@ -557,12 +547,11 @@ async fn a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing() {
     assert!(out.forgotten && out.revoked_at.is_some(), "{out:?}");
     // The copy is put back; once its access token expires, its refresh
     // token is refused: the missing-credential result, not a token.
-    conn.execute(
-        "INSERT INTO oscova_mcp_oauth_grants (server, user_id, url, sealed, updated_ms) VALUES ('up', 'alice', ?1, ?2, 0)",
-        (&url, &sealed),
-    )
-    .unwrap();
-    drop(conn);
+    assert!(
+        world.rows().await.iter().all(|row| row.0 != "alice"),
+        "forgotten"
+    );
+    world.insert(copy).await;
     tokio::time::sleep(Duration::from_millis(2300)).await;
     let refused = whoami(&host, "alice").await;
     assert!(refused.is_missing_credential(), "{refused:?}");
@@ -596,11 +585,10 @@ async fn the_loopback_listener_takes_only_the_redirect() {
     assert_eq!(waiting.await.unwrap().unwrap(), redirect);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_grant_is_never_sent_to_another_url_of_the_server() {
+async fn a_grant_is_never_sent_to_another_url_of_the_server(kind: Kind) {
     use oscova_test_support::http::{Reply, TestServer};
 
-    let world = World::new().await;
+    let world = World::new(kind).await;
     let builder = world.builder(Some(USER_CLIENT));
     login(&builder, &world.provider, None, "account-host", true).await;
     // The configuration now points `up` elsewhere: the grant got for the
