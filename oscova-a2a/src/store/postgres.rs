@@ -78,6 +78,14 @@ const OWE: &str = "INSERT INTO oscova_a2a_push_owed (owner, task_id, claimed_at,
         (SELECT 1 FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2)
     ON CONFLICT (owner, task_id) DO UPDATE SET claimed_at = EXCLUDED.claimed_at, claims = 0";
 
+/// [`OWE`], and the task's wait dropped, in one statement.
+const OWE_AND_UNWAIT: &str = "WITH unwait AS
+        (DELETE FROM oscova_a2a_waits WHERE owner = $1 AND task_id = $2)
+    INSERT INTO oscova_a2a_push_owed (owner, task_id, claimed_at, claims)
+    SELECT $1, $2, $3, 0 WHERE EXISTS
+        (SELECT 1 FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2)
+    ON CONFLICT (owner, task_id) DO UPDATE SET claimed_at = EXCLUDED.claimed_at, claims = 0";
+
 const UPSERT: &str = "INSERT INTO oscova_a2a_tasks (owner, id, context_id, state, task)
     VALUES ($1, $2, $3, $4, $5)
     ON CONFLICT (owner, id) DO UPDATE SET state = EXCLUDED.state, task = EXCLUDED.task";
@@ -204,15 +212,11 @@ impl TaskStore for PostgresTaskStore {
         )
         .await
         .map_err(db)?;
-        tx.execute(OWE, &[&user, &task.id, &now_millis()])
+        // The wait is dropped in the statement that owes the push: a final
+        // state costs no more round trips than before waits were kept.
+        tx.execute(OWE_AND_UNWAIT, &[&user, &task.id, &now_millis()])
             .await
             .map_err(db)?;
-        tx.execute(
-            "DELETE FROM oscova_a2a_waits WHERE owner = $1 AND task_id = $2",
-            &[&user, &task.id],
-        )
-        .await
-        .map_err(db)?;
         tx.commit().await.map_err(db)
     }
 

@@ -64,6 +64,9 @@ pub(crate) struct Replay {
 pub(crate) struct AskState {
     /// Tool → the arguments of its latest call to start (for the wait).
     pub(crate) calls: Mutex<HashMap<String, Value>>,
+    /// The tool of the latest call to start: the one asking when the
+    /// question names none (a session extension's confirmation).
+    pub(crate) latest: Mutex<Option<String>>,
     /// Why the task ends `FAILED`: a wait that expired.
     pub(crate) ended: Mutex<Option<String>>,
     /// The answer to give again, in a resumed run.
@@ -75,12 +78,21 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl AskState {
-    /// The replayed answer, when `request` asks the kept question.
-    fn replayed(&self, request: &InteractionRequest, asked: &Value) -> Option<Message> {
+    /// The tool asking `request`: its own name, else the latest call's.
+    fn tool_of(&self, request: &InteractionRequest) -> String {
+        if request.tool.is_empty() {
+            locked(&self.latest).clone().unwrap_or_default()
+        } else {
+            request.tool.clone()
+        }
+    }
+
+    /// The replayed answer, when `tool` asks the kept question.
+    fn replayed(&self, tool: &str, asked: &Value) -> Option<Message> {
         let mut replay = locked(&self.replay);
         let matches = replay
             .as_ref()
-            .is_some_and(|r| r.tool == request.tool && r.asked == *asked);
+            .is_some_and(|r| r.tool == tool && r.asked == *asked);
         matches.then(|| replay.take().map(|r| r.answer)).flatten()
     }
 }
@@ -123,15 +135,16 @@ impl InteractionHandler for TaskAsk {
             let failed = |e: crate::model::A2aError| AskError::Failed(e.to_string());
             let asked = serde_json::to_value(&request.question)
                 .map_err(|e| AskError::Failed(e.to_string()))?;
-            if let Some(answer) = state.replayed(&request, &asked) {
+            let tool = state.tool_of(&request);
+            if let Some(answer) = state.replayed(&tool, &asked) {
                 return answer_of(&request.question, &answer);
             }
             let arguments = locked(&state.calls)
-                .get(&request.tool)
+                .get(&tool)
                 .map_or(Value::Null, |a| runner.redacted(a));
             let expires_at = crate::store::now_millis()
                 .saturating_add(i64::try_from(runner.input_wait.as_millis()).unwrap_or(i64::MAX));
-            let wait = TaskWait::new(&user, &request.tool, arguments, asked, expires_at);
+            let wait = TaskWait::new(&user, &tool, arguments, asked, expires_at);
             let (tx, mut rx) = oneshot::channel();
             runner.wait_for_answer(&user, &id, tx);
             let mut task = runner.get(&user, &id).await.map_err(failed)?;
@@ -169,8 +182,8 @@ impl InteractionHandler for TaskAsk {
                         // on its way (here or elsewhere).
                         if let Ok(Some(_)) = runner.store.take_wait(&user, &id).await {
                             runner.stop_waiting(&user, &id);
-                            let text = expired_text(&request.tool, expires_at);
-                            tracing::warn!(task = %id, tool = %request.tool, "a task's wait for an answer expired");
+                            let text = expired_text(&tool, expires_at);
+                            tracing::warn!(task = %id, %tool, "a task's wait for an answer expired");
                             *locked(&state.ended) = Some(text.clone());
                             return Err(AskError::Failed(text));
                         }
@@ -190,7 +203,7 @@ impl InteractionHandler for TaskAsk {
                 }
             };
             if crate::store::now_millis() >= expires_at {
-                let text = expired_text(&request.tool, expires_at);
+                let text = expired_text(&tool, expires_at);
                 *locked(&state.ended) = Some(text.clone());
                 return Err(AskError::Failed(text));
             }

@@ -142,6 +142,11 @@ impl Runner {
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .insert(call.name.clone(), call.arguments.clone());
+                    *seen
+                        .latest
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                        Some(call.name.clone());
                 }
                 AgentEvent::ToolInterrupted { call, result } => {
                     let report = format!("`{}`: {}", call.name, result.content);

@@ -18,3 +18,4 @@ mod push_bounds;
 mod sdk;
 mod stores;
 mod support;
+mod waits;

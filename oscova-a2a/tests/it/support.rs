@@ -91,16 +91,24 @@ impl ModelProvider for ScriptedModel {
             }
             let tool = if last.starts_with("ask") {
                 Some(GREET)
+            } else if last.starts_with("pay") {
+                // A session extension's tool (`waits.rs`).
+                Some("pay")
             } else if last.starts_with("key") {
                 Some(LOOKUP)
             } else {
                 None
             };
             if let Some(tool) = tool {
+                let arguments = if tool == "pay" {
+                    serde_json::json!({"memo": last})
+                } else {
+                    serde_json::json!({})
+                };
                 let call = ToolCallRequest {
                     id: "call-1".into(),
                     name: tool.into(),
-                    arguments: serde_json::json!({}),
+                    arguments,
                 };
                 return Ok(ChatResponse {
                     message: ChatMessage::assistant("", vec![call]),
@@ -196,6 +204,23 @@ impl AgentPlugin for ScriptedPlugin {
         });
         builder.add_model_provider(|_: &oscova_core::ProviderContext| ScriptedModel);
     }
+}
+
+/// The agent host of a test server: `plugins` with the scripted model,
+/// sessions in `sessions`, and `extension` in every session.
+pub(crate) fn agent_host(
+    plugins: oscova_core::PluginHostBuilder,
+    sessions: Arc<dyn SessionStore>,
+    extension: Option<oscova_agent::session::agent::ExtensionFactory>,
+) -> AgentHost {
+    let plugins = plugins.build().unwrap();
+    let mut model = ModelProviderConfig::new("scripted");
+    model.model = Some("m1".into());
+    let mut agents = AgentHost::builder(plugins, sessions).model(model);
+    if let Some(extension) = extension {
+        agents = agents.add_extension_factory(extension);
+    }
+    agents.build().unwrap()
 }
 
 /// A running server; stopped when dropped.
@@ -380,13 +405,19 @@ impl Server {
         oauth: Option<(OAuthConfig, String)>,
         addr: Option<std::net::SocketAddr>,
     ) -> Self {
-        let plugins = plugins.build().unwrap();
-        let mut model = ModelProviderConfig::new("scripted");
-        model.model = Some("m1".into());
-        let agents = AgentHost::builder(plugins, sessions)
-            .model(model)
-            .build()
-            .unwrap();
+        let agents = agent_host(plugins, sessions, None);
+        Self::start_agents(agents, store, fail_unfinished, tweak, oauth, addr).await
+    }
+
+    /// A server for `agents`' sessions (see [`agent_host`]).
+    pub(crate) async fn start_agents(
+        agents: AgentHost,
+        store: Arc<dyn TaskStore>,
+        fail_unfinished: bool,
+        tweak: Option<Tweak>,
+        oauth: Option<(OAuthConfig, String)>,
+        addr: Option<std::net::SocketAddr>,
+    ) -> Self {
         let mut card = CardConfig::default();
         card.name = "test agent".into();
         card.skills = vec![AgentSkill::new("chat", "Chat", "Answers what you say")];

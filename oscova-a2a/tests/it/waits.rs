@@ -1,0 +1,220 @@
+//! An approval waited for in one server, granted through another on the
+//! same SQLite file (sessions and tasks, as `oscova serve` keeps them): a
+//! session extension's `pay` tool requires approval, asked as a
+//! confirmation in `INPUT_REQUIRED` before the tool starts; the yes sent to
+//! the other server resumes the run there, which asks again, gets the kept
+//! yes without asking, and runs the tool once. The server that asked gives
+//! way and writes nothing over the result. Also: a server whose question
+//! cannot be answered in time ends the task `FAILED` with `expired:`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use oscova_a2a::{SqliteTaskStore, TaskStore};
+use oscova_agent::session::agent::{AgentError, Extension, ExtensionFactory, SessionApi};
+use oscova_agent::session::{SessionStore, SqliteStore};
+use oscova_core::prelude::*;
+use serde_json::{Value, json};
+
+use crate::support::{ALICE, BOB, ScriptedPlugin, Server, Tweak, agent_host};
+
+/// The extension's tools: `pay`, approval required, appends a line to its
+/// ledger file for each run.
+pub(crate) struct PayToolset {
+    ledger: PathBuf,
+}
+
+#[allow(unreachable_pub)]
+#[toolset]
+impl PayToolset {
+    /// Pays, once allowed.
+    #[tool(approval = Required)]
+    pub fn pay(
+        &self,
+        /// What the payment is for.
+        memo: String,
+    ) -> String {
+        let _ = memo;
+        use std::io::Write as _;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.ledger)
+            .unwrap();
+        writeln!(file, "paid").unwrap();
+        "paid bob".to_owned()
+    }
+}
+
+/// Registers [`PayToolset`] in each session.
+struct PayExtension {
+    ledger: PathBuf,
+}
+
+impl Extension for PayExtension {
+    fn name(&self) -> &str {
+        "pay"
+    }
+
+    fn activate(&mut self, api: &mut SessionApi) -> Result<(), AgentError> {
+        api.register_toolset(PayToolset {
+            ledger: self.ledger.clone(),
+        });
+        Ok(())
+    }
+}
+
+/// A server on the SQLite file `db` with the pay extension writing to
+/// `ledger`, leaving unfinished tasks alone (it shares the file), with
+/// `tweak`'s settings.
+async fn server(db: &std::path::Path, ledger: &std::path::Path, tweak: Option<Tweak>) -> Server {
+    let sessions: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(db).await.unwrap());
+    let tasks: Arc<dyn TaskStore> = Arc::new(SqliteTaskStore::open(db).await.unwrap());
+    let ledger = ledger.to_owned();
+    let extension: ExtensionFactory = Arc::new(move || {
+        Box::new(PayExtension {
+            ledger: ledger.clone(),
+        }) as Box<dyn Extension>
+    });
+    let plugins = PluginHost::builder()
+        .no_linked_plugins()
+        .plugin_instance(ScriptedPlugin);
+    let agents = agent_host(plugins, sessions, Some(extension));
+    agents.plugins().redactor().add(SECRET);
+    Server::start_agents(agents, tasks, false, tweak, None, None).await
+}
+
+fn send(text: &str, task: Option<&str>) -> Value {
+    let mut message = json!({
+        "messageId": format!("m-{text}-{}", task.unwrap_or("new")),
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
+    });
+    if let Some(task) = task {
+        message["taskId"] = json!(task);
+    }
+    json!({"message": message})
+}
+
+/// A host secret the model puts in the call's arguments.
+const SECRET: &str = "sk-host-secret-0123456789";
+
+/// The waits kept in the SQLite file `db`, as stored.
+fn kept(db: &std::path::Path) -> Vec<Value> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut statement = conn.prepare("SELECT wait FROM a2a_waits").unwrap();
+    statement
+        .query_map([], |row| row.get::<_, String>(0))
+        .unwrap()
+        .map(|json| serde_json::from_str(&json.unwrap()).unwrap())
+        .collect()
+}
+
+fn runs(ledger: &std::path::Path) -> usize {
+    std::fs::read_to_string(ledger).map_or(0, |t| t.lines().count())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_asked_by_one_server_is_granted_through_another_and_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, ledger) = (dir.path().join("sessions.db"), dir.path().join("paid.txt"));
+    let a = server(&db, &ledger, None).await;
+    let b = server(&db, &ledger, None).await;
+
+    let said = format!("pay bob with {SECRET}");
+    let asked = a.rpc(ALICE, "SendMessage", send(&said, None)).await;
+    let task = &asked["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{asked}"
+    );
+    let question = task["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        question.starts_with("Allow the tool `pay` to run?"),
+        "{asked}"
+    );
+    let id = task["id"].as_str().unwrap().to_owned();
+    // Kept before it was asked: the call, its user, the question, an
+    // expiry; the host's secret redacted.
+    let waits = kept(&db);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let wait = &waits[0];
+    assert_eq!(wait["user"], "alice");
+    assert_eq!(wait["tool"], "pay");
+    assert_eq!(wait["asked"]["kind"], "confirm");
+    assert_eq!(wait["arguments"]["memo"], "pay bob with [REDACTED]");
+    assert!(!wait.to_string().contains(SECRET), "{wait}");
+    assert!(wait["expiresAt"].as_i64().unwrap() > 0);
+
+    // Bob's yes reaches no task, on either server.
+    for server in [&a, &b] {
+        let bobs = server.rpc(BOB, "SendMessage", send("yes", Some(&id))).await;
+        assert_eq!(bobs["error"]["code"], -32001, "{bobs}");
+    }
+    assert_eq!(runs(&ledger), 0);
+
+    let done = b.rpc(ALICE, "SendMessage", send("yes", Some(&id))).await;
+    let finished = &done["result"]["task"];
+    assert_eq!(
+        finished["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    assert_eq!(
+        finished["artifacts"][0]["parts"][0]["text"], "Tool said: paid bob",
+        "{done}"
+    );
+    assert_eq!(runs(&ledger), 1, "{done}");
+    assert!(kept(&db).is_empty());
+
+    // One answer per question, on either server; the one that asked gave
+    // way (it checks every two seconds) and wrote nothing over the result.
+    for server in [&a, &b] {
+        let again = server
+            .rpc(ALICE, "SendMessage", send("yes", Some(&id)))
+            .await;
+        assert_eq!(again["error"]["code"], -32004, "{again}");
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let got = a.rpc(ALICE, "GetTask", json!({"id": id})).await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{got}"
+    );
+    assert_eq!(runs(&ledger), 1);
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_unanswered_past_its_wait_ends_the_task_failed_expired() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, ledger) = (dir.path().join("sessions.db"), dir.path().join("paid.txt"));
+    let short: Tweak = Box::new(|s| s.input_wait(Duration::from_millis(500)));
+    let a = server(&db, &ledger, Some(short)).await;
+
+    let asked = a.rpc(ALICE, "SendMessage", send("pay bob", None)).await;
+    let id = asked["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let mut state = Value::Null;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let got = a.rpc(ALICE, "GetTask", json!({"id": id})).await;
+        state = got["result"]["status"].clone();
+        if state["state"] == "TASK_STATE_FAILED" {
+            break;
+        }
+    }
+    assert_eq!(state["state"], "TASK_STATE_FAILED", "{state}");
+    let text = state["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.starts_with("expired:"), "{state}");
+    assert!(text.contains("`pay`"), "{state}");
+    // Too late: the answer finds nothing to answer, and nothing ran.
+    let late = a.rpc(ALICE, "SendMessage", send("yes", Some(&id))).await;
+    assert_eq!(late["error"]["code"], -32004, "{late}");
+    assert_eq!(runs(&ledger), 0);
+    a.stop().await;
+}
