@@ -27,7 +27,10 @@
 //!   `WhisperRecognizer::INSTALL_COMMAND`, …), and which one a host uses
 //!   when nothing names one;
 //! - [`wav`]: WAV decoding, encoding and header checks, for recognizers
-//!   and for provider authors.
+//!   and for provider authors;
+//! - [`stream`]: streaming recognition (frames in as they arrive, partial
+//!   transcripts, a final one), opened through
+//!   [`SpeechRecognitionRouter::open_stream`](router::Router::open_stream).
 //!
 //! Size caps hold for every provider, for callers that go through the
 //! routers: [`SpeechSynthesisRouter::synthesize`](router::Router::synthesize)
@@ -202,6 +205,7 @@ mod error;
 mod onnx;
 pub mod providers;
 pub mod router;
+pub mod stream;
 #[cfg(feature = "voice")]
 pub mod voice;
 pub mod wav;

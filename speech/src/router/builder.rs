@@ -13,16 +13,19 @@ use std::sync::Arc;
 
 use oscova_core::PluginHost;
 use oscova_core::provider::PublishedProvider;
+use oscova_core::provider::speech::SpeechRecognitionProvider;
 use rustc_hash::FxHashMap;
 
 use super::origin::dropped;
 use super::table::{Route, Table};
 use super::{IntoRouted, ProviderOrigin, Routed, Router};
+use crate::stream::StreamingRecognizer;
 
 /// A provider waiting for [`RouterBuilder::build`].
 struct Candidate<P: ?Sized> {
     provider: Arc<P>,
     origin: ProviderOrigin,
+    streaming: Option<Arc<dyn StreamingRecognizer>>,
 }
 
 /// Collects the providers of one direction for a [`Router`]: a
@@ -92,6 +95,7 @@ impl<P: ?Sized + Routed> RouterBuilder<P> {
                 plugin_id: plugin_id.into(),
                 type_name: type_name.into(),
             },
+            streaming: None,
         });
         self
     }
@@ -141,6 +145,7 @@ impl<P: ?Sized + Routed> RouterBuilder<P> {
                     provider: candidate.provider,
                     default_local,
                     origin: candidate.origin,
+                    streaming: candidate.streaming,
                 },
             );
         }
@@ -162,6 +167,72 @@ impl<P: ?Sized + Routed> RouterBuilder<P> {
             origin: ProviderOrigin::BuiltIn {
                 type_name: type_name.to_owned(),
             },
+            streaming: None,
+        });
+    }
+}
+
+/// Recognition only: providers registered with their streaming form.
+impl RouterBuilder<dyn SpeechRecognitionProvider> {
+    /// Adds a built-in recognition provider that streams natively: the
+    /// router's [`open_stream`](Router::open_stream) hands its streams to
+    /// `provider`'s [`StreamingRecognizer`] form (a provider added with
+    /// [`builtin`](Self::builtin) streams through the buffering default).
+    ///
+    /// ```
+    /// use oscova_speech::SpeechRecognitionRouter;
+    /// use oscova_speech::providers::OpenAiSpeech;
+    ///
+    /// let router = SpeechRecognitionRouter::builder().builtin(OpenAiSpeech::default()).build();
+    /// assert!(!router.streams_natively("openai"));
+    /// ```
+    #[must_use]
+    pub fn builtin_streaming<T>(mut self, provider: T) -> Self
+    where
+        T: SpeechRecognitionProvider + StreamingRecognizer,
+    {
+        self.push_builtin_streaming(Arc::new(provider), type_name::<T>());
+        self
+    }
+
+    /// Adds a recognition provider registered by plugin `plugin_id` that
+    /// streams natively (see [`builtin_streaming`](Self::builtin_streaming));
+    /// `type_name` names its implementation in warnings. A plugin's
+    /// provider from [`host_plugins`](Self::host_plugins) streams through
+    /// the buffering default; a host that knows one's streaming form adds
+    /// it this way instead.
+    #[must_use]
+    pub fn plugin_streaming<T>(
+        mut self,
+        plugin_id: impl Into<String>,
+        type_name: impl Into<String>,
+        provider: Arc<T>,
+    ) -> Self
+    where
+        T: SpeechRecognitionProvider + StreamingRecognizer,
+    {
+        self.plugins.push(Candidate {
+            provider: Arc::clone(&provider) as Arc<dyn SpeechRecognitionProvider>,
+            origin: ProviderOrigin::Plugin {
+                plugin_id: plugin_id.into(),
+                type_name: type_name.into(),
+            },
+            streaming: Some(provider),
+        });
+        self
+    }
+
+    /// Adds a built-in provider with its streaming form.
+    pub(crate) fn push_builtin_streaming<T>(&mut self, provider: Arc<T>, type_name: &str)
+    where
+        T: SpeechRecognitionProvider + StreamingRecognizer,
+    {
+        self.builtins.push(Candidate {
+            provider: Arc::clone(&provider) as Arc<dyn SpeechRecognitionProvider>,
+            origin: ProviderOrigin::BuiltIn {
+                type_name: type_name.to_owned(),
+            },
+            streaming: Some(provider),
         });
     }
 }

@@ -184,6 +184,16 @@ impl Builtins {
             .push_builtin(Arc::new(provider).into_routed(), type_name::<T>());
     }
 
+    /// Registers a recognition provider with its streaming form.
+    #[cfg(feature = "whisper")]
+    pub(crate) fn streaming_recognizer<T>(&mut self, provider: T)
+    where
+        T: SpeechRecognitionProvider + crate::stream::StreamingRecognizer,
+    {
+        self.recognition
+            .push_builtin_streaming(Arc::new(provider), type_name::<T>());
+    }
+
     /// Registers a synthesis provider.
     pub(crate) fn synthesizer<T: IntoRouted<dyn SpeechSynthesisProvider>>(&mut self, provider: T) {
         self.synthesis

@@ -17,12 +17,16 @@ use rustc_hash::FxHashMap;
 use super::ProviderOrigin;
 use crate::error::truncate;
 use crate::providers::openai::redact_endpoint_text;
+use crate::stream::StreamingRecognizer;
 
 /// A provider that won its type key.
 pub(super) struct Route<P: ?Sized> {
     pub(super) provider: Arc<P>,
     pub(super) default_local: bool,
     pub(super) origin: ProviderOrigin,
+    /// The provider's streaming form, when it was registered with one
+    /// (recognition only); `None` streams through the buffering default.
+    pub(super) streaming: Option<Arc<dyn StreamingRecognizer>>,
 }
 
 /// The built routing table.

@@ -16,6 +16,7 @@ pub mod openai;
 pub mod piper;
 pub mod plugin_host;
 pub mod round_trip;
+pub mod streaming;
 #[cfg(feature = "voice")]
 pub mod voice;
 #[cfg(feature = "whisper")]
