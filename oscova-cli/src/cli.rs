@@ -184,7 +184,8 @@ pub(crate) struct McpArgs {
 pub(crate) struct ServeArgs {
     /// Where to listen: MCP at `http://ADDR:PORT/mcp`, the A2A agent card
     /// at `/.well-known/agent-card.json`, JSON-RPC at `/`, HTTP+JSON at
-    /// `/message:send` and `/tasks`.
+    /// `/message:send` and `/tasks`, and (feature `voice`) the voice page
+    /// at `/voice/` with its WebSocket at `/voice?session=NAME`.
     #[arg(long, value_name = "ADDR:PORT")]
     pub(crate) listen: std::net::SocketAddr,
     #[command(flatten)]

@@ -12,6 +12,7 @@
 //! | [`origin`] | loopback origins plus the operator's; `Host` checked on loopback; enforced by [`Listener`] on every request, before any handler | |
 //! | [`limits`] | a listener's bounds as one value with its defaults and one check; calls in flight for the whole server; the range check a front end's own settings use | [`Limits`], [`LimitError`], [`CallBound`] |
 //! | [`listen`] | binding, HTTP/1.1 connections (bounded in number, and per peer address), request bodies (bounded in time) | [`Listener`], [`RequestBody`], [`ServeError`] |
+//! | [`websocket`] | the WebSocket handshake (RFC 6455) checked once, the answer, the upgraded connection; a bearer token a browser offers as a subprotocol | |
 //! | [`shutdown`] | graceful shutdown: the responses still being sent, what is cancelled after the grace | [`Shutdown`], [`Responses`] |
 //!
 //! Nothing here names a protocol type: a front end turns a request into a
@@ -86,6 +87,7 @@ pub mod oauth;
 pub mod origin;
 pub mod scopes;
 pub mod shutdown;
+pub mod websocket;
 
 pub use auth::{AuthRefusal, Authenticator, Tokens, UserToken};
 pub use limits::{CallBound, LimitError, Limits};

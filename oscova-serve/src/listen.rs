@@ -35,7 +35,10 @@
 //! client's answer, which comes on those connections); then the
 //! [cancellation token](Shutdown::new) is cancelled, which ends everything
 //! the front end still runs, and connections get two more seconds to
-//! close after their current response.
+//! close after their current response. A response may upgrade its
+//! connection (a WebSocket, [`crate::websocket`]): from the 101 on the
+//! connection is the front end's, no longer counted here nor closed at
+//! shutdown, so the front end bounds and ends it.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -50,10 +53,10 @@ use http_body_util::{Either, Full};
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep};
+use tokio_util::sync::CancellationToken;
 
 use crate::limits::{CallBound, LimitError, Limits};
 use crate::origin::{OriginPolicy, OriginRefusal};
@@ -285,7 +288,11 @@ impl Listener {
         B: Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let graceful = GracefulShutdown::new();
+        // Told to every connection at shutdown: finish the current
+        // response, then close (hyper's graceful shutdown, by hand, since
+        // hyper-util's watcher does not take a connection that may be
+        // upgraded to a WebSocket).
+        let closing = CancellationToken::new();
         let policy = Arc::new(self.policy);
         let connections = Arc::new(Semaphore::new(self.limits.max_connections));
         let body_timeout = self.limits.body_timeout;
@@ -358,16 +365,28 @@ impl Listener {
                                 Ok::<_, Infallible>(response)
                             }
                         });
+                        // Upgrades (WebSocket, `crate::websocket`) are
+                        // allowed: the connection ends at the 101 and the
+                        // upgraded stream is the front end's to bound.
                         let conn = hyper::server::conn::http1::Builder::new()
                             .timer(TokioTimer::new())
                             .header_read_timeout(HEADER_READ_TIMEOUT)
-                            .serve_connection(TokioIo::new(stream), service);
-                        let conn = graceful.watch(conn);
+                            .serve_connection(TokioIo::new(stream), service)
+                            .with_upgrades();
+                        let closing = closing.clone();
                         tokio::spawn(async move {
                             // The connection's slot, given back when it ends.
                             let _permit = permit;
                             let _peer = peer_slot;
-                            if let Err(error) = conn.await {
+                            let mut conn = std::pin::pin!(conn);
+                            let ended = tokio::select! {
+                                ended = conn.as_mut() => ended,
+                                () = closing.cancelled() => {
+                                    conn.as_mut().graceful_shutdown();
+                                    conn.await
+                                }
+                            };
+                            if let Err(error) = ended {
                                 tracing::debug!(%error, "connection ended with an error");
                             }
                         });
@@ -396,10 +415,13 @@ impl Listener {
         if let Some(hoard) = hoard {
             hoard.abort();
         }
-        // Connections close after their current response, which now ends.
+        // Connections close after their current response, which now ends;
+        // every slot back means every connection closed.
+        let all = u32::try_from(self.limits.max_connections).unwrap_or(u32::MAX);
         let _ = tokio::time::timeout(CLOSE_DEADLINE, async {
             shutdown.responses.none().await;
-            graceful.shutdown().await;
+            closing.cancel();
+            let _ = connections.acquire_many(all).await;
         })
         .await;
         failure.map_or(Ok(()), Err)

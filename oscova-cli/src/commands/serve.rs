@@ -17,7 +17,8 @@
 //! database, where it leaves them (another instance of the fleet may be
 //! running them). One line
 //! `NAME serve: http://ADDR:PORT (MCP at /mcp, A2A card at
-//! /.well-known/agent-card.json)` goes to stderr once bound. SIGTERM or
+//! /.well-known/agent-card.json, voice at /voice/)` (the voice part with
+//! the `voice` feature) goes to stderr once bound. SIGTERM or
 //! Ctrl-C shuts down gracefully, then cancels the A2A runs. With `[a2a]`
 //! agents, the results of long tasks that the A2A sessions sent are
 //! followed and delivered to those sessions (`follow.rs`); with `[serve]
@@ -27,7 +28,10 @@
 //! path of the port, MCP's, A2A's and the follow-up route alike, meets one
 //! Origin and Host policy first (`oscova_serve::Listener`'s: `[mcp]
 //! allowed_origins` beside loopback origins; bound to loopback, a `Host`
-//! naming this machine or `public_url`'s host), 403 otherwise.
+//! naming this machine or `public_url`'s host), 403 otherwise. With the
+//! `voice` feature, `/voice/` is a page that talks with the agent from the
+//! browser's microphone and `/voice?session=NAME` its WebSocket, for the
+//! same users (`serve/voice.rs`).
 
 use std::sync::Arc;
 
@@ -41,6 +45,9 @@ use super::provider::select;
 use crate::cli::{ProviderArgs, ServeArgs};
 use crate::config::SessionsStore;
 use crate::error::{CliError, ExitStatus};
+
+#[cfg(feature = "voice")]
+mod voice;
 
 pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliError> {
     let section = env.config.serve();
@@ -93,6 +100,23 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     let addr = mcp.local_addr();
     let config = env.config.clone();
     let agents = agents.build()?;
+    #[cfg(feature = "voice")]
+    let voice = {
+        let config = env.config.clone();
+        voice::VoiceRoute::new(voice::VoiceSetup {
+            agents: agents.clone(),
+            auth: mcp.authenticator(),
+            default_user: selected.user.clone(),
+            users: Arc::new(move |id: &str| config.user(Some(id))),
+            provider: model.provider.to_string(),
+            model: model.model.clone(),
+            voice: oscova_agent::session::voice::VoiceOptions::default()
+                .with_recognition(env.config.speech_recognition(None))
+                .with_synthesis(env.config.speech_synthesis(None))
+                .with_offline(env.config.speech_offline()),
+            routers: super::speech::routers(env),
+        })
+    };
     // Results of long A2A tasks the sessions sent go back to them.
     let following = super::follow::start(env, &agents);
     // One authenticator for the port: the MCP server's static tokens and
@@ -118,22 +142,46 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         .handler(&format!("http://{addr}"))
         .await
         .map_err(CliError::A2a)?;
+    #[cfg(feature = "voice")]
+    eprintln!(
+        "{} serve: http://{addr} (MCP at /mcp, A2A card at /.well-known/agent-card.json, voice at /voice/)",
+        env.name
+    );
+    #[cfg(not(feature = "voice"))]
     eprintln!(
         "{} serve: http://{addr} (MCP at /mcp, A2A card at /.well-known/agent-card.json)",
         env.name
     );
     let service = a2a.clone();
+    #[cfg(feature = "voice")]
+    let talk = voice.clone();
     let served = mcp
         .serve_until_beside(
-            A2aHandler::serves,
-            move |request| {
+            |path: &str| {
+                #[cfg(feature = "voice")]
+                if voice::VoiceRoute::serves(path) {
+                    return true;
+                }
+                A2aHandler::serves(path)
+            },
+            move |request: http::Request<oscova_serve::RequestBody>| {
                 let service = service.clone();
-                async move { service.handle(request).await }
+                #[cfg(feature = "voice")]
+                let talk = talk.clone();
+                async move {
+                    #[cfg(feature = "voice")]
+                    if voice::VoiceRoute::serves(request.uri().path()) {
+                        return talk.handle(request).await;
+                    }
+                    service.handle(request).await
+                }
             },
             terminated(),
         )
         .await;
     a2a.cancel_runs();
+    #[cfg(feature = "voice")]
+    voice.cancel();
     served.map_err(CliError::McpHttp)?;
     Ok(ExitStatus::Success)
 }

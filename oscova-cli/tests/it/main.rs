@@ -56,3 +56,5 @@ pub mod traces;
 pub mod trusted_files;
 #[cfg(feature = "voice")]
 pub mod voice;
+#[cfg(feature = "voice")]
+pub mod voice_web;
