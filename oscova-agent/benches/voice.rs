@@ -114,7 +114,35 @@ fn samples(wav: &[u8]) -> Vec<f32> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let say = std::env::var("OSCOVA_VOICE_BENCH_SAY").unwrap_or_else(|_| "kokoro".to_owned());
+    let knob = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let mut options = VoiceOptions::default().with_offline(true);
+    if let Some(say) = knob("OSCOVA_VOICE_BENCH_SAY") {
+        options = options.with_synthesis(SpeechProviderConfig::new(say.as_str()));
+    }
+    if let Some(model) = knob("OSCOVA_VOICE_BENCH_HEAR_MODEL") {
+        let hear = options.recognition.clone().model(model);
+        options = options.with_recognition(hear);
+    }
+    if let Some(ms) = knob("OSCOVA_VOICE_BENCH_PAUSE_MS") {
+        let pause = Duration::from_millis(ms.parse().expect("OSCOVA_VOICE_BENCH_PAUSE_MS: ms"));
+        let turn = options.turn.with_pause(pause);
+        options = options.with_turn(turn);
+    }
+    let say = format!(
+        "{} {}, {} {}",
+        options.recognition.provider,
+        options
+            .recognition
+            .model
+            .as_deref()
+            .unwrap_or("(default model)"),
+        options.synthesis.provider,
+        options
+            .synthesis
+            .voice
+            .as_deref()
+            .unwrap_or("(default voice)"),
+    );
     let turns = if std::env::args().any(|a| a == "--bench") {
         5
     } else {
@@ -142,9 +170,6 @@ async fn main() {
             tokens.lock().unwrap().tokens.push(Instant::now());
         }
     });
-    let options = VoiceOptions::default()
-        .with_synthesis(SpeechProviderConfig::new(say.as_str()))
-        .with_offline(true);
     let conversation = VoiceConversation::open(
         &agents,
         UserInfo::new("bench"),

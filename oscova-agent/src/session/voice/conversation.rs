@@ -2,14 +2,16 @@
 //! and barge-in (the rules are [the module's](super)).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use oscova_core::provider::model::ChatMessage;
-use oscova_core::provider::speech::{RecognitionRequest, SpeechError};
+use oscova_core::provider::speech::{RecognitionRequest, SpeechError, SynthesisRequest};
 use oscova_core::{CancellationToken, UserInfo};
 use oscova_speech::SpeechRouters;
 use oscova_speech::voice::{VoiceActivity, VoiceModels};
 use oscova_speech::wav::{Pcm16kMono, encode_wav};
+
+use super::hearing::Hearing;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
@@ -57,6 +59,7 @@ pub(super) enum Ask {
 
 /// What the loop's steps talk to.
 struct Parts<'a> {
+    hearing: Hearing,
     routers: &'a Arc<SpeechRouters>,
     options: &'a VoiceOptions,
     asks: &'a mpsc::UnboundedSender<Ask>,
@@ -158,7 +161,8 @@ impl VoiceConversation {
         let (asks, asked) = mpsc::unbounded_channel();
         let notifier = Notifier::start(session.shared.clone(), asks.clone());
         let owner = tokio::spawn(own(session, asked));
-        let parts = Parts {
+        let mut parts = Parts {
+            hearing: Hearing::default(),
             routers: &routers,
             options: &options,
             asks: &asks,
@@ -174,6 +178,7 @@ impl VoiceConversation {
             tokio::select! {
                 samples = input.recv(), if frames.is_some() => match samples {
                     Some(samples) => {
+                        parts.hearing.push(&samples);
                         if let Some(frames) = &frames {
                             let _ = frames.send(samples);
                         }
@@ -184,7 +189,7 @@ impl VoiceConversation {
                     None => listening = false,
                     Some(Err(error)) => break Err(voice(error)),
                     Some(Ok(event)) => {
-                        let step = on_activity(event, &mut reply, &mut text, &parts).await;
+                        let step = on_activity(event, &mut reply, &mut text, &mut parts).await;
                         if let Err(error) = step {
                             break Err(error);
                         }
@@ -224,16 +229,24 @@ impl VoiceConversation {
 
 /// Has the recognizer load its model now, on half a second of silence,
 /// so the first turn is heard as fast as the others (and a recognizer
-/// that cannot run says so before the conversation starts).
+/// that cannot run says so before the conversation starts); then the
+/// synthesizer, on one word, so the first answer starts as fast as the
+/// next (a synthesizer that fails here is only logged: each sentence it
+/// cannot say is a [`VoiceEvent::SpeechFailed`]).
 async fn warm_up(routers: &SpeechRouters, options: &VoiceOptions) -> Result<(), AgentError> {
     let wav = encode_wav(&Pcm16kMono {
         samples: vec![0; 8_000],
     });
     let request = RecognitionRequest::new(&options.recognition, &wav).offline(options.offline);
     match routers.recognition().recognize(request).await {
-        Ok(_) | Err(SpeechError::InvalidAudio(_)) => Ok(()),
-        Err(error) => Err(voice(error)),
+        Ok(_) | Err(SpeechError::InvalidAudio(_)) => {}
+        Err(error) => return Err(voice(error)),
     }
+    let request = SynthesisRequest::new(&options.synthesis, "Hello.").offline(options.offline);
+    if let Err(error) = routers.synthesis().synthesize(request).await {
+        tracing::warn!(%error, "the synthesizer could not be warmed up");
+    }
+    Ok(())
 }
 
 fn voice(error: SpeechError) -> AgentError {
@@ -283,11 +296,12 @@ async fn on_activity(
     event: VoiceActivity,
     reply: &mut Option<Reply>,
     text: &mut mpsc::UnboundedReceiver<String>,
-    parts: &Parts<'_>,
+    parts: &mut Parts<'_>,
 ) -> Result<(), AgentError> {
     let output = parts.output;
     match event {
         VoiceActivity::SpeechStarted { at } => {
+            parts.hearing.started(at);
             send(output, VoiceEvent::SpeechStarted { at }).await;
             parts
                 .notifier
@@ -297,6 +311,7 @@ async fn on_activity(
             }
         }
         VoiceActivity::SpeechStopped { at } => {
+            parts.hearing.paused(at, parts.routers, parts.options);
             send(output, VoiceEvent::SpeechStopped { at }).await;
             parts
                 .notifier
@@ -316,18 +331,11 @@ async fn on_activity(
                 at_ms: ms(at),
                 reason,
             });
-            let pcm = Pcm16kMono {
-                samples: audio
-                    .iter()
-                    .map(|s| (s.clamp(-1.0, 1.0) * 32767.0).round() as i16)
-                    .collect(),
-            };
-            let wav = encode_wav(&pcm);
-            let options = parts.options;
-            let request =
-                RecognitionRequest::new(&options.recognition, &wav).offline(options.offline);
-            let began = Instant::now();
-            match parts.routers.recognition().recognize(request).await {
+            let (heard, took) = parts
+                .hearing
+                .ended(at, &audio, parts.routers, parts.options)
+                .await;
+            match heard {
                 Err(error) => {
                     tracing::warn!(%error, "a turn could not be recognized");
                     let error = error.to_string();
@@ -339,7 +347,7 @@ async fn on_activity(
                     parts.notifier.event(VoiceTranscriptEvent {
                         text: said.clone(),
                         turn_end_ms: ms(at),
-                        recognition_ms: ms(began.elapsed()),
+                        recognition_ms: ms(took),
                     });
                     if !said.is_empty() {
                         if let Some(current) = reply.take() {

@@ -13,12 +13,19 @@
 //!   [`oscova_speech::voice`]'s (Silero VAD, and Smart Turn or a silence to
 //!   end a turn, tunable through [`VoiceOptions::turn`]). A turn's audio is
 //!   recognized whole through the recognition router (its offline check
-//!   first); an empty transcript starts no reply.
-//! - **Replies.** The model's text is cut into sentences as it streams,
-//!   each synthesized through the synthesis router as soon as it is whole
-//!   and played at real-time pace as 20 ms frames of 16 kHz mono
-//!   ([`VoiceOutput::Audio`]), so the first sentence plays while the model
-//!   still writes.
+//!   first), speculatively from the moment the person pauses: if the turn
+//!   ends at that pause (Smart Turn's verdict, or the longer silence) the
+//!   recognition under way is its transcript; if they speak again it is
+//!   dropped. An empty transcript starts no reply. Opening a conversation
+//!   loads the recognizer's and the synthesizer's models, so the first
+//!   turn is as fast as the next.
+//! - **Replies.** The model's text is cut into sentences as it streams
+//!   (the first at its first clause of a few words, so a long first
+//!   sentence does not hold the voice back), each synthesized through the
+//!   synthesis router as soon as it is whole, the next while the one
+//!   before plays, and played at real-time pace as 20 ms frames of 16 kHz
+//!   mono ([`VoiceOutput::Audio`]), so the first sentence plays while the
+//!   model still writes.
 //! - **Barge-in.** Speech that starts while the agent speaks or is still
 //!   writing (speech as the turn options define it: a cough or a short
 //!   "mm-hm" under [`TurnOptions::min_speech`](oscova_speech::voice::TurnOptions::min_speech)
@@ -52,6 +59,7 @@
 //!   handled: no reply), after that turn's `voice_transcript`.
 
 mod conversation;
+mod hearing;
 mod notify;
 mod speaker;
 

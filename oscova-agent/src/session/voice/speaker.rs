@@ -3,14 +3,19 @@
 //! pace so what was heard is known to the sample.
 //!
 //! Rules: a sentence ends at `.`, `!`, `?` or `;` followed by white space,
-//! or at a line break; what is left when the answer ends is the last
+//! or at a line break; the first piece of an answer also ends at its first
+//! clause, a `,` or `:` followed by white space after at least
+//! [`CLAUSE_WORDS`] words, so the agent starts speaking before a long
+//! first sentence is whole. What is left when the answer ends is the last
 //! sentence. Sentences are synthesized one after another through the
-//! synthesis router (its offline check first), the next while the one
-//! before plays. Audio goes out in 20 ms frames of 16 kHz mono, one frame
-//! per 20 ms of the clock, so a stop takes effect within one frame. What
-//! was played is the sentences played to their end and, of the sentence
-//! cut short, its words in proportion to the part of its audio that was
-//! played.
+//! synthesis router (its offline check first) on a task of their own, the
+//! next while the one before plays, so sentences follow each other
+//! without a gap when synthesis is faster than speech. Audio goes out in
+//! 20 ms frames of 16 kHz mono, one frame per 20 ms of the clock, so a
+//! stop takes effect within one frame (and cancels the synthesis under
+//! way). What was played is the sentences played to their end and, of
+//! the sentence cut short, its words in proportion to the part of its
+//! audio that was played.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,11 +31,17 @@ use super::{VoiceEvent, VoiceOutput};
 /// Samples per output frame: 20 ms at 16 kHz.
 pub(super) const FRAME: usize = 320;
 const FRAME_TIME: Duration = Duration::from_millis(20);
+/// The fewest words the first piece of an answer has when it ends at a
+/// clause (`,` or `:`) rather than at the end of its sentence.
+pub(super) const CLAUSE_WORDS: usize = 3;
 
-/// Splits text as it streams into whole sentences.
+/// Splits text as it streams into whole sentences (the first piece at
+/// its first clause).
 #[derive(Debug, Default)]
 pub(super) struct Sentences {
     pending: String,
+    /// Pieces cut so far.
+    cut: usize,
 }
 
 impl Sentences {
@@ -40,15 +51,21 @@ impl Sentences {
         let mut done = Vec::new();
         loop {
             let chars: Vec<(usize, char)> = self.pending.char_indices().collect();
+            let first = self.cut == 0;
             let cut = chars.windows(2).find_map(|pair| {
                 let ((_, c), (next_at, next)) = (pair[0], pair[1]);
                 let ends = matches!(c, '.' | '!' | '?' | ';') && next.is_whitespace();
-                (ends || c == '\n').then_some(next_at)
+                let clause = first
+                    && matches!(c, ',' | ':')
+                    && next.is_whitespace()
+                    && self.pending[..next_at].split_whitespace().count() >= CLAUSE_WORDS;
+                (ends || clause || c == '\n').then_some(next_at)
             });
             let Some(at) = cut else { break };
             let sentence = self.pending[..at].trim().to_owned();
             self.pending = self.pending[at..].to_owned();
             if !sentence.is_empty() {
+                self.cut += 1;
                 done.push(sentence);
             }
         }
@@ -164,17 +181,85 @@ impl Speaker {
     }
 }
 
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 async fn speak(
+    routers: Arc<SpeechRouters>,
+    config: SpeechProviderConfig,
+    offline: bool,
+    sentences: mpsc::UnboundedReceiver<String>,
+    output: mpsc::Sender<VoiceOutput>,
+    stop: CancellationToken,
+    played: Arc<Mutex<Played>>,
+) {
+    // One sentence synthesized ahead of the one playing, and the next
+    // under way.
+    let (ready, mut synthesized) = mpsc::channel(1);
+    let _synthesizing = AbortOnDrop(tokio::spawn(synthesize(
+        routers,
+        config,
+        offline,
+        sentences,
+        output.clone(),
+        stop.clone(),
+        ready,
+    )));
+    let mut clock = tokio::time::interval(FRAME_TIME);
+    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let (sentence, samples): (String, Vec<i16>) = tokio::select! {
+            biased;
+            () = stop.cancelled() => return,
+            next = synthesized.recv() => match next {
+                Some(next) => next,
+                None => return,
+            },
+        };
+        let total = samples.len();
+        set_current(&played, Some((sentence.clone(), 0, total)));
+        for (i, frame) in samples.chunks(FRAME).enumerate() {
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => return,
+                _ = clock.tick() => {}
+            }
+            if output
+                .send(VoiceOutput::Audio(frame.to_vec()))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            let done = ((i + 1) * FRAME).min(total);
+            set_current(&played, Some((sentence.clone(), done, total)));
+        }
+        let mut p = played.lock().unwrap_or_else(|p| p.into_inner());
+        if !p.text.is_empty() {
+            p.text.push(' ');
+        }
+        p.text.push_str(&sentence);
+        p.current = None;
+    }
+}
+
+/// Synthesizes the sentences in order, handing each one's samples to the
+/// player; a sentence that fails is reported and skipped.
+async fn synthesize(
     routers: Arc<SpeechRouters>,
     config: SpeechProviderConfig,
     offline: bool,
     mut sentences: mpsc::UnboundedReceiver<String>,
     output: mpsc::Sender<VoiceOutput>,
     stop: CancellationToken,
-    played: Arc<Mutex<Played>>,
+    ready: mpsc::Sender<(String, Vec<i16>)>,
 ) {
-    let mut clock = tokio::time::interval(FRAME_TIME);
-    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let sentence = tokio::select! {
             biased;
@@ -209,30 +294,14 @@ async fn speak(
                 continue;
             }
         };
-        let total = samples.len();
-        set_current(&played, Some((sentence.clone(), 0, total)));
-        for (i, frame) in samples.chunks(FRAME).enumerate() {
-            tokio::select! {
-                biased;
-                () = stop.cancelled() => return,
-                _ = clock.tick() => {}
-            }
-            if output
-                .send(VoiceOutput::Audio(frame.to_vec()))
-                .await
-                .is_err()
-            {
-                return;
-            }
-            let done = ((i + 1) * FRAME).min(total);
-            set_current(&played, Some((sentence.clone(), done, total)));
+        let handed = tokio::select! {
+            biased;
+            () = stop.cancelled() => return,
+            sent = ready.send((sentence, samples)) => sent,
+        };
+        if handed.is_err() {
+            return;
         }
-        let mut p = played.lock().unwrap_or_else(|p| p.into_inner());
-        if !p.text.is_empty() {
-            p.text.push(' ');
-        }
-        p.text.push_str(&sentence);
-        p.current = None;
     }
 }
 
@@ -254,6 +323,27 @@ mod tests {
         assert_eq!(s.push("\nNext"), ["I'm fine, 3.5 times over"]);
         assert_eq!(s.finish().as_deref(), Some("Next"));
         assert_eq!(s.finish(), None);
+    }
+
+    #[test]
+    fn the_first_piece_ends_at_its_first_clause_of_a_few_words() {
+        let mut s = Sentences::default();
+        // Too short a clause: the sentence goes on.
+        assert!(s.push("Yes, I").is_empty());
+        assert_eq!(
+            s.push(" heard you all, every word, and"),
+            ["Yes, I heard you all,"]
+        );
+        // Only the first piece is cut at a clause.
+        assert!(s.push(" then, as you said,").is_empty());
+        assert_eq!(
+            s.push(" we went. Next"),
+            ["every word, and then, as you said, we went."]
+        );
+        // A number's comma is no clause.
+        let mut n = Sentences::default();
+        assert!(n.push("It costs 3,500 dollars in all").is_empty());
+        assert_eq!(n.finish().as_deref(), Some("It costs 3,500 dollars in all"));
     }
 
     #[test]
