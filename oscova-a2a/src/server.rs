@@ -22,7 +22,9 @@
 //! dead process left `SUBMITTED` or `WORKING` become `FAILED` with the
 //! reason; a fleet sharing one store turns it off, since another instance
 //! may be running them. The handler sweeps the pushes owed to webhooks
-//! (see `push.rs`) at once, then each minute, until shutdown. Shutdown
+//! (see `push.rs`) at once, then each minute, until shutdown, and so
+//! it sweeps the waits that expired with nobody to end them (their tasks
+//! end `FAILED`, see `tasks/answer.rs`). Shutdown
 //! cancels every run; each stores its `CANCELED` state as it ends.
 
 use std::net::SocketAddr;
@@ -253,6 +255,7 @@ impl A2aServer {
             cancel.clone(),
         ));
         runner.pushes.sweep(first_sweep, cancel.clone());
+        runner.sweep_waits(cancel.clone());
         Ok(A2aHandler {
             state: Arc::new(State {
                 runner,

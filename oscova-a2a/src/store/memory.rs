@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::{
-    PushLimits, PushWrite, StoreError, TaskPage, TaskQuery, TaskStore, TaskWait, failed, matches,
-    now_millis, stale_before,
+    ExpiredWait, PushLimits, PushWrite, StoreError, TaskPage, TaskQuery, TaskStore, TaskWait,
+    failed, matches, now_millis, stale_before,
 };
 use crate::model::{PushConfig, Task, TaskState};
 
@@ -147,6 +147,18 @@ impl TaskStore for MemoryTaskStore {
 
     async fn take_wait(&self, user: &str, id: &str) -> Result<Option<TaskWait>, StoreError> {
         Ok(self.waits().remove(&(user.to_owned(), id.to_owned())))
+    }
+
+    async fn take_expired_waits(&self, now: i64) -> Result<Vec<ExpiredWait>, StoreError> {
+        let mut taken = Vec::new();
+        self.waits().retain(|(user, id), wait| {
+            if wait.is_expired_at(now) {
+                taken.push((user.clone(), id.clone(), wait.clone()));
+                return false;
+            }
+            true
+        });
+        Ok(taken)
     }
 
     async fn put_push_config(

@@ -122,6 +122,11 @@ pub trait TaskStore: Send + Sync + 'static {
     /// store, one gets it, the others `None` (as for a task that waits for
     /// nothing, or another user's).
     async fn take_wait(&self, user: &str, id: &str) -> Result<Option<TaskWait>, StoreError>;
+    /// Removes and returns every wait whose expiry is at or before `now`
+    /// (milliseconds since the Unix epoch), each with its user and task
+    /// id, in one conditional statement: a wait is taken once, by this
+    /// sweep or by an answer, on any process.
+    async fn take_expired_waits(&self, now: i64) -> Result<Vec<ExpiredWait>, StoreError>;
     /// Writes a webhook of `user`'s task `config.task_id` (inserted, or
     /// replacing the one with its id), unless that adds one past
     /// `limits`: the task's webhooks, or `user`'s on tasks not stored in
@@ -175,6 +180,9 @@ pub trait TaskStore: Send + Sync + 'static {
         Ok(None)
     }
 }
+
+/// A wait taken at its expiry: (user, task id, the wait).
+pub type ExpiredWait = (String, String, TaskWait);
 
 /// Stream events relayed from another process: (user, event).
 pub type Relayed = tokio::sync::broadcast::Receiver<(String, Value)>;

@@ -33,8 +33,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    PushLimits, PushWrite, Relayed, StoreError, TaskPage, TaskQuery, TaskStore, TaskWait, failed,
-    matches, now_millis, stale_before,
+    ExpiredWait, PushLimits, PushWrite, Relayed, StoreError, TaskPage, TaskQuery, TaskStore,
+    TaskWait, failed, matches, now_millis, stale_before,
 };
 use crate::model::{PushConfig, Task, TaskState};
 use crate::store::postgres_relay::Relay;
@@ -268,6 +268,25 @@ impl TaskStore for PostgresTaskStore {
             .map_err(db)?;
         let json: Option<String> = row.map(|r| r.get(0));
         Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
+    }
+
+    async fn take_expired_waits(&self, now: i64) -> Result<Vec<ExpiredWait>, StoreError> {
+        let rows = self
+            .client
+            .lock()
+            .await
+            .query(
+                "DELETE FROM oscova_a2a_waits WHERE expires_at <= $1 RETURNING owner, task_id, wait",
+                &[&now],
+            )
+            .await
+            .map_err(db)?;
+        rows.into_iter()
+            .map(|row| {
+                let json: String = row.get(2);
+                Ok((row.get(0), row.get(1), serde_json::from_str(&json)?))
+            })
+            .collect()
     }
 
     async fn put_push_config(

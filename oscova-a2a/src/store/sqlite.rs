@@ -34,8 +34,8 @@ use oscova_agent::session::store::{SqliteFile, SqliteFileError};
 use rusqlite::{OptionalExtension, params};
 
 use super::{
-    PushLimits, PushWrite, StoreError, TaskPage, TaskQuery, TaskStore, TaskWait, failed, matches,
-    now_millis, stale_before,
+    ExpiredWait, PushLimits, PushWrite, StoreError, TaskPage, TaskQuery, TaskStore, TaskWait,
+    failed, matches, now_millis, stale_before,
 };
 use crate::model::{PushConfig, Task, TaskState};
 
@@ -216,6 +216,29 @@ impl TaskStore for SqliteTaskStore {
             })
             .await?;
         Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
+    }
+
+    async fn take_expired_waits(&self, now: i64) -> Result<Vec<ExpiredWait>, StoreError> {
+        let rows: Vec<(String, String, String)> = self
+            .file
+            .write(move |conn| {
+                let mut statement = conn
+                    .prepare(
+                        "DELETE FROM a2a_waits WHERE expires_at <= ?1 RETURNING owner, task_id, wait",
+                    )
+                    .map_err(db)?;
+                statement
+                    .query_map(params![now], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })
+                    .map_err(db)?
+                    .collect::<Result<_, _>>()
+                    .map_err(db)
+            })
+            .await?;
+        rows.into_iter()
+            .map(|(user, id, json)| Ok((user, id, serde_json::from_str(&json)?)))
+            .collect()
     }
 
     async fn put_push_config(

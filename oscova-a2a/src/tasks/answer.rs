@@ -25,18 +25,75 @@
 //!    runs again and its question gets this answer). The task ends
 //!    `COMPLETED` with the model's answer; an interrupted call's report is
 //!    its status message.
+//!
+//! Waits that expire with nobody to end them (their process stopped) are
+//! swept: at start, then every [`WAIT_SWEEP`], each process on the store
+//! takes the expired waits out in one conditional statement and ends
+//! their tasks `FAILED` with `expired:`, so `GetTask` never shows a
+//! question nobody can answer any more. A run still waiting on one of
+//! them, here or elsewhere, gives way.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use oscova_core::tool::origin::hops_in;
 use serde_json::Value;
 use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 use super::ask::{Replay, expired_text};
 use super::{Runner, Start, internal, settle};
 use crate::model::{A2aError, Message, TaskState};
 
+/// How often each process sweeps the store for expired waits.
+pub(crate) const WAIT_SWEEP: Duration = Duration::from_secs(60);
+
 impl Runner {
+    /// Sweeps expired waits now, then every [`WAIT_SWEEP`], until `cancel`.
+    pub(crate) fn sweep_waits(self: &Arc<Self>, cancel: CancellationToken) {
+        let runner = self.clone();
+        tokio::spawn(async move {
+            loop {
+                runner.end_expired().await;
+                tokio::select! {
+                    () = cancel.cancelled() => return,
+                    () = tokio::time::sleep(WAIT_SWEEP) => {}
+                }
+            }
+        });
+    }
+
+    /// Ends the tasks whose waits expired (see the module rules).
+    pub(crate) async fn end_expired(&self) {
+        let taken = match self
+            .store
+            .take_expired_waits(crate::store::now_millis())
+            .await
+        {
+            Ok(taken) => taken,
+            Err(error) => {
+                tracing::warn!(%error, "sweeping expired waits failed");
+                return;
+            }
+        };
+        for (user, id, wait) in taken {
+            let Ok(Some(mut task)) = self.store.get(&user, &id).await else {
+                continue;
+            };
+            if task.status.state != TaskState::InputRequired {
+                continue;
+            }
+            tracing::warn!(task = %id, tool = %wait.tool, "a task's wait for an answer expired");
+            task.set_state(
+                TaskState::Failed,
+                Some(&expired_text(&wait.tool, wait.expires_at)),
+            );
+            if let Err(error) = self.store.put_final(&user, &task).await {
+                tracing::warn!(%error, task = %id, "storing an expired task failed");
+            }
+        }
+    }
+
     /// Answers the question the task `id` of `user` waits on with
     /// `message` (see the module rules); with `blocking`, returns once the
     /// task settles again.

@@ -221,4 +221,19 @@ pub(crate) async fn check_waits(store: &dyn TaskStore) {
     task.set_state(TaskState::Canceled, None);
     store.put_final("alice", &task).await.unwrap();
     assert_eq!(store.take_wait("alice", "t-wait").await.unwrap(), None);
+
+    // The sweep takes the expired waits only, each once.
+    let mut due = wait.clone();
+    due.expires_at = 1_000;
+    task.set_state(TaskState::InputRequired, Some("Pay?"));
+    store.put_waiting("alice", &task, &due).await.unwrap();
+    let mut later = Task::submitted("t-later".into(), "c1".into(), task.history[0].clone());
+    later.set_state(TaskState::InputRequired, Some("Pay?"));
+    store.put_waiting("bob", &later, &wait).await.unwrap();
+    assert_eq!(
+        store.take_expired_waits(2_000).await.unwrap(),
+        vec![("alice".to_owned(), "t-wait".to_owned(), due)]
+    );
+    assert!(store.take_expired_waits(2_000).await.unwrap().is_empty());
+    assert_eq!(store.take_wait("bob", "t-later").await.unwrap(), Some(wait));
 }

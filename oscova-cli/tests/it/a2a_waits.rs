@@ -13,8 +13,9 @@
 //! reported interrupted and never runs; Bob's message cannot reach
 //! Alice's task; a second answer finds nothing to answer. Two instances on
 //! one throwaway Postgres: asked on one, answered through the other, run
-//! once. A wait past its expiry ends the task `FAILED` with `expired:`,
-//! nothing run.
+//! once. A wait past its expiry when its process died is swept by the
+//! next process: the task ends `FAILED` with `expired:`, nothing run, and
+//! a late answer finds nothing to answer.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -241,7 +242,7 @@ async fn a_started_call_that_is_not_idempotent_is_reported_interrupted_after_a_k
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wait_past_its_expiry_ends_the_task_failed_and_nothing_runs() {
+async fn a_wait_past_its_expiry_is_swept_at_start_and_the_task_ends_failed() {
     let model = TestServer::start(model).await;
     let dir = support::temp_dir("a2a-waits-db");
     let db = dir.join("sessions.db");
@@ -271,20 +272,30 @@ async fn a_wait_past_its_expiry_ends_the_task_failed_and_nothing_runs() {
     assert_eq!(moved, 1);
     drop(conn);
 
+    // The next process sweeps the expired wait as it starts: the task
+    // ends FAILED, saying so, before anyone answers.
     let next = start(&config, &files).await;
     let url = a2a(&next);
-    let ended = send(&url, ALICE, YES, Some(&task)).await;
-    let failed = &ended["result"]["task"];
-    assert_eq!(failed["status"]["state"], "TASK_STATE_FAILED", "{ended}");
-    let text = failed["status"]["message"]["parts"][0]["text"]
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        let got = rpc(&url, ALICE, "GetTask", json!({"id": task})).await;
+        status = got["result"]["status"].clone();
+        if status["state"] != "TASK_STATE_INPUT_REQUIRED" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status["state"], "TASK_STATE_FAILED", "{status}");
+    let text = status["message"]["parts"][0]["text"]
         .as_str()
         .unwrap_or_default();
-    assert!(text.starts_with("expired:"), "{ended}");
-    assert!(text.contains(SETTLE), "{ended}");
-    assert_eq!(runs(&ledger, "settled.txt"), 0);
+    assert!(text.starts_with("expired:"), "{status}");
+    assert!(text.contains(SETTLE), "{status}");
     assert_eq!(kept(&db), 0);
-    let got = rpc(&url, ALICE, "GetTask", json!({"id": task})).await;
-    assert_eq!(got["result"]["status"]["state"], "TASK_STATE_FAILED");
+    // Too late: the answer finds nothing to answer, and nothing ran.
+    let late = send(&url, ALICE, YES, Some(&task)).await;
+    assert_eq!(late["error"]["code"], -32004, "{late}");
+    assert_eq!(runs(&ledger, "settled.txt"), 0);
 }
 
 #[cfg(feature = "sessions-postgres")]
