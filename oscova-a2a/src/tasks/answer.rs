@@ -140,14 +140,22 @@ impl Runner {
         task.history.push(message.clone());
         let Some(answer) = here else {
             // Resumed here: the process that asked is gone, or is another.
+            let mut waiting = task.clone();
+            waiting.history.pop();
             task.set_state(TaskState::Working, None);
             let mut start = Start::new(message.text(), hops, true);
             start.resume = Some(Replay {
-                tool: wait.tool,
-                asked: wait.asked,
+                tool: wait.tool.clone(),
+                asked: wait.asked.clone(),
                 answer: message,
             });
-            return self.launch(user, task, start, blocking, None).await;
+            let launched = self.launch(user, task, start, blocking, None).await;
+            if launched.is_err() {
+                // Not resumed (the user's bound of running tasks, say): the
+                // question stays asked, for a later answer.
+                let _ = self.store.put_waiting(user, &waiting, &wait).await;
+            }
+            return launched;
         };
         let receiver = self
             .subscribe(user, id)

@@ -218,3 +218,48 @@ async fn a_question_unanswered_past_its_wait_ends_the_task_failed_expired() {
     assert_eq!(runs(&ledger), 0);
     a.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_through_another_server_holds_and_the_asking_server_gives_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, ledger) = (dir.path().join("sessions.db"), dir.path().join("paid.txt"));
+    // One running task per user on A: its next task starts only once the
+    // waiting run gave way.
+    let one: Tweak = Box::new(|s| {
+        let mut limits = oscova_a2a::Limits::default();
+        limits.max_tasks_per_user = 1;
+        s.limits(limits)
+    });
+    let a = server(&db, &ledger, Some(one)).await;
+    let b = server(&db, &ledger, None).await;
+    let asked = a.rpc(ALICE, "SendMessage", send("pay bob", None)).await;
+    let id = asked["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let canceled = b.rpc(ALICE, "CancelTask", json!({"id": id})).await;
+    assert_eq!(
+        canceled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    assert!(kept(&db).is_empty(), "the wait ended with the task");
+    // The answer, on either server, finds nothing to answer; the server
+    // that asked gave way and wrote nothing over the cancel.
+    for server in [&a, &b] {
+        let late = server
+            .rpc(ALICE, "SendMessage", send("yes", Some(&id)))
+            .await;
+        assert_eq!(late["error"]["code"], -32004, "{late}");
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let got = a.rpc(ALICE, "GetTask", json!({"id": id})).await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{got}"
+    );
+    assert_eq!(runs(&ledger), 0);
+    let next = a.rpc(ALICE, "SendMessage", send("hello", None)).await;
+    assert_eq!(
+        next["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "the run that asked no longer holds Alice's place: {next}"
+    );
+    a.stop().await;
+    b.stop().await;
+}
