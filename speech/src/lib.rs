@@ -16,7 +16,7 @@
 //!
 //! The crate root holds what most code names: the routers, the requests
 //! and results, the provider traits and their error. The rest lives in
-//! three modules, by concept:
+//! four modules, by concept:
 //!
 //! - [`router`]: the one generic [`Router`](router::Router) and its
 //!   [`RouterBuilder`](router::RouterBuilder) behind both directions,

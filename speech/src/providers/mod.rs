@@ -32,8 +32,9 @@
 //!    `piper/error.rs`), its tests beside it, and `mod NAME;` plus its
 //!    `pub use` below.
 //! 2. Register it with one line in `register` (below, in this file):
-//!    `builtins.recognizer(..)`, `builtins.synthesizer(..)` or
-//!    `builtins.both(..)`, built on the host's HTTP client
+//!    `builtins.recognizer(..)` (or `builtins.streaming_recognizer(..)`
+//!    for one that also implements `StreamingRecognizer`),
+//!    `builtins.synthesizer(..)` or `builtins.both(..)`, built on the host's HTTP client
 //!    (`builtins.http()`) or spawn policy (`builtins.spawn()`) if it uses
 //!    them.
 //!
@@ -80,7 +81,7 @@ pub(crate) fn register(builtins: &mut Builtins) {
     builtins.recognizer(PocketsphinxRecognizer::new());
     builtins.both(OpenAiSpeech::new(builtins.http()));
     #[cfg(feature = "whisper")]
-    builtins.recognizer(WhisperRecognizer::new());
+    builtins.streaming_recognizer(WhisperRecognizer::new());
     builtins.synthesizer(FliteSynthesizer::new().with_policy(builtins.spawn()));
     #[cfg(feature = "piper")]
     builtins.synthesizer(KokoroSynthesizer::new().with_policy(builtins.spawn()));

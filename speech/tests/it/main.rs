@@ -23,3 +23,5 @@ pub mod voice;
 pub mod wer;
 #[cfg(feature = "whisper")]
 pub mod whisper;
+#[cfg(feature = "whisper")]
+pub mod whisper_stream;

@@ -21,6 +21,7 @@
 //! (digits, "Mr.", punctuation and capitals); segments carry whisper.cpp's
 //! timestamps.
 
+use std::ffi::c_int;
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
@@ -166,6 +167,9 @@ pub(crate) struct Decode {
     pub(crate) audio_ctx: AudioCtx,
 }
 
+/// The most prompt tokens whisper.cpp takes (half its decoder's 448).
+const PROMPT_TOKENS: usize = 224;
+
 /// Samples per second of the audio whisper.cpp takes.
 const SAMPLE_RATE: u32 = 16_000;
 
@@ -307,6 +311,94 @@ impl Engine {
         cancel: &CancellationToken,
         progress: Option<RecognitionProgressSink>,
     ) -> Result<Transcript, WhisperFailure> {
+        let progress =
+            progress.map(|sink| Progress::new(sink, samples.len() as f64 / f64::from(SAMPLE_RATE)));
+        let (state, progress) = self.run(samples, decode, cancel, progress, None)?;
+        let mut segments = Vec::new();
+        for segment in state.as_iter() {
+            let text = segment.to_str_lossy().map_err(|e| WhisperFailure::Decode {
+                reason: e.to_string(),
+            })?;
+            segments.push(TranscriptSegment {
+                // whisper.cpp counts in centiseconds.
+                start_seconds: segment.start_timestamp() as f64 / 100.0,
+                end_seconds: segment.end_timestamp() as f64 / 100.0,
+                text: text.trim().to_owned(),
+            });
+        }
+        self.put_back(state);
+        let text = segments
+            .iter()
+            .map(|s| s.text.as_str())
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Some(mut progress) = progress {
+            progress.percent(100);
+        }
+        Ok(Transcript { text, segments })
+    }
+
+    /// Transcribes a stream's window (16 kHz mono samples in [-1, 1]) into
+    /// words with times in seconds from the window's start, after
+    /// `prompt` (the text heard before the window, which whisper.cpp reads
+    /// as what came before). Non-speech marks (`[BLANK_AUDIO]`) are left
+    /// out.
+    pub(crate) fn words(
+        &self,
+        samples: &[f32],
+        decode: &Decode,
+        prompt: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<(String, f64, f64)>, WhisperFailure> {
+        let prompt = prompt.replace('\0', "");
+        let tokens = if prompt.trim().is_empty() {
+            Vec::new()
+        } else {
+            // At most half the decoder's context, as whisper.cpp allows;
+            // a prompt it cannot tokenize is left out, not an error.
+            self.context
+                .tokenize(&prompt, PROMPT_TOKENS)
+                .unwrap_or_default()
+        };
+        let (state, _) = self.run(samples, decode, cancel, None, Some(&tokens))?;
+        let mut words = Vec::new();
+        for segment in state.as_iter() {
+            let text = segment.to_str_lossy().map_err(|e| WhisperFailure::Decode {
+                reason: e.to_string(),
+            })?;
+            let text = text.trim();
+            if text.is_empty() || (text.starts_with('[') && text.ends_with(']')) {
+                continue;
+            }
+            words.push((
+                text.to_owned(),
+                segment.start_timestamp() as f64 / 100.0,
+                segment.end_timestamp() as f64 / 100.0,
+            ));
+        }
+        self.put_back(state);
+        Ok(words)
+    }
+
+    fn put_back(&self, state: WhisperState) {
+        self.states
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(state);
+    }
+
+    /// One whisper.cpp decode of `samples`; with `prompt` (a stream's
+    /// window), one segment per word with token timestamps, after the
+    /// prompt's tokens. The state, ready to read, and the progress.
+    fn run(
+        &self,
+        samples: &[f32],
+        decode: &Decode,
+        cancel: &CancellationToken,
+        progress: Option<Progress>,
+        prompt: Option<&[c_int]>,
+    ) -> Result<(WhisperState, Option<Progress>), WhisperFailure> {
         if cancel.is_cancelled() {
             return Err(WhisperFailure::Cancelled);
         }
@@ -324,6 +416,12 @@ impl Engine {
         params.set_print_progress(false);
         params.set_print_realtime(false);
         params.set_print_timestamps(false);
+        if let Some(tokens) = prompt {
+            params.set_tokens(tokens);
+            params.set_token_timestamps(true);
+            params.set_split_on_word(true);
+            params.set_max_len(1);
+        }
         let language = match (&decode.language, self.multilingual) {
             (Some(code), true) => Some(code.as_str()),
             (None, true) => Some("auto"),
@@ -347,8 +445,6 @@ impl Engine {
         // The same trick as the abort callback's: a closure without
         // captures, since whisper-rs never frees the box it puts the
         // closure in (the caller's sink would be kept alive for good).
-        let progress =
-            progress.map(|sink| Progress::new(sink, samples.len() as f64 / f64::from(SAMPLE_RATE)));
         if progress.is_some() {
             params.set_progress_callback_safe(|percent: i32| {
                 PROGRESS.with(|p| {
@@ -369,32 +465,7 @@ impl Engine {
         outcome.map_err(|e| WhisperFailure::Decode {
             reason: e.to_string(),
         })?;
-        let mut segments = Vec::new();
-        for segment in state.as_iter() {
-            let text = segment.to_str_lossy().map_err(|e| WhisperFailure::Decode {
-                reason: e.to_string(),
-            })?;
-            segments.push(TranscriptSegment {
-                // whisper.cpp counts in centiseconds.
-                start_seconds: segment.start_timestamp() as f64 / 100.0,
-                end_seconds: segment.end_timestamp() as f64 / 100.0,
-                text: text.trim().to_owned(),
-            });
-        }
-        self.states
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(state);
-        let text = segments
-            .iter()
-            .map(|s| s.text.as_str())
-            .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ");
-        if let Some(mut progress) = progress {
-            progress.percent(100);
-        }
-        Ok(Transcript { text, segments })
+        Ok((state, progress))
     }
 }
 

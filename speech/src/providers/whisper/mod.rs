@@ -21,6 +21,7 @@ mod half;
 pub(crate) mod mel;
 mod model;
 mod quant;
+mod stream;
 mod vocab;
 
 use std::collections::HashMap;
@@ -34,6 +35,7 @@ use oscova_core::provider::{BoxFuture, ProviderTypeKey};
 use tokio::sync::Semaphore;
 
 use crate::error::EngineError;
+use crate::stream::{RecognitionStream, StreamRequest, StreamingRecognizer};
 use crate::wav;
 use engine::{AudioCtx, Decode, Engine};
 use error::WhisperFailure;
@@ -338,6 +340,26 @@ fn audio_ctx(option: Option<&serde_json::Value>) -> Result<AudioCtx, SpeechError
             "the whisper option `audio_ctx` must be \"auto\", \"fit\", \"full\" or encoder frames \
              from 1 to 1500 (50 a second), not {value}"
         ))),
+    }
+}
+
+/// The streaming form: a growing window heard again every
+/// `options.stream_step_ms` (default 1000 ms, 100 to 10000), its committed
+/// prefix by whisper-streaming's LocalAgreement-2 policy (the longest
+/// common word prefix of the last two hypotheses), the window cut at a
+/// committed sentence end once longer than `options.stream_trim_seconds`
+/// (default 15 s, 5 to 28) and never over 30 s. Partials are the committed
+/// text and the tentative tail after every decode; the final transcript
+/// comes after the audio's end (one more decode if audio came since the
+/// last), with one segment per sentence. The model loads when the stream
+/// opens, so a missing model is the open's error. See
+/// [`stream`](crate::stream) for the caller's side.
+impl StreamingRecognizer for WhisperRecognizer {
+    fn open_stream(
+        &self,
+        request: StreamRequest,
+    ) -> BoxFuture<'_, Result<RecognitionStream, SpeechError>> {
+        Box::pin(stream::open(Arc::clone(&self.inner), request))
     }
 }
 
