@@ -125,10 +125,21 @@ impl Runner {
         if task.status.state != TaskState::InputRequired {
             return Err(waits_for_nothing());
         }
-        let Some(wait) = self.store.take_wait(user, id).await.map_err(internal)? else {
-            return Err(waits_for_nothing());
-        };
+        // This process's run first (so its expiry, racing this answer,
+        // sees it answered here), then the store's wait, which decides.
         let here = self.take_waiting(user, id);
+        let taken = self.store.take_wait(user, id).await;
+        let wait = match taken {
+            Ok(Some(wait)) => wait,
+            Ok(None) | Err(_) => {
+                if let Some(answer) = here {
+                    // Not ours: the run keeps waiting, and gives way when
+                    // it sees the task moved on.
+                    self.wait_for_answer(user, id, answer);
+                }
+                return Err(taken.err().map_or_else(waits_for_nothing, internal));
+            }
+        };
         if wait.is_expired_at(crate::store::now_millis()) && here.is_none() {
             task.history.push(message);
             let text = expired_text(&wait.tool, wait.expires_at);

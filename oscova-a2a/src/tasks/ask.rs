@@ -180,15 +180,24 @@ impl InteractionHandler for TaskAsk {
                         expiry_checked = true;
                         // The store decides between the expiry and an answer
                         // on its way (here or elsewhere).
-                        if let Ok(Some(_)) = runner.store.take_wait(&user, &id).await {
-                            runner.stop_waiting(&user, &id);
-                            let text = expired_text(&tool, expires_at);
-                            tracing::warn!(task = %id, %tool, "a task's wait for an answer expired");
-                            *locked(&state.ended) = Some(text.clone());
-                            return Err(AskError::Failed(text));
-                        }
-                        if runner.is_waiting(&user, &id) {
-                            gone_elsewhere(&runner, &user, &id, &abandon).await;
+                        match runner.store.take_wait(&user, &id).await {
+                            Ok(Some(_)) => {
+                                runner.stop_waiting(&user, &id);
+                                let text = expired_text(&tool, expires_at);
+                                tracing::warn!(task = %id, %tool, "a task's wait for an answer expired");
+                                *locked(&state.ended) = Some(text.clone());
+                                return Err(AskError::Failed(text));
+                            }
+                            // Taken: by an answer here (which took this
+                            // run's place first) or elsewhere.
+                            Ok(None) if runner.is_waiting(&user, &id) => {
+                                gone_elsewhere(&runner, &user, &id, &abandon).await;
+                            }
+                            Ok(None) => {}
+                            // The sweep ends it later; the poll sees that.
+                            Err(error) => {
+                                tracing::warn!(%error, task = %id, "taking an expired wait failed");
+                            }
                         }
                     }
                     _ = poll.tick() => {
