@@ -31,7 +31,8 @@
 //! A task in `INPUT_REQUIRED` keeps the call it waits on ([`TaskWait`],
 //! `wait.rs`) beside it, written with the state in one write
 //! ([`TaskStore::put_waiting`]) and taken by the answer in one conditional
-//! statement ([`TaskStore::take_wait`]), so the question outlives its
+//! statement ([`TaskStore::take_wait`]), or at its expiry by a sweep
+//! ([`TaskStore::take_expired_waits`]), so the question outlives its
 //! process and one answer goes on, on one process. A task that never asks
 //! writes no wait.
 

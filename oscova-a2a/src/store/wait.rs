@@ -7,7 +7,9 @@
 //! one conditional statement
 //! ([`TaskStore::take_wait`](super::TaskStore::take_wait): a `DELETE …
 //! RETURNING`, or the memory store's removal under its lock), so of two
-//! processes given an answer to one question exactly one goes on. A final
+//! processes given an answer to one question exactly one goes on; a
+//! wait past its expiry is taken the same way by the sweep every process
+//! runs ([`TaskStore::take_expired_waits`](super::TaskStore::take_expired_waits)). A final
 //! state ([`TaskStore::put_final`](super::TaskStore::put_final)) drops the
 //! task's wait in the same write: an ended task waits for nothing.
 
