@@ -27,12 +27,16 @@
 // advertised (`client_id_metadata_document_supported`). Revocation (RFC 7009) is at
 // /token/revocation.
 //
-// Consent is driven over HTTP (no pages): an authorization request is
-// sent to /interaction/UID; `POST /interaction/UID/login` with the form
-// field `login=ACCOUNT` logs that account in, `POST
-// /interaction/UID/confirm` grants what the client asked for, and
-// `POST /interaction/UID/abort` refuses it; each answers with the
-// redirect to resume at /auth/UID (cookies carry the rest).
+// Consent is driven over HTTP: an authorization request is sent to
+// /interaction/UID; `POST /interaction/UID/login` with the form field
+// `login=ACCOUNT` logs that account in, `POST /interaction/UID/confirm`
+// grants what the client asked for, and `POST /interaction/UID/abort`
+// refuses it; each answers with the redirect to resume at /auth/UID
+// (cookies carry the rest). `GET /interaction/UID` answers JSON
+// (`{uid, prompt, client_id}`), or, to a browser (`Accept: text/html`),
+// the page of that prompt: a login form (`#login`, `#submit`) or a
+// consent form naming the client (`#allow`, `#deny`), posting to those
+// same endpoints.
 // Each resource indicator is a resource server whose tokens carry `aud` =
 // the indicator and may carry the scopes "mcp" and "other"; they are JWTs
 // signed RS256, except for indicators starting `urn:opaque:`, whose tokens
@@ -102,6 +106,30 @@ const json = (res, status, value) => {
   res.end(JSON.stringify(value));
 };
 
+const escape = (text) =>
+  String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+// A browser's page for the interaction's prompt: its forms post to the
+// endpoints the HTTP flow uses.
+function page(res, uid, prompt, clientId) {
+  const base = `/interaction/${encodeURIComponent(uid)}`;
+  const body =
+    prompt === 'login'
+      ? `<h1>Sign in</h1>
+<form method="post" action="${base}/login">
+<label>Account <input id="login" name="login" autocomplete="username" required></label>
+<button id="submit" type="submit">Sign in</button>
+</form>`
+      : `<h1>Allow access?</h1>
+<p id="client">${escape(clientId)} asks to act for you.</p>
+<form method="post" action="${base}/confirm"><button id="allow" type="submit">Allow</button></form>
+<form method="post" action="${base}/abort"><button id="deny" type="submit">Deny</button></form>`;
+  res.statusCode = 200;
+  res.setHeader('content-type', 'text/html; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.end(`<!doctype html><html><head><meta charset="utf-8"><title>${escape(prompt)}</title></head><body data-prompt="${escape(prompt)}">${body}</body></html>`);
+}
+
 async function interaction(req, res, uid, action) {
   try {
     const details = await provider.interactionDetails(req, res);
@@ -110,6 +138,10 @@ async function interaction(req, res, uid, action) {
       return;
     }
     if (action === undefined) {
+      if ((req.headers.accept || '').includes('text/html')) {
+        page(res, uid, details.prompt.name, details.params.client_id);
+        return;
+      }
       json(res, 200, { uid, prompt: details.prompt.name, client_id: details.params.client_id });
       return;
     }

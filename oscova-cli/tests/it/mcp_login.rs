@@ -6,6 +6,8 @@
 //! forms over HTTP). The grants land in the sessions' SQLite file, sealed
 //! with `OSCOVA_TOKEN_KEY`.
 
+mod browser;
+
 use crate::support;
 
 use std::collections::BTreeMap;
