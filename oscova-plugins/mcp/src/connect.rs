@@ -60,6 +60,15 @@ impl ClientHandler for Client {
         {
             info.capabilities = caps;
         }
+        // A server that advertises the tasks extension may answer a call
+        // with a task, which the call follows (`server/task.rs`).
+        info.capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                rmcp::model::JsonObject::new(),
+            );
         info
     }
 

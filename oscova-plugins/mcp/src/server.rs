@@ -39,6 +39,8 @@ use crate::progress::Routes;
 use crate::result::call_result;
 use crate::status::ServerStatus;
 
+mod task;
+
 /// A configured server, shared by every scope.
 pub(crate) struct Server {
     pub(crate) name: String,
@@ -496,7 +498,9 @@ impl ServerHandler {
         let (ask_tx, mut ask_rx) = mpsc::unbounded_channel::<crate::elicit::Ask>();
         live.asks.add(key, ask_tx);
         let id = handle.id.clone();
-        let response = handle.await_response();
+        // A task the server answers with after the call was dropped
+        // (cancelled) is cancelled too.
+        let response = task::CallAnswer::of(handle, live.peer.clone());
         tokio::pin!(response);
         let cancel = inv.cancellation_token().clone();
         // rmcp may hand notifications over out of order; progress never
@@ -532,6 +536,17 @@ impl ServerHandler {
         match outcome {
             None => ToolResult::error(format!("the call of `{name}` was cancelled")),
             Some(Ok(ServerResult::CallToolResult(result))) => call_result(result),
+            // The server made the call a task: followed to its end.
+            Some(Ok(ServerResult::CreateTaskResult(created))) => {
+                let followed = task::Followed {
+                    peer: &live.peer,
+                    server: &self.server.name,
+                    tool: &name,
+                    forward: self.server.config.elicitation == crate::config::Elicitation::Forward,
+                    limit: timeout,
+                };
+                followed.follow(created, inv).await
+            }
             Some(Ok(_)) => ToolResult::error(format!(
                 "MCP server `{}` answered the call of `{name}` with something other than a tool result",
                 self.server.name

@@ -14,6 +14,7 @@ pub mod oauth;
 pub mod oauth_user;
 pub mod pins;
 pub mod servers;
+pub mod tasks;
 pub mod tls;
 pub mod upstream;
 pub mod url;
