@@ -35,6 +35,19 @@ fn router(recognizer: &WhisperRecognizer) -> SpeechRecognitionRouter {
         .build()
 }
 
+/// CPU seconds this process has used (all threads; `/proc/self/stat`'s
+/// user and system time at Linux's 100 ticks a second). Decode work
+/// measured this way does not depend on what else the machine runs.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // Fields after the command's closing parenthesis: state is field 3,
+    // utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
 /// What streaming one clip gave.
 struct Streamed {
     text: String,
@@ -44,6 +57,8 @@ struct Streamed {
     first_words_audio: f64,
     /// Wall time from the audio's end to the final transcript.
     final_after_end: Duration,
+    /// CPU seconds spent from the audio's end to the final transcript.
+    final_cpu: f64,
     partials: usize,
 }
 
@@ -97,6 +112,7 @@ async fn stream_clip(
         }
     }
     let ended = Instant::now();
+    let cpu_at_end = cpu_seconds();
     stream.end_audio();
     let text = loop {
         match stream.next_event().await.unwrap().unwrap() {
@@ -111,6 +127,7 @@ async fn stream_clip(
         }
     };
     let final_after_end = ended.elapsed();
+    let final_cpu = cpu_seconds() - cpu_at_end;
     assert!(
         text.starts_with(&committed),
         "the final text {text:?} drops committed {committed:?}"
@@ -121,6 +138,7 @@ async fn stream_clip(
         first_words,
         first_words_audio,
         final_after_end,
+        final_cpu,
         partials,
     }
 }
@@ -143,23 +161,26 @@ async fn streamed_against_whole(model: Option<&str>) {
     let (mut first_ms, mut first_audio, mut final_ms) = (Vec::new(), Vec::new(), Vec::new());
     for clip in &clips {
         let timer = Instant::now();
+        let cpu = cpu_seconds();
         let whole = recognizer
             .recognize(RecognitionRequest::new(&config, &clip.wav))
             .await
             .unwrap();
         let whole_time = timer.elapsed();
+        let whole_cpu = cpu_seconds() - cpu;
         let streamed = stream_clip(&router, &config, &clip.wav).await;
         let (we, n) = score(&clip.reference, &whole.text);
         let (se, _) = score(&clip.reference, &streamed.text);
         println!(
-            "  {name} {}: whole {we}/{n} in {whole_time:?}, streamed {se}/{n} over {} partials; \
-             first words after {:?} ({:.1} s of audio), final {:?} after the end\n    \
-             whole:    {:?}\n    streamed: {:?}",
+            "  {name} {}: whole {we}/{n} in {whole_time:?} ({whole_cpu:.2} CPU s), streamed \
+             {se}/{n} over {} partials; first words after {:?} ({:.1} s of audio), final {:?} \
+             ({:.2} CPU s) after the end\n    whole:    {:?}\n    streamed: {:?}",
             clip.id,
             streamed.partials,
             streamed.first_words,
             streamed.first_words_audio,
             streamed.final_after_end,
+            streamed.final_cpu,
             whole.text,
             streamed.text
         );

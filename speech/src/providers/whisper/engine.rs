@@ -170,6 +170,20 @@ pub(crate) struct Decode {
 /// The most prompt tokens whisper.cpp takes (half its decoder's 448).
 const PROMPT_TOKENS: usize = 224;
 
+/// The tokens a stream's window decode may write per second of audio:
+/// speech runs at about 3 words (4 tokens) a second, timestamps aside.
+pub(crate) const WINDOW_TOKENS_PER_SECOND: usize = 10;
+/// The tokens a stream's window decode may write beyond those.
+pub(crate) const WINDOW_TOKENS_BASE: usize = 16;
+
+/// How a stream's window is decoded: after `prompt`, one segment per word,
+/// at most `max_tokens`, with or without the temperature fallback.
+struct Window<'a> {
+    prompt: &'a [c_int],
+    max_tokens: usize,
+    fallback: bool,
+}
+
 /// Samples per second of the audio whisper.cpp takes.
 const SAMPLE_RATE: u32 = 16_000;
 
@@ -343,12 +357,18 @@ impl Engine {
     /// words with times in seconds from the window's start, after
     /// `prompt` (the text heard before the window, which whisper.cpp reads
     /// as what came before). Non-speech marks (`[BLANK_AUDIO]`) are left
-    /// out.
+    /// out. The decode is bounded to [`WINDOW_TOKENS_PER_SECOND`] tokens
+    /// a second of audio (and [`WINDOW_TOKENS_BASE`] more), so a short
+    /// window Whisper hallucinates on cannot loop to its context's end;
+    /// only the `last` decode of a stream falls back to higher
+    /// temperatures when the text repeats itself (an earlier one is heard
+    /// again at the next step).
     pub(crate) fn words(
         &self,
         samples: &[f32],
         decode: &Decode,
         prompt: &str,
+        last: bool,
         cancel: &CancellationToken,
     ) -> Result<Vec<(String, f64, f64)>, WhisperFailure> {
         let prompt = prompt.replace('\0', "");
@@ -361,7 +381,13 @@ impl Engine {
                 .tokenize(&prompt, PROMPT_TOKENS)
                 .unwrap_or_default()
         };
-        let (state, _) = self.run(samples, decode, cancel, None, Some(&tokens))?;
+        let seconds = samples.len() / SAMPLE_RATE as usize;
+        let window = Window {
+            prompt: &tokens,
+            max_tokens: WINDOW_TOKENS_BASE + WINDOW_TOKENS_PER_SECOND * seconds,
+            fallback: last,
+        };
+        let (state, _) = self.run(samples, decode, cancel, None, Some(window))?;
         let mut words = Vec::new();
         for segment in state.as_iter() {
             let text = segment.to_str_lossy().map_err(|e| WhisperFailure::Decode {
@@ -397,7 +423,7 @@ impl Engine {
         decode: &Decode,
         cancel: &CancellationToken,
         progress: Option<Progress>,
-        prompt: Option<&[c_int]>,
+        window: Option<Window<'_>>,
     ) -> Result<(WhisperState, Option<Progress>), WhisperFailure> {
         if cancel.is_cancelled() {
             return Err(WhisperFailure::Cancelled);
@@ -416,11 +442,15 @@ impl Engine {
         params.set_print_progress(false);
         params.set_print_realtime(false);
         params.set_print_timestamps(false);
-        if let Some(tokens) = prompt {
-            params.set_tokens(tokens);
+        if let Some(window) = window {
+            params.set_tokens(window.prompt);
             params.set_token_timestamps(true);
             params.set_split_on_word(true);
             params.set_max_len(1);
+            params.set_max_tokens(i32::try_from(window.max_tokens).unwrap_or(i32::MAX));
+            if !window.fallback {
+                params.set_temperature_inc(0.0);
+            }
         }
         let language = match (&decode.language, self.multilingual) {
             (Some(code), true) => Some(code.as_str()),

@@ -9,7 +9,9 @@
 //! catches up by hearing more at once, never by queueing steps), and
 //! decodes the window on the blocking pool under the provider's decode
 //! permits, with the committed text before the window (its last 200
-//! characters) as the prompt. Each decode's words go through the
+//! characters) as the prompt, its tokens bounded by the window's length
+//! and without the temperature fallback but for the last decode (see
+//! `Engine::words`). Each decode's words go through the
 //! agreement; a partial (committed text, tentative tail) follows every
 //! decode. Before a decode the window is cut at the end of the last
 //! committed sentence once it is longer than `stream_trim_seconds`
@@ -186,7 +188,7 @@ impl Worker {
             }
             if self.fresh > 0 {
                 self.trim();
-                let words = self.hear_window(feed).await?;
+                let words = self.hear_window(feed, ended).await?;
                 self.agreement.insert(words);
             }
             if ended {
@@ -276,7 +278,13 @@ impl Worker {
     }
 
     /// Decodes the window; its words with times from the stream's start.
-    async fn hear_window(&mut self, feed: &StreamFeed) -> Result<Vec<Word>, SpeechError> {
+    /// `last`: the audio has ended (the decode may fall back to higher
+    /// temperatures, see `Engine::words`).
+    async fn hear_window(
+        &mut self,
+        feed: &StreamFeed,
+        last: bool,
+    ) -> Result<Vec<Word>, SpeechError> {
         self.fresh = 0;
         let permit = tokio::select! {
             biased;
@@ -291,7 +299,7 @@ impl Worker {
         let token = self.cancel.clone();
         let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            engine.words(&samples, &decode, &prompt, &token)
+            engine.words(&samples, &decode, &prompt, last, &token)
         });
         let words = tokio::select! {
             biased;
