@@ -60,33 +60,6 @@
     return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   }
 
-  // A box filter over each output sample's span of input: a cheap
-  // low-pass before decimating, with the fractional position carried
-  // from one buffer to the next.
-  function downsampler(from) {
-    const ratio = from / RATE;
-    let position = 0;
-    let sum = 0;
-    let count = 0;
-    return (input) => {
-      const out = new Int16Array(Math.ceil(input.length / ratio) + 1);
-      let n = 0;
-      for (let i = 0; i < input.length; i++) {
-        sum += input[i];
-        count++;
-        position += 1;
-        if (position >= ratio) {
-          position -= ratio;
-          const v = Math.max(-1, Math.min(1, sum / count));
-          out[n++] = v < 0 ? v * 32768 : v * 32767;
-          sum = 0;
-          count = 0;
-        }
-      }
-      return out.subarray(0, n);
-    };
-  }
-
   function play(buffer) {
     const samples = new Int16Array(buffer);
     if (!context || samples.length === 0) return;
@@ -123,17 +96,14 @@
     const stream = await navigator.mediaDevices.getUserMedia({
       audio: { channelCount: 1, echoCancellation: true, noiseSuppression: false, autoGainControl: false },
     });
+    // The capture runs on the audio thread (capture.js) and posts 20 ms
+    // of 16 kHz PCM at a time.
+    await context.audioWorklet.addModule('capture.js');
     microphone = context.createMediaStreamSource(stream);
-    const down = downsampler(context.sampleRate);
-    // ScriptProcessorNode: no module file to serve and it runs everywhere;
-    // 1024 frames is about 21 ms at 48 kHz.
-    processor = context.createScriptProcessor(1024, 1, 1);
-    processor.onaudioprocess = (event) => {
-      const pcm = down(event.inputBuffer.getChannelData(0));
-      if (pcm.length) {
-        send(pcm);
-        state.framesOut++;
-      }
+    processor = new AudioWorkletNode(context, 'oscova-capture');
+    processor.port.onmessage = (message) => {
+      send(message.data);
+      state.framesOut++;
     };
     const mute = context.createGain();
     mute.gain.value = 0;
@@ -206,6 +176,7 @@
       }
       const event = JSON.parse(message.data);
       if (event.type === 'ready') {
+        event.receivedMs = Math.round(performance.now());
         state.events.push(event);
         try {
           stream = await openMicrophone((pcm) => {
@@ -231,7 +202,10 @@
   }
 
   function stop() {
-    if (processor) processor.disconnect();
+    if (processor) {
+      processor.port.onmessage = null;
+      processor.disconnect();
+    }
     if (microphone) microphone.disconnect();
     if (stream) for (const track of stream.getTracks()) track.stop();
     processor = microphone = stream = null;

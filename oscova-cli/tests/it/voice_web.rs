@@ -7,9 +7,9 @@
 //! on 127.0.0.1, flite answering; the session in SQLite. The page is
 //! read through the DevTools protocol (`window.oscovaVoice`), the session
 //! through `oscova sessions show`, what the model was sent from its
-//! recorded requests. Chromium loops the file: the recording ends on a
-//! minute of silence and the test stops once the two turns are answered,
-//! so only the first pass counts. Without Chromium the test fails, naming
+//! recorded requests. Chromium loops the file: the recording ends on
+//! three minutes of silence and the test stops once the two turns are
+//! answered, so only the first pass counts. Without Chromium the test fails, naming
 //! `scripts/ensure-chromium.sh`.
 
 use std::io::{BufRead, BufReader};
@@ -34,9 +34,9 @@ const TOKEN_SHA256: &str = "9c220f200955d76c0a38d308225e0ef10c5f971acaf2f8d1d8f7
 const TOKEN_BASE64URL: &str = "YWxpY2UtdG9rZW4";
 const KEY: &str = "sk-voice-web-test-0123456789abcdef";
 
-/// The first answer: long enough (about 35 s of flite) that the second
-/// turn, 12 s after the first, comes while it is being spoken, even on a
-/// busy machine where hearing the first turn took 10 s.
+/// The first answer: long enough (over a minute of flite) that the
+/// second turn, 25 s after the first, comes while it is being spoken,
+/// even on a busy machine where hearing the first turn took 20 s.
 const LONG: &str = "Thank you for telling me about that. \
     Let me think about it for a while before I answer you properly. \
     There are many things to consider in a question like this one. \
@@ -44,6 +44,14 @@ const LONG: &str = "Thank you for telling me about that. \
     Then there is the matter of place, which changes everything we do. \
     And finally there is the matter of the people who are involved in it. \
     I could go on talking about each of these for a very long time indeed. \
+    Time is the first of them, so let me begin with it. \
+    Every plan we make depends on the hours we can give to it. \
+    Some days are long and some are short, but none of them come back. \
+    Place comes next, and it matters more than people like to admit. \
+    A house, a street or a town can make the same choice easy or hard. \
+    And then there are the people, who make every question harder still. \
+    Each of them wants something a little different from the others. \
+    Putting all of that together takes patience and a little luck. \
     So please stop me whenever you would like to say something yourself.";
 
 /// The model: the long answer to the first turn, a short one after.
@@ -205,18 +213,18 @@ async fn the_voice_page_talks_through_chromiums_microphone_and_is_interrupted() 
     let dir = support::temp_dir("voice-web");
     let config = write_config(&dir, &server.url());
 
-    // Half a second of silence, a sentence, twelve seconds (time to hear
-    // it and start answering, on a busy machine too), another sentence
-    // over the answer, then a minute and a half of silence before
-    // Chromium plays the file again.
+    // Half a second of silence, a sentence, 25 seconds (time to hear it
+    // and start answering, on a busy machine too), another sentence over
+    // the answer, then three minutes of silence before Chromium plays the
+    // file again.
     let all = clips();
     let (first, second) = (&all[1], &all[4]);
     let silence = |seconds: f32| vec![0i16; (seconds * 16_000.0) as usize];
     let mut samples = silence(0.5);
     samples.extend(decode_wav(&first.wav).unwrap().samples);
-    samples.extend(silence(12.0));
+    samples.extend(silence(25.0));
     samples.extend(decode_wav(&second.wav).unwrap().samples);
-    samples.extend(silence(90.0));
+    samples.extend(silence(180.0));
     let input = dir.join("conversation.wav");
     std::fs::write(&input, encode_wav(&Pcm16kMono { samples })).unwrap();
 
@@ -236,13 +244,23 @@ async fn the_voice_page_talks_through_chromiums_microphone_and_is_interrupted() 
         .to_owned();
     assert!(policy.contains("script-src 'self'"), "{policy}");
     assert!(page.text().await.unwrap().contains("voice.js"));
+    for script in ["voice.js", "capture.js"] {
+        let served = reqwest::get(format!("{base}/voice/{script}"))
+            .await
+            .unwrap();
+        assert_eq!(served.status(), 200, "{script}");
+        assert_eq!(
+            served.headers()["content-type"],
+            "text/javascript; charset=utf-8"
+        );
+    }
 
     let url = format!("{base}/voice/?autostart=1&session=talk&silence_ms=700#token={TOKEN}");
     let mut chromium = Chromium::open(&url, &fake_microphone(&input));
     let mut devtools = Page::attach(&mut chromium).await;
 
-    // Until the second turn is answered (or two minutes pass).
-    let deadline = Instant::now() + Duration::from_secs(120);
+    // Until the second turn is answered (or four minutes pass).
+    let deadline = Instant::now() + Duration::from_secs(240);
     let state = loop {
         let state = devtools.state().await;
         if !state["error"].is_null() {
@@ -259,7 +277,7 @@ async fn the_voice_page_talks_through_chromiums_microphone_and_is_interrupted() 
         assert!(chromium.is_running(), "Chromium stopped: {state}");
         assert!(
             Instant::now() < deadline,
-            "the two turns were not answered in 120 s: {state}"
+            "the two turns were not answered in 240 s: {state}"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
@@ -402,7 +420,7 @@ async fn the_voice_socket_serves_only_the_ports_users() {
     // in a subprotocol that is no base64url: refused before any upgrade.
     let plain = ("sec-websocket-protocol", "oscova.voice".to_owned());
     assert_eq!(
-        handshake(&base, "session=s", &[plain.clone()]).await,
+        handshake(&base, "session=s", std::slice::from_ref(&plain)).await,
         Err(401)
     );
     assert_eq!(
@@ -410,7 +428,12 @@ async fn the_voice_socket_serves_only_the_ports_users() {
         Err(401)
     );
     assert_eq!(
-        handshake(&base, &format!("session=s&token={TOKEN}"), &[plain.clone()]).await,
+        handshake(
+            &base,
+            &format!("session=s&token={TOKEN}"),
+            std::slice::from_ref(&plain)
+        )
+        .await,
         Err(401)
     );
     let garbled = (

@@ -5,8 +5,10 @@
 //! Rules:
 //!
 //! - **Paths.** `GET /voice/` is the page (`assets/voice/index.html`, its
-//!   script `GET /voice/voice.js`; no build step, nothing from elsewhere,
-//!   a Content-Security-Policy that allows this origin only). `GET
+//!   script `GET /voice/voice.js` and the AudioWorklet that captures the
+//!   microphone on the audio thread, `GET /voice/capture.js`; no build
+//!   step, nothing from elsewhere, a Content-Security-Policy that allows
+//!   this origin only). `GET
 //!   /voice?session=NAME` upgraded to a WebSocket (subprotocol
 //!   `oscova.voice`) is the conversation; `/voice` without an upgrade
 //!   goes to the page.
@@ -76,6 +78,7 @@ const SAMPLE_RATE: u32 = 16_000;
 
 const PAGE: &str = include_str!("../../../assets/voice/index.html");
 const SCRIPT: &str = include_str!("../../../assets/voice/voice.js");
+const CAPTURE: &str = include_str!("../../../assets/voice/capture.js");
 /// The page loads its script from this origin and talks to it; nothing
 /// else (no inline script, no other host).
 const PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; \
@@ -168,6 +171,7 @@ impl VoiceRoute {
         match path.as_str() {
             "/voice/" | "/voice/index.html" if get => page(PAGE, "text/html; charset=utf-8"),
             "/voice/voice.js" if get => page(SCRIPT, "text/javascript; charset=utf-8"),
+            "/voice/capture.js" if get => page(CAPTURE, "text/javascript; charset=utf-8"),
             "/voice" if get && !request.headers().contains_key(header::UPGRADE) => {
                 let mut moved = text(StatusCode::PERMANENT_REDIRECT, "the page is at /voice/");
                 moved
