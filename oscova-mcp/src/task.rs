@@ -21,8 +21,8 @@
 //! - a question the call asks (its approval, or one of its own) makes the
 //!   task `input_required`, the elicitation under a key of its own
 //!   (`oscova.ask.N`); `tasks/update` with the answer under that key, on
-//!   any instance, lets the call go on; keys unknown to the task are
-//!   ignored, as the extension asks;
+//!   any instance, lets the call go on; answers under keys the task is
+//!   not asking are ignored, as the extension asks, and not kept;
 //! - `tasks/cancel` marks the task cancel-requested in the store; on the
 //!   instance running it, the call's cancellation token is cancelled at
 //!   once, on another it is within [`TASK_CHECK`] (the running instance

@@ -167,8 +167,9 @@ impl McpHandler {
         Ok(GetTaskResult::new(task.detailed()))
     }
 
-    /// `tasks/update`: the answers kept with the task, for the instance
-    /// running it; keys it did not ask are ignored there.
+    /// `tasks/update`: the answers to the questions the task asks kept
+    /// with it, for the instance running it; answers under other keys are
+    /// ignored (and never stored, so a client cannot grow a task).
     pub(super) async fn update_task_state(
         &self,
         id: &str,
@@ -176,6 +177,16 @@ impl McpHandler {
     ) -> Result<(), ErrorData> {
         let store = self.task_store();
         let user = self.scope.user().id();
+        let task = store.get(id, user).await.map_err(|e| store_failed(&e))?;
+        let task = task.ok_or_else(|| self.unknown_task(id))?;
+        let asked = task.input_requests.unwrap_or_default();
+        let responses: JsonObject = responses
+            .into_iter()
+            .filter(|(key, _)| asked.contains_key(key))
+            .collect();
+        if responses.is_empty() {
+            return Ok(());
+        }
         let task = store.respond(id, user, &responses).await;
         task.map_err(|e| store_failed(&e))?
             .ok_or_else(|| self.unknown_task(id))?;

@@ -331,6 +331,7 @@ async fn a_tasks_question_is_answered_through_tasks_update() {
     tokio::time::sleep(Duration::from_millis(600)).await;
     let still = get(&alice, &id).await.unwrap();
     assert_eq!(still.task.status(), TaskStatus::InputRequired);
+    assert_eq!(question(&still).0, key, "still asking the same question");
     alice
         .update_task(UpdateTaskParams::new(id.clone(), accept(&key)))
         .await
@@ -382,6 +383,15 @@ async fn a_task_made_on_one_instance_is_followed_on_another(
     let id = start(&on_a, PAY, json!({"to": "carol"})).await;
     let asked = poll_until(&on_b, &id, |s| s.task.status() == TaskStatus::InputRequired).await;
     let (key, _) = question(&asked);
+    // Answers under keys the task is not asking are not kept: a client
+    // cannot grow a task in the store.
+    let mut stray = accept("oscova.ask.9");
+    stray.insert("x".repeat(64), json!("y".repeat(4096)));
+    on_b.update_task(UpdateTaskParams::new(id.clone(), stray))
+        .await
+        .unwrap();
+    let kept = store_b.get(&id, "alice").await.unwrap().unwrap();
+    assert!(kept.responses.is_empty(), "{:?}", kept.responses);
     on_b.update_task(UpdateTaskParams::new(id.clone(), accept(&key)))
         .await
         .unwrap();
