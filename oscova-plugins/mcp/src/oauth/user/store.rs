@@ -363,6 +363,87 @@ impl Drop for Lease {
 mod tests {
     use super::*;
 
+    fn place(user: &str) -> Place {
+        Place {
+            server: "up".to_owned(),
+            user: Some(user.to_owned()),
+            url: "http://127.0.0.1:9/mcp".to_owned(),
+        }
+    }
+
+    /// The lease's rules, on `store`: one holder at a time per (server,
+    /// user), let go on release, and a holder that died (its lease
+    /// forgotten, never released) blocks the others only until its term.
+    async fn lease_rules(store: TokenStore) {
+        let (alice, bob) = (place("alice"), place("bob"));
+        let short = Duration::from_millis(100);
+        let first = store
+            .lock(&alice, Duration::from_secs(60), short)
+            .await
+            .unwrap();
+        assert!(
+            matches!(
+                store.lock(&alice, Duration::from_secs(60), short).await,
+                Err(TokenStoreError::Busy(_))
+            ),
+            "held"
+        );
+        let other = store
+            .lock(&bob, Duration::from_secs(60), short)
+            .await
+            .unwrap();
+        first.release().await;
+        let second = store
+            .lock(&alice, Duration::from_millis(400), short)
+            .await
+            .unwrap();
+        // Its holder dies: the lease is never let go.
+        std::mem::forget(second);
+        let started = Instant::now();
+        assert!(
+            store
+                .lock(&alice, Duration::from_secs(60), short)
+                .await
+                .is_err()
+        );
+        let third = store
+            .lock(&alice, Duration::from_secs(60), Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert!(
+            started.elapsed() >= Duration::from_millis(250),
+            "taken only once the dead holder's term was over"
+        );
+        third.release().await;
+        other.release().await;
+    }
+
+    #[tokio::test]
+    async fn a_sqlite_lease_is_one_holders_until_released_or_its_term_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = TokenKey::parse(&"01".repeat(32)).unwrap();
+        lease_rules(TokenStore::new(
+            dir.path().join("s").join("sessions.db"),
+            key,
+        ))
+        .await;
+    }
+
+    #[cfg(feature = "postgres")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_postgres_lease_is_one_holders_until_released_or_its_term_ends() {
+        let (cluster, config) = tokio::task::spawn_blocking(|| {
+            let cluster = oscova_test_support::postgres::Cluster::start();
+            let config = cluster.create_database("leases");
+            (cluster, config)
+        })
+        .await
+        .unwrap();
+        let key = TokenKey::parse(&"01".repeat(32)).unwrap();
+        lease_rules(TokenStore::postgres(config, key)).await;
+        drop(cluster);
+    }
+
     #[cfg(feature = "postgres")]
     #[test]
     fn a_postgres_store_never_shows_its_configuration() {
