@@ -476,8 +476,49 @@ async fn the_voice_socket_serves_only_the_ports_users() {
     assert_eq!(ready["sampleRate"], 16_000);
     assert_eq!(ready["user"], "alice");
 
-    let _ = std::process::Command::new("kill")
+    // A conversation still open does not hold the server up at SIGTERM:
+    // it is ended, and the server exits as it would without it.
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+    let mut request = format!("{}/voice?session=s", base.replacen("http://", "ws://", 1))
+        .into_client_request()
+        .unwrap();
+    let (name, value) = offer(TOKEN_BASE64URL);
+    request.headers_mut().insert(name, value.parse().unwrap());
+    let (mut open, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let first = open.next().await;
+    assert!(
+        matches!(&first, Some(Ok(Message::Text(text))) if text.as_str().contains("ready")),
+        "{first:?}"
+    );
+    let status = std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
-        .status();
-    let _ = tokio::task::spawn_blocking(move || child.wait()).await;
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not stop on SIGTERM with a conversation open"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(code, Some(0));
+    // The client sees its connection end.
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match open.next().await {
+                Some(Ok(Message::Binary(_) | Message::Text(_))) => continue,
+                other => return other,
+            }
+        }
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the open conversation's connection did not end"
+    );
 }
