@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use oscova_core::host::ApprovalHandler;
 use oscova_core::interaction::InteractionHandler;
 use oscova_core::provider::model::ModelProviderConfig;
 use oscova_core::{CancellationToken, PluginHost, SecretString, UserInfo, UserScope};
@@ -182,6 +183,7 @@ pub struct AgentSessionOptions {
     pub(crate) extensions: Vec<ExtensionFactory>,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) interaction: Option<Arc<dyn InteractionHandler>>,
+    pub(crate) approval: Option<Arc<dyn ApprovalHandler>>,
     pub(crate) sink: Option<super::AgentEventSink>,
     pub(crate) model: Option<(String, Option<String>)>,
     pub(crate) wait_expiry: Option<std::time::Duration>,
@@ -193,6 +195,7 @@ impl std::fmt::Debug for AgentSessionOptions {
             .field("extensions", &self.extensions.len())
             .field("cwd", &self.cwd)
             .field("has_ui", &self.interaction.is_some())
+            .field("approval_handler", &self.approval.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -230,6 +233,40 @@ impl AgentSessionOptions {
     /// one, `has_ui` is false.
     pub fn interaction_handler(mut self, handler: impl InteractionHandler) -> Self {
         self.interaction = Some(Arc::new(handler));
+        self
+    }
+
+    /// Who approves this session's scope tool calls that need approval
+    /// (a `Required` tool, and a `Default` one when the host's policy
+    /// says so), in front of the host's
+    /// [`PluginHost::approval_handler`](oscova_core::PluginHost::approval_handler),
+    /// which is then not asked. The wait is kept in the session first,
+    /// as for the host's ([`wait_expiry`](Self::wait_expiry)): the
+    /// handler is asked once the call's
+    /// [`CallWait`](crate::session::CallWait) is committed, and asked
+    /// again for the same call by the next run of the session after a
+    /// restart. An A2A task's run sets one that asks the task's client
+    /// (`INPUT_REQUIRED`).
+    ///
+    /// ```
+    /// use oscova_agent::session::agent::AgentSessionOptions;
+    /// use oscova_core::{ApprovalDecision, ApprovalRequest};
+    ///
+    /// let options = AgentSessionOptions::new()
+    ///     .approval_handler(|request: &ApprovalRequest<'_>| {
+    ///         ApprovalDecision::from(request.wire_name.ends_with("__read"))
+    ///     });
+    /// # let _ = options;
+    /// ```
+    pub fn approval_handler(mut self, handler: impl ApprovalHandler) -> Self {
+        self.approval = Some(Arc::new(handler));
+        self
+    }
+
+    /// As [`approval_handler`](Self::approval_handler), with a handler the
+    /// caller already holds; `None` leaves the host's.
+    pub fn approval_handler_arc(mut self, handler: Option<Arc<dyn ApprovalHandler>>) -> Self {
+        self.approval = handler;
         self
     }
 
@@ -410,6 +447,7 @@ pub(crate) async fn activate(
         session_id,
         cwd,
         interaction: options.interaction.clone(),
+        approval: options.approval.clone(),
         wait_expiry: options.wait_expiry.unwrap_or(super::wait::WAIT_EXPIRY),
         sink: options.sink.clone(),
         bound: AtomicBool::new(false),

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use oscova_core::host::ApprovalHandler;
 use oscova_core::interaction::InteractionHandler;
 use oscova_core::provider::model::{ChatMessage, ModelProvider, ModelProviderConfig};
 use oscova_core::{CancellationToken, SecretString, UserScope};
@@ -98,6 +99,9 @@ pub(crate) struct Shared {
     pub(crate) session_id: SessionId,
     pub(crate) cwd: PathBuf,
     pub(crate) interaction: Option<Arc<dyn InteractionHandler>>,
+    /// Who approves the session's scope tool calls, in front of the
+    /// host's (`wait.rs`'s `KeptApproval`).
+    pub(crate) approval: Option<Arc<dyn ApprovalHandler>>,
     /// How long a new wait for a person lasts (`wait.rs`).
     pub(crate) wait_expiry: std::time::Duration,
     pub(crate) sink: Option<AgentEventSink>,

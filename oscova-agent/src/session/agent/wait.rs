@@ -9,8 +9,9 @@
 //! [`wait_expiry`](super::AgentSessionOptions::wait_expiry). An answer
 //! that has not come by then ends the wait: the call does not run and
 //! its result says it expired. A scope tool's approval goes through
-//! [`KeptApproval`], the call's own approval handler in front of the
-//! host's; an extension tool's through [`ask_kept`] around the person's
+//! [`KeptApproval`], the call's own approval handler, which asks the
+//! session's ([`AgentSessionOptions::approval_handler`](super::AgentSessionOptions::approval_handler))
+//! when it has one, else the host's; an extension tool's through [`ask_kept`] around the person's
 //! confirmation.
 
 use std::sync::{Arc, Mutex};
@@ -142,8 +143,9 @@ pub(crate) async fn ask_kept<T>(
     }
 }
 
-/// A scope tool call's approval handler: the host's, behind the kept
-/// wait. How the wait ended, when it ended without an answer, is left in
+/// A scope tool call's approval handler: the session's own
+/// ([`AgentSessionOptions::approval_handler`](super::AgentSessionOptions::approval_handler))
+/// else the host's, behind the kept wait. How the wait ended, when it ended without an answer, is left in
 /// [`ended`](Self::ended) for the call's result.
 pub(crate) struct KeptApproval {
     pub(crate) shared: Arc<Shared>,
@@ -155,14 +157,16 @@ pub(crate) struct KeptApproval {
 impl ApprovalHandler for KeptApproval {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
-            // What the pipeline says when nobody can be asked: no wait.
-            let Some(host) = self.shared.host.plugins.approval_handler() else {
+            // The session's own handler, else the host's; what the
+            // pipeline says when nobody can be asked: no wait.
+            let own = self.shared.approval.clone();
+            let Some(handler) = own.or_else(|| self.shared.host.plugins.approval_handler()) else {
                 return ApprovalDecision::Deny(Some(
                     "this host has no approval handler, and the tool requires approval".to_owned(),
                 ));
             };
             let asked = format!("Allow the tool `{}` to run?", request.wire_name);
-            let answer = host.approve(request);
+            let answer = handler.approve(request);
             let kept = ask_kept(
                 &self.shared,
                 &self.call_id,

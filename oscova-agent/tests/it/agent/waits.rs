@@ -359,3 +359,96 @@ async fn an_extension_tools_wait_is_kept_redacted_and_expires_unrun() {
     let (_, text) = sent(&script, 1).pop().unwrap();
     assert!(text.contains("expired: "), "{text}");
 }
+
+/// A session's own approver (`AgentSessionOptions::approval_handler`):
+/// answers `yes` or no, and notes at each asking how many waits the
+/// session had kept in the store by then.
+struct OwnApprover {
+    store: Arc<dyn SessionStore>,
+    yes: bool,
+    kept: Arc<Mutex<Vec<usize>>>,
+}
+
+impl oscova_core::host::ApprovalHandler for OwnApprover {
+    fn approve<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+    ) -> oscova_core::provider::BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            assert_eq!(request.wire_name, SEND);
+            let kept = waits(&self.store).await.len();
+            self.kept.lock().unwrap().push(kept);
+            if self.yes {
+                ApprovalDecision::Approve
+            } else {
+                ApprovalDecision::Deny(Some("the person said no".into()))
+            }
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_own_approval_handler_is_asked_instead_of_the_hosts_its_wait_kept_first() {
+    for yes in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = sqlite(dir.path()).await;
+        let effects = Arc::new(Effects::default());
+        let host_asked = Arc::new(Mutex::new(0));
+        let script = Script::new(vec![
+            asks_to_send(),
+            ChatMessage::assistant("Done.", vec![]),
+        ]);
+        let agents = process(store.clone(), &script, &effects, &host_asked);
+        let own = OwnApprover {
+            store: store.clone(),
+            yes,
+            kept: Arc::default(),
+        };
+        let kept = own.kept.clone();
+        let options = AgentSessionOptions::new().approval_handler(own);
+        let mut session = agents
+            .session(UserInfo::new("alice"), "work", options)
+            .await
+            .unwrap();
+        let outcome = session.prompt("Send the invoice").await.unwrap();
+        assert_eq!(outcome.text, "Done.");
+        assert_eq!(
+            *kept.lock().unwrap(),
+            [1],
+            "asked once, the call's wait already kept in the store"
+        );
+        assert_eq!(
+            *host_asked.lock().unwrap(),
+            0,
+            "the host's handler is not asked"
+        );
+        let kept = waits(&store).await;
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert_eq!(
+            (kept[0].tool_call_id.as_str(), kept[0].tool_name.as_str()),
+            ("c1", SEND)
+        );
+        assert_eq!(kept[0].arguments, json!({"what": "invoice"}));
+        let told = sent(&script, 1);
+        let (role, text) = told.last().unwrap();
+        assert_eq!(role, "tool");
+        if yes {
+            assert_eq!(effects.ran(), ["send invoice"]);
+            assert_eq!(text, "done: send invoice");
+            assert_eq!(
+                branch(&store).await,
+                [
+                    "user",
+                    "assistant",
+                    "waiting c1",
+                    "started c1",
+                    "tool c1",
+                    "assistant"
+                ]
+            );
+        } else {
+            assert!(effects.ran().is_empty(), "refused: {:?}", effects.ran());
+            assert!(text.contains("the person said no"), "{text}");
+        }
+    }
+}
