@@ -59,13 +59,13 @@ cargo clippy -p oscova-cli --no-default-features --lib --locked -- -D warnings
 # The Postgres session store's conformance suite and two-process test, and
 # the A2A fleet tests (two servers on one database), against throwaway
 # clusters, ran above: the CLI's default `sessions-postgres` feature turns
-# `postgres` on in oscova-agent and oscova-a2a for the whole workspace
+# `postgres` on in oscova-agent, oscova-a2a, oscova-mcp and oscova.mcp for the whole workspace
 # build, so clippy and the tests saw them. Running them again with
 # `-p CRATE --features postgres` rebuilt both crates and everything above
 # them under another feature set for nothing; this check fails should the
 # feature ever stop reaching the workspace build.
 listed="$(cargo test --workspace --all-targets --locked -- --list 2>/dev/null)"
-for needed in "session::stores::postgres_store_conforms" "session::processes::two_processes_write_one_postgres_session" "fleet::any_instance_answers_for_a_task_another_runs_and_a_cancel_there_holds"; do
+for needed in "session::stores::postgres_store_conforms" "session::processes::two_processes_write_one_postgres_session" "fleet::any_instance_answers_for_a_task_another_runs_and_a_cancel_there_holds" "oauth_user::postgres::two_stores_refreshing_at_once_use_a_rotating_refresh_token_once" "http::tasks::a_task_is_followed_on_another_instance_over_postgres"; do
     if ! grep -qF "$needed: test" <<<"$listed"; then
         echo "the workspace test build no longer has $needed (oscova-cli's sessions-postgres feature?)" >&2
         exit 1
