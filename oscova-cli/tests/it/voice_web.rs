@@ -476,15 +476,42 @@ async fn the_voice_socket_serves_only_the_ports_users() {
     assert_eq!(ready["sampleRate"], 16_000);
     assert_eq!(ready["user"], "alice");
 
-    // A conversation still open does not hold the server up at SIGTERM:
-    // it is ended, and the server exits as it would without it.
+    // Four conversations at once on the port, each in its own session; a
+    // fifth is refused before the upgrade (503). The earlier ones may
+    // still be ending: a slot is waited for, up to 30 s.
     use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-    let mut request = format!("{}/voice?session=s", base.replacen("http://", "ws://", 1))
+    let connect = |session: &str| {
+        let mut request = format!(
+            "{}/voice?session={session}",
+            base.replacen("http://", "ws://", 1)
+        )
         .into_client_request()
         .unwrap();
-    let (name, value) = offer(TOKEN_BASE64URL);
-    request.headers_mut().insert(name, value.parse().unwrap());
-    let (mut open, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+        let (name, value) = offer(TOKEN_BASE64URL);
+        request.headers_mut().insert(name, value.parse().unwrap());
+        tokio_tungstenite::connect_async(request)
+    };
+    let mut conversations = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while conversations.len() < 4 {
+        match connect(&format!("s{}", conversations.len())).await {
+            Ok((socket, _)) => conversations.push(socket),
+            Err(tokio_tungstenite::tungstenite::Error::Http(refused))
+                if refused.status() == 503 && Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(error) => panic!("conversation {}: {error}", conversations.len()),
+        }
+    }
+    assert_eq!(
+        handshake(&base, "session=s4", &[offer(TOKEN_BASE64URL)]).await,
+        Err(503)
+    );
+
+    // Conversations still open do not hold the server up at SIGTERM:
+    // they are ended, and the server exits as it would without them.
+    let mut open = conversations.pop().unwrap();
     let first = open.next().await;
     assert!(
         matches!(&first, Some(Ok(Message::Text(text))) if text.as_str().contains("ready")),
