@@ -8,20 +8,23 @@
 //! Plays each of the five LibriVox sentences into a `VoiceConversation` at
 //! real-time pace (half a second of silence before, silence after until
 //! the answer has been spoken), with Smart Turn ending the turns, whisper
-//! (its default model) hearing them, a scripted model answering at once
-//! (so the speech path alone is measured) and the synthesizer
-//! `OSCOVA_VOICE_BENCH_SAY` (default `kokoro`) speaking. Per turn it
-//! reports, from the end of the person's speech (where the VAD put it, on
-//! the input's clock): the turn's end, the final transcript, the model's
-//! first token and the agent's first audio frame. Then five barge-ins: the
-//! same sentence spoken over a long answer one second into it, from the
-//! moment the person's speech counts as speech (`SpeechStarted`) to the
-//! agent's last audio frame. Medians last, with the budgets (end of speech
-//! to first audio at most 800 ms, barge-in to silence at most 200 ms).
+//! (its default model, as `oscova voice` uses it) hearing them, a scripted
+//! model answering at once (so the speech path alone is measured) and
+//! kokoro (its default voice, as `oscova voice` uses it) speaking. Three
+//! variables change that: `OSCOVA_VOICE_BENCH_SAY` (the synthesizer's
+//! key, its default voice), `OSCOVA_VOICE_BENCH_HEAR_MODEL` (the whisper
+//! model) and `OSCOVA_VOICE_BENCH_PAUSE_MS` (the pause after which Smart
+//! Turn is asked). Per turn it reports, from the end of the person's
+//! speech (where the VAD put it, on the input's clock): the turn's end,
+//! the final transcript, the model's first token and the agent's first
+//! audio frame. Then five barge-ins: the same sentence spoken over a long
+//! answer one second into it, from the moment the person's speech counts
+//! as speech (`SpeechStarted`) to the agent's last audio frame. Medians
+//! last, with the budgets (end of speech to first audio at most 800 ms,
+//! barge-in to silence at most 200 ms).
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it plays one
 //! turn and one barge-in, a smoke test that the harness still works.
-
 #![allow(missing_docs)] // bench fixtures
 
 use std::sync::{Arc, Mutex};
@@ -115,10 +118,10 @@ fn samples(wav: &[u8]) -> Vec<f32> {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let knob = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let mut options = VoiceOptions::default().with_offline(true);
-    if let Some(say) = knob("OSCOVA_VOICE_BENCH_SAY") {
-        options = options.with_synthesis(SpeechProviderConfig::new(say.as_str()));
-    }
+    let say = knob("OSCOVA_VOICE_BENCH_SAY").unwrap_or_else(|| "kokoro".to_owned());
+    let mut options = VoiceOptions::default()
+        .with_synthesis(SpeechProviderConfig::new(say.as_str()))
+        .with_offline(true);
     if let Some(model) = knob("OSCOVA_VOICE_BENCH_HEAR_MODEL") {
         let hear = options.recognition.clone().model(model);
         options = options.with_recognition(hear);
@@ -129,7 +132,7 @@ async fn main() {
         options = options.with_turn(turn);
     }
     let say = format!(
-        "{} {}, {} {}",
+        "{} {}, {} {}, pause {} ms",
         options.recognition.provider,
         options
             .recognition
@@ -142,6 +145,7 @@ async fn main() {
             .voice
             .as_deref()
             .unwrap_or("(default voice)"),
+        options.turn.pause.as_millis(),
     );
     let turns = if std::env::args().any(|a| a == "--bench") {
         5

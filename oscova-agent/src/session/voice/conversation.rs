@@ -201,6 +201,9 @@ impl VoiceConversation {
                     }
                 }
                 _ = tick.tick() => {
+                    // A pause the turn did not end at (its end would have
+                    // come with it): guess at the turn so far.
+                    parts.hearing.guess(parts.routers, parts.options);
                     if !listening && reply.is_none() {
                         break Ok(());
                     }
@@ -311,7 +314,7 @@ async fn on_activity(
             }
         }
         VoiceActivity::SpeechStopped { at } => {
-            parts.hearing.paused(at, parts.routers, parts.options);
+            parts.hearing.paused(at);
             send(output, VoiceEvent::SpeechStopped { at }).await;
             parts
                 .notifier

@@ -1,19 +1,20 @@
 //! Recognizing a turn, speculatively from its first pause.
 //!
 //! Rules: the loop keeps the recent input audio (the turn under way, and
-//! a few seconds before one). When the person pauses (speech stopped) the
-//! turn so far is recognized at once, on a task of its own, while the
-//! turn-taking still decides whether the turn is over (Smart Turn judging
-//! it unfinished waits for more silence). If the turn then ends where
-//! that pause began, its transcript is the one under way, so a turn that
-//! ends on the longer silence is heard as soon as it ends; if the person
-//! speaks again the guess is dropped and the turn is recognized whole
-//! when it ends, from the turn-taking's own audio.
+//! a few seconds before one). When the person pauses (speech stopped) and
+//! the turn did not end with it (Smart Turn judged it unfinished and waits
+//! for more silence), the turn so far is recognized on a task of its own
+//! (a guess), one guess at a time. If the turn then ends where that pause
+//! began, its transcript is the guess's, so a turn that ends on the
+//! longer silence is heard as soon as it ends; if the person speaks again
+//! the guess is cancelled and the turn is recognized whole when it ends,
+//! from the turn-taking's own audio.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use oscova_core::CancellationToken;
 use oscova_core::provider::speech::{RecognitionRequest, SpeechError, Transcript};
 use oscova_speech::SpeechRouters;
 use oscova_speech::wav::{Pcm16kMono, encode_wav};
@@ -33,6 +34,7 @@ struct Guess {
     /// Where the pause began.
     at: Duration,
     began: Instant,
+    cancel: CancellationToken,
     task: tokio::task::JoinHandle<Result<Transcript, SpeechError>>,
 }
 
@@ -44,7 +46,11 @@ pub(super) struct Hearing {
     base: u64,
     /// The turn's first voiced sample.
     turn: Option<u64>,
+    /// A pause to guess at (where it began), once no guess runs.
+    pending: Option<Duration>,
     guess: Option<Guess>,
+    /// A cancelled guess still finishing its step.
+    stale: Option<tokio::task::JoinHandle<Result<Transcript, SpeechError>>>,
 }
 
 fn sample(at: Duration) -> u64 {
@@ -56,6 +62,7 @@ async fn recognize(
     routers: &SpeechRouters,
     options: &VoiceOptions,
     audio: &[f32],
+    cancel: CancellationToken,
 ) -> Result<Transcript, SpeechError> {
     let wav = encode_wav(&Pcm16kMono {
         samples: audio
@@ -63,7 +70,9 @@ async fn recognize(
             .map(|s| (s.clamp(-1.0, 1.0) * 32767.0).round() as i16)
             .collect(),
     });
-    let request = RecognitionRequest::new(&options.recognition, &wav).offline(options.offline);
+    let request = RecognitionRequest::new(&options.recognition, &wav)
+        .offline(options.offline)
+        .cancel(cancel);
     routers.recognition().recognize(request).await
 }
 
@@ -88,16 +97,22 @@ impl Hearing {
         }
     }
 
-    /// The person paused, their last voiced frame ending `at`: recognize
-    /// the turn so far.
-    pub(super) fn paused(
-        &mut self,
-        at: Duration,
-        routers: &Arc<SpeechRouters>,
-        options: &VoiceOptions,
-    ) {
+    /// The person paused, their last voiced frame ending `at`: the turn
+    /// so far is to be guessed at, unless it ends now.
+    pub(super) fn paused(&mut self, at: Duration) {
         self.drop_guess();
-        let Some(turn) = self.turn else { return };
+        self.pending = self.turn.map(|_| at);
+    }
+
+    /// Starts the pending guess, once no cancelled one still runs.
+    pub(super) fn guess(&mut self, routers: &Arc<SpeechRouters>, options: &VoiceOptions) {
+        if self.stale.as_ref().is_some_and(|t| !t.is_finished()) {
+            return;
+        }
+        self.stale = None;
+        let (Some(at), Some(turn)) = (self.pending.take(), self.turn) else {
+            return;
+        };
         let pre_roll = sample(options.turn.pre_roll);
         let from = turn.saturating_sub(pre_roll).max(self.base) - self.base;
         let to = ((sample(at) + TAIL).saturating_sub(self.base) as usize).min(self.audio.len());
@@ -107,10 +122,13 @@ impl Hearing {
         let audio: Vec<f32> = self.audio.range(from as usize..to).copied().collect();
         let routers = routers.clone();
         let options = options.clone();
-        let task = tokio::spawn(async move { recognize(&routers, &options, &audio).await });
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        let task = tokio::spawn(async move { recognize(&routers, &options, &audio, token).await });
         self.guess = Some(Guess {
             at,
             began: Instant::now(),
+            cancel,
             task,
         });
     }
@@ -126,6 +144,7 @@ impl Hearing {
         options: &VoiceOptions,
     ) -> (Result<Transcript, SpeechError>, Duration) {
         self.turn = None;
+        self.pending = None;
         self.push(&[]);
         if let Some(guess) = self.guess.take() {
             if guess.at == at {
@@ -138,16 +157,18 @@ impl Hearing {
                 };
                 return (result, guess.began.elapsed());
             }
-            guess.task.abort();
+            guess.cancel.cancel();
         }
         let began = Instant::now();
-        let result = recognize(routers, options, audio).await;
+        let result = recognize(routers, options, audio, CancellationToken::new()).await;
         (result, began.elapsed())
     }
 
     fn drop_guess(&mut self) {
+        self.pending = None;
         if let Some(guess) = self.guess.take() {
-            guess.task.abort();
+            guess.cancel.cancel();
+            self.stale = Some(guess.task);
         }
     }
 }
@@ -155,5 +176,135 @@ impl Hearing {
 impl Drop for Hearing {
     fn drop(&mut self) {
         self.drop_guess();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use oscova_core::prelude::*;
+    use oscova_core::provider::speech::{SpeechProviderConfig, SpeechRecognitionProvider};
+    use oscova_core::provider::{BoxFuture, ProviderTypeKey};
+
+    use super::*;
+
+    /// Hears how many samples it was given; keeps each request's token.
+    #[derive(Clone, Default)]
+    struct Counting(Arc<Mutex<Vec<CancellationToken>>>);
+
+    impl SpeechRecognitionProvider for Counting {
+        fn type_key(&self) -> ProviderTypeKey {
+            "counting".into()
+        }
+        fn display_name(&self) -> &str {
+            "Counting"
+        }
+        fn default_is_local_endpoint(&self) -> bool {
+            true
+        }
+        fn recognize<'a>(
+            &'a self,
+            request: RecognitionRequest<'a>,
+        ) -> BoxFuture<'a, Result<Transcript, SpeechError>> {
+            Box::pin(async move {
+                self.0.lock().unwrap().push(request.cancel.clone());
+                let pcm = oscova_speech::wav::decode_wav(request.audio)
+                    .map_err(|e| SpeechError::InvalidAudio(e.to_string()))?;
+                Ok(Transcript {
+                    text: pcm.samples.len().to_string(),
+                    segments: Vec::new(),
+                })
+            })
+        }
+    }
+
+    #[plugin(id = "test.counting")]
+    #[derive(Default)]
+    struct CountingPlugin(Counting);
+
+    impl AgentPlugin for CountingPlugin {
+        fn configure(&self, builder: &mut AgentPluginBuilder) {
+            let counting = self.0.clone();
+            builder.add_speech_recognition_provider(move |_: &ProviderContext| counting.clone());
+        }
+    }
+
+    fn setup() -> (Counting, Arc<SpeechRouters>, VoiceOptions) {
+        let counting = Counting::default();
+        let host = PluginHost::builder()
+            .no_linked_plugins()
+            .plugin_instance(CountingPlugin(counting.clone()))
+            .build()
+            .unwrap();
+        let routers = Arc::new(SpeechRouters::from_host(&host));
+        let options = VoiceOptions::default()
+            .with_recognition(SpeechProviderConfig::new("counting"))
+            .with_offline(true);
+        (counting, routers, options)
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_ends_at_its_pause_is_heard_from_the_guess() {
+        let (counting, routers, options) = setup();
+        let mut hearing = Hearing::default();
+        hearing.push(&vec![0.1; 16_000]);
+        hearing.started(ms(400));
+        hearing.push(&vec![0.1; 8_000]);
+        hearing.paused(ms(1_000));
+        hearing.guess(&routers, &options);
+        // The turn-taking's audio differs: the transcript is the guess's,
+        // from 300 ms of pre-roll to the frame after the pause began.
+        let (heard, _) = hearing
+            .ended(ms(1_000), &[0.0; 100], &routers, &options)
+            .await;
+        assert_eq!(heard.unwrap().text, (16_000 + 512 - 1_600).to_string());
+        assert_eq!(counting.0.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn speech_after_the_pause_cancels_the_guess() {
+        let (counting, routers, options) = setup();
+        let mut hearing = Hearing::default();
+        hearing.started(ms(0));
+        hearing.push(&vec![0.1; 16_000]);
+        hearing.paused(ms(1_000));
+        hearing.guess(&routers, &options);
+        // The guess reaches the recognizer.
+        tokio::task::yield_now().await;
+        hearing.started(ms(1_200));
+        hearing.push(&vec![0.1; 16_000]);
+        let (heard, _) = hearing
+            .ended(ms(1_900), &[0.0; 100], &routers, &options)
+            .await;
+        assert_eq!(heard.unwrap().text, "100");
+        let tokens = counting.0.lock().unwrap();
+        assert_eq!(tokens.len(), 2, "the guess, then the whole turn");
+        assert!(tokens[0].is_cancelled() && !tokens[1].is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_ends_elsewhere_is_heard_whole_and_no_guess_waits_for_none() {
+        let (counting, routers, options) = setup();
+        let mut hearing = Hearing::default();
+        // A pause with no turn under way guesses nothing.
+        hearing.paused(ms(100));
+        hearing.guess(&routers, &options);
+        hearing.started(ms(200));
+        hearing.push(&vec![0.1; 16_000]);
+        // The turn ends with its pause, before a guess started.
+        hearing.paused(ms(900));
+        let (heard, _) = hearing
+            .ended(ms(900), &[0.0; 320], &routers, &options)
+            .await;
+        assert_eq!(heard.unwrap().text, "320");
+        assert_eq!(counting.0.lock().unwrap().len(), 1);
+        // Before a turn, only the last few seconds are kept.
+        hearing.push(&vec![0.0; 16_000 * 10]);
+        assert_eq!(hearing.audio.len(), sample(KEPT) as usize);
     }
 }
