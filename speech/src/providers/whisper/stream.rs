@@ -242,22 +242,14 @@ impl Worker {
 
     /// The window's trimming (see the module's rules).
     fn trim(&mut self) {
-        if self.window_seconds() > self.steps.trim_seconds
-            && let Some(end) = self.agreement.last_sentence_end(self.offset)
-        {
-            self.cut(end);
-        }
-        if self.window_seconds() > MAX_WINDOW_SECONDS {
-            self.cut(self.agreement.last_end());
-        }
-        if self.window_seconds() > MAX_WINDOW_SECONDS && !self.agreement.tentative().is_empty() {
-            self.agreement.commit_tentative();
-            self.cut(self.agreement.last_end());
-        }
-        if self.window_seconds() > MAX_WINDOW_SECONDS {
-            let end = self.offset + self.window_seconds();
-            self.cut(end - MAX_WINDOW_SECONDS);
-        }
+        let end = self.offset + self.window_seconds();
+        let start = trimmed_start(
+            self.offset,
+            end,
+            self.steps.trim_seconds,
+            &mut self.agreement,
+        );
+        self.cut(start);
     }
 
     /// The committed text before the window, its last characters.
@@ -321,6 +313,31 @@ impl Worker {
     }
 }
 
+/// Where a window from `start` to `end` (seconds from the stream's start)
+/// should start before its next decode: at the last committed sentence
+/// end once it is longer than `trim_seconds`; if it is still over 30 s, at
+/// the last committed word, else after the tentative words (committed
+/// for it), else its last 30 s.
+fn trimmed_start(start: f64, end: f64, trim_seconds: f64, agreement: &mut Agreement) -> f64 {
+    let mut start = start;
+    if end - start > trim_seconds
+        && let Some(sentence) = agreement.last_sentence_end(start)
+    {
+        start = start.max(sentence.min(end));
+    }
+    if end - start > MAX_WINDOW_SECONDS {
+        start = start.max(agreement.last_end().min(end));
+    }
+    if end - start > MAX_WINDOW_SECONDS && !agreement.tentative().is_empty() {
+        agreement.commit_tentative();
+        start = start.max(agreement.last_end().min(end));
+    }
+    if end - start > MAX_WINDOW_SECONDS {
+        start = end - MAX_WINDOW_SECONDS;
+    }
+    start
+}
+
 /// The final transcript: the committed words, one segment per sentence.
 fn transcript(words: &[Word]) -> Transcript {
     let mut segments = Vec::new();
@@ -377,6 +394,51 @@ mod tests {
             let err = Steps::from_options(&options).unwrap_err();
             assert!(err.to_string().contains(key), "{bad}: {err}");
         }
+    }
+
+    fn agreement(text: &str, start: f64) -> Agreement {
+        let mut a = Agreement::default();
+        let words: Vec<Word> = text
+            .split_whitespace()
+            .enumerate()
+            .map(|(i, t)| Word {
+                text: t.into(),
+                start: start + i as f64,
+                end: start + i as f64 + 0.5,
+            })
+            .collect();
+        a.insert(words.clone());
+        a.insert(words);
+        a
+    }
+
+    #[test]
+    fn windows_are_cut_at_sentence_ends_and_never_over_30_seconds() {
+        // Under the trimming length: kept whole.
+        let mut a = agreement("One two. Three", 0.0);
+        assert_eq!(trimmed_start(0.0, 14.0, 15.0, &mut a), 0.0);
+        // Over it: cut after "two." (1.5 s).
+        assert_eq!(trimmed_start(0.0, 16.0, 15.0, &mut a), 1.5);
+        // No sentence end: kept, up to 30 s.
+        let mut a = agreement("one two three", 0.0);
+        assert_eq!(trimmed_start(0.0, 29.0, 15.0, &mut a), 0.0);
+        // Over 30 s: cut at the last committed word.
+        assert_eq!(trimmed_start(0.0, 31.0, 15.0, &mut a), 2.5);
+        // Nothing committed: the tentative words are committed and cut.
+        let mut a = Agreement::default();
+        a.insert(vec![Word {
+            text: "hmm".into(),
+            start: 3.0,
+            end: 3.5,
+        }]);
+        assert_eq!(trimmed_start(0.0, 31.0, 15.0, &mut a), 3.5);
+        assert_eq!(joined(a.committed()), "hmm");
+        // Nothing heard at all: the last 30 s.
+        let mut a = Agreement::default();
+        assert_eq!(trimmed_start(2.0, 40.0, 15.0, &mut a), 10.0);
+        // A window that starts after the committed text stays put.
+        let mut a = agreement("Done.", 0.0);
+        assert_eq!(trimmed_start(5.0, 25.0, 15.0, &mut a), 5.0);
     }
 
     #[test]
