@@ -75,6 +75,7 @@ pub struct A2aServer {
     limits: Limits,
     fail_unfinished: bool,
     input_wait: Duration,
+    allow_approval_required: bool,
     shutdown_grace: Duration,
     followups: Option<FollowUpHook>,
 }
@@ -105,6 +106,7 @@ impl A2aServer {
             limits: Limits::default(),
             fail_unfinished: true,
             input_wait: DEFAULT_INPUT_WAIT,
+            allow_approval_required: false,
             shutdown_grace: Duration::from_secs(10),
             followups: None,
         }
@@ -204,6 +206,21 @@ impl A2aServer {
         self
     }
 
+    /// Whether the server approves, itself, the calls of a task's run
+    /// that need approval (`Required` tools, and `Default` ones when the
+    /// host's policy says so), as `oscova_mcp`'s
+    /// `McpServer::allow_approval_required` does. With `false` (the
+    /// default) the task's client is asked: the task moves to
+    /// `INPUT_REQUIRED` with the confirmation, its wait kept in the
+    /// session and the store first; the client's yes runs the tool once,
+    /// through any process on the store, and anything else refuses it
+    /// (see [`input_wait`](Self::input_wait) for the expiry). The host's
+    /// own approval handler is not asked for a task's calls either way.
+    pub fn allow_approval_required(mut self, allow: bool) -> Self {
+        self.allow_approval_required = allow;
+        self
+    }
+
     /// How long runs get to end at shutdown before they are cancelled.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
@@ -245,7 +262,7 @@ impl A2aServer {
         } else {
             crate::push::CLAIM_LEASE
         };
-        let runner = Arc::new(Runner::new(
+        let mut runner = Runner::new(
             self.agents,
             self.store,
             self.users,
@@ -253,7 +270,9 @@ impl A2aServer {
             self.limits,
             self.input_wait,
             cancel.clone(),
-        ));
+        );
+        runner.allow_approval_required = self.allow_approval_required;
+        let runner = Arc::new(runner);
         runner.pushes.sweep(first_sweep, cancel.clone());
         runner.sweep_waits(cancel.clone());
         Ok(A2aHandler {

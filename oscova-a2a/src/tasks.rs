@@ -56,6 +56,7 @@ use crate::push::Pushes;
 use crate::store::TaskStore;
 
 mod answer;
+mod approve;
 mod ask;
 mod run;
 
@@ -127,6 +128,9 @@ pub(crate) struct Runner {
     waiting: Mutex<HashMap<(String, String), oneshot::Sender<Message>>>,
     /// How long a tool's question waits for its answer.
     pub(crate) input_wait: Duration,
+    /// Whether calls that need approval run unasked (else the client is
+    /// asked, `tasks/approve.rs`).
+    pub(crate) allow_approval_required: bool,
     /// The tasks' webhooks.
     pub(crate) pushes: Pushes,
     /// Ends every run at shutdown.
@@ -161,6 +165,7 @@ impl Runner {
             streams: Arc::default(),
             waiting: Mutex::default(),
             input_wait,
+            allow_approval_required: false,
             pushes,
             running: Mutex::default(),
             contexts: Mutex::default(),

@@ -2,8 +2,8 @@
 //! task answers it, through any process on the task store.
 //!
 //! Rules: when a tool of a task's run asks the person (a confirmation,
-//! which is also how a session extension's `Required` tool is approved, a
-//! choice, a line of text, a form), the wait is kept first: the task moves
+//! which is also how a session extension's `Required` tool is approved
+//! and, through `tasks/approve.rs`, a scope tool's, a choice, a line of text, a form), the wait is kept first: the task moves
 //! to `INPUT_REQUIRED` with the question as its status message (the text,
 //! then a data part `{"requestedSchema": ...}` saying what an answer
 //! holds) and, in the same write, its [`TaskWait`] (the tool, the call's
@@ -78,6 +78,12 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl AskState {
+    /// Notes the arguments of the latest call of `tool`, which its wait
+    /// names (redacted).
+    pub(crate) fn saw_call(&self, tool: &str, arguments: &Value) {
+        locked(&self.calls).insert(tool.to_owned(), arguments.clone());
+    }
+
     /// The tool asking `request`: its own name, else the latest call's.
     fn tool_of(&self, request: &InteractionRequest) -> String {
         if request.tool.is_empty() {
@@ -98,6 +104,7 @@ impl AskState {
 }
 
 /// Asks the client of one task.
+#[derive(Clone)]
 pub(crate) struct TaskAsk {
     pub(crate) runner: Arc<Runner>,
     pub(crate) user: String,

@@ -3,22 +3,31 @@
 //!
 //! Rules: as [the tasks'](super): runs in one context take its lock in
 //! turn; every state is stored before it is sent to the run's events; a
-//! task cancelled in the store meanwhile keeps `CANCELED`.
+//! task cancelled in the store meanwhile keeps `CANCELED`. The session's
+//! questions go to the task's client (`tasks/ask.rs`), and so do its
+//! approvals (`tasks/approve.rs`), unless the server approves them
+//! itself ([`A2aServer::allow_approval_required`](crate::A2aServer::allow_approval_required)).
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use oscova_agent::session::agent::{AgentError, AgentEvent, AgentSessionOptions};
 use oscova_core::UserInfo;
+use oscova_core::host::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use oscova_core::tool::origin::with_inbound_hops;
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use super::approve::TaskApproval;
 use super::ask::{AskState, TaskAsk};
 use super::{Runner, Start, status_update};
 use crate::events::{Chunks, Outcome, whole_artifact};
 use crate::model::{Artifact, Message, Part, Task, TaskState, new_id};
+
+/// How much longer than the task's a session's wait for approval lasts.
+const SESSION_WAIT_MARGIN: Duration = Duration::from_secs(60);
 
 impl Runner {
     /// Runs `task` to its end and stores each state (`SUBMITTED` first
@@ -133,8 +142,18 @@ impl Runner {
         let interrupted = Arc::new(Mutex::new(None::<String>));
         let told = interrupted.clone();
         let seen = asking.clone();
+        let approval: Arc<dyn ApprovalHandler> = if self.allow_approval_required {
+            Arc::new(|_: &ApprovalRequest<'_>| ApprovalDecision::Approve)
+        } else {
+            Arc::new(TaskApproval(ask.clone()))
+        };
         let mut options = AgentSessionOptions::new()
             .interaction_handler(ask)
+            .approval_handler_arc(Some(approval))
+            // The session keeps a wait for approval a little longer than
+            // the task's, so the task's expiry ends it (`FAILED`,
+            // `expired:`) rather than the session's.
+            .wait_expiry(self.input_wait.saturating_add(SESSION_WAIT_MARGIN))
             .on_event(move |event| match event {
                 AgentEvent::Text(text) => chunks.send(text),
                 AgentEvent::ToolRunning(call) => {

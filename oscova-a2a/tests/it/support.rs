@@ -26,6 +26,8 @@ pub(crate) type Tweak = Box<dyn FnOnce(A2aServer) -> A2aServer + Send>;
 
 pub(crate) const ALICE: &str = "alice-token";
 pub(crate) const BOB: &str = "bob-token";
+/// The wire name of `waits.rs`'s `pay` as a plugin's scope tool.
+pub(crate) const SPEND: &str = "test_pay__pay__pay";
 
 /// Answers `You said: <the last user text>`; a text starting with `slow`
 /// waits a minute (the run's cancellation ends it sooner); a text
@@ -94,13 +96,16 @@ impl ModelProvider for ScriptedModel {
             } else if last.starts_with("pay") {
                 // A session extension's tool (`waits.rs`).
                 Some("pay")
+            } else if last.starts_with("spend") {
+                // The same tool as a plugin's, in the scope (`waits.rs`).
+                Some(SPEND)
             } else if last.starts_with("key") {
                 Some(LOOKUP)
             } else {
                 None
             };
             if let Some(tool) = tool {
-                let arguments = if tool == "pay" {
+                let arguments = if tool == "pay" || tool == SPEND {
                     serde_json::json!({"memo": last})
                 } else {
                     serde_json::json!({})

@@ -5,7 +5,9 @@
 //! the other server resumes the run there, which asks again, gets the kept
 //! yes without asking, and runs the tool once. The server that asked gives
 //! way and writes nothing over the result. Also: a server whose question
-//! cannot be answered in time ends the task `FAILED` with `expired:`.
+//! cannot be answered in time ends the task `FAILED` with `expired:`; the
+//! same tool as a plugin's scope tool is approved by the task's client
+//! (`tasks/approve.rs`), or unasked by a server that approves itself.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use oscova_agent::session::{SessionStore, SqliteStore};
 use oscova_core::prelude::*;
 use serde_json::{Value, json};
 
-use crate::support::{ALICE, BOB, ScriptedPlugin, Server, Tweak, agent_host};
+use crate::support::{ALICE, BOB, SPEND, ScriptedPlugin, Server, Tweak, agent_host};
 
 /// The extension's tools: `pay`, approval required, appends a line to its
 /// ledger file for each run.
@@ -44,6 +46,22 @@ impl PayToolset {
             .unwrap();
         writeln!(file, "paid").unwrap();
         "paid bob".to_owned()
+    }
+}
+
+/// [`PayToolset`] as a plugin's: a scope tool, [`SPEND`].
+#[plugin(id = "test.pay")]
+#[derive(Default)]
+struct PayPlugin {
+    ledger: PathBuf,
+}
+
+impl AgentPlugin for PayPlugin {
+    fn configure(&self, builder: &mut AgentPluginBuilder) {
+        let ledger = self.ledger.clone();
+        builder.add_toolset(move |_: &AgentPluginContext| PayToolset {
+            ledger: ledger.clone(),
+        });
     }
 }
 
@@ -262,4 +280,90 @@ async fn a_cancel_through_another_server_holds_and_the_asking_server_gives_way()
     );
     a.stop().await;
     b.stop().await;
+}
+
+/// A server on the SQLite file `db` with [`PayPlugin`] writing to
+/// `ledger` (no extension), with `tweak`'s settings.
+async fn scope_server(
+    db: &std::path::Path,
+    ledger: &std::path::Path,
+    tweak: Option<Tweak>,
+) -> Server {
+    let sessions: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(db).await.unwrap());
+    let tasks: Arc<dyn TaskStore> = Arc::new(SqliteTaskStore::open(db).await.unwrap());
+    let plugins = PluginHost::builder()
+        .no_linked_plugins()
+        .plugin_instance(ScriptedPlugin)
+        .plugin_instance(PayPlugin {
+            ledger: ledger.to_owned(),
+        });
+    let agents = agent_host(plugins, sessions, None);
+    agents.plugins().redactor().add(SECRET);
+    Server::start_agents(agents, tasks, false, tweak, None, None).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scope_tools_approval_is_asked_of_the_client_unless_the_server_approves_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, ledger) = (dir.path().join("sessions.db"), dir.path().join("paid.txt"));
+    let a = scope_server(&db, &ledger, None).await;
+    let b = scope_server(&db, &ledger, None).await;
+    let said = format!("spend with {SECRET}");
+    let asked = a.rpc(ALICE, "SendMessage", send(&said, None)).await;
+    let task = &asked["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{asked}"
+    );
+    let question = task["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        question.starts_with(&format!(
+            "Allow the tool `{SPEND}` to run with these arguments? {{\"memo\":\"spend with [REDACTED]\"}}"
+        )),
+        "{asked}"
+    );
+    let status = task["status"].to_string();
+    assert!(!status.contains(SECRET), "{status}");
+    let id = task["id"].as_str().unwrap().to_owned();
+    let waits = kept(&db);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!(waits[0]["tool"], SPEND);
+    assert_eq!(waits[0]["arguments"]["memo"], "spend with [REDACTED]");
+    assert!(!waits[0].to_string().contains(SECRET), "{waits:?}");
+    assert_eq!(runs(&ledger), 0, "not run before the yes");
+
+    // Granted through the other server: run there, once.
+    let done = b.rpc(ALICE, "SendMessage", send("yes", Some(&id))).await;
+    let finished = &done["result"]["task"];
+    assert_eq!(
+        finished["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    assert_eq!(
+        finished["artifacts"][0]["parts"][0]["text"], "Tool said: paid bob",
+        "{done}"
+    );
+    assert_eq!(runs(&ledger), 1, "{done}");
+    assert!(kept(&db).is_empty());
+    a.stop().await;
+    b.stop().await;
+
+    // A server that approves such calls itself asks nothing.
+    let (db, ledger) = (
+        dir.path().join("approving.db"),
+        dir.path().join("approved.txt"),
+    );
+    let approving: Tweak = Box::new(|server| server.allow_approval_required(true));
+    let c = scope_server(&db, &ledger, Some(approving)).await;
+    let done = c.rpc(ALICE, "SendMessage", send("spend now", None)).await;
+    let finished = &done["result"]["task"];
+    assert_eq!(
+        finished["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    assert_eq!(runs(&ledger), 1, "{done}");
+    assert!(kept(&db).is_empty());
+    c.stop().await;
 }
