@@ -190,9 +190,11 @@ pub(crate) struct ServeArgs {
     pub(crate) listen: std::net::SocketAddr,
     #[command(flatten)]
     pub(crate) user: UserArg,
-    /// MCP: run tools that require approval without asking, as `oscova
-    /// mcp --allow-approval-required`. A2A tasks follow the host's approval
-    /// policy whatever this says.
+    /// Run tools that require approval without asking, for MCP (as `oscova
+    /// mcp --allow-approval-required`) and A2A alike. Without it the client
+    /// is asked: MCP by elicitation (`input_required` from 2026-07-28), A2A
+    /// by the task's `INPUT_REQUIRED`, the wait kept in the `[sessions]`
+    /// store first, answerable through any process sharing it.
     #[arg(long)]
     pub(crate) allow_approval_required: bool,
     /// How MCP names tools: `wire` or `short`, as `oscova mcp`.

@@ -130,6 +130,7 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
         .card(section.card(env.name, env.version))
         .model(model.provider.to_string(), model.model.clone())
         .fail_unfinished_at_start(!fleet)
+        .allow_approval_required(args.allow_approval_required)
         .limits(section.limits(env.config.mcp().max_body_bytes()));
     // Agents asked to push (`[serve] public_url`) call this route.
     if let Some(following) = following

@@ -16,6 +16,13 @@
 //! once. A wait past its expiry when its process died is swept by the
 //! next process: the task ends `FAILED` with `expired:`, nothing run, and
 //! a late answer finds nothing to answer.
+//!
+//! A scope tool that requires approval (the files plugin's `write`,
+//! appending a line to Alice's `paid.txt`, so the file counts its runs)
+//! is approved by the A2A client: its approval is the task's
+//! `INPUT_REQUIRED` question, kept in the session and the store; across a
+//! `kill -9`, the client's yes to the next process runs it exactly once,
+//! and a no refuses it, nothing written.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,9 +38,11 @@ const ALICE: &str = "alice-a2a-waits-token";
 const BOB: &str = "bob-a2a-waits-token";
 const SETTLE: &str = "oscova_mcp__ledger__settle";
 const PAY: &str = "oscova_mcp__ledger__pay";
+const WRITE: &str = "oscova_files__files__write";
 
-/// "settle inv-7" calls `settle`, "pay bob" calls `pay`; after a tool
-/// message the answer is "Told: <it>".
+/// "settle inv-7" calls `settle`, "pay bob" calls `pay`, "write paid"
+/// calls the files plugin's `write` (appending to `paid.txt`); after a
+/// tool message the answer is "Told: <it>".
 fn model(request: &Request) -> Reply {
     let last = request.json()["messages"]
         .as_array()
@@ -46,6 +55,10 @@ fn model(request: &Request) -> Reply {
     match said {
         "settle inv-7" => call_reply(SETTLE, r#"{"invoice": "inv-7"}"#),
         "pay bob" => call_reply(PAY, r#"{"to": "bob"}"#),
+        "write paid" => call_reply(
+            WRITE,
+            r#"{"path": "paid.txt", "content": "paid\n", "mode": "append"}"#,
+        ),
         other => text_reply(&format!("Answer to {other}")),
     }
 }
@@ -354,4 +367,110 @@ async fn a_question_asked_on_one_instance_is_answered_through_another_and_runs_o
     );
     assert_eq!(runs(&ledger, "settled.txt"), 1);
     drop((a, b));
+}
+
+/// How many times `write` ran for Alice: the lines of her `paid.txt`.
+fn writes(files: &Path) -> usize {
+    std::fs::read_to_string(files.join("alice/paid.txt")).map_or(0, |t| t.lines().count())
+}
+
+/// Asks `first` (then killed) for "write paid": the task, waiting for the
+/// approval of `write`, with its wait kept in `db`; nothing written.
+async fn approval_asked_then_killed(config: &str, files: &Path, db: &Path) -> String {
+    let first = start(config, files).await;
+    let answer = send(&a2a(&first), ALICE, "write paid", None).await;
+    let task = asked(&answer, &format!("Allow the tool `{WRITE}` to run"));
+    let question = answer["result"]["task"]["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(question.contains(r#""path":"paid.txt""#), "{question}");
+    assert!(question.ends_with("Answer yes or no."), "{question}");
+    assert_eq!(
+        kept(db),
+        1,
+        "the wait was kept before the question went out"
+    );
+    assert_eq!(writes(files), 0, "nothing runs before the yes");
+    first.kill();
+    task
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_required_scope_tool_approved_over_a2a_after_a_kill_runs_exactly_once() {
+    let model = TestServer::start(model).await;
+    let dir = support::temp_dir("a2a-waits-db");
+    let db = dir.join("sessions.db");
+    let (config, _, files) = setup(
+        "a2a-waits-approval",
+        &model.url(),
+        &format!("path = \"{}\"", db.display()),
+    );
+    let task = approval_asked_then_killed(&config, &files, &db).await;
+
+    let next = start(&config, &files).await;
+    let url = a2a(&next);
+    // Bob cannot approve Alice's call.
+    let bobs = send(&url, BOB, "yes", Some(&task)).await;
+    assert_eq!(bobs["error"]["code"], -32001, "{bobs}");
+    assert_eq!((kept(&db), writes(&files)), (1, 0));
+
+    let done = send(&url, ALICE, "yes", Some(&task)).await;
+    let finished = &done["result"]["task"];
+    assert_eq!(
+        finished["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    let told = finished["artifacts"][0]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(told.starts_with("Told: "), "{done}");
+    assert!(!told.contains("did not run"), "{done}");
+    assert_eq!(writes(&files), 1, "run once: {done}");
+    assert_eq!(kept(&db), 0);
+
+    // One answer per question: a second yes runs nothing.
+    let again = send(&url, ALICE, "yes", Some(&task)).await;
+    assert_eq!(again["error"]["code"], -32004, "{again}");
+    drop(next);
+    // Nor does a third process, finding nothing left to settle.
+    let third = start(&config, &files).await;
+    let got = rpc(&a2a(&third), ALICE, "GetTask", json!({"id": task})).await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{got}"
+    );
+    let again = send(&a2a(&third), ALICE, "yes", Some(&task)).await;
+    assert_eq!(again["error"]["code"], -32004, "{again}");
+    assert_eq!(writes(&files), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_required_scope_tool_refused_over_a2a_after_a_kill_never_runs() {
+    let model = TestServer::start(model).await;
+    let dir = support::temp_dir("a2a-waits-db");
+    let db = dir.join("sessions.db");
+    let (config, _, files) = setup(
+        "a2a-waits-refusal",
+        &model.url(),
+        &format!("path = \"{}\"", db.display()),
+    );
+    let task = approval_asked_then_killed(&config, &files, &db).await;
+
+    let next = start(&config, &files).await;
+    let done = send(&a2a(&next), ALICE, "no", Some(&task)).await;
+    let finished = &done["result"]["task"];
+    assert_eq!(
+        finished["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    let told = finished["artifacts"][0]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        told.starts_with("Told: ") && told.contains("declined"),
+        "the model reads the refusal: {done}"
+    );
+    assert_eq!(writes(&files), 0, "refused, never run: {done}");
+    assert_eq!(kept(&db), 0);
 }
