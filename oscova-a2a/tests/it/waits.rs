@@ -5,8 +5,8 @@
 //! the other server resumes the run there, which asks again, gets the kept
 //! yes without asking, and runs the tool once. The server that asked gives
 //! way and writes nothing over the result. Also: a server whose question
-//! cannot be answered in time ends the task `FAILED` with `expired:`; the
-//! same tool as a plugin's scope tool is approved by the task's client
+//! cannot be answered in time ends the task `FAILED` with `expired:`
+//! (a confirmation and a scope tool's approval alike); the same tool as a plugin's scope tool is approved by the task's client
 //! (`tasks/approve.rs`), or unasked by a server that approves itself.
 
 use std::path::PathBuf;
@@ -208,33 +208,44 @@ async fn an_approval_asked_by_one_server_is_granted_through_another_and_runs_onc
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_unanswered_past_its_wait_ends_the_task_failed_expired() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, ledger) = (dir.path().join("sessions.db"), dir.path().join("paid.txt"));
-    let short: Tweak = Box::new(|s| s.input_wait(Duration::from_millis(500)));
-    let a = server(&db, &ledger, Some(short)).await;
+    // The extension tool's confirmation, then the scope tool's approval.
+    for (said, tool) in [
+        ("pay bob", "`pay`".to_owned()),
+        ("spend", format!("`{SPEND}`")),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, ledger) = (dir.path().join("sessions.db"), dir.path().join("paid.txt"));
+        let short: Tweak = Box::new(|s| s.input_wait(Duration::from_millis(500)));
+        let a = if said == "spend" {
+            scope_server(&db, &ledger, Some(short)).await
+        } else {
+            server(&db, &ledger, Some(short)).await
+        };
 
-    let asked = a.rpc(ALICE, "SendMessage", send("pay bob", None)).await;
-    let id = asked["result"]["task"]["id"].as_str().unwrap().to_owned();
-    let mut state = Value::Null;
-    for _ in 0..50 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let got = a.rpc(ALICE, "GetTask", json!({"id": id})).await;
-        state = got["result"]["status"].clone();
-        if state["state"] == "TASK_STATE_FAILED" {
-            break;
+        let asked = a.rpc(ALICE, "SendMessage", send(said, None)).await;
+        let id = asked["result"]["task"]["id"].as_str().unwrap().to_owned();
+        let mut state = Value::Null;
+        for _ in 0..50 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let got = a.rpc(ALICE, "GetTask", json!({"id": id})).await;
+            state = got["result"]["status"].clone();
+            if state["state"] == "TASK_STATE_FAILED" {
+                break;
+            }
         }
+        assert_eq!(state["state"], "TASK_STATE_FAILED", "{state}");
+        let text = state["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.starts_with("expired:"), "{state}");
+        assert!(text.contains(&tool), "{state}");
+        // Too late: the answer finds nothing to answer, and nothing ran.
+        let late = a.rpc(ALICE, "SendMessage", send("yes", Some(&id))).await;
+        assert_eq!(late["error"]["code"], -32004, "{late}");
+        assert_eq!(runs(&ledger), 0);
+        assert!(kept(&db).is_empty());
+        a.stop().await;
     }
-    assert_eq!(state["state"], "TASK_STATE_FAILED", "{state}");
-    let text = state["message"]["parts"][0]["text"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(text.starts_with("expired:"), "{state}");
-    assert!(text.contains("`pay`"), "{state}");
-    // Too late: the answer finds nothing to answer, and nothing ran.
-    let late = a.rpc(ALICE, "SendMessage", send("yes", Some(&id))).await;
-    assert_eq!(late["error"]["code"], -32004, "{late}");
-    assert_eq!(runs(&ledger), 0);
-    a.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
