@@ -23,8 +23,9 @@
 //! store it is kept there first, and a retry is answered on any server
 //! sharing the store (`handler/retry.rs`, [`crate::wait`]). A call that
 //! never asks touches no store. A client that declared the tasks
-//! extension gets a call as a task instead, run beside it and followed
-//! through the store (`handler/tasks.rs`, [`crate::task`]).
+//! extension gets a call that outlasts the server's threshold, or asks
+//! before it, as a task instead, run beside it and followed through the
+//! store (`handler/tasks.rs`, [`crate::task`]).
 //!
 //! Prompts, resources, completion and subscriptions are answered in
 //! `handler/service.rs` (the `ServerHandler` methods) from the server's

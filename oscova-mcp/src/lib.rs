@@ -84,10 +84,13 @@
 //! an opaque single-use handle, at most [`PARK_TIMEOUT`]; with a
 //! [`wait::WaitStore`] the wait is kept there first, and a retry reaching
 //! another process sharing the store is answered there: see [`wait`]).
-//! A client that declared the tasks extension (SEP-2663) gets each
-//! `tools/call` as a task at once, followed with `tasks/get`,
-//! `tasks/update` and `tasks/cancel` on any instance sharing the store
-//! (see [`task`]). Tools' log messages are
+//! A client that declared the tasks extension (SEP-2663) gets a
+//! `tools/call` that outlasts the server's threshold
+//! ([`McpServer::task_after`], [`task::DEFAULT_TASK_AFTER`] unless set),
+//! or asks a question before it, as a task, followed with `tasks/get`,
+//! `tasks/update` and `tasks/cancel` on any instance sharing the store;
+//! a shorter call is answered with its result, as for any client (see
+//! [`task`]). Tools' log messages are
 //! `notifications/message`, filtered by `logging/setLevel` (from
 //! [`DEFAULT_LEVEL`] until set). The capabilities advertised are the ones
 //! served: tools and logging, and prompts, resources and completion only
@@ -325,6 +328,19 @@ impl McpServer {
     /// default).
     pub fn wait_store_arc(mut self, store: Option<Arc<dyn wait::WaitStore>>) -> Self {
         self.waits = store;
+        self
+    }
+
+    /// Sets how long a `tools/call` of a client that declared the MCP
+    /// tasks extension runs as usual before it is made a task
+    /// ([`task::DEFAULT_TASK_AFTER`] unless set; zero: a task at once).
+    /// A call that finishes sooner is answered with its result and makes
+    /// no task; one that asks a question sooner is made a task
+    /// (`input_required`) when it asks. See [`task`]. Set it before the
+    /// server makes handlers: the tasks running are shared by the
+    /// handlers made after it.
+    pub fn task_after(mut self, after: std::time::Duration) -> Self {
+        self.tasks = Arc::new(handler::Tasks::new(after));
         self
     }
 

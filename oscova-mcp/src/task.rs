@@ -4,10 +4,17 @@
 //!
 //! Rules: the server advertises the extension. A `tools/call` whose
 //! client declared it (in the request's `_meta` on 2026-07-28, else at
-//! `initialize`) and that carries no `requestState` is answered at once
-//! with a task (`resultType: "task"`, status `working`); the call runs on
-//! the instance that took it, holding its bounds on calls in flight as
-//! any call does. The task is a [`StoredTask`] in a [`TaskStore`]: the
+//! `initialize`) and that carries no `requestState` runs as any call
+//! does (its progress and log messages sent as notifications) for the
+//! server's threshold ([`DEFAULT_TASK_AFTER`] unless set with
+//! `task_after`). Finished by then, it is answered with its result and no
+//! task is made: a short call touches no store and costs no poll. Still
+//! running then, or asking a question (its approval, or one of its own)
+//! before then, it is made a task at that moment and answered with it
+//! (`resultType: "task"`, status `working`, or `input_required` when it
+//! asked); a threshold of zero makes every such call a task at once. The
+//! call runs on beside its task on the instance that took it, holding its
+//! bounds on calls in flight as any call does. The task is a [`StoredTask`] in a [`TaskStore`]: the
 //! same store as the waiting calls ([`crate::wait`]: a table of its own
 //! in the sessions' SQLite file or Postgres database) when the server
 //! has one, else this process's memory. So:
@@ -35,9 +42,9 @@
 //! - a task is its user's: another user's task id is unknown (-32602),
 //!   as an id never given out is.
 //!
-//! Progress and log messages of a task's call are not sent (no request is
-//! in flight to carry them); a progress message becomes the task's
-//! `statusMessage`. The result is kept as the client gets it (redacted,
+//! Once the call is a task, its progress and log messages are not sent
+//! (no request is in flight to carry them); a progress message becomes
+//! the task's `statusMessage`. The result is kept as the client gets it (redacted,
 //! as every result), so the store is as private as the sessions beside it.
 
 use std::collections::HashMap;
@@ -53,6 +60,11 @@ use crate::wait::{WaitStoreError, now_millis};
 pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
+
+/// How long a `tools/call` of a client that declared the extension runs
+/// as usual before it is made a task, unless the server sets another
+/// threshold (`task_after`).
+pub const DEFAULT_TASK_AFTER: Duration = Duration::from_secs(1);
 
 /// The polling interval a task suggests to its client (`pollIntervalMs`).
 pub const TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);

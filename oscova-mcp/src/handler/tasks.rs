@@ -1,11 +1,12 @@
-//! Tool calls served as MCP tasks (SEP-2663): the task made at once, the
-//! call run beside it on this instance, and `tasks/get`, `tasks/update`
-//! and `tasks/cancel` answered from the store on any instance. The rules
-//! are [`crate::task`]'s.
+//! Tool calls served as MCP tasks (SEP-2663): the call run as usual for
+//! the server's task threshold, made a task when it outlasts it or asks a
+//! question first, run on beside it on this instance, and `tasks/get`,
+//! `tasks/update` and `tasks/cancel` answered from the store on any
+//! instance. The rules are [`crate::task`]'s.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use oscova_core::ToolResult;
 use oscova_core::interaction::AskError;
@@ -20,22 +21,33 @@ use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use super::McpHandler;
 use super::retry::answer_in;
-use crate::ask::{self, Asker, RoundReply};
+use super::{LogRelay, McpHandler, ProgressRelay, report};
+use crate::ask::{self, Asker, RoundAsk, RoundReply};
 use crate::convert::mcp_result;
 use crate::rounds::{self, CallEvent, RunningCall};
 use crate::task::{
-    MemoryTaskStore, StoredTask, TASK_CHECK, TASK_HEARTBEAT, TaskStore, TaskUpdate, object,
+    DEFAULT_TASK_AFTER, MemoryTaskStore, StoredTask, TASK_CHECK, TASK_HEARTBEAT, TaskStore,
+    TaskUpdate, object,
 };
 use crate::wait::{WaitStoreError, now_millis};
 
-/// The tasks a server runs in this process, and its store of tasks when
-/// it has no wait store. Shared by every handler the server makes.
-#[derive(Debug, Default)]
+/// The tasks a server runs in this process, its store of tasks when it
+/// has no wait store, and how long a call runs before it becomes one.
+/// Shared by every handler the server makes.
+#[derive(Debug)]
 pub(crate) struct Tasks {
     running: Mutex<HashMap<String, Local>>,
     memory: Arc<MemoryTaskStore>,
+    /// How long a call of a client that declared the extension runs as
+    /// usual before it is made a task (zero: a task at once).
+    after: Duration,
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Self::new(DEFAULT_TASK_AFTER)
+    }
 }
 
 /// A task running here: its call's cancellation, and the wake-up for a
@@ -47,6 +59,15 @@ struct Local {
 }
 
 impl Tasks {
+    /// No tasks yet; calls made tasks once they run `after`.
+    pub(crate) fn new(after: Duration) -> Self {
+        Self {
+            running: Mutex::default(),
+            memory: Arc::default(),
+            after,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Local>> {
         self.running
             .lock()
@@ -77,6 +98,16 @@ fn store_failed(error: &WaitStoreError) -> ErrorData {
     ErrorData::internal_error(format!("the tasks' store failed: {error}"), None)
 }
 
+/// How a call's time before it could become a task ended.
+enum Window {
+    /// It finished: its result is the answer, and no task is made.
+    Done(ToolResult),
+    /// It asked the person first: the task starts `input_required`.
+    Asked(RoundAsk),
+    /// It outlasted the threshold: the task starts `working`.
+    Late,
+}
+
 impl McpHandler {
     /// Where this server keeps its tasks: its wait store, else memory.
     fn task_store(&self) -> Arc<dyn TaskStore> {
@@ -93,8 +124,13 @@ impl McpHandler {
         ErrorData::invalid_params(self.scope.redact(&message).into_owned(), None)
     }
 
-    /// `tools/call` of `name` as a task: kept as `working`, the call run
-    /// beside it holding `permits`, the task answered at once.
+    /// `tools/call` of `name` from a client that declared the tasks
+    /// extension: run as usual for the server's threshold, its progress
+    /// and log messages sent as for any call, and answered with its
+    /// result if it finishes by then (no task made). Else, once the
+    /// threshold passes or the call asks a question, it is made a task,
+    /// kept as `working` (or `input_required`, asking), the call run on
+    /// beside it holding `permits`, and the task answered.
     pub(super) async fn start_task(
         &self,
         name: &str,
@@ -103,7 +139,7 @@ impl McpHandler {
         permits: Permits,
     ) -> Result<CallToolResponse, ErrorData> {
         let can_ask = ask::can_elicit(context);
-        let call = self.start_call_asking(
+        let mut call = self.start_call_asking(
             name,
             arguments,
             |events| {
@@ -115,8 +151,23 @@ impl McpHandler {
             },
             std::collections::VecDeque::new(),
         );
+        // The last progress message sent while the call ran as usual: the
+        // task's first status message.
+        let mut message = None;
+        let first = if self.tasks.after.is_zero() {
+            None
+        } else {
+            match self.window(name, &mut call, context, &mut message).await {
+                Window::Done(result) => {
+                    return Ok(mcp_result(result, self.scope.tool(name)).into());
+                }
+                Window::Asked(ask) => Some(ask),
+                Window::Late => None,
+            }
+        };
         let id = rounds::new_handle().map_err(|e| ErrorData::internal_error(e, None))?;
-        let task = StoredTask::new(id.clone(), self.scope.user().id(), name);
+        let mut task = StoredTask::new(id.clone(), self.scope.user().id(), name);
+        task.message = message.map(|m| self.scope.redact(&m).into_owned());
         let store = self.task_store();
         store.create(&task).await.map_err(|e| store_failed(&e))?;
         let local = Local {
@@ -124,8 +175,8 @@ impl McpHandler {
             wake: Arc::new(Notify::new()),
         };
         self.tasks.lock().insert(id.clone(), local.clone());
-        let runner = Runner {
-            store,
+        let mut runner = Runner {
+            store: store.clone(),
             id: id.clone(),
             user: task.user.clone(),
             scope: self.scope.clone(),
@@ -136,6 +187,17 @@ impl McpHandler {
             message: None,
             alive: Instant::now(),
         };
+        if let Some(ask) = first {
+            // Asked before the task is answered, so the client's first
+            // look at it finds the question.
+            runner.event(CallEvent::Ask(ask)).await;
+            if runner.pending.is_some() {
+                let kept = store.get(&id, &task.user).await;
+                if let Ok(Some(kept)) = kept {
+                    task = kept;
+                }
+            }
+        }
         let (tasks, scope, tool) = (self.tasks.clone(), self.scope.clone(), name.to_owned());
         let finish = move |result: ToolResult| mcp_result(result, scope.tool(&tool));
         tokio::spawn(
@@ -147,6 +209,59 @@ impl McpHandler {
             .in_current_span(),
         );
         Ok(CallToolResponse::Task(CreateTaskResult::new(task.task())))
+    }
+
+    /// Runs `call` as any call runs, its progress and log messages sent
+    /// on, until it finishes, asks, or outlasts the server's threshold. A
+    /// cancelled request cancels the call, which then finishes cancelled.
+    /// `message` is left holding the last progress message sent.
+    async fn window(
+        &self,
+        name: &str,
+        call: &mut RunningCall,
+        context: &RequestContext<RoleServer>,
+        message: &mut Option<String>,
+    ) -> Window {
+        let mut logs = LogRelay {
+            peer: &context.peer,
+            logger: name,
+        };
+        let mut relay = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressRelay {
+                peer: &context.peer,
+                token,
+                last: 0.0,
+                sent: 0,
+            });
+        let timer = tokio::time::sleep(self.tasks.after);
+        tokio::pin!(timer);
+        let mut cancelled = false;
+        let result = loop {
+            tokio::select! {
+                result = &mut call.task => break result,
+                event = call.events.next() => {
+                    if let CallEvent::Progress(p) = &event
+                        && !p.message.is_empty()
+                    {
+                        *message = Some(p.message.clone());
+                    }
+                    if let Some(ask) = report(event, &mut relay, &mut logs).await {
+                        return Window::Asked(ask);
+                    }
+                }
+                () = &mut timer, if !cancelled => return Window::Late,
+                () = context.ct.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    call.cancel.cancel();
+                }
+            }
+        };
+        while let Some(event) = call.events.next_report() {
+            report(event, &mut relay, &mut logs).await;
+        }
+        Window::Done(result)
     }
 
     /// `tasks/get`: the task as the store has it; one whose instance

@@ -53,6 +53,10 @@ pub const BODY_TIMEOUT_RANGE: RangeInclusive<Duration> = Limits::BODY_TIMEOUT_RA
 /// The range of [`McpHttpServer::idle_timeout`](super::McpHttpServer::idle_timeout): a millisecond to a week.
 pub const IDLE_TIMEOUT_RANGE: RangeInclusive<Duration> =
     Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
+/// The range of [`McpHttpServer::task_after`](super::McpHttpServer::task_after): none (every call of a
+/// client that declared the tasks extension is a task at once) to an hour
+/// (a task's time to live, [`TASK_TTL`](crate::task::TASK_TTL)).
+pub const TASK_AFTER_RANGE: RangeInclusive<Duration> = Duration::ZERO..=Duration::from_secs(3600);
 /// The range of [`McpHttpServer::shutdown_grace`](super::McpHttpServer::shutdown_grace): none to an hour.
 pub const SHUTDOWN_GRACE_RANGE: RangeInclusive<Duration> =
     Duration::ZERO..=Duration::from_secs(3600);

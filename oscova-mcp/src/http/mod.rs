@@ -237,6 +237,8 @@ pub struct McpHttpServer {
     pub(super) offer: crate::offer::Offer,
     /// Where calls waiting between rounds are kept for every instance.
     pub(super) waits: Option<Arc<dyn crate::wait::WaitStore>>,
+    /// How long a call of a tasks client runs before it becomes a task.
+    pub(super) task_after: Duration,
 }
 
 impl std::fmt::Debug for McpHttpServer {
@@ -262,6 +264,7 @@ impl std::fmt::Debug for McpHttpServer {
             .field("listen", &self.listen)
             .field("idle_timeout", &self.idle_timeout)
             .field("waits", &self.waits)
+            .field("task_after", &self.task_after)
             .finish_non_exhaustive()
     }
 }
@@ -297,6 +300,7 @@ impl McpHttpServer {
             info: Implementation::new("oscova", env!("CARGO_PKG_VERSION")),
             offer: crate::offer::Offer::default(),
             waits: None,
+            task_after: crate::task::DEFAULT_TASK_AFTER,
         }
     }
 
@@ -486,6 +490,18 @@ impl McpHttpServer {
         self
     }
 
+    /// How long a `tools/call` of a client that declared the MCP tasks
+    /// extension runs as usual before it is made a task, in
+    /// [`TASK_AFTER_RANGE`] ([`DEFAULT_TASK_AFTER`](crate::task::DEFAULT_TASK_AFTER)
+    /// unless set). A call that finishes sooner is answered with its
+    /// result and makes no task; one that asks a question sooner is made
+    /// a task (`input_required`) when it asks. Zero makes every such call
+    /// a task at once. See [`crate::task`].
+    pub fn task_after(mut self, after: Duration) -> Self {
+        self.task_after = after;
+        self
+    }
+
     /// How many users' scopes are kept, in [`SCOPE_CACHE_RANGE`].
     pub fn scope_cache(mut self, capacity: usize) -> Self {
         self.scope_cache = capacity;
@@ -538,6 +554,7 @@ impl McpHttpServer {
         let durations = [
             ("idle_timeout", self.idle_timeout, IDLE_TIMEOUT_RANGE),
             ("shutdown_grace", self.shutdown_grace, SHUTDOWN_GRACE_RANGE),
+            ("task_after", self.task_after, TASK_AFTER_RANGE),
         ];
         for (setting, value, range) in &durations {
             check_duration(setting, *value, range)?;

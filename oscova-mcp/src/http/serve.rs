@@ -156,7 +156,7 @@ pub(super) async fn bind(
     let calls = CallBound::new(server.max_in_flight_total)?;
     let parked = Arc::new(ParkedCalls::new(server.max_parked_per_user));
     let waits = server.waits.clone();
-    let tasks = Arc::new(crate::handler::Tasks::default());
+    let tasks = Arc::new(crate::handler::Tasks::new(server.task_after));
     let watcher = Watcher::new(SubscriptionLimits {
         per_user: server.max_subscriptions_per_user,
         total: server.max_subscriptions_total,

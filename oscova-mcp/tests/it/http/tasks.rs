@@ -1,11 +1,15 @@
 //! Tool calls served as MCP tasks (SEP-2663), driven by rmcp's client (a
 //! real client of the extension: `call_tool_once`, `get_task`,
-//! `update_task`, `cancel_task`) over HTTP on 127.0.0.1. One server keeps
-//! its tasks in memory; two servers on one store (SQLite, Postgres) stand
-//! for two instances: a task made on one is polled, answered and
-//! cancelled through the other, its call running (and cancelled) where it
-//! was made. A task is its user's; a task whose instance stopped is
-//! reported interrupted, never run again.
+//! `update_task`, `cancel_task`) over HTTP on 127.0.0.1. The server
+//! decides per call: one that ends within its `task_after` is answered
+//! with its result and makes no task; a longer one, or one that asks
+//! first, becomes a task then. Most tests here set `task_after` to zero
+//! (a task at once) to follow the task itself. One server keeps its tasks
+//! in memory; two servers on one store (SQLite, Postgres) stand for two
+//! instances: a task made on one is polled, answered and cancelled
+//! through the other, its call running (and cancelled) where it was
+//! made. A task is its user's; a task whose instance stopped is reported
+//! interrupted, never run again.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,19 +17,31 @@ use std::time::Duration;
 
 use oscova_core::prelude::*;
 use oscova_mcp::http::McpHttpServer;
+#[cfg(feature = "sqlite")]
+use oscova_mcp::task::DEFAULT_TASK_AFTER;
+#[cfg(feature = "sqlite")]
+use oscova_mcp::task::{StoredTask, TaskStore, TaskUpdate};
 use oscova_mcp::task::{TASK_POLL_INTERVAL, TASK_TTL};
 use oscova_mcp::wait::WaitStore;
+#[cfg(feature = "sqlite")]
+use oscova_mcp::wait::{KeptWait, WaitStoreError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
     ElicitationCapability, FormElicitationCapability, GetTaskParams, GetTaskResult, Implementation,
     InputRequest, InputResponses, TaskPayload, TaskStatus, UpdateTaskParams,
 };
-use rmcp::service::{RunningService, ServiceError};
+#[cfg(feature = "sqlite")]
+use rmcp::model::{ProgressNotificationParam, ProgressToken, RequestMetaObject};
+#[cfg(feature = "sqlite")]
+use rmcp::service::NotificationContext;
+use rmcp::service::{Peer, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
+#[cfg(feature = "sqlite")]
+use tokio::sync::mpsc;
 use tokio::time::timeout;
 
 use super::{ALICE, BOB, PATIENCE, Running, object, tls_provider, with_tokens};
@@ -113,16 +129,28 @@ const SLOW: &str = "test_task__task__slow";
 const HOLD: &str = "test_task__task__hold";
 const PAY: &str = "test_task__task__pay";
 
-/// A server (an instance) over `store` (memory when `None`), and what
-/// its tools saw.
+/// A server (an instance) over `store` (memory when `None`) making a
+/// call a task at once, and what its tools saw.
 async fn instance(store: Option<Arc<dyn WaitStore>>) -> (Running, Arc<Seen>) {
+    instance_after(store, Some(Duration::ZERO)).await
+}
+
+/// [`instance`] making a call a task after `after` (the server's default
+/// when `None`).
+async fn instance_after(
+    store: Option<Arc<dyn WaitStore>>,
+    after: Option<Duration>,
+) -> (Running, Arc<Seen>) {
     let host = PluginHost::builder()
         .plugins(oscova_core::linked_plugins![TaskPlugin])
         .service(Seen::default())
         .build()
         .unwrap();
     let seen = host.service::<Seen>().unwrap();
-    let server = with_tokens(McpHttpServer::new(host)).wait_store_arc(store);
+    let mut server = with_tokens(McpHttpServer::new(host)).wait_store_arc(store);
+    if let Some(after) = after {
+        server = server.task_after(after);
+    }
     (Running::start(server).await, seen)
 }
 
@@ -131,7 +159,28 @@ type Client = RunningService<RoleClient, ClientConfig>;
 /// rmcp's client as `token`'s user, declaring form elicitation and, when
 /// `tasks`, the tasks extension.
 async fn client(url: &str, token: &str, tasks: bool) -> Client {
+    serve_client(url, token, config(tasks)).await
+}
+
+/// `handler` as a client of `url` as `token`'s user.
+async fn serve_client<H: ClientHandler>(
+    url: &str,
+    token: &str,
+    handler: H,
+) -> RunningService<RoleClient, H> {
     tls_provider();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
+    );
+    timeout(PATIENCE, handler.serve(transport))
+        .await
+        .expect("initialize answers")
+        .unwrap()
+}
+
+/// What the client declares: form elicitation and, when `tasks`, the
+/// tasks extension.
+fn config(tasks: bool) -> ClientConfig {
     let mut elicitation = ElicitationCapability::new();
     elicitation.form = Some(FormElicitationCapability::default());
     let mut capabilities = ClientCapabilities::builder().build();
@@ -142,18 +191,31 @@ async fn client(url: &str, token: &str, tasks: bool) -> Client {
             .build()
             .extensions;
     }
-    let config = ClientConfig::new(capabilities, Implementation::new("tasks-test", "1"));
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
-    );
-    timeout(PATIENCE, config.serve(transport))
-        .await
-        .expect("initialize answers")
-        .unwrap()
+    ClientConfig::new(capabilities, Implementation::new("tasks-test", "1"))
+}
+
+#[cfg(feature = "sqlite")]
+/// A client of the tasks extension that hears the progress notifications
+/// sent to it (their messages).
+struct Hearing(ClientConfig, mpsc::UnboundedSender<String>);
+
+#[cfg(feature = "sqlite")]
+impl ClientHandler for Hearing {
+    fn get_info(&self) -> ClientConfig {
+        self.0.clone()
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.1.send(params.message.unwrap_or_default());
+    }
 }
 
 /// Calls `tool` once; the task id it answers with, checking its seed.
-async fn start(client: &Client, tool: &str, arguments: Value) -> String {
+async fn start(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> String {
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(object(arguments));
     let response = timeout(PATIENCE, client.call_tool_once(params))
         .await
@@ -173,7 +235,7 @@ async fn start(client: &Client, tool: &str, arguments: Value) -> String {
     task.task_id
 }
 
-async fn get(client: &Client, id: &str) -> Result<GetTaskResult, ServiceError> {
+async fn get(client: &Peer<RoleClient>, id: &str) -> Result<GetTaskResult, ServiceError> {
     timeout(PATIENCE, client.get_task(GetTaskParams::new(id)))
         .await
         .expect("tasks/get answers")
@@ -181,7 +243,7 @@ async fn get(client: &Client, id: &str) -> Result<GetTaskResult, ServiceError> {
 
 /// Polls task `id` at its hint until `done` says so; the last state.
 async fn poll_until(
-    client: &Client,
+    client: &Peer<RoleClient>,
     id: &str,
     done: impl Fn(&GetTaskResult) -> bool,
 ) -> GetTaskResult {
@@ -455,4 +517,194 @@ async fn a_task_is_followed_on_another_instance_over_postgres() {
         Arc::new(store.unwrap()) as Arc<dyn WaitStore>
     };
     a_task_made_on_one_instance_is_followed_on_another(connect().await, connect().await).await;
+}
+
+/// A call with a progress token for the notifications.
+#[cfg(feature = "sqlite")]
+fn heard_call(tool: &str, arguments: Value) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(object(arguments));
+    let token = ProgressToken(rmcp::model::NumberOrString::Number(7));
+    params.meta = Some(RequestMetaObject::with_progress_token(token));
+    params
+}
+
+/// The server decides per call (the extension's "server-directed"): with
+/// its default threshold, a short call of a tasks client is answered with
+/// its result, its progress sent as notifications, and no task is made
+/// in the store; a call that outlasts the threshold is answered with a
+/// task once it has (its progress so far sent, its last message the
+/// task's first status message), polled to its result.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_call_that_outlasts_the_threshold_becomes_a_task() {
+    let store = counted_sqlite_store("threshold").await;
+    let (server, _) = instance_after(Some(store.clone()), None).await;
+    let (heard, mut progress) = mpsc::unbounded_channel();
+    let alice = serve_client(&server.url, ALICE, Hearing(config(true), heard)).await;
+
+    let response = timeout(
+        PATIENCE,
+        alice.call_tool_once(heard_call(SLOW, json!({"ms": 10}))),
+    )
+    .await
+    .expect("a short call is answered")
+    .unwrap();
+    let CallToolResponse::Complete(result) = response else {
+        panic!("a short call is answered with its result: {response:?}");
+    };
+    assert_eq!(super::text(&result), "done after 10 ms");
+    let message = timeout(PATIENCE, progress.recv()).await.unwrap().unwrap();
+    assert_eq!(
+        message, "halfway there",
+        "progress goes out as for any call"
+    );
+    assert_eq!(store.made(), 0, "no task is made for a short call");
+
+    let began = std::time::Instant::now();
+    let params = heard_call(SLOW, json!({"ms": 2500}));
+    let response = timeout(PATIENCE, alice.call_tool_once(params))
+        .await
+        .unwrap();
+    let waited = began.elapsed();
+    let CallToolResponse::Task(created) = response.unwrap() else {
+        panic!("a long call is a task");
+    };
+    assert!(
+        waited >= DEFAULT_TASK_AFTER,
+        "a task only past the threshold: {waited:?}"
+    );
+    assert!(
+        waited < Duration::from_millis(2500),
+        "before the call ends: {waited:?}"
+    );
+    assert_eq!(created.task.status, TaskStatus::Working);
+    assert_eq!(
+        created.task.status_message.as_deref(),
+        Some("halfway there")
+    );
+    let message = timeout(PATIENCE, progress.recv()).await.unwrap().unwrap();
+    assert_eq!(message, "halfway there", "sent while the call ran as usual");
+    assert_eq!(store.made(), 1);
+    let done = poll_until(&alice, &created.task.task_id, ended).await;
+    assert_eq!(result_text(&done), "done after 2500 ms");
+    alice.cancel().await.unwrap();
+    server.shutdown().await;
+}
+
+/// A call that asks the person before the threshold (its approval)
+/// becomes a task as it asks, `input_required` in the answer itself, its
+/// question there for the first `tasks/get`; answered, it runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_asks_first_is_an_input_required_task_at_once() {
+    let after = Duration::from_secs(60);
+    let (server, seen) = instance_after(None, Some(after)).await;
+    let alice = client(&server.url, ALICE, true).await;
+    let params = CallToolRequestParams::new(PAY).with_arguments(object(json!({"to": "bob"})));
+    let began = std::time::Instant::now();
+    let response = timeout(PATIENCE, alice.call_tool_once(params))
+        .await
+        .expect("answered as it asks, not at the threshold")
+        .unwrap();
+    assert!(began.elapsed() < after);
+    let CallToolResponse::Task(created) = response else {
+        panic!("a call that asks is a task: {response:?}");
+    };
+    assert_eq!(created.task.status, TaskStatus::InputRequired);
+    let id = created.task.task_id;
+    let asked = get(&alice, &id).await.unwrap();
+    let (key, message) = question(&asked);
+    assert_eq!(key, "oscova.ask.1");
+    assert!(message.contains("pay"), "{message}");
+    assert_eq!(seen.paid.load(Ordering::SeqCst), 0, "not before the yes");
+    alice
+        .update_task(UpdateTaskParams::new(id.clone(), accept(&key)))
+        .await
+        .unwrap();
+    let done = poll_until(&alice, &id, ended).await;
+    assert_eq!(result_text(&done), "paid bob");
+    assert_eq!(seen.paid.load(Ordering::SeqCst), 1);
+    alice.cancel().await.unwrap();
+    server.shutdown().await;
+}
+
+/// A SQLite wait store that counts the tasks made in it.
+#[cfg(feature = "sqlite")]
+#[derive(Debug)]
+struct Counted {
+    inner: Arc<dyn WaitStore>,
+    made: AtomicUsize,
+}
+
+#[cfg(feature = "sqlite")]
+impl Counted {
+    fn made(&self) -> usize {
+        self.made.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(feature = "sqlite")]
+async fn counted_sqlite_store(name: &str) -> Arc<Counted> {
+    let path = std::env::temp_dir()
+        .join(format!(
+            "oscova-mcp-tasks-{name}-{}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+        ))
+        .join("sessions.db");
+    let store = oscova_mcp::wait::SqliteWaitStore::open(path).await.unwrap();
+    Arc::new(Counted {
+        inner: Arc::new(store),
+        made: AtomicUsize::new(0),
+    })
+}
+
+#[cfg(feature = "sqlite")]
+#[async_trait::async_trait]
+impl TaskStore for Counted {
+    async fn create(&self, task: &StoredTask) -> Result<(), WaitStoreError> {
+        self.made.fetch_add(1, Ordering::SeqCst);
+        self.inner.create(task).await
+    }
+
+    async fn get(&self, id: &str, user: &str) -> Result<Option<StoredTask>, WaitStoreError> {
+        self.inner.get(id, user).await
+    }
+
+    async fn update(&self, id: &str, update: &TaskUpdate) -> Result<bool, WaitStoreError> {
+        self.inner.update(id, update).await
+    }
+
+    async fn alive(&self, id: &str) -> Result<(), WaitStoreError> {
+        self.inner.alive(id).await
+    }
+
+    async fn cancel(&self, id: &str, user: &str) -> Result<Option<StoredTask>, WaitStoreError> {
+        self.inner.cancel(id, user).await
+    }
+
+    async fn respond(
+        &self,
+        id: &str,
+        user: &str,
+        responses: &rmcp::model::JsonObject,
+    ) -> Result<Option<StoredTask>, WaitStoreError> {
+        self.inner.respond(id, user, responses).await
+    }
+}
+
+#[cfg(feature = "sqlite")]
+#[async_trait::async_trait]
+impl WaitStore for Counted {
+    async fn put(&self, wait: &KeptWait, per_user: usize) -> Result<(), WaitStoreError> {
+        self.inner.put(wait, per_user).await
+    }
+
+    async fn take(
+        &self,
+        handle: &str,
+        user: &str,
+        tool: &str,
+    ) -> Result<Option<KeptWait>, WaitStoreError> {
+        self.inner.take(handle, user, tool).await
+    }
 }
