@@ -51,7 +51,11 @@ pub(crate) enum Command {
     /// `--listen`), with the config's `[prompts.NAME]`, the session
     /// extensions' prompt forms and the `[mcp.servers]` prompts
     /// (`SERVER__PROMPT`) as prompts, and the files root and the
-    /// `[mcp.servers]` resources (`mcp://SERVER/URI`) as resources.
+    /// `[mcp.servers]` resources (`mcp://SERVER/URI`) as resources. A
+    /// client that declared the MCP tasks extension gets a call still
+    /// running after `[mcp] task_after_ms` (default 1000; 0: at once), or
+    /// asking the person before then, as a task; a shorter call as its
+    /// result.
     Mcp(McpArgs),
 
     /// Serve MCP at `/mcp` and A2A (the agent card, JSON-RPC and

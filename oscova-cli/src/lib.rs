@@ -338,7 +338,8 @@
 //! `max_in_flight`, `max_in_flight_total`, `max_in_flight_per_user`,
 //! `max_parked_per_user`, `max_sessions_per_user`, `max_sessions`,
 //! `max_connections`, `max_connections_per_peer`, `body_timeout_secs`,
-//! `idle_timeout_secs`, `shutdown_grace_secs`, `scope_cache`), each
+//! `idle_timeout_secs`, `shutdown_grace_secs`, `task_after_ms`,
+//! `scope_cache`), each
 //! within the range
 //! `oscova_mcp::http` exports for it (exit code 2 outside it, when the
 //! file is loaded); SIGTERM or Ctrl-C shuts it down gracefully. `--names short` serves tools under their tool segment

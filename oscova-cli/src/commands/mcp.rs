@@ -80,6 +80,9 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
     if let Some(prompts) = offer.prompts {
         server = server.prompts(prompts);
     }
+    if let Some(after) = env.config.mcp().task_after() {
+        server = server.task_after(after);
+    }
     server
         .server_info(env.name, env.version)
         .allow_approval_required(args.allow_approval_required)

@@ -21,7 +21,11 @@
 //! waiting between 2026-07-28 rounds: `"sessions"` (the default) in the
 //! `[sessions]` store, its SQLite file or its Postgres database, so a
 //! retry is answered by any process on that store, or `"memory"`, this
-//! process's only.
+//! process's only. `task_after_ms` is how long a `tools/call` of a
+//! client that declared the MCP tasks extension runs as usual before it
+//! becomes a task (default 1000; a call that ends sooner is answered with
+//! its result, one that asks the person sooner becomes a task as it asks;
+//! 0: every such call a task at once), for `oscova mcp` on stdio too.
 //!
 //! ```toml
 //! [mcp]
@@ -36,6 +40,7 @@
 //! body_timeout_secs = 20
 //! idle_timeout_secs = 600
 //! waits = "sessions"
+//! task_after_ms = 1000
 //!
 //! [[mcp.tokens]]
 //! user = "alice"
@@ -67,6 +72,7 @@ pub(crate) struct McpSection {
     body_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
     shutdown_grace_secs: Option<u64>,
+    task_after_ms: Option<u64>,
     scope_cache: Option<usize>,
     /// Where calls waiting between 2026-07-28 rounds are kept.
     #[serde(default)]
@@ -141,6 +147,7 @@ impl McpSection {
         MCP_BODY_TIMEOUT_SECS.check(self.body_timeout_secs)?;
         MCP_IDLE_TIMEOUT_SECS.check(self.idle_timeout_secs)?;
         MCP_SHUTDOWN_GRACE_SECS.check(self.shutdown_grace_secs)?;
+        MCP_TASK_AFTER_MS.check(self.task_after_ms)?;
         MCP_SCOPE_CACHE.check(self.scope_cache)?;
         #[cfg(feature = "mcp-servers")]
         for (name, server) in &self.servers {
@@ -157,6 +164,11 @@ impl McpSection {
     /// store (`waits = "sessions"`, the default), rather than in memory.
     pub(crate) fn waits_in_sessions(&self) -> bool {
         self.waits == Waits::Sessions
+    }
+
+    /// `task_after_ms`, which `oscova mcp` on stdio applies too.
+    pub(crate) fn task_after(&self) -> Option<Duration> {
+        self.task_after_ms.map(Duration::from_millis)
     }
 
     /// `max_body_bytes`, which `oscova serve`'s A2A applies too.
@@ -211,6 +223,9 @@ impl McpSection {
         if let Some(secs) = self.shutdown_grace_secs {
             server = server.shutdown_grace(Duration::from_secs(secs));
         }
+        if let Some(after) = self.task_after() {
+            server = server.task_after(after);
+        }
         if let Some(capacity) = self.scope_cache {
             server = server.scope_cache(capacity);
         }
@@ -235,6 +250,24 @@ mod tests {
             assert!(message.contains("[mcp.servers.notes]"), "{message}");
             assert!(message.contains("`mcp-servers` feature"), "{message}");
         }
+    }
+
+    #[test]
+    fn task_after_ms_is_checked_and_zero_means_at_once() {
+        let mut section: McpSection = toml::from_str("task_after_ms = 0\n").unwrap();
+        assert_eq!(section.check(), Ok(()));
+        assert_eq!(section.task_after(), Some(Duration::ZERO));
+        let mut section: McpSection = toml::from_str("task_after_ms = 3600001\n").unwrap();
+        let message = section.check().unwrap_err();
+        assert_eq!(
+            message,
+            "mcp.task_after_ms is 3600001; it must be 0 to 3600000"
+        );
+        assert_eq!(
+            McpSection::default().task_after(),
+            None,
+            "the library's default"
+        );
     }
 
     #[cfg(feature = "mcp-servers")]

@@ -70,6 +70,15 @@ const fn secs(key: &'static str, range: RangeInclusive<Duration>) -> Range {
     whole(key, rounded_up, range.end().as_secs())
 }
 
+/// A duration the server library bounds, as whole milliseconds in the
+/// file.
+const fn millis(key: &'static str, range: RangeInclusive<Duration>) -> Range {
+    let start = range.start();
+    let rounded_up =
+        start.as_millis() as u64 + !start.subsec_nanos().is_multiple_of(1_000_000) as u64;
+    whole(key, rounded_up, range.end().as_millis() as u64)
+}
+
 // The `[mcp]` limits are the server library's own ranges, so the file and
 // `McpHttpServer::bind` can never disagree about what is allowed.
 
@@ -114,6 +123,9 @@ pub(super) const MCP_IDLE_TIMEOUT_SECS: Range =
 /// `[mcp] shutdown_grace_secs`.
 pub(super) const MCP_SHUTDOWN_GRACE_SECS: Range =
     secs("mcp.shutdown_grace_secs", http::SHUTDOWN_GRACE_RANGE);
+/// `[mcp] task_after_ms`: how long a call of a tasks client runs before
+/// it becomes a task.
+pub(super) const MCP_TASK_AFTER_MS: Range = millis("mcp.task_after_ms", http::TASK_AFTER_RANGE);
 /// `[mcp] scope_cache`.
 pub(super) const MCP_SCOPE_CACHE: Range = count("mcp.scope_cache", http::SCOPE_CACHE_RANGE);
 /// `[mcp.servers.NAME] timeout_secs`: above 0.
@@ -157,6 +169,7 @@ const RANGES: &[Range] = &[
     MCP_BODY_TIMEOUT_SECS,
     MCP_IDLE_TIMEOUT_SECS,
     MCP_SHUTDOWN_GRACE_SECS,
+    MCP_TASK_AFTER_MS,
     MCP_SCOPE_CACHE,
     MCP_SERVER_TIMEOUT_SECS,
     SPEECH_HEAR_THREADS,
@@ -236,6 +249,15 @@ mod tests {
         );
         assert!(MCP_SHUTDOWN_GRACE_SECS.check(Some(0u64)).is_ok());
         assert!(MCP_IDLE_TIMEOUT_SECS.check(Some(0u64)).is_err());
+        // Zero makes every call of a tasks client a task at once; the
+        // most is the library's (an hour, a task's time to live).
+        assert!(MCP_TASK_AFTER_MS.check(Some(0u64)).is_ok());
+        let most = u64::try_from(http::TASK_AFTER_RANGE.end().as_millis()).unwrap();
+        assert!(MCP_TASK_AFTER_MS.check(Some(most)).is_ok());
+        assert_eq!(
+            MCP_TASK_AFTER_MS.check(Some(most + 1)).unwrap_err(),
+            format!("mcp.task_after_ms is {}; it must be 0 to {most}", most + 1)
+        );
         let t = MCP_SERVER_TIMEOUT_SECS;
         assert!(
             t.check_float("mcp.servers.notes.timeout_secs", Some(0.5))
