@@ -1,10 +1,12 @@
 //! An upstream server's tasks (the MCP Tasks extension, SEP-2663)
 //! followed by the plugin: the upstream is this workspace's own MCP
-//! server over HTTP on 127.0.0.1, which answers every call of a client
-//! declaring the extension with a task, kept in a store that counts the
-//! tasks made. A task is polled to its result (its status message as the
-//! call's progress), its question asked of the person and answered with
-//! `tasks/update`, and cancelled with `tasks/cancel` when our call is.
+//! server over HTTP on 127.0.0.1, which (with `task_after` zero) answers
+//! every call of a client declaring the extension with a task, kept in a
+//! store that counts the tasks made. A task is polled to its result (its
+//! status message as the call's progress), its question asked of the
+//! person and answered with `tasks/update`, and cancelled with
+//! `tasks/cancel` when our call is. With the server's default threshold,
+//! a short call comes back as its result, no task made.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -171,7 +173,14 @@ struct Upstream {
 }
 
 impl Upstream {
+    /// An upstream making every call of a tasks client a task at once.
     async fn start() -> Self {
+        Self::start_after(Some(Duration::ZERO)).await
+    }
+
+    /// An upstream making a call a task after `after` (the server's
+    /// default when `None`).
+    async fn start_after(after: Option<Duration>) -> Self {
         let host = PluginHost::builder()
             .plugins(oscova_core::linked_plugins![UpPlugin])
             .service(Seen::default())
@@ -179,8 +188,11 @@ impl Upstream {
             .expect("the upstream's host");
         let seen = host.service::<Seen>().unwrap();
         let store = Arc::new(Counting::default());
-        let bound = McpHttpServer::new(host)
-            .wait_store_arc(Some(store.clone()))
+        let mut server = McpHttpServer::new(host).wait_store_arc(Some(store.clone()));
+        if let Some(after) = after {
+            server = server.task_after(after);
+        }
+        let bound = server
             .bind("127.0.0.1:0".parse().unwrap())
             .await
             .expect("the upstream binds");
@@ -264,6 +276,33 @@ async fn an_upstream_task_is_followed_to_its_result() {
         reported.iter().any(|m| m == "halfway there"),
         "the task's status message as progress: {reported:?}"
     );
+    host.shutdown().await;
+    upstream.stop().await;
+}
+
+/// The upstream decides per call: with its default threshold a short
+/// call is answered with its result (its progress sent as notifications),
+/// so the plugin gets it without a task or a poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_upstream_call_comes_back_without_a_task() {
+    let upstream = Upstream::start_after(None).await;
+    let host = host(&upstream).await;
+    let slow = tool(&host, "slow");
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let sink = reported.clone();
+    let result = tokio::time::timeout(
+        PATIENCE,
+        host.user_scope(UserInfo::new("alice"))
+            .invoke(&slow, json!({"ms": 10}))
+            .progress(move |p: ToolProgress| sink.lock().unwrap().push(p.message)),
+    )
+    .await
+    .unwrap();
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(result.content, "done after 10 ms");
+    assert_eq!(upstream.tasks_made(), 0, "no task upstream, so no poll");
+    let reported = reported.lock().unwrap().clone();
+    assert_eq!(reported, ["halfway there"], "progress as a notification");
     host.shutdown().await;
     upstream.stop().await;
 }
