@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt as _, StreamExt as _};
 use oscova_speech::wav::{Pcm16kMono, decode_wav, encode_wav};
-use oscova_test_support::chromium::{self, Chromium, fake_microphone};
+use oscova_test_support::chromium::{self, Chromium, Page, fake_microphone};
 use oscova_test_support::http::{Request, TestServer};
 use oscova_test_support::librivox::{clips, score};
 use serde_json::{Value, json};
@@ -115,75 +115,13 @@ fn serve(config: &str) -> (Child, String) {
     (child, base)
 }
 
-/// A DevTools protocol connection to Chromium's one page.
-struct Page {
-    socket: tokio_tungstenite::WebSocketStream<
-        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-    >,
-    next: u64,
-}
-
-impl Page {
-    async fn attach(chromium: &mut Chromium) -> Page {
-        let browser = chromium.devtools_url();
-        let port = browser
-            .trim_start_matches("ws://127.0.0.1:")
-            .split('/')
-            .next()
-            .unwrap()
-            .to_owned();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let url = loop {
-            let list: Value = reqwest::get(format!("http://127.0.0.1:{port}/json/list"))
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            let page = list.as_array().into_iter().flatten().find(|t| {
-                t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.contains("/voice/"))
-            });
-            if let Some(url) = page.and_then(|p| p["webSocketDebuggerUrl"].as_str()) {
-                break url.to_owned();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "Chromium shows no voice page: {list}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
-            .await
-            .unwrap();
-        Page { socket, next: 0 }
-    }
-
-    /// `window.oscovaVoice`, as the page keeps it.
-    async fn state(&mut self) -> Value {
-        self.next += 1;
-        let id = self.next;
-        let call = json!({
-            "id": id,
-            "method": "Runtime.evaluate",
-            "params": {"expression": "JSON.stringify(window.oscovaVoice || null)", "returnByValue": true},
-        });
-        self.socket
-            .send(Message::text(call.to_string()))
-            .await
-            .unwrap();
-        loop {
-            let Some(Ok(Message::Text(text))) = self.socket.next().await else {
-                panic!("the DevTools connection closed");
-            };
-            let answer: Value = serde_json::from_str(text.as_str()).unwrap();
-            if answer["id"] == id {
-                let value = answer["result"]["result"]["value"]
-                    .as_str()
-                    .unwrap_or("null");
-                return serde_json::from_str(value).unwrap();
-            }
-        }
-    }
+/// `window.oscovaVoice`, as the page keeps it.
+async fn state(page: &mut Page) -> Value {
+    let kept = page
+        .evaluate("JSON.stringify(window.oscovaVoice || null)")
+        .await;
+    let kept = kept.as_ref().and_then(Value::as_str).unwrap_or("null");
+    serde_json::from_str(kept).unwrap()
 }
 
 fn events<'a>(state: &'a Value, kind: &str) -> Vec<&'a Value> {
@@ -257,12 +195,12 @@ async fn the_voice_page_talks_through_chromiums_microphone_and_is_interrupted() 
 
     let url = format!("{base}/voice/?autostart=1&session=talk&silence_ms=700#token={TOKEN}");
     let mut chromium = Chromium::open(&url, &fake_microphone(&input));
-    let mut devtools = Page::attach(&mut chromium).await;
+    let mut devtools = Page::attach(&mut chromium, |url| url.contains("/voice/")).await;
 
     // Until the second turn is answered (or four minutes pass).
     let deadline = Instant::now() + Duration::from_secs(240);
     let state = loop {
-        let state = devtools.state().await;
+        let state = state(&mut devtools).await;
         if !state["error"].is_null() {
             panic!("the page failed: {state}");
         }

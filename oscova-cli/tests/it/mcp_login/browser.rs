@@ -2,7 +2,7 @@
 //! (`oscova_test_support::chromium`), opens the authorization URL the
 //! real `oscova mcp login up --user alice` prints, and is driven through
 //! the authorization server's login and consent pages over the DevTools
-//! protocol (a minimal client on `tokio-tungstenite`: `Runtime.evaluate`
+//! protocol (test-support's `chromium::Page`: `Runtime.evaluate`
 //! on the page), as a person would fill them in; the browser's redirect
 //! lands on the login's loopback listener. Then alice's call through
 //! `oscova` goes through on her grant, and bob, who never logged in, is
@@ -13,126 +13,45 @@ use std::io::BufRead as _;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt as _, StreamExt as _};
-use oscova_test_support::chromium::Chromium;
+use oscova_test_support::chromium::{Chromium, Page};
 use oscova_test_support::oidc::{OidcProvider, USER_CLIENT_ID};
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
 
-/// A DevTools protocol connection to the page Chromium shows.
-struct Page {
-    socket: tokio_tungstenite::WebSocketStream<
-        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-    >,
-    next: u64,
+/// Waits (30 s at most) until the page is the one whose `<body>`
+/// says `data-prompt="PROMPT"`.
+async fn wait_for_prompt(page: &mut Page, prompt: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = page
+            .evaluate("document.body ? document.body.dataset.prompt || location.href : ''")
+            .await;
+        if now.as_ref().and_then(Value::as_str) == Some(prompt) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the {prompt} page never came; the page is at {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
-impl Page {
-    /// Connects to Chromium's one page.
-    async fn attach(chromium: &mut Chromium) -> Page {
-        let browser = chromium.devtools_url();
-        let port = browser
-            .trim_start_matches("ws://127.0.0.1:")
-            .split('/')
-            .next()
-            .unwrap()
-            .to_owned();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let url = loop {
-            let listed = match reqwest::get(format!("http://127.0.0.1:{port}/json/list")).await {
-                Ok(answer) => answer.text().await.unwrap_or_default(),
-                Err(_) => String::new(),
-            };
-            let list: Value = serde_json::from_str(&listed).unwrap_or(Value::Null);
-            let page = list
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|t| t["type"] == "page");
-            if let Some(url) = page.and_then(|p| p["webSocketDebuggerUrl"].as_str()) {
-                break url.to_owned();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "Chromium shows no page: {listed}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
-            .await
-            .unwrap();
-        Page { socket, next: 0 }
-    }
-
-    /// The value of `expression` in the page, or `None` when it threw
-    /// (the page was between two documents, say).
-    async fn evaluate(&mut self, expression: &str) -> Option<Value> {
-        self.next += 1;
-        let id = self.next;
-        let call = json!({
-            "id": id,
-            "method": "Runtime.evaluate",
-            "params": {"expression": expression, "returnByValue": true},
-        });
-        self.socket
-            .send(Message::text(call.to_string()))
-            .await
-            .unwrap();
-        loop {
-            let Some(Ok(message)) = self.socket.next().await else {
-                panic!("the DevTools connection closed");
-            };
-            let Message::Text(text) = message else {
-                continue;
-            };
-            let answer: Value = serde_json::from_str(text.as_str()).unwrap();
-            if answer["id"] == id {
-                if answer.get("error").is_some()
-                    || answer["result"].get("exceptionDetails").is_some()
-                {
-                    return None;
-                }
-                return Some(answer["result"]["result"]["value"].clone());
-            }
+/// Waits (30 s at most) until the page's address satisfies `done`;
+/// that address.
+async fn wait_for_address(page: &mut Page, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let href = page.evaluate("location.href").await;
+        if let Some(href) = href.as_ref().and_then(Value::as_str)
+            && done(href)
+        {
+            return href.to_owned();
         }
-    }
-
-    /// Waits (30 s at most) until the page is the one whose `<body>`
-    /// says `data-prompt="PROMPT"`.
-    async fn wait_for_prompt(&mut self, prompt: &str) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let now = self
-                .evaluate("document.body ? document.body.dataset.prompt || location.href : ''")
-                .await;
-            if now.as_ref().and_then(Value::as_str) == Some(prompt) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the {prompt} page never came; the page is at {now:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Waits (30 s at most) until the page's address satisfies `done`;
-    /// that address.
-    async fn wait_for_address(&mut self, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let href = self.evaluate("location.href").await;
-            if let Some(href) = href.as_ref().and_then(Value::as_str)
-                && done(href)
-            {
-                return href.to_owned();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the browser did not get there; it is at {href:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        assert!(
+            Instant::now() < deadline,
+            "the browser did not get there; it is at {href:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -162,8 +81,8 @@ async fn a_person_logs_in_through_chromium_and_their_call_goes_through() {
     );
 
     let mut chromium = Chromium::open(&url, &[]);
-    let mut page = Page::attach(&mut chromium).await;
-    page.wait_for_prompt("login").await;
+    let mut page = Page::attach(&mut chromium, |_| true).await;
+    wait_for_prompt(&mut page, "login").await;
     let typed = page
         .evaluate(
             "document.getElementById('login').value = 'account-alice'; \
@@ -175,7 +94,7 @@ async fn a_person_logs_in_through_chromium_and_their_call_goes_through() {
         Some(Value::Bool(true)),
         "the login form was filled in"
     );
-    page.wait_for_prompt("consent").await;
+    wait_for_prompt(&mut page, "consent").await;
     let asking = page
         .evaluate("document.getElementById('client').textContent")
         .await;
@@ -190,9 +109,7 @@ async fn a_person_logs_in_through_chromium_and_their_call_goes_through() {
         .await;
     // The authorization server sends the browser back to the login's
     // loopback listener, which says it is done.
-    let landed = page
-        .wait_for_address(|href| href.contains("/callback?"))
-        .await;
+    let landed = wait_for_address(&mut page, |href| href.contains("/callback?")).await;
     assert!(
         landed.starts_with("http://127.0.0.1:") && !landed.starts_with(provider.issuer()),
         "{landed}"
