@@ -230,11 +230,11 @@ pub enum CliError {
     /// Pinning an MCP server's catalog (`oscova mcp pin`) failed.
     #[cfg(feature = "mcp-servers")]
     #[error("{0}")]
-    McpPin(#[source] oscova_plugin_mcp::McpError),
+    McpPin(#[source] oscova_plugin_mcp::ClientError),
     /// `oscova mcp login` or `logout` failed.
     #[cfg(feature = "mcp-servers")]
     #[error("{0}")]
-    McpLogin(#[source] oscova_plugin_mcp::McpError),
+    McpLogin(#[source] oscova_plugin_mcp::ClientError),
     /// `[mcp.servers]` or `oscova mcp pin` in a build without the
     /// `mcp-servers` feature.
     #[error(
@@ -359,11 +359,11 @@ impl CliError {
                 _ => ExitStatus::ToolError,
             },
             #[cfg(feature = "mcp-servers")]
-            Self::McpPin(oscova_plugin_mcp::McpError::UnknownServer(_))
-            | Self::McpPin(oscova_plugin_mcp::McpError::NoLockFile)
-            | Self::McpPin(oscova_plugin_mcp::McpError::Config { .. })
-            | Self::McpLogin(oscova_plugin_mcp::McpError::UnknownServer(_))
-            | Self::McpLogin(oscova_plugin_mcp::McpError::Config { .. }) => ExitStatus::Usage,
+            Self::McpPin(oscova_plugin_mcp::ClientError::UnknownServer(_))
+            | Self::McpPin(oscova_plugin_mcp::ClientError::NoLockFile)
+            | Self::McpPin(oscova_plugin_mcp::ClientError::Config { .. })
+            | Self::McpLogin(oscova_plugin_mcp::ClientError::UnknownServer(_))
+            | Self::McpLogin(oscova_plugin_mcp::ClientError::Config { .. }) => ExitStatus::Usage,
             #[cfg(feature = "mcp-servers")]
             Self::McpLogin(_) => ExitStatus::ToolError,
             #[cfg(feature = "mcp-servers")]

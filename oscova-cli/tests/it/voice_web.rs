@@ -16,12 +16,12 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt as _, StreamExt as _};
+use futures_util::StreamExt as _;
 use oscova_speech::wav::{Pcm16kMono, decode_wav, encode_wav};
 use oscova_test_support::chromium::{self, Chromium, Page, fake_microphone};
 use oscova_test_support::http::{Request, TestServer};
 use oscova_test_support::librivox::{clips, score};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::sessions::{json_of, sent, text_reply};

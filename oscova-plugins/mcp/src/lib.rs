@@ -267,10 +267,12 @@ pub struct McpPluginBuilder {
     token_store: Option<TokenStore>,
 }
 
-/// Listing or pinning a server failed.
+/// What listing, pinning, logging in to or out of a configured MCP server
+/// failed with: the MCP client's error (the MCP server's is
+/// `oscova_mcp::McpError`, the A2A client's `oscova_plugin_a2a::ClientError`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum McpError {
+pub enum ClientError {
     /// No server of that name is configured.
     #[error("no MCP server `{0}` is configured")]
     UnknownServer(String),
@@ -383,13 +385,13 @@ impl McpPluginBuilder {
     }
 
     /// Lists server `name`'s tools live, in name order.
-    pub async fn list(&self, name: &str) -> Result<Vec<CatalogTool>, McpError> {
+    pub async fn list(&self, name: &str) -> Result<Vec<CatalogTool>, ClientError> {
         let config = self
             .config
             .servers
             .get(name)
-            .ok_or_else(|| McpError::UnknownServer(name.to_owned()))?;
-        config.check().map_err(|source| McpError::Config {
+            .ok_or_else(|| ClientError::UnknownServer(name.to_owned()))?;
+        config.check().map_err(|source| ClientError::Config {
             name: name.to_owned(),
             source,
         })?;
@@ -413,7 +415,7 @@ impl McpPluginBuilder {
             changes: None,
         })
         .await
-        .map_err(|e| McpError::Connect {
+        .map_err(|e| ClientError::Connect {
             name: name.to_owned(),
             message: e.redacted(&self.redactor),
         })?;
@@ -422,8 +424,8 @@ impl McpPluginBuilder {
 
     /// Lists server `name` and pins its catalog in the lock file; returns
     /// the catalog's hash.
-    pub async fn pin(&self, name: &str) -> Result<String, McpError> {
-        let path = self.lock_file.as_ref().ok_or(McpError::NoLockFile)?;
+    pub async fn pin(&self, name: &str) -> Result<String, ClientError> {
+        let path = self.lock_file.as_ref().ok_or(ClientError::NoLockFile)?;
         let tools = self.list(name).await?;
         Ok(write_pin(path, name, tools)?)
     }

@@ -17,7 +17,7 @@ use oscova_core::{ExposeSecret, SecretString};
 use crate::oauth::user::UserFlow;
 use crate::oauth::user::login::{Begin, LoggedOut, begin, revoke};
 use crate::oauth::user::store::Place;
-use crate::{Login, McpError, McpPluginBuilder, ServerConfig, TokenStore};
+use crate::{ClientError, Login, McpPluginBuilder, ServerConfig, TokenStore};
 
 impl McpPluginBuilder {
     /// Where `grant = "authorization_code"` servers' grants are kept
@@ -59,8 +59,8 @@ impl McpPluginBuilder {
     }
 
     /// The configuration of authorization-code server `name`, and the store.
-    fn user_grant(&self, name: &str) -> Result<(&ServerConfig, TokenStore), McpError> {
-        let fail = |message: &str| McpError::Login {
+    fn user_grant(&self, name: &str) -> Result<(&ServerConfig, TokenStore), ClientError> {
+        let fail = |message: &str| ClientError::Login {
             name: name.to_owned(),
             message: message.to_owned(),
         };
@@ -68,8 +68,8 @@ impl McpPluginBuilder {
             .config
             .servers
             .get(name)
-            .ok_or_else(|| McpError::UnknownServer(name.to_owned()))?;
-        config.check().map_err(|source| McpError::Config {
+            .ok_or_else(|| ClientError::UnknownServer(name.to_owned()))?;
+        config.check().map_err(|source| ClientError::Config {
             name: name.to_owned(),
             source,
         })?;
@@ -91,17 +91,17 @@ impl McpPluginBuilder {
     ///
     /// # Errors
     ///
-    /// [`McpError::UnknownServer`], [`McpError::Config`], and
-    /// [`McpError::Login`] (not such a server, no token store, discovery
+    /// [`ClientError::UnknownServer`], [`ClientError::Config`], and
+    /// [`ClientError::Login`] (not such a server, no token store, discovery
     /// or registration refused).
     pub async fn login(
         &self,
         name: &str,
         user: Option<&str>,
         redirect_uri: &str,
-    ) -> Result<Login, McpError> {
+    ) -> Result<Login, ClientError> {
         let (config, store) = self.user_grant(name)?;
-        let fail = |message: String| McpError::Login {
+        let fail = |message: String| ClientError::Login {
             name: name.to_owned(),
             message: self.redactor.redact(&message).into_owned(),
         };
@@ -145,7 +145,7 @@ impl McpPluginBuilder {
     /// # Errors
     ///
     /// As [`login`](Self::login), and the store's failure.
-    pub async fn logout(&self, name: &str, user: Option<&str>) -> Result<LoggedOut, McpError> {
+    pub async fn logout(&self, name: &str, user: Option<&str>) -> Result<LoggedOut, ClientError> {
         let (config, store) = self.user_grant(name)?;
         let place = Place {
             server: name.to_owned(),
@@ -175,7 +175,7 @@ impl McpPluginBuilder {
         out.forgotten = store
             .remove(name, user)
             .await
-            .map_err(|e| McpError::Login {
+            .map_err(|e| ClientError::Login {
                 name: name.to_owned(),
                 message: e.to_string(),
             })?;

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use oscova_agent::session::SqliteStore;
 use oscova_plugin_mcp::{
-    LoopbackRedirect, McpError, McpPluginBuilder, TOKEN_KEY_ENV, TokenKey, TokenStore,
+    ClientError, LoopbackRedirect, McpPluginBuilder, TOKEN_KEY_ENV, TokenKey, TokenStore,
 };
 use serde_json::json;
 
@@ -73,7 +73,7 @@ pub(crate) fn token_store(config: &Config) -> Result<Option<TokenStore>, String>
 }
 
 fn login_error(name: &str, message: String) -> CliError {
-    CliError::McpLogin(McpError::Login {
+    CliError::McpLogin(ClientError::Login {
         name: name.to_owned(),
         message,
     })

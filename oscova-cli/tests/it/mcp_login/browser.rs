@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use oscova_test_support::chromium::{Chromium, Page};
 use oscova_test_support::oidc::{OidcProvider, USER_CLIENT_ID};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Waits (30 s at most) until the page is the one whose `<body>`
 /// says `data-prompt="PROMPT"`.
