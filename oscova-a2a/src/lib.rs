@@ -27,7 +27,7 @@
 //!
 //! | module | what it holds | at the root |
 //! |---|---|---|
-//! | (root) | the server's settings, its request handler, a bound listener; its numeric bounds; the card's settings | [`A2aServer`], [`A2aHandler`], [`BoundA2aServer`], [`Limits`], [`CardConfig`], [`ServeA2aError`], [`A2aBody`], [`FollowUpHook`], [`RESTART_REASON`], [`DEFAULT_INPUT_WAIT`] |
+//! | (root) | the server's settings, its request handler, a bound listener; its numeric bounds; the card's settings | [`A2aServer`], [`A2aHandler`], [`BoundA2aServer`], [`Limits`], [`CardConfig`], [`ServeA2aError`], [`A2aBody`], [`FollowUpHook`], [`RESTART_REASON`] |
 //! | [`model`] | the A2A 1.0 protocol as both sides speak it: the card, tasks, messages, parts, webhooks, the methods ([`model::Method`]) and their HTTP+JSON requests, the errors and their codes, the card's path, the version header and the follow-up route; the `oscova.a2a` client uses the same types (this module alone is built without the feature `server`) | [`A2aError`] |
 //! | [`store`] | where tasks, their webhooks and the calls they wait on ([`store::TaskWait`]) are kept: the [`TaskStore`] trait and its memory, SQLite and Postgres stores, the relay of a run's events between processes | [`TaskStore`], [`MemoryTaskStore`], `SqliteTaskStore`, `PostgresTaskStore` |
 //! | [`push`] | webhooks: delivery, retries, the sweep of pushes owed after a restart | |
@@ -116,7 +116,7 @@ pub use error::ServeA2aError;
 pub use limits::Limits;
 pub use model::A2aError;
 #[cfg(feature = "server")]
-pub use server::{A2aHandler, A2aServer, BoundA2aServer, DEFAULT_INPUT_WAIT, RESTART_REASON};
+pub use server::{A2aHandler, A2aServer, BoundA2aServer, RESTART_REASON};
 #[cfg(feature = "postgres")]
 pub use store::PostgresTaskStore;
 #[cfg(feature = "sqlite")]

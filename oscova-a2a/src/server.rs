@@ -53,10 +53,6 @@ use crate::tasks::Runner;
 pub const RESTART_REASON: &str =
     "the server stopped while this task ran; its run was lost: send the message again";
 
-/// How long a tool's question waits for its answer unless
-/// [`A2aServer::input_wait`] says otherwise: a day.
-pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
-
 /// The A2A server's settings. The numeric ones ([`Limits`]) are checked
 /// when the handler is built; without tokens, [`A2aServer::bind`]
 /// refuses any address but a loopback one.
@@ -90,6 +86,10 @@ impl std::fmt::Debug for A2aServer {
 }
 
 impl A2aServer {
+    /// How long a tool's question waits for its answer unless
+    /// [`A2aServer::input_wait`] says otherwise: a day.
+    pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+
     /// A server whose tasks are runs of `agents`' sessions, kept in
     /// `store`.
     pub fn new(agents: AgentHost, store: Arc<dyn TaskStore>) -> Self {
@@ -105,7 +105,7 @@ impl A2aServer {
             model: None,
             limits: Limits::default(),
             fail_unfinished: true,
-            input_wait: DEFAULT_INPUT_WAIT,
+            input_wait: Self::DEFAULT_INPUT_WAIT,
             allow_approval_required: false,
             shutdown_grace: Duration::from_secs(10),
             followups: None,
@@ -197,7 +197,7 @@ impl A2aServer {
     }
 
     /// How long a tool's question waits for the client's answer
-    /// ([`DEFAULT_INPUT_WAIT`], a day, unless set): the task's wait is
+    /// ([`A2aServer::DEFAULT_INPUT_WAIT`], a day, unless set): the task's wait is
     /// kept in the store with this expiry, answerable through any process
     /// on the store until then; after it the task ends `FAILED`, its
     /// status message saying the wait expired.
