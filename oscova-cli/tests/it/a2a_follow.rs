@@ -152,23 +152,7 @@ async fn serve_delivers_a_pushed_long_task_into_the_a2a_session_that_sent_it() {
     let listen = format!("127.0.0.1:{port}");
     let mut cmd = support::oscova(&["--config", &config, "serve", "--listen", &listen]);
     cmd.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", "sk-follow-test");
-    let mut server = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let base = loop {
-        match lines.next() {
-            Some(Ok(line)) => {
-                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-                    break url.to_owned();
-                }
-            }
-            _ => panic!("the server exited before saying where it listens"),
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
+    let (mut server, base) = support::listening(&mut cmd, "serve");
 
     let first = send(&base, "go long", None).await;
     let task = &first["result"]["task"];

@@ -24,7 +24,6 @@
 
 use crate::support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -199,23 +198,10 @@ fn write_config(dir: &Path, model_url: &str) -> String {
 
 /// The guarded host's `serve` (MCP at `/mcp`, A2A), with its base URL.
 fn serve(config: &str) -> (Child, String) {
-    let mut child = host_command(&["--config", config, "serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        match lines.next() {
-            Some(Ok(line)) => {
-                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-                    break url.to_owned();
-                }
-            }
-            _ => panic!("the guarded host exited before saying where it listens"),
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
+    let (child, base) = support::listening(
+        &mut host_command(&["--config", config, "serve", "--listen", "127.0.0.1:0"]),
+        "guarded host",
+    );
     (child, base)
 }
 

@@ -9,9 +9,8 @@
 //! answered `expired` and nothing runs. Plain HTTP JSON-RPC, as the
 //! stateless rounds are.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 
 use serde_json::{Value, json};
 
@@ -57,23 +56,7 @@ impl Serve {
         let mut cmd = support::oscova(&["--config", config, "serve", "--listen", "127.0.0.1:0"]);
         cmd.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY)
             .env("OSCOVA_FILES_ROOT", files);
-        let mut child = cmd
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let base = loop {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-                        break url.to_owned();
-                    }
-                }
-                _ => panic!("the server exited before saying where it listens"),
-            }
-        };
-        std::thread::spawn(move || lines.for_each(drop));
+        let (child, base) = support::listening(&mut cmd, "serve");
         Self {
             child,
             url: format!("{base}/mcp"),

@@ -8,9 +8,8 @@
 
 use crate::support;
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use oscova_test_support::a2a_js;
@@ -127,23 +126,7 @@ fn write_config(dir: &std::path::Path, model_url: &str) -> String {
 fn serve(config: &str) -> (Child, String) {
     let mut cmd = support::oscova(&["--config", config, "serve", "--listen", "127.0.0.1:0"]);
     cmd.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY);
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        match lines.next() {
-            Some(Ok(line)) => {
-                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-                    break url.to_owned();
-                }
-            }
-            _ => panic!("the server exited before saying where it listens"),
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
+    let (child, base) = support::listening(&mut cmd, "serve");
     (child, base)
 }
 

@@ -12,8 +12,7 @@
 //! answered, so only the first pass counts. Without Chromium the test fails, naming
 //! `scripts/ensure-chromium.sh`.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
@@ -90,28 +89,7 @@ fn write_config(dir: &std::path::Path, model_url: &str) -> String {
 fn serve(config: &str) -> (Child, String) {
     let mut cmd = support::oscova(&["--config", config, "serve", "--listen", "127.0.0.1:0"]);
     cmd.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY);
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        match lines.next() {
-            Some(Ok(line)) => {
-                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-                    break url.to_owned();
-                }
-            }
-            _ => panic!("the server exited before saying where it listens"),
-        }
-    };
-    // What the server says later goes to the test's stderr.
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            eprintln!("serve: {line}");
-        }
-    });
+    let (child, base) = support::listening(&mut cmd, "serve");
     (child, base)
 }
 

@@ -6,8 +6,9 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+use std::io::{BufRead as _, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
@@ -125,4 +126,37 @@ pub fn interrupt(pid: u32) {
         .status()
         .unwrap();
     assert!(status.success(), "kill -INT {pid}");
+}
+
+/// Starts a server command (`oscova serve` or `oscova mcp --listen` on
+/// `127.0.0.1:0`) and waits until it says where it listens: the child and
+/// its base URL (`http://127.0.0.1:PORT`). What it says later goes to the
+/// test's stderr, prefixed with `label`.
+///
+/// # Panics
+///
+/// When it exits before saying where it listens.
+pub fn listening(cmd: &mut Command, label: &'static str) -> (Child, String) {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+                    break url.to_owned();
+                }
+            }
+            _ => panic!("{label} exited before saying where it listens"),
+        }
+    };
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            eprintln!("{label}: {line}");
+        }
+    });
+    (child, base)
 }
