@@ -92,7 +92,36 @@ pub(crate) struct Engine {
     multilingual: bool,
     /// The encoder's layers (4 for tiny, 6 for base).
     encoder_layers: usize,
-    states: Mutex<Vec<WhisperState>>,
+    states: Mutex<Vec<Pooled>>,
+}
+
+/// A decoder state and the encoder window whisper.cpp last set in it.
+struct Pooled {
+    state: WhisperState,
+    /// whisper.cpp's `exp_n_audio_ctx` as the last decode left it (0: the
+    /// full window), `None` while no decode has set it (a fresh state:
+    /// the full window).
+    window: Option<usize>,
+}
+
+/// Samples of silence a fresh state is primed with (200 ms: whisper.cpp
+/// decodes nothing under 100 ms, and sets no window either).
+const PRIME_SAMPLES: usize = SAMPLE_RATE as usize / 5;
+
+/// Whether a state whose window is `window` is primed before a decode
+/// with `frames` (0: the full window) that detects the language.
+///
+/// whisper.cpp detects the language before it sets the decode's
+/// `audio_ctx`, on the window the state's previous decode left, and a
+/// fresh state has none: the full 30 seconds. For a one-shot `hear` of a
+/// short clip that detection is a full-window encoder pass of base, more
+/// than the decode itself. A fresh state is therefore first run over
+/// 200 ms of silence with this decode's window (language given, one
+/// token), so the detection runs on the clip's fitted window, as it does
+/// on a warm state. A warm state is left as it is (its previous window),
+/// as is a decode over the full window (nothing to save).
+fn needs_prime(window: Option<usize>, frames: usize, detecting: bool) -> bool {
+    detecting && frames != 0 && window.is_none()
 }
 
 impl std::fmt::Debug for Engine {
@@ -299,17 +328,21 @@ impl Engine {
         self.multilingual
     }
 
-    fn take_state(&self) -> Result<WhisperState, WhisperFailure> {
+    fn take_state(&self) -> Result<Pooled, WhisperFailure> {
         let pooled = self
             .states
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
         match pooled {
-            Some(state) => Ok(state),
+            Some(pooled) => Ok(pooled),
             None => self
                 .context
                 .create_state()
+                .map(|state| Pooled {
+                    state,
+                    window: None,
+                })
                 .map_err(|e| WhisperFailure::Decode {
                     reason: format!("could not allocate a decoder state: {e}"),
                 }),
@@ -329,7 +362,7 @@ impl Engine {
             progress.map(|sink| Progress::new(sink, samples.len() as f64 / f64::from(SAMPLE_RATE)));
         let (state, progress) = self.run(samples, decode, cancel, progress, None)?;
         let mut segments = Vec::new();
-        for segment in state.as_iter() {
+        for segment in state.state.as_iter() {
             let text = segment.to_str_lossy().map_err(|e| WhisperFailure::Decode {
                 reason: e.to_string(),
             })?;
@@ -389,7 +422,7 @@ impl Engine {
         };
         let (state, _) = self.run(samples, decode, cancel, None, Some(window))?;
         let mut words = Vec::new();
-        for segment in state.as_iter() {
+        for segment in state.state.as_iter() {
             let text = segment.to_str_lossy().map_err(|e| WhisperFailure::Decode {
                 reason: e.to_string(),
             })?;
@@ -407,7 +440,7 @@ impl Engine {
         Ok(words)
     }
 
-    fn put_back(&self, state: WhisperState) {
+    fn put_back(&self, state: Pooled) {
         self.states
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -424,11 +457,11 @@ impl Engine {
         cancel: &CancellationToken,
         progress: Option<Progress>,
         window: Option<Window<'_>>,
-    ) -> Result<(WhisperState, Option<Progress>), WhisperFailure> {
+    ) -> Result<(Pooled, Option<Progress>), WhisperFailure> {
         if cancel.is_cancelled() {
             return Err(WhisperFailure::Cancelled);
         }
-        let mut state = self.take_state()?;
+        let mut pooled = self.take_state()?;
         let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
         params.set_n_threads(i32::try_from(decode.threads.max(1)).unwrap_or(1));
         params.set_translate(false);
@@ -458,6 +491,9 @@ impl Engine {
             (_, false) => Some("en"),
         };
         params.set_language(language);
+        if needs_prime(pooled.window, audio_ctx, language == Some("auto")) {
+            pooled.window = self.prime(&mut pooled.state, audio_ctx, decode.threads);
+        }
         // whisper-rs 0.16's `set_abort_callback_safe` hands whisper.cpp a
         // pointer to a boxed trait object but reads it back as the closure
         // type itself, so a closure that captures anything reads garbage. A
@@ -486,7 +522,7 @@ impl Engine {
         }
         CANCEL.with(|c| *c.borrow_mut() = Some(cancel.clone()));
         PROGRESS.with(|p| *p.borrow_mut() = progress);
-        let outcome = state.full(params, samples);
+        let outcome = pooled.state.full(params, samples);
         CANCEL.with(|c| *c.borrow_mut() = None);
         let progress = PROGRESS.with(|p| p.borrow_mut().take());
         if cancel.is_cancelled() {
@@ -495,7 +531,36 @@ impl Engine {
         outcome.map_err(|e| WhisperFailure::Decode {
             reason: e.to_string(),
         })?;
-        Ok((state, progress))
+        // whisper.cpp set the window unless the audio was too short to
+        // decode (then it left the previous one).
+        if samples.len() >= PRIME_SAMPLES / 2 {
+            pooled.window = Some(audio_ctx);
+        }
+        Ok((pooled, progress))
+    }
+
+    /// Sets `state`'s encoder window to `frames` (see [`needs_prime`]) by
+    /// a decode of silence, in English, of at most one token; the window
+    /// it set, `None` if it failed (then the detection runs on the full
+    /// window, as without priming).
+    fn prime(&self, state: &mut WhisperState, frames: usize, threads: usize) -> Option<usize> {
+        let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
+        params.set_n_threads(i32::try_from(threads.max(1)).unwrap_or(1));
+        params.set_no_context(true);
+        params.set_audio_ctx(i32::try_from(frames).ok()?);
+        params.set_language(Some("en"));
+        params.set_single_segment(true);
+        params.set_no_timestamps(true);
+        params.set_max_tokens(1);
+        params.set_temperature_inc(0.0);
+        params.set_print_special(false);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_timestamps(false);
+        state
+            .full(params, &[0.0; PRIME_SAMPLES])
+            .ok()
+            .map(|_| frames)
     }
 }
 
@@ -530,6 +595,60 @@ mod tests {
         progress.percent(10);
         progress.percent(20);
         assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn only_a_fresh_state_detecting_in_a_fitted_window_is_primed() {
+        assert!(needs_prime(None, 314, true));
+        // Not detecting (a language given, or an English-only model).
+        assert!(!needs_prime(None, 314, false));
+        // The full window: detection runs there anyway.
+        assert!(!needs_prime(None, 0, true));
+        // A warm state keeps the window its last decode left.
+        assert!(!needs_prime(Some(0), 314, true));
+        assert!(!needs_prime(Some(500), 314, true));
+    }
+
+    #[test]
+    fn priming_sets_the_window_and_leaves_the_transcript_as_it_was() {
+        // The model scripts/test.sh installs.
+        let dir = super::super::whisper_cache_dir().unwrap().join("tiny.en");
+        let engine = Engine::load(&Located::Ct2 {
+            name: "tiny.en".into(),
+            dir,
+            quant: Quant::F16,
+        })
+        .unwrap();
+        let clip = &oscova_test_support::librivox::clips()[1];
+        let pcm = crate::wav::decode_wav(&clip.wav).unwrap();
+        let samples: Vec<f32> = pcm
+            .samples
+            .iter()
+            .map(|s| f32::from(*s) / 32_768.0)
+            .collect();
+        let decode = Decode {
+            threads: 1,
+            language: None,
+            audio_ctx: AudioCtx::Fit,
+        };
+        let frames = decode.audio_ctx.frames(samples.len());
+        let cancel = CancellationToken::new();
+        let unprimed = engine.transcribe(&samples, &decode, &cancel, None).unwrap();
+        // A fresh state, primed: the window is this decode's.
+        let mut pooled = Pooled {
+            state: engine.context.create_state().unwrap(),
+            window: None,
+        };
+        assert_eq!(engine.prime(&mut pooled.state, frames, 1), Some(frames));
+        pooled.window = Some(frames);
+        *engine.states.lock().unwrap() = vec![pooled];
+        let primed = engine.transcribe(&samples, &decode, &cancel, None).unwrap();
+        assert_eq!(primed.text, unprimed.text);
+        let (errors, words) = oscova_test_support::librivox::score(&clip.reference, &primed.text);
+        assert!(errors * 4 <= words, "{errors} of {words}: {}", primed.text);
+        let states = engine.states.lock().unwrap();
+        assert_eq!(states.len(), 1, "the primed state went back to the pool");
+        assert_eq!(states[0].window, Some(frames));
     }
 
     #[test]
