@@ -174,11 +174,9 @@ impl Builtins {
         self.spawn.clone()
     }
 
-    /// Registers a recognition provider.
-    #[cfg_attr(
-        not(any(feature = "pocketsphinx", feature = "whisper")),
-        allow(dead_code)
-    )]
+    /// Registers a recognition provider (today only pocketsphinx; whisper
+    /// registers with its streaming form).
+    #[cfg_attr(not(feature = "pocketsphinx"), allow(dead_code))]
     pub(crate) fn recognizer<T: IntoRouted<dyn SpeechRecognitionProvider>>(&mut self, provider: T) {
         self.recognition
             .push_builtin(Arc::new(provider).into_routed(), type_name::<T>());
