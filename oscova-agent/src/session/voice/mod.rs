@@ -83,7 +83,7 @@ pub struct VoiceOptions {
     pub turn: TurnOptions,
     /// The recognizer (`whisper` unless set).
     pub recognition: SpeechProviderConfig,
-    /// The synthesizer (`piper` unless set).
+    /// The synthesizer (`kokoro`, the default local voice, unless set).
     pub synthesis: SpeechProviderConfig,
     /// Whether the routers refuse providers that leave the machine.
     pub offline: bool,
@@ -94,7 +94,7 @@ impl Default for VoiceOptions {
         Self {
             turn: TurnOptions::default(),
             recognition: SpeechProviderConfig::new("whisper"),
-            synthesis: SpeechProviderConfig::new("piper"),
+            synthesis: SpeechProviderConfig::new("kokoro"),
             offline: false,
         }
     }
@@ -199,7 +199,7 @@ mod tests {
     fn defaults_are_local_providers() {
         let options = VoiceOptions::default().with_offline(true);
         assert_eq!(options.recognition.provider.as_str(), "whisper");
-        assert_eq!(options.synthesis.provider.as_str(), "piper");
+        assert_eq!(options.synthesis.provider.as_str(), "kokoro");
         assert!(options.offline);
     }
 }
