@@ -10,7 +10,8 @@
 //! steadier than wall time on a machine other work shares).
 //!
 //! The binary is the `oscova` of the same profile (`cargo bench` builds a
-//! release one), or `--oscova PATH`; `--rounds N` (default 5). Run with
+//! release one), or `--oscova PATH`; `--rounds N` (default 5); `--config
+//! PATH` is passed on to `hear` (e.g. `[speech.hear] threads = 1`). Run with
 //! `cargo bench -p oscova-cli --bench hear -- --rounds 5` (a target
 //! directory of its own keeps the release build from locking others
 //! out). Run as a test (`cargo test --all-targets`, no `--bench`), it
@@ -67,7 +68,7 @@ fn children_cpu() -> f64 {
     (ticks(16) + ticks(17)) / 100.0
 }
 
-fn hear(oscova: &Path, clip: &Path, variant: &Variant) -> Run {
+fn hear(oscova: &Path, config: Option<&Path>, clip: &Path, variant: &Variant) -> Run {
     let cpu_before = children_cpu();
     let started = Instant::now();
     let output = Command::new(oscova)
@@ -75,6 +76,7 @@ fn hear(oscova: &Path, clip: &Path, variant: &Variant) -> Run {
         .arg(clip)
         .arg("--offline")
         .args(variant.args)
+        .args(config.iter().flat_map(|c| [Path::new("--config"), c]))
         .output()
         .unwrap_or_else(|e| panic!("{}: {e}", oscova.display()));
     let wall = started.elapsed().as_secs_f64();
@@ -111,9 +113,11 @@ fn main() {
     let measuring = std::env::args().any(|a| a == "--bench");
     let mut oscova = PathBuf::from(env!("CARGO_BIN_EXE_oscova"));
     let mut rounds = 5;
+    let mut config = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match flag.as_str() {
+            "--config" => config = Some(PathBuf::from(args.next().expect("--config PATH"))),
             "--oscova" => oscova = PathBuf::from(args.next().expect("--oscova PATH")),
             "--rounds" => {
                 rounds = args
@@ -146,7 +150,7 @@ fn main() {
             // Alternate which variant goes first, round by round.
             let order: [usize; 2] = if (round + c) % 2 == 0 { [0, 1] } else { [1, 0] };
             for v in order {
-                let run = hear(&oscova, path, &VARIANTS[v]);
+                let run = hear(&oscova, config.as_deref(), path, &VARIANTS[v]);
                 eprintln!(
                     "round {round} {} {}: {:.2} s wall, {:.2} s CPU: {}",
                     clips[c].id, VARIANTS[v].name, run.wall, run.cpu, run.text

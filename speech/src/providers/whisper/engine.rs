@@ -10,7 +10,12 @@
 //! length plus a margin, not the full window ([`AudioCtx::Fit`]), by
 //! default for models of base's size and larger only ([`AudioCtx::Auto`];
 //! accuracy measured on the LibriVox clips by the `whisper` benchmark:
-//! tiny.en repeats itself with a fitted window). whisper.cpp decodes longer audio in 30-second windows itself,
+//! tiny.en repeats itself with a fitted window). whisper.cpp detects the
+//! language (multilingual models without one) before it sets the decode's
+//! window, on the window the state's last decode left: a fresh state is
+//! first primed with this decode's window (200 ms of silence, one token),
+//! so a one-shot recognition does not pay a full 30-second encoder pass to
+//! detect the language ([`needs_prime`]). whisper.cpp decodes longer audio in 30-second windows itself,
 //! and asks the abort callback between its steps, which answers from the
 //! request's cancellation token, so a cancelled decode stops within a
 //! window step. Progress, when the caller wants it, comes from
