@@ -36,6 +36,21 @@
 //! fitted window costs base one word (2.8 % against 1.4 %) and makes
 //! tiny.en repeat itself, hence `audio_ctx = "auto"`.
 //!
+//! Warm figures are not a fresh process's: there whisper.cpp's language
+//! detection (base is multilingual) ran on a fresh decoder state, whose
+//! encoder window is the full 30 s, until the engine primed fresh states
+//! with the decode's window. `oscova-cli`'s `hear` bench measures that
+//! path, `oscova speech hear` as a process per clip (3 rounds, medians,
+//! `[speech.hear] threads = 1`, 2 shared cores under other builds):
+//!
+//! | binary | default (base-q8_0) | tiny.en full | ratio | WER default | WER tiny.en |
+//! |---|---|---|---|---|---|
+//! | release, before priming | 13.05 s | 6.29 s | 2.07x | 2.8 % | 7.0 % |
+//! | dev profile, primed | 7.25 s | 7.18 s | 1.01x | 2.8 % | 7.0 % |
+//!
+//! (The dev profile's tiny.en pays an unoptimised Rust conversion of its
+//! 16-bit model at every start; whisper.cpp is optimised in both.)
+//!
 //! Run with `cargo bench -p oscova-speech --features whisper --bench whisper -- --warm-up-time 2 --measurement-time 10 --sample-size 10`.
 //! Budget (reported, not asserted): the default model's WER at most 3 %
 //! and its decode time at most 1.25x tiny.en f16 (full window).

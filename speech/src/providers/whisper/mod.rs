@@ -62,7 +62,10 @@ use model::{
 /// about 5 s, for audio
 /// well under 30 s), `"full"`, encoder frames (50 a second), or `"auto"`
 /// (the default: fit for base and larger, full for tiny, which repeats
-/// itself with a fitted window). Loaded models stay loaded for the provider's lifetime, so a
+/// itself with a fitted window; a fitted window also holds for the
+/// language detection of a multilingual model's first decode in a fresh
+/// process, which whisper.cpp would otherwise run over the full 30
+/// seconds). Loaded models stay loaded for the provider's lifetime, so a
 /// long-running host (`oscova mcp`, `oscova serve`) decodes warm from its
 /// second call on. The text is Whisper's
 /// own, kept as it is: capitals, punctuation, numbers as digits, "Mr." for
