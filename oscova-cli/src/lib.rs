@@ -86,12 +86,14 @@
 //! person at the terminal answers `y` (the question goes to stderr, the
 //! answer comes from stdin if it is a terminal, else `/dev/tty`). With no
 //! terminal and no `--yes`, the call is refused without running (exit 3).
-//! `oscova mcp` never asks: such tools are refused unless the server was
-//! started with `--allow-approval-required` or the host's handler approves.
-//! `oscova serve` asks the client instead, unless started with
-//! `--allow-approval-required`: MCP's through elicitation when it can ask,
-//! an A2A task's through its `INPUT_REQUIRED`, the wait kept in the
-//! `[sessions]` store (a yes runs the tool once, on any process).
+//! `oscova mcp` asks the person through MCP elicitation when the client
+//! declared it can; else such tools are refused unless the server was
+//! started with `--allow-approval-required` (it then approves them itself)
+//! or the host's handler approves. `oscova serve` asks the client too,
+//! unless started with `--allow-approval-required`: MCP's through
+//! elicitation when it can ask, an A2A task's through its
+//! `INPUT_REQUIRED`, the wait kept in the `[sessions]` store (a yes runs
+//! the tool once, on any process).
 //! `oscova chat` asks like `tools call` (`--yes` approves every call); a
 //! refused call does not run, and the model is told so and carries on.
 //!
