@@ -34,9 +34,11 @@
 //! `oscova.mcp` plugin's host API, over that user's own connection to the
 //! server; an upstream's list change is passed on as the gateway's), with
 //! completion of prompt arguments, file paths and template arguments.
-//! Over HTTP, a call waiting for the person between 2026-07-28 rounds is
-//! kept in the `[sessions]` store (`[mcp] waits`, `mcp/waits.rs`), so the
-//! retry carrying the answer may reach any process on that store.
+//! A call waiting for the person between 2026-07-28 rounds is kept in the
+//! `[sessions]` store (`[mcp] waits`, `mcp/waits.rs`), over HTTP and on
+//! stdio alike, so the retry carrying the answer may reach any process on
+//! that store: another instance, or the next `oscova mcp` a client started
+//! after the last one stopped.
 
 #[cfg(feature = "mcp-servers")]
 mod login;
@@ -88,6 +90,7 @@ pub(super) async fn run(env: &Env, args: McpArgs) -> Result<ExitStatus, CliError
         .allow_approval_required(args.allow_approval_required)
         .tool_names(args.names.into())
         .map_err(CliError::McpNames)?
+        .wait_store_arc(waits::open(env).await?)
         .serve_stdio()
         .await
         .map_err(CliError::Mcp)?;

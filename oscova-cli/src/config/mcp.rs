@@ -17,8 +17,8 @@
 //! entries are the `oscova.mcp` plugin's (feature `mcp-servers`); in a
 //! build without it, any entry is an error when the file is loaded, naming
 //! the server and the feature, never silently ignored. `waits` says where
-//! the HTTP server (`oscova mcp --listen`, `oscova serve`) keeps calls
-//! waiting between 2026-07-28 rounds: `"sessions"` (the default) in the
+//! the MCP server (`oscova mcp --listen`, `oscova serve`, and `oscova mcp`
+//! on stdio) keeps calls waiting between 2026-07-28 rounds: `"sessions"` (the default) in the
 //! `[sessions]` store, its SQLite file or its Postgres database, so a
 //! retry is answered by any process on that store, or `"memory"`, this
 //! process's only. `task_after_ms` is how long a `tools/call` of a
@@ -86,7 +86,7 @@ pub(crate) struct McpSection {
     parsed: Vec<UserToken>,
 }
 
-/// `[mcp] waits`: where the HTTP server keeps calls waiting for an answer
+/// `[mcp] waits`: where the MCP server keeps calls waiting for an answer
 /// between 2026-07-28 rounds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

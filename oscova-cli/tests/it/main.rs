@@ -31,6 +31,7 @@ pub mod mcp_login;
 pub mod mcp_offer;
 pub mod mcp_upstream;
 pub mod mcp_waits;
+pub mod mcp_waits_stdio;
 pub mod models;
 pub mod network;
 pub mod outside_crate;

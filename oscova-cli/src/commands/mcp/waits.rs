@@ -1,12 +1,14 @@
-//! Where the MCP HTTP server keeps calls waiting between 2026-07-28
-//! rounds: `[mcp] waits`.
+//! Where the MCP server, over HTTP or on stdio, keeps calls waiting
+//! between 2026-07-28 rounds: `[mcp] waits`.
 //!
 //! Rules: `"sessions"` (the default) keeps them in the `[sessions]` store
 //! (`oscova_mcp::wait`): its SQLite file, through the same writer as the
 //! sessions and A2A tasks there, or its Postgres database (the password
 //! from `PGPASSWORD`), so a retry carrying an answer is served by any
-//! `oscova serve` or `oscova mcp --listen` process on that store, another
-//! instance of a fleet or this one after a restart. `"memory"` keeps them
+//! `oscova serve`, `oscova mcp --listen` or `oscova mcp` (stdio) process
+//! on that store, another instance of a fleet or this one after a restart
+//! (a stdio client that restarts its server retries with the same
+//! `requestState`). `"memory"` keeps them
 //! in this process only: a retry must reach it. The store is opened when
 //! the server starts, so a store that cannot be opened stops it there.
 
