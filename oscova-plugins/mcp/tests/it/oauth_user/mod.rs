@@ -9,8 +9,9 @@
 //!
 //! The cases are one conformance suite of the token store: each runs
 //! against the sessions' SQLite file (`sqlite::`) and, with the
-//! `postgres` feature, a throwaway Postgres cluster (`postgres::`), where
-//! two stores on one database are two instances of a fleet.
+//! `postgres` feature, a database of its own on one throwaway Postgres
+//! cluster the suite shares (`postgres::`, `world::shared_database`),
+//! where two stores on one database are two instances of a fleet.
 
 mod world;
 
@@ -43,7 +44,7 @@ macro_rules! conformance {
             )*
         }
 
-        /// The cases on a throwaway Postgres cluster's database.
+        /// The cases on a database of their own on the suite's Postgres cluster.
         #[cfg(feature = "postgres")]
         mod postgres {
             $(

@@ -17,9 +17,41 @@ use crate::oauth::{Upstream, any_port};
 pub(crate) enum Kind {
     /// The sessions' SQLite file.
     Sqlite,
-    /// A throwaway Postgres cluster's database.
+    /// A database of its own on the suite's Postgres cluster.
     #[cfg(feature = "postgres")]
     Postgres,
+}
+
+/// The Postgres cluster the cases share (`None` until one needs it), so
+/// the suite starts one, not one per case: each case takes a database of
+/// its own on it ([`shared_database`]), and the cluster stops when the
+/// last case holding it ends.
+#[cfg(feature = "postgres")]
+static CLUSTER: std::sync::Mutex<std::sync::Weak<oscova_test_support::postgres::Cluster>> =
+    std::sync::Mutex::new(std::sync::Weak::new());
+
+/// The suite's cluster (started if no case holds it) and a fresh database
+/// on it, named for no other case: blocking, run it off the runtime.
+#[cfg(feature = "postgres")]
+pub(crate) fn shared_database() -> (Arc<oscova_test_support::postgres::Cluster>, String) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let cluster = {
+        let mut kept = CLUSTER
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match kept.upgrade() {
+            Some(cluster) => cluster,
+            None => {
+                let cluster = Arc::new(oscova_test_support::postgres::Cluster::start());
+                *kept = Arc::downgrade(&cluster);
+                cluster
+            }
+        }
+    };
+    let name = format!("grants_{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    let config = cluster.create_database(&name);
+    (cluster, config)
 }
 
 /// Where the rows are.
@@ -27,8 +59,8 @@ enum Place {
     File(tempfile::TempDir),
     #[cfg(feature = "postgres")]
     Database {
-        /// Dropped last: stops the cluster.
-        _cluster: oscova_test_support::postgres::Cluster,
+        /// The suite's cluster, held while the case runs.
+        _cluster: Arc<oscova_test_support::postgres::Cluster>,
         config: String,
     },
 }
@@ -49,25 +81,23 @@ pub(crate) type RawRow = (String, String, Vec<u8>);
 
 impl World {
     pub(crate) async fn new(kind: Kind) -> Self {
-        let provider = Arc::new(OidcProvider::start());
-        let upstream = Upstream::start(any_port(), trusting(&provider)).await;
         let place = match kind {
             Kind::Sqlite => Place::File(tempfile::tempdir().unwrap()),
             #[cfg(feature = "postgres")]
             Kind::Postgres => {
-                let (cluster, config) = tokio::task::spawn_blocking(|| {
-                    let cluster = oscova_test_support::postgres::Cluster::start();
-                    let config = cluster.create_database("grants");
-                    (cluster, config)
-                })
-                .await
-                .unwrap();
+                let (cluster, config) = tokio::task::spawn_blocking(shared_database)
+                    .await
+                    .unwrap();
                 Place::Database {
                     _cluster: cluster,
                     config,
                 }
             }
         };
+        // The place first: a case holds the shared cluster while the
+        // provider starts, so the one before it ending does not stop it.
+        let provider = Arc::new(OidcProvider::start());
+        let upstream = Upstream::start(any_port(), trusting(&provider)).await;
         Self {
             provider,
             upstream,
