@@ -85,9 +85,7 @@ impl World {
             Kind::Sqlite => Place::File(tempfile::tempdir().unwrap()),
             #[cfg(feature = "postgres")]
             Kind::Postgres => {
-                let (cluster, config) = tokio::task::spawn_blocking(shared_database)
-                    .await
-                    .unwrap();
+                let (cluster, config) = tokio::task::spawn_blocking(shared_database).await.unwrap();
                 Place::Database {
                     _cluster: cluster,
                     config,
