@@ -90,6 +90,11 @@ impl A2aServer {
     /// [`A2aServer::input_wait`] says otherwise: a day.
     pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 
+    /// The range of [`A2aServer::input_wait`]: a second to thirty days.
+    /// [`A2aServer::handler`] refuses a wait outside it, naming the setting.
+    pub const INPUT_WAIT_RANGE: std::ops::RangeInclusive<Duration> =
+        Duration::from_secs(1)..=Duration::from_secs(30 * 24 * 60 * 60);
+
     /// A server whose tasks are runs of `agents`' sessions, kept in
     /// `store`.
     pub fn new(agents: AgentHost, store: Arc<dyn TaskStore>) -> Self {
@@ -200,7 +205,9 @@ impl A2aServer {
     /// ([`A2aServer::DEFAULT_INPUT_WAIT`], a day, unless set): the task's wait is
     /// kept in the store with this expiry, answerable through any process
     /// on the store until then; after it the task ends `FAILED`, its
-    /// status message saying the wait expired.
+    /// status message saying the wait expired. In
+    /// [`A2aServer::INPUT_WAIT_RANGE`], else [`A2aServer::handler`] fails
+    /// with [`ServeA2aError::Setting`] naming `input_wait`.
     pub fn input_wait(mut self, wait: Duration) -> Self {
         self.input_wait = wait;
         self
@@ -231,6 +238,11 @@ impl A2aServer {
     /// (`http://host:port`, named in the card).
     pub async fn handler(self, base_url: &str) -> Result<A2aHandler, ServeA2aError> {
         self.limits.check()?;
+        oscova_serve::limits::check_duration(
+            "input_wait",
+            self.input_wait,
+            &Self::INPUT_WAIT_RANGE,
+        )?;
         if self.fail_unfinished {
             let failed = self.store.fail_unfinished(RESTART_REASON).await?;
             if failed > 0 {

@@ -198,7 +198,9 @@ pub(crate) struct ServeArgs {
     /// mcp --allow-approval-required`) and A2A alike. Without it the client
     /// is asked: MCP by elicitation (`input_required` from 2026-07-28), A2A
     /// by the task's `INPUT_REQUIRED`, the wait kept in the `[sessions]`
-    /// store first, answerable through any process sharing it.
+    /// store first, answerable through any process sharing it until
+    /// `[serve.a2a] input_wait_secs` (default 86400, a day; 1 to 2592000)
+    /// passes, when the task ends `FAILED`, expired.
     #[arg(long)]
     pub(crate) allow_approval_required: bool,
     /// How MCP names tools: `wire` or `short`, as `oscova mcp`.

@@ -22,7 +22,11 @@
 //! webhooks on tasks that have not ended, default 128; past either,
 //! `UnsupportedOperationError`), each in its `oscova_a2a::Limits::*_RANGE` (a
 //! value outside it is an error when the file is loaded, naming the
-//! key). The body cap is `[mcp] max_body_bytes`, for both protocols. A
+//! key), and `input_wait_secs`: how long an A2A task's question (a tool's,
+//! or a call's approval) waits in `INPUT_REQUIRED` for the client's answer
+//! before the task ends `FAILED`, expired (default a day,
+//! `oscova_a2a::A2aServer::DEFAULT_INPUT_WAIT`; 1 to 2592000, thirty days,
+//! `A2aServer::INPUT_WAIT_RANGE`, checked when the file is loaded). The body cap is `[mcp] max_body_bytes`, for both protocols. A
 //! skill without an id or a name is an error when the file is loaded.
 //!
 //! ```toml
@@ -49,6 +53,7 @@
 //! stream_idle_timeout_secs = 600
 //! max_push_configs_per_task = 4
 //! max_push_configs_per_user = 64
+//! input_wait_secs = 86400
 //!
 //! [[serve.a2a.extended_skills]]
 //! id = "expenses"
@@ -57,7 +62,7 @@
 //! ```
 
 use oscova_a2a::model::AgentSkill;
-use oscova_a2a::{CardConfig, Limits};
+use oscova_a2a::{A2aServer, CardConfig, Limits};
 use serde::Deserialize;
 
 use super::a2a::ServedAgent;
@@ -85,6 +90,7 @@ pub(crate) struct A2aServeSection {
     stream_idle_timeout_secs: Option<u64>,
     max_push_configs_per_task: Option<usize>,
     max_push_configs_per_user: Option<usize>,
+    input_wait_secs: Option<u64>,
     #[serde(default)]
     skills: Vec<SkillEntry>,
     #[serde(default)]
@@ -199,6 +205,15 @@ impl ServeSection {
                 Limits::STREAM_IDLE_TIMEOUT_RANGE.end().as_secs()
             ));
         }
+        if let Some(secs) = a2a.input_wait_secs
+            && !A2aServer::INPUT_WAIT_RANGE.contains(&std::time::Duration::from_secs(secs))
+        {
+            return Err(format!(
+                "serve.a2a.input_wait_secs = {secs} is outside {} to {}",
+                A2aServer::INPUT_WAIT_RANGE.start().as_secs(),
+                A2aServer::INPUT_WAIT_RANGE.end().as_secs()
+            ));
+        }
         for skill in a2a.skills.iter().chain(&a2a.extended_skills) {
             if skill.id.trim().is_empty() || skill.name.trim().is_empty() {
                 return Err("a skill ([[a2a.skills]], [[serve.a2a.skills]] or \
@@ -224,6 +239,15 @@ impl ServeSection {
     /// `[serve.a2a] model`.
     pub(crate) fn a2a_model(&self) -> Option<&str> {
         self.a2a.model.as_deref()
+    }
+
+    /// `[serve.a2a] input_wait_secs`: how long an A2A task's question
+    /// waits for its answer (`A2aServer::DEFAULT_INPUT_WAIT` unless set).
+    pub(crate) fn a2a_input_wait(&self) -> std::time::Duration {
+        self.a2a.input_wait_secs.map_or(
+            A2aServer::DEFAULT_INPUT_WAIT,
+            std::time::Duration::from_secs,
+        )
     }
 
     /// The A2A server's limits: the section's, the body cap
@@ -288,6 +312,8 @@ mod tests {
             ("stream_idle_timeout_secs", "0"),
             ("max_push_configs_per_task", "0"),
             ("max_push_configs_per_user", "0"),
+            ("input_wait_secs", "0"),
+            ("input_wait_secs", "2592001"),
         ] {
             let section: ServeSection =
                 toml::from_str(&format!("[a2a]\n{key} = {value}\n")).unwrap();

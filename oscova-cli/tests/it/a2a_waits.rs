@@ -22,7 +22,10 @@
 //! is approved by the A2A client: its approval is the task's
 //! `INPUT_REQUIRED` question, kept in the session and the store; across a
 //! `kill -9`, the client's yes to the next process runs it exactly once,
-//! and a no refuses it, nothing written.
+//! and a no refuses it, nothing written. With `[serve.a2a] input_wait_secs
+//! = 1` an approval nobody answers ends the task `FAILED`, `expired:`, a
+//! second later, the tool unrun; a value outside 1 to 2592000 stops
+//! `oscova serve` with exit code 2, naming the key.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -473,4 +476,64 @@ async fn a_required_scope_tool_refused_over_a2a_after_a_kill_never_runs() {
     );
     assert_eq!(writes(&files), 0, "refused, never run: {done}");
     assert_eq!(kept(&db), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_a2a_input_wait_secs_ends_an_unanswered_approval_expired() {
+    let model = TestServer::start(model).await;
+    let dir = support::temp_dir("a2a-waits-db");
+    let db = dir.join("sessions.db");
+    let (config, _, files) = setup(
+        "a2a-waits-input-wait",
+        &model.url(),
+        &format!("path = \"{}\"", db.display()),
+    );
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[serve.a2a]\ninput_wait_secs = 1\n");
+    std::fs::write(&config, text).unwrap();
+
+    let serve = start(&config, &files).await;
+    let url = a2a(&serve);
+    let answer = send(&url, ALICE, "write paid", None).await;
+    let task = asked(&answer, &format!("Allow the tool `{WRITE}` to run"));
+    // Nobody answers: a second later (not a day) the task ends expired.
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let got = rpc(&url, ALICE, "GetTask", json!({"id": task})).await;
+        status = got["result"]["status"].clone();
+        if status["state"] != "TASK_STATE_INPUT_REQUIRED" {
+            break;
+        }
+    }
+    assert_eq!(status["state"], "TASK_STATE_FAILED", "{status}");
+    let said = status["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(said.starts_with("expired:"), "{status}");
+    let late = send(&url, ALICE, "yes", Some(&task)).await;
+    assert_eq!(late["error"]["code"], -32004, "{late}");
+    assert_eq!(writes(&files), 0, "expired, never run");
+    assert_eq!(kept(&db), 0);
+}
+
+#[test]
+fn serve_a2a_input_wait_secs_outside_its_range_stops_serve_with_exit_2() {
+    let dir = support::temp_dir("a2a-waits-input-wait-range");
+    let config = dir.join("config.toml");
+    for value in ["0", "2592001"] {
+        std::fs::write(&config, format!("[serve.a2a]\ninput_wait_secs = {value}\n")).unwrap();
+        let (code, _, err) = support::run(&mut support::oscova(&[
+            "--config",
+            config.to_str().unwrap(),
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+        ]));
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("serve.a2a.input_wait_secs") && err.contains("1 to 2592000"),
+            "{err}"
+        );
+    }
 }
