@@ -48,6 +48,7 @@ pub mod sessions_crash;
 pub mod sessions_recover;
 pub mod sessions_retry;
 pub mod sessions_store;
+pub mod sessions_waits;
 pub mod speech;
 pub mod speech_plugins;
 #[cfg(feature = "whisper")]
