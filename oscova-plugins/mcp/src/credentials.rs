@@ -65,17 +65,20 @@ pub(crate) fn handler(server: &Arc<Server>, ctx: &AgentPluginContext) -> Arc<Ser
         // A person's grant: the user's own (`per_user`), else the host's.
         let flow = if config.per_user {
             crate::connect::reach(config).map(|reach| {
-                Arc::new(UserFlow::new(
-                    reach,
-                    client.clone(),
-                    server.token_store.clone(),
-                    Place {
-                        server: server.name.clone(),
-                        user: Some(ctx.user_id().to_owned()),
-                        url: config.url.clone().unwrap_or_default(),
-                    },
-                    server.client_secret.clone(),
-                ))
+                Arc::new(
+                    UserFlow::new(
+                        reach,
+                        client.clone(),
+                        server.token_store.clone(),
+                        Place {
+                            server: server.name.clone(),
+                            user: Some(ctx.user_id().to_owned()),
+                            url: config.url.clone().unwrap_or_default(),
+                        },
+                        server.client_secret.clone(),
+                    )
+                    .with_redirect(server.login_redirect.clone()),
+                )
             })
         } else {
             server.host_flow.clone()

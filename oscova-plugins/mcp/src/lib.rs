@@ -129,6 +129,7 @@ pub use config::{
 };
 pub use connect::network_isolation_available;
 pub use oauth::user::key::{TOKEN_KEY_ENV, TokenKey, TokenKeyError};
+pub use oauth::user::link::{LOGIN_LINK_TERM, LinkError, LoggedIn};
 pub use oauth::user::login::{LoggedOut, Login, LoopbackRedirect};
 pub use oauth::user::store::{TokenStore, TokenStoreError};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
@@ -265,6 +266,8 @@ pub struct McpPluginBuilder {
     redactor: Redactor,
     host_credentials: HostCredentials,
     token_store: Option<TokenStore>,
+    /// The host's callback for logins by link (`oauth/user/link.rs`).
+    login_redirect: Option<String>,
 }
 
 /// What listing, pinning, logging in to or out of a configured MCP server
@@ -577,6 +580,7 @@ impl McpPluginBuilder {
                 tokens: caches.get(index).cloned().unwrap_or_default(),
                 host_oauth: host_oauth.get(index).cloned().flatten(),
                 token_store: self.token_store.clone(),
+                login_redirect: self.login_redirect.clone(),
                 host_flow: host_flows.get(index).cloned().flatten(),
                 client_secret: self.client_secret(config),
                 changes: plugin.changes.clone(),

@@ -60,6 +60,8 @@ pub(crate) struct Server {
     pub(crate) host_oauth: Option<crate::oauth::Credentials>,
     /// Where `grant = "authorization_code"` grants are kept.
     pub(crate) token_store: Option<crate::TokenStore>,
+    /// The host's callback for logins by link, if it serves one.
+    pub(crate) login_redirect: Option<String>,
     /// A shared authorization-code server's flow: the host's grant.
     pub(crate) host_flow: Option<Arc<crate::oauth::user::UserFlow>>,
     /// A confidential `oauth.client_id`'s secret: the host's credential.
@@ -467,7 +469,7 @@ impl ServerHandler {
         if let Some(flow) = &self.user_flow
             && let Err(e) = flow.ready().await
         {
-            return crate::oauth::user::login_result(&e).unwrap_or_else(|| {
+            return flow.login_result(&e).await.unwrap_or_else(|| {
                 ToolResult::error(self.redactor().redact(&e.to_string()).into_owned())
             });
         }

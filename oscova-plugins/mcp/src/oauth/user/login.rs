@@ -38,13 +38,16 @@ const CLIENT_NAME: &str = "Oscova";
 /// where the authorization server redirected the browser.
 pub struct Login {
     manager: AuthorizationManager,
+    /// The PKCE verifier and `state` the URL was made with, kept for a
+    /// login finished elsewhere (`link.rs`).
+    pub(super) captured: super::link::Captured,
     url: String,
-    redirect_uri: String,
-    client_id: String,
-    found: Found,
-    store: TokenStore,
-    place: Place,
-    timeout: Duration,
+    pub(super) redirect_uri: String,
+    pub(super) client_id: String,
+    pub(super) found: Found,
+    pub(super) store: TokenStore,
+    pub(super) place: Place,
+    pub(super) timeout: Duration,
 }
 
 impl std::fmt::Debug for Login {
@@ -175,6 +178,8 @@ pub(crate) async fn begin(begin: Begin<'_>) -> Result<Login, String> {
             client.client_id
         }
     };
+    let captured = super::link::Captured::default();
+    manager.set_state_store(captured.clone());
     let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
     let url = manager
         .get_authorization_url(&refs)
@@ -182,6 +187,7 @@ pub(crate) async fn begin(begin: Begin<'_>) -> Result<Login, String> {
         .map_err(|e| line(&e.to_string()))?;
     Ok(Login {
         manager,
+        captured,
         url,
         redirect_uri: redirect_uri.to_owned(),
         client_id,

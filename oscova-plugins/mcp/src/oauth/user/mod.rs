@@ -30,6 +30,7 @@
 
 pub(crate) mod http;
 pub(crate) mod key;
+pub(crate) mod link;
 pub(crate) mod login;
 pub(crate) mod store;
 
@@ -210,6 +211,9 @@ pub(crate) struct UserFlow {
     pub(crate) place: Place,
     /// The host's secret of a confidential `oauth.client_id`.
     pub(crate) client_secret: Option<SecretString>,
+    /// The host's callback, where a login by link is sent back to
+    /// (`link.rs`); `None`: the result names the login command only.
+    pub(crate) redirect: Option<String>,
     /// The token last loaded or got; held while one is got, so this
     /// process's requests wait for one refresh.
     cached: tokio::sync::Mutex<Option<Usable>>,
@@ -232,9 +236,16 @@ impl UserFlow {
             store,
             place,
             client_secret,
+            redirect: None,
             cached: tokio::sync::Mutex::new(None),
             found: tokio::sync::Mutex::new(None),
         }
+    }
+
+    /// The same flow, its logins by link sent back to `redirect`.
+    pub(crate) fn with_redirect(mut self, redirect: Option<String>) -> Self {
+        self.redirect = redirect;
+        self
     }
 
     /// The login command of this (server, user).

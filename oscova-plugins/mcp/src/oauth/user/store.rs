@@ -18,6 +18,11 @@
 //!   another URL of the server is not used (the server moved: log in
 //!   again); one the key cannot open is an error naming the key, never
 //!   taken for "no grant".
+//! - **Logins under way.** A login started for a person on the other end
+//!   of a host (`link.rs`) is a third table, `oscova_mcp_oauth_pending`:
+//!   one row per `state`, sealed with the state as associated data, with
+//!   its end of term; taken by one `DELETE ... RETURNING`, so a `state`
+//!   is used once across processes and instances.
 //! - **One refresh at a time.** [`TokenStore::lock`] takes a lease row
 //!   for (server, user) atomically (SQLite's write lock across the
 //!   processes on a file; Postgres's row lock across instances, on the
@@ -293,6 +298,50 @@ impl TokenStore {
         }
     }
 
+    /// Keeps `plain` (a login under way, `link.rs`) sealed under its
+    /// `state` for `term`; rows whose term is over are dropped meanwhile.
+    pub(crate) async fn put_pending(
+        &self,
+        state: &str,
+        plain: &[u8],
+        term: Duration,
+    ) -> Result<(), TokenStoreError> {
+        let sealed = self
+            .inner
+            .key
+            .seal(&pending_aad(state), plain)
+            .ok_or(TokenStoreError::Sealed)?;
+        let term_ms = i64::try_from(term.as_millis()).unwrap_or(i64::MAX);
+        match &self.inner.backend {
+            Backend::Sqlite(b) => b.put_pending(state, sealed, term_ms).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.put_pending(state, sealed, term_ms).await,
+        }
+    }
+
+    /// Takes the login under way by `state` out of the store (whoever
+    /// takes it first gets it; a second take finds nothing): its plain
+    /// bytes and whether its term was still running.
+    pub(crate) async fn take_pending(
+        &self,
+        state: &str,
+    ) -> Result<Option<(Vec<u8>, bool)>, TokenStoreError> {
+        let taken = match &self.inner.backend {
+            Backend::Sqlite(b) => b.take_pending(state).await?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.take_pending(state).await?,
+        };
+        let Some((sealed, live)) = taken else {
+            return Ok(None);
+        };
+        let plain = self
+            .inner
+            .key
+            .open(&pending_aad(state), &sealed)
+            .ok_or(TokenStoreError::Sealed)?;
+        Ok(Some((plain, live)))
+    }
+
     /// Takes the refresh lease of `place` for `term`, waiting at most
     /// `wait` for another holder.
     pub(crate) async fn lock(
@@ -323,6 +372,13 @@ impl TokenStore {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
     }
+}
+
+/// The associated data of a login under way's seal: its `state`.
+fn pending_aad(state: &str) -> Vec<u8> {
+    let mut aad = b"oscova.mcp.oauth.pending\0".to_vec();
+    aad.extend_from_slice(state.as_bytes());
+    aad
 }
 
 /// A held refresh lease; let go by [`release`](Self::release), or, if

@@ -13,6 +13,7 @@
 //! cluster the suite shares (`postgres::`, `world::shared_database`),
 //! where two stores on one database are two instances of a fleet.
 
+mod link;
 mod world;
 
 use std::collections::BTreeMap;
@@ -29,6 +30,7 @@ use serde_json::{Value, json};
 
 use crate::oauth::Upstream;
 use crate::support::spawn_policy;
+use link::a_link_made_on_one_instance_is_finished_on_another_once;
 use world::{Kind, World, mode};
 
 /// Each case, as a test on each store.
@@ -68,6 +70,7 @@ conformance!(
     a_client_id_metadata_document_is_the_client_where_the_server_takes_them,
     a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing,
     a_grant_is_never_sent_to_another_url_of_the_server,
+    a_link_made_on_one_instance_is_finished_on_another_once,
 );
 
 /// The upstream's tool, through the plugin's server `up`.

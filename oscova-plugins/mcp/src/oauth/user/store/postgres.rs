@@ -32,6 +32,11 @@ CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_refresh (
     holder TEXT NOT NULL,
     until_ms BIGINT NOT NULL,
     PRIMARY KEY (server, user_id)
+);
+CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_pending (
+    state TEXT PRIMARY KEY,
+    sealed BYTEA NOT NULL,
+    until_ms BIGINT NOT NULL
 );";
 
 /// The advisory lock the schema is created under.
@@ -177,6 +182,53 @@ impl Postgres {
         )
         .await
         .map(drop)
+    }
+
+    /// Keeps a login under way by its `state` until `term_ms` from now
+    /// (the database's clock), dropping those whose term is over.
+    pub(super) async fn put_pending(
+        &self,
+        state: &str,
+        sealed: Vec<u8>,
+        term_ms: i64,
+    ) -> Result<(), TokenStoreError> {
+        self.query(
+            &format!("DELETE FROM oscova_mcp_oauth_pending WHERE until_ms <= {NOW_MS}"),
+            &[],
+        )
+        .await?;
+        self.query(
+            &format!(
+                "INSERT INTO oscova_mcp_oauth_pending (state, sealed, until_ms) VALUES ($1, $2, {NOW_MS} + $3)"
+            ),
+            &[&state, &sealed, &term_ms],
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Takes (deletes, in one statement: one taker) the login under way by
+    /// `state`: its sealed row and whether its term is still running.
+    pub(super) async fn take_pending(
+        &self,
+        state: &str,
+    ) -> Result<Option<(Vec<u8>, bool)>, TokenStoreError> {
+        let rows = self
+            .query(
+                &format!(
+                    "DELETE FROM oscova_mcp_oauth_pending WHERE state = $1 RETURNING sealed, until_ms > {NOW_MS}"
+                ),
+                &[&state],
+            )
+            .await?;
+        rows.first()
+            .map(|row| {
+                Ok((
+                    row.try_get(0).map_err(|e| db(&e))?,
+                    row.try_get(1).map_err(|e| db(&e))?,
+                ))
+            })
+            .transpose()
     }
 }
 

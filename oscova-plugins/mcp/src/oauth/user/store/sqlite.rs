@@ -31,6 +31,11 @@ CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_refresh (
     holder TEXT NOT NULL,
     until_ms INTEGER NOT NULL,
     PRIMARY KEY (server, user_id)
+);
+CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_pending (
+    state TEXT PRIMARY KEY,
+    sealed BLOB NOT NULL,
+    until_ms INTEGER NOT NULL
 );";
 
 fn now_ms() -> i64 {
@@ -180,6 +185,54 @@ impl Sqlite {
                     (&server, &user, &holder),
                 )?;
                 Ok::<_, TokenStoreError>(())
+            })
+            .await
+    }
+
+    /// Keeps a login under way by its `state` until `term_ms` from now,
+    /// dropping those whose term is over.
+    pub(super) async fn put_pending(
+        &self,
+        state: &str,
+        sealed: Vec<u8>,
+        term_ms: i64,
+    ) -> Result<(), TokenStoreError> {
+        let state = state.to_owned();
+        self.file()
+            .await?
+            .write(move |conn| {
+                let now = now_ms();
+                conn.execute(
+                    "DELETE FROM oscova_mcp_oauth_pending WHERE until_ms <= ?1",
+                    [now],
+                )?;
+                conn.execute(
+                    "INSERT INTO oscova_mcp_oauth_pending (state, sealed, until_ms) VALUES (?1, ?2, ?3)",
+                    (&state, &sealed, now.saturating_add(term_ms)),
+                )?;
+                Ok::<_, TokenStoreError>(())
+            })
+            .await
+    }
+
+    /// Takes (deletes) the login under way by `state`: its sealed row and
+    /// whether its term is still running; `None` when there is none.
+    pub(super) async fn take_pending(
+        &self,
+        state: &str,
+    ) -> Result<Option<(Vec<u8>, bool)>, TokenStoreError> {
+        let state = state.to_owned();
+        self.file()
+            .await?
+            .write(move |conn| {
+                let row: Option<(Vec<u8>, i64)> = conn
+                    .query_row(
+                        "DELETE FROM oscova_mcp_oauth_pending WHERE state = ?1 RETURNING sealed, until_ms",
+                        [&state],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )
+                    .optional()?;
+                Ok::<_, TokenStoreError>(row.map(|(sealed, until)| (sealed, until > now_ms())))
             })
             .await
     }
