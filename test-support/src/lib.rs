@@ -48,6 +48,12 @@
 //! given umask, so a test of the modes files are created with does not
 //! depend on the umask it was started under.
 //!
+//! # One CPU-heavy test at a time
+//!
+//! [`cores::cores`] serializes, within one test binary, the tests that keep
+//! every core busy (whisper, onnxruntime, llama.cpp), whose spinning
+//! threads slow each other down many times over when two run at once.
+//!
 //! # The rules of each model API's schemas
 //!
 //! [`schema_rules`] lists, for a JSON Schema or a whole exported tool entry,
@@ -90,6 +96,7 @@
 
 pub mod a2a_js;
 pub mod chromium;
+pub mod cores;
 // The loopback HTTP server of `oscova-test-kit`: the same source.
 #[path = "../../oscova-test-kit/src/http/mod.rs"]
 pub mod http;

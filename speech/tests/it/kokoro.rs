@@ -47,6 +47,7 @@ fn samples(wav: &[u8]) -> (Vec<i16>, u32) {
 
 #[tokio::test]
 async fn kokoro_speaks_at_24_khz_through_the_router_with_offline_required() {
+    let _cores = oscova_test_support::cores::cores().await;
     let text = "The quick brown fox jumps over the lazy dog.";
     let audio = router()
         .synthesize(SynthesisRequest::new(&config("af_heart"), text).offline(true))
@@ -66,12 +67,14 @@ async fn kokoro_speaks_at_24_khz_through_the_router_with_offline_required() {
 /// one by one.
 #[tokio::test]
 async fn a_text_over_510_tokens_is_spoken_in_chunks() {
+    let _cores = oscova_test_support::cores::cores().await;
     let kokoro = installed();
     let config = config("af_heart");
     let sentence = "Open the door and turn on the light in the kitchen, then close the window \
                     and bring the umbrella from the hall";
-    // One long sentence of clauses, no full stop: about 12 × 80 tokens.
-    let long: String = [sentence; 12].join(", ") + ".";
+    // One long sentence of clauses, no full stop: about 7 × 80 tokens,
+    // past one chunk (the cut itself is `chunks.rs`'s unit tests').
+    let long: String = [sentence; 7].join(", ") + ".";
     let one = kokoro
         .synthesize(SynthesisRequest::new(&config, &format!("{sentence}.")))
         .await
@@ -82,10 +85,10 @@ async fn a_text_over_510_tokens_is_spoken_in_chunks() {
         .unwrap();
     let one = decode_wav(&one.wav).unwrap().duration().as_secs_f64();
     let all = decode_wav(&all.wav).unwrap().duration().as_secs_f64();
-    println!("one clause {one:.1} s, twelve {all:.1} s");
+    println!("one clause {one:.1} s, seven {all:.1} s");
     assert!(
-        all > 9.0 * one && all < 15.0 * one,
-        "twelve clauses ({all:.1} s) against one ({one:.1} s)"
+        all > 5.25 * one && all < 8.75 * one,
+        "seven clauses ({all:.1} s) against one ({one:.1} s)"
     );
 }
 
@@ -168,6 +171,7 @@ async fn nothing_to_say_bad_settings_and_cancellation_are_refused() {
 
 #[tokio::test]
 async fn speed_changes_the_length() {
+    let _cores = oscova_test_support::cores::cores().await;
     let kokoro = installed();
     let text = "Please open the door and turn on the light.";
     let mut fast = config("af_heart");
@@ -188,24 +192,54 @@ async fn speed_changes_the_length() {
     );
 }
 
-/// Word errors and words of `sentences` spoken by kokoro with `voice` and
-/// heard by `hear`, printing each.
+/// The round trips' sentences: the shared ones and piper's five more.
+fn round_trip_sentences() -> Vec<&'static str> {
+    SENTENCES
+        .iter()
+        .chain(&super::piper::MORE)
+        .copied()
+        .collect()
+}
+
+/// [`round_trip_sentences`] spoken by kokoro's `af_heart`, synthesized once
+/// for the test binary: the whisper and pocketsphinx round trips hear the
+/// same audio, so it is not made twice.
+async fn af_heart_round_trip_audio() -> &'static [Vec<u8>] {
+    static AUDIO: tokio::sync::OnceCell<Vec<Vec<u8>>> = tokio::sync::OnceCell::const_new();
+    AUDIO
+        .get_or_init(|| async { speak_all("af_heart", &round_trip_sentences()).await })
+        .await
+}
+
+/// Each of `sentences` spoken by kokoro with `voice`, offline.
+async fn speak_all(voice: &str, sentences: &[&str]) -> Vec<Vec<u8>> {
+    let synthesis = router();
+    let speak = config(voice);
+    let mut audio = Vec::new();
+    for sentence in sentences {
+        let spoken = synthesis
+            .synthesize(SynthesisRequest::new(&speak, sentence).offline(true))
+            .await
+            .unwrap();
+        audio.push(spoken.wav);
+    }
+    audio
+}
+
+/// Word errors and words of `sentences`, spoken as `audio` by kokoro with
+/// `voice`, heard by `hear`, printing each.
 async fn round_trip(
     recognition: &SpeechRecognitionRouter,
     hear: &SpeechProviderConfig,
     voice: &str,
     sentences: &[&str],
+    audio: &[Vec<u8>],
 ) -> (usize, usize) {
-    let synthesis = router();
-    let speak = config(voice);
+    assert_eq!(sentences.len(), audio.len());
     let (mut errors, mut total) = (0, 0);
-    for sentence in sentences {
-        let audio = synthesis
-            .synthesize(SynthesisRequest::new(&speak, sentence).offline(true))
-            .await
-            .unwrap();
+    for (sentence, wav) in sentences.iter().zip(audio) {
         let heard = recognition
-            .recognize(RecognitionRequest::new(hear, &audio.wav).offline(true))
+            .recognize(RecognitionRequest::new(hear, wav).offline(true))
             .await
             .unwrap();
         let (reference, hypothesis) = (words(sentence), words(&heard.text));
@@ -228,6 +262,7 @@ async fn round_trip(
 #[cfg(feature = "whisper")]
 #[tokio::test]
 async fn round_trip_word_error_rates_of_kokoro_through_whisper() {
+    let _cores = oscova_test_support::cores::cores().await;
     use oscova_speech::providers::WhisperRecognizer;
 
     let whisper = WhisperRecognizer::new();
@@ -235,13 +270,16 @@ async fn round_trip_word_error_rates_of_kokoro_through_whisper() {
     whisper.preload(Some(&model)).await.unwrap();
     let recognition = SpeechRecognitionRouter::builder().builtin(whisper).build();
     let hear = SpeechProviderConfig::new("whisper").model(model.as_str());
-    let sentences: Vec<&str> = SENTENCES
-        .iter()
-        .chain(&super::piper::MORE)
-        .copied()
-        .collect();
+    let sentences = round_trip_sentences();
     for voice in ["af_heart", "bf_emma"] {
-        let (errors, total) = round_trip(&recognition, &hear, voice, &sentences).await;
+        let bf_emma;
+        let audio = if voice == "af_heart" {
+            af_heart_round_trip_audio().await
+        } else {
+            bf_emma = speak_all(voice, &sentences).await;
+            &bf_emma
+        };
+        let (errors, total) = round_trip(&recognition, &hear, voice, &sentences, audio).await;
         let rate = errors as f64 / total as f64;
         println!(
             "round trip kokoro {voice} through whisper {model}: WER {:.1} % ({errors}/{total})",
@@ -259,13 +297,12 @@ async fn round_trip_word_error_rates_of_kokoro_through_whisper() {
 /// flite, held to the same 25 % as piper.
 #[tokio::test]
 async fn round_trip_word_error_rate_of_kokoro_through_pocketsphinx() {
+    let _cores = oscova_test_support::cores::cores().await;
     let hear = SpeechProviderConfig::new("pocketsphinx");
-    let sentences: Vec<&str> = SENTENCES
-        .iter()
-        .chain(&super::piper::MORE)
-        .copied()
-        .collect();
-    let (errors, total) = round_trip(&recognition_router(), &hear, "af_heart", &sentences).await;
+    let sentences = round_trip_sentences();
+    let audio = af_heart_round_trip_audio().await;
+    let (errors, total) =
+        round_trip(&recognition_router(), &hear, "af_heart", &sentences, audio).await;
     let rate = errors as f64 / total as f64;
     println!(
         "round trip kokoro af_heart through pocketsphinx: WER {:.1} % ({errors}/{total})",
@@ -277,6 +314,7 @@ async fn round_trip_word_error_rate_of_kokoro_through_pocketsphinx() {
 /// Issue 24's length cap holds for kokoro too: it stops between chunks.
 #[tokio::test]
 async fn kokoro_stops_once_past_its_length_limit() {
+    let _cores = oscova_test_support::cores::cores().await;
     let kokoro = installed().with_max_seconds(2);
     let text = "Open the door. Is it raining? Yes, it is. Bring an umbrella. \
                 Close the window. Please call Stella. Ask her to bring these things.";
@@ -291,82 +329,4 @@ async fn kokoro_stops_once_past_its_length_limit() {
         message.contains("more than 2 seconds of speech"),
         "{message}"
     );
-}
-
-/// CPU seconds used so far by this process and its waited-for children
-/// (`/proc/self/stat`, 100 ticks a second).
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<f64> = after
-        .split_whitespace()
-        .map(|f| f.parse().unwrap_or(0.0))
-        .collect();
-    (11..=14)
-        .map(|i| fields.get(i).copied().unwrap_or(0.0))
-        .sum::<f64>()
-        / 100.0
-}
-
-/// Warm real-time factors of kokoro, piper and flite on one sentence, in
-/// one run, printed (wall median of five and CPU per synthesis, over the
-/// audio's duration); no timed assertion. Run alone, with
-/// `-- --nocapture --test-threads 1`, for figures that are not shared with
-/// other tests. The criterion benchmark `synthesize` measures the same in
-/// a release build.
-#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
-async fn warm_real_time_factors_of_kokoro_piper_and_flite() {
-    use oscova_speech::{providers::FliteSynthesizer, providers::PiperSynthesizer};
-
-    let sentence =
-        "Please open the door and turn on the light in the kitchen, then close the window.";
-    let mut kokoro_config = config("af_heart");
-    kokoro_config.options.insert("threads".into(), 2.into());
-    let mut piper_config = SpeechProviderConfig::new("piper");
-    piper_config.options.insert("threads".into(), 2.into());
-    piper_config
-        .options
-        .insert("deterministic".into(), true.into());
-    let flite_config = SpeechProviderConfig::new("flite").voice("kal16");
-    let kokoro = installed();
-    let piper = PiperSynthesizer::new();
-    let flite = FliteSynthesizer::new();
-    let mut rows = Vec::new();
-    for (name, provider, config) in [
-        (
-            "kokoro af_heart",
-            &kokoro as &dyn SpeechSynthesisProvider,
-            &kokoro_config,
-        ),
-        ("piper en_US-joe-medium", &piper, &piper_config),
-        ("flite kal16", &flite, &flite_config),
-    ] {
-        // Warm: the first synthesis loads the model.
-        provider
-            .synthesize(SynthesisRequest::new(config, "Hello."))
-            .await
-            .unwrap();
-        let runs = 5;
-        let cpu_before = cpu_seconds();
-        let mut times = Vec::new();
-        let mut audio = 0.0;
-        for _ in 0..runs {
-            let started = std::time::Instant::now();
-            let out = provider
-                .synthesize(SynthesisRequest::new(config, sentence))
-                .await
-                .unwrap();
-            times.push(started.elapsed().as_secs_f64());
-            audio = decode_wav(&out.wav).unwrap().duration().as_secs_f64();
-        }
-        let cpu = (cpu_seconds() - cpu_before) / f64::from(runs);
-        times.sort_by(f64::total_cmp);
-        let wall = times[times.len() / 2];
-        assert!(audio > 2.0, "{name}: {audio:.2} s of audio");
-        rows.push((name, wall / audio, cpu / audio, audio));
-    }
-    println!("warm real-time factors, one sentence, 2 threads (this machine's load included):");
-    for (name, wall, cpu, audio) in rows {
-        println!("  {name:<24} wall RTF {wall:.3}, CPU RTF {cpu:.3} ({audio:.2} s of audio)");
-    }
 }

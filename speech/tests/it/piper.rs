@@ -73,6 +73,7 @@ fn rms(samples: &[i16]) -> f64 {
 
 #[tokio::test]
 async fn piper_speaks_through_the_router_with_offline_required() {
+    let _cores = oscova_test_support::cores::cores().await;
     let config = deterministic();
     let text = "The quick brown fox jumps over the lazy dog.";
     let audio = router()
@@ -92,6 +93,7 @@ async fn piper_speaks_through_the_router_with_offline_required() {
 
 #[tokio::test]
 async fn deterministic_mode_gives_the_same_audio_twice() {
+    let _cores = oscova_test_support::cores::cores().await;
     let piper = installed();
     let config = deterministic();
     let text = "Please call Stella.";
@@ -119,6 +121,7 @@ async fn deterministic_mode_gives_the_same_audio_twice() {
 
 #[tokio::test]
 async fn sentences_and_punctuation_are_all_spoken() {
+    let _cores = oscova_test_support::cores::cores().await;
     let piper = installed();
     let config = deterministic();
     let one = piper
@@ -220,6 +223,7 @@ async fn piper_and_flite_through(
 /// 25 %.
 #[tokio::test]
 async fn round_trip_word_error_rates_of_piper_and_flite_through_pocketsphinx() {
+    let _cores = oscova_test_support::cores::cores().await;
     let hear = SpeechProviderConfig::new("pocketsphinx");
     let (piper, _) = piper_and_flite_through(&recognition_router(), &hear, "pocketsphinx").await;
     assert!(
@@ -275,6 +279,7 @@ async fn missing_assets_are_not_installed_errors_naming_the_command() {
 
 #[tokio::test]
 async fn a_voice_anywhere_is_configured_by_its_model_path() {
+    let _cores = oscova_test_support::cores::cores().await;
     let model = voices_dir().join(format!("{VOICE}.onnx"));
     // A provider whose voice folder is empty still speaks a configured path.
     let empty = tempfile::tempdir().unwrap();
@@ -344,6 +349,7 @@ async fn a_cancelled_request_is_cancelled() {
 #[cfg(feature = "whisper")]
 #[tokio::test]
 async fn round_trip_word_error_rates_of_piper_and_flite_through_whisper() {
+    let _cores = oscova_test_support::cores::cores().await;
     use oscova_speech::providers::WhisperRecognizer;
 
     let whisper = WhisperRecognizer::new();
@@ -367,6 +373,7 @@ async fn round_trip_word_error_rates_of_piper_and_flite_through_whisper() {
 /// and does not speak the rest.
 #[tokio::test]
 async fn piper_stops_once_past_its_length_limit() {
+    let _cores = oscova_test_support::cores::cores().await;
     let piper = installed().with_max_seconds(2);
     let config = deterministic();
     let text = "Open the door. Is it raining? Yes, it is. Bring an umbrella. \

@@ -85,6 +85,7 @@ fn ended(events: &[(Duration, VoiceActivity)]) -> (Duration, Duration, &[f32], O
 
 #[test]
 fn each_sentence_is_one_turn_found_where_it_is_spoken() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let models = models();
     for clip in clips() {
         let speech = samples(&clip.wav);
@@ -127,6 +128,7 @@ fn each_sentence_is_one_turn_found_where_it_is_spoken() {
 
 #[test]
 fn smart_turn_hears_a_sentence_cut_short_as_unfinished() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let models = models();
     let mut complete = 0;
     for clip in clips() {
@@ -152,6 +154,7 @@ fn smart_turn_hears_a_sentence_cut_short_as_unfinished() {
 
 #[test]
 fn a_complete_turn_ends_at_the_pause_and_an_unfinished_one_waits() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let models = models();
     let options = TurnOptions::default().with_end(TurnEnd::SmartTurn {
         max_silence: Duration::from_secs(2),
@@ -184,6 +187,7 @@ fn a_complete_turn_ends_at_the_pause_and_an_unfinished_one_waits() {
 
 #[test]
 fn a_fixed_silence_ends_the_turn_and_a_shorter_pause_continues_it() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let models = models();
     let options = TurnOptions::default().with_end(TurnEnd::Silence(Duration::from_millis(1000)));
     let all = clips();
@@ -211,6 +215,7 @@ fn a_fixed_silence_ends_the_turn_and_a_shorter_pause_continues_it() {
 
 #[test]
 fn a_burst_shorter_than_the_minimum_starts_nothing() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let models = models();
     let speech = samples(&clips()[0].wav);
     // 150 ms from the middle of a word: a cough, a click, an "mm".

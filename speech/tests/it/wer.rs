@@ -56,6 +56,7 @@ async fn wer(
 
 #[tokio::test]
 async fn whisper_stays_within_10_percent_and_beats_pocketsphinx() {
+    let _cores = oscova_test_support::cores::cores().await;
     let clips = clips();
     assert_eq!(
         clips.len(),

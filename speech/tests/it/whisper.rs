@@ -51,6 +51,7 @@ fn long_audio() -> Vec<u8> {
 
 #[tokio::test]
 async fn a_converted_model_transcribes_a_known_clip() {
+    let _cores = oscova_test_support::cores::cores().await;
     let recognizer = loaded().await;
     assert!(recognizer.is_loaded(Some("tiny.en")));
     let clip = clips()
@@ -70,6 +71,7 @@ async fn a_converted_model_transcribes_a_known_clip() {
 
 #[tokio::test]
 async fn long_audio_is_decoded_in_windows_with_timed_segments() {
+    let _cores = oscova_test_support::cores::cores().await;
     let recognizer = loaded().await;
     let wav = long_audio();
     let heard = recognizer
@@ -103,6 +105,7 @@ async fn long_audio_is_decoded_in_windows_with_timed_segments() {
 /// across the whole recording, and the words heard.
 #[tokio::test]
 async fn long_audio_reports_progress_window_by_window() {
+    let _cores = oscova_test_support::cores::cores().await;
     let long = joined(35.0);
     assert!(
         long.seconds > 35.0 && long.seconds < 45.0,
@@ -180,6 +183,7 @@ async fn long_audio_reports_progress_window_by_window() {
 
 #[tokio::test]
 async fn cancellation_returns_promptly_and_the_model_stays_usable() {
+    let _cores = oscova_test_support::cores::cores().await;
     let recognizer = loaded().await;
     let wav = long_audio();
     let cancel = CancellationToken::new();
@@ -213,6 +217,7 @@ async fn cancellation_returns_promptly_and_the_model_stays_usable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_share_one_model() {
+    let _cores = oscova_test_support::cores::cores().await;
     let recognizer = loaded().await;
     let clips = clips();
     let config = tiny();
@@ -252,6 +257,7 @@ async fn languages_are_checked_against_the_model() {
 
 #[tokio::test]
 async fn the_router_routes_whisper_offline() {
+    let _cores = oscova_test_support::cores::cores().await;
     let router = SpeechRecognitionRouter::builder()
         .builtin(WhisperRecognizer::new())
         .build();

@@ -215,6 +215,7 @@ async fn streamed_against_whole(model: Option<&str>) {
 
 #[tokio::test]
 async fn streamed_default_model_stays_within_2_points_of_whole_clips() {
+    let _cores = oscova_test_support::cores::cores().await;
     streamed_against_whole(None).await;
 }
 
@@ -246,6 +247,7 @@ async fn streams_refuse_a_missing_model_and_bad_options_when_opened() {
 
 #[tokio::test]
 async fn a_cancelled_whisper_stream_stops_promptly() {
+    let _cores = oscova_test_support::cores::cores().await;
     let recognizer = WhisperRecognizer::new();
     recognizer.preload(Some("tiny.en")).await.unwrap();
     let router = router(&recognizer);
