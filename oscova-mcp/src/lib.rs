@@ -132,6 +132,7 @@ pub mod convert;
 mod handler;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod link;
 mod logging;
 mod names;
 mod offer;

@@ -154,9 +154,10 @@ impl ServerHandler for McpHandler {
     ) -> Result<CallToolResponse, ErrorData> {
         let span = crate::trace::request_span("tools/call", Some(&request.name), &context);
         let response = self
-            .run_tool_call(request, context)
+            .run_tool_call(request, context.clone())
             .instrument(span.clone())
             .await;
+        let response = crate::link::carry(response, &context);
         match &response {
             Err(_) => crate::trace::record_error(&span, "protocol_error"),
             Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
