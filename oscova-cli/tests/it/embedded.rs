@@ -52,6 +52,7 @@ fn models_list_shows_the_embedded_catalog_with_sizes_and_licences() {
 
 #[test]
 fn chat_with_no_config_runs_the_embedded_model_offline_and_answers_from_the_time_tool() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     installed();
     let (code, doc) = run_json(&["chat", "--offline", "-m", "What time is it in Tokyo?"]);
     assert_eq!(code, 0, "{doc}");

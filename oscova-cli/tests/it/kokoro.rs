@@ -48,6 +48,7 @@ fn hits(heard: &str) -> usize {
 
 #[test]
 fn say_without_a_provider_speaks_with_kokoro_af_heart() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     assert_installed();
     let (said, heard) = say_and_hear("kokoro-default", &[]);
     assert_eq!(said["provider"], "kokoro", "{said}");
@@ -59,6 +60,7 @@ fn say_without_a_provider_speaks_with_kokoro_af_heart() {
 
 #[test]
 fn a_uk_voice_is_chosen_with_voice() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     assert_installed();
     let (said, heard) = say_and_hear("kokoro-uk", &["--voice", "bf_emma"]);
     assert_eq!(said["provider"], "kokoro", "{said}");

@@ -195,6 +195,7 @@ asyncio.run(main())
 
 #[test]
 fn a_crate_made_from_the_guide_builds_tests_and_serves_over_mcp() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     // One folder per checkout, the same on every run: cargo keys what it
     // built by the path of each crate, so a new path would rebuild every
     // oscova crate each time.

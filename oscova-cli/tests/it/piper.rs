@@ -47,6 +47,7 @@ fn with_piper(args: &[&str]) -> Command {
 
 #[test]
 fn say_with_piper_offline_then_hear_it() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let out = temp_dir("piper-say").join("piper.wav");
     let file = out.to_str().unwrap();
     let (code, stdout, stderr) = run(&mut with_piper(&[

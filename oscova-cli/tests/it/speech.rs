@@ -83,6 +83,7 @@ fn say_offline(text: &str) -> PathBuf {
 
 #[test]
 fn say_then_hear_offline_round_trip_with_the_local_providers() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let out = say_offline(SENTENCE);
     let bytes = std::fs::read(&out).unwrap();
     assert_eq!(&bytes[..4], b"RIFF");
@@ -106,6 +107,7 @@ fn say_then_hear_offline_round_trip_with_the_local_providers() {
 
 #[test]
 fn json_shapes_of_say_and_hear() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let out = temp_dir("speech-json").join("call.wav");
     let (code, doc) = run_json(&["speech", "say", "please call stella", "-o", path_str(&out)]);
     assert_eq!(code, 0, "{doc}");

@@ -16,6 +16,7 @@ fn path_str(path: &Path) -> &str {
 
 #[test]
 fn hear_takes_a_model_and_providers_names_the_one_it_would_use() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let whisper = |doc: &Value| -> Value {
         doc["recognition"]
             .as_array()
@@ -111,6 +112,7 @@ fn progress_lines(stderr: &str) -> Vec<(f64, f64)> {
 /// is all of stdout.
 #[test]
 fn hear_shows_the_progress_of_long_audio_on_stderr() {
+    let _cores = oscova_test_support::cores::cores_blocking();
     let dir = temp_dir("speech-long");
     let long = oscova_test_support::librivox::joined(35.0);
     let file = dir.join("long.wav");
@@ -188,6 +190,7 @@ fn hear_shows_the_progress_of_long_audio_on_stderr() {
 /// if the host loaded the model again.
 #[tokio::test]
 async fn a_long_running_host_keeps_the_model_loaded_between_calls() {
+    let _cores = oscova_test_support::cores::cores().await;
     use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
     use rmcp::transport::TokioChildProcess;

@@ -16,6 +16,7 @@ const KEY: &str = "sk-voice-test-0123456789abcdef";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorded_conversation_gets_one_spoken_answer_per_turn() {
+    let _cores = oscova_test_support::cores::cores().await;
     let config = sqlite_config();
     let dir = config.parent().unwrap().to_owned();
     let server = TestServer::start(|request: &oscova_test_support::http::Request| {

@@ -123,6 +123,7 @@ fn words(text: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_voice_page_talks_through_chromiums_microphone_and_is_interrupted() {
+    let _cores = oscova_test_support::cores::cores().await;
     // Fails here, naming the script, when Chromium is missing.
     chromium::binary();
     let server = TestServer::start(model).await;
