@@ -63,7 +63,11 @@ pub(crate) enum Command {
     /// `[[auth.tokens]]` and `[auth.oauth]` (one check for both); results
     /// of long `[a2a]` agent tasks go back to the A2A sessions that sent
     /// them (pushed by the agent to `[serve] public_url`'s
-    /// `/a2a/followups/{id}` when set, else polled).
+    /// `/a2a/followups/{id}` when set, else polled). With `[serve]
+    /// public_url`, a person without a grant of an `[mcp.servers]`
+    /// `oauth` with `grant = "authorization_code"` gets a login link
+    /// (MCP clients that take URL elicitations: the `-32042` error), the
+    /// login coming back to `{public_url}/oauth/mcp/callback`.
     Serve(ServeArgs),
 
     /// Chat with a model that can call the user's tools.

@@ -290,8 +290,15 @@ impl Launcher {
         // MCP servers' catalogs are known before the host starts (listed
         // on the runtime that serves their calls, or read from pins).
         #[cfg(feature = "mcp-servers")]
-        let mcp = (!config.mcp_servers().servers.is_empty())
-            .then(|| runtime.block_on(self.mcp_servers(&config).start()));
+        let mcp = (!config.mcp_servers().servers.is_empty()).then(|| {
+            let mut builder = self.mcp_servers(&config);
+            // `oscova serve` with a public URL takes logins' redirects
+            // (`serve/oauth.rs`), so a call without a grant gets a link.
+            if let (Command::Serve(_), Some(url)) = (&cli.command, config.serve().public_url()) {
+                builder = builder.login_redirect(crate::commands::mcp_login_callback(url));
+            }
+            runtime.block_on(builder.start())
+        });
         #[cfg(not(feature = "mcp-servers"))]
         let mcp = None;
         let (name, version) = (self.name, self.version);
@@ -429,27 +436,34 @@ impl Launcher {
     /// config's secrets redacted from what the servers print, and the
     /// host's credentials (`oauth` of shared servers, and the listing).
     fn mcp_servers(&self, config: &Config) -> McpPluginBuilder {
-        let secrets = Redactor::new();
-        for secret in config.secret_values() {
-            secrets.add(secret.expose_secret());
-        }
-        let host = config.credentials();
-        let mut builder = McpPlugin::builder()
-            .config(config.mcp_servers().clone())
-            .spawn_policy(spawn_policy(config).redacting(&secrets))
-            .redactor(&secrets)
-            .host_credentials(move |key| host.host(key));
-        if let Some(lock) = config.mcp_lock_file() {
-            builder = builder.lock_file(lock);
-        }
-        // `grant = "authorization_code"` servers' grants (`oscova mcp login`).
-        match crate::commands::mcp_token_store(config) {
-            Ok(Some(store)) => builder = builder.token_store(store),
-            Ok(None) => {}
-            Err(e) => crate::output::warn(&format!("MCP servers' OAuth grants: {e}")),
-        }
-        builder
+        mcp_servers(config)
     }
+}
+
+/// The config's `[mcp.servers]` as [`Launcher::mcp_servers`] makes them
+/// (also `oscova serve`'s OAuth callback's).
+#[cfg(feature = "mcp-servers")]
+pub(crate) fn mcp_servers(config: &Config) -> McpPluginBuilder {
+    let secrets = Redactor::new();
+    for secret in config.secret_values() {
+        secrets.add(secret.expose_secret());
+    }
+    let host = config.credentials();
+    let mut builder = McpPlugin::builder()
+        .config(config.mcp_servers().clone())
+        .spawn_policy(spawn_policy(config).redacting(&secrets))
+        .redactor(&secrets)
+        .host_credentials(move |key| host.host(key));
+    if let Some(lock) = config.mcp_lock_file() {
+        builder = builder.lock_file(lock);
+    }
+    // `grant = "authorization_code"` servers' grants (`oscova mcp login`).
+    match crate::commands::mcp_token_store(config) {
+        Ok(Some(store)) => builder = builder.token_store(store),
+        Ok(None) => {}
+        Err(e) => crate::output::warn(&format!("MCP servers' OAuth grants: {e}")),
+    }
+    builder
 }
 
 /// The spawn policy of every child process: the host's environment less

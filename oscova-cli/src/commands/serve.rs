@@ -24,7 +24,10 @@
 //! followed and delivered to those sessions (`follow.rs`); with `[serve]
 //! public_url` too, agents that push are asked to POST to
 //! `{public_url}/a2a/followups/{id}`, served here without the users'
-//! tokens (the per-task token is checked) to wake the follower. Every
+//! tokens (the per-task token is checked) to wake the follower. With
+//! `[serve] public_url` and `[mcp.servers]`, `{public_url}/oauth/mcp/callback`
+//! takes the authorization server's redirect of logins by link
+//! (`serve/oauth.rs`), also without the users' tokens. Every
 //! path of the port, MCP's, A2A's and the follow-up route alike, meets one
 //! Origin and Host policy first (`oscova_serve::Listener`'s: `[mcp]
 //! allowed_origins` beside loopback origins; bound to loopback, a `Host`
@@ -46,8 +49,17 @@ use crate::cli::{ProviderArgs, ServeArgs};
 use crate::config::SessionsStore;
 use crate::error::{CliError, ExitStatus};
 
+#[cfg(feature = "mcp-servers")]
+mod oauth;
 #[cfg(feature = "voice")]
 mod voice;
+
+/// The redirect URI of `[mcp.servers]` logins by link when `oscova
+/// serve` is reached at `public_url` (`serve/oauth.rs`).
+#[cfg(feature = "mcp-servers")]
+pub(crate) fn mcp_login_callback(public_url: &str) -> String {
+    oauth::callback_uri(public_url)
+}
 
 pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliError> {
     let section = env.config.serve();
@@ -157,9 +169,20 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     let service = a2a.clone();
     #[cfg(feature = "voice")]
     let talk = voice.clone();
+    // `[mcp.servers]` logins by link come back here (`[serve] public_url`).
+    #[cfg(feature = "mcp-servers")]
+    let callback = section
+        .public_url()
+        .map(|_| oauth::Callback::new(crate::launcher::mcp_servers(&env.config)));
+    #[cfg(feature = "mcp-servers")]
+    let calls_back = callback.is_some();
     let served = mcp
         .serve_until_beside(
-            |path: &str| {
+            move |path: &str| {
+                #[cfg(feature = "mcp-servers")]
+                if calls_back && oauth::Callback::serves(path) {
+                    return true;
+                }
                 #[cfg(feature = "voice")]
                 if voice::VoiceRoute::serves(path) {
                     return true;
@@ -170,7 +193,15 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
                 let service = service.clone();
                 #[cfg(feature = "voice")]
                 let talk = talk.clone();
+                #[cfg(feature = "mcp-servers")]
+                let callback = callback.clone();
                 async move {
+                    #[cfg(feature = "mcp-servers")]
+                    if let Some(callback) =
+                        callback.filter(|_| oauth::Callback::serves(request.uri().path()))
+                    {
+                        return callback.handle(request).await;
+                    }
                     #[cfg(feature = "voice")]
                     if voice::VoiceRoute::serves(request.uri().path()) {
                         return talk.handle(request).await;

@@ -6,7 +6,13 @@
 //! host, checked when the file is loaded): with it and `[a2a]` agents,
 //! `oscova serve` asks an agent that pushes to POST a long task's updates
 //! to `{public_url}/a2a/followups/{id}`, which wakes the follower (without
-//! it, tasks are polled). The served agent's model provider,
+//! it, tasks are polled); and `[mcp.servers]` with `grant =
+//! "authorization_code"` get logins by link: a call of a user with no
+//! grant starts a login whose redirect URI is
+//! `{public_url}/oauth/mcp/callback`, served by `oscova serve` without the
+//! users' tokens, and carries the link to the person (MCP's `-32042`
+//! URL-elicitation-required error for a client that declared URL-mode
+//! elicitation). The served agent's model provider,
 //! model and skills (`provider`, `model`, `[[skills]]` with `id`,
 //! `name`, `description`, `tags`, `examples`; the command's `--provider`
 //! and `--model` win) are named in `[a2a]` (see `a2a.rs`) or, as before,

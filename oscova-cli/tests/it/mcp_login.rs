@@ -7,6 +7,7 @@
 //! with `OSCOVA_TOKEN_KEY`.
 
 mod browser;
+mod link;
 
 use crate::support;
 

@@ -1,0 +1,218 @@
+//! A person on the other end of `oscova serve` logs in by link: the real
+//! `oscova serve` with `[serve] public_url`, the real authorization
+//! server (npm `oidc-provider`), and an MCP client over HTTP that
+//! declares URL-mode elicitation (2026-07-28 requests carrying their
+//! client capabilities, as `mcp_waits` sends them). A call of a user
+//! with no grant is answered with the `-32042` URL-elicitation-required
+//! error naming the authorization URL; the person's consent (driven over
+//! HTTP, `OidcProvider::consent`) sends the browser to serve's
+//! `/oauth/mcp/callback`, which keeps the grant for the user who got the
+//! link, and the retried call goes through for that user only. A client
+//! without URL elicitation gets the missing-credential result, no link.
+//! Refused: a replayed redirect, a `state` nobody made, one past its
+//! term; a `user` in the redirect changes nothing.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use oscova_test_support::oidc::{self, OidcProvider, USER_CLIENT_ID};
+use serde_json::{Value, json};
+
+use super::{ECHO, KEY, login, setup, terminate};
+use crate::support;
+
+const ALICE: &str = "alice-link-token";
+const BOB: &str = "bob-link-token";
+
+/// A free loopback port (the public URL must be known before serve
+/// starts).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `tools/call` of the echo tool as `token`, declaring URL-mode
+/// elicitation or not: the JSON-RPC answer.
+fn call(url: &str, token: &str, takes_urls: bool, text: &str) -> Value {
+    let capabilities = if takes_urls {
+        json!({"elicitation": {"url": {}}})
+    } else {
+        json!({})
+    };
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": ECHO,
+        "arguments": {"text": text},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+        },
+    }});
+    let (url, token) = (url.to_owned(), token.to_owned());
+    let text = std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async move {
+                let response = reqwest::Client::new()
+                    .post(&url)
+                    .bearer_auth(token)
+                    .header("accept", "application/json, text/event-stream")
+                    .header("mcp-protocol-version", "2026-07-28")
+                    .header("mcp-method", "tools/call")
+                    .header("mcp-name", ECHO)
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap();
+                response.text().await.unwrap()
+            })
+    })
+    .join()
+    .unwrap();
+    let data = text
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(&text);
+    serde_json::from_str(data).unwrap_or_else(|_| panic!("not JSON-RPC: {text}"))
+}
+
+/// The authorization URL of a `-32042` answer.
+fn link(answer: &Value) -> String {
+    assert_eq!(answer["error"]["code"], -32042, "{answer}");
+    let elicitation = &answer["error"]["data"]["elicitations"][0];
+    assert_eq!(elicitation["mode"], "url", "{answer}");
+    elicitation["url"].as_str().unwrap().to_owned()
+}
+
+/// GET `url` (the browser landing on serve's callback): status and page.
+fn land(url: &str) -> (u16, String) {
+    let (status, _, page) = oidc::exchange("GET", url, &BTreeMap::new(), None);
+    (status, page)
+}
+
+/// The users with a grant of server `up` in the sessions' file.
+fn granted(db: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut statement = conn
+        .prepare("SELECT user_id FROM oscova_mcp_oauth_grants WHERE server = 'up' ORDER BY user_id")
+        .unwrap();
+    statement
+        .query_map((), |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn a_person_on_the_other_end_of_serve_logs_in_by_the_link_a_call_carries() {
+    let provider = OidcProvider::start();
+    let (mut up, config, db) = setup(&provider, "mcp-login-link", USER_CLIENT_ID);
+    let port = free_port();
+    let public = format!("http://127.0.0.1:{port}");
+    let hash = oscova_mcp::http::token_sha256_hex;
+    // The client registers itself (RFC 7591) with the redirect URI of
+    // the login: the provider's pre-registered client knows only
+    // `http://127.0.0.1/callback`.
+    let mut text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace(&format!("client_id = \"{USER_CLIENT_ID}\", "), "");
+    assert!(!text.contains("client_id"), "{text}");
+    text.push_str(&format!(
+        "\n[[mcp.tokens]]\nuser = \"alice\"\nsha256 = \"{}\"\n\n\
+         [[mcp.tokens]]\nuser = \"bob\"\nsha256 = \"{}\"\n\n\
+         [providers.openai]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"gpt-test\"\n\n\
+         [a2a]\nprovider = \"openai\"\n\n[serve]\npublic_url = \"{public}\"\n",
+        hash(ALICE),
+        hash(BOB),
+    ));
+    std::fs::write(&config, text).unwrap();
+    // The host's grant lists the server's tools at start.
+    login(&provider, &config, None, "account-host", true);
+    let mut serve = support::oscova(&[
+        "--config",
+        config.to_str().unwrap(),
+        "serve",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    serve
+        .env("OSCOVA_TOKEN_KEY", KEY)
+        .env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", "sk-link-test");
+    let (mut serve, base) = support::listening(&mut serve, "serve");
+    let mcp = format!("{base}/mcp");
+    let callback = format!("{public}/oauth/mcp/callback");
+
+    // A client that cannot take a link: today's missing-credential result.
+    let answer = call(&mcp, BOB, false, "no link");
+    let result = &answer["result"];
+    assert_eq!(result["isError"], true, "{answer}");
+    assert_eq!(
+        result["structuredContent"]["error"], "missing_credential",
+        "{answer}"
+    );
+    assert!(result["structuredContent"].get("login_url").is_none());
+    assert!(
+        answer
+            .to_string()
+            .contains("oscova mcp login up --user bob"),
+        "{answer}"
+    );
+
+    // Alice's client takes URL elicitations: the link, to the provider,
+    // coming back to serve's callback.
+    let url = link(&call(&mcp, ALICE, true, "before"));
+    assert!(url.starts_with(provider.issuer()), "{url}");
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    let redirected = provider.consent(&url, "account-alice");
+    assert!(redirected.starts_with(&callback), "{redirected}");
+    let (status, page) = land(&redirected);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Logged in to MCP server `up`"), "{page}");
+    // The same redirect again: used once, nothing exchanged.
+    let codes = provider.grants()["authorization_code"].clone();
+    let (status, page) = land(&redirected);
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("used already"), "{page}");
+    assert_eq!(provider.grants()["authorization_code"], codes);
+    // A state nobody made.
+    let (status, page) = land(&format!("{callback}?state=forged&code=forged"));
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("belongs to no login"), "{page}");
+
+    // Alice's retried call goes through; bob still gets a link.
+    let answer = call(&mcp, ALICE, true, "hello from alice");
+    assert!(
+        answer["result"]["isError"] != true && answer.to_string().contains("hello from alice"),
+        "{answer}"
+    );
+    assert_eq!(granted(&db), ["", "alice"]);
+
+    // Bob's link past its term: refused, nothing kept.
+    let stale = link(&call(&mcp, BOB, true, "stale"));
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("UPDATE oscova_mcp_oauth_pending SET until_ms = 0", ())
+        .unwrap();
+    let (status, page) = land(&provider.consent(&stale, "account-bob"));
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("expired"), "{page}");
+    assert_eq!(granted(&db), ["", "alice"]);
+
+    // A fresh link: a `user` added to the redirect changes nothing, the
+    // grant is bob's, who got the link.
+    let fresh = link(&call(&mcp, BOB, true, "fresh"));
+    let redirected = provider.consent(&fresh, "account-bob");
+    let (status, page) = land(&format!("{redirected}&user=alice"));
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(granted(&db), ["", "alice", "bob"]);
+    let answer = call(&mcp, BOB, true, "hello from bob");
+    assert!(answer.to_string().contains("hello from bob"), "{answer}");
+
+    terminate(&mut serve);
+    terminate(&mut up);
+}
