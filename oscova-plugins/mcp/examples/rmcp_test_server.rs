@@ -12,7 +12,15 @@
 //! `connect_unix` (tries to reach a unix socket by stream, by datagram and
 //! from a datagram pair), `syscalls` (has perl try `io_uring_setup` and,
 //! on x86-64, an x32 system call, and says the errno each got),
-//! `environment` (its variables' names).
+//! `environment` (its variables' names). With rmcp's task manager
+//! (`rmcp::task_manager`, the MCP Tasks extension, SEP-2663, advertised):
+//! `brew` and `confirm_order` are served as tasks to a client that
+//! declared the extension (and as plain calls to one that did not, their
+//! text saying which): `brew` says `brewing` as its status message and
+//! ends after `ms` milliseconds (default 300), `confirm_order` asks
+//! "Confirm the order of N cups?" as the task's `input_required` form and
+//! ends with what was answered; either ends `cancelled` on `tasks/cancel`,
+//! writing `task-cancelled` into `$MARKER_DIR`.
 //! `$CHANGED=1` changes `Shout-Text`'s description, as a server that
 //! changes its tools after review would; while the file `$HANG_IF` names
 //! exists, it starts and never answers (and with `$HANG_MARKS` a
@@ -25,15 +33,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    CreateTaskResult, ElicitRequest, ElicitRequestParams, GetTaskParams, GetTaskResult,
+    InputRequest, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-struct TestServer;
+struct TestServer {
+    /// The tasks made, rmcp's own runtime for them.
+    tasks: TaskManager,
+}
 
 fn object(value: Value) -> Arc<JsonObject> {
     match value {
@@ -75,6 +88,16 @@ fn tools() -> Vec<Tool> {
             "Its process id and credential, reversed.",
             object(empty.clone()),
         ),
+        Tool::new(
+            "brew",
+            "Brews for `ms` milliseconds (a task when the client takes tasks).",
+            object(json!({"type": "object", "properties": {"ms": {"type": "integer"}}})),
+        ),
+        Tool::new(
+            "confirm_order",
+            "Asks to confirm an order of `cups` (a task when the client takes tasks).",
+            object(json!({"type": "object", "properties": {"cups": {"type": "integer"}}})),
+        ),
         Tool::new("crash", "Exits.", object(empty)),
         Tool::new(
             "connect",
@@ -109,7 +132,37 @@ fn arg<'a>(request: &'a CallToolRequestParams, name: &str) -> Option<&'a Value> 
 
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel_task(&request.task_id)
     }
 
     async fn list_tools(
@@ -126,7 +179,37 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let text = |t: String| Ok(CallToolResult::success(vec![ContentBlock::text(t)]).into());
+        let takes_tasks = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
         match request.name.as_ref() {
+            "brew" | "confirm_order" if takes_tasks => {
+                let ms = arg(&request, "ms").and_then(Value::as_u64).unwrap_or(300);
+                let cups = arg(&request, "cups").and_then(Value::as_u64).unwrap_or(1);
+                let brew = request.name == "brew";
+                let options = TaskOptions::new()
+                    .with_poll_interval_ms(100)
+                    .with_status_message("started");
+                let task = self.tasks.spawn(options, move |ctx| {
+                    Box::pin(async move {
+                        let done = if brew {
+                            brew_task(&ctx, ms).await
+                        } else {
+                            confirm_task(&ctx, cups).await
+                        };
+                        if matches!(done, Err(TaskExit::Cancelled))
+                            && let Ok(dir) = std::env::var("MARKER_DIR")
+                        {
+                            let marker = std::path::Path::new(&dir).join("task-cancelled");
+                            let _ = std::fs::write(marker, "yes");
+                        }
+                        done
+                    })
+                });
+                Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+            }
+            "brew" => text("brewed without a task".to_owned()),
+            "confirm_order" => text("not a task: nothing asked".to_owned()),
             "Shout-Text" => {
                 let t = arg(&request, "text")
                     .and_then(Value::as_str)
@@ -212,6 +295,42 @@ impl ServerHandler for TestServer {
             )),
         }
     }
+}
+
+/// `brew` as a task: `brewing`, then done after `ms`, unless cancelled.
+async fn brew_task(ctx: &TaskContext, ms: u64) -> Result<CallToolResult, TaskExit> {
+    ctx.set_status_message("brewing");
+    tokio::select! {
+        () = ctx.cancelled() => Err(TaskExit::Cancelled),
+        () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(CallToolResult::success(vec![
+            ContentBlock::text(format!("brewed as a task in {ms} ms")),
+        ])),
+    }
+}
+
+/// `confirm_order` as a task: its question as an `input_required` form,
+/// then what was answered.
+async fn confirm_task(ctx: &TaskContext, cups: u64) -> Result<CallToolResult, TaskExit> {
+    let params: ElicitRequestParams = serde_json::from_value(json!({
+        "mode": "form",
+        "message": format!("Confirm the order of {cups} cups?"),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"confirm": {"type": "boolean"}},
+            "required": ["confirm"],
+        },
+    }))
+    .map_err(|e| TaskExit::Error(ErrorData::internal_error(e.to_string(), None)))?;
+    let request = InputRequest::Elicitation(ElicitRequest::new(params));
+    let answer = ctx.request_input("confirm", request).await?;
+    let said = match (&answer["action"], &answer["content"]["confirm"]) {
+        (Value::String(a), Value::Bool(true)) if a == "accept" => {
+            format!("ordered {cups} cups")
+        }
+        (Value::String(a), _) => format!("not ordered ({a})"),
+        _ => format!("not ordered: {answer}"),
+    };
+    Ok(CallToolResult::success(vec![ContentBlock::text(said)]))
 }
 
 /// Tries a stream connection, a datagram from an unbound socket and a
@@ -312,7 +431,10 @@ async fn main() {
         eprintln!("cannot start: FAIL_AT_START is set");
         std::process::exit(2);
     }
-    let service = match TestServer.serve(rmcp::transport::stdio()).await {
+    let server = TestServer {
+        tasks: TaskManager::new(),
+    };
+    let service = match server.serve(rmcp::transport::stdio()).await {
         Ok(service) => service,
         Err(e) => {
             eprintln!("serve failed: {e}");

@@ -15,6 +15,7 @@ pub mod oauth_user;
 pub mod pins;
 pub mod servers;
 pub mod tasks;
+pub mod tasks_rmcp;
 pub mod tls;
 pub mod upstream;
 pub mod url;
