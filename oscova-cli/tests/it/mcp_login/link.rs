@@ -1,8 +1,7 @@
 //! A person on the other end of `oscova serve` logs in by link: the real
 //! `oscova serve` with `[serve] public_url`, the real authorization
-//! server (npm `oidc-provider`), and an MCP client over HTTP that
-//! declares URL-mode elicitation (2026-07-28 requests carrying their
-//! client capabilities, as `mcp_waits` sends them). A call of a user
+//! server (npm `oidc-provider`), and rmcp's MCP client over streamable
+//! HTTP declaring URL-mode elicitation at `initialize`. A call of a user
 //! with no grant is answered with the `-32042` URL-elicitation-required
 //! error naming the authorization URL; the person's consent (driven over
 //! HTTP, `OidcProvider::consent`) sends the browser to serve's
@@ -34,51 +33,50 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// `tools/call` of the echo tool as `token`, declaring URL-mode
-/// elicitation or not: the JSON-RPC answer.
+/// `tools/call` of the echo tool as `token` through rmcp's client over
+/// streamable HTTP, declaring URL-mode elicitation at `initialize` or
+/// not: the JSON-RPC answer (`{"result": …}` or `{"error": …}`).
 fn call(url: &str, token: &str, takes_urls: bool, text: &str) -> Value {
-    let capabilities = if takes_urls {
-        json!({"elicitation": {"url": {}}})
-    } else {
-        json!({})
+    use rmcp::ServiceExt as _;
+    use rmcp::model::{
+        CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitationCapability,
+        Implementation, UrlElicitationCapability,
     };
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": ECHO,
-        "arguments": {"text": text},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": capabilities,
-        },
-    }});
-    let (url, token) = (url.to_owned(), token.to_owned());
-    let text = std::thread::spawn(move || {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let (url, token, text) = (url.to_owned(), token.to_owned(), text.to_owned());
+    std::thread::spawn(move || {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap()
             .block_on(async move {
-                let response = reqwest::Client::new()
-                    .post(&url)
-                    .bearer_auth(token)
-                    .header("accept", "application/json, text/event-stream")
-                    .header("mcp-protocol-version", "2026-07-28")
-                    .header("mcp-method", "tools/call")
-                    .header("mcp-name", ECHO)
-                    .json(&body)
-                    .send()
-                    .await
-                    .unwrap();
-                response.text().await.unwrap()
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let mut capabilities = ClientCapabilities::default();
+                if takes_urls {
+                    capabilities.elicitation = Some(
+                        ElicitationCapability::new().with_url(UrlElicitationCapability::new()),
+                    );
+                }
+                let info = ClientConfig::new(capabilities, Implementation::new("link-test", "1"));
+                let transport = StreamableHttpClientTransport::from_config(
+                    StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
+                );
+                let client = info.serve(transport).await.expect("initialize answers");
+                let mut params = CallToolRequestParams::new(ECHO);
+                params.arguments = json!({ "text": text }).as_object().cloned();
+                let answer = match client.call_tool(params).await {
+                    Ok(result) => json!({ "result": result }),
+                    Err(rmcp::ServiceError::McpError(error)) => json!({ "error": error }),
+                    Err(other) => panic!("the call failed: {other}"),
+                };
+                let _ = client.cancel().await;
+                answer
             })
     })
     .join()
-    .unwrap();
-    let data = text
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("data: "))
-        .unwrap_or(&text);
-    serde_json::from_str(data).unwrap_or_else(|_| panic!("not JSON-RPC: {text}"))
+    .unwrap()
 }
 
 /// The authorization URL of a `-32042` answer.
