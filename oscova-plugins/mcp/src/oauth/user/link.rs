@@ -9,7 +9,10 @@
 //!   ([`McpPluginBuilder::login_redirect`]); a call of a user who has no
 //!   grant then starts a login for (server, that user, that redirect URI)
 //!   and its missing-credential result carries the authorization URL as
-//!   `details.login_url` beside the login command. The host finishes it
+//!   `details.login_url` beside the login command. The same link is
+//!   handed out again to that (server, user)'s calls, on any instance,
+//!   while its login is still kept and has half its term left (one
+//!   registration and one row per person, not per call). The host finishes it
 //!   with the redirect's `state` and `code` alone.
 //! - **Kept by `state`.** The login under way (server, user, the
 //!   server's URL, the client, the PKCE verifier, what discovery found)
@@ -94,6 +97,8 @@ impl StateStore for Captured {
 /// A login under way, as kept under its `state`.
 #[derive(Serialize, Deserialize)]
 struct Pending {
+    /// The link: the authorization URL.
+    authorization_url: String,
     server: String,
     user: Option<String>,
     url: String,
@@ -117,6 +122,7 @@ impl super::login::Login {
             .only()
             .ok_or("the authorization URL was made without one `state`")?;
         let pending = Pending {
+            authorization_url: self.authorization_url().to_owned(),
             server: self.place.server.clone(),
             user: self.place.user.clone(),
             url: self.place.url.clone(),
@@ -131,7 +137,7 @@ impl super::login::Login {
         };
         let plain = serde_json::to_vec(&pending).map_err(|e| e.to_string())?;
         self.store
-            .put_pending(&state, &plain, term)
+            .put_pending(&state, &self.place, &plain, term)
             .await
             .map_err(|e| e.to_string())?;
         Ok(self.authorization_url().to_owned())
@@ -147,6 +153,20 @@ impl UserFlow {
         let (Some(redirect), Some(store)) = (&self.redirect, &self.store) else {
             return Some(result);
         };
+        // One login under way per (server, user) at a time: the link
+        // made last (by any instance) is handed out again while it has
+        // half its term left, so repeated calls neither register a
+        // client nor keep a row each.
+        if let Ok(Some(plain)) = store.live_pending(&self.place, LOGIN_LINK_TERM / 2).await
+            && let Ok(last) = serde_json::from_slice::<Pending>(&plain)
+            && last.redirect_uri == *redirect
+            && last.url == self.place.url
+        {
+            if let Some(details) = result.details.as_object_mut() {
+                details.insert("login_url".to_owned(), last.authorization_url.into());
+            }
+            return Some(result);
+        }
         let started = super::login::begin(super::login::Begin {
             reach: self.reach.clone(),
             config: &self.config,

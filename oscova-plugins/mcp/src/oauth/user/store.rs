@@ -20,8 +20,8 @@
 //!   taken for "no grant".
 //! - **Logins under way.** A login started for a person on the other end
 //!   of a host (`link.rs`) is a third table, `oscova_mcp_oauth_pending`:
-//!   one row per `state`, sealed with the state as associated data, with
-//!   its end of term; taken by one `DELETE ... RETURNING`, so a `state`
+//!   one row per `state` with its server and user, sealed with the state
+//!   as associated data, with its end of term; taken by one `DELETE ... RETURNING`, so a `state`
 //!   is used once across processes and instances.
 //! - **One refresh at a time.** [`TokenStore::lock`] takes a lease row
 //!   for (server, user) atomically (SQLite's write lock across the
@@ -303,6 +303,7 @@ impl TokenStore {
     pub(crate) async fn put_pending(
         &self,
         state: &str,
+        place: &Place,
         plain: &[u8],
         term: Duration,
     ) -> Result<(), TokenStoreError> {
@@ -312,11 +313,37 @@ impl TokenStore {
             .seal(&pending_aad(state), plain)
             .ok_or(TokenStoreError::Sealed)?;
         let term_ms = i64::try_from(term.as_millis()).unwrap_or(i64::MAX);
+        let user = place.user_column();
+        let owner = (place.server.as_str(), user.as_str());
         match &self.inner.backend {
-            Backend::Sqlite(b) => b.put_pending(state, sealed, term_ms).await,
+            Backend::Sqlite(b) => b.put_pending(state, owner, sealed, term_ms).await,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(b) => b.put_pending(state, sealed, term_ms).await,
+            Backend::Postgres(b) => b.put_pending(state, owner, sealed, term_ms).await,
         }
+    }
+
+    /// The plain bytes of `place`'s login under way (server and user)
+    /// with the most of its term left, if at least `left` is.
+    pub(crate) async fn live_pending(
+        &self,
+        place: &Place,
+        left: Duration,
+    ) -> Result<Option<Vec<u8>>, TokenStoreError> {
+        let left_ms = i64::try_from(left.as_millis()).unwrap_or(i64::MAX);
+        let user = place.user_column();
+        let found = match &self.inner.backend {
+            Backend::Sqlite(b) => b.live_pending(&place.server, &user, left_ms).await?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.live_pending(&place.server, &user, left_ms).await?,
+        };
+        let Some((state, sealed)) = found else {
+            return Ok(None);
+        };
+        self.inner
+            .key
+            .open(&pending_aad(&state), &sealed)
+            .map(Some)
+            .ok_or(TokenStoreError::Sealed)
     }
 
     /// Takes the login under way by `state` out of the store (whoever

@@ -7,7 +7,7 @@
 use oscova_plugin_mcp::LinkError;
 
 use super::world::{Kind, World};
-use super::{USER_CLIENT, WHOAMI, consent, host_of, login, whoami};
+use super::{USER_CLIENT, WHOAMI, consent, grants, host_of, login, whoami};
 use oscova_core::prelude::*;
 use serde_json::json;
 
@@ -73,6 +73,12 @@ pub(super) async fn a_link_made_on_one_instance_is_finished_on_another_once(kind
     assert!(bob.is_missing_credential(), "{bob:?}");
     let bobs = bob.details["login_url"].as_str().expect("bob's link");
     assert_ne!(param(bobs, "state"), Some(state));
+    // Called again while it is under way: the same link, nothing new
+    // registered or kept.
+    let before = grants(&world.provider).await["registrations"].clone();
+    let again = whoami(&host, "bob").await;
+    assert_eq!(again.details["login_url"].as_str(), Some(bobs));
+    assert_eq!(grants(&world.provider).await["registrations"], before);
     host.shutdown().await;
 
     // Without a redirect the result names the command only, as before.

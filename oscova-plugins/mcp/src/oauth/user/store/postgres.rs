@@ -35,9 +35,13 @@ CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_refresh (
 );
 CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_pending (
     state TEXT PRIMARY KEY,
+    server TEXT NOT NULL,
+    user_id TEXT NOT NULL,
     sealed BYTEA NOT NULL,
     until_ms BIGINT NOT NULL
-);";
+);
+CREATE INDEX IF NOT EXISTS oscova_mcp_oauth_pending_by_user
+    ON oscova_mcp_oauth_pending (server, user_id);";
 
 /// The advisory lock the schema is created under.
 const SCHEMA_LOCK: i64 = 0x05c0_0a07;
@@ -189,6 +193,7 @@ impl Postgres {
     pub(super) async fn put_pending(
         &self,
         state: &str,
+        (server, user): (&str, &str),
         sealed: Vec<u8>,
         term_ms: i64,
     ) -> Result<(), TokenStoreError> {
@@ -199,12 +204,41 @@ impl Postgres {
         .await?;
         self.query(
             &format!(
-                "INSERT INTO oscova_mcp_oauth_pending (state, sealed, until_ms) VALUES ($1, $2, {NOW_MS} + $3)"
+                "INSERT INTO oscova_mcp_oauth_pending (state, server, user_id, sealed, until_ms)
+                 VALUES ($1, $2, $3, $4, {NOW_MS} + $5)"
             ),
-            &[&state, &sealed, &term_ms],
+            &[&state, &server, &user, &sealed, &term_ms],
         )
         .await
         .map(drop)
+    }
+
+    /// The (server, user)'s login under way with the most of its term
+    /// left, if at least `left_ms` is: its state and sealed row.
+    pub(super) async fn live_pending(
+        &self,
+        server: &str,
+        user: &str,
+        left_ms: i64,
+    ) -> Result<Option<(String, Vec<u8>)>, TokenStoreError> {
+        let rows = self
+            .query(
+                &format!(
+                    "SELECT state, sealed FROM oscova_mcp_oauth_pending
+                     WHERE server = $1 AND user_id = $2 AND until_ms > {NOW_MS} + $3
+                     ORDER BY until_ms DESC LIMIT 1"
+                ),
+                &[&server, &user, &left_ms],
+            )
+            .await?;
+        rows.first()
+            .map(|row| {
+                Ok((
+                    row.try_get(0).map_err(|e| db(&e))?,
+                    row.try_get(1).map_err(|e| db(&e))?,
+                ))
+            })
+            .transpose()
     }
 
     /// Takes (deletes, in one statement: one taker) the login under way by

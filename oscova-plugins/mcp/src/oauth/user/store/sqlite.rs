@@ -34,9 +34,13 @@ CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_refresh (
 );
 CREATE TABLE IF NOT EXISTS oscova_mcp_oauth_pending (
     state TEXT PRIMARY KEY,
+    server TEXT NOT NULL,
+    user_id TEXT NOT NULL,
     sealed BLOB NOT NULL,
     until_ms INTEGER NOT NULL
-);";
+);
+CREATE INDEX IF NOT EXISTS oscova_mcp_oauth_pending_by_user
+    ON oscova_mcp_oauth_pending (server, user_id);";
 
 fn now_ms() -> i64 {
     SystemTime::now()
@@ -194,10 +198,11 @@ impl Sqlite {
     pub(super) async fn put_pending(
         &self,
         state: &str,
+        (server, user): (&str, &str),
         sealed: Vec<u8>,
         term_ms: i64,
     ) -> Result<(), TokenStoreError> {
-        let state = state.to_owned();
+        let (state, server, user) = (state.to_owned(), server.to_owned(), user.to_owned());
         self.file()
             .await?
             .write(move |conn| {
@@ -207,10 +212,36 @@ impl Sqlite {
                     [now],
                 )?;
                 conn.execute(
-                    "INSERT INTO oscova_mcp_oauth_pending (state, sealed, until_ms) VALUES (?1, ?2, ?3)",
-                    (&state, &sealed, now.saturating_add(term_ms)),
+                    "INSERT INTO oscova_mcp_oauth_pending (state, server, user_id, sealed, until_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    (&state, &server, &user, &sealed, now.saturating_add(term_ms)),
                 )?;
                 Ok::<_, TokenStoreError>(())
+            })
+            .await
+    }
+
+    /// The (server, user)'s login under way with the most of its term
+    /// left, if at least `left_ms` is: its state and sealed row.
+    pub(super) async fn live_pending(
+        &self,
+        server: &str,
+        user: &str,
+        left_ms: i64,
+    ) -> Result<Option<(String, Vec<u8>)>, TokenStoreError> {
+        let (server, user) = (server.to_owned(), user.to_owned());
+        self.file()
+            .await?
+            .read(move |conn| {
+                conn.query_row(
+                    "SELECT state, sealed FROM oscova_mcp_oauth_pending
+                     WHERE server = ?1 AND user_id = ?2 AND until_ms > ?3
+                     ORDER BY until_ms DESC LIMIT 1",
+                    (&server, &user, now_ms().saturating_add(left_ms)),
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()
+                .map_err(TokenStoreError::from)
             })
             .await
     }
