@@ -86,3 +86,46 @@ pub(crate) fn carry(
         })),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::ContentBlock;
+
+    fn result(details: serde_json::Value) -> CallToolResult {
+        let mut result = CallToolResult::error(vec![ContentBlock::text("log in first")]);
+        result.structured_content = Some(details);
+        result
+    }
+
+    #[test]
+    fn only_a_missing_credential_result_gives_up_its_link() {
+        let mut missing = result(json!({
+            "error": "missing_credential",
+            "login": "oscova mcp login up --user alice",
+            "login_url": "https://auth.example.com/authorize?state=s",
+        }));
+        assert_eq!(
+            take_link(&mut missing).as_deref(),
+            Some("https://auth.example.com/authorize?state=s")
+        );
+        assert_eq!(
+            missing.structured_content,
+            Some(
+                json!({"error": "missing_credential", "login": "oscova mcp login up --user alice"})
+            ),
+            "the link is taken out of what any client sees"
+        );
+        assert_eq!(text_of(&missing), "log in first");
+        // Another error's `login_url` is the tool's own detail, left alone.
+        let mut other = result(json!({"error": "other", "login_url": "https://x.example"}));
+        assert_eq!(take_link(&mut other), None);
+        assert_eq!(
+            other.structured_content,
+            Some(json!({"error": "other", "login_url": "https://x.example"}))
+        );
+        // Not a string: no link.
+        let mut odd = result(json!({"error": "missing_credential", "login_url": 7}));
+        assert_eq!(take_link(&mut odd), None);
+    }
+}
