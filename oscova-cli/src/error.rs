@@ -423,6 +423,7 @@ impl CliError {
                 SessionError::NameTaken { .. } => "session_exists",
                 SessionError::UnknownEntry(_) => "unknown_entry",
                 SessionError::Changed { .. } => "session_changed",
+                SessionError::Leased { .. } => "session_in_use",
                 SessionError::InvalidId(_) | SessionError::InvalidAppend(_) => "invalid_session",
                 _ => "session_store",
             },

@@ -56,6 +56,20 @@ pub enum SessionError {
         /// What was wrong.
         reason: String,
     },
+    /// Another process holds the session's lease: it is running the
+    /// session now (`SessionStore::lease`).
+    #[error(
+        "session `{session}` is in use by another process, which holds its lease; \
+         try again when it ends (a lease a stopped process held lapses within {ttl_secs} s)"
+    )]
+    Leased {
+        /// The session's id.
+        session: String,
+        /// The lease's length, in seconds.
+        ttl_secs: u64,
+        /// Who holds it (`SessionLease`'s holders: `HOST:PID:RANDOM`).
+        holder: String,
+    },
     /// The operating system's random source failed.
     #[error("no random id could be drawn: {0}")]
     Random(String),

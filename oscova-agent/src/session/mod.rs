@@ -78,7 +78,7 @@ pub use message::{
 pub use store::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
-pub use store::{MemoryStore, SessionInfo, SessionSnapshot, SessionStore};
+pub use store::{LEASE_TTL, MemoryStore, SessionInfo, SessionLease, SessionSnapshot, SessionStore};
 pub use tree::{Branch, SessionTree};
 pub use view::ModelView;
 pub use wait::{CALL_WAITING, CallWait};

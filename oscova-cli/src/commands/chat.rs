@@ -34,7 +34,13 @@
 //! is answered as interrupted, which the model reads and the person sees
 //! as the call's line on stderr (with `--json`, among `tool_calls`, its
 //! `details.error` `interrupted`), unless its tool is idempotent; a call
-//! that had not started runs, its approval asked again. A line starting
+//! that had not started runs, its approval asked again. One process at
+//! a time runs a session: the chat holds the session's lease in the store
+//! (`oscova_agent::session::SessionLease`, renewed while it runs), so a
+//! second `chat --session` on it, here or on another machine on the same
+//! Postgres, is refused (exit 1, `session_in_use`) until the first ends;
+//! a killed chat's lease is taken over at once by the next chat on the
+//! same machine, and lapses within 15 s elsewhere. A line starting
 //! with `/` is a slash command (`slash`), never sent to the model: the
 //! built-in ones first (`/compact` in `compact`, `/retry` in `retry`),
 //! then the extensions' (`/hello world`), which may start a run of their
@@ -56,7 +62,7 @@ use oscova_agent::chat::{ChatError, ChatEvent, ChatLoopOptions, run_chat};
 use oscova_agent::session::agent::{
     AgentEvent, AgentHost, AgentSession, AgentSessionOptions, RunOutcome,
 };
-use oscova_agent::session::{EntryId, Session};
+use oscova_agent::session::{EntryId, LEASE_TTL, Session, SessionLease};
 use oscova_core::provider::model::{ChatMessage, ModelProvider, ModelProviderConfig};
 use oscova_core::{CancellationToken, SecretString, UserScope};
 use serde_json::{Value, json};
@@ -85,13 +91,16 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
             // one is created.
             let session = match args.fork.as_deref() {
                 Some(entry) => {
-                    let mut session = Session::open(store, user, name).await?;
+                    let mut session = Session::open(store.clone(), user.clone(), name).await?;
                     session.fork(Some(&EntryId::new(entry))).await?;
                     session
                 }
-                None => Session::open_or_create(store, user, name).await?,
+                None => Session::open_or_create(store.clone(), user.clone(), name).await?,
             };
-            Some(session)
+            // One process runs a session at a time: another chat on it is
+            // refused until this one ends (or, killed, its lease lapses).
+            let lease = SessionLease::take(store, &user, &session.info().id, LEASE_TTL).await?;
+            Some((session, lease))
         }
         None => None,
     };
@@ -99,6 +108,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
     crate::output::redact_with(scope.redactor());
     let views = Views::default();
     let mut following = None;
+    let (session, lease) = session.unzip();
     let agent = match session {
         Some(session) => {
             let mut agents = AgentHost::builder(env.host.clone(), store_of(env).await?)
@@ -135,6 +145,7 @@ pub(super) async fn run(env: &Env, args: ChatArgs) -> Result<ExitStatus, CliErro
         agent,
         views,
         _following: following,
+        _lease: lease,
     };
     match args.message {
         Some(text) if text.trim_start().starts_with('/') => {
@@ -178,6 +189,8 @@ struct Chat<'a> {
     views: Views,
     /// The A2A follower delivering into the session (`follow.rs`).
     _following: Option<super::follow::Following>,
+    /// The session's lease, held while the chat runs.
+    _lease: Option<SessionLease>,
 }
 
 impl Chat<'_> {

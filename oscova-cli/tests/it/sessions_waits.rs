@@ -4,7 +4,10 @@
 //! appending a line per run, so the file counts the runs), the call's wait
 //! is in the session's SQLite file before the question shows, the process
 //! is killed with SIGKILL at the question, and the next `chat --session`
-//! on the session asks again; its yes runs the tool exactly once.
+//! on the session asks again; its yes runs the tool exactly once. While
+//! the first waits, a second chat on the session is refused: the first
+//! holds the session's lease; once killed, the next takes its lease over
+//! at once (a process of this machine that no longer runs).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -165,6 +168,30 @@ async fn an_approval_asked_by_a_killed_chat_is_asked_again_by_the_next_and_runs_
     let mut first = OnTerminal::start(&config, &url, &files, "write paid");
     first.until(&question).await;
     assert_eq!(waits(&db), 1, "the wait was kept before the question");
+
+    // A second chat on the session while the first runs it is refused
+    // (the first holds the session's lease): it asks nothing, runs nothing.
+    let asked_before = server.requests().len();
+    let mut second = crate::sessions::chat_process(
+        &config,
+        &url,
+        KEY,
+        &["--session", "s", "-m", "write paid", "--yes"],
+    );
+    second.env("OSCOVA_FILES_ROOT", &files);
+    let refused = tokio::time::timeout(PATIENCE, second.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(said.contains("is in use by another process"), "{said}");
+    assert_eq!(
+        server.requests().len(),
+        asked_before,
+        "the model was not asked"
+    );
+    assert_eq!((runs(&files), waits(&db)), (0, 1));
     let killed = std::process::Command::new("kill")
         .args(["-9", &first.chat_pid()])
         .status()

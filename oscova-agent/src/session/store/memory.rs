@@ -24,6 +24,8 @@ struct Stored {
     info: SessionInfo,
     entries: Vec<SessionEntry>,
     ids: HashSet<EntryId>,
+    /// Who holds the lease, until when.
+    lease: Option<(String, std::time::Instant)>,
 }
 
 /// Sessions in memory (see the module rules).
@@ -115,6 +117,7 @@ impl SessionStore for MemoryStore {
                 info: info.clone(),
                 entries: Vec::new(),
                 ids: HashSet::new(),
+                lease: None,
             },
         );
         Ok(info)
@@ -202,5 +205,54 @@ impl SessionStore for MemoryStore {
         }
         sessions.remove(id);
         Ok(true)
+    }
+
+    async fn lease(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), SessionError> {
+        let mut sessions = self.lock();
+        let stored = mine(&mut sessions, user, id)?;
+        let now = std::time::Instant::now();
+        if let Some((other, until)) = &stored.lease
+            && other != holder
+            && *until > now
+        {
+            return Err(super::leased(id, ttl, other.clone()));
+        }
+        stored.lease = Some((holder.to_owned(), now + ttl));
+        Ok(())
+    }
+
+    async fn take_over(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        from: &str,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), SessionError> {
+        let mut sessions = self.lock();
+        let stored = mine(&mut sessions, user, id)?;
+        match &stored.lease {
+            Some((other, _)) if other != from => {
+                return Err(super::leased(id, ttl, other.clone()));
+            }
+            _ => {}
+        }
+        stored.lease = Some((holder.to_owned(), std::time::Instant::now() + ttl));
+        Ok(())
+    }
+
+    async fn release(&self, id: &SessionId, holder: &str) -> Result<(), SessionError> {
+        if let Some(stored) = self.lock().get_mut(id)
+            && stored.lease.as_ref().is_some_and(|(h, _)| h == holder)
+        {
+            stored.lease = None;
+        }
+        Ok(())
     }
 }

@@ -18,6 +18,14 @@
 //!   is an entry of the session (or none, a new root), each next one's
 //!   parent is the one before; ids are unique within the session. The leaf
 //!   after an append is the last entry appended.
+//! - **One runner.** [`SessionStore::lease`] gives one holder at a time a
+//!   session's lease until an expiry on the store's clock (the database's
+//!   for SQLite and Postgres, so the processes' clocks do not matter):
+//!   taken when nobody holds it, renewed by its holder, taken over once
+//!   it lapsed; anyone else is refused with [`SessionError::Leased`].
+//!   [`SessionLease`] takes it, renews it while held and gives it back
+//!   when dropped, so two live processes never run one session at once and
+//!   a crashed holder's lease lapses.
 //! - **Durable.** An entry is kept once `append` returned, across a crash of
 //!   the process or the machine (SQLite: WAL with `synchronous=FULL`, the
 //!   append answered after the commit that holds it; Postgres: its
@@ -29,6 +37,7 @@
 //! other stores in the same file), `PostgresStore` (feature `postgres`,
 //! for several processes or machines; the same schema).
 
+mod lease;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -37,6 +46,7 @@ mod sqlite;
 #[cfg(feature = "sqlite")]
 mod sqlite_file;
 
+pub use lease::{LEASE_TTL, SessionLease};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
@@ -46,6 +56,7 @@ pub use sqlite::SqliteStore;
 pub use sqlite_file::{BUSY_TIMEOUT, MAX_BATCH, SqliteFile, SqliteFileError};
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use oscova_core::UserInfo;
@@ -123,6 +134,49 @@ pub trait SessionStore: Send + Sync + 'static {
     /// Deletes the user's session `id` with its entries; `false` when the
     /// user has none so named.
     async fn delete(&self, user: &UserInfo, id: &SessionId) -> Result<bool, SessionError>;
+
+    /// Takes or renews `holder`'s lease on the user's session `id` until
+    /// `ttl` from now on the store's clock: granted when nobody holds it,
+    /// `holder` does, or the lease lapsed; [`SessionError::Leased`] when
+    /// another holder's lease runs. [`SessionLease`] is the usual way in.
+    async fn lease(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<(), SessionError>;
+
+    /// Gives back `holder`'s lease on session `id`; nothing when it holds
+    /// none there.
+    async fn release(&self, id: &SessionId, holder: &str) -> Result<(), SessionError>;
+
+    /// Takes the user's session `id`'s lease over from `from`, known to be
+    /// gone (a process of this machine that no longer runs), for `holder`
+    /// until `ttl` from now: only while `from` still holds it, else
+    /// [`SessionError::Leased`] naming the holder now.
+    async fn take_over(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        from: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<(), SessionError>;
+}
+
+/// The refusal of a lease `holder` has.
+pub(crate) fn leased(id: &SessionId, ttl: Duration, holder: String) -> SessionError {
+    SessionError::Leased {
+        session: id.to_string(),
+        ttl_secs: ttl.as_secs().max(1),
+        holder,
+    }
+}
+
+/// A lease's length in whole milliseconds, as the stores write it.
+pub(crate) fn ttl_millis(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Checks what every store checks before it writes: the batch is not
@@ -184,5 +238,10 @@ CREATE TABLE IF NOT EXISTS oscova_session_entries (
     body TEXT NOT NULL,
     PRIMARY KEY (session_id, seq),
     UNIQUE (session_id, id)
+);
+CREATE TABLE IF NOT EXISTS oscova_session_leases (
+    session_id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
 );
 ";

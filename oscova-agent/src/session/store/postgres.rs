@@ -118,6 +118,21 @@ impl PostgresStore {
     }
 }
 
+/// Who holds session `id`'s lease (empty when nobody does any more).
+async fn holder_of(
+    tx: &tokio_postgres::Transaction<'_>,
+    id: &SessionId,
+) -> Result<String, SessionError> {
+    let row = tx
+        .query_opt(
+            "SELECT holder FROM oscova_session_leases WHERE session_id = $1",
+            &[&id.as_str()],
+        )
+        .await
+        .map_err(backend)?;
+    Ok(row.map(|r| r.get(0)).unwrap_or_default())
+}
+
 async fn locked_info(
     tx: &tokio_postgres::Transaction<'_>,
     user: &UserInfo,
@@ -344,5 +359,87 @@ impl SessionStore for PostgresStore {
         }
         tx.commit().await.map_err(backend)?;
         Ok(deleted > 0)
+    }
+
+    async fn lease(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), SessionError> {
+        let millis = super::ttl_millis(ttl);
+        let mut client = self.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        locked_info(&tx, user, id, "").await?;
+        // The database's clock, in milliseconds.
+        let taken = tx
+            .execute(
+                "INSERT INTO oscova_session_leases (session_id, holder, expires_at) \
+                 VALUES ($1, $2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3) \
+                 ON CONFLICT (session_id) DO UPDATE \
+                 SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at \
+                 WHERE oscova_session_leases.holder = EXCLUDED.holder \
+                 OR oscova_session_leases.expires_at \
+                    <= (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+                &[&id.as_str(), &holder, &millis],
+            )
+            .await
+            .map_err(backend)?;
+        let now_held = if taken == 0 {
+            Some(holder_of(&tx, id).await?)
+        } else {
+            None
+        };
+        tx.commit().await.map_err(backend)?;
+        match now_held {
+            Some(other) => Err(super::leased(id, ttl, other)),
+            None => Ok(()),
+        }
+    }
+
+    async fn take_over(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        from: &str,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), SessionError> {
+        let millis = super::ttl_millis(ttl);
+        let mut client = self.client.lock().await;
+        let tx = client.transaction().await.map_err(backend)?;
+        locked_info(&tx, user, id, "").await?;
+        let taken = tx
+            .execute(
+                "UPDATE oscova_session_leases SET holder = $3, \
+                 expires_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $4 \
+                 WHERE session_id = $1 AND holder = $2",
+                &[&id.as_str(), &from, &holder, &millis],
+            )
+            .await
+            .map_err(backend)?;
+        let now_held = if taken == 0 {
+            Some(holder_of(&tx, id).await?)
+        } else {
+            None
+        };
+        tx.commit().await.map_err(backend)?;
+        match now_held {
+            Some(other) => Err(super::leased(id, ttl, other)),
+            None => Ok(()),
+        }
+    }
+
+    async fn release(&self, id: &SessionId, holder: &str) -> Result<(), SessionError> {
+        let client = self.client.lock().await;
+        client
+            .execute(
+                "DELETE FROM oscova_session_leases WHERE session_id = $1 AND holder = $2",
+                &[&id.as_str(), &holder],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 }

@@ -178,6 +178,18 @@ fn has_entry(conn: &Connection, session: &str, entry: &str) -> Result<bool, Sess
         .map_err(backend)
 }
 
+/// Who holds session `id`'s lease (empty when nobody does any more).
+fn holder_of(conn: &Connection, id: &str) -> Result<String, SessionError> {
+    conn.query_row(
+        "SELECT holder FROM oscova_session_leases WHERE session_id = ?1",
+        params![id],
+        |row| row.get(0),
+    )
+    .optional()
+    .map(Option::unwrap_or_default)
+    .map_err(backend)
+}
+
 #[async_trait]
 impl SessionStore for SqliteStore {
     async fn create(&self, user: &UserInfo, name: &str) -> Result<SessionInfo, SessionError> {
@@ -376,6 +388,83 @@ impl SessionStore for SqliteStore {
                     .map_err(backend)?;
                 }
                 Ok(deleted > 0)
+            })
+            .await
+    }
+
+    async fn lease(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), SessionError> {
+        let (user, key, holder) = (user.id().to_owned(), id.clone(), holder.to_owned());
+        let millis = super::ttl_millis(ttl);
+        self.file
+            .write(move |conn| {
+                info_of(conn, &user, key.as_str())?;
+                // The database's clock, in milliseconds.
+                let taken = conn
+                    .execute(
+                        "INSERT INTO oscova_session_leases (session_id, holder, expires_at) \
+                         VALUES (?1, ?2, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + ?3) \
+                         ON CONFLICT (session_id) DO UPDATE \
+                         SET holder = excluded.holder, expires_at = excluded.expires_at \
+                         WHERE oscova_session_leases.holder = excluded.holder \
+                         OR oscova_session_leases.expires_at \
+                            <= CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+                        params![key.as_str(), holder, millis],
+                    )
+                    .map_err(backend)?;
+                if taken == 0 {
+                    return Err(super::leased(&key, ttl, holder_of(conn, key.as_str())?));
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn take_over(
+        &self,
+        user: &UserInfo,
+        id: &SessionId,
+        from: &str,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), SessionError> {
+        let (user, key) = (user.id().to_owned(), id.clone());
+        let (from, holder) = (from.to_owned(), holder.to_owned());
+        let millis = super::ttl_millis(ttl);
+        self.file
+            .write(move |conn| {
+                info_of(conn, &user, key.as_str())?;
+                let taken = conn
+                    .execute(
+                        "UPDATE oscova_session_leases SET holder = ?3, \
+                         expires_at = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + ?4 \
+                         WHERE session_id = ?1 AND holder = ?2",
+                        params![key.as_str(), from, holder, millis],
+                    )
+                    .map_err(backend)?;
+                if taken == 0 {
+                    return Err(super::leased(&key, ttl, holder_of(conn, key.as_str())?));
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn release(&self, id: &SessionId, holder: &str) -> Result<(), SessionError> {
+        let (id, holder) = (id.to_string(), holder.to_owned());
+        self.file
+            .write(move |conn| {
+                conn.execute(
+                    "DELETE FROM oscova_session_leases WHERE session_id = ?1 AND holder = ?2",
+                    params![id, holder],
+                )
+                .map_err(backend)?;
+                Ok(())
             })
             .await
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use oscova_agent::session::{
     AgentMessage, EntryId, EntryKind, MessageContent, Session, SessionEntry, SessionError,
-    SessionId, SessionStore, UserMessage,
+    SessionId, SessionLease, SessionStore, UserMessage,
 };
 use oscova_core::UserInfo;
 use oscova_core::provider::model::ChatMessage;
@@ -27,6 +27,7 @@ where
     list_and_delete(fresh().await).await;
     users_never_see_each_others_sessions(fresh().await).await;
     a_session_resumes_after_a_conflict(fresh().await).await;
+    one_lease_holder_at_a_time(fresh().await).await;
 }
 
 fn user_entry(id: &str, parent: Option<&str>, text: &str) -> SessionEntry {
@@ -472,4 +473,61 @@ async fn a_session_resumes_after_a_conflict(store: Arc<dyn SessionStore>) {
         .map(|m| m.content)
         .collect();
     assert_eq!(texts, ["hello", "from first", "and now?"]);
+}
+
+/// One holder at a time: a running lease refuses another holder (and
+/// another user's attempt finds no session), its holder renews it, a
+/// released or lapsed lease is taken by the next; `SessionLease` keeps it
+/// past its length while held and gives it back when dropped.
+async fn one_lease_holder_at_a_time(store: Arc<dyn SessionStore>) {
+    use std::time::Duration;
+    let ttl = Duration::from_secs(1);
+    let (alice, bob) = (UserInfo::new("alice"), UserInfo::new("bob"));
+    let id = store.create(&alice, "leased").await.unwrap().id;
+    let leased = |r: Result<(), SessionError>| matches!(r, Err(SessionError::Leased { .. }));
+
+    store.lease(&alice, &id, "a", ttl).await.unwrap();
+    assert!(leased(store.lease(&alice, &id, "b", ttl).await));
+    assert!(matches!(
+        store.lease(&bob, &id, "b", ttl).await,
+        Err(SessionError::NotFound { .. })
+    ));
+    store.lease(&alice, &id, "a", ttl).await.unwrap();
+    store.release(&id, "b").await.unwrap();
+    assert!(
+        leased(store.lease(&alice, &id, "b", ttl).await),
+        "b held nothing to give back"
+    );
+    store.release(&id, "a").await.unwrap();
+    store.lease(&alice, &id, "b", ttl).await.unwrap();
+    // b stops without giving it back: after its length, a takes it over.
+    tokio::time::sleep(ttl + Duration::from_millis(150)).await;
+    store.lease(&alice, &id, "a", ttl).await.unwrap();
+    // Taken over only from the holder named, as it holds it now.
+    match store.take_over(&alice, &id, "x", "b", ttl).await {
+        Err(SessionError::Leased { holder, .. }) => assert_eq!(holder, "a"),
+        other => panic!("a holds it: {other:?}"),
+    }
+    store.take_over(&alice, &id, "a", "b", ttl).await.unwrap();
+    assert!(leased(store.lease(&alice, &id, "a", ttl).await));
+    store.release(&id, "b").await.unwrap();
+
+    let held = SessionLease::take(store.clone(), &alice, &id, ttl)
+        .await
+        .unwrap();
+    tokio::time::sleep(ttl + Duration::from_millis(500)).await;
+    assert!(
+        leased(store.lease(&alice, &id, "c", ttl).await),
+        "renewed while held"
+    );
+    assert!(!held.lost());
+    drop(held);
+    let given_back = async {
+        while store.lease(&alice, &id, "c", ttl).await.is_err() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_millis(900), given_back)
+        .await
+        .expect("given back when dropped, before it would lapse");
 }
