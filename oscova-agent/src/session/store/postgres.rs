@@ -356,6 +356,12 @@ impl SessionStore for PostgresStore {
             )
             .await
             .map_err(backend)?;
+            tx.execute(
+                "DELETE FROM oscova_session_leases WHERE session_id = $1",
+                &[&id.as_str()],
+            )
+            .await
+            .map_err(backend)?;
         }
         tx.commit().await.map_err(backend)?;
         Ok(deleted > 0)

@@ -386,6 +386,11 @@ impl SessionStore for SqliteStore {
                         params![id],
                     )
                     .map_err(backend)?;
+                    conn.execute(
+                        "DELETE FROM oscova_session_leases WHERE session_id = ?1",
+                        params![id],
+                    )
+                    .map_err(backend)?;
                 }
                 Ok(deleted > 0)
             })

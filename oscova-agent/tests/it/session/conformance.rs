@@ -530,4 +530,10 @@ async fn one_lease_holder_at_a_time(store: Arc<dyn SessionStore>) {
     tokio::time::timeout(Duration::from_millis(900), given_back)
         .await
         .expect("given back when dropped, before it would lapse");
+    // A deleted session (its lease row deleted with it) has no lease to take.
+    assert!(store.delete(&alice, &id).await.unwrap());
+    assert!(matches!(
+        store.lease(&alice, &id, "c", ttl).await,
+        Err(SessionError::NotFound { .. })
+    ));
 }
