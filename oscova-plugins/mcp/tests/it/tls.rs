@@ -69,13 +69,13 @@ impl ServerHandler for Echo {
 
 /// A CA (its PEM) and a certificate it issued for 127.0.0.1 and
 /// `localhost` (DER, with its PKCS#8 key).
-struct Pki {
-    ca_pem: String,
-    cert: rustls::pki_types::CertificateDer<'static>,
-    key: Vec<u8>,
+pub(crate) struct Pki {
+    pub(crate) ca_pem: String,
+    pub(crate) cert: rustls::pki_types::CertificateDer<'static>,
+    pub(crate) key: Vec<u8>,
 }
 
-fn pki(ca_name: &str) -> Pki {
+pub(crate) fn pki(ca_name: &str) -> Pki {
     let ca_key = rcgen::KeyPair::generate().expect("a CA key");
     let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
     ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -152,7 +152,7 @@ async fn tls_server(pki: &Pki) -> (String, Arc<AtomicUsize>) {
     (url, requests)
 }
 
-fn write_ca(dir: &Path, pki: &Pki) -> std::path::PathBuf {
+pub(crate) fn write_ca(dir: &Path, pki: &Pki) -> std::path::PathBuf {
     let path = dir.join("ca.pem");
     std::fs::write(&path, &pki.ca_pem).expect("the CA file");
     path

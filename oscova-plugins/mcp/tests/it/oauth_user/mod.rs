@@ -13,6 +13,7 @@
 //! cluster the suite shares (`postgres::`, `world::shared_database`),
 //! where two stores on one database are two instances of a fleet.
 
+mod cimd;
 mod link;
 mod world;
 
@@ -67,7 +68,6 @@ conformance!(
     a_revoked_grant_is_the_missing_credential_result_and_is_not_retried,
     without_a_client_id_the_client_registers_itself_at_login,
     a_server_asking_for_another_audience_or_a_foreign_redirect_is_refused,
-    a_client_id_metadata_document_is_the_client_where_the_server_takes_them,
     a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing,
     a_grant_is_never_sent_to_another_url_of_the_server,
     a_link_made_on_one_instance_is_finished_on_another_once,
@@ -499,34 +499,6 @@ async fn a_server_asking_for_another_audience_or_a_foreign_redirect_is_refused(k
     world.upstream.stop().await;
 }
 
-async fn a_client_id_metadata_document_is_the_client_where_the_server_takes_them(kind: Kind) {
-    let world = World::new(kind).await;
-    // The provider advertises `client_id_metadata_document_supported`:
-    // the document's URL is the client id, and nothing is registered.
-    let document = "https://oscova.example.com/oauth/client.json";
-    let config = ServerConfig::url(&world.upstream.url)
-        .per_user(true)
-        .network(NetworkScope::Local)
-        .oauth(
-            OAuthClient::authorization_code()
-                .client_metadata_url(document)
-                .scopes(["mcp"])
-                .issuer(world.provider.issuer()),
-        );
-    let login = builder(config, &world.store())
-        .login("up", Some("alice"), "http://127.0.0.1:9/callback")
-        .await
-        .expect("the login starts");
-    let encoded = "client_id=https%3A%2F%2Foscova.example.com%2Foauth%2Fclient.json";
-    assert!(
-        login.authorization_url().contains(encoded),
-        "{}",
-        login.authorization_url()
-    );
-    assert_eq!(grants(&world.provider).await["registrations"], 0);
-    world.upstream.stop().await;
-}
-
 async fn a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing(kind: Kind) {
     let world = World::new(kind).await;
     let builder = world.builder(Some(SHORT_CLIENT));
@@ -562,6 +534,12 @@ async fn a_logout_revokes_the_grant_so_a_copy_of_it_is_worth_nothing(kind: Kind)
     assert!(refused.content.contains("refused the grant"), "{refused:?}");
     host.shutdown().await;
     world.upstream.stop().await;
+}
+
+/// Client identity, not storage: on SQLite only (`cimd.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_id_metadata_document_is_fetched_and_the_login_completes() {
+    cimd::a_client_id_metadata_document_is_fetched_and_the_login_completes().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

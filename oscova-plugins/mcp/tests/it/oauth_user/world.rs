@@ -81,6 +81,15 @@ pub(crate) type RawRow = (String, String, Vec<u8>);
 
 impl World {
     pub(crate) async fn new(kind: Kind) -> Self {
+        Self::starting(kind, OidcProvider::start).await
+    }
+
+    /// A world whose provider is `provider` (started as a case needs).
+    pub(crate) async fn with_provider(kind: Kind, provider: OidcProvider) -> Self {
+        Self::starting(kind, move || provider).await
+    }
+
+    async fn starting(kind: Kind, provider: impl FnOnce() -> OidcProvider) -> Self {
         let place = match kind {
             Kind::Sqlite => Place::File(tempfile::tempdir().unwrap()),
             #[cfg(feature = "postgres")]
@@ -94,7 +103,7 @@ impl World {
         };
         // The place first: a case holds the shared cluster while the
         // provider starts, so the one before it ending does not stop it.
-        let provider = Arc::new(OidcProvider::start());
+        let provider = Arc::new(provider());
         let upstream = Upstream::start(any_port(), trusting(&provider)).await;
         Self {
             provider,
