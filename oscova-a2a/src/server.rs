@@ -90,10 +90,11 @@ impl A2aServer {
     /// [`A2aServer::input_wait`] says otherwise: a day.
     pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 
-    /// The range of [`A2aServer::input_wait`]: a second to thirty days.
-    /// [`A2aServer::handler`] refuses a wait outside it, naming the setting.
+    /// The range of [`A2aServer::input_wait`]: a millisecond to thirty
+    /// days. [`A2aServer::handler`] refuses a wait outside it, naming the
+    /// setting.
     pub const INPUT_WAIT_RANGE: std::ops::RangeInclusive<Duration> =
-        Duration::from_secs(1)..=Duration::from_secs(30 * 24 * 60 * 60);
+        Duration::from_millis(1)..=Duration::from_secs(30 * 24 * 60 * 60);
 
     /// A server whose tasks are runs of `agents`' sessions, kept in
     /// `store`.

@@ -215,8 +215,7 @@ impl ServeSection {
             && !A2aServer::INPUT_WAIT_RANGE.contains(&std::time::Duration::from_secs(secs))
         {
             return Err(format!(
-                "serve.a2a.input_wait_secs = {secs} is outside {} to {}",
-                A2aServer::INPUT_WAIT_RANGE.start().as_secs(),
+                "serve.a2a.input_wait_secs = {secs} is outside 1 to {}",
                 A2aServer::INPUT_WAIT_RANGE.end().as_secs()
             ));
         }
