@@ -251,6 +251,20 @@ pub(super) async fn a_client_id_metadata_document_is_fetched_and_the_login_compl
         "{page}"
     );
     assert!(documents.fetches("/oauth/impostor.json") >= 1);
+    // Nothing comes back to the plugin's listener; the address the
+    // person's browser ended on (the authorization URL, showing the
+    // error), pasted, is refused with a reason, nothing exchanged.
+    let waited = tokio::time::timeout(std::time::Duration::from_millis(300), loopback.wait()).await;
+    assert!(
+        waited.is_err(),
+        "no redirect reached the listener: {waited:?}"
+    );
+    let pasted = login.authorization_url().to_owned();
+    let err = login
+        .finish(&pasted)
+        .await
+        .expect_err("no code, nothing exchanged");
+    assert!(err.contains("carries no `code`"), "{err}");
     assert_eq!(grants(&world.provider).await["authorization_code"], 2);
     assert_eq!(world.rows().await.len(), 2, "no grant for bob");
     world.upstream.stop().await;
