@@ -13,8 +13,11 @@
 //! kokoro (its default voice, as `oscova voice` uses it) speaking. Three
 //! variables change that: `OSCOVA_VOICE_BENCH_SAY` (the synthesizer's
 //! key, its default voice), `OSCOVA_VOICE_BENCH_HEAR_MODEL` (the whisper
-//! model) and `OSCOVA_VOICE_BENCH_PAUSE_MS` (the pause after which Smart
-//! Turn is asked). Per turn it reports, from the end of the person's
+//! model), `OSCOVA_VOICE_BENCH_HEAR_THREADS` (whisper's `threads`),
+//! `OSCOVA_VOICE_BENCH_PARTIALS` (`1`: partial transcripts from a
+//! recognition stream, `VoiceOptions::partials`) and
+//! `OSCOVA_VOICE_BENCH_PAUSE_MS` (the pause after which Smart Turn is
+//! asked). Per turn it reports, from the end of the person's
 //! speech (where the VAD put it, on the input's clock): the turn's end,
 //! the final transcript, the model's first token and the agent's first
 //! audio frame. Then five barge-ins: the same sentence spoken over a long
@@ -125,6 +128,16 @@ async fn main() {
     if let Some(model) = knob("OSCOVA_VOICE_BENCH_HEAR_MODEL") {
         let hear = options.recognition.clone().model(model);
         options = options.with_recognition(hear);
+    }
+    if let Some(threads) = knob("OSCOVA_VOICE_BENCH_HEAR_THREADS") {
+        let threads: u64 = threads
+            .parse()
+            .expect("OSCOVA_VOICE_BENCH_HEAR_THREADS: a number");
+        let hear = options.recognition.clone().option("threads", threads);
+        options = options.with_recognition(hear);
+    }
+    if let Some(partials) = knob("OSCOVA_VOICE_BENCH_PARTIALS") {
+        options = options.with_partials(partials == "1");
     }
     if let Some(ms) = knob("OSCOVA_VOICE_BENCH_PAUSE_MS") {
         let pause = Duration::from_millis(ms.parse().expect("OSCOVA_VOICE_BENCH_PAUSE_MS: ms"));

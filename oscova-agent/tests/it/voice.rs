@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use oscova_agent::session::agent::{
     AgentError, AgentHost, AgentSession, AgentSessionOptions, Extension, InputEvent, SessionApi,
-    VoiceInterruptedEvent, VoiceSpeechStartedEvent, VoiceSpeechStoppedEvent, VoiceTranscriptEvent,
-    VoiceTurnEndEvent, VoiceTurnEndReason,
+    VoiceInterruptedEvent, VoicePartialEvent, VoiceSpeechStartedEvent, VoiceSpeechStoppedEvent,
+    VoiceTranscriptEvent, VoiceTurnEndEvent, VoiceTurnEndReason,
 };
 use oscova_agent::session::voice::{
     VOICE_INTERRUPTED, VoiceConversation, VoiceEvent, VoiceOptions, VoiceOutput,
@@ -117,6 +117,8 @@ fn samples(wav: &[u8]) -> Vec<f32> {
 /// and what the extension saw.
 #[derive(Default)]
 struct Heard {
+    /// The clip of the first turn.
+    first: usize,
     events: Vec<(Instant, VoiceEvent)>,
     frames: Vec<Instant>,
     seen: Vec<Seen>,
@@ -128,6 +130,8 @@ enum Seen {
     Started(u64),
     Stopped(u64),
     TurnEnd(u64, VoiceTurnEndReason),
+    /// A partial transcript: its committed text and tentative tail.
+    Partial(String, String),
     Transcript(String, u64),
     Interrupted {
         at: u64,
@@ -172,6 +176,9 @@ impl Extension for Recorder {
 
     fn activate(&mut self, api: &mut SessionApi) -> Result<(), AgentError> {
         self.on(api, |e: &VoiceSpeechStartedEvent| Seen::Started(e.at_ms));
+        self.on(api, |e: &VoicePartialEvent| {
+            Seen::Partial(e.committed.clone(), e.tentative.clone())
+        });
         self.on(api, |e: &VoiceTurnEndEvent| {
             Seen::TurnEnd(e.at_ms, e.reason)
         });
@@ -223,10 +230,13 @@ impl Extension for Recorder {
 }
 
 /// Plays the first clip, waits until the agent has spoken for `into`,
-/// plays the second over it, then waits for the second answer to end.
+/// plays the second over it, then waits for the second answer to end;
+/// turns end as `end` says; the first turn is clip `first`.
 async fn converse(
     pace: Duration,
     into: Duration,
+    end: TurnEnd,
+    first_clip: usize,
 ) -> (Heard, Arc<Writer>, Arc<dyn SessionStore>, AgentSession) {
     let models = VoiceModels::load().unwrap_or_else(|e| {
         panic!("the voice models are needed: {e} (run scripts/ensure-voice-models.sh)")
@@ -255,7 +265,16 @@ async fn converse(
         .build()
         .unwrap();
     let options = VoiceOptions::default()
-        .with_turn(TurnOptions::default().with_end(TurnEnd::Silence(Duration::from_millis(700))))
+        .with_turn(TurnOptions::default().with_end(end))
+        // Whisper's stream re-hears the turn every half second (not every
+        // second), so a loaded machine still gives the short turns a
+        // partial transcript or two.
+        .with_partials(true)
+        .with_recognition(
+            SpeechProviderConfig::new("whisper")
+                .option("stream_step_ms", 500)
+                .option("threads", 1),
+        )
         .with_synthesis(SpeechProviderConfig::new("flite").voice("kal16"))
         .with_offline(true);
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -273,12 +292,15 @@ async fn converse(
     .unwrap();
 
     let all = clips();
-    let (first, second) = (samples(&all[1].wav), samples(&all[4].wav));
+    let (first, second) = (samples(&all[first_clip].wav), samples(&all[4].wav));
     let (input, frames) = mpsc::channel(64);
     let (output, mut out) = mpsc::channel(64);
     let running = tokio::spawn(conversation.run(frames, output));
 
-    let heard = Arc::new(Mutex::new(Heard::default()));
+    let heard = Arc::new(Mutex::new(Heard {
+        first: first_clip,
+        ..Heard::default()
+    }));
     let spoken = Arc::new(AtomicUsize::new(0));
     let listening = tokio::spawn({
         let (heard, spoken) = (heard.clone(), spoken.clone());
@@ -383,7 +405,7 @@ fn check_turns(heard: &Heard, writer: &Writer) -> String {
     let said = transcripts(heard);
     assert_eq!(said.len(), 2, "one transcript per turn: {said:?}");
     let (mut errors, mut words) = (0, 0);
-    for (text, clip) in said.iter().zip([&all[1], &all[4]]) {
+    for (text, clip) in said.iter().zip([&all[heard.first], &all[4]]) {
         let (e, w) = score(&clip.reference, text);
         errors += e;
         words += w;
@@ -459,20 +481,47 @@ fn check_context(writer: &Writer, words: &str) {
 /// carrying what was heard as the stored mark keeps it; every spoken
 /// prompt through `input`, rewritten there, and the model given the
 /// rewrite; the failing handler reported and the conversation unbroken.
-fn check_extension(heard: &Heard, writer: &Writer, session: &AgentSession, words: &str) {
+fn check_extension(
+    heard: &Heard,
+    writer: &Writer,
+    session: &AgentSession,
+    words: &str,
+    end: TurnEnd,
+) {
     let seen = &heard.seen;
     let ms = |at: &Duration| u64::try_from(at.as_millis()).unwrap();
     let turn_ends: Vec<(usize, u64)> = seen
         .iter()
         .enumerate()
         .filter_map(|(i, s)| match s {
-            Seen::TurnEnd(at, reason) => {
-                assert_eq!(*reason, VoiceTurnEndReason::Silence, "{seen:?}");
-                Some((i, *at))
-            }
+            Seen::TurnEnd(at, _) => Some((i, *at)),
             _ => None,
         })
         .collect();
+    let verdicts: Vec<VoiceTurnEndReason> = seen
+        .iter()
+        .filter_map(|s| match s {
+            Seen::TurnEnd(_, reason) => Some(*reason),
+            _ => None,
+        })
+        .collect();
+    match end {
+        // A plain silence never asks Smart Turn.
+        TurnEnd::Silence(_) => assert!(
+            verdicts.iter().all(|r| *r == VoiceTurnEndReason::Silence),
+            "{seen:?}"
+        ),
+        // Whole sentences: Smart Turn ends the first turn (a clip it
+        // hears as complete) at its pause, before the longest silence.
+        _ => assert!(
+            verdicts.iter().any(|r| matches!(
+                r,
+                VoiceTurnEndReason::SmartTurn { probability } if *probability > 0.5
+            )),
+            "no turn ended on Smart Turn's verdict: {seen:?}"
+        ),
+    }
+    check_partials(heard);
     let looped: Vec<u64> = heard
         .events
         .iter()
@@ -583,6 +632,74 @@ fn check_extension(heard: &Heard, writer: &Writer, session: &AgentSession, words
     );
 }
 
+/// The turns' partial transcripts, from whisper's stream: the turns
+/// (seconds of speech each) have some before they end; within a turn the
+/// committed text only grows; the extension got what the loop sent, in
+/// order; and the committed words are the turn's final text's.
+fn check_partials(heard: &Heard) {
+    let seen = &heard.seen;
+    let looped: Vec<(String, String)> = heard
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            VoiceEvent::Partial {
+                committed,
+                tentative,
+            } => Some((committed.clone(), tentative.clone())),
+            _ => None,
+        })
+        .collect();
+    let told: Vec<(String, String)> = seen
+        .iter()
+        .filter_map(|s| match s {
+            Seen::Partial(c, t) => Some((c.clone(), t.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(looped, told, "the extension gets the loop's partials");
+    let mut turn: Vec<(String, String)> = Vec::new();
+    let mut turns = Vec::new();
+    for s in seen {
+        match s {
+            Seen::Partial(c, t) => turn.push((c.clone(), t.clone())),
+            Seen::Transcript(text, _) => turns.push((std::mem::take(&mut turn), text.clone())),
+            _ => {}
+        }
+    }
+    assert!(
+        turns.iter().any(|(partials, _)| !partials.is_empty()),
+        "no partial transcript in any turn: {seen:?}"
+    );
+    let words = |text: &str| -> Vec<String> {
+        text.split_whitespace()
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .filter(|w| !w.is_empty())
+            .collect()
+    };
+    for (partials, text) in &turns {
+        for pair in partials.windows(2) {
+            assert!(
+                pair[1].0.starts_with(&pair[0].0),
+                "committed text only grows: {partials:?}"
+            );
+        }
+        // The committed text is the stream's settled words: mostly the
+        // final transcript's (the tentative tail may be anything).
+        let final_words = words(text);
+        if let Some((committed, _)) = partials.last() {
+            let heard = words(committed);
+            let known = heard.iter().filter(|w| final_words.contains(w)).count();
+            assert!(
+                known * 10 >= heard.len() * 8,
+                "committed words not the turn's: {committed:?} vs {text:?}"
+            );
+        }
+    }
+}
+
 async fn marks(store: &Arc<dyn SessionStore>) -> Vec<serde_json::Value> {
     let session = Session::open(store.clone(), UserInfo::new("alice"), "voice")
         .await
@@ -603,11 +720,17 @@ async fn marks(store: &Arc<dyn SessionStore>) -> Vec<serde_json::Value> {
 async fn an_answer_interrupted_while_written_keeps_only_what_was_heard() {
     // A word every 400 ms: the answer is still being written when the
     // person speaks over it.
-    let (heard, writer, store, mut agent) =
-        converse(Duration::from_millis(400), Duration::from_millis(1500)).await;
+    let end = TurnEnd::Silence(Duration::from_millis(700));
+    let (heard, writer, store, mut agent) = converse(
+        Duration::from_millis(400),
+        Duration::from_millis(1500),
+        end,
+        1,
+    )
+    .await;
     let words = check_turns(&heard, &writer);
     check_context(&writer, &words);
-    check_extension(&heard, &writer, &agent, &words);
+    check_extension(&heard, &writer, &agent, &words, end);
     let marks = marks(&store).await;
     assert_eq!(marks.len(), 1);
     assert_eq!(marks[0]["heard"], words.as_str());
@@ -642,10 +765,16 @@ async fn an_answer_interrupted_while_written_keeps_only_what_was_heard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_written_before_the_interruption_is_edited_to_what_was_heard() {
     // Written at once: the whole answer is stored before it is spoken.
-    let (heard, writer, store, agent) = converse(Duration::ZERO, Duration::from_millis(1500)).await;
+    // Turns end on Smart Turn's verdict (or its longest silence); the
+    // first turn is a sentence Smart Turn hears as complete.
+    let end = TurnEnd::SmartTurn {
+        max_silence: Duration::from_millis(1500),
+    };
+    let (heard, writer, store, agent) =
+        converse(Duration::ZERO, Duration::from_millis(1500), end, 2).await;
     let words = check_turns(&heard, &writer);
     check_context(&writer, &words);
-    check_extension(&heard, &writer, &agent, &words);
+    check_extension(&heard, &writer, &agent, &words, end);
     let marks = marks(&store).await;
     assert_eq!(marks.len(), 1);
     assert_eq!(marks[0]["heard"], words.as_str());

@@ -551,6 +551,26 @@ notify_event!(
 );
 
 notify_event!(
+    /// Oscova's own: in a spoken conversation, a partial transcript of the
+    /// turn under way, from the recognizer's stream (whisper's is a
+    /// growing window heard again about every second; a recognizer
+    /// without a streaming form gives none), whenever it has a newer one.
+    /// [`VoiceTranscriptEvent`] still carries the turn's final text.
+    /// Notify only.
+    VoicePartialEvent, "voice_partial" {
+        /// Text that will not change within the stream: each partial's is a
+        /// prefix of the next one's.
+        pub committed: String,
+        /// The recognizer's current guess at what follows; the next partial
+        /// may change it.
+        pub tentative: String,
+        /// How much of the turn's audio (from its pre-roll) it was heard
+        /// from, in ms.
+        pub audio_ms: u64,
+    }
+);
+
+notify_event!(
     /// Oscova's own: a spoken turn's final transcript, one per recognized
     /// turn (empty when nothing was recognized: no reply follows), before
     /// it becomes the prompt. Notify only: to change what the model gets,

@@ -97,6 +97,7 @@
 //! | [`SessionBeforeCompactEvent`], [`SessionCompactEvent`] | compaction | cancel, supply the summary |
 //! | [`ModelSelectEvent`], [`ThinkingLevelSelectEvent`] | settings changed | notify |
 //! | [`VoiceSpeechStartedEvent`], [`VoiceSpeechStoppedEvent`] | a spoken conversation: the person starts, pauses (Oscova's own, as all `voice_*`) | notify |
+//! | [`VoicePartialEvent`] | a partial transcript of the turn under way | notify |
 //! | [`VoiceTurnEndEvent`] | their turn ended: Smart Turn's verdict or the silence | notify |
 //! | [`VoiceTranscriptEvent`] | the turn's final transcript, before it is the prompt | notify (change it in [`InputEvent`]) |
 //! | [`VoiceInterruptedEvent`] | a barge-in: the reply stopped, what was heard stored | notify |

@@ -8,6 +8,7 @@ use oscova_core::provider::model::ChatMessage;
 use oscova_core::provider::speech::{RecognitionRequest, SpeechError, SynthesisRequest};
 use oscova_core::{CancellationToken, UserInfo};
 use oscova_speech::SpeechRouters;
+use oscova_speech::stream::PartialTranscript;
 use oscova_speech::voice::{VoiceActivity, VoiceModels};
 use oscova_speech::wav::{Pcm16kMono, encode_wav};
 
@@ -20,8 +21,8 @@ use super::speaker::{Sentences, Speaker};
 use super::{VOICE_INTERRUPTED, VoiceEvent, VoiceOptions, VoiceOutput};
 use crate::session::agent::{
     AgentError, AgentEvent, AgentHost, AgentSession, AgentSessionOptions, VoiceInterruptedEvent,
-    VoiceSpeechStartedEvent, VoiceSpeechStoppedEvent, VoiceTranscriptEvent, VoiceTurnEndEvent,
-    VoiceTurnEndReason,
+    VoicePartialEvent, VoiceSpeechStartedEvent, VoiceSpeechStoppedEvent, VoiceTranscriptEvent,
+    VoiceTurnEndEvent, VoiceTurnEndReason,
 };
 use crate::session::{AgentMessage, ContextReplacement, EntryId, EntryKind, MessageContent};
 
@@ -204,6 +205,9 @@ impl VoiceConversation {
                     // A pause the turn did not end at (its end would have
                     // come with it): guess at the turn so far.
                     parts.hearing.guess(parts.routers, parts.options);
+                    if let Some(partial) = parts.hearing.partial() {
+                        partial_out(partial, &parts).await;
+                    }
                     if !listening && reply.is_none() {
                         break Ok(());
                     }
@@ -289,6 +293,24 @@ impl Reply {
     }
 }
 
+/// A newer partial transcript of the turn, to the host and the extensions.
+async fn partial_out(partial: PartialTranscript, parts: &Parts<'_>) {
+    let audio_ms = (partial.audio_seconds.max(0.0) * 1000.0).round() as u64;
+    send(
+        parts.output,
+        VoiceEvent::Partial {
+            committed: partial.committed.clone(),
+            tentative: partial.tentative.clone(),
+        },
+    )
+    .await;
+    parts.notifier.event(VoicePartialEvent {
+        committed: partial.committed,
+        tentative: partial.tentative,
+        audio_ms,
+    });
+}
+
 async fn send(output: &mpsc::Sender<VoiceOutput>, event: VoiceEvent) {
     let _ = output.send(VoiceOutput::Event(event)).await;
 }
@@ -304,7 +326,10 @@ async fn on_activity(
     let output = parts.output;
     match event {
         VoiceActivity::SpeechStarted { at } => {
-            parts.hearing.started(at);
+            parts
+                .hearing
+                .started(at, parts.routers, parts.options)
+                .await;
             send(output, VoiceEvent::SpeechStarted { at }).await;
             parts
                 .notifier

@@ -9,6 +9,18 @@
 //! longer silence is heard as soon as it ends; if the person speaks again
 //! the guess is cancelled and the turn is recognized whole when it ends,
 //! from the turn-taking's own audio.
+//!
+//! With `VoiceOptions::partials`, while the person speaks, the turn's
+//! audio (from its pre-roll) is also fed to a recognition stream opened at its start, for partial
+//! transcripts (best effort: a stream that cannot open or fails only
+//! means no partials). Feeding stops at a pause, so a guess never shares
+//! the recognizer with a stream step decoding silence, and goes on from
+//! where it stopped if the person speaks again. At the turn's end the
+//! stream is cancelled (a decode under way stops within whisper.cpp's
+//! next step, so the recognizer is free for the final): whisper's stream hears its whole window
+//! again at its end (its window is only cut at committed sentence ends,
+//! past 15 s), so its final transcript would cost what a one-shot
+//! recognition of the turn costs, after any step still in flight.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -17,6 +29,7 @@ use std::time::{Duration, Instant};
 use oscova_core::CancellationToken;
 use oscova_core::provider::speech::{RecognitionRequest, SpeechError, Transcript};
 use oscova_speech::SpeechRouters;
+use oscova_speech::stream::{PartialTranscript, StreamAudio, StreamEvents, StreamRequest};
 use oscova_speech::wav::{Pcm16kMono, encode_wav};
 
 use super::VoiceOptions;
@@ -38,6 +51,20 @@ struct Guess {
     task: tokio::task::JoinHandle<Result<Transcript, SpeechError>>,
 }
 
+/// The turn's recognition stream, fed while the person speaks.
+struct Listening {
+    /// The stream's request token: cancelling it stops a decode under way
+    /// (dropping the stream alone would let it run to its end, holding
+    /// the recognizer the turn's final recognition waits for).
+    cancel: CancellationToken,
+    audio: StreamAudio,
+    events: StreamEvents,
+    /// The input's sample index up to which the stream was fed.
+    fed: u64,
+    /// The last partial handed out.
+    told: Option<(String, String)>,
+}
+
 /// The recent input, and the guess for the turn under way.
 #[derive(Default)]
 pub(super) struct Hearing {
@@ -51,6 +78,14 @@ pub(super) struct Hearing {
     guess: Option<Guess>,
     /// A cancelled guess still finishing its step.
     stale: Option<tokio::task::JoinHandle<Result<Transcript, SpeechError>>>,
+    /// The turn's stream, and whether the person is pausing (not fed).
+    stream: Option<Listening>,
+    pausing: bool,
+}
+
+/// A sample as 16-bit PCM.
+fn pcm(sample: f32) -> i16 {
+    (sample.clamp(-1.0, 1.0) * 32767.0).round() as i16
 }
 
 fn sample(at: Duration) -> u64 {
@@ -65,10 +100,7 @@ async fn recognize(
     cancel: CancellationToken,
 ) -> Result<Transcript, SpeechError> {
     let wav = encode_wav(&Pcm16kMono {
-        samples: audio
-            .iter()
-            .map(|s| (s.clamp(-1.0, 1.0) * 32767.0).round() as i16)
-            .collect(),
+        samples: audio.iter().map(|s| pcm(*s)).collect(),
     });
     let request = RecognitionRequest::new(&options.recognition, &wav)
         .offline(options.offline)
@@ -77,7 +109,8 @@ async fn recognize(
 }
 
 impl Hearing {
-    /// Keeps `samples`, the next of the input.
+    /// Keeps `samples`, the next of the input (and feeds the turn's
+    /// stream while the person speaks).
     pub(super) fn push(&mut self, samples: &[f32]) {
         self.audio.extend(samples);
         if self.turn.is_none() {
@@ -86,22 +119,86 @@ impl Hearing {
             self.audio.drain(..extra);
             self.base += extra as u64;
         }
+        self.feed();
     }
 
-    /// Speech started (a turn, or the same turn again) at `at`: a guess
-    /// made at a pause is stale.
-    pub(super) fn started(&mut self, at: Duration) {
-        self.drop_guess();
-        if self.turn.is_none() {
-            self.turn = Some(sample(at));
+    /// Feeds the stream what it has not had of the input, unless the
+    /// person is pausing; a stream that refuses audio is dropped.
+    fn feed(&mut self) {
+        if self.pausing {
+            return;
+        }
+        let Some(listening) = &mut self.stream else {
+            return;
+        };
+        let from = (listening.fed.max(self.base) - self.base) as usize;
+        if from >= self.audio.len() {
+            return;
+        }
+        let frames: Vec<i16> = self.audio.range(from..).map(|s| pcm(*s)).collect();
+        listening.fed = self.base + self.audio.len() as u64;
+        if let Err(error) = listening.audio.push(&frames) {
+            tracing::warn!(%error, "the turn's recognition stream refused audio");
+            self.stop_stream();
         }
     }
 
+    /// Speech started (a turn, or the same turn again) at `at`: a guess
+    /// made at a pause is stale; a new turn opens its recognition stream
+    /// (fed from its pre-roll).
+    pub(super) async fn started(
+        &mut self,
+        at: Duration,
+        routers: &SpeechRouters,
+        options: &VoiceOptions,
+    ) {
+        self.drop_guess();
+        self.pausing = false;
+        if self.turn.is_none() {
+            let turn = sample(at);
+            self.turn = Some(turn);
+            if !options.partials {
+                return;
+            }
+            let request = StreamRequest::new(options.recognition.clone()).offline(options.offline);
+            let cancel = request.cancel.clone();
+            match routers.recognition().open_stream(request).await {
+                Ok(stream) => {
+                    let (audio, events) = stream.split();
+                    self.stream = Some(Listening {
+                        cancel,
+                        audio,
+                        events,
+                        fed: turn.saturating_sub(sample(options.turn.pre_roll)),
+                        told: None,
+                    });
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "no recognition stream for the turn: no partials");
+                }
+            }
+        }
+        self.feed();
+    }
+
     /// The person paused, their last voiced frame ending `at`: the turn
-    /// so far is to be guessed at, unless it ends now.
+    /// so far is to be guessed at, unless it ends now; the stream waits.
     pub(super) fn paused(&mut self, at: Duration) {
         self.drop_guess();
+        self.pausing = true;
         self.pending = self.turn.map(|_| at);
+    }
+
+    /// The stream's newest partial transcript, if it is new.
+    pub(super) fn partial(&mut self) -> Option<PartialTranscript> {
+        let listening = self.stream.as_mut()?;
+        let partial = listening.events.latest_partial()?;
+        let key = (partial.committed.clone(), partial.tentative.clone());
+        if listening.told.as_ref() == Some(&key) || partial.text().trim().is_empty() {
+            return None;
+        }
+        listening.told = Some(key);
+        Some(partial)
     }
 
     /// Starts the pending guess, once no cancelled one still runs.
@@ -145,6 +242,9 @@ impl Hearing {
     ) -> (Result<Transcript, SpeechError>, Duration) {
         self.turn = None;
         self.pending = None;
+        self.pausing = false;
+        // Cancelled (see the module's rules).
+        self.stop_stream();
         self.push(&[]);
         if let Some(guess) = self.guess.take() {
             if guess.at == at {
@@ -164,6 +264,13 @@ impl Hearing {
         (result, began.elapsed())
     }
 
+    /// Cancels the turn's stream, a decode under way with it.
+    fn stop_stream(&mut self) {
+        if let Some(listening) = self.stream.take() {
+            listening.cancel.cancel();
+        }
+    }
+
     fn drop_guess(&mut self) {
         self.pending = None;
         if let Some(guess) = self.guess.take() {
@@ -176,6 +283,7 @@ impl Hearing {
 impl Drop for Hearing {
     fn drop(&mut self) {
         self.drop_guess();
+        self.stop_stream();
     }
 }
 
@@ -253,7 +361,7 @@ mod tests {
         let (counting, routers, options) = setup();
         let mut hearing = Hearing::default();
         hearing.push(&vec![0.1; 16_000]);
-        hearing.started(ms(400));
+        hearing.started(ms(400), &routers, &options).await;
         hearing.push(&vec![0.1; 8_000]);
         hearing.paused(ms(1_000));
         hearing.guess(&routers, &options);
@@ -270,13 +378,13 @@ mod tests {
     async fn speech_after_the_pause_cancels_the_guess() {
         let (counting, routers, options) = setup();
         let mut hearing = Hearing::default();
-        hearing.started(ms(0));
+        hearing.started(ms(0), &routers, &options).await;
         hearing.push(&vec![0.1; 16_000]);
         hearing.paused(ms(1_000));
         hearing.guess(&routers, &options);
         // The guess reaches the recognizer.
         tokio::task::yield_now().await;
-        hearing.started(ms(1_200));
+        hearing.started(ms(1_200), &routers, &options).await;
         hearing.push(&vec![0.1; 16_000]);
         let (heard, _) = hearing
             .ended(ms(1_900), &[0.0; 100], &routers, &options)
@@ -294,7 +402,7 @@ mod tests {
         // A pause with no turn under way guesses nothing.
         hearing.paused(ms(100));
         hearing.guess(&routers, &options);
-        hearing.started(ms(200));
+        hearing.started(ms(200), &routers, &options).await;
         hearing.push(&vec![0.1; 16_000]);
         // The turn ends with its pause, before a guess started.
         hearing.paused(ms(900));

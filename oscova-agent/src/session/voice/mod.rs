@@ -11,7 +11,11 @@
 //! - **Turns.** Audio comes in as 16 kHz mono samples, in pieces of any
 //!   size, at the pace it is spoken; turn-taking is
 //!   [`oscova_speech::voice`]'s (Silero VAD, and Smart Turn or a silence to
-//!   end a turn, tunable through [`VoiceOptions::turn`]). A turn's audio is
+//!   end a turn, tunable through [`VoiceOptions::turn`]). With
+//!   [`VoiceOptions::partials`], while the person speaks, the turn's audio
+//!   goes to a recognition stream opened through the router
+//!   (`open_stream`, the same offline check) for partial transcripts
+//!   ([`VoiceEvent::Partial`]). A turn's audio is
 //!   recognized whole through the recognition router (its offline check
 //!   first), speculatively from the moment the person pauses: if the turn
 //!   ends at that pause (Smart Turn's verdict, or the longer silence) the
@@ -41,6 +45,9 @@
 //!   the input audio from its start:
 //!   [`VoiceSpeechStartedEvent`](super::agent::VoiceSpeechStartedEvent),
 //!   [`VoiceSpeechStoppedEvent`](super::agent::VoiceSpeechStoppedEvent),
+//!   [`VoicePartialEvent`](super::agent::VoicePartialEvent) (while the
+//!   person speaks, each newer partial transcript of the turn from the
+//!   recognizer's stream),
 //!   [`VoiceTurnEndEvent`](super::agent::VoiceTurnEndEvent) (Smart Turn's
 //!   verdict or the silence),
 //!   [`VoiceTranscriptEvent`](super::agent::VoiceTranscriptEvent) (one
@@ -87,6 +94,12 @@ pub struct VoiceOptions {
     pub synthesis: SpeechProviderConfig,
     /// Whether the routers refuse providers that leave the machine.
     pub offline: bool,
+    /// Whether the turn under way is fed to a recognition stream for
+    /// partial transcripts ([`VoiceEvent::Partial`]); off unless set: on a
+    /// 2-core machine the stream's decodes share the recognizer (one
+    /// whisper decode at a time) with the turn's final recognition, which
+    /// then waits for a step under way to stop.
+    pub partials: bool,
 }
 
 impl Default for VoiceOptions {
@@ -96,6 +109,7 @@ impl Default for VoiceOptions {
             recognition: SpeechProviderConfig::new("whisper"),
             synthesis: SpeechProviderConfig::new("kokoro"),
             offline: false,
+            partials: false,
         }
     }
 }
@@ -116,6 +130,12 @@ impl VoiceOptions {
     /// Sets [`synthesis`](Self::synthesis).
     pub fn with_synthesis(mut self, config: SpeechProviderConfig) -> Self {
         self.synthesis = config;
+        self
+    }
+
+    /// Sets [`partials`](Self::partials).
+    pub fn with_partials(mut self, partials: bool) -> Self {
+        self.partials = partials;
         self
     }
 
@@ -155,6 +175,15 @@ pub enum VoiceEvent {
     TurnEnded {
         /// When its speech ended.
         at: Duration,
+    },
+    /// A partial transcript of the turn under way, from the recognizer's
+    /// stream (none from a recognizer without a streaming form); the
+    /// final one is [`Transcript`](Self::Transcript).
+    Partial {
+        /// Text that will not change within the turn's stream.
+        committed: String,
+        /// The recognizer's current guess at what follows.
+        tentative: String,
     },
     /// The turn's final transcript, the prompt of the reply.
     Transcript {
