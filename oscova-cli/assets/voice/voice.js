@@ -132,6 +132,9 @@
       case 'speech_started':
         setStatus('Hearing you…');
         break;
+      case 'partial':
+        setStatus('Hearing you… ' + [event.committed, event.tentative].join(' ').trim());
+        break;
       case 'turn_ended':
         setStatus('Thinking…');
         break;

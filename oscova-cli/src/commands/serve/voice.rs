@@ -37,7 +37,8 @@
 //!   "session":NAME,"user":ID}`; then binary messages of the agent's voice in the same
 //!   format, 20 ms each, at the pace it is played; and text messages of
 //!   JSON events ([`event_json`]: `speech_started`, `speech_stopped`,
-//!   `turn_ended`, `transcript`, `reply_finished`, `interrupted`, and the
+//!   `partial` (`committed`, `tentative`: the turn under way as the
+//!   recognizer's stream hears it), `turn_ended`, `transcript`, `reply_finished`, `interrupted`, and the
 //!   failures), in order with the audio. A page stops its playback at
 //!   `interrupted`: the server has already stopped sending.
 //!   A conversation that cannot start says why in `{"type":"error"}` and
@@ -411,6 +412,10 @@ pub(crate) fn event_json(event: &VoiceEvent) -> Option<Value> {
     Some(match event {
         VoiceEvent::SpeechStarted { at } => json!({"type": "speech_started", "atMs": ms(at)}),
         VoiceEvent::SpeechStopped { at } => json!({"type": "speech_stopped", "atMs": ms(at)}),
+        VoiceEvent::Partial {
+            committed,
+            tentative,
+        } => json!({"type": "partial", "committed": committed, "tentative": tentative}),
         VoiceEvent::TurnEnded { at } => json!({"type": "turn_ended", "atMs": ms(at)}),
         VoiceEvent::Transcript { text } => json!({"type": "transcript", "text": text}),
         VoiceEvent::ReplyFinished { heard } => json!({"type": "reply_finished", "text": heard}),
@@ -521,5 +526,14 @@ mod tests {
         })
         .unwrap();
         assert_eq!(turn, json!({"type": "turn_ended", "atMs": 1500}));
+        let partial = event_json(&VoiceEvent::Partial {
+            committed: "I heard".into(),
+            tentative: "you".into(),
+        })
+        .unwrap();
+        assert_eq!(
+            partial,
+            json!({"type": "partial", "committed": "I heard", "tentative": "you"})
+        );
     }
 }
