@@ -66,8 +66,10 @@ pub(crate) enum Command {
     /// `/a2a/followups/{id}` when set, else polled). With `[serve]
     /// public_url`, a person without a grant of an `[mcp.servers]`
     /// `oauth` with `grant = "authorization_code"` gets a login link
-    /// (MCP clients that take URL elicitations: the `-32042` error), the
-    /// login coming back to `{public_url}/oauth/mcp/callback`.
+    /// (MCP clients that take URL elicitations: the `-32042` error) to
+    /// `{public_url}/oauth/mcp/login`, where their oscova token binds the
+    /// login to their browser, the login coming back to
+    /// `{public_url}/oauth/mcp/callback` in that browser only.
     Serve(ServeArgs),
 
     /// Chat with a model that can call the user's tools.

@@ -295,7 +295,8 @@ impl Launcher {
             // `oscova serve` with a public URL takes logins' redirects
             // (`serve/oauth.rs`), so a call without a grant gets a link.
             if let (Command::Serve(_), Some(url)) = (&cli.command, config.serve().public_url()) {
-                builder = builder.login_redirect(crate::commands::mcp_login_callback(url));
+                let (start, callback) = crate::commands::mcp_login_routes(url);
+                builder = builder.login_redirect(start, callback);
             }
             runtime.block_on(builder.start())
         });

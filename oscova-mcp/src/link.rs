@@ -1,7 +1,10 @@
 //! A login link carried to the person: a tool's missing-credential
-//! result whose `details.login_url` holds an authorization URL (the
-//! `oscova.mcp` plugin's, when its host serves an OAuth callback, as
-//! `oscova serve` does) becomes, for a client that declared URL-mode
+//! result whose `details.login_url` holds a login link (the `oscova.mcp`
+//! plugin's, when its host serves logins by link, as `oscova serve` does:
+//! the host's own start page, `{public_url}/oauth/mcp/login?id=…`, which
+//! checks that the person opening it is the user it was made for before
+//! sending their browser to the authorization server) becomes, for a
+//! client that declared URL-mode
 //! elicitation, the `-32042` URL-elicitation-required error (MCP
 //! 2025-11-25) naming that URL, so the client shows the person the link
 //! and retries the call once they have logged in.
@@ -103,11 +106,11 @@ mod tests {
         let mut missing = result(json!({
             "error": "missing_credential",
             "login": "oscova mcp login up --user alice",
-            "login_url": "https://auth.example.com/authorize?state=s",
+            "login_url": "https://gw.example.com/oauth/mcp/login?id=s",
         }));
         assert_eq!(
             take_link(&mut missing).as_deref(),
-            Some("https://auth.example.com/authorize?state=s")
+            Some("https://gw.example.com/oauth/mcp/login?id=s")
         );
         assert_eq!(
             missing.structured_content,

@@ -31,7 +31,7 @@ pub(crate) use mcp::pin as pin_mcp_server;
 #[cfg(feature = "mcp-servers")]
 pub(crate) use mcp::{grant as mcp_grant, token_store as mcp_token_store};
 #[cfg(feature = "mcp-servers")]
-pub(crate) use serve::mcp_login_callback;
+pub(crate) use serve::mcp_login_routes;
 
 use crate::cli::Command;
 use crate::config::Config;

@@ -25,9 +25,11 @@
 //! public_url` too, agents that push are asked to POST to
 //! `{public_url}/a2a/followups/{id}`, served here without the users'
 //! tokens (the per-task token is checked) to wake the follower. With
-//! `[serve] public_url` and `[mcp.servers]`, `{public_url}/oauth/mcp/callback`
-//! takes the authorization server's redirect of logins by link
-//! (`serve/oauth.rs`), also without the users' tokens. Every
+//! `[serve] public_url` and `[mcp.servers]`, `{public_url}/oauth/mcp/login`
+//! is the start page of logins by link, where the person's token binds
+//! the login to their browser, and `{public_url}/oauth/mcp/callback`
+//! takes the authorization server's redirect of that browser only
+//! (`serve/oauth.rs`). Every
 //! path of the port, MCP's, A2A's and the follow-up route alike, meets one
 //! Origin and Host policy first (`oscova_serve::Listener`'s: `[mcp]
 //! allowed_origins` beside loopback origins; bound to loopback, a `Host`
@@ -54,11 +56,11 @@ mod oauth;
 #[cfg(feature = "voice")]
 mod voice;
 
-/// The redirect URI of `[mcp.servers]` logins by link when `oscova
-/// serve` is reached at `public_url` (`serve/oauth.rs`).
+/// The start page and redirect URI of `[mcp.servers]` logins by link
+/// when `oscova serve` is reached at `public_url` (`serve/oauth.rs`).
 #[cfg(feature = "mcp-servers")]
-pub(crate) fn mcp_login_callback(public_url: &str) -> String {
-    oauth::callback_uri(public_url)
+pub(crate) fn mcp_login_routes(public_url: &str) -> (String, String) {
+    oauth::login_routes(public_url)
 }
 
 pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliError> {
@@ -171,16 +173,21 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
     let talk = voice.clone();
     // `[mcp.servers]` logins by link come back here (`[serve] public_url`).
     #[cfg(feature = "mcp-servers")]
-    let callback = section
-        .public_url()
-        .map(|_| oauth::Callback::new(crate::launcher::mcp_servers(&env.config)));
+    let callback = section.public_url().map(|url| {
+        oauth::Logins::new(
+            crate::launcher::mcp_servers(&env.config),
+            mcp.authenticator(),
+            selected.user.id().to_owned(),
+            url,
+        )
+    });
     #[cfg(feature = "mcp-servers")]
     let calls_back = callback.is_some();
     let served = mcp
         .serve_until_beside(
             move |path: &str| {
                 #[cfg(feature = "mcp-servers")]
-                if calls_back && oauth::Callback::serves(path) {
+                if calls_back && oauth::Logins::serves(path) {
                     return true;
                 }
                 #[cfg(feature = "voice")]
@@ -198,7 +205,7 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
                 async move {
                     #[cfg(feature = "mcp-servers")]
                     if let Some(callback) =
-                        callback.filter(|_| oauth::Callback::serves(request.uri().path()))
+                        callback.filter(|_| oauth::Logins::serves(request.uri().path()))
                     {
                         return callback.handle(request).await;
                     }

@@ -9,8 +9,9 @@
 //! it, tasks are polled); and `[mcp.servers]` with `grant =
 //! "authorization_code"` get logins by link: a call of a user with no
 //! grant starts a login whose redirect URI is
-//! `{public_url}/oauth/mcp/callback`, served by `oscova serve` without the
-//! users' tokens, and carries the link to the person (MCP's `-32042`
+//! `{public_url}/oauth/mcp/callback` and carries the link to it,
+//! `{public_url}/oauth/mcp/login?id=…`, where the person's token binds the
+//! login to their browser (both served by `oscova serve`), to the person (MCP's `-32042`
 //! URL-elicitation-required error for a client that declared URL-mode
 //! elicitation). The served agent's model provider,
 //! model and skills (`provider`, `model`, `[[skills]]` with `id`,

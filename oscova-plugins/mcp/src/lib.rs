@@ -129,7 +129,7 @@ pub use config::{
 };
 pub use connect::network_isolation_available;
 pub use oauth::user::key::{TOKEN_KEY_ENV, TokenKey, TokenKeyError};
-pub use oauth::user::link::{LOGIN_LINK_TERM, LinkError, LoggedIn};
+pub use oauth::user::link::{LOGIN_LINK_TERM, LinkError, LoggedIn, LoginStarted};
 pub use oauth::user::login::{LoggedOut, Login, LoopbackRedirect};
 pub use oauth::user::store::{TokenStore, TokenStoreError};
 pub use status::{MAX_EVENTS, McpStatus, ServerStatus};
@@ -267,7 +267,7 @@ pub struct McpPluginBuilder {
     host_credentials: HostCredentials,
     token_store: Option<TokenStore>,
     /// The host's callback for logins by link (`oauth/user/link.rs`).
-    login_redirect: Option<String>,
+    login_redirect: Option<crate::oauth::user::link::LinkRoutes>,
 }
 
 /// What listing, pinning, logging in to or out of a configured MCP server

@@ -61,7 +61,7 @@ pub(crate) struct Server {
     /// Where `grant = "authorization_code"` grants are kept.
     pub(crate) token_store: Option<crate::TokenStore>,
     /// The host's callback for logins by link, if it serves one.
-    pub(crate) login_redirect: Option<String>,
+    pub(crate) login_redirect: Option<crate::oauth::user::link::LinkRoutes>,
     /// A shared authorization-code server's flow: the host's grant.
     pub(crate) host_flow: Option<Arc<crate::oauth::user::UserFlow>>,
     /// A confidential `oauth.client_id`'s secret: the host's credential.

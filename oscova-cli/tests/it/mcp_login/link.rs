@@ -87,10 +87,69 @@ fn link(answer: &Value) -> String {
     elicitation["url"].as_str().unwrap().to_owned()
 }
 
-/// GET `url` (the browser landing on serve's callback): status and page.
-fn land(url: &str) -> (u16, String) {
-    let (status, _, page) = oidc::exchange("GET", url, &BTreeMap::new(), None);
+/// GET `url` (the browser landing on serve's callback) with `cookie`
+/// (name, value): status and page.
+fn land(url: &str, cookie: Option<&(String, String)>) -> (u16, String) {
+    let cookies = cookie.cloned().into_iter().collect::<BTreeMap<_, _>>();
+    let (status, _, page) = oidc::exchange("GET", url, &cookies, None);
     (status, page)
+}
+
+/// The start page's `POST` of `link` as the page makes it, with `token`
+/// (none: no `Authorization`): status, the cookie set (name, value, its
+/// attributes), body.
+fn start(link: &str, token: Option<&str>) -> (u16, Option<(String, String, String)>, String) {
+    use std::io::{Read as _, Write as _};
+
+    let rest = link.strip_prefix("http://").expect("an http:// link");
+    let (authority, path) = rest.split_at(rest.find('/').expect("a path"));
+    let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\ncontent-length: 0\r\n"
+    );
+    if let Some(token) = token {
+        request.push_str(&format!("authorization: Bearer {token}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let cookie = head
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("set-cookie"))
+        .and_then(|(_, v)| {
+            let (pair, attributes) = v.trim().split_once(';').unwrap_or((v.trim(), ""));
+            let (name, value) = pair.split_once('=')?;
+            Some((name.to_owned(), value.to_owned(), attributes.to_owned()))
+        });
+    (status, cookie, body.to_owned())
+}
+
+/// The start page's `POST` of `link` as `token`'s user, accepted: the
+/// authorization URL and the browser's login cookie (name, value).
+fn started(link: &str, token: &str) -> (String, (String, String)) {
+    let (status, cookie, body) = start(link, Some(token));
+    assert_eq!(status, 200, "{body}");
+    let (name, value, attributes) = cookie.expect("a login cookie");
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/oauth/mcp", "Max-Age=600"] {
+        assert!(attributes.contains(attribute), "{attributes}");
+    }
+    // Served over http: not `Secure` (a browser would drop it).
+    assert!(!attributes.contains("Secure"), "{attributes}");
+    assert!(value.len() >= 32, "{value}");
+    let answer: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(answer["server"], "up", "{answer}");
+    (
+        answer["url"].as_str().expect("a URL").to_owned(),
+        (name, value),
+    )
 }
 
 /// The users with a grant of server `up` in the sessions' file.
@@ -161,28 +220,96 @@ fn a_person_on_the_other_end_of_serve_logs_in_by_the_link_a_call_carries() {
         "{answer}"
     );
 
-    // Alice's client takes URL elicitations: the link, to the provider,
-    // coming back to serve's callback.
-    let url = link(&call(&mcp, ALICE, true, "before"));
+    // Alice's client takes URL elicitations: the link, to serve's start
+    // page (the authorization URL is given only to alice, below).
+    let start_page = format!("{public}/oauth/mcp/login?id=");
+    let alices = link(&call(&mcp, ALICE, true, "before"));
+    assert!(alices.starts_with(&start_page), "{alices}");
+    assert!(!alices.contains("code_challenge"), "{alices}");
+    let (status, headers, page) = oidc::exchange("GET", &alices, &BTreeMap::new(), None);
+    assert_eq!(status, 200, "{page}");
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        header("content-type").starts_with("text/html"),
+        "{headers:?}"
+    );
+    assert!(
+        header("content-security-policy").starts_with("default-src 'none'"),
+        "{headers:?}"
+    );
+    assert!(page.contains("login.js"), "{page}");
+    let (status, _, script) = oidc::exchange(
+        "GET",
+        &format!("{public}/oauth/mcp/login.js"),
+        &BTreeMap::new(),
+        None,
+    );
+    assert_eq!(status, 200);
+    assert!(script.contains("Authorization"), "{script}");
+    // No token, or bob's, at alice's login: refused, no cookie, no URL.
+    let (status, cookie, body) = start(&alices, None);
+    assert_eq!(status, 401, "{body}");
+    assert!(cookie.is_none());
+    let (status, cookie, body) = start(&alices, Some(BOB));
+    assert_eq!((status, body.as_str()), (403, "Refused.\n"));
+    assert!(cookie.is_none());
+    // Alice's own: the provider's URL, coming back to serve's callback.
+    let (url, alices_cookie) = started(&alices, ALICE);
     assert!(url.starts_with(provider.issuer()), "{url}");
     assert!(url.contains("code_challenge_method=S256"), "{url}");
     let redirected = provider.consent(&url, "account-alice");
     assert!(redirected.starts_with(&callback), "{redirected}");
-    let (status, page) = land(&redirected);
+
+    // Bob's link opened with alice's token: refused, nothing kept
+    // anywhere. Bob's own binding gives his browser its cookie.
+    let bobs = link(&call(&mcp, BOB, true, "bob's"));
+    assert!(bobs.starts_with(&start_page), "{bobs}");
+    let (status, cookie, _) = start(&bobs, Some(ALICE));
+    assert_eq!(status, 403);
+    assert!(cookie.is_none());
+    let (bobs_url, bobs_cookie) = started(&bobs, BOB);
+    assert_ne!(bobs_cookie.0, alices_cookie.0);
+
+    // Alice's redirect in a browser without her cookie, or with bob's
+    // (under its name or hers): refused, nothing exchanged, her login
+    // left as it was.
+    let codes = provider.grants()["authorization_code"].clone();
+    let bobs_nonce_as_hers = (alices_cookie.0.clone(), bobs_cookie.1.clone());
+    for cookie in [None, Some(&bobs_cookie), Some(&bobs_nonce_as_hers)] {
+        let (status, page) = land(&redirected, cookie);
+        assert_eq!(status, 400, "{page}");
+        assert!(
+            page.contains("not started in this browser by its user"),
+            "{page}"
+        );
+    }
+    assert_eq!(provider.grants()["authorization_code"], codes);
+    assert_eq!(granted(&db), [""]);
+    // In her browser: logged in.
+    let (status, page) = land(&redirected, Some(&alices_cookie));
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("Logged in to MCP server `up`"), "{page}");
     // The same redirect again: used once, nothing exchanged.
     let codes = provider.grants()["authorization_code"].clone();
-    let (status, page) = land(&redirected);
+    let (status, page) = land(&redirected, Some(&alices_cookie));
     assert_eq!(status, 400, "{page}");
     assert!(page.contains("used already"), "{page}");
     assert_eq!(provider.grants()["authorization_code"], codes);
     // A state nobody made.
-    let (status, page) = land(&format!("{callback}?state=forged&code=forged"));
+    let (status, page) = land(
+        &format!("{callback}?state=forged&code=forged"),
+        Some(&alices_cookie),
+    );
     assert_eq!(status, 400, "{page}");
     assert!(page.contains("belongs to no login"), "{page}");
 
-    // Alice's retried call goes through; bob still gets a link.
+    // Alice's retried call goes through; bob still has no grant.
     let answer = call(&mcp, ALICE, true, "hello from alice");
     assert!(
         answer["result"]["isError"] != true && answer.to_string().contains("hello from alice"),
@@ -190,13 +317,13 @@ fn a_person_on_the_other_end_of_serve_logs_in_by_the_link_a_call_carries() {
     );
     assert_eq!(granted(&db), ["", "alice"]);
 
-    // Bob's link past its term: refused, nothing kept.
-    let stale = link(&call(&mcp, BOB, true, "stale"));
+    // Bob's login past its term: refused, nothing kept.
+    let redirected = provider.consent(&bobs_url, "account-bob");
     rusqlite::Connection::open(&db)
         .unwrap()
         .execute("UPDATE oscova_mcp_oauth_pending SET until_ms = 0", ())
         .unwrap();
-    let (status, page) = land(&provider.consent(&stale, "account-bob"));
+    let (status, page) = land(&redirected, Some(&bobs_cookie));
     assert_eq!(status, 400, "{page}");
     assert!(page.contains("expired"), "{page}");
     assert_eq!(granted(&db), ["", "alice"]);
@@ -204,8 +331,10 @@ fn a_person_on_the_other_end_of_serve_logs_in_by_the_link_a_call_carries() {
     // A fresh link: a `user` added to the redirect changes nothing, the
     // grant is bob's, who got the link.
     let fresh = link(&call(&mcp, BOB, true, "fresh"));
-    let redirected = provider.consent(&fresh, "account-bob");
-    let (status, page) = land(&format!("{redirected}&user=alice"));
+    assert_ne!(fresh, bobs);
+    let (url, cookie) = started(&fresh, BOB);
+    let redirected = provider.consent(&url, "account-bob");
+    let (status, page) = land(&format!("{redirected}&user=alice"), Some(&cookie));
     assert_eq!(status, 200, "{page}");
     assert_eq!(granted(&db), ["", "alice", "bob"]);
     let answer = call(&mcp, BOB, true, "hello from bob");

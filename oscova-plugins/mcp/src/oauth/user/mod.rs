@@ -211,9 +211,9 @@ pub(crate) struct UserFlow {
     pub(crate) place: Place,
     /// The host's secret of a confidential `oauth.client_id`.
     pub(crate) client_secret: Option<SecretString>,
-    /// The host's callback, where a login by link is sent back to
+    /// The host's start page and callback of logins by link
     /// (`link.rs`); `None`: the result names the login command only.
-    pub(crate) redirect: Option<String>,
+    pub(crate) redirect: Option<link::LinkRoutes>,
     /// The token last loaded or got; held while one is got, so this
     /// process's requests wait for one refresh.
     cached: tokio::sync::Mutex<Option<Usable>>,
@@ -242,8 +242,8 @@ impl UserFlow {
         }
     }
 
-    /// The same flow, its logins by link sent back to `redirect`.
-    pub(crate) fn with_redirect(mut self, redirect: Option<String>) -> Self {
+    /// The same flow, its logins by link served at the host's `redirect`.
+    pub(crate) fn with_redirect(mut self, redirect: Option<link::LinkRoutes>) -> Self {
         self.redirect = redirect;
         self
     }

@@ -21,8 +21,11 @@
 //! - **Logins under way.** A login started for a person on the other end
 //!   of a host (`link.rs`) is a third table, `oscova_mcp_oauth_pending`:
 //!   one row per `state` with its server and user, sealed with the state
-//!   as associated data, with its end of term; taken by one `DELETE ... RETURNING`, so a `state`
-//!   is used once across processes and instances.
+//!   as associated data, with its end of term. It is read, then changed
+//!   (bound to a browser) or taken only if its sealed bytes are still
+//!   those read, each in one statement (`UPDATE`/`DELETE ... WHERE
+//!   sealed = ?`), so a `state` is used once across processes and
+//!   instances and a login changed meanwhile is not taken.
 //! - **One refresh at a time.** [`TokenStore::lock`] takes a lease row
 //!   for (server, user) atomically (SQLite's write lock across the
 //!   processes on a file; Postgres's row lock across instances, on the
@@ -322,13 +325,13 @@ impl TokenStore {
         }
     }
 
-    /// The plain bytes of `place`'s login under way (server and user)
-    /// with the most of its term left, if at least `left` is.
+    /// The state and plain bytes of `place`'s login under way (server and
+    /// user) with the most of its term left, if at least `left` is.
     pub(crate) async fn live_pending(
         &self,
         place: &Place,
         left: Duration,
-    ) -> Result<Option<Vec<u8>>, TokenStoreError> {
+    ) -> Result<Option<(String, Vec<u8>)>, TokenStoreError> {
         let left_ms = i64::try_from(left.as_millis()).unwrap_or(i64::MAX);
         let user = place.user_column();
         let found = match &self.inner.backend {
@@ -339,26 +342,27 @@ impl TokenStore {
         let Some((state, sealed)) = found else {
             return Ok(None);
         };
-        self.inner
+        let plain = self
+            .inner
             .key
             .open(&pending_aad(&state), &sealed)
-            .map(Some)
-            .ok_or(TokenStoreError::Sealed)
+            .ok_or(TokenStoreError::Sealed)?;
+        Ok(Some((state, plain)))
     }
 
-    /// Takes the login under way by `state` out of the store (whoever
-    /// takes it first gets it; a second take finds nothing): its plain
-    /// bytes and whether its term was still running.
-    pub(crate) async fn take_pending(
+    /// The login under way by `state`, left in the store: what it is, to
+    /// be changed ([`reseal_pending`](Self::reseal_pending)) or taken
+    /// ([`take_pending`](Self::take_pending)) only as it was read.
+    pub(crate) async fn peek_pending(
         &self,
         state: &str,
-    ) -> Result<Option<(Vec<u8>, bool)>, TokenStoreError> {
-        let taken = match &self.inner.backend {
-            Backend::Sqlite(b) => b.take_pending(state).await?,
+    ) -> Result<Option<PendingRow>, TokenStoreError> {
+        let found = match &self.inner.backend {
+            Backend::Sqlite(b) => b.peek_pending(state).await?,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(b) => b.take_pending(state).await?,
+            Backend::Postgres(b) => b.peek_pending(state).await?,
         };
-        let Some((sealed, live)) = taken else {
+        let Some((sealed, live)) = found else {
             return Ok(None);
         };
         let plain = self
@@ -366,7 +370,43 @@ impl TokenStore {
             .key
             .open(&pending_aad(state), &sealed)
             .ok_or(TokenStoreError::Sealed)?;
-        Ok(Some((plain, live)))
+        Ok(Some(PendingRow {
+            state: state.to_owned(),
+            sealed,
+            plain,
+            live,
+        }))
+    }
+
+    /// Replaces the login under way `row` read with `plain`, sealed, if
+    /// nobody changed or took it since and its term still runs; whether
+    /// it was replaced.
+    pub(crate) async fn reseal_pending(
+        &self,
+        row: PendingRow,
+        plain: &[u8],
+    ) -> Result<bool, TokenStoreError> {
+        let sealed = self
+            .inner
+            .key
+            .seal(&pending_aad(&row.state), plain)
+            .ok_or(TokenStoreError::Sealed)?;
+        match &self.inner.backend {
+            Backend::Sqlite(b) => b.reseal_pending(&row.state, row.sealed, sealed).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.reseal_pending(&row.state, row.sealed, sealed).await,
+        }
+    }
+
+    /// Takes the login under way `row` read out of the store, if nobody
+    /// changed or took it since (in one statement: of two takers, one
+    /// gets it); whether it was taken.
+    pub(crate) async fn take_pending(&self, row: &PendingRow) -> Result<bool, TokenStoreError> {
+        match &self.inner.backend {
+            Backend::Sqlite(b) => b.take_pending(&row.state, row.sealed.clone()).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.take_pending(&row.state, row.sealed.clone()).await,
+        }
     }
 
     /// Takes the refresh lease of `place` for `term`, waiting at most
@@ -399,6 +439,17 @@ impl TokenStore {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
     }
+}
+
+/// A login under way as read from the store ([`TokenStore::peek_pending`]).
+pub(crate) struct PendingRow {
+    state: String,
+    /// The row as kept: a change or take applies only while it is this.
+    sealed: Vec<u8>,
+    /// What it holds, opened.
+    pub(crate) plain: Vec<u8>,
+    /// Whether its term was still running.
+    pub(crate) live: bool,
 }
 
 /// The associated data of a login under way's seal: its `state`.

@@ -241,16 +241,16 @@ impl Postgres {
             .transpose()
     }
 
-    /// Takes (deletes, in one statement: one taker) the login under way by
-    /// `state`: its sealed row and whether its term is still running.
-    pub(super) async fn take_pending(
+    /// The login under way by `state`, left in place: its sealed row and
+    /// whether its term is still running (the database's clock).
+    pub(super) async fn peek_pending(
         &self,
         state: &str,
     ) -> Result<Option<(Vec<u8>, bool)>, TokenStoreError> {
         let rows = self
             .query(
                 &format!(
-                    "DELETE FROM oscova_mcp_oauth_pending WHERE state = $1 RETURNING sealed, until_ms > {NOW_MS}"
+                    "SELECT sealed, until_ms > {NOW_MS} FROM oscova_mcp_oauth_pending WHERE state = $1"
                 ),
                 &[&state],
             )
@@ -263,6 +263,43 @@ impl Postgres {
                 ))
             })
             .transpose()
+    }
+
+    /// Replaces the sealed row of the login under way by `state` with
+    /// `sealed`, only while it is still `was` and its term runs; whether
+    /// it was replaced.
+    pub(super) async fn reseal_pending(
+        &self,
+        state: &str,
+        was: Vec<u8>,
+        sealed: Vec<u8>,
+    ) -> Result<bool, TokenStoreError> {
+        let rows = self
+            .query(
+                &format!(
+                    "UPDATE oscova_mcp_oauth_pending SET sealed = $3
+                     WHERE state = $1 AND sealed = $2 AND until_ms > {NOW_MS} RETURNING state"
+                ),
+                &[&state, &was, &sealed],
+            )
+            .await?;
+        Ok(rows.len() == 1)
+    }
+
+    /// Takes (deletes, in one statement: one taker) the login under way by
+    /// `state` while its row is still `was`; whether it was taken.
+    pub(super) async fn take_pending(
+        &self,
+        state: &str,
+        was: Vec<u8>,
+    ) -> Result<bool, TokenStoreError> {
+        let rows = self
+            .query(
+                "DELETE FROM oscova_mcp_oauth_pending WHERE state = $1 AND sealed = $2 RETURNING state",
+                &[&state, &was],
+            )
+            .await?;
+        Ok(rows.len() == 1)
     }
 }
 

@@ -246,24 +246,67 @@ impl Sqlite {
             .await
     }
 
-    /// Takes (deletes) the login under way by `state`: its sealed row and
+    /// The login under way by `state`, left in place: its sealed row and
     /// whether its term is still running; `None` when there is none.
-    pub(super) async fn take_pending(
+    pub(super) async fn peek_pending(
         &self,
         state: &str,
     ) -> Result<Option<(Vec<u8>, bool)>, TokenStoreError> {
         let state = state.to_owned();
         self.file()
             .await?
-            .write(move |conn| {
+            .read(move |conn| {
                 let row: Option<(Vec<u8>, i64)> = conn
                     .query_row(
-                        "DELETE FROM oscova_mcp_oauth_pending WHERE state = ?1 RETURNING sealed, until_ms",
+                        "SELECT sealed, until_ms FROM oscova_mcp_oauth_pending WHERE state = ?1",
                         [&state],
                         |row| Ok((row.get(0)?, row.get(1)?)),
                     )
                     .optional()?;
                 Ok::<_, TokenStoreError>(row.map(|(sealed, until)| (sealed, until > now_ms())))
+            })
+            .await
+    }
+
+    /// Replaces the sealed row of the login under way by `state` with
+    /// `sealed`, only while it is still `was` and its term runs; whether
+    /// it was replaced.
+    pub(super) async fn reseal_pending(
+        &self,
+        state: &str,
+        was: Vec<u8>,
+        sealed: Vec<u8>,
+    ) -> Result<bool, TokenStoreError> {
+        let state = state.to_owned();
+        self.file()
+            .await?
+            .write(move |conn| {
+                let changed = conn.execute(
+                    "UPDATE oscova_mcp_oauth_pending SET sealed = ?3
+                     WHERE state = ?1 AND sealed = ?2 AND until_ms > ?4",
+                    (&state, &was, &sealed, now_ms()),
+                )?;
+                Ok::<_, TokenStoreError>(changed == 1)
+            })
+            .await
+    }
+
+    /// Takes (deletes, in one statement: one taker) the login under way by
+    /// `state` while its row is still `was`; whether it was taken.
+    pub(super) async fn take_pending(
+        &self,
+        state: &str,
+        was: Vec<u8>,
+    ) -> Result<bool, TokenStoreError> {
+        let state = state.to_owned();
+        self.file()
+            .await?
+            .write(move |conn| {
+                let taken = conn.execute(
+                    "DELETE FROM oscova_mcp_oauth_pending WHERE state = ?1 AND sealed = ?2",
+                    (&state, &was),
+                )?;
+                Ok::<_, TokenStoreError>(taken == 1)
             })
             .await
     }
