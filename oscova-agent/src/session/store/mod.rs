@@ -175,6 +175,7 @@ pub(crate) fn leased(id: &SessionId, ttl: Duration, holder: String) -> SessionEr
 }
 
 /// A lease's length in whole milliseconds, as the stores write it.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn ttl_millis(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
 }
