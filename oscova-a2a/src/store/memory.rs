@@ -79,7 +79,10 @@ impl TaskStore for MemoryTaskStore {
         let entry = tasks
             .entry((user.to_owned(), task.id.clone()))
             .or_insert_with(|| (order, task.clone()));
-        entry.1 = task.clone();
+        // A task in a final state keeps it, as in the SQL stores.
+        if !entry.1.status.state.is_terminal() {
+            entry.1 = task.clone();
+        }
         Ok(())
     }
 

@@ -86,9 +86,14 @@ const OWE_AND_UNWAIT: &str = "WITH unwait AS
         (SELECT 1 FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2)
     ON CONFLICT (owner, task_id) DO UPDATE SET claimed_at = EXCLUDED.claimed_at, claims = 0";
 
+/// A task's write. A task stored in a final state (`TaskState::TERMINAL`)
+/// keeps it: a run's later write, on this instance or another, never
+/// replaces a cancel another instance stored meanwhile.
 const UPSERT: &str = "INSERT INTO oscova_a2a_tasks (owner, id, context_id, state, task)
     VALUES ($1, $2, $3, $4, $5)
-    ON CONFLICT (owner, id) DO UPDATE SET state = EXCLUDED.state, task = EXCLUDED.task";
+    ON CONFLICT (owner, id) DO UPDATE SET state = EXCLUDED.state, task = EXCLUDED.task
+    WHERE oscova_a2a_tasks.state NOT IN
+        ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')";
 
 /// The advisory lock the schema is created under.
 const SCHEMA_LOCK: i64 = 0x05c0_7a2a;

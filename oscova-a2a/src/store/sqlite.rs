@@ -91,9 +91,13 @@ const LIVE: &str = "SELECT COUNT(*) FROM a2a_push_configs c
     LEFT JOIN a2a_tasks t ON t.owner = c.owner AND t.id = c.task_id
     WHERE c.owner = ?1 AND (t.state IS NULL OR t.state NOT IN (?2, ?3, ?4, ?5))";
 
+/// A task's write. A task stored in a final state (`TaskState::TERMINAL`)
+/// keeps it: a run's later write never replaces a cancel stored meanwhile.
 const UPSERT: &str =
     "INSERT INTO a2a_tasks (owner, id, context_id, state, task) VALUES (?1, ?2, ?3, ?4, ?5)
-    ON CONFLICT (owner, id) DO UPDATE SET state = excluded.state, task = excluded.task";
+    ON CONFLICT (owner, id) DO UPDATE SET state = excluded.state, task = excluded.task
+    WHERE a2a_tasks.state NOT IN
+        ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')";
 
 /// Tasks in a SQLite file: one row per task, written whole, so several
 /// processes on one file read whole tasks; reads name the user.

@@ -185,10 +185,32 @@ pub(crate) async fn check_push_bounds(store: &dyn TaskStore) {
     assert_eq!(put("b-unstored", "h2").await, PushWrite::Written);
 }
 
+/// A task stored in a final state keeps it: a later write of the same
+/// task (a run's progress, on another instance) is not stored over it.
+async fn check_a_final_state_holds(store: &dyn TaskStore) {
+    use serde_json::json;
+    let message: Message = serde_json::from_value(json!({
+        "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "slow"}]}))
+    .unwrap();
+    let mut task = Task::submitted("t-final".into(), "c1".into(), message);
+    task.set_state(TaskState::Working, None);
+    store.put("alice", &task).await.unwrap();
+    let mut canceled = task.clone();
+    canceled.set_state(TaskState::Canceled, Some("canceled by the client"));
+    store.put_final("alice", &canceled).await.unwrap();
+    store.put("alice", &task).await.unwrap();
+    let mut completed = task.clone();
+    completed.set_state(TaskState::Completed, None);
+    store.put_final("alice", &completed).await.unwrap();
+    let stored = store.get("alice", "t-final").await.unwrap().unwrap();
+    assert_eq!(stored.status.state, TaskState::Canceled);
+}
+
 /// What every store does with a task's wait: written with the task's
 /// state, taken once (the second taker and another user get nothing), and
 /// dropped by the task's final state.
 pub(crate) async fn check_waits(store: &dyn TaskStore) {
+    check_a_final_state_holds(store).await;
     use oscova_a2a::store::TaskWait;
     use serde_json::json;
     let message: Message = serde_json::from_value(json!({
