@@ -49,6 +49,22 @@ const SCHEMA_LOCK: i64 = 0x05c0_0a07;
 /// The database's time in milliseconds.
 const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
 
+/// The first row's two columns, if there is a row.
+fn first_two<A, B>(rows: &[tokio_postgres::Row]) -> Result<Option<(A, B)>, TokenStoreError>
+where
+    A: for<'a> tokio_postgres::types::FromSql<'a>,
+    B: for<'a> tokio_postgres::types::FromSql<'a>,
+{
+    rows.first()
+        .map(|row| {
+            Ok((
+                row.try_get(0).map_err(|e| db(&e))?,
+                row.try_get(1).map_err(|e| db(&e))?,
+            ))
+        })
+        .transpose()
+}
+
 fn db(error: &tokio_postgres::Error) -> TokenStoreError {
     use std::error::Error as _;
     // The server's message is the source; the error itself says "db error".
@@ -108,14 +124,7 @@ impl Postgres {
                 &[&server, &user],
             )
             .await?;
-        rows.first()
-            .map(|row| {
-                Ok(Row {
-                    url: row.try_get(0).map_err(|e| db(&e))?,
-                    sealed: row.try_get(1).map_err(|e| db(&e))?,
-                })
-            })
-            .transpose()
+        Ok(first_two(&rows)?.map(|(url, sealed)| Row { url, sealed }))
     }
 
     pub(super) async fn save(
@@ -231,14 +240,7 @@ impl Postgres {
                 &[&server, &user, &left_ms],
             )
             .await?;
-        rows.first()
-            .map(|row| {
-                Ok((
-                    row.try_get(0).map_err(|e| db(&e))?,
-                    row.try_get(1).map_err(|e| db(&e))?,
-                ))
-            })
-            .transpose()
+        first_two(&rows)
     }
 
     /// The login under way by `state`, left in place: its sealed row and
@@ -255,14 +257,7 @@ impl Postgres {
                 &[&state],
             )
             .await?;
-        rows.first()
-            .map(|row| {
-                Ok((
-                    row.try_get(0).map_err(|e| db(&e))?,
-                    row.try_get(1).map_err(|e| db(&e))?,
-                ))
-            })
-            .transpose()
+        first_two(&rows)
     }
 
     /// Replaces the sealed row of the login under way by `state` with
