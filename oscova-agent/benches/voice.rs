@@ -7,24 +7,31 @@
 //!
 //! Plays each of the five LibriVox sentences into a `VoiceConversation` at
 //! real-time pace (half a second of silence before, silence after until
-//! the answer has been spoken), with Smart Turn ending the turns, whisper
-//! (its default model, as `oscova voice` uses it) hearing them, a scripted
-//! model answering at once (so the speech path alone is measured) and
-//! kokoro (its default voice, as `oscova voice` uses it) speaking. Three
-//! variables change that: `OSCOVA_VOICE_BENCH_SAY` (the synthesizer's
-//! key, its default voice), `OSCOVA_VOICE_BENCH_HEAR_MODEL` (the whisper
-//! model), `OSCOVA_VOICE_BENCH_HEAR_THREADS` (whisper's `threads`),
+//! the answer has been spoken), with `VoiceOptions`' defaults as `oscova
+//! voice` has them: Smart Turn ending the turns, whisper (its default
+//! model, in English) hearing them from the moment the person goes quiet,
+//! and the conversation's default synthesizer (piper when installed)
+//! speaking; a scripted model answers at once, so the speech path alone
+//! is measured. Variables change that: `OSCOVA_VOICE_BENCH_SAY` (the
+//! synthesizer's key, its default voice: `kokoro` for Kokoro-82M),
+//! `OSCOVA_VOICE_BENCH_HEAR_MODEL` (the whisper model),
+//! `OSCOVA_VOICE_BENCH_HEAR_LANGUAGE` (its language; `auto` detects it at
+//! each turn), `OSCOVA_VOICE_BENCH_HEAR_THREADS` (whisper's `threads`),
 //! `OSCOVA_VOICE_BENCH_PARTIALS` (`1`: partial transcripts from a
-//! recognition stream, `VoiceOptions::partials`) and
+//! recognition stream, `VoiceOptions::partials`),
 //! `OSCOVA_VOICE_BENCH_PAUSE_MS` (the pause after which Smart Turn is
-//! asked). Per turn it reports, from the end of the person's
-//! speech (where the VAD put it, on the input's clock): the turn's end,
-//! the final transcript, the model's first token and the agent's first
-//! audio frame. Then five barge-ins: the same sentence spoken over a long
-//! answer one second into it, from the moment the person's speech counts
-//! as speech (`SpeechStarted`) to the agent's last audio frame. Medians
-//! last, with the budgets (end of speech to first audio at most 800 ms,
-//! barge-in to silence at most 200 ms).
+//! asked) and `OSCOVA_VOICE_BENCH_QUIET_MS` (the silence after which the
+//! turn so far is recognized speculatively). Per turn it reports, from
+//! the end of the person's speech (where the VAD put it, on the input's
+//! clock): the turn's end, the final transcript, the model's first token
+//! and the agent's first audio frame. Two of the five clips are read
+//! flatly enough that Smart Turn calls them unfinished: the 2 s silence
+//! ends those, so the median is the slowest of the other three. Then five
+//! barge-ins: the same sentence spoken over a long answer one second into
+//! it, from the moment the person's speech counts as speech
+//! (`SpeechStarted`) to the agent's last audio frame. Medians last, with
+//! the budgets (end of speech to first audio at most 800 ms, barge-in to
+//! silence at most 200 ms).
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it plays one
 //! turn and one barge-in, a smoke test that the harness still works.
@@ -121,12 +128,16 @@ fn samples(wav: &[u8]) -> Vec<f32> {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let knob = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let say = knob("OSCOVA_VOICE_BENCH_SAY").unwrap_or_else(|| "kokoro".to_owned());
-    let mut options = VoiceOptions::default()
-        .with_synthesis(SpeechProviderConfig::new(say.as_str()))
-        .with_offline(true);
+    let mut options = VoiceOptions::default().with_offline(true);
+    if let Some(say) = knob("OSCOVA_VOICE_BENCH_SAY") {
+        options = options.with_synthesis(SpeechProviderConfig::new(say.as_str()));
+    }
     if let Some(model) = knob("OSCOVA_VOICE_BENCH_HEAR_MODEL") {
         let hear = options.recognition.clone().model(model);
+        options = options.with_recognition(hear);
+    }
+    if let Some(language) = knob("OSCOVA_VOICE_BENCH_HEAR_LANGUAGE") {
+        let hear = options.recognition.clone().language(language);
         options = options.with_recognition(hear);
     }
     if let Some(threads) = knob("OSCOVA_VOICE_BENCH_HEAR_THREADS") {
@@ -144,20 +155,31 @@ async fn main() {
         let turn = options.turn.with_pause(pause);
         options = options.with_turn(turn);
     }
+    if let Some(ms) = knob("OSCOVA_VOICE_BENCH_QUIET_MS") {
+        let quiet = Duration::from_millis(ms.parse().expect("OSCOVA_VOICE_BENCH_QUIET_MS: ms"));
+        let turn = options.turn.with_quiet(quiet);
+        options = options.with_turn(turn);
+    }
     let say = format!(
-        "{} {}, {} {}, pause {} ms",
+        "{} {} ({}), {} {}, quiet {} ms, pause {} ms",
         options.recognition.provider,
         options
             .recognition
             .model
             .as_deref()
             .unwrap_or("(default model)"),
+        options
+            .recognition
+            .language
+            .as_deref()
+            .unwrap_or("no language"),
         options.synthesis.provider,
         options
             .synthesis
             .voice
             .as_deref()
             .unwrap_or("(default voice)"),
+        options.turn.quiet.as_millis(),
         options.turn.pause.as_millis(),
     );
     let turns = if std::env::args().any(|a| a == "--bench") {
@@ -245,7 +267,13 @@ async fn main() {
         let speech = samples(&clip.wav);
         play(&vec![0.0; 8_000]).await;
         play(&speech).await;
+        let deadline = Instant::now() + Duration::from_secs(60);
         while finished(&moments.lock().unwrap()) == before {
+            if Instant::now() > deadline {
+                let m = moments.lock().unwrap();
+                let recent: Vec<_> = m.events.iter().rev().take(12).map(|(_, e)| e).collect();
+                panic!("turn {i}: no answer within a minute; latest events: {recent:?}");
+            }
             play(&silence).await;
         }
         let m = moments.lock().unwrap();
@@ -299,7 +327,12 @@ async fn main() {
         play(&vec![0.0; 8_000]).await;
         play(&speech).await;
         // Until the agent has spoken for a second, answering this turn.
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
+            assert!(
+                Instant::now() < deadline,
+                "barge-in {i}: the agent did not speak within a minute"
+            );
             let spoken = {
                 let m = moments.lock().unwrap();
                 let transcript = m.events[start..]

@@ -9,7 +9,11 @@
 //! of 100 ms among them, so a cough, a click or a short "mm-hm" starts
 //! nothing (and cannot interrupt the agent); the event carries the time its
 //! first voiced frame began. Speech stops after a silence of
-//! [`TurnOptions::pause`]. The turn then ends by the host's rule
+//! [`TurnOptions::pause`]; before that, a silence of [`TurnOptions::quiet`]
+//! is announced as [`VoiceActivity::Quiet`] (the person may be pausing: a
+//! host can start recognizing the turn so far) and speech that goes on
+//! after it, before the pause, as [`VoiceActivity::Resumed`]. The turn
+//! then ends by the host's rule
 //! ([`TurnEnd`]): a fixed silence, or Smart Turn's verdict at each pause,
 //! with a longer silence ending a turn it judged incomplete. Speech that
 //! resumes before the end continues the same turn. A turn's audio runs from
@@ -59,6 +63,10 @@ pub struct TurnOptions {
     pub min_speech: Duration,
     /// The silence after which speech has stopped (240 ms).
     pub pause: Duration,
+    /// The silence after which the person may be pausing (64 ms):
+    /// [`VoiceActivity::Quiet`]; none when it is not shorter than
+    /// [`pause`](Self::pause).
+    pub quiet: Duration,
     /// Audio kept before a turn's first voiced frame (300 ms).
     pub pre_roll: Duration,
     /// How the turn ends (Smart Turn, ending an incomplete turn after 2 s
@@ -72,6 +80,7 @@ impl Default for TurnOptions {
             threshold: 0.5,
             min_speech: Duration::from_millis(250),
             pause: Duration::from_millis(240),
+            quiet: Duration::from_millis(64),
             pre_roll: Duration::from_millis(300),
             end: TurnEnd::SmartTurn {
                 max_silence: Duration::from_secs(2),
@@ -90,6 +99,12 @@ impl TurnOptions {
     /// Sets [`pause`](Self::pause).
     pub fn with_pause(mut self, pause: Duration) -> Self {
         self.pause = pause;
+        self
+    }
+
+    /// Sets [`quiet`](Self::quiet).
+    pub fn with_quiet(mut self, quiet: Duration) -> Self {
+        self.quiet = quiet;
         self
     }
 
@@ -114,6 +129,19 @@ pub enum VoiceActivity {
     /// when the first voiced frame began.
     SpeechStarted {
         /// Since the stream began.
+        at: Duration,
+    },
+    /// The person has been silent for [`TurnOptions::quiet`] since `at`,
+    /// within a turn: they may go on ([`Resumed`](Self::Resumed)) or pause
+    /// ([`SpeechStopped`](Self::SpeechStopped) with the same `at`).
+    Quiet {
+        /// When the last voiced frame ended.
+        at: Duration,
+    },
+    /// After a [`Quiet`](Self::Quiet), before it became a pause, the person
+    /// went on speaking.
+    Resumed {
+        /// When the voiced frame that went on began.
         at: Duration,
     },
     /// The person paused: silence for [`TurnOptions::pause`] since `at`.
@@ -327,6 +355,8 @@ impl TurnDetector {
                     self.turn_end = index + 1;
                     if self.stopped_announced(index) {
                         events.push(VoiceActivity::SpeechStarted { at: time_of(index) });
+                    } else if self.quiet_announced(index) {
+                        events.push(VoiceActivity::Resumed { at: time_of(index) });
                     }
                     self.phase = Phase::Speaking;
                 } else {
@@ -343,6 +373,23 @@ impl TurnDetector {
             Phase::Paused { since, .. } => index - since >= frames_in(self.options.pause),
             _ => false,
         }
+    }
+
+    /// Whether `Quiet` went out for the pause running at `index`.
+    fn quiet_announced(&self, index: u64) -> bool {
+        match self.phase {
+            Phase::Paused { since, .. } => {
+                let quiet = self.quiet_frames();
+                quiet.is_some_and(|quiet| index - since >= quiet)
+            }
+            _ => false,
+        }
+    }
+
+    /// The silent frames that make a `Quiet`, if it comes before the pause.
+    fn quiet_frames(&self) -> Option<u64> {
+        let quiet = frames_in(self.options.quiet).max(1);
+        (quiet < frames_in(self.options.pause).max(1)).then_some(quiet)
     }
 
     fn keep_before_turn(&mut self, frame: &[f32; FRAME]) {
@@ -383,6 +430,11 @@ impl TurnDetector {
         };
         let silent = index + 1 - since;
         let pause = frames_in(self.options.pause).max(1);
+        if Some(silent) == self.quiet_frames() {
+            events.push(VoiceActivity::Quiet {
+                at: time_of(self.turn_end),
+            });
+        }
         if silent == pause {
             events.push(VoiceActivity::SpeechStopped {
                 at: time_of(self.turn_end),

@@ -54,15 +54,18 @@ fn stream(
     events
 }
 
-/// The events' kinds, in order: `started`, `stopped`, `ended`.
+/// The events' kinds, in order: `started`, `stopped`, `ended` (the hints
+/// `Quiet` and `Resumed` left out; `quiet_comes_before_each_pause` checks
+/// them).
 fn kinds(events: &[(Duration, VoiceActivity)]) -> Vec<&'static str> {
     events
         .iter()
-        .map(|(_, e)| match e {
-            VoiceActivity::SpeechStarted { .. } => "started",
-            VoiceActivity::SpeechStopped { .. } => "stopped",
-            VoiceActivity::TurnEnded { .. } => "ended",
-            _ => "other",
+        .filter_map(|(_, e)| match e {
+            VoiceActivity::SpeechStarted { .. } => Some("started"),
+            VoiceActivity::SpeechStopped { .. } => Some("stopped"),
+            VoiceActivity::TurnEnded { .. } => Some("ended"),
+            VoiceActivity::Quiet { .. } | VoiceActivity::Resumed { .. } => None,
+            _ => Some("other"),
         })
         .collect()
 }
@@ -211,6 +214,59 @@ fn a_fixed_silence_ends_the_turn_and_a_shorter_pause_continues_it() {
         "ended {after:?} after the speech"
     );
     assert!(seconds(turn.len()) > seconds(first.len() + second.len()) - Duration::from_secs(1));
+}
+
+/// Every pause is announced as `Quiet` first, with the same end of
+/// speech, `quiet` into the silence; a `Quiet` that did not become a
+/// pause is followed by `Resumed` before anything else.
+#[test]
+fn quiet_comes_before_each_pause() {
+    let _cores = oscova_test_support::cores::cores_blocking();
+    let models = models();
+    let options = TurnOptions::default().with_end(TurnEnd::Silence(Duration::from_millis(1000)));
+    let all = clips();
+    let mut audio = silence(0.5);
+    audio.extend(samples(&all[1].wav));
+    audio.extend(silence(0.6));
+    audio.extend(samples(&all[4].wav));
+    audio.extend(silence(2.0));
+    let events = stream(&models, options, &audio);
+    let (mut quiet, mut resumed, mut stopped) = (0, 0, 0);
+    for (i, (heard, event)) in events.iter().enumerate() {
+        match event {
+            VoiceActivity::Quiet { at } => {
+                quiet += 1;
+                let after = *heard - *at;
+                assert!(
+                    after >= options.quiet && after < options.quiet + Duration::from_millis(64),
+                    "Quiet announced {after:?} after the speech"
+                );
+                match events.get(i + 1).map(|(_, e)| e) {
+                    Some(VoiceActivity::SpeechStopped { at: stop }) => assert_eq!(stop, at),
+                    Some(VoiceActivity::Resumed { at: again }) => {
+                        resumed += 1;
+                        assert!(again > at);
+                    }
+                    other => panic!("after Quiet came {other:?}"),
+                }
+            }
+            VoiceActivity::SpeechStopped { .. } => {
+                stopped += 1;
+                assert!(
+                    i > 0 && matches!(events[i - 1].1, VoiceActivity::Quiet { .. }),
+                    "a pause with no Quiet before it: {events:?}"
+                );
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(stopped, 2, "{events:?}");
+    assert_eq!(quiet, stopped + resumed);
+    // Read speech has short silences between phrases that are no pauses.
+    assert!(
+        resumed >= 1,
+        "no Quiet that speech went on after: {events:?}"
+    );
 }
 
 #[test]

@@ -203,7 +203,8 @@ impl VoiceConversation {
                 }
                 _ = tick.tick() => {
                     // A pause the turn did not end at (its end would have
-                    // come with it): guess at the turn so far.
+                    // come with it), whose guess waited for a cancelled
+                    // one to stop: guess at the turn so far.
                     parts.hearing.guess(parts.routers, parts.options);
                     if let Some(partial) = parts.hearing.partial() {
                         partial_out(partial, &parts).await;
@@ -338,6 +339,12 @@ async fn on_activity(
                 barge_in(current, at, text, parts).await?;
             }
         }
+        // Hints for the recognition, not told to anyone.
+        VoiceActivity::Quiet { at } => {
+            parts.hearing.quiet(at);
+            parts.hearing.guess(parts.routers, parts.options);
+        }
+        VoiceActivity::Resumed { .. } => parts.hearing.resumed(),
         VoiceActivity::SpeechStopped { at } => {
             parts.hearing.paused(at);
             send(output, VoiceEvent::SpeechStopped { at }).await;

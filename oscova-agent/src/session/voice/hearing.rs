@@ -1,14 +1,15 @@
 //! Recognizing a turn, speculatively from its first pause.
 //!
 //! Rules: the loop keeps the recent input audio (the turn under way, and
-//! a few seconds before one). When the person pauses (speech stopped) and
-//! the turn did not end with it (Smart Turn judged it unfinished and waits
-//! for more silence), the turn so far is recognized on a task of its own
-//! (a guess), one guess at a time. If the turn then ends where that pause
-//! began, its transcript is the guess's, so a turn that ends on the
-//! longer silence is heard as soon as it ends; if the person speaks again
-//! the guess is cancelled and the turn is recognized whole when it ends,
-//! from the turn-taking's own audio.
+//! a few seconds before one). When the person goes quiet (the turn-taking's
+//! `Quiet`, a short silence before it counts as a pause), the turn so far
+//! is recognized on a task of its own (a guess), one guess at a time; a
+//! pause (speech stopped) the turn did not end at starts one too, unless
+//! one runs for it already. If the turn then ends where that silence
+//! began, its transcript is the guess's, so the recognition overlaps the
+//! silence that ends the turn (and Smart Turn's verdict); if the person
+//! speaks again the guess is cancelled and the turn is recognized whole
+//! when it ends, from the turn-taking's own audio.
 //!
 //! With `VoiceOptions::partials`, while the person speaks, the turn's
 //! audio (from its pre-roll) is also fed to a recognition stream opened at its start, for partial
@@ -181,11 +182,31 @@ impl Hearing {
         self.feed();
     }
 
-    /// The person paused, their last voiced frame ending `at`: the turn
-    /// so far is to be guessed at, unless it ends now; the stream waits.
-    pub(super) fn paused(&mut self, at: Duration) {
+    /// The person has been quiet since `at`, their last voiced frame's
+    /// end (they may be pausing): the turn so far is to be guessed at;
+    /// the stream waits.
+    pub(super) fn quiet(&mut self, at: Duration) {
+        self.paused(at);
+    }
+
+    /// Speech went on after a quiet that was no pause: the guess at it
+    /// is stale; the stream goes on.
+    pub(super) fn resumed(&mut self) {
         self.drop_guess();
+        self.pausing = false;
+        self.feed();
+    }
+
+    /// The person paused, their last voiced frame ending `at`: the turn
+    /// so far is to be guessed at, unless it ends now or a guess at this
+    /// pause is under way or pending (from when it was quiet); the stream
+    /// waits.
+    pub(super) fn paused(&mut self, at: Duration) {
         self.pausing = true;
+        if self.pending == Some(at) || self.guess.as_ref().is_some_and(|g| g.at == at) {
+            return;
+        }
+        self.drop_guess();
         self.pending = self.turn.map(|_| at);
     }
 
@@ -372,6 +393,41 @@ mod tests {
             .await;
         assert_eq!(heard.unwrap().text, (16_000 + 512 - 1_600).to_string());
         assert_eq!(counting.0.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_guess_begun_when_quiet_is_the_pause_s_and_speech_after_it_cancels_it() {
+        let (counting, routers, options) = setup();
+        let mut hearing = Hearing::default();
+        hearing.started(ms(0), &routers, &options).await;
+        hearing.push(&vec![0.1; 24_000]);
+        hearing.quiet(ms(1_000));
+        hearing.guess(&routers, &options);
+        tokio::task::yield_now().await;
+        // The pause that follows, with the same end of speech, keeps it.
+        hearing.paused(ms(1_000));
+        hearing.guess(&routers, &options);
+        let (heard, _) = hearing
+            .ended(ms(1_000), &[0.0; 100], &routers, &options)
+            .await;
+        assert_eq!(heard.unwrap().text, (16_000 + 512).to_string());
+        assert_eq!(counting.0.lock().unwrap().len(), 1, "one guess");
+
+        // Quiet, then speech again before a pause: the guess is cancelled.
+        hearing.started(ms(1_500), &routers, &options).await;
+        hearing.push(&vec![0.1; 16_000]);
+        hearing.quiet(ms(2_400));
+        hearing.guess(&routers, &options);
+        tokio::task::yield_now().await;
+        hearing.resumed();
+        hearing.push(&vec![0.1; 8_000]);
+        let (heard, _) = hearing
+            .ended(ms(3_000), &[0.0; 200], &routers, &options)
+            .await;
+        assert_eq!(heard.unwrap().text, "200", "heard whole");
+        let tokens = counting.0.lock().unwrap();
+        assert_eq!(tokens.len(), 3);
+        assert!(tokens[1].is_cancelled() && !tokens[2].is_cancelled());
     }
 
     #[tokio::test]
