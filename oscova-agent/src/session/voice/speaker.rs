@@ -4,14 +4,16 @@
 //!
 //! Rules: a sentence ends at `.`, `!`, `?` or `;` followed by white space,
 //! or at a line break; the first piece of an answer also ends at its first
-//! clause, a `,` or `:` followed by white space after at least
-//! [`CLAUSE_WORDS`] words, so the agent starts speaking before a long
-//! first sentence is whole. What is left when the answer ends is the last
+//! clause, a `,` or `:` followed by white space after a word, so the agent
+//! starts speaking before a long first sentence is whole (a reply's
+//! "Yes," or "Well," is said while the rest is synthesized). What is left when the answer ends is the last
 //! sentence. Sentences are synthesized one after another through the
 //! synthesis router (its offline check first) on a task of their own, the
 //! next while the one before plays, so sentences follow each other
 //! without a gap when synthesis is faster than speech. Audio goes out in
-//! 20 ms frames of 16 kHz mono, one frame per 20 ms of the clock, so a
+//! 20 ms frames of 16 kHz mono, one frame per 20 ms of the clock, without
+//! the synthesizer's silence around each piece beyond 40 ms before and
+//! 160 ms after it (Kokoro-82M pads a piece with about a second), so a
 //! stop takes effect within one frame (and cancels the synthesis under
 //! way). What was played is the sentences played to their end and, of
 //! the sentence cut short, its words in proportion to the part of its
@@ -31,9 +33,6 @@ use super::{VoiceEvent, VoiceOutput};
 /// Samples per output frame: 20 ms at 16 kHz.
 pub(super) const FRAME: usize = 320;
 const FRAME_TIME: Duration = Duration::from_millis(20);
-/// The fewest words the first piece of an answer has when it ends at a
-/// clause (`,` or `:`) rather than at the end of its sentence.
-pub(super) const CLAUSE_WORDS: usize = 3;
 
 /// Splits text as it streams into whole sentences (the first piece at
 /// its first clause).
@@ -58,7 +57,7 @@ impl Sentences {
                 let clause = first
                     && matches!(c, ',' | ':')
                     && next.is_whitespace()
-                    && self.pending[..next_at].split_whitespace().count() >= CLAUSE_WORDS;
+                    && self.pending[..next_at].chars().any(char::is_alphanumeric);
                 (ends || clause || c == '\n').then_some(next_at)
             });
             let Some(at) = cut else { break };
@@ -279,7 +278,7 @@ async fn synthesize(
         };
         let samples = match audio.map_err(|e| e.to_string()).and_then(|a| {
             decode_wav(&a.wav)
-                .map(|pcm| pcm.samples)
+                .map(|pcm| trim_silence(pcm.samples))
                 .map_err(|e| e.to_string())
         }) {
             Ok(samples) => samples,
@@ -305,6 +304,28 @@ async fn synthesize(
     }
 }
 
+/// A sample at or above this (about -40 dBFS) is sound, not silence.
+const SOUND: u16 = 330;
+/// Silence kept before a piece's first sound: 40 ms.
+const LEAD: usize = 640;
+/// Silence kept after a piece's last sound: 160 ms, the gap between two
+/// pieces.
+const TAIL: usize = 2_560;
+
+/// `samples` without the silence a synthesizer put around the speech
+/// beyond [`LEAD`] before and [`TAIL`] after it (Kokoro-82M puts about
+/// 0.4 s before a piece and 0.5 s after); nothing when it is all silence.
+fn trim_silence(mut samples: Vec<i16>) -> Vec<i16> {
+    let loud = |s: &i16| s.unsigned_abs() >= SOUND;
+    let Some(first) = samples.iter().position(loud) else {
+        return Vec::new();
+    };
+    let last = samples.iter().rposition(loud).unwrap_or(first);
+    samples.truncate((last + 1 + TAIL).min(samples.len()));
+    samples.drain(..first.saturating_sub(LEAD));
+    samples
+}
+
 fn set_current(played: &Mutex<Played>, current: Option<(String, usize, usize)>) {
     played.lock().unwrap_or_else(|p| p.into_inner()).current = current;
 }
@@ -326,24 +347,37 @@ mod tests {
     }
 
     #[test]
-    fn the_first_piece_ends_at_its_first_clause_of_a_few_words() {
+    fn the_first_piece_ends_at_its_first_clause() {
         let mut s = Sentences::default();
-        // Too short a clause: the sentence goes on.
-        assert!(s.push("Yes, I").is_empty());
-        assert_eq!(
-            s.push(" heard you all, every word, and"),
-            ["Yes, I heard you all,"]
-        );
+        assert!(s.push("Yes").is_empty());
+        assert_eq!(s.push(", I heard you all, every word, and"), ["Yes,"]);
         // Only the first piece is cut at a clause.
         assert!(s.push(" then, as you said,").is_empty());
         assert_eq!(
             s.push(" we went. Next"),
-            ["every word, and then, as you said, we went."]
+            ["I heard you all, every word, and then, as you said, we went."]
         );
+        // No word before the comma: no clause.
+        let mut c = Sentences::default();
+        assert!(c.push("- , and so").is_empty());
         // A number's comma is no clause.
         let mut n = Sentences::default();
         assert!(n.push("It costs 3,500 dollars in all").is_empty());
         assert_eq!(n.finish().as_deref(), Some("It costs 3,500 dollars in all"));
+    }
+
+    #[test]
+    fn a_piece_is_played_without_the_silence_around_it() {
+        let mut samples = vec![0i16; 6_400];
+        samples.extend([5, -20, 4_000, -9_000, 300, 12_000, 7]);
+        samples.extend(vec![3i16; 8_000]);
+        let trimmed = trim_silence(samples);
+        assert_eq!(trimmed.len(), LEAD + 4 + TAIL);
+        assert_eq!(trimmed[LEAD..LEAD + 4], [4_000, -9_000, 300, 12_000]);
+        // Little silence is kept as it is.
+        assert_eq!(trim_silence(vec![0, 500, 0]), [0, 500, 0]);
+        assert!(trim_silence(vec![0; 3_200]).is_empty());
+        assert!(trim_silence(Vec::new()).is_empty());
     }
 
     #[test]
