@@ -313,6 +313,11 @@ pub(crate) struct VoiceArgs {
     /// provider, else the local one).
     #[arg(long, value_name = "KEY")]
     pub(crate) hear: Option<String>,
+    /// The language spoken, a tag such as `en-US`, or `auto` to have
+    /// whisper detect it at each turn, at about twice the recognition
+    /// time (default: the config's `[speech.hear] language`, else `en`).
+    #[arg(long, value_name = "TAG")]
+    pub(crate) language: Option<String>,
     /// The synthesizer's type key (default: the config's `[speech.say]`
     /// provider, else the local one).
     #[arg(long, value_name = "KEY")]

@@ -125,7 +125,7 @@ pub(super) async fn run(env: &Env, args: ServeArgs) -> Result<ExitStatus, CliErr
             provider: model.provider.to_string(),
             model: model.model.clone(),
             voice: oscova_agent::session::voice::VoiceOptions::default()
-                .with_recognition(env.config.speech_recognition(None))
+                .with_recognition(env.config.voice_recognition(None, None))
                 .with_synthesis(env.config.speech_synthesis(None))
                 .with_offline(env.config.speech_offline()),
             routers: super::speech::routers(env),

@@ -4,7 +4,9 @@
 //!
 //! Rules: the session, its model, extensions and approval are `oscova chat
 //! --session`'s; recognition and synthesis are the speech routers' with
-//! the config's `[speech.hear]` and `[speech.say]` (flags over them), and
+//! the config's `[speech.hear]` and `[speech.say]` (flags over them; the
+//! recognizer hears English unless `--language` or `[speech.hear]
+//! language` says otherwise: `Config::voice_recognition`), and
 //! offline when `--offline` or `[speech] offline` says so. A WAV input is
 //! played in at the pace it was spoken (20 ms at a time); PCM on stdin is
 //! taken as it comes. The output is the agent's voice only, frame after
@@ -40,7 +42,9 @@ pub(super) async fn run(env: &Env, args: VoiceArgs) -> Result<ExitStatus, CliErr
         args.model.as_deref(),
     )?;
     let config = selected.config;
-    let mut hear = env.config.speech_recognition(args.hear.as_deref());
+    let mut hear = env
+        .config
+        .voice_recognition(args.hear.as_deref(), args.language.as_deref());
     let mut say = env.config.speech_synthesis(args.say.as_deref());
     if let Some(voice) = args
         .voice

@@ -153,6 +153,27 @@ impl Config {
         pick(configured, key)
     }
 
+    /// The recognition configuration of a spoken conversation with `--hear
+    /// key` and `--language language`: [`speech_recognition`](Self::speech_recognition)'s,
+    /// heard in `language`, else in the `[speech.hear]` table's language,
+    /// else in English (`VoiceOptions::LANGUAGE`): a set language spares
+    /// whisper its detection at each turn, about half of a sentence's
+    /// recognition time on 2 cores; `auto` detects it.
+    #[cfg(feature = "voice")]
+    pub fn voice_recognition(
+        &self,
+        key: Option<&str>,
+        language: Option<&str>,
+    ) -> SpeechProviderConfig {
+        let mut config = self.speech_recognition(key);
+        if let Some(language) = non_empty(language) {
+            config.language = Some(language);
+        } else if config.language.is_none() {
+            config.language = Some(oscova_agent::session::voice::VoiceOptions::LANGUAGE.to_owned());
+        }
+        config
+    }
+
     /// The line `hear` without `--provider` prints when it falls back to
     /// pocketsphinx because no provider is configured and the Whisper
     /// model is not installed: how to install it.
@@ -206,6 +227,39 @@ mod tests {
     fn config(text: &str) -> Result<Config, crate::CliError> {
         let none: [(&str, &str); 0] = [];
         Config::from_toml_str(text, none)
+    }
+
+    #[cfg(feature = "voice")]
+    #[test]
+    fn a_conversation_is_heard_in_english_unless_told_otherwise() {
+        let bare = config("").unwrap();
+        let hear = bare.voice_recognition(None, None);
+        assert_eq!(hear.provider, default_recognizer());
+        assert_eq!(hear.language.as_deref(), Some("en"));
+        assert_eq!(
+            bare.voice_recognition(Some("whisper"), Some(" auto "))
+                .language
+                .as_deref(),
+            Some("auto")
+        );
+        let written = config(
+            r#"
+            [speech.hear]
+            language = "de-DE"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(
+            written.voice_recognition(None, None).language.as_deref(),
+            Some("de-DE")
+        );
+        assert_eq!(
+            written
+                .voice_recognition(None, Some("fr"))
+                .language
+                .as_deref(),
+            Some("fr")
+        );
     }
 
     #[test]

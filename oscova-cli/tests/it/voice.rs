@@ -14,6 +14,38 @@ use crate::support::run_async;
 
 const KEY: &str = "sk-voice-test-0123456789abcdef";
 
+/// `oscova voice` in session `talk` on the OpenAI-compatible model at
+/// `url`, from `input` to `output`, heard by whisper, with `more` flags.
+fn voice(
+    config: &std::path::Path,
+    url: &str,
+    input: &std::path::Path,
+    output: &std::path::Path,
+    more: &[&str],
+) -> std::process::Command {
+    let mut args = vec![
+        "voice",
+        "--provider",
+        "openai",
+        "--endpoint",
+        url,
+        "--model",
+        "gpt-test",
+        "--session",
+        "talk",
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+        "--hear",
+        "whisper",
+    ];
+    args.extend(more);
+    let mut command = cmd(config, &args);
+    command.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY);
+    command
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorded_conversation_gets_one_spoken_answer_per_turn() {
     let _cores = oscova_test_support::cores::cores().await;
@@ -42,34 +74,13 @@ async fn a_recorded_conversation_gets_one_spoken_answer_per_turn() {
     std::fs::write(&input, encode_wav(&Pcm16kMono { samples })).unwrap();
     let output = dir.join("agent.wav");
 
-    let url = server.url();
-    let mut command = cmd(
+    let command = voice(
         &config,
-        &[
-            "voice",
-            "--provider",
-            "openai",
-            "--endpoint",
-            &url,
-            "--model",
-            "gpt-test",
-            "--session",
-            "talk",
-            "--input",
-            input.to_str().unwrap(),
-            "--output",
-            output.to_str().unwrap(),
-            "--hear",
-            "whisper",
-            "--say",
-            "flite",
-            "--voice",
-            "kal16",
-            "--silence-ms",
-            "700",
-        ],
+        &server.url(),
+        &input,
+        &output,
+        &["--say", "flite", "--voice", "kal16", "--silence-ms", "700"],
     );
-    command.env("OSCOVA_CREDENTIAL_OPENAI_API_KEY", KEY);
     let (code, out, err) = run_async(command, None).await;
     assert_eq!(code, 0, "{out}\n{err}");
 
@@ -115,4 +126,35 @@ async fn a_recorded_conversation_gets_one_spoken_answer_per_turn() {
         .filter_map(|e| e["message"]["role"].as_str())
         .collect();
     assert_eq!(roles, ["user", "assistant", "user", "assistant"], "{shown}");
+}
+
+/// `--language` reaches the recognizer: one whisper does not know is
+/// refused before the conversation starts, naming it, and no model is
+/// asked anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_language_flag_reaches_the_recognizer() {
+    let config = sqlite_config();
+    let dir = config.parent().unwrap().to_owned();
+    let server = TestServer::start(|_: &oscova_test_support::http::Request| text_reply("no")).await;
+    let input = dir.join("silence.wav");
+    std::fs::write(
+        &input,
+        encode_wav(&Pcm16kMono {
+            samples: vec![0; 16_000],
+        }),
+    )
+    .unwrap();
+    let output = dir.join("out.wav");
+    let command = voice(
+        &config,
+        &server.url(),
+        &input,
+        &output,
+        &["--language", "xx-YY", "--say", "flite"],
+    );
+    let (code, out, err) = run_async(command, None).await;
+    assert_ne!(code, 0, "{out}\n{err}");
+    assert!(err.contains("xx"), "the language is named: {err}");
+    assert!(server.requests().is_empty());
+    assert!(!output.exists());
 }

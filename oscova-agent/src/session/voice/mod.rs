@@ -17,15 +17,16 @@
 //!   (`open_stream`, the same offline check) for partial transcripts
 //!   ([`VoiceEvent::Partial`]). A turn's audio is
 //!   recognized whole through the recognition router (its offline check
-//!   first), speculatively from the moment the person pauses: if the turn
-//!   ends at that pause (Smart Turn's verdict, or the longer silence) the
-//!   recognition under way is its transcript; if they speak again it is
-//!   dropped. An empty transcript starts no reply. Opening a conversation
+//!   first), speculatively from the moment the person goes quiet
+//!   ([`TurnOptions::quiet`](oscova_speech::voice::TurnOptions::quiet),
+//!   before the silence counts as a pause): if the turn ends there (Smart
+//!   Turn's verdict at the pause, or the longer silence) the recognition
+//!   under way is its transcript; if they speak again it is dropped. An empty transcript starts no reply. Opening a conversation
 //!   loads the recognizer's and the synthesizer's models, so the first
 //!   turn is as fast as the next.
 //! - **Replies.** The model's text is cut into sentences as it streams
-//!   (the first at its first clause of a few words, so a long first
-//!   sentence does not hold the voice back), each synthesized through the
+//!   (the first at its first clause, so a long first sentence does not
+//!   hold the voice back), each synthesized through the
 //!   synthesis router as soon as it is whole, the next while the one
 //!   before plays, and played at real-time pace as 20 ms frames of 16 kHz
 //!   mono ([`VoiceOutput::Audio`]), so the first sentence plays while the
@@ -88,9 +89,14 @@ pub const VOICE_INTERRUPTED: &str = "oscova.voice_interrupted";
 pub struct VoiceOptions {
     /// Turn-taking (Smart Turn, 250 ms minimum speech, unless set).
     pub turn: TurnOptions,
-    /// The recognizer (`whisper` unless set).
+    /// The recognizer (`whisper` in English, [`VoiceOptions::LANGUAGE`],
+    /// unless set). A set language spares whisper's detection of it at
+    /// each turn, a second pass of its encoder: on 2 cores a sentence's
+    /// recognition takes about half the time. Language `auto` detects it.
     pub recognition: SpeechProviderConfig,
     /// The synthesizer (`kokoro`, the default local voice, unless set).
+    /// On 2 cores Kokoro-82M takes about 550 ms for a first piece of one
+    /// word, a Piper voice about 70 ms: the `voice` bench measures either.
     pub synthesis: SpeechProviderConfig,
     /// Whether the routers refuse providers that leave the machine.
     pub offline: bool,
@@ -106,7 +112,7 @@ impl Default for VoiceOptions {
     fn default() -> Self {
         Self {
             turn: TurnOptions::default(),
-            recognition: SpeechProviderConfig::new("whisper"),
+            recognition: SpeechProviderConfig::new("whisper").language(Self::LANGUAGE),
             synthesis: SpeechProviderConfig::new("kokoro"),
             offline: false,
             partials: false,
@@ -115,6 +121,10 @@ impl Default for VoiceOptions {
 }
 
 impl VoiceOptions {
+    /// The language a conversation is heard in unless its recognition
+    /// names one: English.
+    pub const LANGUAGE: &'static str = "en";
+
     /// Sets [`turn`](Self::turn).
     pub fn with_turn(mut self, turn: TurnOptions) -> Self {
         self.turn = turn;
@@ -228,6 +238,7 @@ mod tests {
     fn defaults_are_local_providers() {
         let options = VoiceOptions::default().with_offline(true);
         assert_eq!(options.recognition.provider.as_str(), "whisper");
+        assert_eq!(options.recognition.language.as_deref(), Some("en"));
         assert_eq!(options.synthesis.provider.as_str(), "kokoro");
         assert!(options.offline);
     }
