@@ -1,4 +1,4 @@
-//! Recognizing a turn, speculatively from its first pause.
+//! Recognizing a turn, speculatively from the moment the person goes quiet.
 //!
 //! Rules: the loop keeps the recent input audio (the turn under way, and
 //! a few seconds before one). When the person goes quiet (the turn-taking's
