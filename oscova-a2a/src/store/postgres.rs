@@ -26,7 +26,7 @@
 //! databases written by earlier versions open unchanged.
 
 use tokio::sync::Mutex;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::{Client, GenericClient, NoTls};
 
 use std::time::Duration;
 
@@ -86,14 +86,40 @@ const OWE_AND_UNWAIT: &str = "WITH unwait AS
         (SELECT 1 FROM oscova_a2a_push_configs WHERE owner = $1 AND task_id = $2)
     ON CONFLICT (owner, task_id) DO UPDATE SET claimed_at = EXCLUDED.claimed_at, claims = 0";
 
-/// A task's write. A task stored in a final state (`TaskState::TERMINAL`)
-/// keeps it: a run's later write, on this instance or another, never
-/// replaces a cancel another instance stored meanwhile.
+/// A task's write. A task stored in a final state (`TaskState::TERMINAL`,
+/// bound as $6 by [`upsert`]) keeps it: a run's later write, on this
+/// instance or another, never replaces a cancel another instance stored
+/// meanwhile.
 const UPSERT: &str = "INSERT INTO oscova_a2a_tasks (owner, id, context_id, state, task)
     VALUES ($1, $2, $3, $4, $5)
     ON CONFLICT (owner, id) DO UPDATE SET state = EXCLUDED.state, task = EXCLUDED.task
-    WHERE oscova_a2a_tasks.state NOT IN
-        ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')";
+    WHERE NOT (oscova_a2a_tasks.state = ANY($6))";
+
+/// Writes `user`'s `task`, `json` its serialization, through [`UPSERT`]
+/// on `client` (the connection, or a transaction on it).
+async fn upsert(
+    client: &impl GenericClient,
+    user: &str,
+    task: &Task,
+    json: &str,
+) -> Result<(), StoreError> {
+    let ended: Vec<&str> = TaskState::TERMINAL.iter().map(|s| s.as_str()).collect();
+    client
+        .execute(
+            UPSERT,
+            &[
+                &user,
+                &task.id,
+                &task.context_id,
+                &task.status.state.as_str(),
+                &json,
+                &ended,
+            ],
+        )
+        .await
+        .map_err(db)?;
+    Ok(())
+}
 
 /// The advisory lock the schema is created under.
 const SCHEMA_LOCK: i64 = 0x05c0_7a2a;
@@ -183,40 +209,14 @@ impl TaskStore for PostgresTaskStore {
 
     async fn put(&self, user: &str, task: &Task) -> Result<(), StoreError> {
         let json = serde_json::to_string(task)?;
-        self.client
-            .lock()
-            .await
-            .execute(
-                UPSERT,
-                &[
-                    &user,
-                    &task.id,
-                    &task.context_id,
-                    &task.status.state.as_str(),
-                    &json,
-                ],
-            )
-            .await
-            .map_err(db)?;
-        Ok(())
+        upsert(&*self.client.lock().await, user, task, &json).await
     }
 
     async fn put_final(&self, user: &str, task: &Task) -> Result<(), StoreError> {
         let json = serde_json::to_string(task)?;
         let mut client = self.client.lock().await;
         let tx = client.transaction().await.map_err(db)?;
-        tx.execute(
-            UPSERT,
-            &[
-                &user,
-                &task.id,
-                &task.context_id,
-                &task.status.state.as_str(),
-                &json,
-            ],
-        )
-        .await
-        .map_err(db)?;
+        upsert(&tx, user, task, &json).await?;
         // The wait is dropped in the statement that owes the push: a final
         // state costs no more round trips than before waits were kept.
         tx.execute(OWE_AND_UNWAIT, &[&user, &task.id, &now_millis()])
@@ -235,18 +235,7 @@ impl TaskStore for PostgresTaskStore {
         let kept = serde_json::to_string(wait)?;
         let mut client = self.client.lock().await;
         let tx = client.transaction().await.map_err(db)?;
-        tx.execute(
-            UPSERT,
-            &[
-                &user,
-                &task.id,
-                &task.context_id,
-                &task.status.state.as_str(),
-                &json,
-            ],
-        )
-        .await
-        .map_err(db)?;
+        upsert(&tx, user, task, &json).await?;
         tx.execute(
             "INSERT INTO oscova_a2a_waits (owner, task_id, expires_at, wait) VALUES ($1, $2, $3, $4)
              ON CONFLICT (owner, task_id) DO UPDATE

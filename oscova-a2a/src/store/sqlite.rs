@@ -91,13 +91,29 @@ const LIVE: &str = "SELECT COUNT(*) FROM a2a_push_configs c
     LEFT JOIN a2a_tasks t ON t.owner = c.owner AND t.id = c.task_id
     WHERE c.owner = ?1 AND (t.state IS NULL OR t.state NOT IN (?2, ?3, ?4, ?5))";
 
-/// A task's write. A task stored in a final state (`TaskState::TERMINAL`)
-/// keeps it: a run's later write never replaces a cancel stored meanwhile.
+/// A task's write. A task stored in a final state (`TaskState::TERMINAL`,
+/// bound as ?6 to ?9 by [`upsert`]) keeps it: a run's later write never
+/// replaces a cancel stored meanwhile.
 const UPSERT: &str =
     "INSERT INTO a2a_tasks (owner, id, context_id, state, task) VALUES (?1, ?2, ?3, ?4, ?5)
     ON CONFLICT (owner, id) DO UPDATE SET state = excluded.state, task = excluded.task
-    WHERE a2a_tasks.state NOT IN
-        ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')";
+    WHERE a2a_tasks.state NOT IN (?6, ?7, ?8, ?9)";
+
+/// Writes `user`'s task `id` (in `context`, in `state`, `json` its
+/// serialization) through [`UPSERT`].
+fn upsert(
+    conn: &rusqlite::Connection,
+    user: &str,
+    id: &str,
+    context: &str,
+    state: &str,
+    json: &str,
+) -> Result<(), StoreError> {
+    let [a, b, c, d] = TaskState::TERMINAL.map(TaskState::as_str);
+    conn.execute(UPSERT, params![user, id, context, state, json, a, b, c, d])
+        .map_err(db)?;
+    Ok(())
+}
 
 /// Tasks in a SQLite file: one row per task, written whole, so several
 /// processes on one file read whole tasks; reads name the user.
@@ -149,8 +165,7 @@ impl SqliteTaskStore {
         );
         self.file
             .write(move |conn| {
-                conn.execute(UPSERT, params![user, id, context, state, json])
-                    .map_err(db)?;
+                upsert(conn, &user, &id, &context, state, &json)?;
                 if owe {
                     conn.execute(OWE, params![user, id, now_millis()])
                         .map_err(db)?;
@@ -189,8 +204,7 @@ impl TaskStore for SqliteTaskStore {
         );
         self.file
             .write(move |conn| {
-                conn.execute(UPSERT, params![user, id, context, state, json])
-                    .map_err(db)?;
+                upsert(conn, &user, &id, &context, state, &json)?;
                 conn.execute(
                     "INSERT INTO a2a_waits (owner, task_id, expires_at, wait) VALUES (?1, ?2, ?3, ?4)
                      ON CONFLICT (owner, task_id) DO UPDATE
