@@ -21,9 +21,10 @@
 //!   ([`TurnOptions::quiet`](oscova_speech::voice::TurnOptions::quiet),
 //!   before the silence counts as a pause): if the turn ends there (Smart
 //!   Turn's verdict at the pause, or the longer silence) the recognition
-//!   under way is its transcript; if they speak again it is dropped. An empty transcript starts no reply. Opening a conversation
-//!   loads the recognizer's and the synthesizer's models, so the first
-//!   turn is as fast as the next.
+//!   under way is its transcript; if they speak again it is dropped. An
+//!   empty transcript starts no reply. Opening a conversation loads the
+//!   recognizer's and the synthesizer's models, so the first turn is as
+//!   fast as the next.
 //! - **Replies.** The model's text is cut into sentences as it streams
 //!   (the first at its first clause, so a long first sentence does not
 //!   hold the voice back), each synthesized through the

@@ -6,8 +6,8 @@
 //! or at a line break; the first piece of an answer also ends at its first
 //! clause, a `,` or `:` followed by white space after a word, so the agent
 //! starts speaking before a long first sentence is whole (a reply's
-//! "Yes," or "Well," is said while the rest is synthesized). What is left when the answer ends is the last
-//! sentence. Sentences are synthesized one after another through the
+//! "Yes," or "Well," is said while the rest is synthesized). What is left
+//! when the answer ends is the last sentence. Sentences are synthesized one after another through the
 //! synthesis router (its offline check first) on a task of their own, the
 //! next while the one before plays, so sentences follow each other
 //! without a gap when synthesis is faster than speech. Audio goes out in
