@@ -10,10 +10,13 @@
 //! the answer has been spoken), with `VoiceOptions`' defaults as `oscova
 //! voice` has them: Smart Turn ending the turns, whisper (its default
 //! model, in English) hearing them from the moment the person goes quiet,
-//! and the conversation's default synthesizer (piper when installed)
+//! and the conversation's default synthesizer (`kokoro`, Kokoro-82M)
 //! speaking; a scripted model answers at once, so the speech path alone
-//! is measured. Variables change that: `OSCOVA_VOICE_BENCH_SAY` (the
-//! synthesizer's key, its default voice: `kokoro` for Kokoro-82M),
+//! is measured. Variables change that: `OSCOVA_VOICE_BENCH_MODEL`
+//! (`llamacpp`: the embedded local model, `qwen2.5-coder-0.5b` from
+//! `scripts/ensure-llamacpp-model.sh`, loaded and asked once before the
+//! first turn, answers instead), `OSCOVA_VOICE_BENCH_SAY` (the
+//! synthesizer's key, its default voice: `piper` for en_US-joe-medium),
 //! `OSCOVA_VOICE_BENCH_HEAR_MODEL` (the whisper model),
 //! `OSCOVA_VOICE_BENCH_HEAR_LANGUAGE` (its language; `auto` detects it at
 //! each turn), `OSCOVA_VOICE_BENCH_HEAR_THREADS` (whisper's `threads`),
@@ -31,7 +34,8 @@
 //! it, from the moment the person's speech counts as speech
 //! (`SpeechStarted`) to the agent's last audio frame. Medians last, with
 //! the budgets (end of speech to first audio at most 800 ms, barge-in to
-//! silence at most 200 ms).
+//! silence at most 200 ms). A local model's answer is its own: a barge-in
+//! over an answer spoken in under a second is reported as not made.
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it plays one
 //! turn and one barge-in, a smoke test that the harness still works.
@@ -182,22 +186,51 @@ async fn main() {
         options.turn.quiet.as_millis(),
         options.turn.pause.as_millis(),
     );
+    let local = match knob("OSCOVA_VOICE_BENCH_MODEL").as_deref() {
+        None | Some("scripted") => false,
+        Some("llamacpp") => true,
+        Some(other) => panic!("OSCOVA_VOICE_BENCH_MODEL: `scripted` or `llamacpp`, not `{other}`"),
+    };
     let turns = if std::env::args().any(|a| a == "--bench") {
         5
     } else {
         1
     };
     let reply = Arc::new(Mutex::new(SHORT.to_owned()));
-    let plugins = PluginHost::builder()
+    let mut plugins = PluginHost::builder()
         .no_linked_plugins()
         .plugin_instance(BenchPlugin {
             reply: reply.clone(),
-        })
-        .build()
-        .unwrap();
+        });
+    if local {
+        plugins = plugins.plugin_instance(oscova_plugin_llamacpp::LlamaCppPlugin);
+    }
+    let plugins = plugins.build().unwrap();
     let routers = Arc::new(SpeechRouters::from_host(&plugins));
-    let mut model = ModelProviderConfig::new("scripted");
-    model.model = Some("m".into());
+    let model = if local {
+        let mut model = ModelProviderConfig::new("llamacpp");
+        model.model = Some(oscova_plugin_llamacpp::DEFAULT_MODEL.into());
+        let provider = oscova_agent::chat::model_provider(&plugins, "llamacpp").unwrap();
+        let hello = [ChatMessage::user("Hello.")];
+        provider
+            .chat(ChatRequest {
+                config: &model,
+                api_key: None,
+                model: oscova_plugin_llamacpp::DEFAULT_MODEL,
+                messages: &hello,
+                tools: &[],
+                stream: None,
+                cancel: oscova_core::CancellationToken::new(),
+            })
+            .await
+            .expect("the local model (scripts/ensure-llamacpp-model.sh)");
+        model
+    } else {
+        let mut model = ModelProviderConfig::new("scripted");
+        model.model = Some("m".into());
+        model
+    };
+    let say = format!("{} model, {say}", model.provider);
     let agents = AgentHost::builder(plugins, Arc::new(MemoryStore::new()))
         .model(model)
         .build()
@@ -328,23 +361,32 @@ async fn main() {
         play(&speech).await;
         // Until the agent has spoken for a second, answering this turn.
         let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
+        let long_enough = loop {
             assert!(
                 Instant::now() < deadline,
                 "barge-in {i}: the agent did not speak within a minute"
             );
-            let spoken = {
+            let (spoken, done) = {
                 let m = moments.lock().unwrap();
                 let transcript = m.events[start..]
                     .iter()
                     .find(|(_, e)| matches!(e, VoiceEvent::Transcript { .. }))
                     .map(|(at, _)| *at);
-                transcript.map_or(0, |t| m.frames.iter().filter(|f| **f >= t).count())
+                let spoken = transcript.map_or(0, |t| m.frames.iter().filter(|f| **f >= t).count());
+                (spoken, finished(&m) > before)
             };
             if spoken >= 50 {
-                break;
+                break true;
+            }
+            if done {
+                // A local model's answer, spoken in under a second.
+                break false;
             }
             play(&silence).await;
+        };
+        if !long_enough {
+            println!("{i}         (answered in under a second: no barge-in)");
+            continue;
         }
         play(&speech).await;
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -395,6 +437,10 @@ async fn main() {
         column(1),
         column(2),
         column(3),
-        median(cuts)
+        if cuts.is_empty() {
+            f64::NAN
+        } else {
+            median(cuts)
+        }
     );
 }
