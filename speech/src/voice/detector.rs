@@ -15,7 +15,11 @@
 //! after it, before the pause, as [`VoiceActivity::Resumed`]. The turn
 //! then ends by the host's rule
 //! ([`TurnEnd`]): a fixed silence, or Smart Turn's verdict at each pause,
-//! with a longer silence ending a turn it judged incomplete. Speech that
+//! with a longer silence ending a turn it judged incomplete. Smart Turn
+//! hears the turn up to its last voiced frame, so its verdict does not
+//! wait for the pause: it is asked one frame after the `Quiet` and kept
+//! for the pause, unless the person spoke again in between (then the turn
+//! is judged afresh at the pause). Speech that
 //! resumes before the end continues the same turn. A turn's audio runs from
 //! [`TurnOptions::pre_roll`] before its first voiced frame to its last one
 //! (plus one frame), so recognition hears the whole of it. Times count
@@ -184,6 +188,10 @@ pub struct TurnDetector {
     frames: u64,
     voiced: bool,
     phase: Phase,
+    /// Smart Turn's probability for the turn as it stood when its last
+    /// voiced frame was the one before this frame index (asked in the
+    /// silence after a `Quiet`, for the pause).
+    early: Option<(u64, f32)>,
     /// Audio before the turn (pre-roll), then the turn's.
     history: VecDeque<f32>,
     turn: Vec<f32>,
@@ -224,6 +232,7 @@ impl TurnDetector {
             frames: 0,
             voiced: false,
             phase: Phase::Idle,
+            early: None,
             history: VecDeque::new(),
             turn: Vec::new(),
             turn_start: 0,
@@ -249,8 +258,8 @@ impl TurnDetector {
 
     /// Judges `samples` (16 kHz mono in [-1, 1], following what came
     /// before) and returns what happened (blocking: about a millisecond of
-    /// inference per 32 ms of audio, and a Smart Turn inference at each
-    /// pause).
+    /// inference per 32 ms of audio, and a Smart Turn inference in each
+    /// silence within a turn that reaches a frame past the `Quiet`).
     pub fn push(&mut self, samples: &[f32]) -> Result<Vec<VoiceActivity>, SpeechError> {
         let mut events = Vec::new();
         let mut rest = samples;
@@ -447,13 +456,26 @@ impl TurnDetector {
                 }
             }
             TurnEnd::SmartTurn { max_silence } => {
+                // One frame after the `Quiet`, so that event has gone out
+                // before the inference.
+                let ask_early = self.quiet_frames().is_some_and(|q| silent == q + 1);
+                if ask_early
+                    && silent < pause
+                    && let Some(model) = self.smart_turn.clone()
+                {
+                    let p = model.probability(self.turn_audio())?;
+                    self.early = Some((self.turn_end, p));
+                }
                 if silent >= pause && !judged {
                     self.phase = Phase::Paused {
                         since,
                         judged: true,
                     };
                     if let Some(model) = self.smart_turn.clone() {
-                        let p = model.probability(self.turn_audio())?;
+                        let p = match self.early.take() {
+                            Some((end, p)) if end == self.turn_end => p,
+                            _ => model.probability(self.turn_audio())?,
+                        };
                         if p > 0.5 {
                             events.push(self.end_turn(Some(p)));
                             return Ok(());
@@ -480,6 +502,7 @@ impl TurnDetector {
     fn end_turn(&mut self, complete: Option<f32>) -> VoiceActivity {
         let audio = self.turn_audio().to_vec();
         let at = time_of(self.turn_end);
+        self.early = None;
         self.turn.clear();
         self.history.clear();
         self.phase = Phase::Idle;
@@ -488,5 +511,65 @@ impl TurnDetector {
             audio,
             complete,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::voice::VoiceModels;
+
+    /// Smart Turn is asked one frame after the `Quiet`, before the pause,
+    /// and the pause ends the turn with that verdict.
+    #[test]
+    fn smart_turn_is_asked_before_the_pause() {
+        let _cores = oscova_test_support::cores::cores_blocking();
+        let models = VoiceModels::load().unwrap_or_else(|e| {
+            panic!("the voice models are needed: {e} (run scripts/ensure-voice-models.sh)")
+        });
+        let mut detector = models.detector(TurnOptions::default()).unwrap();
+        let clip = &oscova_test_support::librivox::clips()[0];
+        let speech: Vec<f32> = crate::wav::decode_wav(&clip.wav)
+            .unwrap()
+            .samples
+            .iter()
+            .map(|s| f32::from(*s) / 32768.0)
+            .collect();
+        let mut audio = vec![0.0; 8_000];
+        audio.extend(speech);
+        audio.extend(vec![0.0; 16_000 * 3]);
+        let quiet = frames_in(detector.options.quiet);
+        // Frame by frame: each time Smart Turn is asked, how far into a
+        // silence; then the verdict that ended the turn.
+        let mut asked = Vec::new();
+        let mut verdict = None;
+        for frame in audio.chunks_exact(FRAME) {
+            let before = detector.early;
+            for event in detector.push(frame).unwrap() {
+                if let VoiceActivity::TurnEnded { complete, .. } = event {
+                    verdict = Some(complete);
+                }
+            }
+            if verdict.is_some() {
+                break;
+            }
+            if detector.early != before
+                && let (Some((_, p)), Phase::Paused { since, .. }) =
+                    (detector.early, detector.phase)
+            {
+                asked.push((detector.frames - since, p));
+            }
+        }
+        assert!(!asked.is_empty(), "Smart Turn was asked before the pause");
+        assert!(
+            asked.iter().all(|(silent, _)| *silent == quiet + 1),
+            "asked one frame after the Quiet: {asked:?}"
+        );
+        let early = asked.last().map(|(_, p)| *p);
+        assert_eq!(
+            verdict,
+            Some(early),
+            "the pause ended the turn with the last one"
+        );
     }
 }

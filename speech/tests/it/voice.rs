@@ -269,6 +269,56 @@ fn quiet_comes_before_each_pause() {
     );
 }
 
+/// Smart Turn's verdict is asked in the silence before the pause (one
+/// frame after `Quiet`) and kept for it: whatever the turn, the verdict
+/// that ends it (or let the silence end it) is Smart Turn's on the turn's
+/// whole audio, also when the person went on after a silence long
+/// enough to have been judged.
+#[test]
+fn smart_turns_verdict_is_on_the_whole_turn() {
+    let _cores = oscova_test_support::cores::cores_blocking();
+    let models = models();
+    let options = TurnOptions::default();
+    let all = clips();
+    let mut audio = silence(0.5);
+    // Half a sentence, a silence Smart Turn is asked in (160 ms: past the
+    // Quiet, short of the pause), the other half; then whole sentences.
+    let first = samples(&all[0].wav);
+    audio.extend(&first[..first.len() / 2]);
+    audio.extend(silence(0.16));
+    audio.extend(&first[first.len() / 2..]);
+    audio.extend(silence(2.5));
+    for clip in &all[1..3] {
+        audio.extend(samples(&clip.wav));
+        audio.extend(silence(2.5));
+    }
+    let events = stream(&models, options, &audio);
+    assert!(
+        events
+            .iter()
+            .any(|(_, e)| matches!(e, VoiceActivity::Resumed { .. })),
+        "the first turn went on after a Quiet: {events:?}"
+    );
+    let mut turns = 0;
+    for (_, event) in &events {
+        if let VoiceActivity::TurnEnded {
+            audio, complete, ..
+        } = event
+        {
+            turns += 1;
+            let p = models.smart_turn().probability(audio).unwrap();
+            match complete {
+                Some(verdict) => assert_eq!(*verdict, p, "turn {turns}"),
+                None => assert!(
+                    p <= 0.5,
+                    "turn {turns}: complete ({p}) yet ended by the silence"
+                ),
+            }
+        }
+    }
+    assert_eq!(turns, 3, "{:?}", kinds(&events));
+}
+
 #[test]
 fn a_burst_shorter_than_the_minimum_starts_nothing() {
     let _cores = oscova_test_support::cores::cores_blocking();
