@@ -26,11 +26,14 @@ baseline="scripts/mcp-conformance/baseline.yml"
 out="${OSCOVA_CONFORMANCE_OUT:-target/mcp-conformance}"
 mkdir -p "$out"
 
-# The whole workspace, every target: the same selection as the test suite's
-# build, so after `cargo test --workspace --all-targets` this builds
-# nothing; a narrower `-p` selection unifies features differently and
-# rebuilt the CLI's graph, llama.cpp's cmake build included (minutes).
-cargo build --locked -q --workspace --all-targets
+# The test suite's own build command, so after `cargo test --workspace
+# --all-targets` this builds nothing: it builds both servers' binaries
+# (`oscova` and `mcp-conformance`, which their crates' integration tests
+# run). A narrower `-p` selection unifies features differently and rebuilt
+# the CLI's graph, llama.cpp's cmake build included (minutes); `cargo build
+# --workspace --all-targets`, under CI's CARGO_INCREMENTAL=0, rebuilt every
+# workspace crate after the test run (2.5 minutes).
+cargo test --locked -q --workspace --all-targets --no-run
 bin="${CARGO_TARGET_DIR:-target}/debug"
 
 pids=()
