@@ -76,10 +76,7 @@ for needed in "session::stores::postgres_store_conforms" "session::processes::tw
     fi
 done
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
-# The official MCP conformance suite against the streamable HTTP server.
-# Before the package check: its build is the test run's own, which the
-# package check's verification builds would make cargo redo (95 s under
-# CARGO_INCREMENTAL=0).
-scripts/mcp-conformance.sh
 scripts/check-seed-budget.sh
 scripts/package-check.sh
+# The official MCP conformance suite against the streamable HTTP server.
+scripts/mcp-conformance.sh
